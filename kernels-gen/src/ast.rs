@@ -1,0 +1,325 @@
+//! The surface syntax tree shared by both front ends.
+//!
+//! The `#[stencil]` macro (through `syn`, see [`crate::front::rust`]) and the `.stencil`
+//! text format (through `pest`, see [`crate::front::text`]) both produce this tree; one
+//! lowering pass ([`crate::lower`]) checks it and turns it into the kernel IR. Every node
+//! carries a [`SpanId`]: an index into the front end's own table of source positions, so the
+//! lowering can point its errors at the offending token without knowing where the text came
+//! from.
+
+/// Index into a front end's table of source positions.
+pub type SpanId = u32;
+
+/// A name with its position.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Ident {
+    /// The name as written.
+    pub name: String,
+    /// Where it was written.
+    pub span: SpanId,
+}
+
+/// A source unit: kernels and helper functions that may call each other.
+#[derive(Clone, Debug, Default)]
+pub struct Module {
+    /// The functions in source order.
+    pub items: Vec<FnDef>,
+}
+
+/// Whether a function is a kernel (`#[stencil]`) or an inlined helper (`#[stencil_fn]`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FnKind {
+    /// A kernel launched over a grid.
+    Kernel,
+    /// A helper inlined at each call.
+    Helper,
+}
+
+/// Options given in the attribute, e.g. `#[stencil(dims = 2, halo = 1)]`.
+///
+/// The text front end accepts the same `key = integer` options as the macro.
+#[derive(Clone, Debug, Default)]
+pub struct Attrs {
+    /// Explicit dimension, needed when the kernel uses no offsets.
+    pub dims: Option<(u8, SpanId)>,
+    /// Declared halo width: reading farther from the point is an error.
+    pub halo: Option<(u32, SpanId)>,
+}
+
+/// A kernel or helper definition.
+#[derive(Clone, Debug)]
+pub struct FnDef {
+    /// Kernel or helper.
+    pub kind: FnKind,
+    /// Attribute options.
+    pub attrs: Attrs,
+    /// The function's name.
+    pub name: Ident,
+    /// Generic parameters, e.g. `T` in `fn f<T: Real>`; each must be bounded by `Real`.
+    pub generics: Vec<Generic>,
+    /// Parameters in order.
+    pub params: Vec<Param>,
+    /// Declared return type (helpers only).
+    pub ret: Option<TypeExpr>,
+    /// The body.
+    pub body: Block,
+    /// The whole function, for errors that concern it as a whole.
+    pub span: SpanId,
+}
+
+/// A generic parameter `T: Bound`.
+#[derive(Clone, Debug)]
+pub struct Generic {
+    /// The parameter's name.
+    pub name: Ident,
+    /// Its bounds as written (must be exactly `Real`).
+    pub bounds: Vec<Ident>,
+}
+
+/// A parameter `name: Type`.
+#[derive(Clone, Debug)]
+pub struct Param {
+    /// The parameter's name.
+    pub name: Ident,
+    /// Its declared type.
+    pub ty: TypeExpr,
+}
+
+/// A type as written.
+#[derive(Clone, Debug)]
+pub enum TypeExpr {
+    /// A plain name: `T`, `f32`, `f64`, `i64`, `bool`.
+    Name(Ident),
+    /// A generic application: `In<T>`, `Out<f64>`, `Max<T>`.
+    Apply {
+        /// `In`, `Out`, `Max`, ...
+        head: Ident,
+        /// Type arguments.
+        args: Vec<TypeExpr>,
+        /// The whole type.
+        span: SpanId,
+    },
+    /// Any other type form, kept only to report it.
+    Unsupported {
+        /// What it was.
+        what: String,
+        /// Where.
+        span: SpanId,
+    },
+}
+
+impl TypeExpr {
+    /// The span of the whole type.
+    pub fn span(&self) -> SpanId {
+        match self {
+            TypeExpr::Name(id) => id.span,
+            TypeExpr::Apply { span, .. } | TypeExpr::Unsupported { span, .. } => *span,
+        }
+    }
+}
+
+/// `{ stmts; tail }`
+#[derive(Clone, Debug)]
+pub struct Block {
+    /// Statements in order.
+    pub stmts: Vec<Stmt>,
+    /// The value of the block, if it ends in an expression without `;`.
+    pub tail: Option<Box<Expr>>,
+    /// The whole block.
+    pub span: SpanId,
+}
+
+/// A statement.
+#[derive(Clone, Debug)]
+pub enum Stmt {
+    /// `let [mut] name [: ty] = init;`
+    Let {
+        /// Bound name.
+        name: Ident,
+        /// `let mut`.
+        mutable: bool,
+        /// Optional annotation.
+        ty: Option<TypeExpr>,
+        /// Initial value (required).
+        init: Option<Expr>,
+        /// The whole statement.
+        span: SpanId,
+    },
+    /// `target = value;` or `target op= value;`
+    Assign {
+        /// The assigned expression (a name; anything else is an error).
+        target: Expr,
+        /// `Some(op)` for compound assignment `op=`.
+        op: Option<BinOp>,
+        /// The value.
+        value: Expr,
+        /// The whole statement.
+        span: SpanId,
+    },
+    /// `for var in start..end { body }` (or `..=`), bounds constant after folding.
+    For {
+        /// Loop variable.
+        var: Ident,
+        /// Lower bound.
+        start: Expr,
+        /// Upper bound.
+        end: Expr,
+        /// `..=` instead of `..`.
+        inclusive: bool,
+        /// Loop body.
+        body: Block,
+        /// The whole loop.
+        span: SpanId,
+    },
+    /// An expression evaluated for its effect, e.g. `speed.reduce(c);` or an `if` statement.
+    Expr(Expr),
+    /// A construct the language does not have, kept only to report it.
+    Unsupported {
+        /// What it was, e.g. "`while` loop".
+        what: String,
+        /// Where.
+        span: SpanId,
+    },
+}
+
+/// Unary operators.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum UnOp {
+    /// `-x`
+    Neg,
+    /// `!x`
+    Not,
+}
+
+/// Binary operators.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BinOp {
+    /// `+`
+    Add,
+    /// `-`
+    Sub,
+    /// `*`
+    Mul,
+    /// `/`
+    Div,
+    /// `%`
+    Rem,
+    /// `&&`
+    And,
+    /// `||`
+    Or,
+    /// `==`
+    Eq,
+    /// `!=`
+    Ne,
+    /// `<`
+    Lt,
+    /// `<=`
+    Le,
+    /// `>`
+    Gt,
+    /// `>=`
+    Ge,
+}
+
+impl BinOp {
+    /// The operator as written in source.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            BinOp::Add => "+",
+            BinOp::Sub => "-",
+            BinOp::Mul => "*",
+            BinOp::Div => "/",
+            BinOp::Rem => "%",
+            BinOp::And => "&&",
+            BinOp::Or => "||",
+            BinOp::Eq => "==",
+            BinOp::Ne => "!=",
+            BinOp::Lt => "<",
+            BinOp::Le => "<=",
+            BinOp::Gt => ">",
+            BinOp::Ge => ">=",
+        }
+    }
+
+    /// Whether the operator compares and yields `bool`.
+    pub fn is_comparison(self) -> bool {
+        matches!(
+            self,
+            BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge
+        )
+    }
+}
+
+/// A literal.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Lit {
+    /// `1.5`, `2e-3`, with an optional suffix `f32`/`f64`.
+    Float(f64, Option<String>),
+    /// `3`, with an optional suffix.
+    Int(i64, Option<String>),
+    /// `true` / `false`.
+    Bool(bool),
+}
+
+/// An expression with its span.
+#[derive(Clone, Debug)]
+pub struct Expr {
+    /// What it is.
+    pub kind: ExprKind,
+    /// Where it was written.
+    pub span: SpanId,
+}
+
+/// Expression forms.
+#[derive(Clone, Debug)]
+pub enum ExprKind {
+    /// A literal.
+    Lit(Lit),
+    /// A name: a local, a parameter (a bare field name is its centre value), a loop variable.
+    Name(Ident),
+    /// `op x`
+    Unary(UnOp, Box<Expr>),
+    /// `a op b`
+    Binary(BinOp, Box<Expr>, Box<Expr>),
+    /// `f(args)`: an intrinsic, a builtin (`index`, `extent`, `coord`) or a helper.
+    Call {
+        /// The called name.
+        func: Ident,
+        /// Arguments.
+        args: Vec<Expr>,
+    },
+    /// `recv.method(args)`: intrinsic method syntax (`x.sqrt()`) or `acc.reduce(v)`.
+    MethodCall {
+        /// The receiver.
+        receiver: Box<Expr>,
+        /// The method name.
+        method: Ident,
+        /// Arguments after the receiver.
+        args: Vec<Expr>,
+    },
+    /// `u[(dx, dy)]` or `u[dx]`: a field read at an offset from the current point.
+    Index {
+        /// The indexed expression (must name an input field).
+        base: Box<Expr>,
+        /// Offset components, one per dimension.
+        offsets: Vec<Expr>,
+    },
+    /// `if cond { .. } else { .. }`
+    If {
+        /// Condition.
+        cond: Box<Expr>,
+        /// Then block.
+        then: Block,
+        /// Else branch: a block expression or another `if`.
+        otherwise: Option<Box<Expr>>,
+    },
+    /// `{ .. }` used as an expression.
+    Block(Block),
+    /// `expr as ty`
+    Cast(Box<Expr>, TypeExpr),
+    /// `(expr)`
+    Paren(Box<Expr>),
+    /// A construct the language does not have, kept only to report it.
+    Unsupported(String),
+}

@@ -1,0 +1,3 @@
+//! Back ends that do not need LLVM.
+
+pub mod rust;

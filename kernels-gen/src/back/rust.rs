@@ -1,0 +1,318 @@
+//! The CPU back end: IR -> Rust tokens.
+//!
+//! Emits `unsafe fn cpu<T: Real>(n, fields.., scalars..) -> (reductions..)`, parallel over
+//! grid rows with rayon (through `stencil_runtime::cpu`), with one pointer per (field, row
+//! offset) hoisted out of the inner loop so that the inner loop is plain pointer arithmetic
+//! that LLVM can vectorise. Each IR node becomes one `let`, in dependency order, so the
+//! generated code performs exactly the operations of the IR in the same order as the LLVM
+//! back end: the two paths agree to rounding.
+
+use crate::ir::{Access, Binary, Kernel, Node, ParamKind, ReduceOp, Ty, Unary};
+use proc_macro2::{Ident, Span, TokenStream};
+use quote::{format_ident, quote};
+use std::collections::BTreeSet;
+
+/// The Rust name of an IR type, with `T` for the generic real.
+fn ty_tokens(t: Ty) -> TokenStream {
+    match t {
+        Ty::Real => quote!(T),
+        Ty::F32 => quote!(f32),
+        Ty::F64 => quote!(f64),
+        Ty::Int => quote!(i64),
+        Ty::Bool => quote!(bool),
+    }
+}
+
+/// The identifier of a field parameter inside generated code.
+pub fn field_ident(name: &str) -> Ident {
+    format_ident!("f_{}", name)
+}
+
+/// The identifier of a scalar parameter inside generated code.
+pub fn scalar_ident(name: &str) -> Ident {
+    format_ident!("s_{}", name)
+}
+
+fn v(n: u32) -> Ident {
+    format_ident!("v{}", n)
+}
+
+fn row_ident(field: u32, dy: i32, dz: i32) -> Ident {
+    let s = |x: i32| {
+        if x < 0 {
+            format!("m{}", -x)
+        } else {
+            format!("{x}")
+        }
+    };
+    format_ident!("row_{}_{}_{}", field, s(dy), s(dz))
+}
+
+/// The `cpu` function of a kernel. `rt` is the path of the runtime crate.
+pub fn cpu_function(k: &Kernel, rt: &TokenStream) -> TokenStream {
+    let real = quote!(#rt::Real);
+    let mut params = Vec::new();
+    for &(kind, i) in &k.param_order {
+        match kind {
+            ParamKind::Field => {
+                let f = &k.fields[i as usize];
+                let id = field_ident(&f.name);
+                let t = ty_tokens(f.elem);
+                params.push(match f.access {
+                    Access::In => quote!(#id: #rt::cpu::View<#t>),
+                    Access::Out => quote!(#id: #rt::cpu::ViewMut<#t>),
+                });
+            }
+            ParamKind::Scalar => {
+                let s = &k.scalars[i as usize];
+                let id = scalar_ident(&s.name);
+                let t = ty_tokens(s.ty);
+                params.push(quote!(#id: #t));
+            }
+            ParamKind::Reduction => {}
+        }
+    }
+
+    // Row pointers: one per (field, dy, dz) read or written.
+    let live = k.live_nodes();
+    let mut rows = BTreeSet::new();
+    for &n in &live {
+        if let Node::Load { field, offset } = k.nodes[n as usize] {
+            rows.insert((field, offset[1], offset[2]));
+        }
+    }
+    for &(field, _) in &k.stores {
+        rows.insert((field, 0, 0));
+    }
+    let row_ptrs = rows.iter().map(|&(f, dy, dz)| {
+        let id = row_ident(f, dy, dz);
+        let fid = field_ident(&k.fields[f as usize].name);
+        quote!(let #id = #fid.row(j + (#dy as isize), k + (#dz as isize));)
+    });
+
+    let body: Vec<TokenStream> = live.iter().map(|&n| node_let(k, n, &real)).collect();
+    let stores = k.stores.iter().map(|&(f, n)| {
+        let row = row_ident(f, 0, 0);
+        let val = v(n);
+        quote!(*#row.offset(i) = #val;)
+    });
+
+    let red_types: Vec<TokenStream> = k.reductions.iter().map(|r| ty_tokens(r.ty)).collect();
+    let point = quote! {
+        #(#body)*
+        #(#stores)*
+    };
+    if k.reductions.is_empty() {
+        quote! {
+            /// The CPU implementation: every interior point of the domain `n`, rows in
+            /// parallel.
+            ///
+            /// # Safety
+            /// Every view must cover the domain plus the kernel's halo, and outputs must not
+            /// overlap inputs or each other.
+            #[allow(clippy::all, unused, non_snake_case, unused_parens)]
+            pub unsafe fn cpu<T: #real>(n: [usize; 3], #(#params),*) {
+                #rt::cpu::for_each_row(n, |r: #rt::cpu::Row| {
+                    let (j, k) = (r.j as isize, r.k as isize);
+                    #(#row_ptrs)*
+                    for i in r.i0 as isize..r.i1 as isize {
+                        #point
+                    }
+                });
+            }
+        }
+    } else {
+        let accs: Vec<Ident> = (0..k.reductions.len()).map(|r| format_ident!("acc{}", r)).collect();
+        let identities = k.reductions.iter().map(|r| {
+            let t = ty_tokens(r.ty);
+            let id = r.op.identity();
+            let lit = if id.is_infinite() {
+                if id > 0.0 {
+                    quote!(f64::INFINITY)
+                } else {
+                    quote!(f64::NEG_INFINITY)
+                }
+            } else {
+                quote!(0.0f64)
+            };
+            quote!(<#t as #real>::from_f64(#lit))
+        });
+        let identities: Vec<_> = identities.collect();
+        let combine_acc = |r: usize, a: TokenStream, b: TokenStream| -> TokenStream {
+            let t = ty_tokens(k.reductions[r].ty);
+            match k.reductions[r].op {
+                ReduceOp::Sum => quote!(#a + #b),
+                ReduceOp::Max => quote!(<#t as #rt::num_traits::Float>::max(#a, #b)),
+                ReduceOp::Min => quote!(<#t as #rt::num_traits::Float>::min(#a, #b)),
+            }
+        };
+        let updates = k.contributions.iter().map(|&(r, n)| {
+            let acc = &accs[r as usize];
+            let e = combine_acc(r as usize, quote!(#acc), {
+                let val = v(n);
+                quote!(#val)
+            });
+            quote!(#acc = #e;)
+        });
+        let combine_tuple = (0..k.reductions.len()).map(|r| {
+            let idx = syn::Index::from(r);
+            combine_acc(r, quote!(a.#idx), quote!(b.#idx))
+        });
+        let ret = if k.reductions.len() == 1 {
+            quote!(#(#red_types)*)
+        } else {
+            quote!((#(#red_types),*))
+        };
+        let finish = if k.reductions.len() == 1 {
+            quote!(total.0)
+        } else {
+            quote!(total)
+        };
+        quote! {
+            /// The CPU implementation: every interior point of the domain `n`, rows in
+            /// parallel; returns the reductions, combined row by row in a fixed order.
+            ///
+            /// # Safety
+            /// Every view must cover the domain plus the kernel's halo, and outputs must not
+            /// overlap inputs or each other.
+            #[allow(clippy::all, unused, non_snake_case, unused_parens, unused_mut)]
+            pub unsafe fn cpu<T: #real>(n: [usize; 3], #(#params),*) -> #ret {
+                let total = #rt::cpu::reduce_rows(
+                    n,
+                    (#(#identities,)*),
+                    |a: (#(#red_types,)*), b: (#(#red_types,)*)| (#(#combine_tuple,)*),
+                    |r: #rt::cpu::Row| {
+                        let (j, k) = (r.j as isize, r.k as isize);
+                        #(#row_ptrs)*
+                        let (#(mut #accs,)*) = (#(#identities,)*);
+                        for i in r.i0 as isize..r.i1 as isize {
+                            #point
+                            #(#updates)*
+                        }
+                        (#(#accs,)*)
+                    },
+                );
+                #finish
+            }
+        }
+    }
+}
+
+/// `let vN: Ty = <expr>;` for one node.
+fn node_let(k: &Kernel, n: u32, real: &TokenStream) -> TokenStream {
+    let ty = k.types[n as usize];
+    let t = ty_tokens(ty);
+    let fl = |op: &str, args: &[TokenStream]| -> TokenStream {
+        let m = Ident::new(op, Span::call_site());
+        quote!(<#t as #real>::#m(#(#args),*))
+    };
+    let id = v(n);
+    let a = |x: u32| {
+        let i = v(x);
+        quote!(#i)
+    };
+    let expr = match k.nodes[n as usize] {
+        Node::RealConst(bits) => {
+            let x = f64::from_bits(bits);
+            let lit = float_literal(x);
+            quote!(<#t as #real>::from_f64(#lit))
+        }
+        Node::IntConst(x) => quote!(#x),
+        Node::BoolConst(b) => quote!(#b),
+        Node::Scalar(s) => {
+            let i = scalar_ident(&k.scalars[s as usize].name);
+            quote!(#i)
+        }
+        Node::Index(0) => quote!((i as i64)),
+        Node::Index(1) => quote!((j as i64)),
+        Node::Index(_) => quote!((k as i64)),
+        Node::Extent(axis) => {
+            let ax = axis as usize;
+            quote!((n[#ax] as i64))
+        }
+        Node::Load { field, offset } => {
+            let row = row_ident(field, offset[1], offset[2]);
+            let dx = offset[0] as isize;
+            quote!(*#row.offset(i + #dx))
+        }
+        Node::Unary(op, x) => {
+            let x = a(x);
+            match (op, ty) {
+                (Unary::Neg, Ty::Int) => quote!(#x.wrapping_neg()),
+                (Unary::Neg, _) => quote!(-#x),
+                (Unary::Not, _) => quote!(!#x),
+                (Unary::Abs, Ty::Int) => quote!(#x.wrapping_abs()),
+                (Unary::Abs, _) => fl("abs", &[x]),
+                (Unary::Sqrt, _) => fl("sqrt", &[x]),
+                (Unary::Floor, _) => fl("floor", &[x]),
+                (Unary::Exp, _) => fl("exp", &[x]),
+                (Unary::Ln, _) => fl("ln", &[x]),
+            }
+        }
+        Node::Binary(op, x, y) => {
+            let operand_ty = k.types[x as usize];
+            let (x, y) = (a(x), a(y));
+            let int = operand_ty == Ty::Int;
+            match op {
+                Binary::Add if int => quote!(#x.wrapping_add(#y)),
+                Binary::Sub if int => quote!(#x.wrapping_sub(#y)),
+                Binary::Mul if int => quote!(#x.wrapping_mul(#y)),
+                Binary::Div if int => quote!(if #y == 0 { 0 } else { #x.wrapping_div(#y) }),
+                Binary::Rem if int => quote!(if #y == 0 { 0 } else { #x.wrapping_rem(#y) }),
+                Binary::Min if int => quote!(::core::cmp::Ord::min(#x, #y)),
+                Binary::Max if int => quote!(::core::cmp::Ord::max(#x, #y)),
+                Binary::Add => quote!(#x + #y),
+                Binary::Sub => quote!(#x - #y),
+                Binary::Mul => quote!(#x * #y),
+                Binary::Div => quote!(#x / #y),
+                Binary::Rem => quote!(#x % #y),
+                Binary::Min => fl("min", &[x, y]),
+                Binary::Max => fl("max", &[x, y]),
+                Binary::CopySign => fl("copysign", &[x, y]),
+                Binary::Pow => fl("powf", &[x, y]),
+                Binary::And => quote!(#x & #y),
+                Binary::Or => quote!(#x | #y),
+                Binary::Eq => quote!(#x == #y),
+                Binary::Ne => quote!(#x != #y),
+                Binary::Lt => quote!(#x < #y),
+                Binary::Le => quote!(#x <= #y),
+                Binary::Gt => quote!(#x > #y),
+                Binary::Ge => quote!(#x >= #y),
+            }
+        }
+        Node::Fma(x, y, z) => fl("fma", &[a(x), a(y), a(z)]),
+        Node::Select(c, x, y) => {
+            let (c, x, y) = (a(c), a(x), a(y));
+            quote!(if #c { #x } else { #y })
+        }
+        Node::Cast(x) => {
+            let from = k.types[x as usize];
+            let xi = a(x);
+            let ft = ty_tokens(from);
+            match (from, ty) {
+                (Ty::Int, to) if to.is_float() => quote!(<#t as #real>::from_i64(#xi)),
+                (Ty::Bool, Ty::Int) => quote!(#xi as i64),
+                (f, Ty::Int) if f.is_float() => quote!(<#ft as #real>::to_i64(#xi)),
+                (f, to) if f.is_float() && to.is_float() => {
+                    quote!(<#t as #real>::from_f64(<#ft as #real>::to_f64(#xi)))
+                }
+                _ => quote!(#xi),
+            }
+        }
+    };
+    quote!(let #id: #t = #expr;)
+}
+
+/// A literal token for an `f64`, including the non-finite values.
+fn float_literal(x: f64) -> TokenStream {
+    if x.is_nan() {
+        quote!(f64::NAN)
+    } else if x == f64::INFINITY {
+        quote!(f64::INFINITY)
+    } else if x == f64::NEG_INFINITY {
+        quote!(f64::NEG_INFINITY)
+    } else {
+        let l = proc_macro2::Literal::f64_suffixed(x);
+        quote!(#l)
+    }
+}

@@ -1,0 +1,490 @@
+//! The Rust front end: `syn` items -> surface AST.
+//!
+//! Used by the `#[stencil]` macros and by tools that read kernels from Rust source. Rust
+//! constructs the language does not have become `Unsupported` nodes so that the lowering
+//! reports them with their span and a suggestion, rather than failing here.
+
+use crate::ast::{self, Attrs, Block, Expr, ExprKind, FnDef, FnKind, Ident, Lit, SpanId, Stmt};
+use proc_macro2::{Span, TokenStream};
+use syn::spanned::Spanned;
+
+/// Source positions of a parsed Rust item: `SpanId` -> `proc_macro2::Span`.
+#[derive(Default)]
+pub struct RustSpans {
+    /// The spans, indexed by `SpanId`.
+    pub spans: Vec<Span>,
+}
+
+impl RustSpans {
+    fn add(&mut self, s: Span) -> SpanId {
+        self.spans.push(s);
+        (self.spans.len() - 1) as SpanId
+    }
+
+    /// The span of a node.
+    pub fn get(&self, id: SpanId) -> Span {
+        self.spans
+            .get(id as usize)
+            .copied()
+            .unwrap_or_else(Span::call_site)
+    }
+}
+
+/// Which stencil attribute marks an item, if any: `stencil` or `stencil_fn`.
+pub fn stencil_attr(attrs: &[syn::Attribute]) -> Option<(&syn::Attribute, FnKind)> {
+    attrs.iter().find_map(|a| {
+        let last = a.path().segments.last()?.ident.to_string();
+        match last.as_str() {
+            "stencil" => Some((a, FnKind::Kernel)),
+            "stencil_fn" => Some((a, FnKind::Helper)),
+            _ => None,
+        }
+    })
+}
+
+/// Parses the options of `#[stencil(dims = 2, halo = 1)]` given as the attribute's tokens.
+pub fn parse_attr_args(tokens: TokenStream, spans: &mut RustSpans) -> syn::Result<Attrs> {
+    let mut attrs = Attrs::default();
+    let parser = syn::meta::parser(|meta| {
+        let key = meta.path.get_ident().map(|i| i.to_string()).unwrap_or_default();
+        let lit: syn::LitInt = meta.value()?.parse()?;
+        let span = spans.add(lit.span());
+        match key.as_str() {
+            "dims" => attrs.dims = Some((lit.base10_parse()?, span)),
+            "halo" => attrs.halo = Some((lit.base10_parse()?, span)),
+            _ => {
+                return Err(meta.error(format!(
+                    "unknown stencil option `{key}`; the options are `dims = N` and `halo = N`"
+                )))
+            }
+        }
+        Ok(())
+    });
+    syn::parse::Parser::parse2(parser, tokens)?;
+    Ok(attrs)
+}
+
+/// Converts one function into the AST.
+pub fn convert_fn(
+    item: &syn::ItemFn,
+    kind: FnKind,
+    attrs: Attrs,
+    spans: &mut RustSpans,
+) -> syn::Result<FnDef> {
+    let sig = &item.sig;
+    if let Some(t) = &sig.asyncness {
+        return Err(syn::Error::new(t.span(), "stencil functions cannot be `async`"));
+    }
+    if let Some(t) = &sig.unsafety {
+        return Err(syn::Error::new(t.span(), "stencil functions cannot be `unsafe`"));
+    }
+    let mut generics = Vec::new();
+    for g in &sig.generics.params {
+        match g {
+            syn::GenericParam::Type(t) => {
+                let bounds = t
+                    .bounds
+                    .iter()
+                    .map(|b| match b {
+                        syn::TypeParamBound::Trait(tb) => {
+                            let seg = tb.path.segments.last();
+                            ident_of(
+                                seg.map(|s| &s.ident)
+                                    .ok_or_else(|| syn::Error::new(tb.span(), "empty bound"))?,
+                                spans,
+                            )
+                        }
+                        other => Err(syn::Error::new(
+                            other.span(),
+                            "only the bound `Real` is allowed here",
+                        )),
+                    })
+                    .collect::<syn::Result<Vec<_>>>()?;
+                generics.push(ast::Generic {
+                    name: ident_of(&t.ident, spans)?,
+                    bounds,
+                });
+            }
+            other => {
+                return Err(syn::Error::new(
+                    other.span(),
+                    "stencil functions take one type parameter `T: Real` and no lifetimes or const generics",
+                ))
+            }
+        }
+    }
+    let mut params = Vec::new();
+    for input in &sig.inputs {
+        match input {
+            syn::FnArg::Typed(pt) => {
+                let syn::Pat::Ident(pi) = &*pt.pat else {
+                    return Err(syn::Error::new(
+                        pt.pat.span(),
+                        "parameters must be plain names",
+                    ));
+                };
+                params.push(ast::Param {
+                    name: ident_of(&pi.ident, spans)?,
+                    ty: convert_type(&pt.ty, spans),
+                });
+            }
+            syn::FnArg::Receiver(r) => {
+                return Err(syn::Error::new(
+                    r.span(),
+                    "stencil functions cannot take `self`",
+                ))
+            }
+        }
+    }
+    let ret = match &sig.output {
+        syn::ReturnType::Default => None,
+        syn::ReturnType::Type(_, t) => Some(convert_type(t, spans)),
+    };
+    Ok(FnDef {
+        kind,
+        attrs,
+        name: ident_of(&sig.ident, spans)?,
+        generics,
+        params,
+        ret,
+        body: convert_block(&item.block, spans),
+        span: spans.add(sig.ident.span()),
+    })
+}
+
+fn ident_of(i: &syn::Ident, spans: &mut RustSpans) -> syn::Result<Ident> {
+    Ok(Ident {
+        name: i.to_string(),
+        span: spans.add(i.span()),
+    })
+}
+
+fn convert_type(t: &syn::Type, spans: &mut RustSpans) -> ast::TypeExpr {
+    let span = spans.add(t.span());
+    let unsupported = |what: &str| ast::TypeExpr::Unsupported {
+        what: what.to_string(),
+        span,
+    };
+    match t {
+        syn::Type::Path(p) if p.qself.is_none() && p.path.segments.len() == 1 => {
+            let seg = &p.path.segments[0];
+            let head = Ident {
+                name: seg.ident.to_string(),
+                span: spans.add(seg.ident.span()),
+            };
+            match &seg.arguments {
+                syn::PathArguments::None => ast::TypeExpr::Name(head),
+                syn::PathArguments::AngleBracketed(a) => {
+                    let mut args = Vec::new();
+                    for arg in &a.args {
+                        match arg {
+                            syn::GenericArgument::Type(t) => args.push(convert_type(t, spans)),
+                            _ => return unsupported("this generic argument"),
+                        }
+                    }
+                    ast::TypeExpr::Apply { head, args, span }
+                }
+                _ => unsupported("a function type"),
+            }
+        }
+        syn::Type::Reference(_) => unsupported("a reference type"),
+        syn::Type::Array(_) | syn::Type::Slice(_) => unsupported("an array type"),
+        syn::Type::Tuple(_) => unsupported("a tuple type"),
+        syn::Type::Paren(p) => convert_type(&p.elem, spans),
+        syn::Type::Group(g) => convert_type(&g.elem, spans),
+        _ => unsupported("this type"),
+    }
+}
+
+fn convert_block(b: &syn::Block, spans: &mut RustSpans) -> Block {
+    let span = spans.add(b.span());
+    let mut stmts = Vec::new();
+    let mut tail = None;
+    let n = b.stmts.len();
+    for (i, s) in b.stmts.iter().enumerate() {
+        match s {
+            syn::Stmt::Local(l) => stmts.push(convert_let(l, spans)),
+            syn::Stmt::Item(it) => stmts.push(Stmt::Unsupported {
+                what: "nested item".into(),
+                span: spans.add(it.span()),
+            }),
+            syn::Stmt::Macro(m) => stmts.push(Stmt::Unsupported {
+                what: "macro call".into(),
+                span: spans.add(m.span()),
+            }),
+            syn::Stmt::Expr(e, semi) => {
+                let is_last = i + 1 == n;
+                if is_last && semi.is_none() && !is_statement_expr(e) {
+                    tail = Some(Box::new(convert_expr(e, spans)));
+                } else {
+                    stmts.push(convert_stmt_expr(e, spans));
+                }
+            }
+        }
+    }
+    Block { stmts, tail, span }
+}
+
+/// Expressions that are statements even without a trailing `;`.
+fn is_statement_expr(e: &syn::Expr) -> bool {
+    matches!(
+        e,
+        syn::Expr::ForLoop(_) | syn::Expr::While(_) | syn::Expr::Loop(_) | syn::Expr::Assign(_)
+    ) || matches!(e, syn::Expr::Binary(b) if compound_op(&b.op).is_some())
+}
+
+fn convert_let(l: &syn::Local, spans: &mut RustSpans) -> Stmt {
+    let span = spans.add(l.span());
+    let (pat, ty) = match &l.pat {
+        syn::Pat::Type(pt) => (&*pt.pat, Some(convert_type(&pt.ty, spans))),
+        p => (p, None),
+    };
+    let syn::Pat::Ident(pi) = pat else {
+        return Stmt::Unsupported {
+            what: "destructuring `let`".into(),
+            span: spans.add(pat.span()),
+        };
+    };
+    let init = l.init.as_ref().map(|i| convert_expr(&i.expr, spans));
+    Stmt::Let {
+        name: Ident {
+            name: pi.ident.to_string(),
+            span: spans.add(pi.ident.span()),
+        },
+        mutable: pi.mutability.is_some(),
+        ty,
+        init,
+        span,
+    }
+}
+
+fn compound_op(op: &syn::BinOp) -> Option<ast::BinOp> {
+    use syn::BinOp as S;
+    Some(match op {
+        S::AddAssign(_) => ast::BinOp::Add,
+        S::SubAssign(_) => ast::BinOp::Sub,
+        S::MulAssign(_) => ast::BinOp::Mul,
+        S::DivAssign(_) => ast::BinOp::Div,
+        S::RemAssign(_) => ast::BinOp::Rem,
+        _ => return None,
+    })
+}
+
+fn convert_stmt_expr(e: &syn::Expr, spans: &mut RustSpans) -> Stmt {
+    match e {
+        syn::Expr::Assign(a) => Stmt::Assign {
+            target: convert_expr(&a.left, spans),
+            op: None,
+            value: convert_expr(&a.right, spans),
+            span: spans.add(a.span()),
+        },
+        syn::Expr::Binary(b) if compound_op(&b.op).is_some() => Stmt::Assign {
+            target: convert_expr(&b.left, spans),
+            op: compound_op(&b.op),
+            value: convert_expr(&b.right, spans),
+            span: spans.add(b.op.span()),
+        },
+        syn::Expr::ForLoop(f) => {
+            let span = spans.add(f.for_token.span());
+            let syn::Pat::Ident(pi) = &*f.pat else {
+                return Stmt::Unsupported {
+                    what: "pattern in a `for` loop".into(),
+                    span: spans.add(f.pat.span()),
+                };
+            };
+            let syn::Expr::Range(r) = &*f.expr else {
+                return Stmt::Unsupported {
+                    what: "`for` loop over anything but a constant range".into(),
+                    span: spans.add(f.expr.span()),
+                };
+            };
+            let (Some(start), Some(end)) = (&r.start, &r.end) else {
+                return Stmt::Unsupported {
+                    what: "open range in a `for` loop".into(),
+                    span: spans.add(r.span()),
+                };
+            };
+            Stmt::For {
+                var: Ident {
+                    name: pi.ident.to_string(),
+                    span: spans.add(pi.ident.span()),
+                },
+                start: convert_expr(start, spans),
+                end: convert_expr(end, spans),
+                inclusive: matches!(r.limits, syn::RangeLimits::Closed(_)),
+                body: convert_block(&f.body, spans),
+                span,
+            }
+        }
+        syn::Expr::While(w) => Stmt::Unsupported {
+            what: "`while` loop".into(),
+            span: spans.add(w.while_token.span()),
+        },
+        syn::Expr::Loop(l) => Stmt::Unsupported {
+            what: "`loop`".into(),
+            span: spans.add(l.loop_token.span()),
+        },
+        other => Stmt::Expr(convert_expr(other, spans)),
+    }
+}
+
+fn convert_expr(e: &syn::Expr, spans: &mut RustSpans) -> Expr {
+    let span = spans.add(e.span());
+    let boxed = |e: &syn::Expr, spans: &mut RustSpans| Box::new(convert_expr(e, spans));
+    let unsupported = |what: &str| ExprKind::Unsupported(what.to_string());
+    let kind = match e {
+        syn::Expr::Lit(l) => match &l.lit {
+            syn::Lit::Float(f) => match f.base10_parse::<f64>() {
+                Ok(v) => ExprKind::Lit(Lit::Float(v, suffix(f.suffix()))),
+                Err(_) => unsupported("this literal"),
+            },
+            syn::Lit::Int(i) => match i.base10_parse::<i64>() {
+                Ok(v) => ExprKind::Lit(Lit::Int(v, suffix(i.suffix()))),
+                Err(_) => unsupported("an integer literal that does not fit in `i64`"),
+            },
+            syn::Lit::Bool(b) => ExprKind::Lit(Lit::Bool(b.value)),
+            _ => unsupported("this kind of literal"),
+        },
+        syn::Expr::Path(p) if p.qself.is_none() => match p.path.get_ident() {
+            Some(i) => ExprKind::Name(Ident {
+                name: i.to_string(),
+                span,
+            }),
+            None => unsupported("a path (`a::b`)"),
+        },
+        syn::Expr::Unary(u) => match u.op {
+            syn::UnOp::Neg(_) => ExprKind::Unary(ast::UnOp::Neg, boxed(&u.expr, spans)),
+            syn::UnOp::Not(_) => ExprKind::Unary(ast::UnOp::Not, boxed(&u.expr, spans)),
+            _ => unsupported("`*` dereference"),
+        },
+        syn::Expr::Binary(b) => match binop(&b.op) {
+            Some(op) => ExprKind::Binary(op, boxed(&b.left, spans), boxed(&b.right, spans)),
+            None if compound_op(&b.op).is_some() => {
+                unsupported("compound assignment inside an expression")
+            }
+            None => unsupported("bitwise operators"),
+        },
+        syn::Expr::Call(c) => match &*c.func {
+            syn::Expr::Path(p) if p.path.get_ident().is_some() => {
+                let i = p.path.get_ident().expect("checked");
+                ExprKind::Call {
+                    func: Ident {
+                        name: i.to_string(),
+                        span: spans.add(i.span()),
+                    },
+                    args: c.args.iter().map(|a| convert_expr(a, spans)).collect(),
+                }
+            }
+            _ => unsupported("a call through a path or a closure"),
+        },
+        syn::Expr::MethodCall(m) if m.turbofish.is_none() => ExprKind::MethodCall {
+            receiver: boxed(&m.receiver, spans),
+            method: Ident {
+                name: m.method.to_string(),
+                span: spans.add(m.method.span()),
+            },
+            args: m.args.iter().map(|a| convert_expr(a, spans)).collect(),
+        },
+        syn::Expr::Index(ix) => {
+            let offsets = match &*ix.index {
+                syn::Expr::Tuple(t) => t.elems.iter().map(|a| convert_expr(a, spans)).collect(),
+                syn::Expr::Paren(p) => vec![convert_expr(&p.expr, spans)],
+                other => vec![convert_expr(other, spans)],
+            };
+            ExprKind::Index {
+                base: boxed(&ix.expr, spans),
+                offsets,
+            }
+        }
+        syn::Expr::If(i) => ExprKind::If {
+            cond: boxed(&i.cond, spans),
+            then: convert_block(&i.then_branch, spans),
+            otherwise: i.else_branch.as_ref().map(|(_, e)| boxed(e, spans)),
+        },
+        syn::Expr::Block(b) if b.label.is_none() => {
+            ExprKind::Block(convert_block(&b.block, spans))
+        }
+        syn::Expr::Cast(c) => ExprKind::Cast(boxed(&c.expr, spans), convert_type(&c.ty, spans)),
+        syn::Expr::Paren(p) => ExprKind::Paren(boxed(&p.expr, spans)),
+        syn::Expr::Group(g) => return convert_expr(&g.expr, spans),
+        syn::Expr::Return(_) => unsupported("`return`"),
+        syn::Expr::Match(_) => unsupported("`match`"),
+        syn::Expr::Closure(_) => unsupported("closure"),
+        syn::Expr::While(_) => unsupported("`while` loop"),
+        syn::Expr::Loop(_) => unsupported("`loop`"),
+        syn::Expr::ForLoop(_) => unsupported("`for` loop used as a value"),
+        syn::Expr::Reference(_) => unsupported("reference (`&`)"),
+        syn::Expr::Macro(_) => unsupported("macro call"),
+        syn::Expr::Tuple(_) => unsupported("tuple value"),
+        syn::Expr::Array(_) => unsupported("array value"),
+        syn::Expr::Field(_) => unsupported("field access (`a.b`)"),
+        syn::Expr::Assign(_) => unsupported("assignment used as a value"),
+        syn::Expr::Range(_) => unsupported("range outside a `for` loop"),
+        syn::Expr::Break(_) | syn::Expr::Continue(_) => unsupported("`break`/`continue`"),
+        _ => unsupported("this Rust construct"),
+    };
+    Expr { kind, span }
+}
+
+fn suffix(s: &str) -> Option<String> {
+    (!s.is_empty()).then(|| s.to_string())
+}
+
+fn binop(op: &syn::BinOp) -> Option<ast::BinOp> {
+    use ast::BinOp as A;
+    use syn::BinOp as S;
+    Some(match op {
+        S::Add(_) => A::Add,
+        S::Sub(_) => A::Sub,
+        S::Mul(_) => A::Mul,
+        S::Div(_) => A::Div,
+        S::Rem(_) => A::Rem,
+        S::And(_) => A::And,
+        S::Or(_) => A::Or,
+        S::Eq(_) => A::Eq,
+        S::Ne(_) => A::Ne,
+        S::Lt(_) => A::Lt,
+        S::Le(_) => A::Le,
+        S::Gt(_) => A::Gt,
+        S::Ge(_) => A::Ge,
+        _ => return None,
+    })
+}
+
+/// Collects every `#[stencil]` / `#[stencil_fn]` function of a Rust source file (also
+/// inside modules) into one AST module. Used by tools and tests that read Rust sources.
+pub fn parse_rust_source(src: &str) -> syn::Result<(ast::Module, RustSpans)> {
+    let file = syn::parse_file(src)?;
+    let mut spans = RustSpans::default();
+    let mut module = ast::Module::default();
+    collect_items(&file.items, &mut module, &mut spans)?;
+    Ok((module, spans))
+}
+
+/// Adds the stencil functions among `items` (recursing into inline modules) to `module`.
+pub fn collect_items(
+    items: &[syn::Item],
+    module: &mut ast::Module,
+    spans: &mut RustSpans,
+) -> syn::Result<()> {
+    for item in items {
+        match item {
+            syn::Item::Fn(f) => {
+                if let Some((attr, kind)) = stencil_attr(&f.attrs) {
+                    let attrs = match &attr.meta {
+                        syn::Meta::List(l) => parse_attr_args(l.tokens.clone(), spans)?,
+                        _ => Attrs::default(),
+                    };
+                    module.items.push(convert_fn(f, kind, attrs, spans)?);
+                }
+            }
+            syn::Item::Mod(m) => {
+                if let Some((_, inner)) = &m.content {
+                    collect_items(inner, module, spans)?;
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}

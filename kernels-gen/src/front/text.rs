@@ -1,0 +1,802 @@
+//! The `.stencil` text front end.
+//!
+//! A `.stencil` file holds the same functions a user writes inside the `#[stencil]` macro:
+//! kernels marked `#[stencil]` (or `#[stencil(dims = N)]`) and helpers marked
+//! `#[stencil_fn]`. The grammar is `stencil.pest` beside this file; [`parse_module`] runs it
+//! and turns the parse tree into [`crate::ast`], recording each node's line and column in a
+//! [`TextSpans`] table.
+
+use std::collections::HashSet;
+use std::fmt;
+
+use pest::error::{ErrorVariant, InputLocation};
+use pest::iterators::Pair;
+use pest::Parser;
+
+use crate::ast::{
+    Attrs, BinOp, Block, Expr, ExprKind, FnDef, FnKind, Generic, Ident, Lit, Module, Param, SpanId,
+    Stmt, TypeExpr, UnOp,
+};
+
+mod grammar {
+    #[derive(pest_derive::Parser)]
+    #[grammar = "front/stencil.pest"]
+    pub struct StencilParser;
+}
+use grammar::{Rule, StencilParser};
+
+/// Source positions of a parsed text: SpanId -> (line, column), both 1-based.
+#[derive(Clone, Debug, Default)]
+pub struct TextSpans {
+    /// `positions[id]` is where the node with span `id` starts.
+    pub positions: Vec<(usize, usize)>,
+}
+
+impl TextSpans {
+    /// The 1-based line and column where the node with this span starts.
+    pub fn line_col(&self, id: SpanId) -> (usize, usize) {
+        self.positions[id as usize]
+    }
+}
+
+/// A syntax error with 1-based line and column and a message saying what was expected.
+#[derive(Debug, Clone)]
+pub struct SyntaxError {
+    /// 1-based line.
+    pub line: usize,
+    /// 1-based column, in characters.
+    pub col: usize,
+    /// What was expected and what was found.
+    pub message: String,
+}
+
+impl fmt::Display for SyntaxError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "line {}, column {}: {}",
+            self.line, self.col, self.message
+        )
+    }
+}
+
+impl std::error::Error for SyntaxError {}
+
+/// Parses a `.stencil` source text into a module and the positions of its nodes.
+pub fn parse_module(src: &str) -> Result<(Module, TextSpans), SyntaxError> {
+    let lines = Lines::new(src);
+    let mut pairs = StencilParser::parse(Rule::module, src).map_err(|e| pest_error(&lines, e))?;
+    let mut b = Builder {
+        lines,
+        positions: Vec::new(),
+    };
+    let items = pairs
+        .next()
+        .expect("module")
+        .into_inner()
+        .filter(|p| p.as_rule() == Rule::item)
+        .map(|p| b.item(p))
+        .collect::<Result<_, _>>()?;
+    Ok((
+        Module { items },
+        TextSpans {
+            positions: b.positions,
+        },
+    ))
+}
+
+/// Line starts of a text, to turn byte offsets into 1-based lines and columns.
+struct Lines<'s> {
+    src: &'s str,
+    starts: Vec<usize>,
+}
+
+impl<'s> Lines<'s> {
+    fn new(src: &'s str) -> Self {
+        let starts = std::iter::once(0)
+            .chain(src.match_indices('\n').map(|(i, _)| i + 1))
+            .collect();
+        Lines { src, starts }
+    }
+
+    fn line_col(&self, offset: usize) -> (usize, usize) {
+        let line = self.starts.partition_point(|&s| s <= offset);
+        let start = self.starts[line - 1];
+        (line, self.src[start..offset].chars().count() + 1)
+    }
+
+    fn error(&self, offset: usize, message: String) -> SyntaxError {
+        let (line, col) = self.line_col(offset);
+        SyntaxError { line, col, message }
+    }
+}
+
+/// The readable name of a grammar rule in "expected ..." messages.
+fn describe(rule: &Rule) -> String {
+    let s = match rule {
+        Rule::EOI => "end of input",
+        Rule::module | Rule::item | Rule::attr => "a function with `#[stencil]` or `#[stencil_fn]`",
+        Rule::num_suffix => "a literal suffix such as `f64`",
+        Rule::attr_dims => "`(`",
+        Rule::kw_dims => "`dims`",
+        Rule::attr_helper | Rule::attr_kernel => "`stencil` or `stencil_fn`",
+        Rule::ident | Rule::ty_name => "an identifier",
+        Rule::generics => "`<`",
+        Rule::generic => "a generic parameter",
+        Rule::param_list => "`(`",
+        Rule::param => "a parameter",
+        Rule::ret_type => "`->`",
+        Rule::ty | Rule::ty_apply | Rule::ty_other => "a type",
+        Rule::block | Rule::braces => "`{`",
+        Rule::semi => "`;`",
+        Rule::rparen => "`)`",
+        Rule::rbracket => "`]`",
+        Rule::rbrace => "`}`",
+        Rule::let_stmt | Rule::for_stmt | Rule::blocky_stmt | Rule::assign_stmt => "a statement",
+        Rule::expr_stmt => "a statement",
+        Rule::range_op => "`..` or `..=`",
+        Rule::assign_op => "`=`",
+        Rule::or_op | Rule::and_op | Rule::cmp_op | Rule::add_op | Rule::mul_op => "an operator",
+        Rule::method => "`.`",
+        Rule::index => "`[`",
+        Rule::call_args => "`(`",
+        Rule::offsets => "an offset",
+        Rule::kw_fn => "`fn`",
+        Rule::kw_pub => "`pub`",
+        Rule::kw_mut => "`mut`",
+        Rule::kw_in => "`in`",
+        Rule::kw_as => "`as`",
+        Rule::kw_else => "`else`",
+        Rule::int_body => "an integer",
+        _ => "an expression",
+    };
+    s.to_string()
+}
+
+/// Turns a pest error into a [`SyntaxError`] with readable expectations.
+fn pest_error(lines: &Lines, mut e: pest::error::Error<Rule>) -> SyntaxError {
+    let mut pos = match e.location {
+        InputLocation::Pos(p) | InputLocation::Span((p, _)) => p,
+    };
+    let found = token_at(lines.src, pos);
+    if let ErrorVariant::ParsingError { positives, .. } = &mut e.variant {
+        if positives.contains(&Rule::semi) {
+            // Like rustc, point a missing `;` at the end of the line that lacks it.
+            let end = end_of_previous_token(lines.src, pos);
+            if lines.src[end..pos].contains('\n') {
+                pos = end;
+            }
+        }
+        let mut seen = HashSet::new();
+        positives.retain(|r| seen.insert(describe(r)));
+        if seen.contains("a statement") {
+            positives.retain(|r| describe(r) != "an expression");
+        }
+        // Closing punctuation first, then operators, as rustc lists them.
+        positives.sort_by_key(|r| match r {
+            Rule::semi | Rule::rparen | Rule::rbracket | Rule::rbrace => 0,
+            _ if describe(r) == "an operator" => 1,
+            _ => 2,
+        });
+    }
+    let expected = e.renamed_rules(describe).variant.message().into_owned();
+    lines.error(pos, format!("{expected}, found {found}"))
+}
+
+/// The token starting at `pos`, quoted, for error messages.
+fn token_at(src: &str, pos: usize) -> String {
+    let rest = &src[pos..];
+    let word = |c: &char| c.is_alphanumeric() || *c == '_';
+    match rest.chars().next() {
+        None => "end of input".to_string(),
+        Some(c) if word(&c) => format!("`{}`", rest.chars().take_while(word).collect::<String>()),
+        Some(c) => format!("`{c}`"),
+    }
+}
+
+/// The offset just after the last token before `pos`, skipping whitespace and comments.
+fn end_of_previous_token(src: &str, mut pos: usize) -> usize {
+    loop {
+        let text = src[..pos].trim_end();
+        let line_start = text.rfind('\n').map_or(0, |i| i + 1);
+        if let Some(c) = text[line_start..].find("//") {
+            pos = line_start + c;
+        } else if let Some(open) = text.strip_suffix("*/").and_then(|t| t.rfind("/*")) {
+            pos = open;
+        } else {
+            return text.len();
+        }
+    }
+}
+
+fn binop(s: &str) -> BinOp {
+    match s {
+        "+" => BinOp::Add,
+        "-" => BinOp::Sub,
+        "*" => BinOp::Mul,
+        "/" => BinOp::Div,
+        "%" => BinOp::Rem,
+        "&&" => BinOp::And,
+        "||" => BinOp::Or,
+        "==" => BinOp::Eq,
+        "!=" => BinOp::Ne,
+        "<" => BinOp::Lt,
+        "<=" => BinOp::Le,
+        ">" => BinOp::Gt,
+        ">=" => BinOp::Ge,
+        other => unreachable!("operator {other}"),
+    }
+}
+
+/// Turns the parse tree into the AST, assigning span ids.
+struct Builder<'s> {
+    lines: Lines<'s>,
+    positions: Vec<(usize, usize)>,
+}
+
+type Res<T> = Result<T, SyntaxError>;
+
+impl Builder<'_> {
+    fn span_at(&mut self, offset: usize) -> SpanId {
+        self.positions.push(self.lines.line_col(offset));
+        (self.positions.len() - 1) as SpanId
+    }
+
+    fn span(&mut self, p: &Pair<Rule>) -> SpanId {
+        self.span_at(p.as_span().start())
+    }
+
+    fn mk(&mut self, offset: usize, kind: ExprKind) -> Expr {
+        Expr {
+            kind,
+            span: self.span_at(offset),
+        }
+    }
+
+    fn error(&self, p: &Pair<Rule>, message: String) -> SyntaxError {
+        self.lines.error(p.as_span().start(), message)
+    }
+
+    fn ident(&mut self, p: Pair<Rule>) -> Ident {
+        Ident {
+            name: p.as_str().to_string(),
+            span: self.span(&p),
+        }
+    }
+
+    fn item(&mut self, p: Pair<Rule>) -> Res<FnDef> {
+        let span = self.span(&p);
+        let (mut kind, mut attrs) = (FnKind::Kernel, Attrs::default());
+        let (mut name, mut generics, mut params, mut ret, mut body) =
+            (None, Vec::new(), Vec::new(), None, None);
+        for c in p.into_inner() {
+            match c.as_rule() {
+                Rule::attr => {
+                    let a = c.into_inner().next().expect("attr");
+                    if a.as_rule() == Rule::attr_helper {
+                        kind = FnKind::Helper;
+                    } else if let Some(n) = a
+                        .into_inner()
+                        .flatten()
+                        .find(|n| n.as_rule() == Rule::int_body)
+                    {
+                        let dims = n.as_str().replace('_', "").parse::<u8>().map_err(|_| {
+                            self.error(&n, format!("`dims = {}` is out of range", n.as_str()))
+                        })?;
+                        attrs.dims = Some((dims, self.span(&n)));
+                    }
+                }
+                Rule::ident => name = Some(self.ident(c)),
+                Rule::generics => generics = c.into_inner().map(|g| self.generic(g)).collect(),
+                Rule::param_list => {
+                    for param in c.into_inner().filter(|q| q.as_rule() == Rule::param) {
+                        let mut it = param.into_inner();
+                        let name = self.ident(it.next().expect("param name"));
+                        let ty = self.ty(it.next().expect("param type"));
+                        params.push(Param { name, ty });
+                    }
+                }
+                Rule::ret_type => ret = Some(self.ty(c.into_inner().next().expect("type"))),
+                Rule::block => body = Some(self.block(c)?),
+                _ => {}
+            }
+        }
+        Ok(FnDef {
+            kind,
+            attrs,
+            name: name.expect("fn name"),
+            generics,
+            params,
+            ret,
+            body: body.expect("fn body"),
+            span,
+        })
+    }
+
+    fn generic(&mut self, p: Pair<Rule>) -> Generic {
+        let mut it = p.into_inner();
+        let name = self.ident(it.next().expect("generic name"));
+        let bounds = it.map(|b| self.ident(b)).collect();
+        Generic { name, bounds }
+    }
+
+    fn ty(&mut self, p: Pair<Rule>) -> TypeExpr {
+        let inner = p.into_inner().next().expect("type");
+        let span = self.span(&inner);
+        match inner.as_rule() {
+            Rule::ty_name => TypeExpr::Name(self.ident(inner.into_inner().next().expect("name"))),
+            Rule::ty_apply => {
+                let mut it = inner.into_inner();
+                let head = self.ident(it.next().expect("type head"));
+                let args = it.map(|a| self.ty(a)).collect();
+                TypeExpr::Apply { head, args, span }
+            }
+            _ => {
+                let text = inner
+                    .as_str()
+                    .split_whitespace()
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                TypeExpr::Unsupported {
+                    what: format!("`{text}`"),
+                    span,
+                }
+            }
+        }
+    }
+
+    fn block(&mut self, p: Pair<Rule>) -> Res<Block> {
+        let span = self.span(&p);
+        let (mut stmts, mut tail, mut open) = (Vec::new(), None, false);
+        for c in p.into_inner() {
+            match c.as_rule() {
+                Rule::rbrace => {}
+                Rule::expr => tail = Some(Box::new(self.expr(c)?)),
+                _ => {
+                    let (stmt, no_semi) = self.stmt(c)?;
+                    open = no_semi && matches!(stmt, Stmt::Expr(_));
+                    stmts.push(stmt);
+                }
+            }
+        }
+        // As in Rust, a final `if`/block without `;` is the block's value.
+        if tail.is_none() && open {
+            if let Some(Stmt::Expr(e)) = stmts.pop() {
+                tail = Some(Box::new(e));
+            }
+        }
+        Ok(Block { stmts, tail, span })
+    }
+
+    /// A statement, and whether it is a block-like expression not followed by `;`.
+    fn stmt(&mut self, p: Pair<Rule>) -> Res<(Stmt, bool)> {
+        let span = self.span(&p);
+        let rule = p.as_rule();
+        let mut it = p.into_inner();
+        let mut next = || it.next().expect("statement part");
+        Ok(match rule {
+            Rule::let_stmt => {
+                let (mut name, mut mutable, mut ty, mut init) = (None, false, None, None);
+                for c in it {
+                    match c.as_rule() {
+                        Rule::kw_mut => mutable = true,
+                        Rule::ident => name = Some(self.ident(c)),
+                        Rule::ty => ty = Some(self.ty(c)),
+                        Rule::expr => init = Some(self.expr(c)?),
+                        _ => {}
+                    }
+                }
+                let name = name.expect("let name");
+                let stmt = Stmt::Let {
+                    name,
+                    mutable,
+                    ty,
+                    init,
+                    span,
+                };
+                (stmt, false)
+            }
+            Rule::for_stmt => {
+                next();
+                let var = self.ident(next());
+                next();
+                let start = self.expr(next())?;
+                let inclusive = next().as_str() == "..=";
+                let end = self.expr(next())?;
+                let body = self.block(next())?;
+                let stmt = Stmt::For {
+                    var,
+                    start,
+                    end,
+                    inclusive,
+                    body,
+                    span,
+                };
+                (stmt, false)
+            }
+            Rule::assign_stmt => {
+                let target = self.expr(next())?;
+                let op = next().as_str();
+                let op = (op != "=").then(|| binop(op.trim_end_matches('=')));
+                let value = self.expr(next())?;
+                let stmt = Stmt::Assign {
+                    target,
+                    op,
+                    value,
+                    span,
+                };
+                (stmt, false)
+            }
+            _ => {
+                let e = self.expr(next())?;
+                let no_semi = rule == Rule::blocky_stmt && it.next().is_none();
+                let stmt = match e.kind {
+                    ExprKind::Unsupported(what) => Stmt::Unsupported { what, span: e.span },
+                    _ => Stmt::Expr(e),
+                };
+                (stmt, no_semi)
+            }
+        })
+    }
+
+    fn exprs<'i>(&mut self, pairs: impl Iterator<Item = Pair<'i, Rule>>) -> Res<Vec<Expr>> {
+        pairs
+            .filter(|p| p.as_rule() == Rule::expr)
+            .map(|p| self.expr(p))
+            .collect()
+    }
+
+    fn expr(&mut self, p: Pair<Rule>) -> Res<Expr> {
+        let start = p.as_span().start();
+        let rule = p.as_rule();
+        let kind = match rule {
+            Rule::expr | Rule::and_expr | Rule::cmp_expr | Rule::sum | Rule::product => {
+                let mut it = p.into_inner();
+                let mut lhs = self.expr(it.next().expect("operand"))?;
+                while let Some(op) = it.next() {
+                    let rhs = self.expr(it.next().expect("operand"))?;
+                    let kind = ExprKind::Binary(binop(op.as_str()), Box::new(lhs), Box::new(rhs));
+                    lhs = self.mk(start, kind);
+                }
+                return Ok(lhs);
+            }
+            Rule::cast => {
+                let mut it = p.into_inner();
+                let mut e = self.expr(it.next().expect("operand"))?;
+                while it.next().is_some() {
+                    let ty = self.ty(it.next().expect("type"));
+                    e = self.mk(start, ExprKind::Cast(Box::new(e), ty));
+                }
+                return Ok(e);
+            }
+            Rule::unary => {
+                let mut parts: Vec<_> = p.into_inner().collect();
+                let mut e = self.expr(parts.pop().expect("operand"))?;
+                for op in parts.into_iter().rev() {
+                    let un = if op.as_str() == "-" {
+                        UnOp::Neg
+                    } else {
+                        UnOp::Not
+                    };
+                    e = self.mk(op.as_span().start(), ExprKind::Unary(un, Box::new(e)));
+                }
+                return Ok(e);
+            }
+            Rule::postfix => {
+                let mut it = p.into_inner();
+                let mut e = self.expr(it.next().expect("primary"))?;
+                for op in it {
+                    let kind = if op.as_rule() == Rule::method {
+                        let mut parts = op.into_inner();
+                        let method = self.ident(parts.next().expect("method"));
+                        let args = self.exprs(parts.next().expect("args").into_inner())?;
+                        let receiver = Box::new(e);
+                        ExprKind::MethodCall {
+                            receiver,
+                            method,
+                            args,
+                        }
+                    } else {
+                        let inner = op.into_inner().next().expect("offset");
+                        let offsets = if inner.as_rule() == Rule::offsets {
+                            self.exprs(inner.into_inner())?
+                        } else {
+                            vec![self.expr(inner)?]
+                        };
+                        ExprKind::Index {
+                            base: Box::new(e),
+                            offsets,
+                        }
+                    };
+                    e = self.mk(start, kind);
+                }
+                return Ok(e);
+            }
+            Rule::paren => ExprKind::Paren(Box::new(self.expr(p.into_inner().next().expect("e"))?)),
+            Rule::call => {
+                let mut it = p.into_inner();
+                let func = self.ident(it.next().expect("callee"));
+                let args = self.exprs(it.next().expect("args").into_inner())?;
+                ExprKind::Call { func, args }
+            }
+            Rule::if_expr => {
+                let mut it = p.into_inner().skip(1);
+                let cond = Box::new(self.expr(it.next().expect("condition"))?);
+                let then = self.block(it.next().expect("then block"))?;
+                let otherwise = match it.nth(1) {
+                    Some(e) => Some(Box::new(self.expr(e)?)),
+                    None => None,
+                };
+                ExprKind::If {
+                    cond,
+                    then,
+                    otherwise,
+                }
+            }
+            Rule::block => ExprKind::Block(self.block(p)?),
+            Rule::float_lit | Rule::int_lit => ExprKind::Lit(self.literal(p)?),
+            Rule::kw_true => ExprKind::Lit(Lit::Bool(true)),
+            Rule::kw_false => ExprKind::Lit(Lit::Bool(false)),
+            Rule::ident => ExprKind::Name(self.ident(p)),
+            Rule::while_expr => ExprKind::Unsupported("`while` loop".into()),
+            Rule::loop_expr => ExprKind::Unsupported("`loop`".into()),
+            Rule::match_expr => ExprKind::Unsupported("`match`".into()),
+            Rule::return_expr => ExprKind::Unsupported("`return`".into()),
+            other => unreachable!("expression rule {other:?}"),
+        };
+        Ok(self.mk(start, kind))
+    }
+
+    fn literal(&mut self, p: Pair<Rule>) -> Res<Lit> {
+        let is_float = p.as_rule() == Rule::float_lit;
+        let mut it = p.clone().into_inner();
+        let body = it.next().expect("digits").as_str().replace('_', "");
+        let suffix = it.next().map(|s| s.as_str().to_string());
+        let float_suffix = matches!(suffix.as_deref(), Some("f32" | "f64"));
+        if is_float || float_suffix {
+            if let (Some(s), false) = (&suffix, float_suffix) {
+                let msg = format!("invalid suffix `{s}` for a float literal");
+                return Err(self.error(&p, msg));
+            }
+            let v = body
+                .parse::<f64>()
+                .map_err(|e| self.error(&p, e.to_string()))?;
+            return Ok(Lit::Float(v, suffix));
+        }
+        let v = body
+            .parse::<i64>()
+            .map_err(|_| self.error(&p, "integer literal is too large".into()))?;
+        Ok(Lit::Int(v, suffix))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SRC: &str = r#"
+// line comments and /* block comments */
+#[stencil]
+fn jacobi<T: Real>(u: In<T>, f: In<T>, out: Out<T>, h2: T, omega: T) {
+    let r = (u[(-1, 0)] + u[(1, 0)] + u[(0, -1)] + u[(0, 1)] + h2 * f) * 0.25;
+    out = u + omega * (r - u);
+}
+
+#[stencil_fn]
+pub fn minmod<T: Real + Copy>(a: T, b: T, c: T) -> T {
+    if a > 0.0 && b > 0.0 && c > 0.0 { a.min(b).min(c) }
+    else if a < 0.0 && b < 0.0 && c < 0.0 { a.max(b).max(c) } else { 0.0 }
+}
+
+/* a /* nested */ block comment */
+#[stencil(dims = 1)]
+fn cfl<T: Real>(h: In<T>, hu: In<T>, speed: Max<T>, g: T) {
+    let mut s = 0.0;
+    for k in 0..3 { s += (k as T) * h[(k - 1,)]; }
+    if h > 1e-6 { speed.reduce((hu / h).abs() + (g * h).sqrt()); }
+}
+"#;
+
+    fn parse_expr(text: &str) -> Expr {
+        let src = format!("#[stencil_fn] fn f(x: T) -> T {{ {text} }}");
+        let (m, _) = parse_module(&src).unwrap_or_else(|e| panic!("{e}"));
+        *m.items[0].body.tail.clone().expect("tail")
+    }
+
+    /// A compact rendering of an expression's shape.
+    fn show(e: &Expr) -> String {
+        match &e.kind {
+            ExprKind::Lit(Lit::Float(v, s)) => format!("{v}{}", s.as_deref().unwrap_or("")),
+            ExprKind::Lit(Lit::Int(v, _)) => format!("{v}i"),
+            ExprKind::Lit(Lit::Bool(b)) => b.to_string(),
+            ExprKind::Name(n) => n.name.clone(),
+            ExprKind::Unary(op, x) => format!("{op:?}({})", show(x)),
+            ExprKind::Binary(op, a, b) => format!("{op:?}({}, {})", show(a), show(b)),
+            ExprKind::Call { func, args } => format!("{}({})", func.name, list(args)),
+            ExprKind::MethodCall {
+                receiver,
+                method,
+                args,
+            } => format!("{}.{}({})", show(receiver), method.name, list(args)),
+            ExprKind::Index { base, offsets } => format!("{}[{}]", show(base), list(offsets)),
+            ExprKind::If {
+                cond, otherwise, ..
+            } => format!(
+                "if {} else {:?}",
+                show(cond),
+                otherwise.as_ref().map(|e| show(e))
+            ),
+            ExprKind::Block(b) => {
+                format!("{{{}}}", b.tail.as_ref().map_or(String::new(), |e| show(e)))
+            }
+            ExprKind::Cast(x, _) => format!("Cast({})", show(x)),
+            ExprKind::Paren(x) => format!("({})", show(x)),
+            ExprKind::Unsupported(w) => format!("unsupported {w}"),
+        }
+    }
+
+    fn list(es: &[Expr]) -> String {
+        es.iter().map(show).collect::<Vec<_>>().join(", ")
+    }
+
+    #[test]
+    fn parses_the_examples() {
+        let (m, spans) = parse_module(SRC).unwrap_or_else(|e| panic!("{e}"));
+        let names: Vec<_> = m.items.iter().map(|f| f.name.name.as_str()).collect();
+        assert_eq!(names, ["jacobi", "minmod", "cfl"]);
+        let kinds: Vec<_> = m.items.iter().map(|f| f.kind).collect();
+        assert_eq!(kinds, [FnKind::Kernel, FnKind::Helper, FnKind::Kernel]);
+
+        let jacobi = &m.items[0];
+        assert_eq!(jacobi.params.len(), 5);
+        assert!(jacobi.attrs.dims.is_none() && jacobi.ret.is_none());
+        assert!(
+            matches!(&jacobi.params[0].ty, TypeExpr::Apply { head, args, .. }
+            if head.name == "In" && matches!(&args[0], TypeExpr::Name(n) if n.name == "T"))
+        );
+        assert_eq!(jacobi.generics[0].name.name, "T");
+        assert_eq!(spans.line_col(jacobi.span), (3, 1));
+        assert_eq!(spans.line_col(jacobi.name.span), (4, 4));
+        let [Stmt::Let {
+            init: Some(init), ..
+        }, Stmt::Assign {
+            target,
+            op: None,
+            value,
+            ..
+        }] = &jacobi.body.stmts[..]
+        else {
+            panic!("jacobi body: {:?}", jacobi.body.stmts);
+        };
+        assert_eq!(
+            show(init),
+            "Mul((Add(Add(Add(Add(u[Neg(1i), 0i], u[1i, 0i]), u[0i, Neg(1i)]), u[0i, 1i]), \
+             Mul(h2, f))), 0.25)"
+        );
+        assert_eq!(show(target), "out");
+        assert_eq!(show(value), "Add(u, Mul(omega, (Sub(r, u))))");
+        assert_eq!(spans.line_col(value.span), (6, 11));
+
+        let minmod = &m.items[1];
+        assert_eq!(minmod.generics[0].bounds.len(), 2);
+        assert!(matches!(&minmod.ret, Some(TypeExpr::Name(n)) if n.name == "T"));
+        assert!(minmod.body.stmts.is_empty());
+        let tail = show(minmod.body.tail.as_deref().expect("if tail"));
+        assert!(tail.starts_with("if And(And(Gt(a, 0), Gt(b, 0)), Gt(c, 0)) else Some(\"if "));
+        assert!(tail.ends_with("else Some(\\\"{0}\\\")\")"), "{tail}");
+
+        let cfl = &m.items[2];
+        assert_eq!(cfl.attrs.dims.map(|d| d.0), Some(1));
+        assert!(matches!(
+            &cfl.body.stmts[0],
+            Stmt::Let { mutable: true, .. }
+        ));
+        let Stmt::For {
+            var,
+            inclusive: false,
+            body,
+            ..
+        } = &cfl.body.stmts[1]
+        else {
+            panic!("for loop");
+        };
+        assert_eq!(var.name, "k");
+        let Stmt::Assign {
+            op: Some(BinOp::Add),
+            value,
+            ..
+        } = &body.stmts[0]
+        else {
+            panic!("compound assignment");
+        };
+        assert_eq!(show(value), "Mul((Cast(k)), h[Sub(k, 1i)])");
+        // The final `if` statement without `;` is the block's tail, as in Rust.
+        let tail = show(cfl.body.tail.as_deref().expect("if"));
+        assert_eq!(tail, "if Gt(h, 0.000001) else None");
+    }
+
+    #[test]
+    fn precedence_and_postfix() {
+        assert_eq!(show(&parse_expr("a + b * c")), "Add(a, Mul(b, c))");
+        assert_eq!(show(&parse_expr("-x as T")), "Cast(Neg(x))");
+        assert_eq!(show(&parse_expr("-x.abs()")), "Neg(x.abs())");
+        assert_eq!(show(&parse_expr("x.abs().min(y)")), "x.abs().min(y)");
+        assert_eq!(show(&parse_expr("a * b as f64")), "Mul(a, Cast(b))");
+        assert_eq!(
+            show(&parse_expr("a || b && !c == d")),
+            "Or(a, And(b, Eq(Not(c), d)))"
+        );
+        assert_eq!(
+            show(&parse_expr("a - b - c % d")),
+            "Sub(Sub(a, b), Rem(c, d))"
+        );
+        assert_eq!(
+            show(&parse_expr("u[k - 1] + v[(1,)]")),
+            "Add(u[Sub(k, 1i)], v[1i])"
+        );
+        assert_eq!(show(&parse_expr("max(1_000, 2i64)")), "max(1000i, 2i)");
+        assert_eq!(
+            show(&parse_expr("1.0f64 + 2.5_f32 + 2e-3 + 1.5e+3 + 1.")),
+            "Add(Add(Add(Add(1f64, 2.5f32), 0.002), 1500), 1)"
+        );
+        assert_eq!(show(&parse_expr("{ let y = 1; y }")), "{y}");
+        assert_eq!(show(&parse_expr("if_x + index")), "Add(if_x, index)");
+        assert!(parse_module("#[stencil_fn] fn f() -> T { a < b < c }").is_err());
+    }
+
+    #[test]
+    fn unsupported_forms() {
+        let src = "#[stencil] fn k(a: &T, b: [T; 3]) {\n    while x < 3 { x += 1; }\n    loop {}\n    return;\n}";
+        let (m, spans) = parse_module(src).unwrap_or_else(|e| panic!("{e}"));
+        let f = &m.items[0];
+        assert!(matches!(&f.params[0].ty, TypeExpr::Unsupported { what, .. } if what == "`&T`"));
+        assert!(
+            matches!(&f.params[1].ty, TypeExpr::Unsupported { what, .. } if what == "`[T; 3]`")
+        );
+        let whats: Vec<_> = f
+            .body
+            .stmts
+            .iter()
+            .map(|s| match s {
+                Stmt::Unsupported { what, span } => (what.as_str(), spans.line_col(*span).0),
+                _ => panic!("{s:?}"),
+            })
+            .collect();
+        assert_eq!(whats, [("`while` loop", 2), ("`loop`", 3), ("`return`", 4)]);
+    }
+
+    #[test]
+    fn syntax_errors_point_at_the_problem() {
+        let src = "#[stencil]\nfn k(u: In<T>, out: Out<T>) {\n    let r = u[(1, 0)] + u\n    out = r;\n}\n";
+        let e = parse_module(src).unwrap_err();
+        assert_eq!((e.line, e.col), (3, 26), "{e}");
+        assert!(
+            e.message.contains("expected") && e.message.contains("`;`"),
+            "{e}"
+        );
+        assert!(e.message.ends_with("found `out`"), "{e}");
+        assert!(!e.message.contains("expr"), "{e}");
+
+        let e = parse_module("#[stencil]\nfn k(u: In<T>) {\n    let r = u + ;\n}").unwrap_err();
+        assert_eq!((e.line, e.col), (3, 17), "{e}");
+        assert_eq!(
+            e.to_string(),
+            "line 3, column 17: expected an expression, found `;`"
+        );
+
+        let e = parse_module("#[stencil]\nfn k(u: In<T>) {\n    for k 0..3 {}\n}").unwrap_err();
+        assert_eq!(
+            (e.line, e.col, e.message.as_str()),
+            (3, 11, "expected `in`, found `0`")
+        );
+
+        let e = parse_module("#[inline]\nfn k() {}").unwrap_err();
+        assert_eq!((e.line, e.col), (1, 3), "{e}");
+        assert_eq!(
+            e.message,
+            "expected `stencil` or `stencil_fn`, found `inline`"
+        );
+        let e = parse_module("#[stencil(dim = 2)]\nfn k() {}").unwrap_err();
+        assert_eq!((e.line, e.col), (1, 11), "{e}");
+    }
+}

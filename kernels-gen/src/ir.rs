@@ -1,0 +1,673 @@
+//! The kernel IR: a typed, dimension-generic, side-effect-free expression graph.
+//!
+//! A kernel is a pure function of the current point: its body, after lowering, is a DAG of
+//! [`Node`]s whose roots are the value written to each output field and the value each point
+//! contributes to each reduction. `let`, `if`, loops and helper calls are gone: locals are
+//! SSA values, `if` is a [`Node::Select`], constant-bound loops are unrolled and helpers are
+//! inlined. Nodes are hash-consed as they are built ([`KernelBuilder`]), which is common
+//! subexpression elimination, and folded when their operands are constants.
+//!
+//! Precision: `Ty::Real` is the kernel's generic `T`; back ends instantiate it as `f32` or
+//! `f64` ([`Precision`]). Real constants are kept as `f64` and rounded to the precision when
+//! a back end emits them, so every back end uses the same constants.
+
+use std::collections::HashMap;
+use std::fmt;
+
+/// Index of a node in a kernel's arena. Operands always have smaller ids than their users.
+pub type NodeId = u32;
+
+/// Value types.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Ty {
+    /// The kernel's generic real type `T`.
+    Real,
+    /// `f32`.
+    F32,
+    /// `f64`.
+    F64,
+    /// A 64-bit signed integer (indices, loop variables, `i64` parameters).
+    Int,
+    /// A boolean.
+    Bool,
+}
+
+impl Ty {
+    /// Whether the type is a floating-point type.
+    pub fn is_float(self) -> bool {
+        matches!(self, Ty::Real | Ty::F32 | Ty::F64)
+    }
+
+    /// The concrete type when `T` is instantiated at `p`.
+    pub fn concrete(self, p: Precision) -> Ty {
+        match self {
+            Ty::Real => p.ty(),
+            t => t,
+        }
+    }
+
+    /// The type's name as a user writes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Ty::Real => "T",
+            Ty::F32 => "f32",
+            Ty::F64 => "f64",
+            Ty::Int => "i64",
+            Ty::Bool => "bool",
+        }
+    }
+}
+
+impl fmt::Display for Ty {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The precision a generic kernel is instantiated at.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Precision {
+    /// `T = f32`.
+    F32,
+    /// `T = f64`.
+    F64,
+}
+
+impl Precision {
+    /// Both precisions, in the order artifacts are generated.
+    pub const ALL: [Precision; 2] = [Precision::F32, Precision::F64];
+
+    /// The concrete IR type.
+    pub fn ty(self) -> Ty {
+        match self {
+            Precision::F32 => Ty::F32,
+            Precision::F64 => Ty::F64,
+        }
+    }
+
+    /// `"f32"` or `"f64"`.
+    pub fn name(self) -> &'static str {
+        self.ty().name()
+    }
+}
+
+/// Unary operations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Unary {
+    /// Arithmetic negation.
+    Neg,
+    /// Logical not.
+    Not,
+    /// `|x|`
+    Abs,
+    /// Square root.
+    Sqrt,
+    /// Round toward minus infinity.
+    Floor,
+    /// `e^x`.
+    Exp,
+    /// Natural logarithm.
+    Ln,
+}
+
+/// Binary operations. Comparisons yield `bool`; the rest keep the operand type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Binary {
+    /// `+`
+    Add,
+    /// `-`
+    Sub,
+    /// `*`
+    Mul,
+    /// `/` (integer division truncates; division by zero yields 0)
+    Div,
+    /// `%` (sign of the dividend; remainder by zero yields 0)
+    Rem,
+    /// Minimum (the non-NaN operand if one is NaN).
+    Min,
+    /// Maximum (the non-NaN operand if one is NaN).
+    Max,
+    /// Magnitude of the first operand with the sign of the second.
+    CopySign,
+    /// `x^y` for real `x > 0`.
+    Pow,
+    /// Logical and (both sides evaluated).
+    And,
+    /// Logical or (both sides evaluated).
+    Or,
+    /// `==`
+    Eq,
+    /// `!=`
+    Ne,
+    /// `<`
+    Lt,
+    /// `<=`
+    Le,
+    /// `>`
+    Gt,
+    /// `>=`
+    Ge,
+}
+
+impl Binary {
+    /// Whether this compares and yields `bool`.
+    pub fn is_comparison(self) -> bool {
+        matches!(
+            self,
+            Binary::Eq | Binary::Ne | Binary::Lt | Binary::Le | Binary::Gt | Binary::Ge
+        )
+    }
+}
+
+/// Kinds of fused reductions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ReduceOp {
+    /// Sum of the contributions.
+    Sum,
+    /// Largest contribution.
+    Max,
+    /// Smallest contribution.
+    Min,
+}
+
+impl ReduceOp {
+    /// The identity element: what a point that contributes nothing adds.
+    pub fn identity(self) -> f64 {
+        match self {
+            ReduceOp::Sum => 0.0,
+            ReduceOp::Max => f64::NEG_INFINITY,
+            ReduceOp::Min => f64::INFINITY,
+        }
+    }
+
+    /// The type name used in kernel signatures.
+    pub fn type_name(self) -> &'static str {
+        match self {
+            ReduceOp::Sum => "Sum",
+            ReduceOp::Max => "Max",
+            ReduceOp::Min => "Min",
+        }
+    }
+
+    /// The combining operation.
+    pub fn combine(self) -> Binary {
+        match self {
+            ReduceOp::Sum => Binary::Add,
+            ReduceOp::Max => Binary::Max,
+            ReduceOp::Min => Binary::Min,
+        }
+    }
+}
+
+/// A node of the expression graph.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Node {
+    /// A real constant, stored as the bits of an `f64`; its type is in [`Kernel::types`].
+    RealConst(u64),
+    /// An integer constant.
+    IntConst(i64),
+    /// A boolean constant.
+    BoolConst(bool),
+    /// The value of scalar parameter number `n`.
+    Scalar(u32),
+    /// The index of the current point along an axis (0-based, interior).
+    Index(u8),
+    /// The number of points along an axis.
+    Extent(u8),
+    /// Input field `field` read at `offset` from the current point.
+    Load {
+        /// Field number in [`Kernel::fields`].
+        field: u32,
+        /// Offset per axis (unused axes are 0).
+        offset: [i32; 3],
+    },
+    /// A unary operation.
+    Unary(Unary, NodeId),
+    /// A binary operation.
+    Binary(Binary, NodeId, NodeId),
+    /// Fused multiply-add `a * b + c` with one rounding.
+    Fma(NodeId, NodeId, NodeId),
+    /// `if c { a } else { b }` (both evaluated; they have no side effects).
+    Select(NodeId, NodeId, NodeId),
+    /// Conversion to the node's type.
+    Cast(NodeId),
+}
+
+/// How a kernel accesses a field.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Access {
+    /// Read at offsets, never written.
+    In,
+    /// Written at the centre, never read.
+    Out,
+}
+
+/// A field parameter.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FieldParam {
+    /// Name as declared.
+    pub name: String,
+    /// In or out.
+    pub access: Access,
+    /// Element type.
+    pub elem: Ty,
+    /// Smallest offset read per axis (<= 0).
+    pub reach_lo: [i32; 3],
+    /// Largest offset read per axis (>= 0).
+    pub reach_hi: [i32; 3],
+}
+
+impl FieldParam {
+    /// The halo width this field needs: the largest offset in magnitude on any axis.
+    pub fn halo(&self) -> u32 {
+        self.reach_lo
+            .iter()
+            .chain(self.reach_hi.iter())
+            .map(|o| o.unsigned_abs())
+            .max()
+            .unwrap_or(0)
+    }
+}
+
+/// A scalar parameter.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ScalarParam {
+    /// Name as declared.
+    pub name: String,
+    /// Its type.
+    pub ty: Ty,
+}
+
+/// A fused reduction parameter.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ReductionParam {
+    /// Name as declared.
+    pub name: String,
+    /// Sum, max or min.
+    pub op: ReduceOp,
+    /// The reduced type (a real type).
+    pub ty: Ty,
+}
+
+/// A checked, optimised kernel.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Kernel {
+    /// The kernel's name.
+    pub name: String,
+    /// Number of grid dimensions (1, 2 or 3).
+    pub dims: u8,
+    /// Field parameters in declaration order.
+    pub fields: Vec<FieldParam>,
+    /// Scalar parameters in declaration order.
+    pub scalars: Vec<ScalarParam>,
+    /// Reductions in declaration order.
+    pub reductions: Vec<ReductionParam>,
+    /// The parameters in declaration order, as (kind, index into the list of that kind).
+    pub param_order: Vec<(ParamKind, u32)>,
+    /// The node arena; operands precede users.
+    pub nodes: Vec<Node>,
+    /// The type of each node.
+    pub types: Vec<Ty>,
+    /// For each output field (by field number), the node written there.
+    pub stores: Vec<(u32, NodeId)>,
+    /// For each reduction (by reduction number), the node each point contributes.
+    pub contributions: Vec<(u32, NodeId)>,
+}
+
+/// The three kinds of kernel parameter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ParamKind {
+    /// A field.
+    Field,
+    /// A scalar.
+    Scalar,
+    /// A reduction.
+    Reduction,
+}
+
+impl Kernel {
+    /// The halo width the kernel needs around its domain (over all inputs).
+    pub fn halo(&self) -> u32 {
+        self.fields.iter().map(FieldParam::halo).max().unwrap_or(0)
+    }
+
+    /// Nodes reachable from the stores and contributions, in arena (dependency) order.
+    pub fn live_nodes(&self) -> Vec<NodeId> {
+        let mut live = vec![false; self.nodes.len()];
+        let mut stack: Vec<NodeId> = self
+            .stores
+            .iter()
+            .chain(self.contributions.iter())
+            .map(|&(_, n)| n)
+            .collect();
+        while let Some(n) = stack.pop() {
+            if std::mem::replace(&mut live[n as usize], true) {
+                continue;
+            }
+            stack.extend(operands(&self.nodes[n as usize]));
+        }
+        (0..self.nodes.len() as NodeId)
+            .filter(|&n| live[n as usize])
+            .collect()
+    }
+
+    /// How many live nodes of each kind: a structural summary for tests and reports.
+    pub fn op_counts(&self) -> OpCounts {
+        let mut c = OpCounts::default();
+        for n in self.live_nodes() {
+            match self.nodes[n as usize] {
+                Node::Load { .. } => c.loads += 1,
+                Node::Binary(b, ..) if !b.is_comparison() => c.arith += 1,
+                Node::Unary(..) | Node::Fma(..) => c.arith += 1,
+                Node::Select(..) => c.selects += 1,
+                Node::RealConst(_) | Node::IntConst(_) | Node::BoolConst(_) => c.consts += 1,
+                _ => {}
+            }
+        }
+        c
+    }
+
+    /// Whether any real value's type is the generic `T`.
+    pub fn is_generic(&self) -> bool {
+        self.types.contains(&Ty::Real)
+            || self.fields.iter().any(|f| f.elem == Ty::Real)
+            || self.scalars.iter().any(|s| s.ty == Ty::Real)
+            || self.reductions.iter().any(|r| r.ty == Ty::Real)
+    }
+}
+
+/// Counts of live operations in a kernel.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct OpCounts {
+    /// Field reads.
+    pub loads: usize,
+    /// Arithmetic operations (unary, binary, fma).
+    pub arith: usize,
+    /// Selects (from `if`).
+    pub selects: usize,
+    /// Distinct constants.
+    pub consts: usize,
+}
+
+/// The operands of a node.
+pub fn operands(node: &Node) -> Vec<NodeId> {
+    match *node {
+        Node::Unary(_, a) | Node::Cast(a) => vec![a],
+        Node::Binary(_, a, b) => vec![a, b],
+        Node::Fma(a, b, c) | Node::Select(a, b, c) => vec![a, b, c],
+        _ => vec![],
+    }
+}
+
+/// Builds a kernel's node arena with hash-consing (CSE) and constant folding.
+#[derive(Default)]
+pub struct KernelBuilder {
+    nodes: Vec<Node>,
+    types: Vec<Ty>,
+    dedup: HashMap<(Node, Ty), NodeId>,
+}
+
+impl KernelBuilder {
+    /// An empty builder.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The type of a node already built.
+    pub fn ty(&self, n: NodeId) -> Ty {
+        self.types[n as usize]
+    }
+
+    /// The node itself.
+    pub fn node(&self, n: NodeId) -> Node {
+        self.nodes[n as usize]
+    }
+
+    /// Adds a node (or returns the identical one built before).
+    pub fn add(&mut self, node: Node, ty: Ty) -> NodeId {
+        if let Some(&id) = self.dedup.get(&(node, ty)) {
+            return id;
+        }
+        let id = self.nodes.len() as NodeId;
+        self.nodes.push(node);
+        self.types.push(ty);
+        self.dedup.insert((node, ty), id);
+        id
+    }
+
+    /// A real constant of type `ty`.
+    pub fn real(&mut self, v: f64, ty: Ty) -> NodeId {
+        // Normalise so that all NaNs share one node.
+        let v = if v.is_nan() { f64::NAN } else { v };
+        self.add(Node::RealConst(v.to_bits()), ty)
+    }
+
+    /// An integer constant.
+    pub fn int(&mut self, v: i64) -> NodeId {
+        self.add(Node::IntConst(v), Ty::Int)
+    }
+
+    /// A boolean constant.
+    pub fn boolean(&mut self, v: bool) -> NodeId {
+        self.add(Node::BoolConst(v), Ty::Bool)
+    }
+
+    /// The constant value of a node, if it is one.
+    pub fn constant(&self, n: NodeId) -> Option<Const> {
+        match self.node(n) {
+            Node::RealConst(b) => Some(Const::Real(f64::from_bits(b))),
+            Node::IntConst(v) => Some(Const::Int(v)),
+            Node::BoolConst(v) => Some(Const::Bool(v)),
+            _ => None,
+        }
+    }
+
+    fn constant_node(&mut self, c: Const, ty: Ty) -> NodeId {
+        match c {
+            Const::Real(v) => self.real(v, ty),
+            Const::Int(v) => self.int(v),
+            Const::Bool(v) => self.boolean(v),
+        }
+    }
+
+    /// A unary operation, folded when the operand is constant.
+    pub fn unary(&mut self, op: Unary, a: NodeId) -> NodeId {
+        let ty = self.ty(a);
+        if let Some(c) = self.constant(a) {
+            if let Some(r) = fold_unary(op, c) {
+                return self.constant_node(r, ty);
+            }
+        }
+        // --x == x, !!x == x
+        if let Node::Unary(inner, x) = self.node(a) {
+            if inner == op && matches!(op, Unary::Neg | Unary::Not) {
+                return x;
+            }
+        }
+        self.add(Node::Unary(op, a), ty)
+    }
+
+    /// A binary operation on operands of equal type, folded where that is exact.
+    pub fn binary(&mut self, op: Binary, a: NodeId, b: NodeId) -> NodeId {
+        let operand_ty = self.ty(a);
+        let ty = if op.is_comparison() {
+            Ty::Bool
+        } else {
+            operand_ty
+        };
+        if let (Some(x), Some(y)) = (self.constant(a), self.constant(b)) {
+            if let Some(r) = fold_binary(op, x, y) {
+                return self.constant_node(r, ty);
+            }
+        }
+        if let Some(n) = self.simplify_identity(op, a, b) {
+            return n;
+        }
+        self.add(Node::Binary(op, a, b), ty)
+    }
+
+    /// Algebraic identities that hold exactly in IEEE arithmetic (and for integers).
+    fn simplify_identity(&mut self, op: Binary, a: NodeId, b: NodeId) -> Option<NodeId> {
+        let is = |s: &Self, n: NodeId, v: f64| match s.constant(n) {
+            Some(Const::Real(x)) => x == v && x.is_sign_positive(),
+            Some(Const::Int(x)) => x as f64 == v,
+            _ => false,
+        };
+        let int = self.ty(a) == Ty::Int;
+        match op {
+            Binary::Mul if is(self, b, 1.0) => Some(a),
+            Binary::Mul if is(self, a, 1.0) => Some(b),
+            Binary::Div if is(self, b, 1.0) => Some(a),
+            // x - 0 == x for every float (including -0.0); x + 0 only for integers.
+            Binary::Sub if is(self, b, 0.0) => Some(a),
+            Binary::Add if int && is(self, b, 0.0) => Some(a),
+            Binary::Add if int && is(self, a, 0.0) => Some(b),
+            Binary::And | Binary::Or => {
+                let (x, y) = (self.constant(a), self.constant(b));
+                let absorbing = op == Binary::Or;
+                match (x, y) {
+                    (Some(Const::Bool(v)), _) => Some(if v == absorbing { a } else { b }),
+                    (_, Some(Const::Bool(v))) => Some(if v == absorbing { b } else { a }),
+                    _ if a == b => Some(a),
+                    _ => None,
+                }
+            }
+            _ => None,
+        }
+    }
+
+    /// `a * b + c` with a single rounding.
+    pub fn fma(&mut self, a: NodeId, b: NodeId, c: NodeId) -> NodeId {
+        let ty = self.ty(a);
+        if let (Some(Const::Real(x)), Some(Const::Real(y)), Some(Const::Real(z))) =
+            (self.constant(a), self.constant(b), self.constant(c))
+        {
+            return self.real(x.mul_add(y, z), ty);
+        }
+        self.add(Node::Fma(a, b, c), ty)
+    }
+
+    /// `if c { a } else { b }`.
+    pub fn select(&mut self, c: NodeId, a: NodeId, b: NodeId) -> NodeId {
+        if a == b {
+            return a;
+        }
+        match self.constant(c) {
+            Some(Const::Bool(true)) => a,
+            Some(Const::Bool(false)) => b,
+            _ => {
+                let ty = self.ty(a);
+                self.add(Node::Select(c, a, b), ty)
+            }
+        }
+    }
+
+    /// Converts `a` to `ty`.
+    pub fn cast(&mut self, a: NodeId, ty: Ty) -> NodeId {
+        if self.ty(a) == ty {
+            return a;
+        }
+        if let Some(c) = self.constant(a) {
+            let folded = match (c, ty) {
+                (Const::Int(v), t) if t.is_float() => Some(Const::Real(v as f64)),
+                (Const::Real(v), t) if t.is_float() => Some(Const::Real(v)),
+                (Const::Real(v), Ty::Int) => Some(Const::Int(v as i64)),
+                (Const::Bool(v), Ty::Int) => Some(Const::Int(v as i64)),
+                _ => None,
+            };
+            // Real -> real folding is exact only when widening or staying generic; a
+            // narrowing conversion of a constant is done by the back end's rounding.
+            if let Some(r) = folded {
+                return self.constant_node(r, ty);
+            }
+        }
+        self.add(Node::Cast(a), ty)
+    }
+
+    /// Finishes the arena.
+    pub fn finish(self) -> (Vec<Node>, Vec<Ty>) {
+        (self.nodes, self.types)
+    }
+}
+
+/// A constant value during folding.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Const {
+    /// A real.
+    Real(f64),
+    /// An integer.
+    Int(i64),
+    /// A boolean.
+    Bool(bool),
+}
+
+fn fold_unary(op: Unary, c: Const) -> Option<Const> {
+    Some(match (op, c) {
+        (Unary::Neg, Const::Real(v)) => Const::Real(-v),
+        (Unary::Neg, Const::Int(v)) => Const::Int(v.wrapping_neg()),
+        (Unary::Not, Const::Bool(v)) => Const::Bool(!v),
+        (Unary::Abs, Const::Real(v)) => Const::Real(v.abs()),
+        (Unary::Abs, Const::Int(v)) => Const::Int(v.wrapping_abs()),
+        // Transcendentals are left to the back ends so every path computes them alike.
+        _ => return None,
+    })
+}
+
+fn fold_binary(op: Binary, x: Const, y: Const) -> Option<Const> {
+    use Binary::*;
+    Some(match (x, y) {
+        (Const::Int(a), Const::Int(b)) => match op {
+            Add => Const::Int(a.wrapping_add(b)),
+            Sub => Const::Int(a.wrapping_sub(b)),
+            Mul => Const::Int(a.wrapping_mul(b)),
+            Div => Const::Int(if b == 0 { 0 } else { a.wrapping_div(b) }),
+            Rem => Const::Int(if b == 0 { 0 } else { a.wrapping_rem(b) }),
+            Min => Const::Int(a.min(b)),
+            Max => Const::Int(a.max(b)),
+            Eq => Const::Bool(a == b),
+            Ne => Const::Bool(a != b),
+            Lt => Const::Bool(a < b),
+            Le => Const::Bool(a <= b),
+            Gt => Const::Bool(a > b),
+            Ge => Const::Bool(a >= b),
+            _ => return None,
+        },
+        // Real constants are folded only where the result does not depend on the
+        // precision the kernel is later instantiated at: comparisons, and operations whose
+        // f64 result is exactly representable (checked by round-tripping through f32).
+        (Const::Real(a), Const::Real(b)) => {
+            let r = match op {
+                Add => a + b,
+                Sub => a - b,
+                Mul => a * b,
+                Div => a / b,
+                Min => a.min(b),
+                Max => a.max(b),
+                CopySign => a.copysign(b),
+                Eq => return Some(Const::Bool(a == b)),
+                Ne => return Some(Const::Bool(a != b)),
+                Lt => return Some(Const::Bool(a < b)),
+                Le => return Some(Const::Bool(a <= b)),
+                Gt => return Some(Const::Bool(a > b)),
+                Ge => return Some(Const::Bool(a >= b)),
+                _ => return None,
+            };
+            let exact_in_f32 = |v: f64| (v as f32) as f64 == v || v.is_nan();
+            if exact_in_f32(a) && exact_in_f32(b) && exact_in_f32(r) {
+                Const::Real(r)
+            } else if op == Min || op == Max || op == CopySign {
+                Const::Real(r)
+            } else {
+                return None;
+            }
+        }
+        (Const::Bool(a), Const::Bool(b)) => match op {
+            And => Const::Bool(a && b),
+            Or => Const::Bool(a || b),
+            Eq => Const::Bool(a == b),
+            Ne => Const::Bool(a != b),
+            _ => return None,
+        },
+        _ => return None,
+    })
+}

@@ -1,0 +1,859 @@
+//! Lowering of a kernel to an LLVM module: the point computation and the two entries.
+
+use super::math::MathLib;
+use super::{entry_name, LlvmError, Target};
+use crate::ir::{Access, Binary, Kernel, Node, ParamKind, Precision, ReduceOp, Ty, Unary};
+use inkwell::attributes::{Attribute, AttributeLoc};
+use inkwell::builder::{Builder, BuilderError};
+use inkwell::context::Context;
+use inkwell::intrinsics::Intrinsic;
+use inkwell::module::{Linkage, Module};
+#[allow(deprecated)]
+use inkwell::passes::{PassManager, PassManagerBuilder};
+use inkwell::types::{BasicMetadataTypeEnum, BasicType, BasicTypeEnum};
+use inkwell::values::{
+    BasicMetadataValueEnum, BasicValue, BasicValueEnum, FloatValue, FunctionValue, IntValue,
+    PointerValue,
+};
+use inkwell::{AddressSpace, FloatPredicate, IntPredicate, OptimizationLevel};
+
+/// Largest thread block the reduction's shared-memory buffer supports.
+pub const MAX_BLOCK_THREADS: u32 = 1024;
+
+impl From<BuilderError> for LlvmError {
+    fn from(e: BuilderError) -> Self {
+        LlvmError::Invalid {
+            kernel: String::new(),
+            message: e.to_string(),
+        }
+    }
+}
+
+type R<T> = Result<T, LlvmError>;
+
+/// Per-field values a point needs: base pointer and strides.
+struct FieldArgs<'ctx> {
+    ptr: PointerValue<'ctx>,
+    sy: IntValue<'ctx>,
+    sz: IntValue<'ctx>,
+}
+
+/// The values of all parameters inside an entry.
+struct EntryArgs<'ctx> {
+    n: [IntValue<'ctx>; 3],
+    fields: Vec<FieldArgs<'ctx>>,
+    scalars: Vec<BasicValueEnum<'ctx>>,
+    reductions: Vec<PointerValue<'ctx>>,
+}
+
+pub(super) struct Gen<'a, 'ctx> {
+    pub ctx: &'ctx Context,
+    pub module: Module<'ctx>,
+    pub b: Builder<'ctx>,
+    k: &'a Kernel,
+    p: Precision,
+    target: Target,
+    math: MathLib<'ctx>,
+}
+
+/// Builds the module of one kernel at one precision for one target.
+pub fn build_module<'ctx>(
+    ctx: &'ctx Context,
+    k: &Kernel,
+    p: Precision,
+    target: Target,
+) -> R<Module<'ctx>> {
+    let module = ctx.create_module(&k.name);
+    let mut g = Gen {
+        ctx,
+        b: ctx.create_builder(),
+        math: MathLib::new(ctx, &module),
+        module,
+        k,
+        p,
+        target,
+    };
+    match target {
+        Target::Ptx => g.ptx_entry()?,
+        Target::Host => g.host_entry()?,
+    }
+    g.module.verify().map_err(|e| LlvmError::Invalid {
+        kernel: k.name.clone(),
+        message: e.to_string(),
+    })?;
+    Ok(g.module)
+}
+
+/// Runs LLVM's -O3 module pipeline (the legacy pass manager: LLVM 14's C API has no other).
+#[allow(deprecated)]
+pub fn optimise(module: &Module) {
+    let pmb = PassManagerBuilder::create();
+    pmb.set_optimization_level(OptimizationLevel::Aggressive);
+    pmb.set_inliner_with_threshold(1000);
+    let pm = PassManager::create(());
+    pmb.populate_module_pass_manager(&pm);
+    pm.run_on(module);
+}
+
+impl<'a, 'ctx> Gen<'a, 'ctx> {
+    fn ty(&self, t: Ty) -> BasicTypeEnum<'ctx> {
+        match t.concrete(self.p) {
+            Ty::F32 => self.ctx.f32_type().into(),
+            Ty::F64 | Ty::Real => self.ctx.f64_type().into(),
+            Ty::Int => self.ctx.i64_type().into(),
+            Ty::Bool => self.ctx.bool_type().into(),
+        }
+    }
+
+    fn addr_space(&self) -> AddressSpace {
+        match self.target {
+            Target::Ptx => AddressSpace::from(1u16),
+            Target::Host => AddressSpace::default(),
+        }
+    }
+
+    fn elem_ptr_type(&self, t: Ty) -> inkwell::types::PointerType<'ctx> {
+        self.ty(t).ptr_type(self.addr_space())
+    }
+
+    fn i64c(&self, v: i64) -> IntValue<'ctx> {
+        self.ctx.i64_type().const_int(v as u64, true)
+    }
+
+    fn intrinsic(&self, name: &str, types: &[BasicTypeEnum<'ctx>]) -> R<FunctionValue<'ctx>> {
+        Intrinsic::find(name)
+            .and_then(|i| i.get_declaration(&self.module, types))
+            .ok_or_else(|| LlvmError::Invalid {
+                kernel: self.k.name.clone(),
+                message: format!("intrinsic {name} is not available"),
+            })
+    }
+
+    fn call(
+        &self,
+        f: FunctionValue<'ctx>,
+        args: &[BasicValueEnum<'ctx>],
+    ) -> R<BasicValueEnum<'ctx>> {
+        let args: Vec<BasicMetadataValueEnum> = args.iter().map(|&a| a.into()).collect();
+        self.b
+            .build_call(f, &args, "")?
+            .try_as_basic_value()
+            .basic()
+            .ok_or_else(|| LlvmError::Invalid {
+                kernel: self.k.name.clone(),
+                message: "call without a value".into(),
+            })
+    }
+
+    fn call_void(&self, f: FunctionValue<'ctx>, args: &[BasicValueEnum<'ctx>]) -> R<()> {
+        let args: Vec<BasicMetadataValueEnum> = args.iter().map(|&a| a.into()).collect();
+        self.b.build_call(f, &args, "")?;
+        Ok(())
+    }
+
+    fn real_const(&self, t: Ty, v: f64) -> BasicValueEnum<'ctx> {
+        match t.concrete(self.p) {
+            Ty::F32 => self.ctx.f32_type().const_float(v as f32 as f64).into(),
+            _ => self.ctx.f64_type().const_float(v).into(),
+        }
+    }
+
+    /// Address of field `f` at offset `off` from point (i, j, k).
+    fn address(
+        &self,
+        fa: &FieldArgs<'ctx>,
+        idx: [IntValue<'ctx>; 3],
+        off: [i32; 3],
+    ) -> R<PointerValue<'ctx>> {
+        let b = &self.b;
+        let i = b.build_int_add(idx[0], self.i64c(off[0] as i64), "")?;
+        let j = b.build_int_add(idx[1], self.i64c(off[1] as i64), "")?;
+        let k = b.build_int_add(idx[2], self.i64c(off[2] as i64), "")?;
+        let jy = b.build_int_mul(j, fa.sy, "")?;
+        let kz = b.build_int_mul(k, fa.sz, "")?;
+        let lin = b.build_int_add(b.build_int_add(i, jy, "")?, kz, "")?;
+        // SAFETY of the GEP: the runtime guarantees that every field covers the domain plus
+        // the kernel's halo, so every offset stays inside the field's allocation.
+        Ok(unsafe { b.build_in_bounds_gep(fa.ptr, &[lin], "")? })
+    }
+
+    /// Emits the point computation at (i, j, k): loads, arithmetic and stores. Returns each
+    /// reduction's contribution.
+    fn point(
+        &self,
+        args: &EntryArgs<'ctx>,
+        idx: [IntValue<'ctx>; 3],
+    ) -> R<Vec<(u32, BasicValueEnum<'ctx>)>> {
+        let k = self.k;
+        let mut vals: Vec<Option<BasicValueEnum<'ctx>>> = vec![None; k.nodes.len()];
+        let get = |vals: &Vec<Option<BasicValueEnum<'ctx>>>, n: u32| {
+            vals[n as usize].expect("operands are lowered before their users")
+        };
+        for n in k.live_nodes() {
+            let ty = k.types[n as usize];
+            let v: BasicValueEnum<'ctx> = match k.nodes[n as usize] {
+                Node::RealConst(bits) => self.real_const(ty, f64::from_bits(bits)),
+                Node::IntConst(x) => self.i64c(x).into(),
+                Node::BoolConst(x) => self.ctx.bool_type().const_int(x as u64, false).into(),
+                Node::Scalar(s) => args.scalars[s as usize],
+                Node::Index(a) => idx[a as usize].into(),
+                Node::Extent(a) => args.n[a as usize].into(),
+                Node::Load { field, offset } => {
+                    let ptr = self.address(&args.fields[field as usize], idx, offset)?;
+                    self.load(ptr, ty)?
+                }
+                Node::Unary(op, a) => self.unary(op, get(&vals, a), ty)?,
+                Node::Binary(op, a, c) => {
+                    let operand_ty = k.types[a as usize];
+                    self.binary(op, get(&vals, a), get(&vals, c), operand_ty)?
+                }
+                Node::Fma(a, c, d) => {
+                    let f = self.intrinsic("llvm.fma", &[self.ty(ty)])?;
+                    self.call(f, &[get(&vals, a), get(&vals, c), get(&vals, d)])?
+                }
+                Node::Select(c, a, d) => self.b.build_select(
+                    get(&vals, c).into_int_value(),
+                    get(&vals, a),
+                    get(&vals, d),
+                    "",
+                )?,
+                Node::Cast(a) => self.cast(get(&vals, a), k.types[a as usize], ty)?,
+            };
+            vals[n as usize] = Some(v);
+        }
+        for &(f, n) in &k.stores {
+            let ptr = self.address(&args.fields[f as usize], idx, [0; 3])?;
+            self.b.build_store(ptr, get(&vals, n))?;
+        }
+        Ok(k.contributions
+            .iter()
+            .map(|&(r, n)| (r, get(&vals, n)))
+            .collect())
+    }
+
+    fn load(&self, ptr: PointerValue<'ctx>, ty: Ty) -> R<BasicValueEnum<'ctx>> {
+        match self.target {
+            // Inputs are read-only for the whole launch: read them through the
+            // non-coherent (texture) path, `ld.global.nc`.
+            Target::Ptx => {
+                let f = self.intrinsic(
+                    "llvm.nvvm.ldg.global.f",
+                    &[self.ty(ty), ptr.get_type().into()],
+                )?;
+                let align = self.ctx.i32_type().const_int(
+                    if ty.concrete(self.p) == Ty::F32 { 4 } else { 8 },
+                    false,
+                );
+                self.call(f, &[ptr.into(), align.into()])
+            }
+            Target::Host => Ok(self.b.build_load(ptr, "")?),
+        }
+    }
+
+    fn unary(&self, op: Unary, a: BasicValueEnum<'ctx>, ty: Ty) -> R<BasicValueEnum<'ctx>> {
+        let b = &self.b;
+        if ty == Ty::Int {
+            let x = a.into_int_value();
+            return Ok(match op {
+                Unary::Neg => b.build_int_neg(x, "")?.into(),
+                _ => {
+                    // abs: the only other unary integer operation
+                    let neg = b.build_int_neg(x, "")?;
+                    let lt = b.build_int_compare(IntPredicate::SLT, x, self.i64c(0), "")?;
+                    b.build_select(lt, neg, x, "")?
+                }
+            });
+        }
+        if ty == Ty::Bool {
+            return Ok(b.build_not(a.into_int_value(), "")?.into());
+        }
+        let x = a.into_float_value();
+        let t = self.ty(ty);
+        Ok(match op {
+            Unary::Neg => b.build_float_neg(x, "")?.into(),
+            Unary::Not => unreachable!("checked: `!` on a real"),
+            Unary::Abs => self.call(self.intrinsic("llvm.fabs", &[t])?, &[a])?,
+            Unary::Sqrt => self.call(self.intrinsic("llvm.sqrt", &[t])?, &[a])?,
+            Unary::Floor => self.call(self.intrinsic("llvm.floor", &[t])?, &[a])?,
+            Unary::Exp => self.in_f64(x, |g, y| g.math.exp(&g.b, y))?,
+            Unary::Ln => self.in_f64(x, |g, y| g.math.ln(&g.b, y))?,
+        })
+    }
+
+    /// Evaluates a transcendental in f64 and rounds back, so that f32 results are correctly
+    /// rounded in almost all cases and both targets agree.
+    fn in_f64(
+        &self,
+        x: FloatValue<'ctx>,
+        f: impl Fn(&Self, FloatValue<'ctx>) -> R<FloatValue<'ctx>>,
+    ) -> R<BasicValueEnum<'ctx>> {
+        let f64t = self.ctx.f64_type();
+        let wide = x.get_type() != f64t;
+        let y = if wide {
+            self.b.build_float_ext(x, f64t, "")?
+        } else {
+            x
+        };
+        let r = f(self, y)?;
+        Ok(if wide {
+            self.b.build_float_trunc(r, x.get_type(), "")?.into()
+        } else {
+            r.into()
+        })
+    }
+
+    fn binary(
+        &self,
+        op: Binary,
+        a: BasicValueEnum<'ctx>,
+        c: BasicValueEnum<'ctx>,
+        operand_ty: Ty,
+    ) -> R<BasicValueEnum<'ctx>> {
+        let b = &self.b;
+        if operand_ty == Ty::Int || operand_ty == Ty::Bool {
+            let (x, y) = (a.into_int_value(), c.into_int_value());
+            let cmp = |p| -> R<BasicValueEnum<'ctx>> { Ok(b.build_int_compare(p, x, y, "")?.into()) };
+            let zero = self.i64c(0);
+            return match op {
+                Binary::Add => Ok(b.build_int_add(x, y, "")?.into()),
+                Binary::Sub => Ok(b.build_int_sub(x, y, "")?.into()),
+                Binary::Mul => Ok(b.build_int_mul(x, y, "")?.into()),
+                Binary::Div | Binary::Rem => {
+                    // Division by zero yields 0 on every back end.
+                    let is_zero = b.build_int_compare(IntPredicate::EQ, y, zero, "")?;
+                    let safe = b.build_select(is_zero, self.i64c(1), y, "")?.into_int_value();
+                    let q = if op == Binary::Div {
+                        b.build_int_signed_div(x, safe, "")?
+                    } else {
+                        b.build_int_signed_rem(x, safe, "")?
+                    };
+                    Ok(b.build_select(is_zero, zero, q, "")?)
+                }
+                Binary::Min => {
+                    let lt = b.build_int_compare(IntPredicate::SLT, x, y, "")?;
+                    Ok(b.build_select(lt, x, y, "")?)
+                }
+                Binary::Max => {
+                    let gt = b.build_int_compare(IntPredicate::SGT, x, y, "")?;
+                    Ok(b.build_select(gt, x, y, "")?)
+                }
+                Binary::And => Ok(b.build_and(x, y, "")?.into()),
+                Binary::Or => Ok(b.build_or(x, y, "")?.into()),
+                Binary::Eq => cmp(IntPredicate::EQ),
+                Binary::Ne => cmp(IntPredicate::NE),
+                Binary::Lt => cmp(IntPredicate::SLT),
+                Binary::Le => cmp(IntPredicate::SLE),
+                Binary::Gt => cmp(IntPredicate::SGT),
+                Binary::Ge => cmp(IntPredicate::SGE),
+                Binary::CopySign | Binary::Pow => unreachable!("checked: real-only operation"),
+            };
+        }
+        let (x, y) = (a.into_float_value(), c.into_float_value());
+        let t = self.ty(operand_ty);
+        let cmp = |p| -> R<BasicValueEnum<'ctx>> { Ok(b.build_float_compare(p, x, y, "")?.into()) };
+        match op {
+            Binary::Add => Ok(b.build_float_add(x, y, "")?.into()),
+            Binary::Sub => Ok(b.build_float_sub(x, y, "")?.into()),
+            Binary::Mul => Ok(b.build_float_mul(x, y, "")?.into()),
+            Binary::Div => Ok(b.build_float_div(x, y, "")?.into()),
+            Binary::Min => self.call(self.intrinsic("llvm.minnum", &[t])?, &[a, c]),
+            Binary::Max => self.call(self.intrinsic("llvm.maxnum", &[t])?, &[a, c]),
+            Binary::CopySign => Ok(self.math.copysign(b, x, y)?.into()),
+            Binary::Pow => self.pow(x, y),
+            // Rust's `!=` is true when either side is NaN: unordered-or-not-equal.
+            Binary::Eq => cmp(FloatPredicate::OEQ),
+            Binary::Ne => cmp(FloatPredicate::UNE),
+            Binary::Lt => cmp(FloatPredicate::OLT),
+            Binary::Le => cmp(FloatPredicate::OLE),
+            Binary::Gt => cmp(FloatPredicate::OGT),
+            Binary::Ge => cmp(FloatPredicate::OGE),
+            Binary::Rem | Binary::And | Binary::Or => unreachable!("checked: not for reals"),
+        }
+    }
+
+    fn pow(&self, x: FloatValue<'ctx>, y: FloatValue<'ctx>) -> R<BasicValueEnum<'ctx>> {
+        let f64t = self.ctx.f64_type();
+        let wide = x.get_type() != f64t;
+        let (xd, yd) = if wide {
+            (
+                self.b.build_float_ext(x, f64t, "")?,
+                self.b.build_float_ext(y, f64t, "")?,
+            )
+        } else {
+            (x, y)
+        };
+        let r = self.math.pow(&self.b, xd, yd)?;
+        Ok(if wide {
+            self.b.build_float_trunc(r, x.get_type(), "")?.into()
+        } else {
+            r.into()
+        })
+    }
+
+    fn cast(&self, a: BasicValueEnum<'ctx>, from: Ty, to: Ty) -> R<BasicValueEnum<'ctx>> {
+        let b = &self.b;
+        let (from, to) = (from.concrete(self.p), to.concrete(self.p));
+        Ok(match (from, to) {
+            (f, t) if f == t => a,
+            (Ty::Int, t) => b
+                .build_signed_int_to_float(a.into_int_value(), self.ty(t).into_float_type(), "")?
+                .into(),
+            (Ty::Bool, Ty::Int) => b
+                .build_int_z_extend(a.into_int_value(), self.ctx.i64_type(), "")?
+                .into(),
+            (f, Ty::Int) => {
+                // Saturating, like Rust's `as`.
+                let sat = self.intrinsic(
+                    "llvm.fptosi.sat",
+                    &[self.ctx.i64_type().into(), self.ty(f)],
+                )?;
+                self.call(sat, &[a])?
+            }
+            (Ty::F32, Ty::F64) => b
+                .build_float_ext(a.into_float_value(), self.ctx.f64_type(), "")?
+                .into(),
+            (Ty::F64, Ty::F32) => b
+                .build_float_trunc(a.into_float_value(), self.ctx.f32_type(), "")?
+                .into(),
+            _ => unreachable!("checked: unsupported cast"),
+        })
+    }
+
+    fn identity(&self, r: usize) -> BasicValueEnum<'ctx> {
+        let red = &self.k.reductions[r];
+        self.real_const(red.ty, red.op.identity())
+    }
+
+    fn combine(
+        &self,
+        op: ReduceOp,
+        ty: Ty,
+        a: BasicValueEnum<'ctx>,
+        c: BasicValueEnum<'ctx>,
+    ) -> R<BasicValueEnum<'ctx>> {
+        self.binary(op.combine(), a, c, ty)
+    }
+
+    /// The parameter types of the PTX entry, in calling-convention order.
+    fn entry_param_types(&self) -> Vec<BasicMetadataTypeEnum<'ctx>> {
+        let i64t = self.ctx.i64_type();
+        let mut ps: Vec<BasicMetadataTypeEnum> = vec![i64t.into(); 3];
+        for &(kind, i) in &self.k.param_order {
+            match kind {
+                ParamKind::Field => {
+                    ps.push(self.elem_ptr_type(self.k.fields[i as usize].elem).into());
+                    ps.push(i64t.into());
+                    ps.push(i64t.into());
+                }
+                ParamKind::Scalar => {
+                    let t = self.k.scalars[i as usize].ty;
+                    ps.push(if t == Ty::Bool {
+                        self.ctx.i32_type().into()
+                    } else {
+                        self.ty(t).into()
+                    });
+                }
+                ParamKind::Reduction => {
+                    ps.push(self.elem_ptr_type(self.k.reductions[i as usize].ty).into());
+                }
+            }
+        }
+        ps
+    }
+
+    /// Marks pointer parameters `noalias`, and inputs `readonly`.
+    fn pointer_attributes(&self, f: FunctionValue<'ctx>, first_param: u32) {
+        let noalias = self
+            .ctx
+            .create_enum_attribute(Attribute::get_named_enum_kind_id("noalias"), 0);
+        let readonly = self
+            .ctx
+            .create_enum_attribute(Attribute::get_named_enum_kind_id("readonly"), 0);
+        let mut pos = first_param;
+        for &(kind, i) in &self.k.param_order {
+            match kind {
+                ParamKind::Field => {
+                    f.add_attribute(AttributeLoc::Param(pos), noalias);
+                    if self.k.fields[i as usize].access == Access::In {
+                        f.add_attribute(AttributeLoc::Param(pos), readonly);
+                    }
+                    pos += 3;
+                }
+                ParamKind::Scalar => pos += 1,
+                ParamKind::Reduction => {
+                    f.add_attribute(AttributeLoc::Param(pos), noalias);
+                    pos += 1;
+                }
+            }
+        }
+    }
+
+    /// Reads the parameters of the PTX entry into [`EntryArgs`].
+    fn unpack_params(&self, f: FunctionValue<'ctx>) -> R<EntryArgs<'ctx>> {
+        let p = |i: u32| f.get_nth_param(i).expect("declared parameter");
+        let mut args = EntryArgs {
+            n: [
+                p(0).into_int_value(),
+                p(1).into_int_value(),
+                p(2).into_int_value(),
+            ],
+            fields: vec![],
+            scalars: vec![],
+            reductions: vec![],
+        };
+        let mut pos = 3;
+        for &(kind, i) in &self.k.param_order {
+            match kind {
+                ParamKind::Field => {
+                    args.fields.push(FieldArgs {
+                        ptr: p(pos).into_pointer_value(),
+                        sy: p(pos + 1).into_int_value(),
+                        sz: p(pos + 2).into_int_value(),
+                    });
+                    pos += 3;
+                }
+                ParamKind::Scalar => {
+                    let v = p(pos);
+                    let v = if self.k.scalars[i as usize].ty == Ty::Bool {
+                        let zero = self.ctx.i32_type().const_zero();
+                        self.b
+                            .build_int_compare(IntPredicate::NE, v.into_int_value(), zero, "")?
+                            .into()
+                    } else {
+                        v
+                    };
+                    args.scalars.push(v);
+                    pos += 1;
+                }
+                ParamKind::Reduction => {
+                    args.reductions.push(p(pos).into_pointer_value());
+                    pos += 1;
+                }
+            }
+        }
+        Ok(args)
+    }
+
+    fn sreg(&self, name: &str) -> R<IntValue<'ctx>> {
+        let f = self.intrinsic(&format!("llvm.nvvm.read.ptx.sreg.{name}"), &[])?;
+        Ok(self.call(f, &[])?.into_int_value())
+    }
+
+    /// The CUDA kernel: one thread per point, block partials for reductions.
+    fn ptx_entry(&mut self) -> R<()> {
+        let name = entry_name(self.k, self.p);
+        let fn_ty = self
+            .ctx
+            .void_type()
+            .fn_type(&self.entry_param_types(), false);
+        let f = self.module.add_function(&name, fn_ty, None);
+        self.pointer_attributes(f, 3);
+        let kernel_md = self.ctx.metadata_node(&[
+            f.as_global_value().as_pointer_value().into(),
+            self.ctx.metadata_string("kernel").into(),
+            self.ctx.i32_type().const_int(1, false).into(),
+        ]);
+        self.module
+            .add_global_metadata("nvvm.annotations", &kernel_md)
+            .map_err(|e| LlvmError::Invalid {
+                kernel: name.clone(),
+                message: e.to_string(),
+            })?;
+
+        let entry = self.ctx.append_basic_block(f, "entry");
+        let body = self.ctx.append_basic_block(f, "body");
+        let join = self.ctx.append_basic_block(f, "join");
+        self.b.position_at_end(entry);
+        let args = self.unpack_params(f)?;
+        let i64t = self.ctx.i64_type();
+        let mut idx = [self.i64c(0); 3];
+        let mut inside = self.ctx.bool_type().const_int(1, false);
+        for (a, axis) in ["x", "y", "z"].iter().enumerate() {
+            let ctaid = self.sreg(&format!("ctaid.{axis}"))?;
+            let ntid = self.sreg(&format!("ntid.{axis}"))?;
+            let tid = self.sreg(&format!("tid.{axis}"))?;
+            let base = self.b.build_int_nuw_mul(ctaid, ntid, "")?;
+            let g = self.b.build_int_nuw_add(base, tid, "")?;
+            idx[a] = self.b.build_int_z_extend(g, i64t, "")?;
+            let ok = self
+                .b
+                .build_int_compare(IntPredicate::ULT, idx[a], args.n[a], "")?;
+            inside = self.b.build_and(inside, ok, "")?;
+        }
+        // Contributions of threads outside the domain are the identity.
+        let slots: Vec<PointerValue> = (0..self.k.reductions.len())
+            .map(|r| {
+                let t = self.ty(self.k.reductions[r].ty);
+                let slot = self.b.build_alloca(t, "contribution")?;
+                self.b.build_store(slot, self.identity(r))?;
+                Ok(slot)
+            })
+            .collect::<R<_>>()?;
+        self.b.build_conditional_branch(inside, body, join)?;
+
+        self.b.position_at_end(body);
+        for (r, v) in self.point(&args, idx)? {
+            self.b.build_store(slots[r as usize], v)?;
+        }
+        self.b.build_unconditional_branch(join)?;
+
+        self.b.position_at_end(join);
+        if !self.k.reductions.is_empty() {
+            self.block_reduce(f, &args, &slots)?;
+        }
+        self.b.build_return(None)?;
+        Ok(())
+    }
+
+    /// Tree reduction of each contribution over the thread block in shared memory; thread
+    /// 0 writes the block's partial. Fixed order: deterministic for a given launch shape.
+    fn block_reduce(
+        &self,
+        f: FunctionValue<'ctx>,
+        args: &EntryArgs<'ctx>,
+        slots: &[PointerValue<'ctx>],
+    ) -> R<()> {
+        let b = &self.b;
+        let i32t = self.ctx.i32_type();
+        let i64t = self.ctx.i64_type();
+        let (tx, ty_, tz) = (self.sreg("tid.x")?, self.sreg("tid.y")?, self.sreg("tid.z")?);
+        let (nx, ny, nz) = (
+            self.sreg("ntid.x")?,
+            self.sreg("ntid.y")?,
+            self.sreg("ntid.z")?,
+        );
+        let nxy = b.build_int_mul(nx, ny, "")?;
+        let nthreads = b.build_int_mul(nxy, nz, "")?;
+        let tid = b.build_int_add(
+            b.build_int_add(tx, b.build_int_mul(ty_, nx, "")?, "")?,
+            b.build_int_mul(tz, nxy, "")?,
+            "tid",
+        )?;
+        let barrier = self.intrinsic("llvm.nvvm.barrier0", &[])?;
+        let shared: Vec<PointerValue> = self
+            .k
+            .reductions
+            .iter()
+            .enumerate()
+            .map(|(r, red)| {
+                let t = self.ty(red.ty);
+                let arr = t.array_type(MAX_BLOCK_THREADS);
+                let g = self.module.add_global(
+                    arr,
+                    Some(AddressSpace::from(3u16)),
+                    &format!("reduce_{r}"),
+                );
+                g.set_linkage(Linkage::Internal);
+                g.set_initializer(&arr.get_undef());
+                g.set_alignment(8);
+                g.as_pointer_value()
+            })
+            .collect();
+        let elem = |r: usize, index: IntValue<'ctx>| -> R<PointerValue<'ctx>> {
+            let zero = i32t.const_zero();
+            Ok(unsafe { b.build_in_bounds_gep(shared[r], &[zero, index], "")? })
+        };
+        for (r, slot) in slots.iter().enumerate() {
+            let v = b.build_load(*slot, "")?;
+            b.build_store(elem(r, tid)?, v)?;
+        }
+        self.call_void(barrier, &[])?;
+        // s = largest power of two below nthreads; halve until 0.
+        let nm1 = b.build_int_sub(nthreads, i32t.const_int(1, false), "")?;
+        let ctlz = self.intrinsic("llvm.ctlz", &[i32t.into()])?;
+        let lz = self
+            .call(ctlz, &[nm1.into(), self.ctx.bool_type().const_zero().into()])?
+            .into_int_value();
+        let shift = b.build_int_sub(i32t.const_int(31, false), lz, "")?;
+        let start = b.build_left_shift(i32t.const_int(1, false), shift, "")?;
+        let one_thread = b.build_int_compare(
+            IntPredicate::ULE,
+            nthreads,
+            i32t.const_int(1, false),
+            "",
+        )?;
+        let start = b.build_select(one_thread, i32t.const_zero(), start, "")?;
+
+        let pre = b.get_insert_block().expect("positioned");
+        let head = self.ctx.append_basic_block(f, "reduce_head");
+        let step = self.ctx.append_basic_block(f, "reduce_step");
+        let add = self.ctx.append_basic_block(f, "reduce_add");
+        let sync = self.ctx.append_basic_block(f, "reduce_sync");
+        let done = self.ctx.append_basic_block(f, "reduce_done");
+        let write = self.ctx.append_basic_block(f, "reduce_write");
+        let exit = self.ctx.append_basic_block(f, "reduce_exit");
+        b.build_unconditional_branch(head)?;
+        b.position_at_end(head);
+        let s = b.build_phi(i32t, "s")?;
+        s.add_incoming(&[(&start, pre)]);
+        let sv = s.as_basic_value().into_int_value();
+        let more = b.build_int_compare(IntPredicate::NE, sv, i32t.const_zero(), "")?;
+        b.build_conditional_branch(more, step, done)?;
+
+        b.position_at_end(step);
+        let partner = b.build_int_add(tid, sv, "")?;
+        let lower = b.build_int_compare(IntPredicate::ULT, tid, sv, "")?;
+        let valid = b.build_int_compare(IntPredicate::ULT, partner, nthreads, "")?;
+        let active = b.build_and(lower, valid, "")?;
+        b.build_conditional_branch(active, add, sync)?;
+
+        b.position_at_end(add);
+        for (r, red) in self.k.reductions.iter().enumerate() {
+            let mine = b.build_load(elem(r, tid)?, "")?;
+            let theirs = b.build_load(elem(r, partner)?, "")?;
+            let c = self.combine(red.op, red.ty, mine, theirs)?;
+            b.build_store(elem(r, tid)?, c)?;
+        }
+        b.build_unconditional_branch(sync)?;
+
+        b.position_at_end(sync);
+        self.call_void(barrier, &[])?;
+        let next = b.build_right_shift(sv, i32t.const_int(1, false), false, "")?;
+        s.add_incoming(&[(&next, sync)]);
+        b.build_unconditional_branch(head)?;
+
+        b.position_at_end(done);
+        let first = b.build_int_compare(IntPredicate::EQ, tid, i32t.const_zero(), "")?;
+        b.build_conditional_branch(first, write, exit)?;
+
+        b.position_at_end(write);
+        let (bx, by, bz) = (
+            self.sreg("ctaid.x")?,
+            self.sreg("ctaid.y")?,
+            self.sreg("ctaid.z")?,
+        );
+        let (gx, gy) = (self.sreg("nctaid.x")?, self.sreg("nctaid.y")?);
+        let ext = |v| b.build_int_z_extend(v, i64t, "");
+        let (bx, by, bz, gx, gy) = (ext(bx)?, ext(by)?, ext(bz)?, ext(gx)?, ext(gy)?);
+        let gxy = b.build_int_mul(gx, gy, "")?;
+        let block = b.build_int_add(
+            b.build_int_add(bx, b.build_int_mul(by, gx, "")?, "")?,
+            b.build_int_mul(bz, gxy, "")?,
+            "",
+        )?;
+        for (r, out) in args.reductions.iter().enumerate() {
+            let v = b.build_load(elem(r, i32t.const_zero())?, "")?;
+            let dst = unsafe { b.build_in_bounds_gep(*out, &[block], "")? };
+            b.build_store(dst, v)?;
+        }
+        b.build_unconditional_branch(exit)?;
+        b.position_at_end(exit);
+        Ok(())
+    }
+
+    /// The host entry `void name_host(const u64 *slots)`: a loop nest over the domain.
+    fn host_entry(&mut self) -> R<()> {
+        let i64t = self.ctx.i64_type();
+        let slot_ptr = i64t.ptr_type(AddressSpace::default());
+        let fn_ty = self.ctx.void_type().fn_type(&[slot_ptr.into()], false);
+        let name = format!("{}_host", self.k.name);
+        let f = self.module.add_function(&name, fn_ty, None);
+        let entry = self.ctx.append_basic_block(f, "entry");
+        self.b.position_at_end(entry);
+        let slots = f.get_nth_param(0).expect("param").into_pointer_value();
+        let slot = |g: &Self, i: u64| -> R<IntValue<'ctx>> {
+            let p = unsafe { g.b.build_in_bounds_gep(slots, &[g.i64c(i as i64)], "")? };
+            Ok(g.b.build_load(p, "")?.into_int_value())
+        };
+        let mut args = EntryArgs {
+            n: [slot(self, 0)?, slot(self, 1)?, slot(self, 2)?],
+            fields: vec![],
+            scalars: vec![],
+            reductions: vec![],
+        };
+        let mut pos = 3u64;
+        for &(kind, i) in &self.k.param_order {
+            match kind {
+                ParamKind::Field => {
+                    let raw = slot(self, pos)?;
+                    let pt = self.elem_ptr_type(self.k.fields[i as usize].elem);
+                    args.fields.push(FieldArgs {
+                        ptr: self.b.build_int_to_ptr(raw, pt, "")?,
+                        sy: slot(self, pos + 1)?,
+                        sz: slot(self, pos + 2)?,
+                    });
+                    pos += 3;
+                }
+                ParamKind::Scalar => {
+                    let raw = slot(self, pos)?;
+                    let t = self.k.scalars[i as usize].ty.concrete(self.p);
+                    let v: BasicValueEnum = match t {
+                        Ty::Int => raw.into(),
+                        Ty::Bool => self
+                            .b
+                            .build_int_compare(IntPredicate::NE, raw, self.i64c(0), "")?
+                            .into(),
+                        Ty::F64 => self.b.build_bit_cast(raw, self.ctx.f64_type(), "")?,
+                        _ => {
+                            let low = self.b.build_int_truncate(raw, self.ctx.i32_type(), "")?;
+                            self.b.build_bit_cast(low, self.ctx.f32_type(), "")?
+                        }
+                    };
+                    args.scalars.push(v);
+                    pos += 1;
+                }
+                ParamKind::Reduction => {
+                    let raw = slot(self, pos)?;
+                    let pt = self.elem_ptr_type(self.k.reductions[i as usize].ty);
+                    args.reductions.push(self.b.build_int_to_ptr(raw, pt, "")?);
+                    pos += 1;
+                }
+            }
+        }
+        let accs: Vec<PointerValue> = (0..self.k.reductions.len())
+            .map(|r| {
+                let a = self
+                    .b
+                    .build_alloca(self.ty(self.k.reductions[r].ty), "acc")?;
+                self.b.build_store(a, self.identity(r))?;
+                Ok(a)
+            })
+            .collect::<R<_>>()?;
+
+        // for k { for j { for i { point } } }
+        let mut idx = [self.i64c(0); 3];
+        let mut latches = Vec::new();
+        for axis in (0..3).rev() {
+            let pre = self.b.get_insert_block().expect("positioned");
+            let head = self.ctx.append_basic_block(f, "loop");
+            self.b.build_unconditional_branch(head)?;
+            self.b.position_at_end(head);
+            let phi = self.b.build_phi(i64t, "")?;
+            phi.add_incoming(&[(&self.i64c(0), pre)]);
+            idx[axis] = phi.as_basic_value().into_int_value();
+            let body = self.ctx.append_basic_block(f, "body");
+            let exit = self.ctx.append_basic_block(f, "exit");
+            let go = self
+                .b
+                .build_int_compare(IntPredicate::SLT, idx[axis], args.n[axis], "")?;
+            self.b.build_conditional_branch(go, body, exit)?;
+            self.b.position_at_end(body);
+            latches.push((phi, head, exit, idx[axis]));
+        }
+        for (r, v) in self.point(&args, idx)? {
+            let red = &self.k.reductions[r as usize];
+            let old = self.b.build_load(accs[r as usize], "")?;
+            let new = self.combine(red.op, red.ty, old, v)?;
+            self.b.build_store(accs[r as usize], new)?;
+        }
+        for (phi, head, exit, i) in latches.into_iter().rev() {
+            let next = self.b.build_int_add(i, self.i64c(1), "")?;
+            let here = self.b.get_insert_block().expect("positioned");
+            phi.add_incoming(&[(&next, here)]);
+            self.b.build_unconditional_branch(head)?;
+            self.b.position_at_end(exit);
+        }
+        for (r, out) in args.reductions.iter().enumerate() {
+            let v = self.b.build_load(accs[r], "")?;
+            self.b.build_store(*out, v)?;
+        }
+        self.b.build_return(None)?;
+        Ok(())
+    }
+}
+
+/// Keeps `BasicValue` in scope for `as_basic_value_enum` on values built above.
+#[allow(dead_code)]
+fn _uses(v: IntValue) -> BasicValueEnum {
+    v.as_basic_value_enum()
+}

@@ -1,0 +1,185 @@
+//! Transcendental functions emitted inline as plain IEEE arithmetic.
+//!
+//! The NVPTX target has no `exp`/`log` instructions in double precision and no libm, and
+//! shipping NVIDIA's libdevice would tie the build to a CUDA installation. These
+//! straight-line versions (range reduction plus polynomial, no branches) are used on both
+//! targets, so the host JIT runs exactly the arithmetic the GPU runs. Accuracy: a few ulp
+//! in f64 over the whole range, including subnormal inputs and results.
+
+use super::LlvmError;
+use inkwell::builder::Builder;
+use inkwell::context::Context;
+use inkwell::intrinsics::Intrinsic;
+use inkwell::module::Module;
+use inkwell::values::{FloatValue, FunctionValue, IntValue};
+use inkwell::{FloatPredicate, IntPredicate};
+
+type R<T> = Result<T, LlvmError>;
+
+const LN2_HI: f64 = 6.931_471_803_691_238_164_9e-1;
+const LN2_LO: f64 = 1.908_214_929_270_587_700_02e-10;
+
+/// Emits the math functions for one module.
+pub(super) struct MathLib<'ctx> {
+    ctx: &'ctx Context,
+    floor: Option<FunctionValue<'ctx>>,
+    fptosi_sat: Option<FunctionValue<'ctx>>,
+}
+
+impl<'ctx> MathLib<'ctx> {
+    pub fn new(ctx: &'ctx Context, module: &Module<'ctx>) -> Self {
+        let f64t = ctx.f64_type().into();
+        let i64t = ctx.i64_type().into();
+        MathLib {
+            ctx,
+            floor: Intrinsic::find("llvm.floor").and_then(|i| i.get_declaration(module, &[f64t])),
+            fptosi_sat: Intrinsic::find("llvm.fptosi.sat")
+                .and_then(|i| i.get_declaration(module, &[i64t, f64t])),
+        }
+    }
+
+    fn c(&self, v: f64) -> FloatValue<'ctx> {
+        self.ctx.f64_type().const_float(v)
+    }
+
+    fn i(&self, v: i64) -> IntValue<'ctx> {
+        self.ctx.i64_type().const_int(v as u64, true)
+    }
+
+    fn missing(what: &str) -> LlvmError {
+        LlvmError::Invalid {
+            kernel: String::new(),
+            message: format!("intrinsic {what} is not available"),
+        }
+    }
+
+    /// Horner evaluation of `sum coeffs[i] * x^i`.
+    fn horner(&self, b: &Builder<'ctx>, x: FloatValue<'ctx>, coeffs: &[f64]) -> R<FloatValue<'ctx>> {
+        let mut acc = self.c(*coeffs.last().expect("non-empty"));
+        for &c in coeffs.iter().rev().skip(1) {
+            acc = b.build_float_add(b.build_float_mul(acc, x, "")?, self.c(c), "")?;
+        }
+        Ok(acc)
+    }
+
+    /// `2^k` for `k` in [-1022, 1023] built from its bits.
+    fn pow2(&self, b: &Builder<'ctx>, k: IntValue<'ctx>) -> R<FloatValue<'ctx>> {
+        let biased = b.build_int_add(k, self.i(1023), "")?;
+        let bits = b.build_left_shift(biased, self.i(52), "")?;
+        Ok(b.build_bit_cast(bits, self.ctx.f64_type(), "")?.into_float_value())
+    }
+
+    /// `e^x` in f64.
+    pub fn exp(&self, b: &Builder<'ctx>, x: FloatValue<'ctx>) -> R<FloatValue<'ctx>> {
+        let floor = self.floor.ok_or_else(|| Self::missing("llvm.floor"))?;
+        let sat = self.fptosi_sat.ok_or_else(|| Self::missing("llvm.fptosi.sat"))?;
+        // Clamp so that k stays in range; results saturate to 0 and infinity naturally.
+        let lo = b.build_float_compare(FloatPredicate::OLT, x, self.c(-746.0), "")?;
+        let xc = b.build_select(lo, self.c(-746.0), x, "")?.into_float_value();
+        let hi = b.build_float_compare(FloatPredicate::OGT, xc, self.c(710.0), "")?;
+        let xc = b.build_select(hi, self.c(710.0), xc, "")?.into_float_value();
+        let t = b.build_float_add(
+            b.build_float_mul(xc, self.c(std::f64::consts::LOG2_E), "")?,
+            self.c(0.5),
+            "",
+        )?;
+        let kf = b
+            .build_call(floor, &[t.into()], "")?
+            .try_as_basic_value()
+            .basic()
+            .ok_or_else(|| Self::missing("llvm.floor"))?
+            .into_float_value();
+        let r = b.build_float_sub(xc, b.build_float_mul(kf, self.c(LN2_HI), "")?, "")?;
+        let r = b.build_float_sub(r, b.build_float_mul(kf, self.c(LN2_LO), "")?, "")?;
+        // Taylor series of e^r for |r| <= ln2/2, to r^13/13!.
+        let mut coeffs = [1.0f64; 14];
+        for n in 1..14 {
+            coeffs[n] = coeffs[n - 1] / n as f64;
+        }
+        let p = self.horner(b, r, &coeffs)?;
+        let k = b
+            .build_call(sat, &[kf.into()], "")?
+            .try_as_basic_value()
+            .basic()
+            .ok_or_else(|| Self::missing("llvm.fptosi.sat"))?
+            .into_int_value();
+        // 2^k as two factors so that k in [-1077, 1025] never overflows the exponent.
+        let k1 = b.build_right_shift(k, self.i(1), true, "")?;
+        let k2 = b.build_int_sub(k, k1, "")?;
+        let y = b.build_float_mul(p, self.pow2(b, k1)?, "")?;
+        let y = b.build_float_mul(y, self.pow2(b, k2)?, "")?;
+        let nan = b.build_float_compare(FloatPredicate::UNO, x, x, "")?;
+        Ok(b.build_select(nan, x, y, "")?.into_float_value())
+    }
+
+    /// Natural logarithm in f64.
+    pub fn ln(&self, b: &Builder<'ctx>, x: FloatValue<'ctx>) -> R<FloatValue<'ctx>> {
+        let f64t = self.ctx.f64_type();
+        // Scale subnormals into the normal range.
+        let tiny = b.build_float_compare(FloatPredicate::OLT, x, self.c(f64::MIN_POSITIVE), "")?;
+        let scaled = b.build_float_mul(x, self.c(2f64.powi(54)), "")?;
+        let xs = b.build_select(tiny, scaled, x, "")?.into_float_value();
+        let eadj = b.build_select(tiny, self.i(-54), self.i(0), "")?.into_int_value();
+        let bits = b.build_bit_cast(xs, self.ctx.i64_type(), "")?.into_int_value();
+        let e = b.build_right_shift(bits, self.i(52), false, "")?;
+        let e = b.build_and(e, self.i(0x7ff), "")?;
+        let e = b.build_int_add(b.build_int_sub(e, self.i(1023), "")?, eadj, "")?;
+        let mbits = b.build_and(bits, self.i(0x000f_ffff_ffff_ffff), "")?;
+        let mbits = b.build_or(mbits, self.i(0x3ff0_0000_0000_0000), "")?;
+        let m = b.build_bit_cast(mbits, f64t, "")?.into_float_value();
+        // m in [sqrt(2)/2, sqrt(2)].
+        let big = b.build_float_compare(FloatPredicate::OGT, m, self.c(std::f64::consts::SQRT_2), "")?;
+        let m = b
+            .build_select(big, b.build_float_mul(m, self.c(0.5), "")?, m, "")?
+            .into_float_value();
+        let e = b
+            .build_select(big, b.build_int_add(e, self.i(1), "")?, e, "")?
+            .into_int_value();
+        // ln(m) = 2 atanh(s), s = (m-1)/(m+1), |s| <= 0.1716: series to s^25.
+        let f = b.build_float_sub(m, self.c(1.0), "")?;
+        let s = b.build_float_div(f, b.build_float_add(f, self.c(2.0), "")?, "")?;
+        let z = b.build_float_mul(s, s, "")?;
+        let coeffs: Vec<f64> = (0..13).map(|n| 2.0 / (2 * n + 1) as f64).collect();
+        let poly = self.horner(b, z, &coeffs)?;
+        let lnm = b.build_float_mul(s, poly, "")?;
+        let ef = b.build_signed_int_to_float(e, f64t, "")?;
+        let lo = b.build_float_add(lnm, b.build_float_mul(ef, self.c(LN2_LO), "")?, "")?;
+        let y = b.build_float_add(b.build_float_mul(ef, self.c(LN2_HI), "")?, lo, "")?;
+        // Special values.
+        let is_inf = b.build_float_compare(FloatPredicate::OEQ, x, self.c(f64::INFINITY), "")?;
+        let y = b.build_select(is_inf, x, y, "")?.into_float_value();
+        let is_zero = b.build_float_compare(FloatPredicate::OEQ, x, self.c(0.0), "")?;
+        let y = b
+            .build_select(is_zero, self.c(f64::NEG_INFINITY), y, "")?
+            .into_float_value();
+        let bad = b.build_float_compare(FloatPredicate::ULT, x, self.c(0.0), "")?;
+        Ok(b.build_select(bad, self.c(f64::NAN), y, "")?.into_float_value())
+    }
+
+    /// `x^y` for `x >= 0` (NaN for negative `x`), as `exp(y ln x)` with exact special cases.
+    pub fn pow(&self, b: &Builder<'ctx>, x: FloatValue<'ctx>, y: FloatValue<'ctx>) -> R<FloatValue<'ctx>> {
+        let l = self.ln(b, x)?;
+        let r = self.exp(b, b.build_float_mul(y, l, "")?)?;
+        let y0 = b.build_float_compare(FloatPredicate::OEQ, y, self.c(0.0), "")?;
+        let x1 = b.build_float_compare(FloatPredicate::OEQ, x, self.c(1.0), "")?;
+        let one = b.build_or(y0, x1, "")?;
+        Ok(b.build_select(one, self.c(1.0), r, "")?.into_float_value())
+    }
+
+    /// Magnitude of `x` with the sign of `y`, through the bit patterns.
+    pub fn copysign(&self, b: &Builder<'ctx>, x: FloatValue<'ctx>, y: FloatValue<'ctx>) -> R<FloatValue<'ctx>> {
+        let ft = x.get_type();
+        let (it, sign) = if ft == self.ctx.f32_type() {
+            (self.ctx.i32_type(), 0x8000_0000u64)
+        } else {
+            (self.ctx.i64_type(), 0x8000_0000_0000_0000u64)
+        };
+        let xb = b.build_bit_cast(x, it, "")?.into_int_value();
+        let yb = b.build_bit_cast(y, it, "")?.into_int_value();
+        let mag = b.build_and(xb, it.const_int(!sign & (if ft == self.ctx.f32_type() { 0xffff_ffff } else { u64::MAX }), false), "")?;
+        let sgn = b.build_and(yb, it.const_int(sign, false), "")?;
+        let r = b.build_or(mag, sgn, "")?;
+        let _ = IntPredicate::EQ;
+        Ok(b.build_bit_cast(r, ft, "")?.into_float_value())
+    }
+}

@@ -1,0 +1,138 @@
+//! The LLVM back end: IR -> LLVM IR (inkwell) -> PTX for CUDA devices, or native code for
+//! the host.
+//!
+//! One lowering of a kernel's point computation ([`codegen`]) is wrapped in two entries:
+//! a CUDA kernel (one thread per point, bounds guard, block-level reduction partials) that
+//! the NVPTX target turns into PTX, and a host function (a loop nest over the domain) that
+//! the tests JIT-compile and run on the CPU, so CI executes the exact lowering that
+//! produces the PTX.
+//!
+//! # Calling convention
+//! Both entries take the same values; the PTX kernel as separate parameters, the host entry
+//! as an array of 8-byte slots (`*const u64`), in this order:
+//! 1. the extents `n0, n1, n2` (`i64`; 1 for unused axes);
+//! 2. per parameter in declaration order:
+//!    - field: pointer to the element at interior point (0,0,0), then the strides of axis 1
+//!      and axis 2 in elements (`i64`);
+//!    - scalar: its value (`f32` in the low 32 bits of a slot, `bool` as 0/1 `i32` on PTX);
+//!    - reduction: a pointer to the result: on the host one element; on the device one
+//!      partial per thread block (`gridDim.x * gridDim.y * gridDim.z` elements), laid out
+//!      by the linear block index, to be combined by a second pass.
+
+pub mod codegen;
+pub mod jit;
+mod math;
+
+use crate::ir::{Kernel, Precision};
+use inkwell::context::Context;
+use inkwell::targets::{
+    CodeModel, FileType, InitializationConfig, RelocMode, Target as LlvmTarget, TargetMachine,
+    TargetTriple,
+};
+use inkwell::OptimizationLevel;
+use std::sync::Once;
+
+/// The GPU architecture the PTX is generated for (the driver JIT-compiles it for newer ones).
+pub const PTX_ARCH: &str = "sm_80";
+/// The PTX ISA version requested from LLVM 14.
+pub const PTX_FEATURES: &str = "+ptx70";
+
+/// Where the generated code runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Target {
+    /// A CUDA device, through PTX.
+    Ptx,
+    /// This machine, through LLVM's JIT.
+    Host,
+}
+
+/// An error from LLVM.
+#[derive(Debug, thiserror::Error)]
+pub enum LlvmError {
+    /// The generated module failed LLVM's verifier (a compiler bug).
+    #[error("LLVM rejected the generated code for kernel `{kernel}`: {message}")]
+    Invalid {
+        /// The kernel.
+        kernel: String,
+        /// LLVM's message.
+        message: String,
+    },
+    /// A target could not be set up or code could not be emitted.
+    #[error("LLVM could not {what}: {message}")]
+    Target {
+        /// What failed.
+        what: &'static str,
+        /// LLVM's message.
+        message: String,
+    },
+}
+
+static INIT: Once = Once::new();
+
+/// Initialises the LLVM targets this crate uses (once per process).
+pub fn init_targets() {
+    INIT.call_once(|| {
+        let config = InitializationConfig::default();
+        LlvmTarget::initialize_nvptx(&config);
+        // The host target is needed for the JIT; failing here only disables the JIT.
+        let _ = LlvmTarget::initialize_native(&config);
+    });
+}
+
+/// The name of the PTX entry of a kernel at a precision, e.g. `jacobi_f64`.
+pub fn entry_name(k: &Kernel, p: Precision) -> String {
+    format!("{}_{}", k.name, p.name())
+}
+
+fn nvptx_machine() -> Result<TargetMachine, LlvmError> {
+    init_targets();
+    let triple = TargetTriple::create("nvptx64-nvidia-cuda");
+    let target = LlvmTarget::from_triple(&triple).map_err(|e| LlvmError::Target {
+        what: "find the NVPTX target",
+        message: e.to_string(),
+    })?;
+    target
+        .create_target_machine(
+            &triple,
+            PTX_ARCH,
+            PTX_FEATURES,
+            OptimizationLevel::Aggressive,
+            RelocMode::Default,
+            CodeModel::Default,
+        )
+        .ok_or(LlvmError::Target {
+            what: "create an NVPTX target machine",
+            message: "unsupported options".into(),
+        })
+}
+
+/// The optimised LLVM IR of a kernel, as text.
+pub fn llvm_ir(k: &Kernel, p: Precision, target: Target) -> Result<String, LlvmError> {
+    init_targets();
+    let ctx = Context::create();
+    let module = codegen::build_module(&ctx, k, p, target)?;
+    if target == Target::Ptx {
+        let tm = nvptx_machine()?;
+        module.set_triple(&tm.get_triple());
+        module.set_data_layout(&tm.get_target_data().get_data_layout());
+    }
+    codegen::optimise(&module);
+    Ok(module.print_to_string().to_string())
+}
+
+/// The PTX of a kernel at one precision.
+pub fn ptx(k: &Kernel, p: Precision) -> Result<String, LlvmError> {
+    let ctx = Context::create();
+    let module = codegen::build_module(&ctx, k, p, Target::Ptx)?;
+    let tm = nvptx_machine()?;
+    module.set_triple(&tm.get_triple());
+    module.set_data_layout(&tm.get_target_data().get_data_layout());
+    codegen::optimise(&module);
+    let buf = tm
+        .write_to_memory_buffer(&module, FileType::Assembly)
+        .map_err(|e| LlvmError::Target {
+            what: "emit PTX",
+            message: e.to_string(),
+        })?;
+    Ok(String::from_utf8_lossy(buf.as_slice()).into_owned())
+}

@@ -1,0 +1,1215 @@
+//! Checking and lowering: surface AST -> kernel IR.
+//!
+//! One pass does name resolution, type checking, helper inlining, loop unrolling, the
+//! conversion of `if` and mutable locals to selects (SSA), footprint inference and the
+//! dimension check. Every user mistake becomes a [`LowerError`] pointing at the offending
+//! node, with a message that says what to do instead.
+
+use crate::ast::{self, Block, Expr, ExprKind, FnDef, FnKind, Ident, Lit, Module, SpanId, Stmt};
+use crate::ir::{
+    Access, Binary, FieldParam, Kernel, KernelBuilder, Node, NodeId, ParamKind, ReduceOp,
+    ReductionParam, ScalarParam, Ty, Unary,
+};
+use std::collections::HashMap;
+
+/// The largest offset any kernel may read at, on any axis.
+pub const MAX_OFFSET: i32 = 8;
+/// The most loop iterations one kernel may unroll, summed over all its loops.
+pub const MAX_UNROLL: usize = 4096;
+
+/// A checking error: where, what, and what to do.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LowerError {
+    /// The offending node.
+    pub span: SpanId,
+    /// What is wrong.
+    pub message: String,
+    /// What to do about it.
+    pub help: Option<String>,
+}
+
+impl std::fmt::Display for LowerError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)?;
+        if let Some(h) = &self.help {
+            write!(f, "\nhelp: {h}")?;
+        }
+        Ok(())
+    }
+}
+
+type Result<T> = std::result::Result<T, LowerError>;
+
+fn err<T>(span: SpanId, message: impl Into<String>, help: Option<&str>) -> Result<T> {
+    Err(LowerError {
+        span,
+        message: message.into(),
+        help: help.map(str::to_string),
+    })
+}
+
+/// Checks every function of the module and lowers every kernel, in source order.
+pub fn lower_module(module: &Module) -> Result<Vec<Kernel>> {
+    check_unique_names(module)?;
+    module
+        .items
+        .iter()
+        .filter(|f| f.kind == FnKind::Kernel)
+        .map(|f| lower_kernel(module, f))
+        .collect()
+}
+
+fn check_unique_names(module: &Module) -> Result<()> {
+    let mut seen = HashMap::new();
+    for f in &module.items {
+        if seen.insert(f.name.name.as_str(), ()).is_some() {
+            return err(
+                f.name.span,
+                format!("`{}` is defined twice", f.name.name),
+                Some("give each kernel and helper its own name"),
+            );
+        }
+    }
+    Ok(())
+}
+
+/// A value during lowering: a node, or a literal whose type is not fixed yet.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Val {
+    Node(NodeId),
+    FloatLit(f64),
+    IntLit(i64),
+}
+
+/// What a name refers to.
+#[derive(Clone, Copy, Debug)]
+enum Binding {
+    Local(usize),
+    Field(u32),
+    Reduction(u32),
+}
+
+#[derive(Clone, Debug)]
+struct Slot {
+    val: Val,
+    mutable: bool,
+    name: String,
+}
+
+/// Whether an output has been written on every path so far.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum OutState {
+    Unwritten,
+    Written(NodeId),
+    /// Written on some paths only; the span is the `if` that left it unwritten.
+    Partial(NodeId, SpanId),
+}
+
+/// The mutable part of lowering that `if` branches fork and join.
+#[derive(Clone, Debug)]
+struct State {
+    slots: Vec<Slot>,
+    outputs: HashMap<u32, OutState>,
+    contributions: HashMap<u32, NodeId>,
+}
+
+struct Lowerer<'m> {
+    module: &'m Module,
+    b: KernelBuilder,
+    dims: u8,
+    declared_halo: Option<u32>,
+    default_real: Ty,
+    fields: Vec<FieldParam>,
+    field_spans: Vec<SpanId>,
+    scalars: Vec<ScalarParam>,
+    reductions: Vec<ReductionParam>,
+    reduction_spans: Vec<SpanId>,
+    param_order: Vec<(ParamKind, u32)>,
+    state: State,
+    scopes: Vec<HashMap<String, Binding>>,
+    /// Type parameters in scope: the kernel's `T` maps to `Ty::Real`; a helper's to what
+    /// its arguments made it (None until known).
+    type_params: Vec<HashMap<String, Option<Ty>>>,
+    call_stack: Vec<String>,
+    unrolled: usize,
+}
+
+/// Lowers one kernel of `module`.
+pub fn lower_kernel(module: &Module, f: &FnDef) -> Result<Kernel> {
+    if let Some(ret) = &f.ret {
+        return err(
+            ret.span(),
+            "a kernel returns nothing",
+            Some("write results to `Out<T>` fields or reductions; remove the return type"),
+        );
+    }
+    let generic = check_generics(f)?;
+    let dims = infer_dims(f)?;
+    let declared_halo = match f.attrs.halo {
+        Some((h, span)) if h as i32 > MAX_OFFSET => {
+            return err(
+                span,
+                format!("halo {h} is larger than the largest supported offset ({MAX_OFFSET})"),
+                Some("split the stencil into several kernels"),
+            )
+        }
+        other => other.map(|(h, _)| h),
+    };
+    let mut l = Lowerer {
+        module,
+        b: KernelBuilder::new(),
+        dims,
+        declared_halo,
+        default_real: Ty::F64,
+        fields: vec![],
+        field_spans: vec![],
+        scalars: vec![],
+        reductions: vec![],
+        reduction_spans: vec![],
+        param_order: vec![],
+        state: State {
+            slots: vec![],
+            outputs: HashMap::new(),
+            contributions: HashMap::new(),
+        },
+        scopes: vec![HashMap::new()],
+        type_params: vec![generic
+            .iter()
+            .map(|g| (g.clone(), Some(Ty::Real)))
+            .collect()],
+        call_stack: vec![f.name.name.clone()],
+        unrolled: 0,
+    };
+    l.declare_params(f)?;
+    l.default_real = l.pick_default_real(generic.is_some());
+    if let Some(tail) = &f.body.tail {
+        if l.block(&f.body)?.is_some() {
+            return err(
+                tail.span,
+                "a kernel's body cannot end in a value",
+                Some("assign it to an output (`out = ...;`) or end the expression with `;`"),
+            );
+        }
+    } else {
+        l.block(&f.body)?;
+    }
+    l.finish(f)
+}
+
+fn check_generics(f: &FnDef) -> Result<Option<String>> {
+    match f.generics.as_slice() {
+        [] => Ok(None),
+        [g] => {
+            if g.bounds.len() != 1 || g.bounds[0].name != "Real" {
+                return err(
+                    g.name.span,
+                    format!("type parameter `{}` must be bounded by `Real`", g.name.name),
+                    Some("write `<T: Real>`: kernels are generic over f32 and f64 only"),
+                );
+            }
+            Ok(Some(g.name.name.clone()))
+        }
+        [_, second, ..] => err(
+            second.name.span,
+            "a stencil function takes at most one type parameter",
+            Some("use one `T: Real` for the precision; other types are concrete (f32, f64, i64, bool)"),
+        ),
+    }
+}
+
+/// The kernel's dimension: from the attribute, else from the arity of its offsets.
+fn infer_dims(f: &FnDef) -> Result<u8> {
+    let mut arities = Vec::new();
+    visit_block(&f.body, &mut |e| {
+        if let ExprKind::Index { offsets, .. } = &e.kind {
+            arities.push((offsets.len(), e.span));
+        }
+    });
+    if let Some((d, span)) = f.attrs.dims {
+        if !(1..=3).contains(&d) {
+            return err(span, format!("dims = {d} is not supported"), Some("use 1, 2 or 3"));
+        }
+        if let Some(&(n, s)) = arities.iter().find(|(n, _)| *n != d as usize) {
+            return err(
+                s,
+                format!("this offset has {n} components but the kernel is {d}-dimensional"),
+                Some("give one offset per axis"),
+            );
+        }
+        return Ok(d);
+    }
+    let Some(&(first, _)) = arities.first() else {
+        return err(
+            f.name.span,
+            format!("cannot tell how many dimensions `{}` has: it reads no offsets", f.name.name),
+            Some("add `#[stencil(dims = 2)]` (or 1, 3)"),
+        );
+    };
+    if let Some(&(n, s)) = arities.iter().find(|(n, _)| *n != first) {
+        return err(
+            s,
+            format!("this offset has {n} components but earlier offsets have {first}"),
+            Some("every offset in a kernel has one component per axis"),
+        );
+    }
+    if !(1..=3).contains(&first) {
+        return err(arities[0].1, format!("{first}-component offsets are not supported"), Some("kernels are 1-, 2- or 3-dimensional"));
+    }
+    Ok(first as u8)
+}
+
+fn visit_block(b: &Block, f: &mut dyn FnMut(&Expr)) {
+    for s in &b.stmts {
+        match s {
+            Stmt::Let { init: Some(e), .. } | Stmt::Expr(e) => visit_expr(e, f),
+            Stmt::Assign { target, value, .. } => {
+                visit_expr(target, f);
+                visit_expr(value, f);
+            }
+            Stmt::For {
+                start, end, body, ..
+            } => {
+                visit_expr(start, f);
+                visit_expr(end, f);
+                visit_block(body, f);
+            }
+            _ => {}
+        }
+    }
+    if let Some(t) = &b.tail {
+        visit_expr(t, f);
+    }
+}
+
+fn visit_expr(e: &Expr, f: &mut dyn FnMut(&Expr)) {
+    f(e);
+    match &e.kind {
+        ExprKind::Unary(_, a) | ExprKind::Cast(a, _) | ExprKind::Paren(a) => visit_expr(a, f),
+        ExprKind::Binary(_, a, b) => {
+            visit_expr(a, f);
+            visit_expr(b, f);
+        }
+        ExprKind::Call { args, .. } => args.iter().for_each(|a| visit_expr(a, f)),
+        ExprKind::MethodCall { receiver, args, .. } => {
+            visit_expr(receiver, f);
+            args.iter().for_each(|a| visit_expr(a, f));
+        }
+        ExprKind::Index { base, offsets } => {
+            visit_expr(base, f);
+            offsets.iter().for_each(|a| visit_expr(a, f));
+        }
+        ExprKind::If {
+            cond,
+            then,
+            otherwise,
+        } => {
+            visit_expr(cond, f);
+            visit_block(then, f);
+            if let Some(o) = otherwise {
+                visit_expr(o, f);
+            }
+        }
+        ExprKind::Block(b) => visit_block(b, f),
+        ExprKind::Lit(_) | ExprKind::Name(_) | ExprKind::Unsupported(_) => {}
+    }
+}
+
+/// The intrinsics: name, argument count.
+const INTRINSICS: &[(&str, usize)] = &[
+    ("sqrt", 1),
+    ("abs", 1),
+    ("floor", 1),
+    ("exp", 1),
+    ("ln", 1),
+    ("sign", 1),
+    ("min", 2),
+    ("max", 2),
+    ("copysign", 2),
+    ("powf", 2),
+    ("fma", 3),
+];
+
+impl<'m> Lowerer<'m> {
+    fn declare_params(&mut self, f: &FnDef) -> Result<()> {
+        for p in &f.params {
+            let name = &p.name.name;
+            if self.scopes[0].contains_key(name) {
+                return err(p.name.span, format!("parameter `{name}` is declared twice"), Some("rename one of them"));
+            }
+            let binding = match &p.ty {
+                ast::TypeExpr::Apply { head, args, span } => {
+                    let elem = match args.as_slice() {
+                        [a] => self.resolve_type(a)?,
+                        _ => return err(*span, format!("`{}` takes one type argument", head.name), Some("write e.g. `In<T>`")),
+                    };
+                    match head.name.as_str() {
+                        "In" | "Out" => {
+                            if !elem.is_float() {
+                                return err(args[0].span(), format!("fields hold real numbers, not `{elem}`"), Some("use `T`, `f32` or `f64` as the element type"));
+                            }
+                            let access = if head.name == "In" { Access::In } else { Access::Out };
+                            let idx = self.fields.len() as u32;
+                            self.fields.push(FieldParam {
+                                name: name.clone(),
+                                access,
+                                elem,
+                                reach_lo: [0; 3],
+                                reach_hi: [0; 3],
+                            });
+                            self.field_spans.push(p.name.span);
+                            if access == Access::Out {
+                                self.state.outputs.insert(idx, OutState::Unwritten);
+                            }
+                            self.param_order.push((ParamKind::Field, idx));
+                            Binding::Field(idx)
+                        }
+                        "Sum" | "Max" | "Min" => {
+                            if !elem.is_float() {
+                                return err(args[0].span(), format!("a reduction collects real numbers, not `{elem}`"), Some("declare it as `Sum<T>`, `Max<f64>`, ...; count cells by summing 1.0"));
+                            }
+                            let op = match head.name.as_str() {
+                                "Sum" => ReduceOp::Sum,
+                                "Max" => ReduceOp::Max,
+                                _ => ReduceOp::Min,
+                            };
+                            let idx = self.reductions.len() as u32;
+                            self.reductions.push(ReductionParam { name: name.clone(), op, ty: elem });
+                            self.reduction_spans.push(p.name.span);
+                            self.param_order.push((ParamKind::Reduction, idx));
+                            Binding::Reduction(idx)
+                        }
+                        other => {
+                            return err(head.span, format!("unknown parameter type `{other}<..>`"), Some("fields are `In<T>` and `Out<T>`; reductions are `Sum<T>`, `Max<T>`, `Min<T>`"));
+                        }
+                    }
+                }
+                ty => {
+                    let t = self.resolve_type(ty)?;
+                    let idx = self.scalars.len() as u32;
+                    self.scalars.push(ScalarParam { name: name.clone(), ty: t });
+                    self.param_order.push((ParamKind::Scalar, idx));
+                    let node = self.b.add(Node::Scalar(idx), t);
+                    self.new_local(name, Val::Node(node), false)
+                }
+            };
+            self.scopes[0].insert(name.clone(), binding);
+        }
+        Ok(())
+    }
+
+    /// The type given to real literals that nothing else types: `T` in a generic kernel,
+    /// else the kernel's real type if it has exactly one, else `f64`.
+    fn pick_default_real(&self, generic: bool) -> Ty {
+        if generic {
+            return Ty::Real;
+        }
+        let mut reals = self
+            .fields
+            .iter()
+            .map(|f| f.elem)
+            .chain(self.scalars.iter().map(|s| s.ty))
+            .chain(self.reductions.iter().map(|r| r.ty))
+            .filter(|t| t.is_float());
+        match reals.next() {
+            Some(t) if reals.all(|u| u == t) => t,
+            _ => Ty::F64,
+        }
+    }
+
+    fn resolve_type(&self, t: &ast::TypeExpr) -> Result<Ty> {
+        match t {
+            ast::TypeExpr::Name(id) => {
+                for env in self.type_params.iter().rev().take(1) {
+                    if let Some(bound) = env.get(&id.name) {
+                        return bound.ok_or_else(|| LowerError {
+                            span: id.span,
+                            message: format!("the type `{}` is not known yet at this point", id.name),
+                            help: Some("pass at least one argument of this type before using it in a cast".into()),
+                        });
+                    }
+                }
+                match id.name.as_str() {
+                    "f32" => Ok(Ty::F32),
+                    "f64" => Ok(Ty::F64),
+                    "i64" => Ok(Ty::Int),
+                    "bool" => Ok(Ty::Bool),
+                    "i32" | "u32" | "u64" | "usize" | "isize" => err(id.span, format!("`{}` is not a stencil type", id.name), Some("integers in kernels are `i64`")),
+                    other => err(id.span, format!("unknown type `{other}`"), Some("scalar types are `T` (the kernel's `T: Real`), `f32`, `f64`, `i64` and `bool`")),
+                }
+            }
+            ast::TypeExpr::Apply { head, span, .. } => {
+                if matches!(head.name.as_str(), "In" | "Out" | "Sum" | "Max" | "Min") {
+                    err(*span, format!("`{}<..>` is only allowed as a kernel parameter", head.name), Some("locals and helper parameters are scalars"))
+                } else {
+                    err(*span, format!("unknown type `{}<..>`", head.name), Some("scalar types are `T`, `f32`, `f64`, `i64` and `bool`"))
+                }
+            }
+            ast::TypeExpr::Unsupported { what, span } => err(*span, format!("{what} is not a stencil type"), Some("scalar types are `T`, `f32`, `f64`, `i64` and `bool`")),
+        }
+    }
+
+    fn new_local(&mut self, name: &str, val: Val, mutable: bool) -> Binding {
+        self.state.slots.push(Slot { val, mutable, name: name.to_string() });
+        Binding::Local(self.state.slots.len() - 1)
+    }
+
+    fn lookup(&self, id: &Ident) -> Result<Binding> {
+        for scope in self.scopes.iter().rev() {
+            if let Some(b) = scope.get(&id.name) {
+                return Ok(*b);
+            }
+        }
+        let known: Vec<&str> = self.fields.iter().map(|f| f.name.as_str()).collect();
+        let help = if self.call_stack.len() > 1 {
+            "helpers see only their own parameters and locals; pass values in as arguments".to_string()
+        } else if known.is_empty() {
+            "declare it as a parameter or with `let`".to_string()
+        } else {
+            format!("this kernel's fields are: {}", known.join(", "))
+        };
+        err(id.span, format!("unknown name `{}`", id.name), Some(&help))
+    }
+
+    // ----- values and types -------------------------------------------------------------
+
+    fn ty_of(&self, v: Val) -> Option<Ty> {
+        match v {
+            Val::Node(n) => Some(self.b.ty(n)),
+            _ => None,
+        }
+    }
+
+    /// Gives a literal the type `ty` (or checks a node has it).
+    fn coerce(&mut self, v: Val, ty: Ty, span: SpanId, what: &str) -> Result<NodeId> {
+        match v {
+            Val::Node(n) => {
+                let have = self.b.ty(n);
+                if have == ty {
+                    Ok(n)
+                } else {
+                    Err(self.mismatch(have, ty, span, what))
+                }
+            }
+            Val::FloatLit(x) if ty.is_float() => Ok(self.b.real(x, ty)),
+            Val::IntLit(x) if ty == Ty::Int => Ok(self.b.int(x)),
+            Val::FloatLit(x) => err(span, format!("{what}: expected `{ty}`, found the real literal `{x:?}`"), Some("write an integer literal, or convert with `as`")),
+            Val::IntLit(x) if ty.is_float() => err(span, format!("{what}: expected `{ty}`, found the integer literal `{x}`"), Some(&format!("write `{x}.0`"))),
+            Val::IntLit(x) => err(span, format!("{what}: expected `{ty}`, found the integer literal `{x}`"), None),
+        }
+    }
+
+    fn mismatch(&self, have: Ty, want: Ty, span: SpanId, what: &str) -> LowerError {
+        let both_real = have.is_float() && want.is_float();
+        LowerError {
+            span,
+            message: if both_real {
+                format!("{what}: mixing precisions `{want}` and `{have}`")
+            } else {
+                format!("{what}: expected `{want}`, found `{have}`")
+            },
+            help: Some(if both_real {
+                format!("convert one side explicitly, e.g. `x as {want}`")
+            } else {
+                format!("convert with `as {want}` where that makes sense")
+            }),
+        }
+    }
+
+    /// Makes two values the same type for a binary operation.
+    fn unify(&mut self, a: Val, b: Val, span: SpanId, what: &str) -> Result<(NodeId, NodeId)> {
+        let ty = match (self.ty_of(a), self.ty_of(b)) {
+            (Some(t), _) => t,
+            (None, Some(t)) => t,
+            (None, None) => match (a, b) {
+                (Val::IntLit(_), Val::IntLit(_)) => Ty::Int,
+                (Val::FloatLit(_), Val::FloatLit(_)) => self.default_real,
+                _ => return err(span, format!("{what}: cannot combine an integer literal with a real literal"), Some("write both as reals, e.g. `2.0`")),
+            },
+        };
+        Ok((self.coerce(a, ty, span, what)?, self.coerce(b, ty, span, what)?))
+    }
+
+    /// Gives a literal its default type.
+    fn materialize(&mut self, v: Val) -> NodeId {
+        match v {
+            Val::Node(n) => n,
+            Val::FloatLit(x) => self.b.real(x, self.default_real),
+            Val::IntLit(x) => self.b.int(x),
+        }
+    }
+
+    fn const_int(&self, v: Val) -> Option<i64> {
+        match v {
+            Val::IntLit(x) => Some(x),
+            Val::Node(n) => match self.b.node(n) {
+                Node::IntConst(x) => Some(x),
+                _ => None,
+            },
+            Val::FloatLit(_) => None,
+        }
+    }
+
+    // ----- statements -------------------------------------------------------------------
+
+    /// Lowers a block in a new scope; returns its tail value, if any.
+    fn block(&mut self, b: &Block) -> Result<Option<Val>> {
+        self.scopes.push(HashMap::new());
+        let r = self.block_inner(b);
+        self.scopes.pop();
+        r
+    }
+
+    fn block_inner(&mut self, b: &Block) -> Result<Option<Val>> {
+        for s in &b.stmts {
+            self.stmt(s)?;
+        }
+        match &b.tail {
+            Some(t) => self.expr_or_unit(t),
+            None => Ok(None),
+        }
+    }
+
+    fn stmt(&mut self, s: &Stmt) -> Result<()> {
+        match s {
+            Stmt::Let { name, mutable, ty, init, span } => {
+                let Some(init) = init else {
+                    return err(*span, format!("`let {}` needs an initial value", name.name), Some("write `let x = value;`; declare with `let mut` and assign in both branches of an `if` if needed"));
+                };
+                let mut v = self.expr(init)?;
+                if let Some(t) = ty {
+                    let t = self.resolve_type(t)?;
+                    v = Val::Node(self.coerce(v, t, init.span, &format!("`let {}`", name.name))?);
+                } else if *mutable {
+                    // A mutable local's type is fixed where it is declared.
+                    v = Val::Node(self.materialize(v));
+                }
+                let binding = self.new_local(&name.name, v, *mutable);
+                self.scopes.last_mut().expect("scope").insert(name.name.clone(), binding);
+                Ok(())
+            }
+            Stmt::Assign { target, op, value, span } => self.assign(target, *op, value, *span),
+            Stmt::For { var, start, end, inclusive, body, span } => {
+                let lo = self.expr(start)?;
+                let hi = self.expr(end)?;
+                let (Some(lo), Some(hi)) = (self.const_int(lo), self.const_int(hi)) else {
+                    let bad = if self.const_int(lo).is_none() { start.span } else { end.span };
+                    return err(bad, "loop bounds must be integer constants", Some("loops are unrolled at compile time: use literals, or expressions of literals and enclosing loop variables"));
+                };
+                let hi = if *inclusive { hi + 1 } else { hi };
+                let count = (hi - lo).max(0) as usize;
+                self.unrolled += count;
+                if self.unrolled > MAX_UNROLL {
+                    return err(*span, format!("loops in this kernel unroll to more than {MAX_UNROLL} iterations"), Some("loops are unrolled; use fewer or shorter loops"));
+                }
+                for k in lo..hi {
+                    self.scopes.push(HashMap::new());
+                    let binding = self.new_local(&var.name, Val::IntLit(k), false);
+                    self.scopes.last_mut().expect("scope").insert(var.name.clone(), binding);
+                    let r = self.block(body);
+                    self.scopes.pop();
+                    if r?.is_some() {
+                        return err(body.span, "a loop body cannot end in a value", Some("end the last expression with `;`"));
+                    }
+                }
+                Ok(())
+            }
+            Stmt::Expr(e) => {
+                self.expr_or_unit(e)?;
+                Ok(())
+            }
+            Stmt::Unsupported { what, span } => err(*span, format!("the stencil language has no {what}"), Some(unsupported_help(what))),
+        }
+    }
+
+    fn assign(&mut self, target: &Expr, op: Option<ast::BinOp>, value: &Expr, span: SpanId) -> Result<()> {
+        let id = match &target.kind {
+            ExprKind::Name(id) => id,
+            ExprKind::Index { base, .. } => {
+                if let ExprKind::Name(id) = &base.kind {
+                    if let Ok(Binding::Field(f)) = self.lookup(id) {
+                        if self.fields[f as usize].access == Access::Out {
+                            return err(target.span, format!("output `{}` can only be written at the current point", id.name), Some(&format!("write `{} = value;`; each point writes its own value", id.name)));
+                        }
+                        return err(target.span, format!("`{}` is an input field and cannot be written", id.name), Some("declare an `Out<T>` field for the result"));
+                    }
+                }
+                return err(target.span, "only names can be assigned to", None);
+            }
+            _ => return err(target.span, "only names can be assigned to", Some("assign to a `let mut` local or an output field")),
+        };
+        let binding = self.lookup(id)?;
+        let rhs = self.expr(value)?;
+        match binding {
+            Binding::Field(f) => {
+                let field = &self.fields[f as usize];
+                if field.access == Access::In {
+                    return err(id.span, format!("`{}` is an input field and cannot be written", id.name), Some("declare an `Out<T>` field for the result"));
+                }
+                if op.is_some() {
+                    return err(span, format!("`{} {}=` reads output `{}`, and outputs cannot be read", id.name, op.map(|o| o.symbol()).unwrap_or(""), id.name), Some("compute the value in a `let mut` local and assign it once"));
+                }
+                let elem = field.elem;
+                let n = self.coerce(rhs, elem, value.span, &format!("value written to `{}`", id.name))?;
+                self.state.outputs.insert(f, OutState::Written(n));
+                Ok(())
+            }
+            Binding::Reduction(_) => err(id.span, format!("`{}` is a reduction and cannot be assigned", id.name), Some(&format!("contribute a value with `{}.reduce(value);`", id.name))),
+            Binding::Local(slot) => {
+                let s = &self.state.slots[slot];
+                if !s.mutable {
+                    let scalar = self.call_stack.len() == 1 && self.scalars.iter().any(|p| p.name == s.name) && slot < self.scalars.len();
+                    return err(id.span, format!("cannot assign twice to `{}`", id.name), Some(if scalar { "parameters are read-only; copy it with `let mut`" } else { "declare it with `let mut`" }));
+                }
+                let old = s.val;
+                let new = match op {
+                    None => rhs,
+                    Some(o) => self.binary(o, old, rhs, span)?,
+                };
+                let ty = self.ty_of(old).expect("mutable locals are typed");
+                let n = self.coerce(new, ty, value.span, &format!("value assigned to `{}`", id.name))?;
+                self.state.slots[slot].val = Val::Node(n);
+                Ok(())
+            }
+        }
+    }
+
+    // ----- expressions ------------------------------------------------------------------
+
+    fn expr(&mut self, e: &Expr) -> Result<Val> {
+        match self.expr_or_unit(e)? {
+            Some(v) => Ok(v),
+            None => err(e.span, "this expression has no value", Some("an `if` used as a value needs an `else` and a value in each branch")),
+        }
+    }
+
+    /// Lowers an expression that may have no value (an `if` statement, a `reduce` call).
+    fn expr_or_unit(&mut self, e: &Expr) -> Result<Option<Val>> {
+        Ok(Some(match &e.kind {
+            ExprKind::Lit(Lit::Float(x, suffix)) => match suffix.as_deref() {
+                Some("f32") => Val::Node(self.b.real(*x, Ty::F32)),
+                Some("f64") => Val::Node(self.b.real(*x, Ty::F64)),
+                _ => Val::FloatLit(*x),
+            },
+            ExprKind::Lit(Lit::Int(x, suffix)) => match suffix.as_deref() {
+                None | Some("i64") => Val::IntLit(*x),
+                Some("f32") => Val::Node(self.b.real(*x as f64, Ty::F32)),
+                Some("f64") => Val::Node(self.b.real(*x as f64, Ty::F64)),
+                Some(s) => return err(e.span, format!("integer suffix `{s}` is not supported"), Some("integers in kernels are `i64`")),
+            },
+            ExprKind::Lit(Lit::Bool(v)) => Val::Node(self.b.boolean(*v)),
+            ExprKind::Name(id) => match self.lookup(id)? {
+                Binding::Local(slot) => self.state.slots[slot].val,
+                Binding::Field(f) => Val::Node(self.load(f, [0; 3], id, e.span)?),
+                Binding::Reduction(_) => return err(id.span, format!("reduction `{}` cannot be read inside the kernel", id.name), Some("its result is returned by the launch; contribute with `.reduce(value)`")),
+            },
+            ExprKind::Paren(inner) => return self.expr_or_unit(inner),
+            ExprKind::Unary(op, a) => {
+                let v = self.expr(a)?;
+                match (op, v) {
+                    (ast::UnOp::Neg, Val::FloatLit(x)) => Val::FloatLit(-x),
+                    (ast::UnOp::Neg, Val::IntLit(x)) => Val::IntLit(x.wrapping_neg()),
+                    (ast::UnOp::Neg, Val::Node(n)) => {
+                        if self.b.ty(n) == Ty::Bool {
+                            return err(e.span, "cannot negate a `bool`", Some("use `!` for logical not"));
+                        }
+                        Val::Node(self.b.unary(Unary::Neg, n))
+                    }
+                    (ast::UnOp::Not, v) => {
+                        let n = self.coerce(v, Ty::Bool, a.span, "operand of `!`")?;
+                        Val::Node(self.b.unary(Unary::Not, n))
+                    }
+                }
+            }
+            ExprKind::Binary(op, a, b) => {
+                let x = self.expr(a)?;
+                let y = self.expr(b)?;
+                self.binary(*op, x, y, e.span)?
+            }
+            ExprKind::Cast(a, t) => {
+                let v = self.expr(a)?;
+                let ty = self.resolve_type(t)?;
+                self.cast(v, ty, e.span)?
+            }
+            ExprKind::Index { base, offsets } => {
+                let ExprKind::Name(id) = &base.kind else {
+                    return err(base.span, "only fields can be indexed", Some("write `u[(dx, dy)]` with `u` an `In<T>` field"));
+                };
+                let f = match self.lookup(id)? {
+                    Binding::Field(f) => f,
+                    _ => return err(id.span, format!("`{}` is not a field and cannot be indexed", id.name), Some("only `In<T>` fields are read at offsets")),
+                };
+                let mut off = [0i32; 3];
+                for (axis, o) in offsets.iter().enumerate() {
+                    let v = self.expr(o)?;
+                    let Some(k) = self.const_int(v) else {
+                        return err(o.span, "offsets must be integer constants", Some("use literals, or expressions of literals and loop variables"));
+                    };
+                    if k.abs() > MAX_OFFSET as i64 {
+                        return err(o.span, format!("offset {k} is beyond the largest supported offset ({MAX_OFFSET})"), Some("split the stencil into several kernels"));
+                    }
+                    if let Some(h) = self.declared_halo {
+                        if k.unsigned_abs() > h as u64 {
+                            return err(o.span, format!("offset {k} reaches beyond the declared halo ({h})"), Some("raise `halo` in the attribute, or read closer"));
+                        }
+                    }
+                    off[axis] = k as i32;
+                }
+                Val::Node(self.load(f, off, id, e.span)?)
+            }
+            ExprKind::If { cond, then, otherwise } => return self.if_expr(cond, then, otherwise.as_deref(), e.span),
+            ExprKind::Block(b) => return self.block(b),
+            ExprKind::Call { func, args } => return self.call(func, args, e.span),
+            ExprKind::MethodCall { receiver, method, args } => return self.method_call(receiver, method, args, e.span),
+            ExprKind::Unsupported(what) => return err(e.span, format!("the stencil language has no {what}"), Some(unsupported_help(what))),
+        }))
+    }
+
+    fn load(&mut self, f: u32, offset: [i32; 3], id: &Ident, span: SpanId) -> Result<NodeId> {
+        let field = &mut self.fields[f as usize];
+        if field.access == Access::Out {
+            return err(span, format!("output `{}` cannot be read", id.name), Some("keep the value in a `let` local, or declare the field `In<T>` in a separate kernel"));
+        }
+        for a in 0..3 {
+            field.reach_lo[a] = field.reach_lo[a].min(offset[a]);
+            field.reach_hi[a] = field.reach_hi[a].max(offset[a]);
+        }
+        let elem = field.elem;
+        Ok(self.b.add(Node::Load { field: f, offset }, elem))
+    }
+
+    fn binary(&mut self, op: ast::BinOp, x: Val, y: Val, span: SpanId) -> Result<Val> {
+        use ast::BinOp as B;
+        let what = format!("operands of `{}`", op.symbol());
+        // Fold literal-literal arithmetic exactly (in f64 / i64).
+        if let (Val::IntLit(a), Val::IntLit(b)) = (x, y) {
+            let r = match op {
+                B::Add => Some(a.wrapping_add(b)),
+                B::Sub => Some(a.wrapping_sub(b)),
+                B::Mul => Some(a.wrapping_mul(b)),
+                B::Div | B::Rem if b == 0 => return err(span, "division by zero", None),
+                B::Div => Some(a.wrapping_div(b)),
+                B::Rem => Some(a.wrapping_rem(b)),
+                _ => None,
+            };
+            if let Some(r) = r {
+                return Ok(Val::IntLit(r));
+            }
+        }
+        if let (Val::FloatLit(a), Val::FloatLit(b)) = (x, y) {
+            let r = match op {
+                B::Add => Some(a + b),
+                B::Sub => Some(a - b),
+                B::Mul => Some(a * b),
+                B::Div => Some(a / b),
+                _ => None,
+            };
+            if let Some(r) = r {
+                return Ok(Val::FloatLit(r));
+            }
+        }
+        let (a, b) = self.unify(x, y, span, &what)?;
+        let ty = self.b.ty(a);
+        let bin = match op {
+            B::Add => Binary::Add,
+            B::Sub => Binary::Sub,
+            B::Mul => Binary::Mul,
+            B::Div => Binary::Div,
+            B::Rem => Binary::Rem,
+            B::And => Binary::And,
+            B::Or => Binary::Or,
+            B::Eq => Binary::Eq,
+            B::Ne => Binary::Ne,
+            B::Lt => Binary::Lt,
+            B::Le => Binary::Le,
+            B::Gt => Binary::Gt,
+            B::Ge => Binary::Ge,
+        };
+        match bin {
+            Binary::And | Binary::Or if ty != Ty::Bool => {
+                return err(span, format!("`{}` needs `bool` operands, found `{ty}`", op.symbol()), Some("compare first, e.g. `a > 0.0 && b > 0.0`"))
+            }
+            Binary::Rem if ty.is_float() => {
+                return err(span, "`%` is defined for integers only", Some("for reals write `x - (x / y).floor() * y`"))
+            }
+            Binary::Add | Binary::Sub | Binary::Mul | Binary::Div | Binary::Rem | Binary::Lt | Binary::Le | Binary::Gt | Binary::Ge if ty == Ty::Bool => {
+                return err(span, format!("`{}` is not defined for `bool`", op.symbol()), Some("use `&&`, `||`, `!` and `==` on booleans"))
+            }
+            _ => {}
+        }
+        Ok(Val::Node(self.b.binary(bin, a, b)))
+    }
+
+    fn cast(&mut self, v: Val, ty: Ty, span: SpanId) -> Result<Val> {
+        if ty == Ty::Bool {
+            return err(span, "cannot convert to `bool` with `as`", Some("compare instead, e.g. `x != 0`"));
+        }
+        Ok(match v {
+            Val::IntLit(x) if ty == Ty::Int => Val::IntLit(x),
+            Val::IntLit(x) => Val::Node(self.b.real(x as f64, ty)),
+            Val::FloatLit(x) if ty == Ty::Int => Val::IntLit(x as i64),
+            Val::FloatLit(x) => Val::Node(self.b.real(x, ty)),
+            Val::Node(n) => {
+                let from = self.b.ty(n);
+                if from == Ty::Bool && ty.is_float() {
+                    return err(span, "cannot convert `bool` to a real with `as`", Some("write `if b { 1.0 } else { 0.0 }`"));
+                }
+                Val::Node(self.b.cast(n, ty))
+            }
+        })
+    }
+
+    fn if_expr(&mut self, cond: &Expr, then: &Block, otherwise: Option<&Expr>, span: SpanId) -> Result<Option<Val>> {
+        let c = self.expr(cond)?;
+        let c = self.coerce(c, Ty::Bool, cond.span, "`if` condition")?;
+        let before = self.state.clone();
+        let base = before.slots.len();
+        let then_val = self.block(then)?;
+        let then_state = std::mem::replace(&mut self.state, before);
+        let else_val = match otherwise {
+            Some(o) => self.expr_or_unit(o)?,
+            None => None,
+        };
+        let else_state = std::mem::replace(&mut self.state, then_state.clone());
+        self.join(c, base, then_state, else_state, span)?;
+        match (then_val, else_val) {
+            (None, None) => Ok(None),
+            (Some(a), Some(b)) => {
+                let (a, b) = self.unify(a, b, span, "branches of `if`")?;
+                Ok(Some(Val::Node(self.b.select(c, a, b))))
+            }
+            (Some(_), None) if otherwise.is_none() => err(span, "an `if` without `else` has no value", Some("add an `else` branch, or end the branch's last expression with `;`")),
+            _ => err(span, "one branch of this `if` has a value and the other has none", Some("give both branches a value, or neither")),
+        }
+    }
+
+    /// Merges the states after the two branches of an `if` on condition `c`.
+    fn join(&mut self, c: NodeId, base: usize, t: State, e: State, span: SpanId) -> Result<()> {
+        // Locals declared inside the branches are gone; those from before are merged.
+        let mut slots = t.slots.clone();
+        slots.truncate(base);
+        for (i, slot) in slots.iter_mut().enumerate() {
+            let (a, b) = (t.slots[i].val, e.slots[i].val);
+            if a != b {
+                let (a, b) = self.unify(a, b, span, &format!("`{}` after `if`", slot.name))?;
+                slot.val = Val::Node(self.b.select(c, a, b));
+            }
+        }
+        let mut outputs = HashMap::new();
+        for (&f, &a) in &t.outputs {
+            let b = e.outputs[&f];
+            use OutState::*;
+            let merged = match (a, b) {
+                (Unwritten, Unwritten) => Unwritten,
+                (Written(x), Written(y)) => Written(self.b.select(c, x, y)),
+                (Written(x) | Partial(x, _), Unwritten) | (Unwritten, Written(x) | Partial(x, _)) => Partial(x, span),
+                (Partial(x, s), Written(y)) => Partial(self.b.select(c, x, y), s),
+                (Written(x), Partial(y, s)) => Partial(self.b.select(c, x, y), s),
+                (Partial(x, s), Partial(y, _)) => Partial(self.b.select(c, x, y), s),
+            };
+            outputs.insert(f, merged);
+        }
+        let mut contributions = HashMap::new();
+        for r in 0..self.reductions.len() as u32 {
+            let (a, b) = (t.contributions.get(&r).copied(), e.contributions.get(&r).copied());
+            let red = &self.reductions[r as usize];
+            let (op, ty) = (red.op, red.ty);
+            let merged = match (a, b) {
+                (None, None) => continue,
+                (Some(x), Some(y)) => self.b.select(c, x, y),
+                (Some(x), None) => {
+                    let id = self.b.real(op.identity(), ty);
+                    self.b.select(c, x, id)
+                }
+                (None, Some(y)) => {
+                    let id = self.b.real(op.identity(), ty);
+                    self.b.select(c, id, y)
+                }
+            };
+            contributions.insert(r, merged);
+        }
+        self.state = State { slots, outputs, contributions };
+        Ok(())
+    }
+
+    fn call(&mut self, func: &Ident, args: &[Expr], span: SpanId) -> Result<Option<Val>> {
+        let name = func.name.as_str();
+        if let Some(&(_, arity)) = INTRINSICS.iter().find(|(n, _)| *n == name) {
+            if args.len() != arity {
+                return err(span, format!("`{name}` takes {arity} argument{}, found {}", if arity == 1 { "" } else { "s" }, args.len()), None);
+            }
+            let vals = args.iter().map(|a| self.expr(a)).collect::<Result<Vec<_>>>()?;
+            return self.intrinsic(name, &vals, args, span).map(Some);
+        }
+        match name {
+            "index" | "extent" => {
+                let axis = self.axis_arg(name, args, span)?;
+                let node = if name == "index" { Node::Index(axis) } else { Node::Extent(axis) };
+                return Ok(Some(Val::Node(self.b.add(node, Ty::Int))));
+            }
+            "coord" => {
+                if args.len() != 3 {
+                    return err(span, "`coord` takes 3 arguments: `coord(axis, origin, spacing)`", None);
+                }
+                let axis = self.axis_arg(name, &args[..1], span)?;
+                let origin = self.expr(&args[1])?;
+                let spacing = self.expr(&args[2])?;
+                let (o, h) = self.unify(origin, spacing, span, "arguments of `coord`")?;
+                let ty = self.b.ty(o);
+                if !ty.is_float() {
+                    return err(args[1].span, "`coord` needs real origin and spacing", Some("write e.g. `coord(0, 0.0, dx)`"));
+                }
+                let i = self.b.add(Node::Index(axis), Ty::Int);
+                let x = self.b.cast(i, ty);
+                let xh = self.b.binary(Binary::Mul, x, h);
+                return Ok(Some(Val::Node(self.b.binary(Binary::Add, o, xh))));
+            }
+            _ => {}
+        }
+        let Some(helper) = self.module.items.iter().find(|f| f.name.name == name) else {
+            return err(func.span, format!("unknown function `{name}`"), Some("intrinsics are sqrt, abs, min, max, sign, copysign, exp, ln, powf, fma, floor, index, extent, coord; helpers must be marked `#[stencil_fn]` in the same module"));
+        };
+        if helper.kind == FnKind::Kernel {
+            return err(func.span, format!("`{name}` is a kernel and cannot be called"), Some("move the shared computation into a `#[stencil_fn]` helper"));
+        }
+        if self.call_stack.iter().any(|n| n == name) {
+            return err(func.span, format!("`{name}` calls itself: helpers are inlined and cannot be recursive"), Some("rewrite the recursion as a constant-bound `for` loop"));
+        }
+        if args.len() != helper.params.len() {
+            return err(span, format!("`{name}` takes {} argument(s), found {}", helper.params.len(), args.len()), None);
+        }
+        let vals = args.iter().map(|a| self.expr(a)).collect::<Result<Vec<_>>>()?;
+        self.inline_helper(helper, &vals, args, span).map(Some)
+    }
+
+    fn axis_arg(&mut self, name: &str, args: &[Expr], span: SpanId) -> Result<u8> {
+        let [a] = args else {
+            return err(span, format!("`{name}` takes one argument: the axis"), Some(&format!("write `{name}(0)` for the first axis")));
+        };
+        let v = self.expr(a)?;
+        match self.const_int(v) {
+            Some(k) if (0..self.dims as i64).contains(&k) => Ok(k as u8),
+            Some(k) => err(a.span, format!("axis {k} does not exist in a {}-dimensional kernel", self.dims), Some(&format!("axes are 0..{}", self.dims))),
+            None => err(a.span, "the axis must be an integer constant", None),
+        }
+    }
+
+    fn intrinsic(&mut self, name: &str, vals: &[Val], args: &[Expr], span: SpanId) -> Result<Val> {
+        let real_only = |l: &mut Self, n: NodeId, at: SpanId| -> Result<()> {
+            let t = l.b.ty(n);
+            if t.is_float() {
+                Ok(())
+            } else {
+                err(at, format!("`{name}` needs a real argument, found `{t}`"), Some("convert with `as T`"))
+            }
+        };
+        match vals {
+            [x] => {
+                let n = match *x {
+                    Val::IntLit(_) if name == "abs" => self.materialize(*x),
+                    Val::IntLit(k) => self.b.real(k as f64, self.default_real),
+                    v => self.materialize(v),
+                };
+                let t = self.b.ty(n);
+                if name != "abs" || t == Ty::Bool {
+                    real_only(self, n, args[0].span)?;
+                }
+                Ok(Val::Node(match name {
+                    "sqrt" => self.b.unary(Unary::Sqrt, n),
+                    "abs" => self.b.unary(Unary::Abs, n),
+                    "floor" => self.b.unary(Unary::Floor, n),
+                    "exp" => self.b.unary(Unary::Exp, n),
+                    "ln" => self.b.unary(Unary::Ln, n),
+                    _ => {
+                        // sign(x): 1 for x > 0, -1 for x < 0, else 0 (also for NaN).
+                        let zero = self.b.real(0.0, t);
+                        let one = self.b.real(1.0, t);
+                        let minus_one = self.b.real(-1.0, t);
+                        let neg = self.b.binary(Binary::Lt, n, zero);
+                        let inner = self.b.select(neg, minus_one, zero);
+                        let pos = self.b.binary(Binary::Gt, n, zero);
+                        self.b.select(pos, one, inner)
+                    }
+                }))
+            }
+            [x, y] => {
+                let (a, b) = self.unify(*x, *y, span, &format!("arguments of `{name}`"))?;
+                let op = match name {
+                    "min" => Binary::Min,
+                    "max" => Binary::Max,
+                    "copysign" => Binary::CopySign,
+                    _ => Binary::Pow,
+                };
+                if op != Binary::Min && op != Binary::Max || self.b.ty(a) == Ty::Bool {
+                    real_only(self, a, args[0].span)?;
+                }
+                Ok(Val::Node(self.b.binary(op, a, b)))
+            }
+            [x, y, z] => {
+                let (a, b) = self.unify(*x, *y, span, "arguments of `fma`")?;
+                let c = self.coerce(*z, self.b.ty(a), args[2].span, "arguments of `fma`")?;
+                real_only(self, a, args[0].span)?;
+                Ok(Val::Node(self.b.fma(a, b, c)))
+            }
+            _ => unreachable!("intrinsic arity checked by the caller"),
+        }
+    }
+
+    fn method_call(&mut self, receiver: &Expr, method: &Ident, args: &[Expr], span: SpanId) -> Result<Option<Val>> {
+        if let ExprKind::Name(id) = &receiver.kind {
+            if let Ok(Binding::Reduction(r)) = self.lookup(id) {
+                if method.name != "reduce" {
+                    return err(method.span, format!("reductions have one method, `reduce`, not `{}`", method.name), Some(&format!("write `{}.reduce(value);`", id.name)));
+                }
+                let [arg] = args else {
+                    return err(span, "`reduce` takes one argument: this point's contribution", None);
+                };
+                let v = self.expr(arg)?;
+                let red = &self.reductions[r as usize];
+                let (op, ty) = (red.op, red.ty);
+                let n = self.coerce(v, ty, arg.span, &format!("value reduced into `{}`", id.name)).map_err(|mut e| {
+                    e.help = Some(format!("`{}` collects `{ty}` values; convert with `as {ty}`", id.name));
+                    e
+                })?;
+                let merged = match self.state.contributions.get(&r) {
+                    Some(&prev) => self.b.binary(op.combine(), prev, n),
+                    None => n,
+                };
+                self.state.contributions.insert(r, merged);
+                return Ok(None);
+            }
+        }
+        let name = match method.name.as_str() {
+            "mul_add" => "fma",
+            "signum" => return err(method.span, "`signum` is not available: in Rust `0.0.signum()` is 1", Some("use `sign(x)`, which is 0 at 0")),
+            "reduce" => return err(method.span, "`reduce` is called on a reduction parameter", Some("declare one as `name: Sum<T>` (or Max, Min)")),
+            n => n,
+        };
+        let Some(&(_, arity)) = INTRINSICS.iter().find(|(n, _)| *n == name) else {
+            return err(method.span, format!("unknown method `{}`", method.name), Some("methods are sqrt, abs, min, max, sign, copysign, exp, ln, powf, mul_add, floor"));
+        };
+        if args.len() + 1 != arity {
+            return err(span, format!("`.{}()` takes {} argument(s), found {}", method.name, arity - 1, args.len()), None);
+        }
+        let mut all = vec![receiver.clone()];
+        all.extend(args.iter().cloned());
+        let vals = all.iter().map(|a| self.expr(a)).collect::<Result<Vec<_>>>()?;
+        self.intrinsic(name, &vals, &all, span).map(Some)
+    }
+
+    fn inline_helper(&mut self, helper: &'m FnDef, vals: &[Val], args: &[Expr], span: SpanId) -> Result<Val> {
+        let generic = check_generics(helper)?;
+        let mut tparams: HashMap<String, Option<Ty>> = generic.iter().map(|g| (g.clone(), None)).collect();
+        // Bind the helper's type parameter from the first typed argument declared with it.
+        for (p, v) in helper.params.iter().zip(vals) {
+            if let ast::TypeExpr::Name(t) = &p.ty {
+                if let (Some(slot), Some(ty)) = (tparams.get_mut(&t.name), self.ty_of(*v)) {
+                    slot.get_or_insert(ty);
+                }
+            }
+        }
+        for v in tparams.values_mut() {
+            v.get_or_insert(self.default_real);
+        }
+        self.type_params.push(tparams);
+        let saved_scopes = std::mem::replace(&mut self.scopes, vec![HashMap::new()]);
+        self.call_stack.push(helper.name.name.clone());
+        let result = (|| {
+            for ((p, v), a) in helper.params.iter().zip(vals).zip(args) {
+                if let ast::TypeExpr::Apply { span, .. } = &p.ty {
+                    return err(*span, "helper parameters are scalars; fields cannot be passed to helpers", Some("read the field in the kernel and pass the values"));
+                }
+                let ty = self.resolve_type(&p.ty)?;
+                let n = self.coerce(*v, ty, a.span, &format!("argument `{}` of `{}`", p.name.name, helper.name.name))?;
+                let binding = self.new_local(&p.name.name, Val::Node(n), false);
+                self.scopes[0].insert(p.name.name.clone(), binding);
+            }
+            let Some(ret) = &helper.ret else {
+                return err(helper.name.span, format!("helper `{}` has no return type", helper.name.name), Some("helpers compute a value: add `-> T` and end the body with it"));
+            };
+            let ret_ty = self.resolve_type(ret)?;
+            let out_count = self.state.outputs.clone();
+            let v = match self.block(&helper.body)? {
+                Some(v) => v,
+                None => return err(helper.body.span, format!("helper `{}` must end with its value", helper.name.name), Some("end the body with an expression without `;`")),
+            };
+            debug_assert_eq!(out_count.len(), self.state.outputs.len());
+            self.coerce(v, ret_ty, helper.body.tail.as_ref().map_or(span, |t| t.span), &format!("value returned by `{}`", helper.name.name))
+        })();
+        self.call_stack.pop();
+        self.scopes = saved_scopes;
+        self.type_params.pop();
+        result.map(Val::Node)
+    }
+
+    // ----- finishing --------------------------------------------------------------------
+
+    fn finish(self, f: &FnDef) -> Result<Kernel> {
+        let mut stores = Vec::new();
+        for (i, field) in self.fields.iter().enumerate() {
+            if field.access != Access::Out {
+                continue;
+            }
+            match self.state.outputs[&(i as u32)] {
+                OutState::Written(n) => stores.push((i as u32, n)),
+                OutState::Unwritten => return err(self.field_spans[i], format!("output `{}` is never written", field.name), Some(&format!("assign it: `{} = value;`", field.name))),
+                OutState::Partial(_, at) => return err(at, format!("output `{}` is not written on every path through this `if`", field.name), Some("assign it in every branch (add an `else`), or assign a default before the `if`")),
+            }
+        }
+        let mut contributions = Vec::new();
+        for (i, r) in self.reductions.iter().enumerate() {
+            match self.state.contributions.get(&(i as u32)) {
+                Some(&n) => contributions.push((i as u32, n)),
+                None => return err(self.reduction_spans[i], format!("reduction `{}` never receives a value", r.name), Some(&format!("call `{}.reduce(value);` in the body", r.name))),
+            }
+        }
+        if stores.is_empty() && contributions.is_empty() {
+            return err(f.name.span, format!("kernel `{}` has no effect: it has no outputs or reductions", f.name.name), Some("add an `Out<T>` field or a `Sum<T>`/`Max<T>`/`Min<T>` reduction"));
+        }
+        let (nodes, types) = self.b.finish();
+        let mut kernel = Kernel {
+            name: f.name.name.clone(),
+            dims: self.dims,
+            fields: self.fields,
+            scalars: self.scalars,
+            reductions: self.reductions,
+            param_order: self.param_order,
+            nodes,
+            types,
+            stores,
+            contributions,
+        };
+        recompute_reach(&mut kernel);
+        Ok(kernel)
+    }
+}
+
+/// Recomputes each field's reach from the loads that are live (dead reads need no halo).
+fn recompute_reach(k: &mut Kernel) {
+    for f in &mut k.fields {
+        f.reach_lo = [0; 3];
+        f.reach_hi = [0; 3];
+    }
+    for n in k.live_nodes() {
+        if let Node::Load { field, offset } = k.nodes[n as usize] {
+            let f = &mut k.fields[field as usize];
+            for a in 0..3 {
+                f.reach_lo[a] = f.reach_lo[a].min(offset[a]);
+                f.reach_hi[a] = f.reach_hi[a].max(offset[a]);
+            }
+        }
+    }
+}
+
+fn unsupported_help(what: &str) -> &'static str {
+    if what.contains("while") || what.contains("loop") {
+        "use a `for` loop with constant bounds (it is unrolled)"
+    } else if what.contains("return") {
+        "end the function with its value instead of `return`"
+    } else if what.contains("match") {
+        "use `if` / `else if` / `else`"
+    } else if what.contains("closure") {
+        "write a `#[stencil_fn]` helper instead"
+    } else {
+        "see docs/language.md for what kernels may contain"
+    }
+}
