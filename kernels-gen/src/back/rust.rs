@@ -13,7 +13,7 @@ use quote::{format_ident, quote};
 use std::collections::BTreeSet;
 
 /// The Rust name of an IR type, with `T` for the generic real.
-fn ty_tokens(t: Ty) -> TokenStream {
+pub fn ty_tokens(t: Ty) -> TokenStream {
     match t {
         Ty::Real => quote!(T),
         Ty::F32 => quote!(f32),
@@ -51,6 +51,11 @@ fn row_ident(field: u32, dy: i32, dz: i32) -> Ident {
 /// The `cpu` function of a kernel. `rt` is the path of the runtime crate.
 pub fn cpu_function(k: &Kernel, rt: &TokenStream) -> TokenStream {
     let real = quote!(#rt::Real);
+    let generics = if k.is_generic() {
+        quote!(<T: #real>)
+    } else {
+        quote!()
+    };
     let mut params = Vec::new();
     for &(kind, i) in &k.param_order {
         match kind {
@@ -111,7 +116,7 @@ pub fn cpu_function(k: &Kernel, rt: &TokenStream) -> TokenStream {
             /// Every view must cover the domain plus the kernel's halo, and outputs must not
             /// overlap inputs or each other.
             #[allow(clippy::all, unused, non_snake_case, unused_parens)]
-            pub unsafe fn cpu<T: #real>(n: [usize; 3], #(#params),*) {
+            pub unsafe fn cpu #generics (n: [usize; 3], #(#params),*) {
                 #rt::cpu::for_each_row(n, |r: #rt::cpu::Row| {
                     let (j, k) = (r.j as isize, r.k as isize);
                     #(#row_ptrs)*
@@ -176,7 +181,7 @@ pub fn cpu_function(k: &Kernel, rt: &TokenStream) -> TokenStream {
             /// Every view must cover the domain plus the kernel's halo, and outputs must not
             /// overlap inputs or each other.
             #[allow(clippy::all, unused, non_snake_case, unused_parens, unused_mut)]
-            pub unsafe fn cpu<T: #real>(n: [usize; 3], #(#params),*) -> #ret {
+            pub unsafe fn cpu #generics (n: [usize; 3], #(#params),*) -> #ret {
                 let total = #rt::cpu::reduce_rows(
                     n,
                     (#(#identities,)*),

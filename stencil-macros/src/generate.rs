@@ -1,0 +1,140 @@
+//! From checked IR to the tokens of a kernel module.
+
+use kernels_gen::back::rust::{cpu_function, field_ident, scalar_ident, ty_tokens};
+use kernels_gen::ir::{Access, Kernel, ParamKind, Precision};
+use kernels_gen::llvm;
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+
+/// The module that replaces a `#[stencil] fn`: constants, the CPU function, the PTX, and
+/// the typed launcher.
+pub fn kernel_module(k: &Kernel, f: &syn::ItemFn, source: &str) -> syn::Result<TokenStream> {
+    let rt = quote!(::stencil_runtime);
+    let name = &f.sig.ident;
+    let vis = &f.vis;
+    let docs: Vec<&syn::Attribute> = f.attrs.iter().filter(|a| a.path().is_ident("doc")).collect();
+    let name_str = k.name.clone();
+    let ir = k.to_string();
+    let dims = k.dims as usize;
+    let halo = k.halo() as usize;
+    let ptx = |p: Precision| {
+        llvm::ptx(k, p).map_err(|e| syn::Error::new(name.span(), format!("PTX generation failed: {e}")))
+    };
+    let (ptx32, ptx64) = (ptx(Precision::F32)?, ptx(Precision::F64)?);
+    let (entry32, entry64) = (
+        llvm::entry_name(k, Precision::F32),
+        llvm::entry_name(k, Precision::F64),
+    );
+    let cpu = cpu_function(k, &rt);
+    let launch = launcher(k, &rt);
+    Ok(quote! {
+        #(#docs)*
+        #[allow(non_snake_case, non_camel_case_types, clippy::all)]
+        #vis mod #name {
+            #[allow(unused_imports)]
+            use super::*;
+            /// The kernel's name.
+            pub const NAME: &str = #name_str;
+            /// Number of grid dimensions.
+            pub const DIMS: usize = #dims;
+            /// The halo width the kernel reads beyond its domain.
+            pub const HALO: usize = #halo;
+            /// The checked, optimised IR (what `kernels-gen --emit ir` prints).
+            pub const IR: &str = #ir;
+            /// The stencil source this kernel was compiled from (with its helpers).
+            pub const SOURCE: &str = #source;
+            /// PTX with `T = f32`; entry point [`ENTRY_F32`].
+            pub const PTX_F32: &str = #ptx32;
+            /// PTX with `T = f64`; entry point [`ENTRY_F64`].
+            pub const PTX_F64: &str = #ptx64;
+            /// Name of the PTX entry in [`PTX_F32`].
+            pub const ENTRY_F32: &str = #entry32;
+            /// Name of the PTX entry in [`PTX_F64`].
+            pub const ENTRY_F64: &str = #entry64;
+            #cpu
+            #launch
+        }
+    })
+}
+
+fn launcher(k: &Kernel, rt: &TokenStream) -> TokenStream {
+    let generics = if k.is_generic() {
+        quote!(<T: #rt::Real>)
+    } else {
+        quote!()
+    };
+    let mut params = Vec::new();
+    let mut checks = Vec::new();
+    let mut call_args = Vec::new();
+    let domain_field = k
+        .fields
+        .iter()
+        .find(|f| f.access == Access::Out)
+        .or(k.fields.first())
+        .map(|f| format_ident!("{}", f.name));
+    for &(kind, i) in &k.param_order {
+        match kind {
+            ParamKind::Field => {
+                let f = &k.fields[i as usize];
+                let id = format_ident!("{}", f.name);
+                let t = ty_tokens(f.elem);
+                let fname = &f.name;
+                let fhalo = f.halo() as usize;
+                let _ = field_ident;
+                checks.push(quote! {
+                    #rt::launch::check_field(NAME, DIMS, &domain, #rt::launch::FieldSpec { name: #fname, halo: #fhalo }, #id)?;
+                });
+                match f.access {
+                    Access::In => {
+                        params.push(quote!(#id: &#rt::Field<#t>));
+                        call_args.push(quote!(#id.view()));
+                    }
+                    Access::Out => {
+                        params.push(quote!(#id: &mut #rt::Field<#t>));
+                        call_args.push(quote!(#id.view_mut()));
+                    }
+                }
+            }
+            ParamKind::Scalar => {
+                let s = &k.scalars[i as usize];
+                let id = format_ident!("{}", s.name);
+                let t = ty_tokens(s.ty);
+                let _ = scalar_ident;
+                params.push(quote!(#id: #t));
+                call_args.push(quote!(#id));
+            }
+            ParamKind::Reduction => {}
+        }
+    }
+    let red_types: Vec<TokenStream> = k.reductions.iter().map(|r| ty_tokens(r.ty)).collect();
+    let ret = match red_types.len() {
+        0 => quote!(()),
+        1 => quote!(#(#red_types)*),
+        _ => quote!((#(#red_types),*)),
+    };
+    let red_doc = if k.reductions.is_empty() {
+        String::new()
+    } else {
+        let names: Vec<String> = k.reductions.iter().map(|r| format!("`{}` ({})", r.name, r.op.type_name().to_lowercase())).collect();
+        format!(" Returns the reductions {}.", names.join(", "))
+    };
+    let doc = format!(
+        "Runs `{}` over the interior of its first output field on `backend`.{red_doc}\n\n\
+         Fails, before touching any memory, if a field's dimension or extent differs from the \
+         domain or its halo is narrower than the kernel reads.",
+        k.name
+    );
+    quote! {
+        #[doc = #doc]
+        pub fn launch #generics (backend: &#rt::Backend, #(#params),*) -> ::core::result::Result<#ret, #rt::Error> {
+            let domain: ::std::vec::Vec<usize> = #domain_field.extent().to_vec();
+            #(#checks)*
+            let n = #rt::launch::domain3(&domain);
+            match backend {
+                // SAFETY: every view was checked to cover the domain plus the halo the
+                // kernel reads, and the borrow checker keeps outputs apart from inputs.
+                #rt::Backend::Cpu => Ok(unsafe { cpu(n, #(#call_args),*) }),
+            }
+        }
+    }
+}

@@ -1,0 +1,121 @@
+//! The CPU execution model used by generated code: views and a row scheduler.
+//!
+//! A kernel's domain is split into rows along axis 0 (for 1D domains, into fixed chunks);
+//! rows run in parallel on rayon's pool, and reductions combine per-row partials in row
+//! order, so results do not depend on the number of threads.
+
+use rayon::prelude::*;
+
+/// Points per chunk when a 1D domain is split for parallel work.
+pub const CHUNK_1D: usize = 4096;
+
+/// A read-only view of a field: a pointer to interior point (0,0,0) and element strides.
+#[derive(Clone, Copy, Debug)]
+pub struct View<T> {
+    /// Pointer to the element at interior point (0, 0, 0).
+    pub ptr: *const T,
+    /// Stride of axis 1 in elements.
+    pub sy: isize,
+    /// Stride of axis 2 in elements.
+    pub sz: isize,
+}
+
+/// A writable view of a field.
+#[derive(Clone, Copy, Debug)]
+pub struct ViewMut<T> {
+    /// Pointer to the element at interior point (0, 0, 0).
+    pub ptr: *mut T,
+    /// Stride of axis 1 in elements.
+    pub sy: isize,
+    /// Stride of axis 2 in elements.
+    pub sz: isize,
+}
+
+// SAFETY: views are handed to parallel rows that read shared inputs and write disjoint
+// parts of outputs; the launcher guarantees outputs do not alias inputs or each other.
+unsafe impl<T: Sync> Send for View<T> {}
+unsafe impl<T: Sync> Sync for View<T> {}
+unsafe impl<T: Send> Send for ViewMut<T> {}
+unsafe impl<T: Send> Sync for ViewMut<T> {}
+
+impl<T> View<T> {
+    /// Pointer to point (0, j, k).
+    ///
+    /// # Safety
+    /// (0, j, k) must lie within the field's allocation (interior or halo).
+    #[inline(always)]
+    pub unsafe fn row(self, j: isize, k: isize) -> *const T {
+        self.ptr.offset(j * self.sy + k * self.sz)
+    }
+}
+
+impl<T> ViewMut<T> {
+    /// Pointer to point (0, j, k).
+    ///
+    /// # Safety
+    /// (0, j, k) must lie within the field's allocation.
+    #[inline(always)]
+    pub unsafe fn row(self, j: isize, k: isize) -> *mut T {
+        self.ptr.offset(j * self.sy + k * self.sz)
+    }
+}
+
+/// A unit of parallel work: points `i0..i1` of row (j, k).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Row {
+    /// First index on axis 0.
+    pub i0: usize,
+    /// One past the last index on axis 0.
+    pub i1: usize,
+    /// Index on axis 1.
+    pub j: usize,
+    /// Index on axis 2.
+    pub k: usize,
+}
+
+/// How the domain `n` is cut into rows: (number of rows, row number -> Row).
+fn rows(n: [usize; 3]) -> (usize, impl Fn(usize) -> Row + Sync) {
+    let chunked = n[1] * n[2] == 1;
+    let count = if chunked {
+        n[0].div_ceil(CHUNK_1D)
+    } else {
+        n[1] * n[2]
+    };
+    let row = move |r: usize| {
+        if chunked {
+            Row {
+                i0: r * CHUNK_1D,
+                i1: ((r + 1) * CHUNK_1D).min(n[0]),
+                j: 0,
+                k: 0,
+            }
+        } else {
+            Row {
+                i0: 0,
+                i1: n[0],
+                j: r % n[1],
+                k: r / n[1],
+            }
+        }
+    };
+    (if n[0] == 0 { 0 } else { count }, row)
+}
+
+/// Runs `f` on every row of domain `n`, in parallel.
+pub fn for_each_row(n: [usize; 3], f: impl Fn(Row) + Sync + Send) {
+    let (count, row) = rows(n);
+    (0..count).into_par_iter().for_each(|r| f(row(r)));
+}
+
+/// Runs `f` on every row of domain `n` in parallel and combines the per-row results in
+/// row order with `combine`, starting from `identity`.
+pub fn reduce_rows<A: Copy + Send + Sync>(
+    n: [usize; 3],
+    identity: A,
+    combine: impl Fn(A, A) -> A,
+    f: impl Fn(Row) -> A + Sync + Send,
+) -> A {
+    let (count, row) = rows(n);
+    let partials: Vec<A> = (0..count).into_par_iter().map(|r| f(row(r))).collect();
+    partials.into_iter().fold(identity, combine)
+}

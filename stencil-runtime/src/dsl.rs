@@ -1,0 +1,17 @@
+//! The parameter types of the stencil language.
+//!
+//! They appear only in `#[stencil]` signatures, which the macro consumes; they exist so
+//! that the signatures name documented types. See `docs/language.md`.
+
+use std::marker::PhantomData;
+
+/// An input field, read at constant offsets: `u[(-1, 0)]`; a bare `u` is the centre.
+pub struct In<T>(PhantomData<T>);
+/// An output field, written once at the current point: `out = value;`.
+pub struct Out<T>(PhantomData<T>);
+/// A fused sum reduction: `total.reduce(value);`; the launch returns the sum.
+pub struct Sum<T>(PhantomData<T>);
+/// A fused max reduction: `speed.reduce(value);`; the launch returns the maximum.
+pub struct Max<T>(PhantomData<T>);
+/// A fused min reduction: `low.reduce(value);`; the launch returns the minimum.
+pub struct Min<T>(PhantomData<T>);

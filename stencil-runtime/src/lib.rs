@@ -1,0 +1,46 @@
+//! `stencil-runtime`: what a program that uses stencil kernels links against.
+//!
+//! Write kernels with [`stencil`] (and helpers with [`stencil_fn`] inside a [`stencils`]
+//! module); each becomes a module with a typed `launch` function that runs the kernel on a
+//! [`Backend`] over [`Field`]s. The final binary needs no compiler toolchain: the CPU code
+//! is generated Rust and the GPU code is PTX text embedded at build time.
+//!
+//! ```
+//! use stencil_runtime::prelude::*;
+//!
+//! /// Weighted-Jacobi sweep for -lap(u) = f.
+//! #[stencil]
+//! fn jacobi<T: Real>(u: In<T>, f: In<T>, out: Out<T>, h2: T, omega: T) {
+//!     let r = (u[(-1, 0)] + u[(1, 0)] + u[(0, -1)] + u[(0, 1)] + h2 * f) * 0.25;
+//!     out = u + omega * (r - u);
+//! }
+//!
+//! let backend = Backend::Cpu;
+//! let u = Field::<f64>::from_fn(&[64, 64], 1, |[i, j, _]| (i * j) as f64);
+//! let f = Field::<f64>::zeros(&[64, 64], 0).unwrap();
+//! let mut out = Field::<f64>::zeros(&[64, 64], 0).unwrap();
+//! jacobi::launch(&backend, &u, &f, &mut out, 1.0, 0.8).unwrap();
+//! ```
+
+pub mod backend;
+pub mod cpu;
+pub mod dsl;
+pub mod error;
+pub mod field;
+pub mod launch;
+pub mod real;
+
+pub use backend::Backend;
+pub use error::Error;
+pub use field::Field;
+pub use real::{Precision, Real};
+pub use stencil_macros::{stencil, stencil_fn, stencils};
+
+/// Re-exported for generated code.
+pub use num_traits;
+
+/// Everything a kernel-writing program needs.
+pub mod prelude {
+    pub use crate::dsl::{In, Max, Min, Out, Sum};
+    pub use crate::{stencil, stencil_fn, stencils, Backend, Error, Field, Precision, Real};
+}

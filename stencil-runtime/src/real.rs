@@ -1,0 +1,115 @@
+//! The real types kernels are generic over.
+
+use num_traits::Float;
+
+/// Which floating-point type a value or field has.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Precision {
+    /// `f32`.
+    F32,
+    /// `f64`.
+    F64,
+}
+
+/// `f32` or `f64`: the `T` of `#[stencil] fn k<T: Real>(..)`.
+///
+/// The methods are the operations generated CPU code uses; their semantics match the GPU
+/// path (e.g. [`Real::powf`] of a negative base is NaN on every backend).
+pub trait Real:
+    Float + Default + Send + Sync + std::fmt::Debug + std::fmt::Display + 'static
+{
+    /// The precision of `Self`.
+    const PRECISION: Precision;
+    /// Converts from `f64`, rounding to nearest.
+    fn from_f64(x: f64) -> Self;
+    /// Converts to `f64` (exact).
+    fn to_f64(self) -> f64;
+    /// Converts from `i64`, rounding to nearest.
+    fn from_i64(x: i64) -> Self;
+    /// Converts to `i64`, truncating toward zero and saturating (NaN gives 0).
+    fn to_i64(self) -> i64;
+    /// `|x|`.
+    fn abs(self) -> Self {
+        Float::abs(self)
+    }
+    /// Square root.
+    fn sqrt(self) -> Self {
+        Float::sqrt(self)
+    }
+    /// Largest integer not above `x`.
+    fn floor(self) -> Self {
+        Float::floor(self)
+    }
+    /// `e^x`.
+    fn exp(self) -> Self {
+        Float::exp(self)
+    }
+    /// Natural logarithm.
+    fn ln(self) -> Self {
+        Float::ln(self)
+    }
+    /// Minimum; the other operand if one is NaN.
+    fn min(self, o: Self) -> Self {
+        Float::min(self, o)
+    }
+    /// Maximum; the other operand if one is NaN.
+    fn max(self, o: Self) -> Self {
+        Float::max(self, o)
+    }
+    /// Magnitude of `self` with the sign of `o`.
+    fn copysign(self, o: Self) -> Self {
+        Float::copysign(self, o)
+    }
+    /// `self^y` for `self >= 0`; NaN for a negative base.
+    fn powf(self, y: Self) -> Self {
+        if self < Self::zero() {
+            Self::nan()
+        } else {
+            Float::powf(self, y)
+        }
+    }
+    /// `self * a + b` with one rounding.
+    fn fma(self, a: Self, b: Self) -> Self {
+        Float::mul_add(self, a, b)
+    }
+}
+
+impl Real for f32 {
+    const PRECISION: Precision = Precision::F32;
+    #[inline(always)]
+    fn from_f64(x: f64) -> Self {
+        x as f32
+    }
+    #[inline(always)]
+    fn to_f64(self) -> f64 {
+        self as f64
+    }
+    #[inline(always)]
+    fn from_i64(x: i64) -> Self {
+        x as f32
+    }
+    #[inline(always)]
+    fn to_i64(self) -> i64 {
+        self as i64
+    }
+}
+
+impl Real for f64 {
+    const PRECISION: Precision = Precision::F64;
+    #[inline(always)]
+    fn from_f64(x: f64) -> Self {
+        x
+    }
+    #[inline(always)]
+    fn to_f64(self) -> f64 {
+        self
+    }
+    #[inline(always)]
+    fn from_i64(x: i64) -> Self {
+        x as f64
+    }
+    #[inline(always)]
+    fn to_i64(self) -> i64 {
+        self as i64
+    }
+}
