@@ -23,11 +23,11 @@ pub trait Real:
     /// Converts from `f64`, rounding to nearest.
     fn from_f64(x: f64) -> Self;
     /// Converts to `f64` (exact).
-    fn to_f64(self) -> f64;
+    fn as_f64(self) -> f64;
     /// Converts from `i64`, rounding to nearest.
     fn from_i64(x: i64) -> Self;
     /// Converts to `i64`, truncating toward zero and saturating (NaN gives 0).
-    fn to_i64(self) -> i64;
+    fn as_i64(self) -> i64;
     /// `|x|`.
     fn abs(self) -> Self {
         Float::abs(self)
@@ -81,7 +81,7 @@ impl Real for f32 {
         x as f32
     }
     #[inline(always)]
-    fn to_f64(self) -> f64 {
+    fn as_f64(self) -> f64 {
         self as f64
     }
     #[inline(always)]
@@ -89,7 +89,7 @@ impl Real for f32 {
         x as f32
     }
     #[inline(always)]
-    fn to_i64(self) -> i64 {
+    fn as_i64(self) -> i64 {
         self as i64
     }
 }
@@ -101,7 +101,7 @@ impl Real for f64 {
         x
     }
     #[inline(always)]
-    fn to_f64(self) -> f64 {
+    fn as_f64(self) -> f64 {
         self
     }
     #[inline(always)]
@@ -109,7 +109,7 @@ impl Real for f64 {
         x as f64
     }
     #[inline(always)]
-    fn to_i64(self) -> i64 {
+    fn as_i64(self) -> i64 {
         self as i64
     }
 }

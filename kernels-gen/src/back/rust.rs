@@ -297,9 +297,9 @@ fn node_let(k: &Kernel, n: u32, real: &TokenStream) -> TokenStream {
             match (from, ty) {
                 (Ty::Int, to) if to.is_float() => quote!(<#t as #real>::from_i64(#xi)),
                 (Ty::Bool, Ty::Int) => quote!(#xi as i64),
-                (f, Ty::Int) if f.is_float() => quote!(<#ft as #real>::to_i64(#xi)),
+                (f, Ty::Int) if f.is_float() => quote!(<#ft as #real>::as_i64(#xi)),
                 (f, to) if f.is_float() && to.is_float() => {
-                    quote!(<#t as #real>::from_f64(<#ft as #real>::to_f64(#xi)))
+                    quote!(<#t as #real>::from_f64(<#ft as #real>::as_f64(#xi)))
                 }
                 _ => quote!(#xi),
             }

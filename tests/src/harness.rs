@@ -1,0 +1,161 @@
+//! Runs one kernel through the interpreter and the host-JIT LLVM lowering on the same
+//! inputs, for comparison with the generated Rust (called through the kernel's `launch`).
+
+use kernels_gen::ir::{Access, Kernel, ParamKind, Ty};
+use kernels_gen::{compile_rust_source, Precision};
+use rand::{Rng, SeedableRng};
+use stencil_runtime::{Field, Real};
+
+/// The IR of kernel `name`, recompiled from the source the macro embedded.
+pub fn kernel_ir(source: &str, name: &str) -> Kernel {
+    let kernels = compile_rust_source(source).unwrap_or_else(|e| panic!("{name}: {e}"));
+    kernels
+        .into_iter()
+        .find(|k| k.name == name)
+        .unwrap_or_else(|| panic!("kernel {name} not in its own source"))
+}
+
+/// The precision of `T`.
+pub fn precision<T: Real>() -> Precision {
+    match T::PRECISION {
+        stencil_runtime::Precision::F32 => Precision::F32,
+        stencil_runtime::Precision::F64 => Precision::F64,
+    }
+}
+
+/// A deterministic random generator for a test (seeded by name, so failures reproduce).
+pub fn rng(seed: &str) -> rand::rngs::StdRng {
+    let s = seed.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ b as u64).wrapping_mul(0x100_0000_01b3)
+    });
+    rand::rngs::StdRng::seed_from_u64(s)
+}
+
+/// A field of uniform random values in `[lo, hi)`, halo included.
+pub fn random_field<T: Real>(
+    rng: &mut impl Rng,
+    extent: &[usize],
+    halo: usize,
+    lo: f64,
+    hi: f64,
+) -> Field<T> {
+    let mut f = Field::zeros(extent, halo).expect("valid extent");
+    for v in f.as_mut_slice() {
+        *v = T::from_f64(rng.gen_range(lo..hi));
+    }
+    f
+}
+
+/// A field like `like` (extent, halo 0) filled with NaN, so unwritten points show.
+pub fn poisoned<T: Real>(extent: &[usize]) -> Field<T> {
+    let mut f = Field::zeros(extent, 0).expect("valid extent");
+    for v in f.as_mut_slice() {
+        *v = T::nan();
+    }
+    f
+}
+
+/// Which executor to run.
+#[derive(Clone, Copy, Debug)]
+pub enum Path {
+    /// The reference interpreter.
+    Interpreter,
+    /// The LLVM lowering, JIT-compiled for the host.
+    HostJit,
+}
+
+/// Runs `k` on `path`. `inputs` and `outputs` are the kernel's `In` and `Out` fields in
+/// declaration order; `scalars` its scalar parameters (as f64). Returns the reductions.
+pub fn run<T: Real>(
+    path: Path,
+    k: &Kernel,
+    inputs: &[&Field<T>],
+    outputs: &mut [Field<T>],
+    scalars: &[f64],
+) -> Vec<f64> {
+    let p = precision::<T>();
+    let domain = outputs
+        .first()
+        .map(|f| f.extent().to_vec())
+        .unwrap_or_else(|| inputs[0].extent().to_vec());
+    let mut slots: Vec<u64> = stencil_runtime::launch::domain3(&domain)
+        .iter()
+        .map(|&n| n as u64)
+        .collect();
+    let mut results: Vec<T> = vec![T::zero(); k.reductions.len()];
+    let (mut next_in, mut next_out, mut next_scalar) = (0, 0, 0);
+    let out_ptrs: Vec<(u64, [usize; 2])> = outputs
+        .iter_mut()
+        .map(|f| (f.view_mut().ptr as u64, f.strides()))
+        .collect();
+    for &(kind, i) in &k.param_order {
+        match kind {
+            ParamKind::Field => {
+                let (ptr, strides) = match k.fields[i as usize].access {
+                    Access::In => {
+                        let f = inputs[next_in];
+                        next_in += 1;
+                        (f.view().ptr as u64, f.strides())
+                    }
+                    Access::Out => {
+                        next_out += 1;
+                        out_ptrs[next_out - 1]
+                    }
+                };
+                slots.extend([ptr, strides[0] as u64, strides[1] as u64]);
+            }
+            ParamKind::Scalar => {
+                let v = scalars[next_scalar];
+                next_scalar += 1;
+                slots.push(match k.scalars[i as usize].ty.concrete(p) {
+                    Ty::F32 => (v as f32).to_bits() as u64,
+                    Ty::F64 => v.to_bits(),
+                    Ty::Int => v as i64 as u64,
+                    _ => (v != 0.0) as u64,
+                });
+            }
+            ParamKind::Reduction => slots.push(&mut results[i as usize] as *mut T as u64),
+        }
+    }
+    assert_eq!(next_in, inputs.len(), "{}: number of inputs", k.name);
+    assert_eq!(next_scalar, scalars.len(), "{}: number of scalars", k.name);
+    // SAFETY: the slots point at live fields whose halos cover what the kernel reads
+    // (checked by the caller through the kernel's own launch on the same fields).
+    unsafe {
+        match path {
+            Path::Interpreter => kernels_gen::interp::run(k, p, &slots),
+            Path::HostJit => kernels_gen::llvm::jit::run_host(k, p, &slots)
+                .unwrap_or_else(|e| panic!("{}: {e}", k.name)),
+        }
+    }
+    results.iter().map(|r| r.as_f64()).collect()
+}
+
+/// The tolerance the suite holds every path to: 1e-12 in f64, 1e-5 in f32.
+pub fn tolerance<T: Real>() -> f64 {
+    match T::PRECISION {
+        stencil_runtime::Precision::F32 => 1e-5,
+        stencil_runtime::Precision::F64 => 1e-12,
+    }
+}
+
+/// Asserts `got` agrees with `want` pointwise to `tol` relative (with a floor of `tol`
+/// times the largest magnitude in `want`, for values near zero) and has no NaN.
+pub fn assert_close(what: &str, got: &[f64], want: &[f64], tol: f64) {
+    assert_eq!(got.len(), want.len(), "{what}: lengths");
+    let scale = want.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    for (i, (&g, &w)) in got.iter().zip(want).enumerate() {
+        assert!(!g.is_nan() && !w.is_nan(), "{what}: NaN at {i} (got {g}, want {w})");
+        let err = (g - w).abs();
+        let bound = tol * w.abs().max(g.abs()).max(scale * 1e-3);
+        assert!(
+            err <= bound || g == w,
+            "{what}: point {i}: got {g:e}, want {w:e}, error {err:e} > {bound:e}"
+        );
+    }
+}
+
+/// The interior values of a field as f64.
+pub fn values<T: Real>(f: &Field<T>) -> Vec<f64> {
+    f.interior().iter().map(|v| v.as_f64()).collect()
+}

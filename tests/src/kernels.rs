@@ -1,0 +1,105 @@
+//! The kernels of the conformance suite, written with the macros as a user would.
+//! `tests/kernels/suite.stencil` holds the same kernels in the text format.
+
+use stencil_runtime::prelude::*;
+
+#[stencils]
+pub mod suite {
+
+    /// 2D 5-point Laplacian.
+    #[stencil]
+    pub fn lap5<T: Real>(u: In<T>, out: Out<T>, inv_h2: T) {
+        out = (u[(-1, 0)] + u[(1, 0)] + u[(0, -1)] + u[(0, 1)] - 4.0 * u) * inv_h2;
+    }
+
+    /// 2D 9-point (Mehrstellen) Laplacian, written with unrolled loops.
+    #[stencil]
+    pub fn lap9<T: Real>(u: In<T>, out: Out<T>, inv_h2: T) {
+        let mut edges: T = 0.0;
+        let mut corners: T = 0.0;
+        for dj in -1..=1 {
+            for di in -1..=1 {
+                if (di + dj) % 2 != 0 {
+                    edges += u[(di, dj)];
+                } else if di != 0 {
+                    corners += u[(di, dj)];
+                }
+            }
+        }
+        out = (4.0 * edges + corners - 20.0 * u) * inv_h2 / 6.0;
+    }
+
+    /// 3D 7-point Laplacian.
+    #[stencil]
+    pub fn lap7<T: Real>(u: In<T>, out: Out<T>, inv_h2: T) {
+        let sum = u[(-1, 0, 0)] + u[(1, 0, 0)] + u[(0, -1, 0)] + u[(0, 1, 0)] + u[(0, 0, -1)] + u[(0, 0, 1)];
+        out = (sum - 6.0 * u) * inv_h2;
+    }
+
+    /// Weighted-Jacobi sweep for -lap(u) = f.
+    #[stencil]
+    pub fn jacobi<T: Real>(u: In<T>, f: In<T>, out: Out<T>, h2: T, omega: T) {
+        let r = (u[(-1, 0)] + u[(1, 0)] + u[(0, -1)] + u[(0, 1)] + h2 * f) * 0.25;
+        out = u + omega * (r - u);
+    }
+
+    /// First-order upwind advection step.
+    #[stencil]
+    pub fn upwind<T: Real>(q: In<T>, vx: In<T>, vy: In<T>, out: Out<T>, dt_dx: T) {
+        let fx = if vx > 0.0 { vx * (q - q[(-1, 0)]) } else { vx * (q[(1, 0)] - q) };
+        let fy = if vy > 0.0 { vy * (q - q[(0, -1)]) } else { vy * (q[(0, 1)] - q) };
+        out = q - dt_dx * (fx + fy);
+    }
+
+    /// The generalised minmod limiter (Kurganov-Petrova, theta in [1, 2]).
+    #[stencil_fn]
+    pub fn minmod3<T: Real>(a: T, b: T, c: T) -> T {
+        if a > 0.0 && b > 0.0 && c > 0.0 {
+            a.min(b).min(c)
+        } else if a < 0.0 && b < 0.0 && c < 0.0 {
+            a.max(b).max(c)
+        } else {
+            0.0
+        }
+    }
+
+    /// Limited linear reconstruction: the values at a cell's two faces.
+    #[stencil]
+    pub fn reconstruct<T: Real>(q: In<T>, west: Out<T>, east: Out<T>, theta: T) {
+        let slope = minmod3(theta * (q - q[-1]), 0.5 * (q[1] - q[-1]), theta * (q[1] - q));
+        west = q - 0.5 * slope;
+        east = q + 0.5 * slope;
+    }
+
+    /// Largest shallow-water wave speed over wet cells (the CFL time step).
+    #[stencil(dims = 2)]
+    pub fn cfl<T: Real>(h: In<T>, hu: In<T>, hv: In<T>, speed: Max<T>, g: T, dry: T) {
+        if h > dry {
+            let c = (g * h).sqrt();
+            speed.reduce(((hu / h).abs() + c).max((hv / h).abs() + c));
+        }
+    }
+
+    /// Total mass and smallest depth.
+    #[stencil(dims = 2)]
+    pub fn mass<T: Real>(h: In<T>, total: Sum<T>, lowest: Min<T>, cell_area: T) {
+        total.reduce(h * cell_area);
+        lowest.reduce(h);
+    }
+
+    /// Every math intrinsic once (inputs in [0.5, 2]).
+    #[stencil(dims = 1)]
+    pub fn intrinsics<T: Real>(a: In<T>, b: In<T>, out: Out<T>) {
+        let x = a.exp().ln() + a.powf(b) + sign(a - 1.0) * copysign(b, a - 1.2);
+        let y = fma(a, b, 0.5) + (a * 3.0).floor() + sqrt(b) + (a - b).abs();
+        out = x + y + min(a, b) - max(a, b) + exp(-30.0 * b) + ln(b * 1e-3);
+    }
+
+    /// Cell indices, coordinates and integer arithmetic: a red-black pattern.
+    #[stencil(dims = 2)]
+    pub fn checker<T: Real>(u: In<T>, out: Out<T>, x0: T, dx: T) {
+        let red = (index(0) + index(1)) % 2 == 0;
+        let x = coord(0, x0, dx);
+        out = if red { u * x } else { u + (extent(1) - index(1)) as T };
+    }
+}

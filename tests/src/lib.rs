@@ -1,0 +1,4 @@
+//! Shared kernels and the harness that runs one kernel through every back end.
+
+pub mod harness;
+pub mod kernels;
