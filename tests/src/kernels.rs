@@ -103,3 +103,36 @@ pub mod suite {
         out = if red { u * x } else { u + (extent(1) - index(1)) as T };
     }
 }
+
+/// What the macro embedded for one kernel.
+#[derive(Clone, Copy, Debug)]
+pub struct Compiled {
+    /// Kernel name.
+    pub name: &'static str,
+    /// IR text.
+    pub ir: &'static str,
+    /// Source text.
+    pub source: &'static str,
+    /// PTX with T = f32, and its entry.
+    pub ptx_f32: (&'static str, &'static str),
+    /// PTX with T = f64, and its entry.
+    pub ptx_f64: (&'static str, &'static str),
+}
+
+macro_rules! registry {
+    ($($k:ident),* $(,)?) => {
+        /// Every kernel of the suite.
+        pub const ALL: &[Compiled] = &[$(Compiled {
+            name: suite::$k::NAME,
+            ir: suite::$k::IR,
+            source: suite::$k::SOURCE,
+            ptx_f32: (suite::$k::PTX_F32, suite::$k::ENTRY_F32),
+            ptx_f64: (suite::$k::PTX_F64, suite::$k::ENTRY_F64),
+        }),*];
+    };
+}
+
+registry!(lap5, lap9, lap7, jacobi, upwind, reconstruct, cfl, mass, intrinsics, checker);
+
+/// The kernels whose cost is moving memory: they must not touch local memory.
+pub const BANDWIDTH_BOUND: &[&str] = &["lap5", "lap9", "lap7", "jacobi", "upwind", "reconstruct"];

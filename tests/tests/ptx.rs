@@ -1,0 +1,104 @@
+//! Checks on the PTX every kernel embeds: its structure, and that `ptxas` assembles it for
+//! sm_80 and sm_90 without spills.
+//!
+//! `ptxas` comes from the PyPI package `nvidia-cuda-nvcc-cu12`; it is found on `PATH`, through
+//! `PTXAS`, or in that package's folder. Without it the assembly test prints why it
+//! skipped, unless `STENCIL_REQUIRE_PTXAS=1` (CI sets it), which makes a missing ptxas fail.
+
+use std::path::PathBuf;
+use std::process::Command;
+use stencil_tests::kernels::{ALL, BANDWIDTH_BOUND};
+
+fn all_ptx() -> impl Iterator<Item = (&'static str, &'static str, &'static str)> {
+    ALL.iter()
+        .flat_map(|c| [(c.name, c.ptx_f32.0, c.ptx_f32.1), (c.name, c.ptx_f64.0, c.ptx_f64.1)])
+}
+
+#[test]
+fn every_kernel_has_its_entry_and_targets_sm80() {
+    for (name, ptx, entry) in all_ptx() {
+        assert!(ptx.contains(&format!(".visible .entry {entry}(")), "{name}: no entry {entry}");
+        assert!(ptx.contains(".target sm_80"), "{name}: target");
+        assert!(ptx.contains(".version 7.0"), "{name}: PTX ISA version");
+    }
+}
+
+#[test]
+fn inputs_are_read_through_the_non_coherent_path() {
+    for (name, ptx, _) in all_ptx() {
+        assert!(ptx.contains("ld.global.nc."), "{name}: inputs not loaded with ld.global.nc");
+        // Every global load of an input is non-coherent: no plain ld.global of data.
+        let plain = ptx.lines().filter(|l| l.contains("ld.global.") && !l.contains("ld.global.nc.")).count();
+        assert_eq!(plain, 0, "{name}: {plain} plain global loads");
+    }
+}
+
+#[test]
+fn bandwidth_bound_kernels_use_no_local_memory() {
+    for (name, ptx, _) in all_ptx().filter(|(n, _, _)| BANDWIDTH_BOUND.contains(n)) {
+        for bad in [".local", "ld.local", "st.local", "__local_depot"] {
+            assert!(!ptx.contains(bad), "{name}: uses local memory ({bad})");
+        }
+    }
+}
+
+#[test]
+fn reductions_combine_in_shared_memory_with_barriers() {
+    for (name, ptx, _) in all_ptx().filter(|(n, _, _)| ["cfl", "mass"].contains(n)) {
+        assert!(ptx.contains(".shared"), "{name}: no shared memory");
+        assert!(ptx.contains("bar.sync"), "{name}: no barrier");
+    }
+    for (name, ptx, _) in all_ptx().filter(|(n, _, _)| *n == "lap5") {
+        assert!(!ptx.contains("bar.sync"), "{name}: a stencil without reductions needs no barrier");
+    }
+}
+
+/// Where ptxas is, if anywhere.
+fn find_ptxas() -> Option<PathBuf> {
+    if let Ok(p) = std::env::var("PTXAS") {
+        return Some(PathBuf::from(p));
+    }
+    if Command::new("ptxas").arg("--version").output().is_ok_and(|o| o.status.success()) {
+        return Some(PathBuf::from("ptxas"));
+    }
+    let out = Command::new("python3")
+        .args(["-c", "import nvidia.cuda_nvcc as m, os; print(os.path.join(list(m.__path__)[0], 'bin', 'ptxas'))"])
+        .output()
+        .ok()?;
+    let p = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+    p.is_file().then_some(p)
+}
+
+#[test]
+fn ptxas_assembles_every_kernel_for_sm80_and_sm90_without_spills() {
+    let Some(ptxas) = find_ptxas() else {
+        assert!(
+            std::env::var("STENCIL_REQUIRE_PTXAS").map_or(true, |v| v != "1"),
+            "STENCIL_REQUIRE_PTXAS=1 but no ptxas was found (pip install nvidia-cuda-nvcc-cu12)"
+        );
+        println!("SKIPPED: no ptxas on PATH, in PTXAS or in the nvidia-cuda-nvcc-cu12 package");
+        return;
+    };
+    let dir = std::env::temp_dir().join(format!("stencil-ptx-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let mut assembled = 0;
+    for (name, ptx, entry) in all_ptx() {
+        let file = dir.join(format!("{entry}.ptx"));
+        std::fs::write(&file, ptx).expect("write ptx");
+        for arch in ["sm_80", "sm_90"] {
+            let out = Command::new(&ptxas)
+                .args(["-v", "-arch", arch, "-o"])
+                .arg(dir.join(format!("{entry}_{arch}.cubin")))
+                .arg(&file)
+                .output()
+                .expect("run ptxas");
+            let log = String::from_utf8_lossy(&out.stderr);
+            assert!(out.status.success(), "{name} ({entry}) for {arch}: ptxas failed:\n{log}");
+            assert!(log.contains("0 bytes spill stores"), "{name} ({entry}) {arch} spills:\n{log}");
+            assembled += 1;
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    println!("ptxas assembled {assembled} kernels");
+    assert_eq!(assembled, ALL.len() * 4);
+}
