@@ -1,0 +1,9 @@
+// `%` on real numbers.
+use stencil_runtime::prelude::*;
+
+#[stencil]
+fn k<T: Real>(u: In<T>, out: Out<T>) {
+    out = u[(1, 0)] % u;
+}
+
+fn main() {}
