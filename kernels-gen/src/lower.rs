@@ -658,7 +658,10 @@ impl<'m> Lowerer<'m> {
                 let s = &self.state.slots[slot];
                 if !s.mutable {
                     let scalar = self.call_stack.len() == 1 && self.scalars.iter().any(|p| p.name == s.name) && slot < self.scalars.len();
-                    return err(id.span, format!("cannot assign twice to `{}`", id.name), Some(if scalar { "parameters are read-only; copy it with `let mut`" } else { "declare it with `let mut`" }));
+                    if scalar {
+                        return err(id.span, format!("cannot assign to parameter `{}`", id.name), Some("parameters are read-only; copy it into a `let mut` local"));
+                    }
+                    return err(id.span, format!("cannot assign twice to `{}`", id.name), Some("declare it with `let mut`"));
                 }
                 let old = s.val;
                 let new = match op {
@@ -935,7 +938,8 @@ impl<'m> Lowerer<'m> {
         let name = func.name.as_str();
         if let Some(&(_, arity)) = INTRINSICS.iter().find(|(n, _)| *n == name) {
             if args.len() != arity {
-                return err(span, format!("`{name}` takes {arity} argument{}, found {}", if arity == 1 { "" } else { "s" }, args.len()), None);
+                let usage = ["x", "x, y", "x, y, z"][arity - 1];
+                return err(span, format!("`{name}` takes {arity} argument{}, found {}", if arity == 1 { "" } else { "s" }, args.len()), Some(&format!("call it as `{name}({usage})`")));
             }
             let vals = args.iter().map(|a| self.expr(a)).collect::<Result<Vec<_>>>()?;
             return self.intrinsic(name, &vals, args, span).map(Some);

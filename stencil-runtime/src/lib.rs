@@ -36,6 +36,11 @@ pub use field::Field;
 pub use real::{Precision, Real};
 pub use stencil_macros::{stencil, stencil_fn, stencils};
 
+/// The README's example compiles and runs (as a doc test).
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+pub struct ReadmeDoctests;
+
 /// Re-exported for generated code.
 pub use num_traits;
 
