@@ -8,7 +8,8 @@ use kernels_gen::front::rust::parse_rust_source;
 use kernels_gen::ir::Precision;
 use kernels_gen::{llvm, lower};
 
-const JACOBI: &str = "#[stencil] fn jacobi<T: Real>(u: In<T>, f: In<T>, out: Out<T>, h2: T, omega: T) {
+const JACOBI: &str =
+    "#[stencil] fn jacobi<T: Real>(u: In<T>, f: In<T>, out: Out<T>, h2: T, omega: T) {
     let r = (u[(-1, 0)] + u[(1, 0)] + u[(0, -1)] + u[(0, 1)] + h2 * f) * 0.25;
     out = u + omega * (r - u);
 }";

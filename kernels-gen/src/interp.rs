@@ -120,9 +120,17 @@ pub unsafe fn run(k: &Kernel, p: Precision, slots: &[u64]) {
                             })
                         }
                         Node::Unary(op, a) => unary(op, g(a), t),
-                        Node::Binary(op, a, b) => binary(op, g(a), g(b), k.types[a as usize].concrete(p), t),
+                        Node::Binary(op, a, b) => {
+                            binary(op, g(a), g(b), k.types[a as usize].concrete(p), t)
+                        }
                         Node::Fma(a, b, c) => V::F(round(g(a).f().mul_add(g(b).f(), g(c).f()), t)),
-                        Node::Select(c, a, b) => if g(c).b() { g(a) } else { g(b) },
+                        Node::Select(c, a, b) => {
+                            if g(c).b() {
+                                g(a)
+                            } else {
+                                g(b)
+                            }
+                        }
                         Node::Cast(a) => match t {
                             Ty::Int => match g(a) {
                                 V::F(x) => V::I(x as i64),

@@ -653,9 +653,9 @@ fn fold_binary(op: Binary, x: Const, y: Const) -> Option<Const> {
                 _ => return None,
             };
             let exact_in_f32 = |v: f64| (v as f32) as f64 == v || v.is_nan();
-            if exact_in_f32(a) && exact_in_f32(b) && exact_in_f32(r) {
-                Const::Real(r)
-            } else if op == Min || op == Max || op == CopySign {
+            // min, max and copysign select an operand: exact at any precision.
+            let selects_operand = matches!(op, Min | Max | CopySign);
+            if selects_operand || (exact_in_f32(a) && exact_in_f32(b) && exact_in_f32(r)) {
                 Const::Real(r)
             } else {
                 return None;

@@ -227,7 +227,11 @@ fn infer_dims(f: &FnDef) -> Result<u8> {
     });
     if let Some((d, span)) = f.attrs.dims {
         if !(1..=3).contains(&d) {
-            return err(span, format!("dims = {d} is not supported"), Some("use 1, 2 or 3"));
+            return err(
+                span,
+                format!("dims = {d} is not supported"),
+                Some("use 1, 2 or 3"),
+            );
         }
         if let Some(&(n, s)) = arities.iter().find(|(n, _)| *n != d as usize) {
             return err(
@@ -241,7 +245,10 @@ fn infer_dims(f: &FnDef) -> Result<u8> {
     let Some(&(first, _)) = arities.first() else {
         return err(
             f.name.span,
-            format!("cannot tell how many dimensions `{}` has: it reads no offsets", f.name.name),
+            format!(
+                "cannot tell how many dimensions `{}` has: it reads no offsets",
+                f.name.name
+            ),
             Some("add `#[stencil(dims = 2)]` (or 1, 3)"),
         );
     };
@@ -253,7 +260,11 @@ fn infer_dims(f: &FnDef) -> Result<u8> {
         );
     }
     if !(1..=3).contains(&first) {
-        return err(arities[0].1, format!("{first}-component offsets are not supported"), Some("kernels are 1-, 2- or 3-dimensional"));
+        return err(
+            arities[0].1,
+            format!("{first}-component offsets are not supported"),
+            Some("kernels are 1-, 2- or 3-dimensional"),
+        );
     }
     Ok(first as u8)
 }
@@ -334,20 +345,38 @@ impl<'m> Lowerer<'m> {
         for p in &f.params {
             let name = &p.name.name;
             if self.scopes[0].contains_key(name) {
-                return err(p.name.span, format!("parameter `{name}` is declared twice"), Some("rename one of them"));
+                return err(
+                    p.name.span,
+                    format!("parameter `{name}` is declared twice"),
+                    Some("rename one of them"),
+                );
             }
             let binding = match &p.ty {
                 ast::TypeExpr::Apply { head, args, span } => {
                     let elem = match args.as_slice() {
                         [a] => self.resolve_type(a)?,
-                        _ => return err(*span, format!("`{}` takes one type argument", head.name), Some("write e.g. `In<T>`")),
+                        _ => {
+                            return err(
+                                *span,
+                                format!("`{}` takes one type argument", head.name),
+                                Some("write e.g. `In<T>`"),
+                            )
+                        }
                     };
                     match head.name.as_str() {
                         "In" | "Out" => {
                             if !elem.is_float() {
-                                return err(args[0].span(), format!("fields hold real numbers, not `{elem}`"), Some("use `T`, `f32` or `f64` as the element type"));
+                                return err(
+                                    args[0].span(),
+                                    format!("fields hold real numbers, not `{elem}`"),
+                                    Some("use `T`, `f32` or `f64` as the element type"),
+                                );
                             }
-                            let access = if head.name == "In" { Access::In } else { Access::Out };
+                            let access = if head.name == "In" {
+                                Access::In
+                            } else {
+                                Access::Out
+                            };
                             let idx = self.fields.len() as u32;
                             self.fields.push(FieldParam {
                                 name: name.clone(),
@@ -373,7 +402,11 @@ impl<'m> Lowerer<'m> {
                                 _ => ReduceOp::Min,
                             };
                             let idx = self.reductions.len() as u32;
-                            self.reductions.push(ReductionParam { name: name.clone(), op, ty: elem });
+                            self.reductions.push(ReductionParam {
+                                name: name.clone(),
+                                op,
+                                ty: elem,
+                            });
                             self.reduction_spans.push(p.name.span);
                             self.param_order.push((ParamKind::Reduction, idx));
                             Binding::Reduction(idx)
@@ -386,7 +419,10 @@ impl<'m> Lowerer<'m> {
                 ty => {
                     let t = self.resolve_type(ty)?;
                     let idx = self.scalars.len() as u32;
-                    self.scalars.push(ScalarParam { name: name.clone(), ty: t });
+                    self.scalars.push(ScalarParam {
+                        name: name.clone(),
+                        ty: t,
+                    });
                     self.param_order.push((ParamKind::Scalar, idx));
                     let node = self.b.add(Node::Scalar(idx), t);
                     self.new_local(name, Val::Node(node), false)
@@ -423,8 +459,14 @@ impl<'m> Lowerer<'m> {
                     if let Some(bound) = env.get(&id.name) {
                         return bound.ok_or_else(|| LowerError {
                             span: id.span,
-                            message: format!("the type `{}` is not known yet at this point", id.name),
-                            help: Some("pass at least one argument of this type before using it in a cast".into()),
+                            message: format!(
+                                "the type `{}` is not known yet at this point",
+                                id.name
+                            ),
+                            help: Some(
+                                "pass at least one argument of this type before using it in a cast"
+                                    .into(),
+                            ),
                         });
                     }
                 }
@@ -439,17 +481,33 @@ impl<'m> Lowerer<'m> {
             }
             ast::TypeExpr::Apply { head, span, .. } => {
                 if matches!(head.name.as_str(), "In" | "Out" | "Sum" | "Max" | "Min") {
-                    err(*span, format!("`{}<..>` is only allowed as a kernel parameter", head.name), Some("locals and helper parameters are scalars"))
+                    err(
+                        *span,
+                        format!("`{}<..>` is only allowed as a kernel parameter", head.name),
+                        Some("locals and helper parameters are scalars"),
+                    )
                 } else {
-                    err(*span, format!("unknown type `{}<..>`", head.name), Some("scalar types are `T`, `f32`, `f64`, `i64` and `bool`"))
+                    err(
+                        *span,
+                        format!("unknown type `{}<..>`", head.name),
+                        Some("scalar types are `T`, `f32`, `f64`, `i64` and `bool`"),
+                    )
                 }
             }
-            ast::TypeExpr::Unsupported { what, span } => err(*span, format!("{what} is not a stencil type"), Some("scalar types are `T`, `f32`, `f64`, `i64` and `bool`")),
+            ast::TypeExpr::Unsupported { what, span } => err(
+                *span,
+                format!("{what} is not a stencil type"),
+                Some("scalar types are `T`, `f32`, `f64`, `i64` and `bool`"),
+            ),
         }
     }
 
     fn new_local(&mut self, name: &str, val: Val, mutable: bool) -> Binding {
-        self.state.slots.push(Slot { val, mutable, name: name.to_string() });
+        self.state.slots.push(Slot {
+            val,
+            mutable,
+            name: name.to_string(),
+        });
         Binding::Local(self.state.slots.len() - 1)
     }
 
@@ -461,7 +519,8 @@ impl<'m> Lowerer<'m> {
         }
         let known: Vec<&str> = self.fields.iter().map(|f| f.name.as_str()).collect();
         let help = if self.call_stack.len() > 1 {
-            "helpers see only their own parameters and locals; pass values in as arguments".to_string()
+            "helpers see only their own parameters and locals; pass values in as arguments"
+                .to_string()
         } else if known.is_empty() {
             "declare it as a parameter or with `let`".to_string()
         } else {
@@ -492,9 +551,21 @@ impl<'m> Lowerer<'m> {
             }
             Val::FloatLit(x) if ty.is_float() => Ok(self.b.real(x, ty)),
             Val::IntLit(x) if ty == Ty::Int => Ok(self.b.int(x)),
-            Val::FloatLit(x) => err(span, format!("{what}: expected `{ty}`, found the real literal `{x:?}`"), Some("write an integer literal, or convert with `as`")),
-            Val::IntLit(x) if ty.is_float() => err(span, format!("{what}: expected `{ty}`, found the integer literal `{x}`"), Some(&format!("write `{x}.0`"))),
-            Val::IntLit(x) => err(span, format!("{what}: expected `{ty}`, found the integer literal `{x}`"), None),
+            Val::FloatLit(x) => err(
+                span,
+                format!("{what}: expected `{ty}`, found the real literal `{x:?}`"),
+                Some("write an integer literal, or convert with `as`"),
+            ),
+            Val::IntLit(x) if ty.is_float() => err(
+                span,
+                format!("{what}: expected `{ty}`, found the integer literal `{x}`"),
+                Some(&format!("write `{x}.0`")),
+            ),
+            Val::IntLit(x) => err(
+                span,
+                format!("{what}: expected `{ty}`, found the integer literal `{x}`"),
+                None,
+            ),
         }
     }
 
@@ -523,10 +594,19 @@ impl<'m> Lowerer<'m> {
             (None, None) => match (a, b) {
                 (Val::IntLit(_), Val::IntLit(_)) => Ty::Int,
                 (Val::FloatLit(_), Val::FloatLit(_)) => self.default_real,
-                _ => return err(span, format!("{what}: cannot combine an integer literal with a real literal"), Some("write both as reals, e.g. `2.0`")),
+                _ => {
+                    return err(
+                        span,
+                        format!("{what}: cannot combine an integer literal with a real literal"),
+                        Some("write both as reals, e.g. `2.0`"),
+                    )
+                }
             },
         };
-        Ok((self.coerce(a, ty, span, what)?, self.coerce(b, ty, span, what)?))
+        Ok((
+            self.coerce(a, ty, span, what)?,
+            self.coerce(b, ty, span, what)?,
+        ))
     }
 
     /// Gives a literal its default type.
@@ -571,7 +651,13 @@ impl<'m> Lowerer<'m> {
 
     fn stmt(&mut self, s: &Stmt) -> Result<()> {
         match s {
-            Stmt::Let { name, mutable, ty, init, span } => {
+            Stmt::Let {
+                name,
+                mutable,
+                ty,
+                init,
+                span,
+            } => {
                 let Some(init) = init else {
                     return err(*span, format!("`let {}` needs an initial value", name.name), Some("write `let x = value;`; declare with `let mut` and assign in both branches of an `if` if needed"));
                 };
@@ -584,31 +670,61 @@ impl<'m> Lowerer<'m> {
                     v = Val::Node(self.materialize(v));
                 }
                 let binding = self.new_local(&name.name, v, *mutable);
-                self.scopes.last_mut().expect("scope").insert(name.name.clone(), binding);
+                self.scopes
+                    .last_mut()
+                    .expect("scope")
+                    .insert(name.name.clone(), binding);
                 Ok(())
             }
-            Stmt::Assign { target, op, value, span } => self.assign(target, *op, value, *span),
-            Stmt::For { var, start, end, inclusive, body, span } => {
+            Stmt::Assign {
+                target,
+                op,
+                value,
+                span,
+            } => self.assign(target, *op, value, *span),
+            Stmt::For {
+                var,
+                start,
+                end,
+                inclusive,
+                body,
+                span,
+            } => {
                 let lo = self.expr(start)?;
                 let hi = self.expr(end)?;
                 let (Some(lo), Some(hi)) = (self.const_int(lo), self.const_int(hi)) else {
-                    let bad = if self.const_int(lo).is_none() { start.span } else { end.span };
+                    let bad = if self.const_int(lo).is_none() {
+                        start.span
+                    } else {
+                        end.span
+                    };
                     return err(bad, "loop bounds must be integer constants", Some("loops are unrolled at compile time: use literals, or expressions of literals and enclosing loop variables"));
                 };
                 let hi = if *inclusive { hi + 1 } else { hi };
                 let count = (hi - lo).max(0) as usize;
                 self.unrolled += count;
                 if self.unrolled > MAX_UNROLL {
-                    return err(*span, format!("loops in this kernel unroll to more than {MAX_UNROLL} iterations"), Some("loops are unrolled; use fewer or shorter loops"));
+                    return err(
+                        *span,
+                        format!("loops in this kernel unroll to more than {MAX_UNROLL} iterations"),
+                        Some("loops are unrolled; use fewer or shorter loops"),
+                    );
                 }
                 for k in lo..hi {
                     self.scopes.push(HashMap::new());
                     let binding = self.new_local(&var.name, Val::IntLit(k), false);
-                    self.scopes.last_mut().expect("scope").insert(var.name.clone(), binding);
+                    self.scopes
+                        .last_mut()
+                        .expect("scope")
+                        .insert(var.name.clone(), binding);
                     let r = self.block(body);
                     self.scopes.pop();
                     if r?.is_some() {
-                        return err(body.span, "a loop body cannot end in a value", Some("end the last expression with `;`"));
+                        return err(
+                            body.span,
+                            "a loop body cannot end in a value",
+                            Some("end the last expression with `;`"),
+                        );
                     }
                 }
                 Ok(())
@@ -617,25 +733,55 @@ impl<'m> Lowerer<'m> {
                 self.expr_or_unit(e)?;
                 Ok(())
             }
-            Stmt::Unsupported { what, span } => err(*span, format!("the stencil language has no {what}"), Some(unsupported_help(what))),
+            Stmt::Unsupported { what, span } => err(
+                *span,
+                format!("the stencil language has no {what}"),
+                Some(unsupported_help(what)),
+            ),
         }
     }
 
-    fn assign(&mut self, target: &Expr, op: Option<ast::BinOp>, value: &Expr, span: SpanId) -> Result<()> {
+    fn assign(
+        &mut self,
+        target: &Expr,
+        op: Option<ast::BinOp>,
+        value: &Expr,
+        span: SpanId,
+    ) -> Result<()> {
         let id = match &target.kind {
             ExprKind::Name(id) => id,
             ExprKind::Index { base, .. } => {
                 if let ExprKind::Name(id) = &base.kind {
                     if let Ok(Binding::Field(f)) = self.lookup(id) {
                         if self.fields[f as usize].access == Access::Out {
-                            return err(target.span, format!("output `{}` can only be written at the current point", id.name), Some(&format!("write `{} = value;`; each point writes its own value", id.name)));
+                            return err(
+                                target.span,
+                                format!(
+                                    "output `{}` can only be written at the current point",
+                                    id.name
+                                ),
+                                Some(&format!(
+                                    "write `{} = value;`; each point writes its own value",
+                                    id.name
+                                )),
+                            );
                         }
-                        return err(target.span, format!("`{}` is an input field and cannot be written", id.name), Some("declare an `Out<T>` field for the result"));
+                        return err(
+                            target.span,
+                            format!("`{}` is an input field and cannot be written", id.name),
+                            Some("declare an `Out<T>` field for the result"),
+                        );
                     }
                 }
                 return err(target.span, "only names can be assigned to", None);
             }
-            _ => return err(target.span, "only names can be assigned to", Some("assign to a `let mut` local or an output field")),
+            _ => {
+                return err(
+                    target.span,
+                    "only names can be assigned to",
+                    Some("assign to a `let mut` local or an output field"),
+                )
+            }
         };
         let binding = self.lookup(id)?;
         let rhs = self.expr(value)?;
@@ -643,25 +789,60 @@ impl<'m> Lowerer<'m> {
             Binding::Field(f) => {
                 let field = &self.fields[f as usize];
                 if field.access == Access::In {
-                    return err(id.span, format!("`{}` is an input field and cannot be written", id.name), Some("declare an `Out<T>` field for the result"));
+                    return err(
+                        id.span,
+                        format!("`{}` is an input field and cannot be written", id.name),
+                        Some("declare an `Out<T>` field for the result"),
+                    );
                 }
                 if op.is_some() {
-                    return err(span, format!("`{} {}=` reads output `{}`, and outputs cannot be read", id.name, op.map(|o| o.symbol()).unwrap_or(""), id.name), Some("compute the value in a `let mut` local and assign it once"));
+                    return err(
+                        span,
+                        format!(
+                            "`{} {}=` reads output `{}`, and outputs cannot be read",
+                            id.name,
+                            op.map(|o| o.symbol()).unwrap_or(""),
+                            id.name
+                        ),
+                        Some("compute the value in a `let mut` local and assign it once"),
+                    );
                 }
                 let elem = field.elem;
-                let n = self.coerce(rhs, elem, value.span, &format!("value written to `{}`", id.name))?;
+                let n = self.coerce(
+                    rhs,
+                    elem,
+                    value.span,
+                    &format!("value written to `{}`", id.name),
+                )?;
                 self.state.outputs.insert(f, OutState::Written(n));
                 Ok(())
             }
-            Binding::Reduction(_) => err(id.span, format!("`{}` is a reduction and cannot be assigned", id.name), Some(&format!("contribute a value with `{}.reduce(value);`", id.name))),
+            Binding::Reduction(_) => err(
+                id.span,
+                format!("`{}` is a reduction and cannot be assigned", id.name),
+                Some(&format!(
+                    "contribute a value with `{}.reduce(value);`",
+                    id.name
+                )),
+            ),
             Binding::Local(slot) => {
                 let s = &self.state.slots[slot];
                 if !s.mutable {
-                    let scalar = self.call_stack.len() == 1 && self.scalars.iter().any(|p| p.name == s.name) && slot < self.scalars.len();
+                    let scalar = self.call_stack.len() == 1
+                        && self.scalars.iter().any(|p| p.name == s.name)
+                        && slot < self.scalars.len();
                     if scalar {
-                        return err(id.span, format!("cannot assign to parameter `{}`", id.name), Some("parameters are read-only; copy it into a `let mut` local"));
+                        return err(
+                            id.span,
+                            format!("cannot assign to parameter `{}`", id.name),
+                            Some("parameters are read-only; copy it into a `let mut` local"),
+                        );
                     }
-                    return err(id.span, format!("cannot assign twice to `{}`", id.name), Some("declare it with `let mut`"));
+                    return err(
+                        id.span,
+                        format!("cannot assign twice to `{}`", id.name),
+                        Some("declare it with `let mut`"),
+                    );
                 }
                 let old = s.val;
                 let new = match op {
@@ -669,7 +850,12 @@ impl<'m> Lowerer<'m> {
                     Some(o) => self.binary(o, old, rhs, span)?,
                 };
                 let ty = self.ty_of(old).expect("mutable locals are typed");
-                let n = self.coerce(new, ty, value.span, &format!("value assigned to `{}`", id.name))?;
+                let n = self.coerce(
+                    new,
+                    ty,
+                    value.span,
+                    &format!("value assigned to `{}`", id.name),
+                )?;
                 self.state.slots[slot].val = Val::Node(n);
                 Ok(())
             }
@@ -681,7 +867,11 @@ impl<'m> Lowerer<'m> {
     fn expr(&mut self, e: &Expr) -> Result<Val> {
         match self.expr_or_unit(e)? {
             Some(v) => Ok(v),
-            None => err(e.span, "this expression has no value", Some("an `if` used as a value needs an `else` and a value in each branch")),
+            None => err(
+                e.span,
+                "this expression has no value",
+                Some("an `if` used as a value needs an `else` and a value in each branch"),
+            ),
         }
     }
 
@@ -697,13 +887,23 @@ impl<'m> Lowerer<'m> {
                 None | Some("i64") => Val::IntLit(*x),
                 Some("f32") => Val::Node(self.b.real(*x as f64, Ty::F32)),
                 Some("f64") => Val::Node(self.b.real(*x as f64, Ty::F64)),
-                Some(s) => return err(e.span, format!("integer suffix `{s}` is not supported"), Some("integers in kernels are `i64`")),
+                Some(s) => {
+                    return err(
+                        e.span,
+                        format!("integer suffix `{s}` is not supported"),
+                        Some("integers in kernels are `i64`"),
+                    )
+                }
             },
             ExprKind::Lit(Lit::Bool(v)) => Val::Node(self.b.boolean(*v)),
             ExprKind::Name(id) => match self.lookup(id)? {
                 Binding::Local(slot) => self.state.slots[slot].val,
                 Binding::Field(f) => Val::Node(self.load(f, [0; 3], id, e.span)?),
-                Binding::Reduction(_) => return err(id.span, format!("reduction `{}` cannot be read inside the kernel", id.name), Some("its result is returned by the launch; contribute with `.reduce(value)`")),
+                Binding::Reduction(_) => return err(
+                    id.span,
+                    format!("reduction `{}` cannot be read inside the kernel", id.name),
+                    Some("its result is returned by the launch; contribute with `.reduce(value)`"),
+                ),
             },
             ExprKind::Paren(inner) => return self.expr_or_unit(inner),
             ExprKind::Unary(op, a) => {
@@ -713,7 +913,11 @@ impl<'m> Lowerer<'m> {
                     (ast::UnOp::Neg, Val::IntLit(x)) => Val::IntLit(x.wrapping_neg()),
                     (ast::UnOp::Neg, Val::Node(n)) => {
                         if self.b.ty(n) == Ty::Bool {
-                            return err(e.span, "cannot negate a `bool`", Some("use `!` for logical not"));
+                            return err(
+                                e.span,
+                                "cannot negate a `bool`",
+                                Some("use `!` for logical not"),
+                            );
                         }
                         Val::Node(self.b.unary(Unary::Neg, n))
                     }
@@ -735,35 +939,73 @@ impl<'m> Lowerer<'m> {
             }
             ExprKind::Index { base, offsets } => {
                 let ExprKind::Name(id) = &base.kind else {
-                    return err(base.span, "only fields can be indexed", Some("write `u[(dx, dy)]` with `u` an `In<T>` field"));
+                    return err(
+                        base.span,
+                        "only fields can be indexed",
+                        Some("write `u[(dx, dy)]` with `u` an `In<T>` field"),
+                    );
                 };
                 let f = match self.lookup(id)? {
                     Binding::Field(f) => f,
-                    _ => return err(id.span, format!("`{}` is not a field and cannot be indexed", id.name), Some("only `In<T>` fields are read at offsets")),
+                    _ => {
+                        return err(
+                            id.span,
+                            format!("`{}` is not a field and cannot be indexed", id.name),
+                            Some("only `In<T>` fields are read at offsets"),
+                        )
+                    }
                 };
                 let mut off = [0i32; 3];
                 for (axis, o) in offsets.iter().enumerate() {
                     let v = self.expr(o)?;
                     let Some(k) = self.const_int(v) else {
-                        return err(o.span, "offsets must be integer constants", Some("use literals, or expressions of literals and loop variables"));
+                        return err(
+                            o.span,
+                            "offsets must be integer constants",
+                            Some("use literals, or expressions of literals and loop variables"),
+                        );
                     };
                     if k.abs() > MAX_OFFSET as i64 {
-                        return err(o.span, format!("offset {k} is beyond the largest supported offset ({MAX_OFFSET})"), Some("split the stencil into several kernels"));
+                        return err(
+                            o.span,
+                            format!(
+                                "offset {k} is beyond the largest supported offset ({MAX_OFFSET})"
+                            ),
+                            Some("split the stencil into several kernels"),
+                        );
                     }
                     if let Some(h) = self.declared_halo {
                         if k.unsigned_abs() > h as u64 {
-                            return err(o.span, format!("offset {k} reaches beyond the declared halo ({h})"), Some("raise `halo` in the attribute, or read closer"));
+                            return err(
+                                o.span,
+                                format!("offset {k} reaches beyond the declared halo ({h})"),
+                                Some("raise `halo` in the attribute, or read closer"),
+                            );
                         }
                     }
                     off[axis] = k as i32;
                 }
                 Val::Node(self.load(f, off, id, e.span)?)
             }
-            ExprKind::If { cond, then, otherwise } => return self.if_expr(cond, then, otherwise.as_deref(), e.span),
+            ExprKind::If {
+                cond,
+                then,
+                otherwise,
+            } => return self.if_expr(cond, then, otherwise.as_deref(), e.span),
             ExprKind::Block(b) => return self.block(b),
             ExprKind::Call { func, args } => return self.call(func, args, e.span),
-            ExprKind::MethodCall { receiver, method, args } => return self.method_call(receiver, method, args, e.span),
-            ExprKind::Unsupported(what) => return err(e.span, format!("the stencil language has no {what}"), Some(unsupported_help(what))),
+            ExprKind::MethodCall {
+                receiver,
+                method,
+                args,
+            } => return self.method_call(receiver, method, args, e.span),
+            ExprKind::Unsupported(what) => {
+                return err(
+                    e.span,
+                    format!("the stencil language has no {what}"),
+                    Some(unsupported_help(what)),
+                )
+            }
         }))
     }
 
@@ -772,9 +1014,9 @@ impl<'m> Lowerer<'m> {
         if field.access == Access::Out {
             return err(span, format!("output `{}` cannot be read", id.name), Some("keep the value in a `let` local, or declare the field `In<T>` in a separate kernel"));
         }
-        for a in 0..3 {
-            field.reach_lo[a] = field.reach_lo[a].min(offset[a]);
-            field.reach_hi[a] = field.reach_hi[a].max(offset[a]);
+        for (a, &o) in offset.iter().enumerate() {
+            field.reach_lo[a] = field.reach_lo[a].min(o);
+            field.reach_hi[a] = field.reach_hi[a].max(o);
         }
         let elem = field.elem;
         Ok(self.b.add(Node::Load { field: f, offset }, elem))
@@ -829,13 +1071,35 @@ impl<'m> Lowerer<'m> {
         };
         match bin {
             Binary::And | Binary::Or if ty != Ty::Bool => {
-                return err(span, format!("`{}` needs `bool` operands, found `{ty}`", op.symbol()), Some("compare first, e.g. `a > 0.0 && b > 0.0`"))
+                return err(
+                    span,
+                    format!("`{}` needs `bool` operands, found `{ty}`", op.symbol()),
+                    Some("compare first, e.g. `a > 0.0 && b > 0.0`"),
+                )
             }
             Binary::Rem if ty.is_float() => {
-                return err(span, "`%` is defined for integers only", Some("for reals write `x - (x / y).floor() * y`"))
+                return err(
+                    span,
+                    "`%` is defined for integers only",
+                    Some("for reals write `x - (x / y).floor() * y`"),
+                )
             }
-            Binary::Add | Binary::Sub | Binary::Mul | Binary::Div | Binary::Rem | Binary::Lt | Binary::Le | Binary::Gt | Binary::Ge if ty == Ty::Bool => {
-                return err(span, format!("`{}` is not defined for `bool`", op.symbol()), Some("use `&&`, `||`, `!` and `==` on booleans"))
+            Binary::Add
+            | Binary::Sub
+            | Binary::Mul
+            | Binary::Div
+            | Binary::Rem
+            | Binary::Lt
+            | Binary::Le
+            | Binary::Gt
+            | Binary::Ge
+                if ty == Ty::Bool =>
+            {
+                return err(
+                    span,
+                    format!("`{}` is not defined for `bool`", op.symbol()),
+                    Some("use `&&`, `||`, `!` and `==` on booleans"),
+                )
             }
             _ => {}
         }
@@ -844,7 +1108,11 @@ impl<'m> Lowerer<'m> {
 
     fn cast(&mut self, v: Val, ty: Ty, span: SpanId) -> Result<Val> {
         if ty == Ty::Bool {
-            return err(span, "cannot convert to `bool` with `as`", Some("compare instead, e.g. `x != 0`"));
+            return err(
+                span,
+                "cannot convert to `bool` with `as`",
+                Some("compare instead, e.g. `x != 0`"),
+            );
         }
         Ok(match v {
             Val::IntLit(x) if ty == Ty::Int => Val::IntLit(x),
@@ -854,14 +1122,24 @@ impl<'m> Lowerer<'m> {
             Val::Node(n) => {
                 let from = self.b.ty(n);
                 if from == Ty::Bool && ty.is_float() {
-                    return err(span, "cannot convert `bool` to a real with `as`", Some("write `if b { 1.0 } else { 0.0 }`"));
+                    return err(
+                        span,
+                        "cannot convert `bool` to a real with `as`",
+                        Some("write `if b { 1.0 } else { 0.0 }`"),
+                    );
                 }
                 Val::Node(self.b.cast(n, ty))
             }
         })
     }
 
-    fn if_expr(&mut self, cond: &Expr, then: &Block, otherwise: Option<&Expr>, span: SpanId) -> Result<Option<Val>> {
+    fn if_expr(
+        &mut self,
+        cond: &Expr,
+        then: &Block,
+        otherwise: Option<&Expr>,
+        span: SpanId,
+    ) -> Result<Option<Val>> {
         let c = self.expr(cond)?;
         let c = self.coerce(c, Ty::Bool, cond.span, "`if` condition")?;
         let before = self.state.clone();
@@ -880,8 +1158,16 @@ impl<'m> Lowerer<'m> {
                 let (a, b) = self.unify(a, b, span, "branches of `if`")?;
                 Ok(Some(Val::Node(self.b.select(c, a, b))))
             }
-            (Some(_), None) if otherwise.is_none() => err(span, "an `if` without `else` has no value", Some("add an `else` branch, or end the branch's last expression with `;`")),
-            _ => err(span, "one branch of this `if` has a value and the other has none", Some("give both branches a value, or neither")),
+            (Some(_), None) if otherwise.is_none() => err(
+                span,
+                "an `if` without `else` has no value",
+                Some("add an `else` branch, or end the branch's last expression with `;`"),
+            ),
+            _ => err(
+                span,
+                "one branch of this `if` has a value and the other has none",
+                Some("give both branches a value, or neither"),
+            ),
         }
     }
 
@@ -904,7 +1190,8 @@ impl<'m> Lowerer<'m> {
             let merged = match (a, b) {
                 (Unwritten, Unwritten) => Unwritten,
                 (Written(x), Written(y)) => Written(self.b.select(c, x, y)),
-                (Written(x) | Partial(x, _), Unwritten) | (Unwritten, Written(x) | Partial(x, _)) => Partial(x, span),
+                (Written(x) | Partial(x, _), Unwritten)
+                | (Unwritten, Written(x) | Partial(x, _)) => Partial(x, span),
                 (Partial(x, s), Written(y)) => Partial(self.b.select(c, x, y), s),
                 (Written(x), Partial(y, s)) => Partial(self.b.select(c, x, y), s),
                 (Partial(x, s), Partial(y, _)) => Partial(self.b.select(c, x, y), s),
@@ -913,7 +1200,10 @@ impl<'m> Lowerer<'m> {
         }
         let mut contributions = HashMap::new();
         for r in 0..self.reductions.len() as u32 {
-            let (a, b) = (t.contributions.get(&r).copied(), e.contributions.get(&r).copied());
+            let (a, b) = (
+                t.contributions.get(&r).copied(),
+                e.contributions.get(&r).copied(),
+            );
             let red = &self.reductions[r as usize];
             let (op, ty) = (red.op, red.ty);
             let merged = match (a, b) {
@@ -930,7 +1220,11 @@ impl<'m> Lowerer<'m> {
             };
             contributions.insert(r, merged);
         }
-        self.state = State { slots, outputs, contributions };
+        self.state = State {
+            slots,
+            outputs,
+            contributions,
+        };
         Ok(())
     }
 
@@ -939,20 +1233,39 @@ impl<'m> Lowerer<'m> {
         if let Some(&(_, arity)) = INTRINSICS.iter().find(|(n, _)| *n == name) {
             if args.len() != arity {
                 let usage = ["x", "x, y", "x, y, z"][arity - 1];
-                return err(span, format!("`{name}` takes {arity} argument{}, found {}", if arity == 1 { "" } else { "s" }, args.len()), Some(&format!("call it as `{name}({usage})`")));
+                return err(
+                    span,
+                    format!(
+                        "`{name}` takes {arity} argument{}, found {}",
+                        if arity == 1 { "" } else { "s" },
+                        args.len()
+                    ),
+                    Some(&format!("call it as `{name}({usage})`")),
+                );
             }
-            let vals = args.iter().map(|a| self.expr(a)).collect::<Result<Vec<_>>>()?;
+            let vals = args
+                .iter()
+                .map(|a| self.expr(a))
+                .collect::<Result<Vec<_>>>()?;
             return self.intrinsic(name, &vals, args, span).map(Some);
         }
         match name {
             "index" | "extent" => {
                 let axis = self.axis_arg(name, args, span)?;
-                let node = if name == "index" { Node::Index(axis) } else { Node::Extent(axis) };
+                let node = if name == "index" {
+                    Node::Index(axis)
+                } else {
+                    Node::Extent(axis)
+                };
                 return Ok(Some(Val::Node(self.b.add(node, Ty::Int))));
             }
             "coord" => {
                 if args.len() != 3 {
-                    return err(span, "`coord` takes 3 arguments: `coord(axis, origin, spacing)`", None);
+                    return err(
+                        span,
+                        "`coord` takes 3 arguments: `coord(axis, origin, spacing)`",
+                        None,
+                    );
                 }
                 let axis = self.axis_arg(name, &args[..1], span)?;
                 let origin = self.expr(&args[1])?;
@@ -960,7 +1273,11 @@ impl<'m> Lowerer<'m> {
                 let (o, h) = self.unify(origin, spacing, span, "arguments of `coord`")?;
                 let ty = self.b.ty(o);
                 if !ty.is_float() {
-                    return err(args[1].span, "`coord` needs real origin and spacing", Some("write e.g. `coord(0, 0.0, dx)`"));
+                    return err(
+                        args[1].span,
+                        "`coord` needs real origin and spacing",
+                        Some("write e.g. `coord(0, 0.0, dx)`"),
+                    );
                 }
                 let i = self.b.add(Node::Index(axis), Ty::Int);
                 let x = self.b.cast(i, ty);
@@ -973,26 +1290,56 @@ impl<'m> Lowerer<'m> {
             return err(func.span, format!("unknown function `{name}`"), Some("intrinsics are sqrt, abs, min, max, sign, copysign, exp, ln, powf, fma, floor, index, extent, coord; helpers must be marked `#[stencil_fn]` in the same module"));
         };
         if helper.kind == FnKind::Kernel {
-            return err(func.span, format!("`{name}` is a kernel and cannot be called"), Some("move the shared computation into a `#[stencil_fn]` helper"));
+            return err(
+                func.span,
+                format!("`{name}` is a kernel and cannot be called"),
+                Some("move the shared computation into a `#[stencil_fn]` helper"),
+            );
         }
         if self.call_stack.iter().any(|n| n == name) {
-            return err(func.span, format!("`{name}` calls itself: helpers are inlined and cannot be recursive"), Some("rewrite the recursion as a constant-bound `for` loop"));
+            return err(
+                func.span,
+                format!("`{name}` calls itself: helpers are inlined and cannot be recursive"),
+                Some("rewrite the recursion as a constant-bound `for` loop"),
+            );
         }
         if args.len() != helper.params.len() {
-            return err(span, format!("`{name}` takes {} argument(s), found {}", helper.params.len(), args.len()), None);
+            return err(
+                span,
+                format!(
+                    "`{name}` takes {} argument(s), found {}",
+                    helper.params.len(),
+                    args.len()
+                ),
+                None,
+            );
         }
-        let vals = args.iter().map(|a| self.expr(a)).collect::<Result<Vec<_>>>()?;
+        let vals = args
+            .iter()
+            .map(|a| self.expr(a))
+            .collect::<Result<Vec<_>>>()?;
         self.inline_helper(helper, &vals, args, span).map(Some)
     }
 
     fn axis_arg(&mut self, name: &str, args: &[Expr], span: SpanId) -> Result<u8> {
         let [a] = args else {
-            return err(span, format!("`{name}` takes one argument: the axis"), Some(&format!("write `{name}(0)` for the first axis")));
+            return err(
+                span,
+                format!("`{name}` takes one argument: the axis"),
+                Some(&format!("write `{name}(0)` for the first axis")),
+            );
         };
         let v = self.expr(a)?;
         match self.const_int(v) {
             Some(k) if (0..self.dims as i64).contains(&k) => Ok(k as u8),
-            Some(k) => err(a.span, format!("axis {k} does not exist in a {}-dimensional kernel", self.dims), Some(&format!("axes are 0..{}", self.dims))),
+            Some(k) => err(
+                a.span,
+                format!(
+                    "axis {k} does not exist in a {}-dimensional kernel",
+                    self.dims
+                ),
+                Some(&format!("axes are 0..{}", self.dims)),
+            ),
             None => err(a.span, "the axis must be an integer constant", None),
         }
     }
@@ -1003,7 +1350,11 @@ impl<'m> Lowerer<'m> {
             if t.is_float() {
                 Ok(())
             } else {
-                err(at, format!("`{name}` needs a real argument, found `{t}`"), Some("convert with `as T`"))
+                err(
+                    at,
+                    format!("`{name}` needs a real argument, found `{t}`"),
+                    Some("convert with `as T`"),
+                )
             }
         };
         match vals {
@@ -1058,22 +1409,49 @@ impl<'m> Lowerer<'m> {
         }
     }
 
-    fn method_call(&mut self, receiver: &Expr, method: &Ident, args: &[Expr], span: SpanId) -> Result<Option<Val>> {
+    fn method_call(
+        &mut self,
+        receiver: &Expr,
+        method: &Ident,
+        args: &[Expr],
+        span: SpanId,
+    ) -> Result<Option<Val>> {
         if let ExprKind::Name(id) = &receiver.kind {
             if let Ok(Binding::Reduction(r)) = self.lookup(id) {
                 if method.name != "reduce" {
-                    return err(method.span, format!("reductions have one method, `reduce`, not `{}`", method.name), Some(&format!("write `{}.reduce(value);`", id.name)));
+                    return err(
+                        method.span,
+                        format!(
+                            "reductions have one method, `reduce`, not `{}`",
+                            method.name
+                        ),
+                        Some(&format!("write `{}.reduce(value);`", id.name)),
+                    );
                 }
                 let [arg] = args else {
-                    return err(span, "`reduce` takes one argument: this point's contribution", None);
+                    return err(
+                        span,
+                        "`reduce` takes one argument: this point's contribution",
+                        None,
+                    );
                 };
                 let v = self.expr(arg)?;
                 let red = &self.reductions[r as usize];
                 let (op, ty) = (red.op, red.ty);
-                let n = self.coerce(v, ty, arg.span, &format!("value reduced into `{}`", id.name)).map_err(|mut e| {
-                    e.help = Some(format!("`{}` collects `{ty}` values; convert with `as {ty}`", id.name));
-                    e
-                })?;
+                let n = self
+                    .coerce(
+                        v,
+                        ty,
+                        arg.span,
+                        &format!("value reduced into `{}`", id.name),
+                    )
+                    .map_err(|mut e| {
+                        e.help = Some(format!(
+                            "`{}` collects `{ty}` values; convert with `as {ty}`",
+                            id.name
+                        ));
+                        e
+                    })?;
                 let merged = match self.state.contributions.get(&r) {
                     Some(&prev) => self.b.binary(op.combine(), prev, n),
                     None => n,
@@ -1084,25 +1462,56 @@ impl<'m> Lowerer<'m> {
         }
         let name = match method.name.as_str() {
             "mul_add" => "fma",
-            "signum" => return err(method.span, "`signum` is not available: in Rust `0.0.signum()` is 1", Some("use `sign(x)`, which is 0 at 0")),
-            "reduce" => return err(method.span, "`reduce` is called on a reduction parameter", Some("declare one as `name: Sum<T>` (or Max, Min)")),
+            "signum" => {
+                return err(
+                    method.span,
+                    "`signum` is not available: in Rust `0.0.signum()` is 1",
+                    Some("use `sign(x)`, which is 0 at 0"),
+                )
+            }
+            "reduce" => {
+                return err(
+                    method.span,
+                    "`reduce` is called on a reduction parameter",
+                    Some("declare one as `name: Sum<T>` (or Max, Min)"),
+                )
+            }
             n => n,
         };
         let Some(&(_, arity)) = INTRINSICS.iter().find(|(n, _)| *n == name) else {
             return err(method.span, format!("unknown method `{}`", method.name), Some("methods are sqrt, abs, min, max, sign, copysign, exp, ln, powf, mul_add, floor"));
         };
         if args.len() + 1 != arity {
-            return err(span, format!("`.{}()` takes {} argument(s), found {}", method.name, arity - 1, args.len()), None);
+            return err(
+                span,
+                format!(
+                    "`.{}()` takes {} argument(s), found {}",
+                    method.name,
+                    arity - 1,
+                    args.len()
+                ),
+                None,
+            );
         }
         let mut all = vec![receiver.clone()];
         all.extend(args.iter().cloned());
-        let vals = all.iter().map(|a| self.expr(a)).collect::<Result<Vec<_>>>()?;
+        let vals = all
+            .iter()
+            .map(|a| self.expr(a))
+            .collect::<Result<Vec<_>>>()?;
         self.intrinsic(name, &vals, &all, span).map(Some)
     }
 
-    fn inline_helper(&mut self, helper: &'m FnDef, vals: &[Val], args: &[Expr], span: SpanId) -> Result<Val> {
+    fn inline_helper(
+        &mut self,
+        helper: &'m FnDef,
+        vals: &[Val],
+        args: &[Expr],
+        span: SpanId,
+    ) -> Result<Val> {
         let generic = check_generics(helper)?;
-        let mut tparams: HashMap<String, Option<Ty>> = generic.iter().map(|g| (g.clone(), None)).collect();
+        let mut tparams: HashMap<String, Option<Ty>> =
+            generic.iter().map(|g| (g.clone(), None)).collect();
         // Bind the helper's type parameter from the first typed argument declared with it.
         for (p, v) in helper.params.iter().zip(vals) {
             if let ast::TypeExpr::Name(t) = &p.ty {
@@ -1120,24 +1529,48 @@ impl<'m> Lowerer<'m> {
         let result = (|| {
             for ((p, v), a) in helper.params.iter().zip(vals).zip(args) {
                 if let ast::TypeExpr::Apply { span, .. } = &p.ty {
-                    return err(*span, "helper parameters are scalars; fields cannot be passed to helpers", Some("read the field in the kernel and pass the values"));
+                    return err(
+                        *span,
+                        "helper parameters are scalars; fields cannot be passed to helpers",
+                        Some("read the field in the kernel and pass the values"),
+                    );
                 }
                 let ty = self.resolve_type(&p.ty)?;
-                let n = self.coerce(*v, ty, a.span, &format!("argument `{}` of `{}`", p.name.name, helper.name.name))?;
+                let n = self.coerce(
+                    *v,
+                    ty,
+                    a.span,
+                    &format!("argument `{}` of `{}`", p.name.name, helper.name.name),
+                )?;
                 let binding = self.new_local(&p.name.name, Val::Node(n), false);
                 self.scopes[0].insert(p.name.name.clone(), binding);
             }
             let Some(ret) = &helper.ret else {
-                return err(helper.name.span, format!("helper `{}` has no return type", helper.name.name), Some("helpers compute a value: add `-> T` and end the body with it"));
+                return err(
+                    helper.name.span,
+                    format!("helper `{}` has no return type", helper.name.name),
+                    Some("helpers compute a value: add `-> T` and end the body with it"),
+                );
             };
             let ret_ty = self.resolve_type(ret)?;
             let out_count = self.state.outputs.clone();
             let v = match self.block(&helper.body)? {
                 Some(v) => v,
-                None => return err(helper.body.span, format!("helper `{}` must end with its value", helper.name.name), Some("end the body with an expression without `;`")),
+                None => {
+                    return err(
+                        helper.body.span,
+                        format!("helper `{}` must end with its value", helper.name.name),
+                        Some("end the body with an expression without `;`"),
+                    )
+                }
             };
             debug_assert_eq!(out_count.len(), self.state.outputs.len());
-            self.coerce(v, ret_ty, helper.body.tail.as_ref().map_or(span, |t| t.span), &format!("value returned by `{}`", helper.name.name))
+            self.coerce(
+                v,
+                ret_ty,
+                helper.body.tail.as_ref().map_or(span, |t| t.span),
+                &format!("value returned by `{}`", helper.name.name),
+            )
         })();
         self.call_stack.pop();
         self.scopes = saved_scopes;
@@ -1163,11 +1596,24 @@ impl<'m> Lowerer<'m> {
         for (i, r) in self.reductions.iter().enumerate() {
             match self.state.contributions.get(&(i as u32)) {
                 Some(&n) => contributions.push((i as u32, n)),
-                None => return err(self.reduction_spans[i], format!("reduction `{}` never receives a value", r.name), Some(&format!("call `{}.reduce(value);` in the body", r.name))),
+                None => {
+                    return err(
+                        self.reduction_spans[i],
+                        format!("reduction `{}` never receives a value", r.name),
+                        Some(&format!("call `{}.reduce(value);` in the body", r.name)),
+                    )
+                }
             }
         }
         if stores.is_empty() && contributions.is_empty() {
-            return err(f.name.span, format!("kernel `{}` has no effect: it has no outputs or reductions", f.name.name), Some("add an `Out<T>` field or a `Sum<T>`/`Max<T>`/`Min<T>` reduction"));
+            return err(
+                f.name.span,
+                format!(
+                    "kernel `{}` has no effect: it has no outputs or reductions",
+                    f.name.name
+                ),
+                Some("add an `Out<T>` field or a `Sum<T>`/`Max<T>`/`Min<T>` reduction"),
+            );
         }
         let (nodes, types) = self.b.finish();
         let mut kernel = Kernel {
@@ -1196,9 +1642,9 @@ fn recompute_reach(k: &mut Kernel) {
     for n in k.live_nodes() {
         if let Node::Load { field, offset } = k.nodes[n as usize] {
             let f = &mut k.fields[field as usize];
-            for a in 0..3 {
-                f.reach_lo[a] = f.reach_lo[a].min(offset[a]);
-                f.reach_hi[a] = f.reach_hi[a].max(offset[a]);
+            for (a, &o) in offset.iter().enumerate() {
+                f.reach_lo[a] = f.reach_lo[a].min(o);
+                f.reach_hi[a] = f.reach_hi[a].max(o);
             }
         }
     }

@@ -57,8 +57,8 @@ fn main() -> ExitCode {
 
 fn run(args: &Args) -> Result<(), String> {
     let path = args.file.display();
-    let src = std::fs::read_to_string(&args.file)
-        .map_err(|e| format!("cannot read {path}: {e}"))?;
+    let src =
+        std::fs::read_to_string(&args.file).map_err(|e| format!("cannot read {path}: {e}"))?;
     let is_rust = args.file.extension().is_some_and(|e| e == "rs");
     let kernels = if is_rust {
         compile_rust_source(&src)

@@ -47,7 +47,10 @@ fn constants_fold_and_dead_code_disappears() {
     assert_eq!(k.halo(), 0, "{k}");
     let c = k.op_counts();
     assert_eq!((c.loads, c.arith, c.selects), (1, 1, 0), "{k}");
-    assert!(k.nodes.iter().any(|n| *n == Node::RealConst(2.0f64.to_bits())));
+    assert!(k
+        .nodes
+        .iter()
+        .any(|n| *n == Node::RealConst(2.0f64.to_bits())));
 }
 
 #[test]
@@ -75,26 +78,36 @@ fn dimension_and_halo_come_from_the_offsets() {
 fn generic_and_concrete_kernels() {
     let g = one("#[stencil] fn f<T: Real>(u: In<T>, out: Out<T>) { out = u[1] * 0.5; }");
     assert!(g.is_generic());
-    let c = one("#[stencil] fn f(u: In<f64>, lo: In<f32>, out: Out<f32>) { out = (u[1] as f32) + lo; }");
+    let c = one(
+        "#[stencil] fn f(u: In<f64>, lo: In<f32>, out: Out<f32>) { out = (u[1] as f32) + lo; }",
+    );
     assert!(!c.is_generic());
 }
 
 #[test]
 fn errors_name_the_problem_and_the_fix() {
-    let e = compile_text("#[stencil] fn f<T: Real>(u: In<T>, out: Out<T>) { u = out[1]; }").unwrap_err();
-    assert!(e.message.contains("input field") || e.message.contains("cannot be read"), "{e}");
+    let e = compile_text("#[stencil] fn f<T: Real>(u: In<T>, out: Out<T>) { u = out[1]; }")
+        .unwrap_err();
+    assert!(
+        e.message.contains("input field") || e.message.contains("cannot be read"),
+        "{e}"
+    );
     assert!(e.message.contains("help:"), "{e}");
-    let e = compile_text("#[stencil] fn f(a: In<f32>, b: In<f64>, out: Out<f64>) { out = a[1] + b; }").unwrap_err();
+    let e =
+        compile_text("#[stencil] fn f(a: In<f32>, b: In<f64>, out: Out<f64>) { out = a[1] + b; }")
+            .unwrap_err();
     assert!(e.message.contains("mixing precisions"), "{e}");
 }
 
 #[test]
 fn helpers_are_inlined_and_recursion_is_refused() {
     let k = one("#[stencil_fn] fn sq<T: Real>(x: T) -> T { x * x }
-        #[stencil] fn f<T: Real>(u: In<T>, out: Out<T>) { out = sq(u[1]) + sq(u[1]); }")
-    ;
+        #[stencil] fn f<T: Real>(u: In<T>, out: Out<T>) { out = sq(u[1]) + sq(u[1]); }");
     assert_eq!(k.op_counts().arith, 2, "{k}");
-    let e = compile_text("#[stencil_fn] fn g<T: Real>(x: T) -> T { g(x) }
-        #[stencil] fn f<T: Real>(u: In<T>, out: Out<T>) { out = g(u[1]); }").unwrap_err();
+    let e = compile_text(
+        "#[stencil_fn] fn g<T: Real>(x: T) -> T { g(x) }
+        #[stencil] fn f<T: Real>(u: In<T>, out: Out<T>) { out = g(u[1]); }",
+    )
+    .unwrap_err();
     assert!(e.message.contains("recursive"), "{e}");
 }

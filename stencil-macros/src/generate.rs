@@ -12,13 +12,18 @@ pub fn kernel_module(k: &Kernel, f: &syn::ItemFn, source: &str) -> syn::Result<T
     let rt = quote!(::stencil_runtime);
     let name = &f.sig.ident;
     let vis = &f.vis;
-    let docs: Vec<&syn::Attribute> = f.attrs.iter().filter(|a| a.path().is_ident("doc")).collect();
+    let docs: Vec<&syn::Attribute> = f
+        .attrs
+        .iter()
+        .filter(|a| a.path().is_ident("doc"))
+        .collect();
     let name_str = k.name.clone();
     let ir = k.to_string();
     let dims = k.dims as usize;
     let halo = k.halo() as usize;
     let ptx = |p: Precision| {
-        llvm::ptx(k, p).map_err(|e| syn::Error::new(name.span(), format!("PTX generation failed: {e}")))
+        llvm::ptx(k, p)
+            .map_err(|e| syn::Error::new(name.span(), format!("PTX generation failed: {e}")))
     };
     let (ptx32, ptx64) = (ptx(Precision::F32)?, ptx(Precision::F64)?);
     let (entry32, entry64) = (
@@ -115,7 +120,11 @@ fn launcher(k: &Kernel, rt: &TokenStream) -> TokenStream {
     let red_doc = if k.reductions.is_empty() {
         String::new()
     } else {
-        let names: Vec<String> = k.reductions.iter().map(|r| format!("`{}` ({})", r.name, r.op.type_name().to_lowercase())).collect();
+        let names: Vec<String> = k
+            .reductions
+            .iter()
+            .map(|r| format!("`{}` ({})", r.name, r.op.type_name().to_lowercase()))
+            .collect();
         format!(" Returns the reductions {}.", names.join(", "))
     };
     let doc = format!(

@@ -25,10 +25,10 @@ pub fn stencil(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// module together with the kernels that call them.
 #[proc_macro_attribute]
 pub fn stencil_fn(_attr: TokenStream, item: TokenStream) -> TokenStream {
-    let item: proc_macro2::TokenStream = item.into();
-    syn::Error::new_spanned(
-        item,
-        "`#[stencil_fn]` helpers must be inside a `#[stencils] mod { .. }` together with the kernels that call them",
+    let _ = item;
+    syn::Error::new(
+        proc_macro2::Span::call_site(),
+        "`#[stencil_fn]` helpers must be inside a `#[stencils]` module\n\n= help: put the helper and the kernels that call it in `#[stencils] mod name { .. }`",
     )
     .into_compile_error()
     .into()

@@ -26,7 +26,7 @@ fn check_reserved(module: &Module, spans: &RustSpans) -> syn::Result<()> {
                 return Err(syn::Error::new(
                     spans.get(p.name.span),
                     format!(
-                        "`{}` is reserved for the launcher's first argument; rename this parameter",
+                        "`{}` is reserved for the launcher's first argument\n\n= help: rename this parameter",
                         p.name.name
                     ),
                 ));
@@ -52,7 +52,10 @@ pub fn standalone_kernel(attr: TokenStream, item: TokenStream) -> syn::Result<To
 /// `#[stencils] mod m { .. }`
 pub fn stencil_module(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> {
     if !attr.is_empty() {
-        return Err(syn::Error::new_spanned(attr, "`#[stencils]` takes no options"));
+        return Err(syn::Error::new_spanned(
+            attr,
+            "`#[stencils]` takes no options",
+        ));
     }
     let mut m: syn::ItemMod = syn::parse2(item)?;
     let Some((brace, items)) = m.content.take() else {

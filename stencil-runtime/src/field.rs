@@ -83,9 +83,9 @@ impl<T: Real> Field<T> {
     fn offset(&self, p: [isize; 3]) -> usize {
         let h = self.halo as isize;
         let mut o = 0isize;
-        for a in 0..3 {
+        for (a, (&x, &stride)) in p.iter().zip(&self.stride).enumerate() {
             let pad = if a < self.dims { h } else { 0 };
-            o += (p[a] + pad) * self.stride[a] as isize;
+            o += (x + pad) * stride as isize;
         }
         o as usize
     }

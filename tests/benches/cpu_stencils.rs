@@ -31,42 +31,67 @@ fn jacobi_by_hand(u: &Field<f64>, f: &Field<f64>, out: &mut Field<f64>, h2: f64,
         let row = &mut dst[oo + j * so..oo + j * so + N];
         for (i, o) in row.iter_mut().enumerate() {
             let p = ou + j * su + i;
-            let r = (src[p - 1] + src[p + 1] + src[p - su] + src[p + su] + h2 * rhs[of + j * sf + i]) * 0.25;
+            let r =
+                (src[p - 1] + src[p + 1] + src[p - su] + src[p + su] + h2 * rhs[of + j * sf + i])
+                    * 0.25;
             *o = src[p] + w * (r - src[p]);
         }
     }
 }
 
 fn bench(c: &mut Criterion) {
-    let u = Field::<f64>::from_fn(&[N, N], 1, |[i, j, _]| ((i * 7 + j * 13) % 101) as f64 * 0.01);
+    let u = Field::<f64>::from_fn(&[N, N], 1, |[i, j, _]| {
+        ((i * 7 + j * 13) % 101) as f64 * 0.01
+    });
     let f = Field::<f64>::from_fn(&[N, N], 0, |[i, j, _]| ((i + 3 * j) % 17) as f64 * 0.1);
     let mut out = Field::<f64>::zeros(&[N, N], 0).unwrap();
-    let one = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+    let one = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap();
     let all = rayon::ThreadPoolBuilder::new().build().unwrap();
     let threads_all = all.current_num_threads();
 
     let mut g = c.benchmark_group("lap5_4096");
     g.throughput(Throughput::Bytes((2 * N * N * 8) as u64));
     g.sample_size(10);
-    g.bench_function("hand_written_1_thread", |b| b.iter(|| lap5_by_hand(&u, &mut out, 1.0)));
+    g.bench_function("hand_written_1_thread", |b| {
+        b.iter(|| lap5_by_hand(&u, &mut out, 1.0))
+    });
     g.bench_function(BenchmarkId::new("generated", "1_thread"), |b| {
         one.install(|| b.iter(|| suite::lap5::launch(&Backend::Cpu, &u, &mut out, 1.0).unwrap()))
     });
-    g.bench_function(BenchmarkId::new("generated", format!("{threads_all}_threads")), |b| {
-        all.install(|| b.iter(|| suite::lap5::launch(&Backend::Cpu, &u, &mut out, 1.0).unwrap()))
-    });
+    g.bench_function(
+        BenchmarkId::new("generated", format!("{threads_all}_threads")),
+        |b| {
+            all.install(|| {
+                b.iter(|| suite::lap5::launch(&Backend::Cpu, &u, &mut out, 1.0).unwrap())
+            })
+        },
+    );
     g.finish();
 
     let mut g = c.benchmark_group("jacobi_4096");
     g.throughput(Throughput::Bytes((3 * N * N * 8) as u64));
     g.sample_size(10);
-    g.bench_function("hand_written_1_thread", |b| b.iter(|| jacobi_by_hand(&u, &f, &mut out, 0.01, 0.8)));
+    g.bench_function("hand_written_1_thread", |b| {
+        b.iter(|| jacobi_by_hand(&u, &f, &mut out, 0.01, 0.8))
+    });
     g.bench_function(BenchmarkId::new("generated", "1_thread"), |b| {
-        one.install(|| b.iter(|| suite::jacobi::launch(&Backend::Cpu, &u, &f, &mut out, 0.01, 0.8).unwrap()))
+        one.install(|| {
+            b.iter(|| suite::jacobi::launch(&Backend::Cpu, &u, &f, &mut out, 0.01, 0.8).unwrap())
+        })
     });
-    g.bench_function(BenchmarkId::new("generated", format!("{threads_all}_threads")), |b| {
-        all.install(|| b.iter(|| suite::jacobi::launch(&Backend::Cpu, &u, &f, &mut out, 0.01, 0.8).unwrap()))
-    });
+    g.bench_function(
+        BenchmarkId::new("generated", format!("{threads_all}_threads")),
+        |b| {
+            all.install(|| {
+                b.iter(|| {
+                    suite::jacobi::launch(&Backend::Cpu, &u, &f, &mut out, 0.01, 0.8).unwrap()
+                })
+            })
+        },
+    );
     g.finish();
 }
 

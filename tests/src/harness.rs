@@ -145,7 +145,10 @@ pub fn assert_close(what: &str, got: &[f64], want: &[f64], tol: f64) {
     assert_eq!(got.len(), want.len(), "{what}: lengths");
     let scale = want.iter().fold(0.0f64, |m, v| m.max(v.abs()));
     for (i, (&g, &w)) in got.iter().zip(want).enumerate() {
-        assert!(!g.is_nan() && !w.is_nan(), "{what}: NaN at {i} (got {g}, want {w})");
+        assert!(
+            !g.is_nan() && !w.is_nan(),
+            "{what}: NaN at {i} (got {g}, want {w})"
+        );
         let err = (g - w).abs();
         let bound = tol * w.abs().max(g.abs()).max(scale * 1e-3);
         assert!(

@@ -32,7 +32,12 @@ pub mod suite {
     /// 3D 7-point Laplacian.
     #[stencil]
     pub fn lap7<T: Real>(u: In<T>, out: Out<T>, inv_h2: T) {
-        let sum = u[(-1, 0, 0)] + u[(1, 0, 0)] + u[(0, -1, 0)] + u[(0, 1, 0)] + u[(0, 0, -1)] + u[(0, 0, 1)];
+        let sum = u[(-1, 0, 0)]
+            + u[(1, 0, 0)]
+            + u[(0, -1, 0)]
+            + u[(0, 1, 0)]
+            + u[(0, 0, -1)]
+            + u[(0, 0, 1)];
         out = (sum - 6.0 * u) * inv_h2;
     }
 
@@ -46,8 +51,16 @@ pub mod suite {
     /// First-order upwind advection step.
     #[stencil]
     pub fn upwind<T: Real>(q: In<T>, vx: In<T>, vy: In<T>, out: Out<T>, dt_dx: T) {
-        let fx = if vx > 0.0 { vx * (q - q[(-1, 0)]) } else { vx * (q[(1, 0)] - q) };
-        let fy = if vy > 0.0 { vy * (q - q[(0, -1)]) } else { vy * (q[(0, 1)] - q) };
+        let fx = if vx > 0.0 {
+            vx * (q - q[(-1, 0)])
+        } else {
+            vx * (q[(1, 0)] - q)
+        };
+        let fy = if vy > 0.0 {
+            vy * (q - q[(0, -1)])
+        } else {
+            vy * (q[(0, 1)] - q)
+        };
         out = q - dt_dx * (fx + fy);
     }
 
@@ -66,7 +79,11 @@ pub mod suite {
     /// Limited linear reconstruction: the values at a cell's two faces.
     #[stencil]
     pub fn reconstruct<T: Real>(q: In<T>, west: Out<T>, east: Out<T>, theta: T) {
-        let slope = minmod3(theta * (q - q[-1]), 0.5 * (q[1] - q[-1]), theta * (q[1] - q));
+        let slope = minmod3(
+            theta * (q - q[-1]),
+            0.5 * (q[1] - q[-1]),
+            theta * (q[1] - q),
+        );
         west = q - 0.5 * slope;
         east = q + 0.5 * slope;
     }
@@ -100,7 +117,11 @@ pub mod suite {
     pub fn checker<T: Real>(u: In<T>, out: Out<T>, x0: T, dx: T) {
         let red = (index(0) + index(1)) % 2 == 0;
         let x = coord(0, x0, dx);
-        out = if red { u * x } else { u + (extent(1) - index(1)) as T };
+        out = if red {
+            u * x
+        } else {
+            u + (extent(1) - index(1)) as T
+        };
     }
 }
 
@@ -132,7 +153,18 @@ macro_rules! registry {
     };
 }
 
-registry!(lap5, lap9, lap7, jacobi, upwind, reconstruct, cfl, mass, intrinsics, checker);
+registry!(
+    lap5,
+    lap9,
+    lap7,
+    jacobi,
+    upwind,
+    reconstruct,
+    cfl,
+    mass,
+    intrinsics,
+    checker
+);
 
 /// The kernels whose cost is moving memory: they must not touch local memory.
 pub const BANDWIDTH_BOUND: &[&str] = &["lap5", "lap9", "lap7", "jacobi", "upwind", "reconstruct"];

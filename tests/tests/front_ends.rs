@@ -13,7 +13,12 @@ fn text_and_macro_lower_to_the_same_ir() {
             .iter()
             .find(|c| c.name == k.name)
             .unwrap_or_else(|| panic!("kernel {} only in the text file", k.name));
-        assert_eq!(k.to_string(), macro_version.ir, "IR of `{}` differs", k.name);
+        assert_eq!(
+            k.to_string(),
+            macro_version.ir,
+            "IR of `{}` differs",
+            k.name
+        );
     }
 }
 

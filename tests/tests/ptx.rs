@@ -10,14 +10,21 @@ use std::process::Command;
 use stencil_tests::kernels::{ALL, BANDWIDTH_BOUND};
 
 fn all_ptx() -> impl Iterator<Item = (&'static str, &'static str, &'static str)> {
-    ALL.iter()
-        .flat_map(|c| [(c.name, c.ptx_f32.0, c.ptx_f32.1), (c.name, c.ptx_f64.0, c.ptx_f64.1)])
+    ALL.iter().flat_map(|c| {
+        [
+            (c.name, c.ptx_f32.0, c.ptx_f32.1),
+            (c.name, c.ptx_f64.0, c.ptx_f64.1),
+        ]
+    })
 }
 
 #[test]
 fn every_kernel_has_its_entry_and_targets_sm80() {
     for (name, ptx, entry) in all_ptx() {
-        assert!(ptx.contains(&format!(".visible .entry {entry}(")), "{name}: no entry {entry}");
+        assert!(
+            ptx.contains(&format!(".visible .entry {entry}(")),
+            "{name}: no entry {entry}"
+        );
         assert!(ptx.contains(".target sm_80"), "{name}: target");
         assert!(ptx.contains(".version 7.0"), "{name}: PTX ISA version");
     }
@@ -26,9 +33,15 @@ fn every_kernel_has_its_entry_and_targets_sm80() {
 #[test]
 fn inputs_are_read_through_the_non_coherent_path() {
     for (name, ptx, _) in all_ptx() {
-        assert!(ptx.contains("ld.global.nc."), "{name}: inputs not loaded with ld.global.nc");
+        assert!(
+            ptx.contains("ld.global.nc."),
+            "{name}: inputs not loaded with ld.global.nc"
+        );
         // Every global load of an input is non-coherent: no plain ld.global of data.
-        let plain = ptx.lines().filter(|l| l.contains("ld.global.") && !l.contains("ld.global.nc.")).count();
+        let plain = ptx
+            .lines()
+            .filter(|l| l.contains("ld.global.") && !l.contains("ld.global.nc."))
+            .count();
         assert_eq!(plain, 0, "{name}: {plain} plain global loads");
     }
 }
@@ -49,7 +62,10 @@ fn reductions_combine_in_shared_memory_with_barriers() {
         assert!(ptx.contains("bar.sync"), "{name}: no barrier");
     }
     for (name, ptx, _) in all_ptx().filter(|(n, _, _)| *n == "lap5") {
-        assert!(!ptx.contains("bar.sync"), "{name}: a stencil without reductions needs no barrier");
+        assert!(
+            !ptx.contains("bar.sync"),
+            "{name}: a stencil without reductions needs no barrier"
+        );
     }
 }
 
@@ -58,7 +74,11 @@ fn find_ptxas() -> Option<PathBuf> {
     if let Ok(p) = std::env::var("PTXAS") {
         return Some(PathBuf::from(p));
     }
-    if Command::new("ptxas").arg("--version").output().is_ok_and(|o| o.status.success()) {
+    if Command::new("ptxas")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+    {
         return Some(PathBuf::from("ptxas"));
     }
     let out = Command::new("python3")
@@ -93,8 +113,14 @@ fn ptxas_assembles_every_kernel_for_sm80_and_sm90_without_spills() {
                 .output()
                 .expect("run ptxas");
             let log = String::from_utf8_lossy(&out.stderr);
-            assert!(out.status.success(), "{name} ({entry}) for {arch}: ptxas failed:\n{log}");
-            assert!(log.contains("0 bytes spill stores"), "{name} ({entry}) {arch} spills:\n{log}");
+            assert!(
+                out.status.success(),
+                "{name} ({entry}) for {arch}: ptxas failed:\n{log}"
+            );
+            assert!(
+                log.contains("0 bytes spill stores"),
+                "{name} ({entry}) {arch} spills:\n{log}"
+            );
             assembled += 1;
         }
     }

@@ -68,7 +68,10 @@ fn main() -> Result<()> {
         bail!("--tol must be in (0, 1) (got {})", args.tol);
     }
     if !(args.omega > 0.0 && args.omega <= 1.0) {
-        bail!("--omega must be in (0, 1] for Jacobi to converge (got {})", args.omega);
+        bail!(
+            "--omega must be in (0, 1] for Jacobi to converge (got {})",
+            args.omega
+        );
     }
     let backend = match &args.backend {
         Some(name) => Backend::from_name(name)?,
@@ -87,7 +90,10 @@ fn main() -> Result<()> {
     let mut u = Field::<f64>::zeros(&[n, n], 1)?;
     let mut next = Field::<f64>::zeros(&[n, n], 1)?;
 
-    println!("Poisson -lap(u) = f on {n}x{n} interior points, backend {}", backend.name());
+    println!(
+        "Poisson -lap(u) = f on {n}x{n} interior points, backend {}",
+        backend.name()
+    );
     let bar = ProgressBar::new(args.max_sweeps as u64);
     bar.set_style(
         ProgressStyle::with_template("{bar:40} {pos}/{len} sweeps  {msg}  [{elapsed} < {eta}]")
@@ -140,7 +146,10 @@ fn main() -> Result<()> {
     );
     println!("wrote {} and {}", csv_path.display(), png.display());
     if rel >= args.tol {
-        bail!("no convergence within {} sweeps; raise --max-sweeps", args.max_sweeps);
+        bail!(
+            "no convergence within {} sweeps; raise --max-sweeps",
+            args.max_sweeps
+        );
     }
     Ok(())
 }
@@ -149,13 +158,16 @@ fn main() -> Result<()> {
 fn write_png(u: &Field<f64>, path: &std::path::Path) -> Result<()> {
     let (nx, ny) = (u.extent()[0], u.extent()[1]);
     let vals = u.interior();
-    let (lo, hi) = vals.iter().fold((f64::MAX, f64::MIN), |(a, b), &v| (a.min(v), b.max(v)));
+    let (lo, hi) = vals
+        .iter()
+        .fold((f64::MAX, f64::MIN), |(a, b), &v| (a.min(v), b.max(v)));
     let span = if hi > lo { hi - lo } else { 1.0 };
     let img = image::RgbImage::from_fn(nx as u32, ny as u32, |px, py| {
         let j = ny - 1 - py as usize;
         let c = colorous::VIRIDIS.eval_continuous((vals[j * nx + px as usize] - lo) / span);
         image::Rgb([c.r, c.g, c.b])
     });
-    img.save(path).with_context(|| format!("cannot write {}", path.display()))?;
+    img.save(path)
+        .with_context(|| format!("cannot write {}", path.display()))?;
     Ok(())
 }

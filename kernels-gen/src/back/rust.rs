@@ -127,7 +127,9 @@ pub fn cpu_function(k: &Kernel, rt: &TokenStream) -> TokenStream {
             }
         }
     } else {
-        let accs: Vec<Ident> = (0..k.reductions.len()).map(|r| format_ident!("acc{}", r)).collect();
+        let accs: Vec<Ident> = (0..k.reductions.len())
+            .map(|r| format_ident!("acc{}", r))
+            .collect();
         let identities = k.reductions.iter().map(|r| {
             let t = ty_tokens(r.ty);
             let id = r.op.identity();

@@ -46,7 +46,11 @@ pub fn stencil_attr(attrs: &[syn::Attribute]) -> Option<(&syn::Attribute, FnKind
 pub fn parse_attr_args(tokens: TokenStream, spans: &mut RustSpans) -> syn::Result<Attrs> {
     let mut attrs = Attrs::default();
     let parser = syn::meta::parser(|meta| {
-        let key = meta.path.get_ident().map(|i| i.to_string()).unwrap_or_default();
+        let key = meta
+            .path
+            .get_ident()
+            .map(|i| i.to_string())
+            .unwrap_or_default();
         let lit: syn::LitInt = meta.value()?.parse()?;
         let span = spans.add(lit.span());
         match key.as_str() {
@@ -54,7 +58,7 @@ pub fn parse_attr_args(tokens: TokenStream, spans: &mut RustSpans) -> syn::Resul
             "halo" => attrs.halo = Some((lit.base10_parse()?, span)),
             _ => {
                 return Err(meta.error(format!(
-                    "unknown stencil option `{key}`; the options are `dims = N` and `halo = N`"
+                    "unknown stencil option `{key}`\n\n= help: the options are `dims = N` and `halo = N`"
                 )))
             }
         }
@@ -73,10 +77,16 @@ pub fn convert_fn(
 ) -> syn::Result<FnDef> {
     let sig = &item.sig;
     if let Some(t) = &sig.asyncness {
-        return Err(syn::Error::new(t.span(), "stencil functions cannot be `async`"));
+        return Err(syn::Error::new(
+            t.span(),
+            "stencil functions cannot be `async`",
+        ));
     }
     if let Some(t) = &sig.unsafety {
-        return Err(syn::Error::new(t.span(), "stencil functions cannot be `unsafe`"));
+        return Err(syn::Error::new(
+            t.span(),
+            "stencil functions cannot be `unsafe`",
+        ));
     }
     let mut generics = Vec::new();
     for g in &sig.generics.params {
@@ -329,7 +339,13 @@ fn convert_stmt_expr(e: &syn::Expr, spans: &mut RustSpans) -> Stmt {
 }
 
 fn convert_expr(e: &syn::Expr, spans: &mut RustSpans) -> Expr {
-    let span = spans.add(e.span());
+    // Errors about an operation point at its operator (on stable Rust a multi-token span
+    // is only its first token).
+    let span = match e {
+        syn::Expr::Binary(b) => spans.add(b.op.span()),
+        syn::Expr::Cast(c) => spans.add(c.as_token.span()),
+        _ => spans.add(e.span()),
+    };
     let boxed = |e: &syn::Expr, spans: &mut RustSpans| Box::new(convert_expr(e, spans));
     let unsupported = |what: &str| ExprKind::Unsupported(what.to_string());
     let kind = match e {
@@ -401,9 +417,7 @@ fn convert_expr(e: &syn::Expr, spans: &mut RustSpans) -> Expr {
             then: convert_block(&i.then_branch, spans),
             otherwise: i.else_branch.as_ref().map(|(_, e)| boxed(e, spans)),
         },
-        syn::Expr::Block(b) if b.label.is_none() => {
-            ExprKind::Block(convert_block(&b.block, spans))
-        }
+        syn::Expr::Block(b) if b.label.is_none() => ExprKind::Block(convert_block(&b.block, spans)),
         syn::Expr::Cast(c) => ExprKind::Cast(boxed(&c.expr, spans), convert_type(&c.ty, spans)),
         syn::Expr::Paren(p) => ExprKind::Paren(boxed(&p.expr, spans)),
         syn::Expr::Group(g) => return convert_expr(&g.expr, spans),

@@ -240,10 +240,10 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                     "llvm.nvvm.ldg.global.f",
                     &[self.ty(ty), ptr.get_type().into()],
                 )?;
-                let align = self.ctx.i32_type().const_int(
-                    if ty.concrete(self.p) == Ty::F32 { 4 } else { 8 },
-                    false,
-                );
+                let align = self
+                    .ctx
+                    .i32_type()
+                    .const_int(if ty.concrete(self.p) == Ty::F32 { 4 } else { 8 }, false);
                 self.call(f, &[ptr.into(), align.into()])
             }
             Target::Host => Ok(self.b.build_load(ptr, "")?),
@@ -312,7 +312,8 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         let b = &self.b;
         if operand_ty == Ty::Int || operand_ty == Ty::Bool {
             let (x, y) = (a.into_int_value(), c.into_int_value());
-            let cmp = |p| -> R<BasicValueEnum<'ctx>> { Ok(b.build_int_compare(p, x, y, "")?.into()) };
+            let cmp =
+                |p| -> R<BasicValueEnum<'ctx>> { Ok(b.build_int_compare(p, x, y, "")?.into()) };
             let zero = self.i64c(0);
             return match op {
                 Binary::Add => Ok(b.build_int_add(x, y, "")?.into()),
@@ -321,7 +322,9 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                 Binary::Div | Binary::Rem => {
                     // Division by zero yields 0 on every back end.
                     let is_zero = b.build_int_compare(IntPredicate::EQ, y, zero, "")?;
-                    let safe = b.build_select(is_zero, self.i64c(1), y, "")?.into_int_value();
+                    let safe = b
+                        .build_select(is_zero, self.i64c(1), y, "")?
+                        .into_int_value();
                     let q = if op == Binary::Div {
                         b.build_int_signed_div(x, safe, "")?
                     } else {
@@ -403,10 +406,8 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                 .into(),
             (f, Ty::Int) => {
                 // Saturating, like Rust's `as`.
-                let sat = self.intrinsic(
-                    "llvm.fptosi.sat",
-                    &[self.ctx.i64_type().into(), self.ty(f)],
-                )?;
+                let sat =
+                    self.intrinsic("llvm.fptosi.sat", &[self.ctx.i64_type().into(), self.ty(f)])?;
                 self.call(sat, &[a])?
             }
             (Ty::F32, Ty::F64) => b
@@ -616,7 +617,11 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         let b = &self.b;
         let i32t = self.ctx.i32_type();
         let i64t = self.ctx.i64_type();
-        let (tx, ty_, tz) = (self.sreg("tid.x")?, self.sreg("tid.y")?, self.sreg("tid.z")?);
+        let (tx, ty_, tz) = (
+            self.sreg("tid.x")?,
+            self.sreg("tid.y")?,
+            self.sreg("tid.z")?,
+        );
         let (nx, ny, nz) = (
             self.sreg("ntid.x")?,
             self.sreg("ntid.y")?,
@@ -662,16 +667,15 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         let nm1 = b.build_int_sub(nthreads, i32t.const_int(1, false), "")?;
         let ctlz = self.intrinsic("llvm.ctlz", &[i32t.into()])?;
         let lz = self
-            .call(ctlz, &[nm1.into(), self.ctx.bool_type().const_zero().into()])?
+            .call(
+                ctlz,
+                &[nm1.into(), self.ctx.bool_type().const_zero().into()],
+            )?
             .into_int_value();
         let shift = b.build_int_sub(i32t.const_int(31, false), lz, "")?;
         let start = b.build_left_shift(i32t.const_int(1, false), shift, "")?;
-        let one_thread = b.build_int_compare(
-            IntPredicate::ULE,
-            nthreads,
-            i32t.const_int(1, false),
-            "",
-        )?;
+        let one_thread =
+            b.build_int_compare(IntPredicate::ULE, nthreads, i32t.const_int(1, false), "")?;
         let start = b.build_select(one_thread, i32t.const_zero(), start, "")?;
 
         let pre = b.get_insert_block().expect("positioned");

@@ -16,8 +16,9 @@ use inkwell::{FloatPredicate, IntPredicate};
 
 type R<T> = Result<T, LlvmError>;
 
-const LN2_HI: f64 = 6.931_471_803_691_238_164_9e-1;
-const LN2_LO: f64 = 1.908_214_929_270_587_700_02e-10;
+/// ln 2 split so that `k * LN2_HI` is exact for |k| < 2^11 (fdlibm's constants).
+const LN2_HI: f64 = 6.931_471_803_691_238e-1;
+const LN2_LO: f64 = 1.908_214_929_270_587_7e-10;
 
 /// Emits the math functions for one module.
 pub(super) struct MathLib<'ctx> {
@@ -54,7 +55,12 @@ impl<'ctx> MathLib<'ctx> {
     }
 
     /// Horner evaluation of `sum coeffs[i] * x^i`.
-    fn horner(&self, b: &Builder<'ctx>, x: FloatValue<'ctx>, coeffs: &[f64]) -> R<FloatValue<'ctx>> {
+    fn horner(
+        &self,
+        b: &Builder<'ctx>,
+        x: FloatValue<'ctx>,
+        coeffs: &[f64],
+    ) -> R<FloatValue<'ctx>> {
         let mut acc = self.c(*coeffs.last().expect("non-empty"));
         for &c in coeffs.iter().rev().skip(1) {
             acc = b.build_float_add(b.build_float_mul(acc, x, "")?, self.c(c), "")?;
@@ -66,18 +72,25 @@ impl<'ctx> MathLib<'ctx> {
     fn pow2(&self, b: &Builder<'ctx>, k: IntValue<'ctx>) -> R<FloatValue<'ctx>> {
         let biased = b.build_int_add(k, self.i(1023), "")?;
         let bits = b.build_left_shift(biased, self.i(52), "")?;
-        Ok(b.build_bit_cast(bits, self.ctx.f64_type(), "")?.into_float_value())
+        Ok(b.build_bit_cast(bits, self.ctx.f64_type(), "")?
+            .into_float_value())
     }
 
     /// `e^x` in f64.
     pub fn exp(&self, b: &Builder<'ctx>, x: FloatValue<'ctx>) -> R<FloatValue<'ctx>> {
         let floor = self.floor.ok_or_else(|| Self::missing("llvm.floor"))?;
-        let sat = self.fptosi_sat.ok_or_else(|| Self::missing("llvm.fptosi.sat"))?;
+        let sat = self
+            .fptosi_sat
+            .ok_or_else(|| Self::missing("llvm.fptosi.sat"))?;
         // Clamp so that k stays in range; results saturate to 0 and infinity naturally.
         let lo = b.build_float_compare(FloatPredicate::OLT, x, self.c(-746.0), "")?;
-        let xc = b.build_select(lo, self.c(-746.0), x, "")?.into_float_value();
+        let xc = b
+            .build_select(lo, self.c(-746.0), x, "")?
+            .into_float_value();
         let hi = b.build_float_compare(FloatPredicate::OGT, xc, self.c(710.0), "")?;
-        let xc = b.build_select(hi, self.c(710.0), xc, "")?.into_float_value();
+        let xc = b
+            .build_select(hi, self.c(710.0), xc, "")?
+            .into_float_value();
         let t = b.build_float_add(
             b.build_float_mul(xc, self.c(std::f64::consts::LOG2_E), "")?,
             self.c(0.5),
@@ -119,8 +132,12 @@ impl<'ctx> MathLib<'ctx> {
         let tiny = b.build_float_compare(FloatPredicate::OLT, x, self.c(f64::MIN_POSITIVE), "")?;
         let scaled = b.build_float_mul(x, self.c(2f64.powi(54)), "")?;
         let xs = b.build_select(tiny, scaled, x, "")?.into_float_value();
-        let eadj = b.build_select(tiny, self.i(-54), self.i(0), "")?.into_int_value();
-        let bits = b.build_bit_cast(xs, self.ctx.i64_type(), "")?.into_int_value();
+        let eadj = b
+            .build_select(tiny, self.i(-54), self.i(0), "")?
+            .into_int_value();
+        let bits = b
+            .build_bit_cast(xs, self.ctx.i64_type(), "")?
+            .into_int_value();
         let e = b.build_right_shift(bits, self.i(52), false, "")?;
         let e = b.build_and(e, self.i(0x7ff), "")?;
         let e = b.build_int_add(b.build_int_sub(e, self.i(1023), "")?, eadj, "")?;
@@ -128,7 +145,8 @@ impl<'ctx> MathLib<'ctx> {
         let mbits = b.build_or(mbits, self.i(0x3ff0_0000_0000_0000), "")?;
         let m = b.build_bit_cast(mbits, f64t, "")?.into_float_value();
         // m in [sqrt(2)/2, sqrt(2)].
-        let big = b.build_float_compare(FloatPredicate::OGT, m, self.c(std::f64::consts::SQRT_2), "")?;
+        let big =
+            b.build_float_compare(FloatPredicate::OGT, m, self.c(std::f64::consts::SQRT_2), "")?;
         let m = b
             .build_select(big, b.build_float_mul(m, self.c(0.5), "")?, m, "")?
             .into_float_value();
@@ -153,11 +171,17 @@ impl<'ctx> MathLib<'ctx> {
             .build_select(is_zero, self.c(f64::NEG_INFINITY), y, "")?
             .into_float_value();
         let bad = b.build_float_compare(FloatPredicate::ULT, x, self.c(0.0), "")?;
-        Ok(b.build_select(bad, self.c(f64::NAN), y, "")?.into_float_value())
+        Ok(b.build_select(bad, self.c(f64::NAN), y, "")?
+            .into_float_value())
     }
 
     /// `x^y` for `x >= 0` (NaN for negative `x`), as `exp(y ln x)` with exact special cases.
-    pub fn pow(&self, b: &Builder<'ctx>, x: FloatValue<'ctx>, y: FloatValue<'ctx>) -> R<FloatValue<'ctx>> {
+    pub fn pow(
+        &self,
+        b: &Builder<'ctx>,
+        x: FloatValue<'ctx>,
+        y: FloatValue<'ctx>,
+    ) -> R<FloatValue<'ctx>> {
         let l = self.ln(b, x)?;
         let r = self.exp(b, b.build_float_mul(y, l, "")?)?;
         let y0 = b.build_float_compare(FloatPredicate::OEQ, y, self.c(0.0), "")?;
@@ -167,7 +191,12 @@ impl<'ctx> MathLib<'ctx> {
     }
 
     /// Magnitude of `x` with the sign of `y`, through the bit patterns.
-    pub fn copysign(&self, b: &Builder<'ctx>, x: FloatValue<'ctx>, y: FloatValue<'ctx>) -> R<FloatValue<'ctx>> {
+    pub fn copysign(
+        &self,
+        b: &Builder<'ctx>,
+        x: FloatValue<'ctx>,
+        y: FloatValue<'ctx>,
+    ) -> R<FloatValue<'ctx>> {
         let ft = x.get_type();
         let (it, sign) = if ft == self.ctx.f32_type() {
             (self.ctx.i32_type(), 0x8000_0000u64)
@@ -176,7 +205,19 @@ impl<'ctx> MathLib<'ctx> {
         };
         let xb = b.build_bit_cast(x, it, "")?.into_int_value();
         let yb = b.build_bit_cast(y, it, "")?.into_int_value();
-        let mag = b.build_and(xb, it.const_int(!sign & (if ft == self.ctx.f32_type() { 0xffff_ffff } else { u64::MAX }), false), "")?;
+        let mag = b.build_and(
+            xb,
+            it.const_int(
+                !sign
+                    & (if ft == self.ctx.f32_type() {
+                        0xffff_ffff
+                    } else {
+                        u64::MAX
+                    }),
+                false,
+            ),
+            "",
+        )?;
         let sgn = b.build_and(yb, it.const_int(sign, false), "")?;
         let r = b.build_or(mag, sgn, "")?;
         let _ = IntPredicate::EQ;
