@@ -613,7 +613,9 @@ fn fold_unary(op: Unary, c: Const) -> Option<Const> {
     })
 }
 
-fn fold_binary(op: Binary, x: Const, y: Const) -> Option<Const> {
+/// Evaluates a binary operation on constants where the result does not depend on the
+/// precision `T` is later given; the definition of integer and boolean semantics.
+pub(crate) fn fold_binary(op: Binary, x: Const, y: Const) -> Option<Const> {
     use Binary::*;
     Some(match (x, y) {
         (Const::Int(a), Const::Int(b)) => match op {
