@@ -4,7 +4,9 @@
 //! third opinion in the conformance tests beside the generated Rust and the LLVM lowering.
 //! It uses the same calling convention as the LLVM entries (see `crate::llvm`).
 
-use crate::ir::{fold_binary, Binary, Const, Kernel, Node, ParamKind, Precision, ReduceOp, Ty, Unary};
+use crate::ir::{
+    fold_binary, Binary, Const, Kernel, Node, ParamKind, Precision, ReduceOp, Ty, Unary,
+};
 
 #[derive(Clone, Copy, Debug)]
 enum V {
