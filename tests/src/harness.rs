@@ -61,6 +61,7 @@ pub enum Path {
     /// The reference interpreter.
     Interpreter,
     /// The LLVM lowering, JIT-compiled for the host.
+    #[cfg(feature = "jit")]
     HostJit,
 }
 
@@ -124,6 +125,7 @@ pub fn run<T: Real>(
     unsafe {
         match path {
             Path::Interpreter => kernels_gen::interp::run(k, p, &slots),
+            #[cfg(feature = "jit")]
             Path::HostJit => kernels_gen::llvm::jit::run_host(k, p, &slots)
                 .unwrap_or_else(|e| panic!("{}: {e}", k.name)),
         }
