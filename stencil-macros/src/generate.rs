@@ -1,6 +1,6 @@
 //! From checked IR to the tokens of a kernel module.
 
-use kernels_gen::back::rust::{cpu_function, field_ident, scalar_ident, ty_tokens};
+use kernels_gen::back::rust::{cpu_function, ty_tokens};
 use kernels_gen::ir::{Access, Kernel, ParamKind, Precision};
 use kernels_gen::llvm;
 use proc_macro2::TokenStream;
@@ -85,7 +85,6 @@ fn launcher(k: &Kernel, rt: &TokenStream) -> TokenStream {
                 let t = ty_tokens(f.elem);
                 let fname = &f.name;
                 let fhalo = f.halo() as usize;
-                let _ = field_ident;
                 checks.push(quote! {
                     #rt::launch::check_field(NAME, DIMS, &domain, #rt::launch::FieldSpec { name: #fname, halo: #fhalo }, #id)?;
                 });
@@ -104,7 +103,6 @@ fn launcher(k: &Kernel, rt: &TokenStream) -> TokenStream {
                 let s = &k.scalars[i as usize];
                 let id = format_ident!("{}", s.name);
                 let t = ty_tokens(s.ty);
-                let _ = scalar_ident;
                 params.push(quote!(#id: #t));
                 call_args.push(quote!(#id));
             }

@@ -24,8 +24,7 @@ pub fn stencil(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// Marks an inlined helper (a limiter, a flux function). Helpers live in a `#[stencils]`
 /// module together with the kernels that call them.
 #[proc_macro_attribute]
-pub fn stencil_fn(_attr: TokenStream, item: TokenStream) -> TokenStream {
-    let _ = item;
+pub fn stencil_fn(_attr: TokenStream, _item: TokenStream) -> TokenStream {
     syn::Error::new(
         proc_macro2::Span::call_site(),
         "`#[stencil_fn]` helpers must be inside a `#[stencils]` module\n\n= help: put the helper and the kernels that call it in `#[stencils] mod name { .. }`",

@@ -58,7 +58,7 @@ pub fn stencil_module(attr: TokenStream, item: TokenStream) -> syn::Result<Token
         ));
     }
     let mut m: syn::ItemMod = syn::parse2(item)?;
-    let Some((brace, items)) = m.content.take() else {
+    let Some((_, items)) = m.content.take() else {
         return Err(syn::Error::new_spanned(
             &m,
             "`#[stencils]` needs an inline module: `mod name { .. }`",
@@ -99,7 +99,6 @@ pub fn stencil_module(attr: TokenStream, item: TokenStream) -> syn::Result<Token
             other => out_items.push(quote!(#other)),
         }
     }
-    let _ = brace;
     let (attrs, vis, ident) = (&m.attrs, &m.vis, &m.ident);
     Ok(quote! {
         #(#attrs)*

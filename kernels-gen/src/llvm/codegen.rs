@@ -12,8 +12,7 @@ use inkwell::module::{Linkage, Module};
 use inkwell::passes::{PassManager, PassManagerBuilder};
 use inkwell::types::{BasicMetadataTypeEnum, BasicType, BasicTypeEnum};
 use inkwell::values::{
-    BasicMetadataValueEnum, BasicValue, BasicValueEnum, FloatValue, FunctionValue, IntValue,
-    PointerValue,
+    BasicMetadataValueEnum, BasicValueEnum, FloatValue, FunctionValue, IntValue, PointerValue,
 };
 use inkwell::{AddressSpace, FloatPredicate, IntPredicate, OptimizationLevel};
 
@@ -854,10 +853,4 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         self.b.build_return(None)?;
         Ok(())
     }
-}
-
-/// Keeps `BasicValue` in scope for `as_basic_value_enum` on values built above.
-#[allow(dead_code)]
-fn _uses(v: IntValue) -> BasicValueEnum {
-    v.as_basic_value_enum()
 }

@@ -12,7 +12,7 @@ use inkwell::context::Context;
 use inkwell::intrinsics::Intrinsic;
 use inkwell::module::Module;
 use inkwell::values::{FloatValue, FunctionValue, IntValue};
-use inkwell::{FloatPredicate, IntPredicate};
+use inkwell::FloatPredicate;
 
 type R<T> = Result<T, LlvmError>;
 
@@ -220,7 +220,6 @@ impl<'ctx> MathLib<'ctx> {
         )?;
         let sgn = b.build_and(yb, it.const_int(sign, false), "")?;
         let r = b.build_or(mag, sgn, "")?;
-        let _ = IntPredicate::EQ;
         Ok(b.build_bit_cast(r, ft, "")?.into_float_value())
     }
 }
