@@ -455,7 +455,8 @@ impl<'m> Lowerer<'m> {
     fn resolve_type(&self, t: &ast::TypeExpr) -> Result<Ty> {
         match t {
             ast::TypeExpr::Name(id) => {
-                for env in self.type_params.iter().rev().take(1) {
+                // Only the innermost function's type parameters are in scope.
+                if let Some(env) = self.type_params.last() {
                     if let Some(bound) = env.get(&id.name) {
                         return bound.ok_or_else(|| LowerError {
                             span: id.span,
@@ -1553,7 +1554,6 @@ impl<'m> Lowerer<'m> {
                 );
             };
             let ret_ty = self.resolve_type(ret)?;
-            let out_count = self.state.outputs.clone();
             let v = match self.block(&helper.body)? {
                 Some(v) => v,
                 None => {
@@ -1564,7 +1564,6 @@ impl<'m> Lowerer<'m> {
                     )
                 }
             };
-            debug_assert_eq!(out_count.len(), self.state.outputs.len());
             self.coerce(
                 v,
                 ret_ty,

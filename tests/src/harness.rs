@@ -46,7 +46,7 @@ pub fn random_field<T: Real>(
     f
 }
 
-/// A field like `like` (extent, halo 0) filled with NaN, so unwritten points show.
+/// A field of the given extent (halo 0) filled with NaN, so unwritten points show.
 pub fn poisoned<T: Real>(extent: &[usize]) -> Field<T> {
     let mut f = Field::zeros(extent, 0).expect("valid extent");
     for v in f.as_mut_slice() {

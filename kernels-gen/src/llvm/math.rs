@@ -198,26 +198,15 @@ impl<'ctx> MathLib<'ctx> {
         y: FloatValue<'ctx>,
     ) -> R<FloatValue<'ctx>> {
         let ft = x.get_type();
-        let (it, sign) = if ft == self.ctx.f32_type() {
-            (self.ctx.i32_type(), 0x8000_0000u64)
+        // (integer type, sign bit, magnitude mask) of the float's bit pattern
+        let (it, sign, magnitude) = if ft == self.ctx.f32_type() {
+            (self.ctx.i32_type(), 1u64 << 31, (1u64 << 31) - 1)
         } else {
-            (self.ctx.i64_type(), 0x8000_0000_0000_0000u64)
+            (self.ctx.i64_type(), 1u64 << 63, (1u64 << 63) - 1)
         };
         let xb = b.build_bit_cast(x, it, "")?.into_int_value();
         let yb = b.build_bit_cast(y, it, "")?.into_int_value();
-        let mag = b.build_and(
-            xb,
-            it.const_int(
-                !sign
-                    & (if ft == self.ctx.f32_type() {
-                        0xffff_ffff
-                    } else {
-                        u64::MAX
-                    }),
-                false,
-            ),
-            "",
-        )?;
+        let mag = b.build_and(xb, it.const_int(magnitude, false), "")?;
         let sgn = b.build_and(yb, it.const_int(sign, false), "")?;
         let r = b.build_or(mag, sgn, "")?;
         Ok(b.build_bit_cast(r, ft, "")?.into_float_value())
