@@ -1,7 +1,7 @@
 //! From checked IR to the tokens of a kernel module.
 
 use kernels_gen::back::rust::{cpu_function, ty_tokens};
-use kernels_gen::ir::{Access, Kernel, ParamKind, Precision};
+use kernels_gen::ir::{Access, Kernel, ParamKind, Precision, ReduceOp, Ty};
 use kernels_gen::llvm;
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
@@ -32,6 +32,8 @@ pub fn kernel_module(k: &Kernel, f: &syn::ItemFn, source: &str) -> syn::Result<T
     );
     let cpu = cpu_function(k, &rt);
     let launch = launcher(k, &rt);
+    let (hash32, hash64) = (llvm::ptx_hash(&ptx32), llvm::ptx_hash(&ptx64));
+    let points = llvm::point_variants(k);
     Ok(quote! {
         #(#docs)*
         #[allow(non_snake_case, non_camel_case_types, clippy::all)]
@@ -56,6 +58,14 @@ pub fn kernel_module(k: &Kernel, f: &syn::ItemFn, source: &str) -> syn::Result<T
             pub const ENTRY_F32: &str = #entry32;
             /// Name of the PTX entry in [`PTX_F64`].
             pub const ENTRY_F64: &str = #entry64;
+            /// The kernel's CUDA code as the run time launches it.
+            pub const CODE: #rt::cuda::KernelCode = #rt::cuda::KernelCode {
+                name: NAME,
+                dims: DIMS,
+                f32: #rt::cuda::Ptx { text: PTX_F32, entry: ENTRY_F32, hash: #hash32 },
+                f64: #rt::cuda::Ptx { text: PTX_F64, entry: ENTRY_F64, hash: #hash64 },
+                points: &[#(#points),*],
+            };
             #cpu
             #launch
         }
@@ -71,6 +81,7 @@ fn launcher(k: &Kernel, rt: &TokenStream) -> TokenStream {
     let mut params = Vec::new();
     let mut checks = Vec::new();
     let mut call_args = Vec::new();
+    let mut cuda_args = Vec::new();
     let domain_field = k
         .fields
         .iter()
@@ -91,13 +102,14 @@ fn launcher(k: &Kernel, rt: &TokenStream) -> TokenStream {
                 match f.access {
                     Access::In => {
                         params.push(quote!(#id: &#rt::Field<#t>));
-                        call_args.push(quote!(#id.view()));
+                        call_args.push(quote!(#id.view(NAME, #fname)?));
                     }
                     Access::Out => {
                         params.push(quote!(#id: &mut #rt::Field<#t>));
-                        call_args.push(quote!(#id.view_mut()));
+                        call_args.push(quote!(#id.view_mut(NAME, #fname)?));
                     }
                 }
+                cuda_args.push(quote!(l.field(#fname, &*#id)?;));
             }
             ParamKind::Scalar => {
                 let s = &k.scalars[i as usize];
@@ -105,8 +117,24 @@ fn launcher(k: &Kernel, rt: &TokenStream) -> TokenStream {
                 let t = ty_tokens(s.ty);
                 params.push(quote!(#id: #t));
                 call_args.push(quote!(#id));
+                cuda_args.push(match s.ty {
+                    Ty::Real => quote!(l.real(#id);),
+                    Ty::F32 => quote!(l.f32(#id);),
+                    Ty::F64 => quote!(l.f64(#id);),
+                    Ty::Int => quote!(l.int(#id);),
+                    Ty::Bool => quote!(l.bool(#id);),
+                });
             }
-            ParamKind::Reduction => {}
+            ParamKind::Reduction => {
+                let r = &k.reductions[i as usize];
+                let op = match r.op {
+                    ReduceOp::Sum => quote!(#rt::cuda::Reduce::Sum),
+                    ReduceOp::Max => quote!(#rt::cuda::Reduce::Max),
+                    ReduceOp::Min => quote!(#rt::cuda::Reduce::Min),
+                };
+                let p = precision_tokens(r.ty, rt);
+                cuda_args.push(quote!(l.reduction(#op, #p);));
+            }
         }
     }
     let red_types: Vec<TokenStream> = k.reductions.iter().map(|r| ty_tokens(r.ty)).collect();
@@ -114,6 +142,27 @@ fn launcher(k: &Kernel, rt: &TokenStream) -> TokenStream {
         0 => quote!(()),
         1 => quote!(#(#red_types)*),
         _ => quote!((#(#red_types),*)),
+    };
+    // The values from the device, converted (exactly) from f64 to each reduction's type.
+    let red_values: Vec<TokenStream> = k
+        .reductions
+        .iter()
+        .enumerate()
+        .map(|(i, r)| match r.ty {
+            Ty::F32 => quote!(values[#i] as f32),
+            Ty::F64 => quote!(values[#i]),
+            _ => quote!(<T as #rt::Real>::from_f64(values[#i])),
+        })
+        .collect();
+    let cuda_ret = match red_values.len() {
+        0 => quote!(()),
+        1 => quote!(#(#red_values)*),
+        _ => quote!((#(#red_values),*)),
+    };
+    let precision = if k.is_generic() {
+        quote!(<T as #rt::Real>::PRECISION)
+    } else {
+        quote!(#rt::Precision::F64)
     };
     let red_doc = if k.reductions.is_empty() {
         String::new()
@@ -141,7 +190,23 @@ fn launcher(k: &Kernel, rt: &TokenStream) -> TokenStream {
                 // SAFETY: every view was checked to cover the domain plus the halo the
                 // kernel reads, and the borrow checker keeps outputs apart from inputs.
                 #rt::Backend::Cpu => Ok(unsafe { cpu(n, #(#call_args),*) }),
+                #rt::Backend::Cuda(cuda) => {
+                    let mut l = #rt::cuda::CudaLaunch::new(cuda, &CODE, #precision);
+                    #(#cuda_args)*
+                    #[allow(unused_variables)]
+                    let values = l.run(n)?;
+                    Ok(#cuda_ret)
+                }
             }
         }
+    }
+}
+
+/// The run-time precision of a value of type `t` (`T`'s for generic types).
+fn precision_tokens(t: Ty, rt: &TokenStream) -> TokenStream {
+    match t {
+        Ty::F32 => quote!(#rt::Precision::F32),
+        Ty::F64 => quote!(#rt::Precision::F64),
+        _ => quote!(<T as #rt::Real>::PRECISION),
     }
 }

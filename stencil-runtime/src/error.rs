@@ -45,4 +45,69 @@ pub enum Error {
     /// The requested backend cannot be used.
     #[error("backend unavailable: {0}")]
     Backend(String),
+    /// No CUDA driver library could be loaded or initialised.
+    #[error("no CUDA driver: {0}; install the NVIDIA driver, or run on the CPU (STENCIL_BACKEND=cpu)")]
+    NoDriver(String),
+    /// The driver is present but the requested device is not.
+    #[error("no CUDA device {ordinal}: the driver reports {count} device(s); choose an ordinal below {count}, or run on the CPU (STENCIL_BACKEND=cpu)")]
+    NoDevice {
+        /// The device asked for.
+        ordinal: usize,
+        /// How many the driver sees.
+        count: usize,
+    },
+    /// The driver refused the PTX of a kernel.
+    #[error("kernel `{kernel}`: the CUDA driver could not load its PTX: {cause}{log}")]
+    PtxLoad {
+        /// The kernel.
+        kernel: String,
+        /// The driver's error.
+        cause: String,
+        /// The JIT compiler's log (empty when it said nothing), starting with a newline.
+        log: String,
+    },
+    /// A kernel launch failed, or the kernel failed while running.
+    #[error("kernel `{kernel}`: {cause}")]
+    Launch {
+        /// The kernel.
+        kernel: String,
+        /// What the driver said.
+        cause: String,
+    },
+    /// Device memory ran out.
+    #[error("out of GPU memory allocating {bytes} bytes for {what}; use smaller fields, free others, or run on the CPU")]
+    OutOfMemory {
+        /// The size asked for.
+        bytes: usize,
+        /// What it was for.
+        what: String,
+    },
+    /// Another CUDA driver call failed.
+    #[error("CUDA error in {op}: {cause}")]
+    Cuda {
+        /// What was being done.
+        op: String,
+        /// What the driver said.
+        cause: String,
+    },
+    /// A field lives in the wrong memory for the backend running the kernel.
+    #[error("kernel `{kernel}`: field `{field}` lives in {have} but the kernel runs on {want}; copy it there first with `Field::to(&backend)`")]
+    Residency {
+        /// The kernel.
+        kernel: String,
+        /// The parameter.
+        field: String,
+        /// Where the field is.
+        have: String,
+        /// Where the kernel runs.
+        want: String,
+    },
+    /// Host-memory access to a field that lives on a device.
+    #[error("{what} needs the field in host memory but it lives in {location}; use `Field::to_host()` first")]
+    NotOnHost {
+        /// The operation.
+        what: &'static str,
+        /// Where the field is.
+        location: String,
+    },
 }

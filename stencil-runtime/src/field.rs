@@ -1,24 +1,36 @@
-//! Fields: arrays on a 1D, 2D or 3D grid with a halo of ghost cells.
+//! Fields: arrays on a 1D, 2D or 3D grid with a halo of ghost cells, in host memory or in
+//! a CUDA device's memory.
 
 use crate::cpu::{View, ViewMut};
-use crate::{Error, Real};
+use crate::cuda::{DeviceBuffer, Place, RowCopy};
+use crate::{Backend, Error, Real};
 
-/// A real-valued array over a grid of 1 to 3 dimensions, with `halo` ghost cells on every
-/// side of every axis. Stored row-major with axis 0 fastest. Indices passed to
-/// [`Field::get`] and [`Field::set`] are interior coordinates: `0..extent` is the interior,
-/// `-halo..0` and `extent..extent+halo` the ghost cells.
+/// Where a field's values are and how they are laid out.
+///
+/// Every layout stores rows of `extent[0] + 2 * halo` values (the halo on both sides);
+/// rows follow each other at a pitch of `stride[1]` elements, planes at `stride[2]`.
+/// Host fields are packed (the pitch is the row length). Device fields are pitched: each
+/// row's first interior value is aligned to 128 bytes, so warps read whole cache lines.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Field<T> {
-    data: Vec<T>,
+struct Layout {
     extent: [usize; 3],
     dims: usize,
     halo: usize,
+    /// Element strides of axes 0, 1 and 2.
     stride: [usize; 3],
+    /// Index of interior point (0, 0, 0) in the storage.
+    origin: usize,
+    /// Index of the first stored value (the halo's first) of the first row.
+    row_start: usize,
+    /// Number of elements of storage.
+    len: usize,
 }
 
-impl<T: Real> Field<T> {
-    /// A field of zeros with the given interior extent (1 to 3 axes) and halo width.
-    pub fn zeros(extent: &[usize], halo: usize) -> Result<Self, Error> {
+/// Alignment of device rows' interior starts, in bytes.
+const DEVICE_ROW_ALIGN: usize = 128;
+
+impl Layout {
+    fn new(extent: &[usize], halo: usize, elem: usize, pitched: bool) -> Result<Layout, Error> {
         if extent.is_empty() || extent.len() > 3 {
             return Err(Error::InvalidField(format!(
                 "a field has 1, 2 or 3 axes, not {}",
@@ -30,42 +42,182 @@ impl<T: Real> Field<T> {
                 "extent {extent:?} has an empty axis"
             )));
         }
-        let mut full = [1usize; 3];
+        let too_large = || Error::InvalidField(format!("extent {extent:?} is too large"));
+        let dims = extent.len();
         let mut ext = [1usize; 3];
+        let mut full = [1usize; 3];
         for (a, &n) in extent.iter().enumerate() {
             ext[a] = n;
-            full[a] = n + 2 * halo;
+            full[a] = n.checked_add(2 * halo).ok_or_else(too_large)?;
         }
-        let len = full
-            .iter()
-            .try_fold(1usize, |acc, &n| acc.checked_mul(n))
-            .ok_or_else(|| Error::InvalidField(format!("extent {extent:?} is too large")))?;
-        Ok(Field {
-            data: vec![T::zero(); len],
+        // Elements before the first row's halo, so that its interior is aligned.
+        let align = if pitched { DEVICE_ROW_ALIGN / elem } else { 1 };
+        let lead = halo.div_ceil(align) * align;
+        let row_start = lead - halo;
+        let pitch = (row_start + full[0]).div_ceil(align) * align;
+        let plane = pitch.checked_mul(full[1]).ok_or_else(too_large)?;
+        let len = plane.checked_mul(full[2]).ok_or_else(too_large)?;
+        let stride = [1, pitch, plane];
+        let origin = (0..3)
+            .map(|a| if a < dims { halo * stride[a] } else { 0 })
+            .sum::<usize>()
+            + row_start;
+        Ok(Layout {
             extent: ext,
-            dims: extent.len(),
+            dims,
             halo,
-            stride: [1, full[0], full[0] * full[1]],
+            stride,
+            origin,
+            row_start,
+            len,
         })
     }
 
-    /// A field whose every point, halo included, is `f([i, j, k])` (interior coordinates;
-    /// unused axes are 0).
+    /// Number of stored rows (all of axis 1 and 2, halo included).
+    fn rows(&self) -> usize {
+        (1..3)
+            .map(|a| {
+                if a < self.dims {
+                    self.extent[a] + 2 * self.halo
+                } else {
+                    1
+                }
+            })
+            .product()
+    }
+
+    fn row_len(&self) -> usize {
+        self.extent[0] + 2 * self.halo
+    }
+
+    fn offset(&self, p: [isize; 3]) -> usize {
+        let o = self.origin as isize
+            + p.iter()
+                .zip(&self.stride)
+                .map(|(&x, &s)| x * s as isize)
+                .sum::<isize>();
+        o as usize
+    }
+
+    fn contains(&self, p: [isize; 3]) -> bool {
+        (0..3).all(|a| {
+            let h = if a < self.dims { self.halo as isize } else { 0 };
+            p[a] >= -h && p[a] < self.extent[a] as isize + h
+        })
+    }
+
+    fn same_shape(&self, other: &Layout) -> bool {
+        self.dims == other.dims && self.extent == other.extent && self.halo == other.halo
+    }
+}
+
+/// The memory holding a field's values.
+#[derive(Debug)]
+enum Storage<T> {
+    Host(Vec<T>),
+    Device(DeviceBuffer),
+}
+
+/// A real-valued array over a grid of 1 to 3 dimensions, with `halo` ghost cells on every
+/// side of every axis, in host memory or on a CUDA device.
+///
+/// Indices are interior coordinates: `0..extent` is the interior, `-halo..0` and
+/// `extent..extent+halo` the ghost cells. Axis 0 is the fastest in memory.
+///
+/// Create host fields with [`Field::zeros`] or [`Field::from_fn`], fields on any backend
+/// with [`Field::zeros_on`], and move values between backends with [`Field::to`],
+/// [`Field::to_host`] and [`Field::copy_from`]. [`Field::get`] and [`Field::set`] work
+/// anywhere (on a device, one element is copied each call: for set-up and inspection, not
+/// for loops); slices and [`Field::fill_with`] need host memory.
+#[derive(Debug)]
+pub struct Field<T> {
+    storage: Storage<T>,
+    layout: Layout,
+}
+
+impl<T: Real> Clone for Field<T> {
+    /// A copy in the same memory.
+    ///
+    /// # Panics
+    /// If a device copy fails (out of device memory); use [`Field::to`] to handle that.
+    fn clone(&self) -> Self {
+        match &self.storage {
+            Storage::Host(v) => Field {
+                storage: Storage::Host(v.clone()),
+                layout: self.layout.clone(),
+            },
+            Storage::Device(_) => self
+                .device_copy()
+                .expect("device copy of a field (use Field::to to handle failure)"),
+        }
+    }
+}
+
+impl<T: Real> PartialEq for Field<T> {
+    /// Same shape and the same interior and halo values (wherever they live).
+    fn eq(&self, other: &Self) -> bool {
+        if !self.layout.same_shape(&other.layout) {
+            return false;
+        }
+        match (self.to_host(), other.to_host()) {
+            (Ok(a), Ok(b)) => a.all_values() == b.all_values(),
+            _ => false,
+        }
+    }
+}
+
+impl<T: Real> Field<T> {
+    /// A host field of zeros with the given interior extent (1 to 3 axes) and halo width.
+    pub fn zeros(extent: &[usize], halo: usize) -> Result<Self, Error> {
+        let layout = Layout::new(extent, halo, std::mem::size_of::<T>(), false)?;
+        Ok(Field {
+            storage: Storage::Host(vec![T::zero(); layout.len]),
+            layout,
+        })
+    }
+
+    /// A field of zeros in the memory of `backend`.
+    pub fn zeros_on(backend: &Backend, extent: &[usize], halo: usize) -> Result<Self, Error> {
+        match backend {
+            Backend::Cpu => Self::zeros(extent, halo),
+            Backend::Cuda(cuda) => {
+                let layout = Layout::new(extent, halo, std::mem::size_of::<T>(), true)?;
+                let bytes = layout
+                    .len
+                    .checked_mul(std::mem::size_of::<T>())
+                    .ok_or_else(|| Error::InvalidField(format!("extent {extent:?} is too large")))?;
+                let buf = DeviceBuffer::zeroed(
+                    cuda.stream(),
+                    bytes,
+                    &format!("a field of extent {extent:?}"),
+                )?;
+                Ok(Field {
+                    storage: Storage::Device(buf),
+                    layout,
+                })
+            }
+        }
+    }
+
+    /// A host field whose every point, halo included, is `f([i, j, k])` (interior
+    /// coordinates; unused axes are 0).
     ///
     /// # Panics
     /// On an invalid extent (see [`Field::zeros`] for the fallible form).
     pub fn from_fn(extent: &[usize], halo: usize, f: impl Fn([isize; 3]) -> T) -> Self {
         let mut field = Self::zeros(extent, halo).expect("valid extent");
-        field.fill_with(f);
+        field.fill_with(f).expect("a host field");
         field
     }
 
-    /// Sets every point, halo included, to `f([i, j, k])`.
-    pub fn fill_with(&mut self, f: impl Fn([isize; 3]) -> T) {
-        let h = self.halo as isize;
+    /// Sets every point, halo included, to `f([i, j, k])`. Needs host memory.
+    pub fn fill_with(&mut self, f: impl Fn([isize; 3]) -> T) -> Result<(), Error> {
+        let l = self.layout.clone();
+        let data = self.host_mut("Field::fill_with")?;
+        let h = l.halo as isize;
         let r = |a: usize| {
-            if a < self.dims {
-                -h..self.extent[a] as isize + h
+            if a < l.dims {
+                -h..l.extent[a] as isize + h
             } else {
                 0..1
             }
@@ -73,61 +225,212 @@ impl<T: Real> Field<T> {
         for k in r(2) {
             for j in r(1) {
                 for i in r(0) {
-                    let o = self.offset([i, j, k]);
-                    self.data[o] = f([i, j, k]);
+                    data[l.offset([i, j, k])] = f([i, j, k]);
                 }
             }
         }
+        Ok(())
     }
 
-    fn offset(&self, p: [isize; 3]) -> usize {
-        let h = self.halo as isize;
-        let mut o = 0isize;
-        for (a, (&x, &stride)) in p.iter().zip(&self.stride).enumerate() {
-            let pad = if a < self.dims { h } else { 0 };
-            o += (x + pad) * stride as isize;
-        }
-        o as usize
-    }
-
-    fn check(&self, p: [isize; 3]) -> bool {
-        (0..3).all(|a| {
-            let h = if a < self.dims { self.halo as isize } else { 0 };
-            p[a] >= -h && p[a] < self.extent[a] as isize + h
-        })
-    }
-
-    /// The value at `p` (interior coordinates, halo allowed); `None` outside the storage.
+    /// The value at `p` (interior coordinates, halo allowed); `None` outside the storage
+    /// (or if a device copy fails).
     pub fn get(&self, p: [isize; 3]) -> Option<T> {
-        self.check(p).then(|| self.data[self.offset(p)])
-    }
-
-    /// Sets the value at `p`; returns false (and changes nothing) outside the storage.
-    pub fn set(&mut self, p: [isize; 3], v: T) -> bool {
-        let ok = self.check(p);
-        if ok {
-            let o = self.offset(p);
-            self.data[o] = v;
+        if !self.layout.contains(p) {
+            return None;
         }
-        ok
-    }
-
-    /// The interior values in storage order (axis 0 fastest).
-    pub fn interior(&self) -> Vec<T> {
-        let mut out = Vec::with_capacity(self.len());
-        for k in 0..self.extent[2] as isize {
-            for j in 0..self.extent[1] as isize {
-                for i in 0..self.extent[0] as isize {
-                    out.push(self.data[self.offset([i, j, k])]);
-                }
+        let o = self.layout.offset(p);
+        match &self.storage {
+            Storage::Host(v) => Some(v[o]),
+            Storage::Device(buf) => {
+                let mut x = [T::zero()];
+                let one = self.element_copy(buf, o, Place::Host(x.as_mut_ptr() as *const u8), false);
+                one.ok().map(|_| x[0])
             }
         }
-        out
+    }
+
+    /// Sets the value at `p`; returns false (and changes nothing) outside the storage (or
+    /// if a device copy fails).
+    pub fn set(&mut self, p: [isize; 3], v: T) -> bool {
+        if !self.layout.contains(p) {
+            return false;
+        }
+        let o = self.layout.offset(p);
+        if let Storage::Host(data) = &mut self.storage {
+            data[o] = v;
+            return true;
+        }
+        let Storage::Device(buf) = &self.storage else {
+            unreachable!("host handled above")
+        };
+        let x = [v];
+        self.element_copy(buf, o, Place::Host(x.as_ptr() as *const u8), true)
+            .is_ok()
+    }
+
+    /// Copies element `o` of device storage to (`upload == false`) or from a host place.
+    fn element_copy(
+        &self,
+        buf: &DeviceBuffer,
+        o: usize,
+        host: Place,
+        upload: bool,
+    ) -> Result<(), Error> {
+        let size = std::mem::size_of::<T>();
+        let dev = (Place::Device(buf.ptr + (o * size) as u64), size);
+        let host = (host, size);
+        let (src, dst) = if upload { (host, dev) } else { (dev, host) };
+        // SAFETY: one element at an offset inside the allocation; the host end is a
+        // one-element array that outlives the (waited-for) copy.
+        unsafe {
+            RowCopy {
+                row_bytes: size,
+                rows: 1,
+                src,
+                dst,
+            }
+            .run(&buf.stream)
+        }
+    }
+
+    /// The interior values in storage order (axis 0 fastest), copied to the host.
+    pub fn interior(&self) -> Result<Vec<T>, Error> {
+        let host;
+        let f = match &self.storage {
+            Storage::Host(_) => self,
+            Storage::Device(_) => {
+                host = self.to_host()?;
+                &host
+            }
+        };
+        let Storage::Host(data) = &f.storage else {
+            unreachable!("a host copy")
+        };
+        let l = &f.layout;
+        let mut out = Vec::with_capacity(self.len());
+        for k in 0..l.extent[2] as isize {
+            for j in 0..l.extent[1] as isize {
+                let start = l.offset([0, j, k]);
+                out.extend_from_slice(&data[start..start + l.extent[0]]);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Every stored value, halo included, in storage order, without padding (host fields).
+    fn all_values(&self) -> Vec<T> {
+        let Storage::Host(data) = &self.storage else {
+            return Vec::new();
+        };
+        data.clone()
+    }
+
+    /// A copy of this field in the memory of `backend`.
+    pub fn to(&self, backend: &Backend) -> Result<Field<T>, Error> {
+        let mut dst = Field::zeros_on(backend, self.extent(), self.halo())?;
+        dst.copy_from(self)?;
+        Ok(dst)
+    }
+
+    /// A copy of this field in host memory (waits for pending work on its device).
+    pub fn to_host(&self) -> Result<Field<T>, Error> {
+        self.to(&Backend::Cpu)
+    }
+
+    /// Copies every value (halo included) of `src`, which must have the same extent and
+    /// halo, wherever either lives.
+    pub fn copy_from(&mut self, src: &Field<T>) -> Result<(), Error> {
+        if !self.layout.same_shape(&src.layout) {
+            return Err(Error::InvalidField(format!(
+                "cannot copy a field of extent {:?} and halo {} into one of extent {:?} and halo {}",
+                src.extent(),
+                src.halo(),
+                self.extent(),
+                self.halo()
+            )));
+        }
+        let size = std::mem::size_of::<T>();
+        let place = |f: &Field<T>| -> (Place, usize) {
+            let start = f.layout.row_start * size;
+            let p = match &f.storage {
+                Storage::Host(v) => Place::Host(unsafe { (v.as_ptr() as *const u8).add(start) }),
+                Storage::Device(b) => Place::Device(b.ptr + start as u64),
+            };
+            (p, f.layout.stride[1] * size)
+        };
+        let src_place = place(src);
+        let stream = match (&src.storage, &self.storage) {
+            (Storage::Host(a), Storage::Host(_)) => {
+                let a = a.clone();
+                self.host_mut("Field::copy_from")?.copy_from_slice(&a);
+                return Ok(());
+            }
+            (Storage::Device(b), _) | (_, Storage::Device(b)) => b.stream.clone(),
+        };
+        if let (Storage::Device(a), Storage::Device(b)) = (&src.storage, &self.storage) {
+            if a.stream.device.ordinal != b.stream.device.ordinal {
+                return Err(Error::Backend(
+                    "copies between two GPUs go through the host: use `to_host()` then `copy_from`".into(),
+                ));
+            }
+        }
+        let dst_place = place(self);
+        let copy = RowCopy {
+            row_bytes: self.layout.row_len() * size,
+            rows: self.layout.rows(),
+            src: src_place,
+            dst: dst_place,
+        };
+        // SAFETY: both layouts hold `rows` rows of `row_len` elements from their first
+        // stored value at their pitches (same extent and halo, checked above); the host
+        // ends outlive the copy, which `run` waits for.
+        unsafe { copy.run(&stream) }
+    }
+
+    fn device_copy(&self) -> Result<Field<T>, Error> {
+        let Storage::Device(b) = &self.storage else {
+            unreachable!("called on device fields")
+        };
+        let mut f = Field {
+            storage: Storage::Device(DeviceBuffer::new(&b.stream, b.bytes, "a field copy")?),
+            layout: self.layout.clone(),
+        };
+        f.copy_from(self)?;
+        Ok(f)
+    }
+
+    /// Where the field lives, in words (for errors and reports).
+    pub fn location(&self) -> String {
+        match &self.storage {
+            Storage::Host(_) => "host memory".into(),
+            Storage::Device(b) => format!(
+                "the memory of CUDA device {} ({})",
+                b.stream.device.ordinal, b.stream.device.name
+            ),
+        }
+    }
+
+    /// Whether the field is in host memory.
+    pub fn is_host(&self) -> bool {
+        matches!(self.storage, Storage::Host(_))
+    }
+
+    /// For a device field: the device ordinal, the address of interior point (0, 0, 0),
+    /// and the element strides of axes 1 and 2.
+    pub fn device_args(&self) -> Option<(usize, u64, [usize; 2])> {
+        match &self.storage {
+            Storage::Host(_) => None,
+            Storage::Device(b) => Some((
+                b.stream.device.ordinal,
+                b.ptr + (self.layout.origin * std::mem::size_of::<T>()) as u64,
+                self.strides(),
+            )),
+        }
     }
 
     /// Number of interior points.
     pub fn len(&self) -> usize {
-        self.extent.iter().product()
+        self.layout.extent.iter().product()
     }
 
     /// Whether the interior is empty (never: extents are at least 1).
@@ -137,57 +440,88 @@ impl<T: Real> Field<T> {
 
     /// Interior extent per axis (length `dims`).
     pub fn extent(&self) -> &[usize] {
-        &self.extent[..self.dims]
+        &self.layout.extent[..self.layout.dims]
     }
 
     /// Number of axes.
     pub fn dims(&self) -> usize {
-        self.dims
+        self.layout.dims
     }
 
     /// Halo width.
     pub fn halo(&self) -> usize {
-        self.halo
+        self.layout.halo
     }
 
-    /// The whole storage, halo included.
-    pub fn as_slice(&self) -> &[T] {
-        &self.data
+    fn host_mut(&mut self, what: &'static str) -> Result<&mut [T], Error> {
+        let location = self.location();
+        match &mut self.storage {
+            Storage::Host(v) => Ok(v),
+            Storage::Device(_) => Err(Error::NotOnHost { what, location }),
+        }
     }
 
-    /// The whole storage, halo included, mutably.
-    pub fn as_mut_slice(&mut self) -> &mut [T] {
-        &mut self.data
+    /// The whole host storage, halo included. Fails for device fields.
+    pub fn as_slice(&self) -> Result<&[T], Error> {
+        match &self.storage {
+            Storage::Host(v) => Ok(v),
+            Storage::Device(_) => Err(Error::NotOnHost {
+                what: "Field::as_slice",
+                location: self.location(),
+            }),
+        }
+    }
+
+    /// The whole host storage, halo included, mutably. Fails for device fields.
+    pub fn as_mut_slice(&mut self) -> Result<&mut [T], Error> {
+        self.host_mut("Field::as_mut_slice")
     }
 
     /// Element strides of axes 1 and 2.
     pub fn strides(&self) -> [usize; 2] {
-        [self.stride[1], self.stride[2]]
+        [self.layout.stride[1], self.layout.stride[2]]
     }
 
-    /// Index in [`Field::as_slice`] of interior point (0, 0, 0).
+    /// Index in the storage of interior point (0, 0, 0).
     pub fn origin(&self) -> usize {
-        self.offset([0, 0, 0])
+        self.layout.origin
     }
 
-    /// A read view for generated code.
-    pub fn view(&self) -> View<T> {
-        View {
+    /// A read view for generated CPU code. Fails for device fields, naming `kernel` and
+    /// the parameter.
+    pub fn view(&self, kernel: &str, param: &str) -> Result<View<T>, Error> {
+        let data = self.as_slice().map_err(|_| self.not_host(kernel, param))?;
+        Ok(View {
             // SAFETY: the origin is inside the allocation.
-            ptr: unsafe { self.data.as_ptr().add(self.origin()) },
-            sy: self.stride[1] as isize,
-            sz: self.stride[2] as isize,
-        }
+            ptr: unsafe { data.as_ptr().add(self.layout.origin) },
+            sy: self.layout.stride[1] as isize,
+            sz: self.layout.stride[2] as isize,
+        })
     }
 
-    /// A write view for generated code.
-    pub fn view_mut(&mut self) -> ViewMut<T> {
-        let origin = self.origin();
-        ViewMut {
+    /// A write view for generated CPU code. Fails for device fields.
+    pub fn view_mut(&mut self, kernel: &str, param: &str) -> Result<ViewMut<T>, Error> {
+        let e = self.not_host(kernel, param);
+        let (origin, sy, sz) = (
+            self.layout.origin,
+            self.layout.stride[1] as isize,
+            self.layout.stride[2] as isize,
+        );
+        let data = self.host_mut("a CPU kernel").map_err(|_| e)?;
+        Ok(ViewMut {
             // SAFETY: the origin is inside the allocation.
-            ptr: unsafe { self.data.as_mut_ptr().add(origin) },
-            sy: self.stride[1] as isize,
-            sz: self.stride[2] as isize,
+            ptr: unsafe { data.as_mut_ptr().add(origin) },
+            sy,
+            sz,
+        })
+    }
+
+    fn not_host(&self, kernel: &str, param: &str) -> Error {
+        Error::Residency {
+            kernel: kernel.to_string(),
+            field: param.to_string(),
+            have: self.location(),
+            want: "the CPU".into(),
         }
     }
 }

@@ -15,15 +15,25 @@
 //!     out = u + omega * (r - u);
 //! }
 //!
-//! let backend = Backend::Cpu;
-//! let u = Field::<f64>::from_fn(&[64, 64], 1, |[i, j, _]| (i * j) as f64);
-//! let f = Field::<f64>::zeros(&[64, 64], 0).unwrap();
-//! let mut out = Field::<f64>::zeros(&[64, 64], 0).unwrap();
-//! jacobi::launch(&backend, &u, &f, &mut out, 1.0, 0.8).unwrap();
+//! # fn main() -> Result<(), stencil_runtime::Error> {
+//! let backend = Backend::auto()?; // a CUDA GPU if there is one, else the CPU
+//! let u = Field::<f64>::from_fn(&[64, 64], 1, |[i, j, _]| (i * j) as f64).to(&backend)?;
+//! let f = Field::<f64>::zeros_on(&backend, &[64, 64], 0)?;
+//! let mut out = Field::<f64>::zeros_on(&backend, &[64, 64], 0)?;
+//! jacobi::launch(&backend, &u, &f, &mut out, 1.0, 0.8)?;
+//! let values = out.interior()?; // copied back to the host
+//! # assert_eq!(values.len(), 64 * 64);
+//! # Ok(())
+//! # }
 //! ```
+
+// Lets the macros' `::stencil_runtime::` paths resolve inside this crate (for the
+// reduction passes written in the language).
+extern crate self as stencil_runtime;
 
 pub mod backend;
 pub mod cpu;
+pub mod cuda;
 pub mod dsl;
 pub mod error;
 pub mod field;
@@ -31,6 +41,7 @@ pub mod launch;
 pub mod real;
 
 pub use backend::Backend;
+pub use cuda::Cuda;
 pub use error::Error;
 pub use field::Field;
 pub use real::{Precision, Real};

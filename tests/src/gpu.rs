@@ -71,7 +71,7 @@ pub struct DeviceField {
 impl DeviceField {
     /// Copies `f` to the device.
     pub fn upload<T: Real>(f: &Field<T>) -> DeviceField {
-        let data = f.as_slice();
+        let data = f.as_slice().expect("a host field");
         let buf = DeviceBuffer::new(std::mem::size_of_val(data));
         // SAFETY: the buffer has exactly `data`'s size.
         unsafe { result::memcpy_htod_sync(buf.ptr, data).expect("copy to device") };
@@ -84,7 +84,7 @@ impl DeviceField {
 
     /// Copies the device storage back into `f` (same shape as uploaded).
     pub fn download<T: Real>(&self, f: &mut Field<T>) {
-        self.buf.read(f.as_mut_slice());
+        self.buf.read(f.as_mut_slice().expect("a host field"));
     }
 }
 

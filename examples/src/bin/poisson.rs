@@ -85,10 +85,11 @@ fn main() -> Result<()> {
     let x = |i: isize| (i + 1) as f64 * h;
     let f = Field::<f64>::from_fn(&[n, n], 0, |[i, j, _]| {
         2.0 * PI * PI * (PI * x(i)).sin() * (PI * x(j)).sin()
-    });
+    })
+    .to(&backend)?;
     // The halo of one cell holds the boundary value u = 0 and is never written.
-    let mut u = Field::<f64>::zeros(&[n, n], 1)?;
-    let mut next = Field::<f64>::zeros(&[n, n], 1)?;
+    let mut u = Field::<f64>::zeros_on(&backend, &[n, n], 1)?;
+    let mut next = Field::<f64>::zeros_on(&backend, &[n, n], 1)?;
 
     println!(
         "Poisson -lap(u) = f on {n}x{n} interior points, backend {}",
@@ -129,6 +130,7 @@ fn main() -> Result<()> {
     bar.finish_and_clear();
     let wall = started.elapsed().as_secs_f64();
 
+    let u = u.to_host()?;
     let mut max_err = 0.0f64;
     for j in 0..n as isize {
         for i in 0..n as isize {
@@ -157,7 +159,7 @@ fn main() -> Result<()> {
 /// Writes the interior of a 2D field as a viridis-coloured PNG (y up).
 fn write_png(u: &Field<f64>, path: &std::path::Path) -> Result<()> {
     let (nx, ny) = (u.extent()[0], u.extent()[1]);
-    let vals = u.interior();
+    let vals = u.interior()?;
     let (lo, hi) = vals
         .iter()
         .fold((f64::MAX, f64::MIN), |(a, b), &v| (a.min(v), b.max(v)));

@@ -15,6 +15,7 @@ use inkwell::values::{
     BasicMetadataValueEnum, BasicValueEnum, FloatValue, FunctionValue, IntValue, PointerValue,
 };
 use inkwell::{AddressSpace, FloatPredicate, IntPredicate, OptimizationLevel};
+use std::collections::HashMap;
 
 /// Largest thread block the reduction's shared-memory buffer supports.
 pub const MAX_BLOCK_THREADS: u32 = 1024;
@@ -29,6 +30,21 @@ impl From<BuilderError> for LlvmError {
 }
 
 type R<T> = Result<T, LlvmError>;
+
+/// Values loaded so far by one thread, by (field, offset from the thread's first point).
+type LoadMemo<'ctx> = HashMap<(u32, [i32; 3]), BasicValueEnum<'ctx>>;
+
+/// Where one point of a thread lies.
+struct PointAt<'ctx, 'b> {
+    /// The point's index.
+    idx: [IntValue<'ctx>; 3],
+    /// Each field's pointer at the thread's first point.
+    bases: &'b [PointerValue<'ctx>],
+    /// The axis along which a thread's points lie.
+    axis: usize,
+    /// How many points along `axis` this point is from the thread's first.
+    shift: i32,
+}
 
 /// Per-field values a point needs: base pointer and strides.
 struct FieldArgs<'ctx> {
@@ -73,7 +89,11 @@ pub fn build_module<'ctx>(
         target,
     };
     match target {
-        Target::Ptx => g.ptx_entry()?,
+        Target::Ptx => {
+            for &points in super::point_variants(k) {
+                g.ptx_entry(points)?;
+            }
+        }
         Target::Host => g.host_entry()?,
     }
     g.module.verify().map_err(|e| LlvmError::Invalid {
@@ -157,33 +177,57 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         }
     }
 
-    /// Address of field `f` at offset `off` from point (i, j, k).
+    /// Pointer to field `fa` at point `idx`: the base that every load of one thread offsets.
+    fn base(&self, fa: &FieldArgs<'ctx>, idx: [IntValue<'ctx>; 3]) -> R<PointerValue<'ctx>> {
+        let b = &self.b;
+        let jy = b.build_int_mul(idx[1], fa.sy, "")?;
+        let kz = b.build_int_mul(idx[2], fa.sz, "")?;
+        let lin = b.build_int_add(b.build_int_add(idx[0], jy, "")?, kz, "")?;
+        // A plain (not in-bounds) GEP: threads outside the domain compute it too.
+        Ok(unsafe { b.build_gep(fa.ptr, &[lin], "")? })
+    }
+
+    /// Address at offset `off` from a field's base pointer. The offset is a compile-time
+    /// constant times each stride, so rows are one add away from the base and columns fold
+    /// into the load's immediate offset.
     fn address(
         &self,
         fa: &FieldArgs<'ctx>,
-        idx: [IntValue<'ctx>; 3],
+        base: PointerValue<'ctx>,
         off: [i32; 3],
     ) -> R<PointerValue<'ctx>> {
         let b = &self.b;
-        let i = b.build_int_add(idx[0], self.i64c(off[0] as i64), "")?;
-        let j = b.build_int_add(idx[1], self.i64c(off[1] as i64), "")?;
-        let k = b.build_int_add(idx[2], self.i64c(off[2] as i64), "")?;
-        let jy = b.build_int_mul(j, fa.sy, "")?;
-        let kz = b.build_int_mul(k, fa.sz, "")?;
-        let lin = b.build_int_add(b.build_int_add(i, jy, "")?, kz, "")?;
+        let mut lin = self.i64c(off[0] as i64);
+        for (stride, o) in [(fa.sy, off[1]), (fa.sz, off[2])] {
+            if o != 0 {
+                let t = b.build_int_mul(stride, self.i64c(o as i64), "")?;
+                lin = b.build_int_add(lin, t, "")?;
+            }
+        }
         // SAFETY of the GEP: the runtime guarantees that every field covers the domain plus
-        // the kernel's halo, so every offset stays inside the field's allocation.
-        Ok(unsafe { b.build_in_bounds_gep(fa.ptr, &[lin], "")? })
+        // the kernel's halo, so every offset of a point inside the domain stays inside the
+        // field's allocation.
+        Ok(unsafe { b.build_in_bounds_gep(base, &[lin], "")? })
     }
 
-    /// Emits the point computation at (i, j, k): loads, arithmetic and stores. Returns each
+    /// Emits the point computation at `at.idx`: loads, arithmetic and stores. Returns each
     /// reduction's contribution.
+    ///
+    /// Addresses are taken from `at.bases` (one per field, at the thread's first point)
+    /// shifted by `at.shift` points along axis `at.axis`. Loads found in `memo` are reused:
+    /// the points of one thread share the values their stencils have in common.
     fn point(
         &self,
         args: &EntryArgs<'ctx>,
-        idx: [IntValue<'ctx>; 3],
+        at: &PointAt<'ctx, '_>,
+        mut memo: Option<&mut LoadMemo<'ctx>>,
     ) -> R<Vec<(u32, BasicValueEnum<'ctx>)>> {
         let k = self.k;
+        let idx = at.idx;
+        let shifted = |mut off: [i32; 3]| {
+            off[at.axis] += at.shift;
+            off
+        };
         let mut vals: Vec<Option<BasicValueEnum<'ctx>>> = vec![None; k.nodes.len()];
         let get = |vals: &Vec<Option<BasicValueEnum<'ctx>>>, n: u32| {
             vals[n as usize].expect("operands are lowered before their users")
@@ -198,8 +242,19 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                 Node::Index(a) => idx[a as usize].into(),
                 Node::Extent(a) => args.n[a as usize].into(),
                 Node::Load { field, offset } => {
-                    let ptr = self.address(&args.fields[field as usize], idx, offset)?;
-                    self.load(ptr, ty)?
+                    let key = (field, shifted(offset));
+                    match memo.as_ref().and_then(|m| m.get(&key)) {
+                        Some(&v) => v,
+                        None => {
+                            let fa = &args.fields[field as usize];
+                            let ptr = self.address(fa, at.bases[field as usize], key.1)?;
+                            let v = self.load(ptr, ty)?;
+                            if let Some(m) = memo.as_mut() {
+                                m.insert(key, v);
+                            }
+                            v
+                        }
+                    }
                 }
                 Node::Unary(op, a) => self.unary(op, get(&vals, a), ty)?,
                 Node::Binary(op, a, c) => {
@@ -221,7 +276,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             vals[n as usize] = Some(v);
         }
         for &(f, n) in &k.stores {
-            let ptr = self.address(&args.fields[f as usize], idx, [0; 3])?;
+            let ptr = self.address(&args.fields[f as usize], at.bases[f as usize], shifted([0; 3]))?;
             self.b.build_store(ptr, get(&vals, n))?;
         }
         Ok(k.contributions
@@ -539,9 +594,14 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         Ok(self.call(f, &[])?.into_int_value())
     }
 
-    /// The CUDA kernel: one thread per point, block partials for reductions.
-    fn ptx_entry(&mut self) -> R<()> {
-        let name = entry_name(self.k, self.p);
+    /// A CUDA kernel in which each thread computes `points` consecutive points along the
+    /// kernel's last axis, sharing the loads their stencils have in common; block partials
+    /// for reductions.
+    ///
+    /// Threads whose points all lie inside the domain take a fast path without per-point
+    /// guards; the others (at the domain's far edge) check each point.
+    fn ptx_entry(&mut self, points: u32) -> R<()> {
+        let name = super::variant_entry(&entry_name(self.k, self.p), points);
         let fn_ty = self
             .ctx
             .void_type()
@@ -561,26 +621,39 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             })?;
 
         let entry = self.ctx.append_basic_block(f, "entry");
-        let body = self.ctx.append_basic_block(f, "body");
+        let fast = self.ctx.append_basic_block(f, "all_points_inside");
+        let edge = self.ctx.append_basic_block(f, "edge");
         let join = self.ctx.append_basic_block(f, "join");
         self.b.position_at_end(entry);
         let args = self.unpack_params(f)?;
         let i64t = self.ctx.i64_type();
-        let mut idx = [self.i64c(0); 3];
-        let mut inside = self.ctx.bool_type().const_int(1, false);
-        for (a, axis) in ["x", "y", "z"].iter().enumerate() {
-            let ctaid = self.sreg(&format!("ctaid.{axis}"))?;
-            let ntid = self.sreg(&format!("ntid.{axis}"))?;
-            let tid = self.sreg(&format!("tid.{axis}"))?;
+        let axis = (self.k.dims as usize).max(1) - 1;
+        let mut first = [self.i64c(0); 3];
+        let mut others_inside = self.ctx.bool_type().const_int(1, false);
+        for (a, name) in ["x", "y", "z"].iter().enumerate() {
+            let ctaid = self.sreg(&format!("ctaid.{name}"))?;
+            let ntid = self.sreg(&format!("ntid.{name}"))?;
+            let tid = self.sreg(&format!("tid.{name}"))?;
             let base = self.b.build_int_nuw_mul(ctaid, ntid, "")?;
             let g = self.b.build_int_nuw_add(base, tid, "")?;
-            idx[a] = self.b.build_int_z_extend(g, i64t, "")?;
-            let ok = self
-                .b
-                .build_int_compare(IntPredicate::ULT, idx[a], args.n[a], "")?;
-            inside = self.b.build_and(inside, ok, "")?;
+            first[a] = self.b.build_int_z_extend(g, i64t, "")?;
+            if a == axis {
+                first[a] = self
+                    .b
+                    .build_int_nuw_mul(first[a], self.i64c(points as i64), "")?;
+            } else {
+                let ok = self
+                    .b
+                    .build_int_compare(IntPredicate::ULT, first[a], args.n[a], "")?;
+                others_inside = self.b.build_and(others_inside, ok, "")?;
+            }
         }
-        // Contributions of threads outside the domain are the identity.
+        let bases: Vec<PointerValue> = args
+            .fields
+            .iter()
+            .map(|fa| self.base(fa, first))
+            .collect::<R<_>>()?;
+        // Contributions of points outside the domain are the identity.
         let slots: Vec<PointerValue> = (0..self.k.reductions.len())
             .map(|r| {
                 let t = self.ty(self.k.reductions[r].ty);
@@ -589,11 +662,48 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                 Ok(slot)
             })
             .collect::<R<_>>()?;
-        self.b.build_conditional_branch(inside, body, join)?;
+        let end = self
+            .b
+            .build_int_nuw_add(first[axis], self.i64c(points as i64), "")?;
+        let all_fit = self
+            .b
+            .build_int_compare(IntPredicate::ULE, end, args.n[axis], "")?;
+        let all_inside = self.b.build_and(others_inside, all_fit, "")?;
+        self.b.build_conditional_branch(all_inside, fast, edge)?;
 
-        self.b.position_at_end(body);
-        for (r, v) in self.point(&args, idx)? {
-            self.b.build_store(slots[r as usize], v)?;
+        // Every point inside: unguarded, loads shared between points.
+        self.b.position_at_end(fast);
+        let mut memo = LoadMemo::new();
+        for p in 0..points {
+            let at = self.point_at(first, &bases, axis, p)?;
+            self.issue_loads(&args, &at, &mut memo)?;
+        }
+        for p in 0..points {
+            let at = self.point_at(first, &bases, axis, p)?;
+            let contributions = self.point(&args, &at, Some(&mut memo))?;
+            self.accumulate(&slots, contributions)?;
+        }
+        self.b.build_unconditional_branch(join)?;
+
+        // At the far edge: each point guarded.
+        self.b.position_at_end(edge);
+        let check_first = self.ctx.append_basic_block(f, "edge_points");
+        self.b
+            .build_conditional_branch(others_inside, check_first, join)?;
+        self.b.position_at_end(check_first);
+        for p in 0..points {
+            let at = self.point_at(first, &bases, axis, p)?;
+            let inside =
+                self.b
+                    .build_int_compare(IntPredicate::ULT, at.idx[axis], args.n[axis], "")?;
+            let body = self.ctx.append_basic_block(f, "edge_point");
+            let next = self.ctx.append_basic_block(f, "edge_next");
+            self.b.build_conditional_branch(inside, body, next)?;
+            self.b.position_at_end(body);
+            let contributions = self.point(&args, &at, None)?;
+            self.accumulate(&slots, contributions)?;
+            self.b.build_unconditional_branch(next)?;
+            self.b.position_at_end(next);
         }
         self.b.build_unconditional_branch(join)?;
 
@@ -602,6 +712,64 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             self.block_reduce(f, &args, &slots)?;
         }
         self.b.build_return(None)?;
+        Ok(())
+    }
+
+    /// Emits every load of the point `at` not yet in `memo`, so that all of a thread's
+    /// loads are in flight before the first arithmetic uses them.
+    fn issue_loads(
+        &self,
+        args: &EntryArgs<'ctx>,
+        at: &PointAt<'ctx, '_>,
+        memo: &mut LoadMemo<'ctx>,
+    ) -> R<()> {
+        for n in self.k.live_nodes() {
+            if let Node::Load { field, mut offset } = self.k.nodes[n as usize] {
+                offset[at.axis] += at.shift;
+                if let std::collections::hash_map::Entry::Vacant(slot) = memo.entry((field, offset)) {
+                    let fa = &args.fields[field as usize];
+                    let ptr = self.address(fa, at.bases[field as usize], offset)?;
+                    slot.insert(self.load(ptr, self.k.types[n as usize])?);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The `p`-th point of a thread whose first point is `first`.
+    fn point_at<'b>(
+        &self,
+        first: [IntValue<'ctx>; 3],
+        bases: &'b [PointerValue<'ctx>],
+        axis: usize,
+        p: u32,
+    ) -> R<PointAt<'ctx, 'b>> {
+        let mut idx = first;
+        if p > 0 {
+            idx[axis] = self
+                .b
+                .build_int_nuw_add(first[axis], self.i64c(p as i64), "")?;
+        }
+        Ok(PointAt {
+            idx,
+            bases,
+            axis,
+            shift: p as i32,
+        })
+    }
+
+    /// Combines contributions into the per-thread accumulators, in point order.
+    fn accumulate(
+        &self,
+        slots: &[PointerValue<'ctx>],
+        contributions: Vec<(u32, BasicValueEnum<'ctx>)>,
+    ) -> R<()> {
+        for (r, v) in contributions {
+            let red = &self.k.reductions[r as usize];
+            let old = self.b.build_load(slots[r as usize], "")?;
+            let new = self.combine(red.op, red.ty, old, v)?;
+            self.b.build_store(slots[r as usize], new)?;
+        }
         Ok(())
     }
 
@@ -833,12 +1001,19 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             self.b.position_at_end(body);
             latches.push((phi, head, exit, idx[axis]));
         }
-        for (r, v) in self.point(&args, idx)? {
-            let red = &self.k.reductions[r as usize];
-            let old = self.b.build_load(accs[r as usize], "")?;
-            let new = self.combine(red.op, red.ty, old, v)?;
-            self.b.build_store(accs[r as usize], new)?;
-        }
+        let bases: Vec<PointerValue> = args
+            .fields
+            .iter()
+            .map(|fa| self.base(fa, idx))
+            .collect::<R<_>>()?;
+        let at = PointAt {
+            idx,
+            bases: &bases,
+            axis: 0,
+            shift: 0,
+        };
+        let contributions = self.point(&args, &at, None)?;
+        self.accumulate(&accs, contributions)?;
         for (phi, head, exit, i) in latches.into_iter().rev() {
             let next = self.b.build_int_add(i, self.i64c(1), "")?;
             let here = self.b.get_insert_block().expect("positioned");

@@ -2,8 +2,8 @@
 //! the host.
 //!
 //! One lowering of a kernel's point computation ([`codegen`]) is wrapped in two entries:
-//! a CUDA kernel (one thread per point, bounds guard, block-level reduction partials) that
-//! the NVPTX target turns into PTX, and a host function (a loop nest over the domain) that
+//! CUDA kernels (one entry per number of points a thread computes, bounds guards,
+//! block-level reduction partials) that the NVPTX target turns into PTX, and a host function (a loop nest over the domain) that
 //! the tests JIT-compile and run on the CPU, so CI executes the exact lowering that
 //! produces the PTX.
 //!
@@ -18,6 +18,13 @@
 //!    - reduction: a pointer to the result: on the host one element; on the device one
 //!      partial per thread block (`gridDim.x * gridDim.y * gridDim.z` elements), laid out
 //!      by the linear block index, to be combined by a second pass.
+//!
+//! # Launch geometry of the PTX entries
+//! Thread (x, y, z) of block (bx, by, bz) computes the points whose index along axis `a` is
+//! `b_a * ntid_a + t_a`, except along the kernel's last axis `L`, where it computes the
+//! `P` points from `(b_L * ntid_L + t_L) * P` on (`P` the entry's points per thread). A
+//! launch covers the domain with `ceil(n_a / ntid_a)` blocks along each axis and
+//! `ceil(n_L / (ntid_L * P))` along `L`.
 
 pub mod codegen;
 pub mod jit;
@@ -79,9 +86,33 @@ pub fn init_targets() {
     });
 }
 
-/// The name of the PTX entry of a kernel at a precision, e.g. `jacobi_f64`.
+/// The name of the PTX entry of a kernel at a precision, e.g. `jacobi_f64`: one point per
+/// thread. The PTX also holds the variants of [`point_variants`], named by
+/// [`variant_entry`].
 pub fn entry_name(k: &Kernel, p: Precision) -> String {
     format!("{}_{}", k.name, p.name())
+}
+
+/// How many points per thread the PTX entries of a kernel compute, one entry each. In 2D
+/// and 3D a thread's points are consecutive along the last axis (rows in 2D, planes in
+/// 3D), which keeps warps' accesses coalesced along axis 0; 1D kernels have one point per
+/// thread.
+pub fn point_variants(k: &Kernel) -> &'static [u32] {
+    if k.dims >= 2 {
+        &[1, 2, 4, 8]
+    } else {
+        &[1]
+    }
+}
+
+/// The name of the entry computing `points` points per thread: `base` for one point,
+/// `{base}_p{points}` otherwise (e.g. `jacobi_f64_p4`).
+pub fn variant_entry(base: &str, points: u32) -> String {
+    if points == 1 {
+        base.to_string()
+    } else {
+        format!("{base}_p{points}")
+    }
 }
 
 fn nvptx_machine() -> Result<TargetMachine, LlvmError> {
@@ -135,4 +166,15 @@ pub fn ptx(k: &Kernel, p: Precision) -> Result<String, LlvmError> {
             message: e.to_string(),
         })?;
     Ok(String::from_utf8_lossy(buf.as_slice()).into_owned())
+}
+
+/// A 64-bit FNV-1a hash of PTX text: what the run time uses to identify a kernel's code in
+/// its module and launch-shape caches.
+pub fn ptx_hash(text: &str) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in text.bytes() {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h
 }

@@ -1,0 +1,172 @@
+//! The CUDA driver, loaded at run time: devices, their primary contexts, streams, and the
+//! translation of driver errors into typed [`Error`]s.
+
+use crate::cuda::module::ModuleCache;
+use crate::cuda::tune::TuneCache;
+use crate::Error;
+use cudarc::driver::result::{self, DriverError};
+use cudarc::driver::sys;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// The driver's description of a failure, e.g. `CUDA_ERROR_ILLEGAL_ADDRESS (an illegal
+/// memory access was encountered)`.
+pub(crate) fn describe(e: DriverError) -> String {
+    let name = e
+        .error_name()
+        .map(|c| c.to_string_lossy().into_owned())
+        .unwrap_or_else(|_| format!("{:?}", e.0));
+    match e.error_string() {
+        Ok(s) => format!("{name} ({})", s.to_string_lossy()),
+        Err(_) => name,
+    }
+}
+
+/// A driver failure while doing `op`.
+pub(crate) fn cuda_error(op: impl Into<String>, e: DriverError) -> Error {
+    Error::Cuda {
+        op: op.into(),
+        cause: describe(e),
+    }
+}
+
+/// Whether the driver library can be loaded (without panicking when it cannot).
+fn driver_present() -> bool {
+    // SAFETY: probing for the library has no preconditions; cudarc panics inside when the
+    // library is missing on some systems, which the unwind guard turns into `false`.
+    std::panic::catch_unwind(|| unsafe { sys::is_culib_present() }).unwrap_or(false)
+}
+
+/// One GPU: its primary context and what is cached per device (loaded modules, tuned
+/// launch shapes). Shared by every backend value that uses the device.
+pub(crate) struct Device {
+    /// The driver's ordinal.
+    pub ordinal: usize,
+    /// The device's name, e.g. `NVIDIA H200`.
+    pub name: String,
+    ctx: sys::CUcontext,
+    /// PTX modules loaded on this device.
+    pub modules: Mutex<ModuleCache>,
+    /// Launch shapes found by tuning (and read from the disk cache).
+    pub tuned: Mutex<TuneCache>,
+    default_stream: OnceLock<Arc<Stream>>,
+}
+
+// SAFETY: a CUDA context may be used from any thread once made current there; `bind`
+// does that before every driver call. The caches are behind mutexes.
+unsafe impl Send for Device {}
+// SAFETY: as above.
+unsafe impl Sync for Device {}
+
+impl std::fmt::Debug for Device {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "CUDA device {} ({})", self.ordinal, self.name)
+    }
+}
+
+static DEVICES: OnceLock<Mutex<HashMap<usize, Arc<Device>>>> = OnceLock::new();
+
+/// Device `ordinal`, set up on first use (driver initialised, primary context retained).
+pub(crate) fn device(ordinal: usize) -> Result<Arc<Device>, Error> {
+    let registry = DEVICES.get_or_init(|| Mutex::new(HashMap::new()));
+    let mut devices = registry.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(d) = devices.get(&ordinal) {
+        return Ok(d.clone());
+    }
+    if !driver_present() {
+        return Err(Error::NoDriver(
+            "the CUDA driver library (libcuda.so) was not found".into(),
+        ));
+    }
+    result::init().map_err(|e| Error::NoDriver(format!("cuInit failed: {}", describe(e))))?;
+    let count = result::device::get_count().map_err(|e| cuda_error("counting devices", e))?;
+    if ordinal >= count.max(0) as usize {
+        return Err(Error::NoDevice {
+            ordinal,
+            count: count.max(0) as usize,
+        });
+    }
+    let dev =
+        result::device::get(ordinal as i32).map_err(|e| cuda_error("opening the device", e))?;
+    let name = result::device::get_name(dev).map_err(|e| cuda_error("reading its name", e))?;
+    // SAFETY: `dev` is a valid device handle; the primary context is retained for the
+    // rest of the process.
+    let ctx = unsafe { result::primary_ctx::retain(dev) }
+        .map_err(|e| cuda_error("creating the context", e))?;
+    let d = Arc::new(Device {
+        ordinal,
+        name,
+        ctx,
+        modules: Mutex::new(ModuleCache::default()),
+        tuned: Mutex::new(TuneCache::default()),
+        default_stream: OnceLock::new(),
+    });
+    devices.insert(ordinal, d.clone());
+    Ok(d)
+}
+
+impl Device {
+    /// Makes this device's context current on the calling thread.
+    pub fn bind(&self) -> Result<(), Error> {
+        // SAFETY: the context was retained in `device` and is never released.
+        unsafe { result::ctx::set_current(self.ctx) }
+            .map_err(|e| cuda_error("making the context current", e))
+    }
+
+    /// The stream every backend of this device uses unless given another.
+    pub fn default_stream(self: &Arc<Self>) -> Result<Arc<Stream>, Error> {
+        if let Some(s) = self.default_stream.get() {
+            return Ok(s.clone());
+        }
+        let s = Stream::new(self.clone())?;
+        Ok(self.default_stream.get_or_init(|| s).clone())
+    }
+
+    /// Waits for all work on the device.
+    pub fn synchronize(&self) -> Result<(), Error> {
+        self.bind()?;
+        result::ctx::synchronize().map_err(|e| cuda_error("waiting for the device", e))
+    }
+}
+
+/// A CUDA stream: work on it runs in order, asynchronously to the host.
+pub(crate) struct Stream {
+    /// The device it belongs to.
+    pub device: Arc<Device>,
+    /// The driver's handle.
+    pub raw: sys::CUstream,
+}
+
+// SAFETY: stream handles may be used from any thread of the process.
+unsafe impl Send for Stream {}
+// SAFETY: as above.
+unsafe impl Sync for Stream {}
+
+impl Stream {
+    /// A new stream on `device` that does not synchronise with the legacy default stream.
+    pub fn new(device: Arc<Device>) -> Result<Arc<Stream>, Error> {
+        device.bind()?;
+        let raw = result::stream::create(result::stream::StreamKind::NonBlocking)
+            .map_err(|e| cuda_error("creating a stream", e))?;
+        Ok(Arc::new(Stream { device, raw }))
+    }
+
+    /// Waits until all work on the stream is done; a kernel's failure surfaces here.
+    pub fn synchronize(&self) -> Result<(), Error> {
+        self.device.bind()?;
+        // SAFETY: the stream is alive (we own it).
+        unsafe { result::stream::synchronize(self.raw) }
+            .map_err(|e| cuda_error("waiting for the stream", e))
+    }
+}
+
+impl Drop for Stream {
+    fn drop(&mut self) {
+        if self.device.bind().is_ok() {
+            // SAFETY: created in `new`, destroyed once; pending work still completes.
+            unsafe {
+                let _ = result::stream::destroy(self.raw);
+            }
+        }
+    }
+}

@@ -1,0 +1,463 @@
+//! Launching a kernel's embedded PTX: arguments in the compiler's calling convention
+//! (`kernels_gen::llvm`), the launch shape, and reductions finished on the device.
+
+use crate::cuda::driver::describe;
+use crate::cuda::memory::DeviceBuffer;
+use crate::cuda::module::{function, Function};
+use crate::cuda::tune::{cache_key, LaunchShape, Tuning};
+use crate::cuda::Cuda;
+use crate::{Error, Field, Precision, Real};
+use cudarc::driver::result;
+use std::ffi::c_void;
+
+/// One precision's PTX of a kernel.
+#[derive(Debug)]
+pub struct Ptx {
+    /// The PTX text.
+    pub text: &'static str,
+    /// The name of its one-point-per-thread entry.
+    pub entry: &'static str,
+    /// A hash of the text (FNV-1a, 64 bits), computed at build time: it identifies the
+    /// code in the module cache and the tuning cache.
+    pub hash: u64,
+}
+
+/// What the `#[stencil]` macro embeds for a kernel's CUDA path.
+#[derive(Debug)]
+pub struct KernelCode {
+    /// The kernel's name.
+    pub name: &'static str,
+    /// Its number of grid dimensions.
+    pub dims: usize,
+    /// PTX with `T = f32`.
+    pub f32: Ptx,
+    /// PTX with `T = f64`.
+    pub f64: Ptx,
+    /// The points-per-thread variants the PTX has entries for.
+    pub points: &'static [u32],
+}
+
+impl KernelCode {
+    fn ptx(&self, p: Precision) -> &Ptx {
+        match p {
+            Precision::F32 => &self.f32,
+            Precision::F64 => &self.f64,
+        }
+    }
+}
+
+/// The operation of a reduction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reduce {
+    /// `Sum<T>`.
+    Sum,
+    /// `Max<T>`.
+    Max,
+    /// `Min<T>`.
+    Min,
+}
+
+/// One launch parameter.
+#[derive(Clone, Copy)]
+enum Arg {
+    /// An 8-byte value (extent, pointer, stride, `f64`, `i64`).
+    Wide(u64),
+    /// A 4-byte value (`f32`, `bool`).
+    Narrow(u32),
+    /// The partials buffer of reduction `r`.
+    Partials(usize),
+}
+
+/// A kernel launch being assembled by generated code: parameters in declaration order,
+/// then [`CudaLaunch::run`].
+pub struct CudaLaunch<'a> {
+    cuda: &'a Cuda,
+    code: &'static KernelCode,
+    precision: Precision,
+    args: Vec<Arg>,
+    reductions: Vec<(Reduce, Precision)>,
+}
+
+/// Timed launches per candidate shape when tuning (after one untimed).
+const TUNE_REPS: usize = 3;
+/// Threads per block of the passes that combine reduction partials.
+const FINAL_BLOCK: u32 = 1024;
+
+impl<'a> CudaLaunch<'a> {
+    /// Starts a launch of `code` at `precision` (the kernel's `T`).
+    pub fn new(cuda: &'a Cuda, code: &'static KernelCode, precision: Precision) -> Self {
+        CudaLaunch {
+            cuda,
+            code,
+            precision,
+            args: Vec::new(),
+            reductions: Vec::new(),
+        }
+    }
+
+    /// A field parameter, which must live on this backend's device.
+    pub fn field<T: Real>(&mut self, param: &'static str, f: &Field<T>) -> Result<(), Error> {
+        let wrong = |have: String| Error::Residency {
+            kernel: self.code.name.to_string(),
+            field: param.to_string(),
+            have,
+            want: format!(
+                "CUDA device {} ({})",
+                self.cuda.ordinal(),
+                self.cuda.device_name()
+            ),
+        };
+        match f.device_args() {
+            Some((ordinal, ptr, strides)) if ordinal == self.cuda.ordinal() => {
+                self.args.push(Arg::Wide(ptr));
+                self.args.push(Arg::Wide(strides[0] as u64));
+                self.args.push(Arg::Wide(strides[1] as u64));
+                Ok(())
+            }
+            _ => Err(wrong(f.location())),
+        }
+    }
+
+    /// A scalar of the kernel's type `T`.
+    pub fn real<T: Real>(&mut self, v: T) {
+        match T::PRECISION {
+            Precision::F32 => self.f32(v.as_f64() as f32),
+            Precision::F64 => self.f64(v.as_f64()),
+        }
+    }
+
+    /// An `f32` scalar.
+    pub fn f32(&mut self, v: f32) {
+        self.args.push(Arg::Narrow(v.to_bits()));
+    }
+
+    /// An `f64` scalar.
+    pub fn f64(&mut self, v: f64) {
+        self.args.push(Arg::Wide(v.to_bits()));
+    }
+
+    /// An `i64` scalar.
+    pub fn int(&mut self, v: i64) {
+        self.args.push(Arg::Wide(v as u64));
+    }
+
+    /// A `bool` scalar.
+    pub fn bool(&mut self, v: bool) {
+        self.args.push(Arg::Narrow(v as u32));
+    }
+
+    /// A reduction parameter of element precision `p`.
+    pub fn reduction(&mut self, op: Reduce, p: Precision) {
+        self.args.push(Arg::Partials(self.reductions.len()));
+        self.reductions.push((op, p));
+    }
+
+    /// Runs the kernel over the domain `n` (extents of axes 0..3, 1 for unused axes) and
+    /// returns the reductions' values (exact: `f32` values widen to `f64` exactly).
+    ///
+    /// The launch is queued on the backend's stream; with reductions it waits for their
+    /// values.
+    pub fn run(self, n: [usize; 3]) -> Result<Vec<f64>, Error> {
+        self.cuda.bind()?;
+        let shape = self.shape(n)?;
+        let grid = shape.grid(self.code.dims, n).ok_or_else(|| self.too_large(n))?;
+        let partials = self.partials(grid)?;
+        self.launch(n, shape, grid, &partials)?;
+        if self.cuda.checked {
+            self.cuda.synchronize().map_err(|e| self.failed(e))?;
+        }
+        let mut values = Vec::with_capacity(partials.len());
+        for (&(op, p), buf) in self.reductions.iter().zip(&partials) {
+            let blocks = grid.iter().map(|&g| g as usize).product();
+            values.push(self.finish(op, p, buf, blocks)?);
+        }
+        Ok(values)
+    }
+
+    fn too_large(&self, n: [usize; 3]) -> Error {
+        Error::Launch {
+            kernel: self.code.name.to_string(),
+            cause: format!(
+                "the domain {n:?} needs more thread blocks than a CUDA grid allows (65535 along y and z); split it"
+            ),
+        }
+    }
+
+    /// Turns an error seen while waiting for this launch into one that names the kernel.
+    fn failed(&self, e: Error) -> Error {
+        match e {
+            Error::Cuda { cause, .. } => Error::Launch {
+                kernel: self.code.name.to_string(),
+                cause: format!("the kernel failed while running: {cause}"),
+            },
+            other => other,
+        }
+    }
+
+    /// The launch shape: by the backend's policy, tuning on first use when it is on.
+    fn shape(&self, n: [usize; 3]) -> Result<LaunchShape, Error> {
+        let dims = self.code.dims;
+        let default = LaunchShape::default_for(dims);
+        let usable =
+            |s: &LaunchShape| self.code.points.contains(&s.points) && s.grid(dims, n).is_some();
+        match self.cuda.tuning {
+            Tuning::Off => Ok(default),
+            Tuning::Fixed(s) if usable(&s) => Ok(s),
+            Tuning::Fixed(_) => Ok(default),
+            Tuning::On => {
+                let device = &self.cuda.stream().device;
+                let key = cache_key(
+                    self.code.ptx(self.precision).hash,
+                    self.precision_name(),
+                    &device.name,
+                    n,
+                );
+                let cached = device
+                    .tuned
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .get(&key);
+                if let Some(s) = cached.filter(usable) {
+                    return Ok(s);
+                }
+                let candidates: Vec<LaunchShape> =
+                    LaunchShape::candidates(dims, self.code.points)
+                        .into_iter()
+                        .filter(usable)
+                        .collect();
+                let best = self.search(&candidates, n)?.unwrap_or(default);
+                device
+                    .tuned
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .put(key, best);
+                Ok(best)
+            }
+        }
+    }
+
+    fn precision_name(&self) -> &'static str {
+        match self.precision {
+            Precision::F32 => "f32",
+            Precision::F64 => "f64",
+        }
+    }
+
+    /// Times each candidate on the real arguments (outputs are distinct from inputs, so
+    /// running a kernel again gives the same result) and returns the fastest.
+    fn search(
+        &self,
+        candidates: &[LaunchShape],
+        n: [usize; 3],
+    ) -> Result<Option<LaunchShape>, Error> {
+        let mut timer = self.cuda.timer()?;
+        let mut best: Option<(f64, LaunchShape)> = None;
+        for &shape in candidates {
+            let Some(grid) = shape.grid(self.code.dims, n) else {
+                continue;
+            };
+            let partials = self.partials(grid)?;
+            // A shape the kernel cannot launch with (too many registers for the block) is
+            // skipped; any other failure surfaces when the timer waits.
+            if self.launch(n, shape, grid, &partials).is_err() {
+                continue;
+            }
+            timer.start()?;
+            for _ in 0..TUNE_REPS {
+                self.launch(n, shape, grid, &partials)?;
+            }
+            let t = timer.stop().map_err(|e| self.failed(e))?;
+            if best.is_none_or(|(bt, _)| t < bt) {
+                best = Some((t, shape));
+            }
+        }
+        Ok(best.map(|(_, s)| s))
+    }
+
+    /// One partials buffer per reduction, one element per thread block.
+    fn partials(&self, grid: [u32; 3]) -> Result<Vec<DeviceBuffer>, Error> {
+        let blocks: usize = grid.iter().map(|&g| g as usize).product();
+        self.reductions
+            .iter()
+            .map(|&(_, p)| {
+                DeviceBuffer::new(
+                    self.cuda.stream(),
+                    blocks * elem_bytes(p),
+                    &format!("the reduction partials of `{}`", self.code.name),
+                )
+            })
+            .collect()
+    }
+
+    /// Queues one launch.
+    fn launch(
+        &self,
+        n: [usize; 3],
+        shape: LaunchShape,
+        grid: [u32; 3],
+        partials: &[DeviceBuffer],
+    ) -> Result<(), Error> {
+        let ptx = self.code.ptx(self.precision);
+        let entry = if shape.points == 1 {
+            ptx.entry.to_string()
+        } else {
+            format!("{}_p{}", ptx.entry, shape.points)
+        };
+        let f = function(&self.cuda.stream().device, self.code.name, ptx, &entry)?;
+        let mut params = Params::default();
+        for extent in n {
+            params.push(Arg::Wide(extent as u64));
+        }
+        for a in &self.args {
+            params.push(match *a {
+                Arg::Partials(r) => Arg::Wide(partials[r].ptr),
+                other => other,
+            });
+        }
+        // SAFETY: the parameters follow the calling convention of the entry, and every
+        // field was checked to cover the domain plus the halo the kernel reads.
+        unsafe { launch_raw(self.cuda, self.code.name, f, grid, shape.block, &mut params) }
+    }
+
+    /// Combines `blocks` partials of a reduction on the device, in a fixed order, and
+    /// returns the value.
+    fn finish(
+        &self,
+        op: Reduce,
+        p: Precision,
+        partials: &DeviceBuffer,
+        mut count: usize,
+    ) -> Result<f64, Error> {
+        let code = final_pass(op);
+        let ptx = code.ptx(p);
+        let f = function(&self.cuda.stream().device, code.name, ptx, ptx.entry)?;
+        let mut current: Option<DeviceBuffer> = None;
+        while count > 1 {
+            let blocks = count.div_ceil(FINAL_BLOCK as usize);
+            let next = DeviceBuffer::new(
+                self.cuda.stream(),
+                blocks * elem_bytes(p),
+                &format!("the reduction partials of `{}`", self.code.name),
+            )?;
+            let src = current.as_ref().unwrap_or(partials);
+            let mut params = Params::default();
+            for v in [count as u64, 1, 1, src.ptr, count as u64, count as u64, next.ptr] {
+                params.push(Arg::Wide(v));
+            }
+            // SAFETY: the final-pass kernels take (n0, n1, n2, partials, sy, sz, result),
+            // and `src` holds `count` elements, `next` one per block.
+            unsafe {
+                launch_raw(
+                    self.cuda,
+                    code.name,
+                    f,
+                    [blocks as u32, 1, 1],
+                    [FINAL_BLOCK, 1, 1],
+                    &mut params,
+                )?
+            };
+            current = Some(next);
+            count = blocks;
+        }
+        let last = current.as_ref().unwrap_or(partials);
+        let value = match p {
+            Precision::F32 => {
+                let mut v = [0f32];
+                last.download(&mut v).map_err(|e| self.failed(e))?;
+                v[0] as f64
+            }
+            Precision::F64 => {
+                let mut v = [0f64];
+                last.download(&mut v).map_err(|e| self.failed(e))?;
+                v[0]
+            }
+        };
+        Ok(value)
+    }
+}
+
+fn elem_bytes(p: Precision) -> usize {
+    match p {
+        Precision::F32 => 4,
+        Precision::F64 => 8,
+    }
+}
+
+/// The kernel that combines partials of a reduction: written in the stencil language.
+fn final_pass(op: Reduce) -> &'static KernelCode {
+    use crate::cuda::partials::kernels as k;
+    match op {
+        Reduce::Sum => &k::sum::CODE,
+        Reduce::Max => &k::max::CODE,
+        Reduce::Min => &k::min::CODE,
+    }
+}
+
+/// Launch parameters kept alive while the driver reads them.
+#[derive(Default)]
+struct Params {
+    wide: Vec<u64>,
+    narrow: Vec<u32>,
+    order: Vec<(bool, usize)>,
+}
+
+impl Params {
+    fn push(&mut self, a: Arg) {
+        match a {
+            Arg::Wide(v) => {
+                self.order.push((true, self.wide.len()));
+                self.wide.push(v);
+            }
+            Arg::Narrow(v) => {
+                self.order.push((false, self.narrow.len()));
+                self.narrow.push(v);
+            }
+            Arg::Partials(_) => unreachable!("resolved before pushing"),
+        }
+    }
+
+    fn pointers(&mut self) -> Vec<*mut c_void> {
+        let (wide, narrow) = (&mut self.wide, &mut self.narrow);
+        self.order
+            .iter()
+            .map(|&(w, j)| {
+                if w {
+                    &mut wide[j] as *mut u64 as *mut c_void
+                } else {
+                    &mut narrow[j] as *mut u32 as *mut c_void
+                }
+            })
+            .collect()
+    }
+}
+
+/// Queues `f` on the backend's stream.
+///
+/// # Safety
+/// `params` must match the entry's parameter list, and point at live device memory large
+/// enough for every access the kernel makes over the grid.
+unsafe fn launch_raw(
+    cuda: &Cuda,
+    kernel: &str,
+    f: Function,
+    grid: [u32; 3],
+    block: [u32; 3],
+    params: &mut Params,
+) -> Result<(), Error> {
+    let mut ptrs = params.pointers();
+    result::launch_kernel(
+        f.0,
+        (grid[0], grid[1], grid[2]),
+        (block[0], block[1], block[2]),
+        0,
+        cuda.raw_stream(),
+        &mut ptrs,
+    )
+    .map_err(|e| Error::Launch {
+        kernel: kernel.to_string(),
+        cause: format!(
+            "the launch (grid {grid:?}, block {block:?}) failed: {}",
+            describe(e)
+        ),
+    })
+}

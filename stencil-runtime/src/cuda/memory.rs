@@ -1,0 +1,147 @@
+//! Device memory: stream-ordered allocations freed when dropped.
+
+use crate::cuda::driver::{cuda_error, describe, Stream};
+use crate::Error;
+use cudarc::driver::result::{self, DriverError};
+use cudarc::driver::sys;
+use std::sync::Arc;
+
+/// Bytes of device memory, allocated from the device's memory pool in the order of a
+/// stream and returned to it (in that order) on drop.
+pub(crate) struct DeviceBuffer {
+    /// The device address.
+    pub ptr: sys::CUdeviceptr,
+    /// Its size in bytes.
+    pub bytes: usize,
+    /// The stream it was allocated on (and is freed on).
+    pub stream: Arc<Stream>,
+}
+
+impl std::fmt::Debug for DeviceBuffer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "DeviceBuffer({} bytes on {:?})", self.bytes, self.stream.device)
+    }
+}
+
+/// Maps an allocation failure to [`Error::OutOfMemory`] when that is what it was.
+fn alloc_error(what: &str, bytes: usize, e: DriverError) -> Error {
+    if e.0 == sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY {
+        Error::OutOfMemory {
+            bytes,
+            what: what.to_string(),
+        }
+    } else {
+        Error::Cuda {
+            op: format!("allocating {bytes} bytes for {what}"),
+            cause: describe(e),
+        }
+    }
+}
+
+impl DeviceBuffer {
+    /// `bytes` uninitialised bytes for `what` (named in errors).
+    pub fn new(stream: &Arc<Stream>, bytes: usize, what: &str) -> Result<DeviceBuffer, Error> {
+        stream.device.bind()?;
+        // SAFETY: a plain allocation on a live stream.
+        let ptr = unsafe { result::malloc_async(stream.raw, bytes.max(1)) }
+            .map_err(|e| alloc_error(what, bytes, e))?;
+        Ok(DeviceBuffer {
+            ptr,
+            bytes,
+            stream: stream.clone(),
+        })
+    }
+
+    /// `bytes` zero bytes.
+    pub fn zeroed(stream: &Arc<Stream>, bytes: usize, what: &str) -> Result<DeviceBuffer, Error> {
+        let b = DeviceBuffer::new(stream, bytes, what)?;
+        // SAFETY: the buffer holds `bytes` bytes; the memset is ordered on its stream.
+        unsafe { result::memset_d8_async(b.ptr, 0, bytes, stream.raw) }
+            .map_err(|e| cuda_error(format!("zeroing {what}"), e))?;
+        Ok(b)
+    }
+
+    /// Copies the start of the buffer into `dst` after the stream's pending work.
+    pub fn download<T: Copy>(&self, dst: &mut [T]) -> Result<(), Error> {
+        assert!(std::mem::size_of_val(dst) <= self.bytes, "download fits");
+        self.stream.device.bind()?;
+        // SAFETY: the source holds at least `dst`'s bytes; we wait before returning.
+        unsafe { result::memcpy_dtoh_async(dst, self.ptr, self.stream.raw) }
+            .map_err(|e| cuda_error("copying to the host", e))?;
+        self.stream.synchronize()
+    }
+}
+
+impl Drop for DeviceBuffer {
+    fn drop(&mut self) {
+        if self.stream.device.bind().is_ok() {
+            // SAFETY: allocated in `new` on this stream, freed once, after the work queued
+            // on the stream that may still use it.
+            unsafe {
+                let _ = result::free_async(self.ptr, self.stream.raw);
+            }
+        }
+    }
+}
+
+/// A strided copy of `rows` rows of `row_bytes` bytes each, between host and device memory
+/// or within the device, queued on `stream`.
+pub(crate) struct RowCopy {
+    /// Bytes per row.
+    pub row_bytes: usize,
+    /// Number of rows.
+    pub rows: usize,
+    /// Source: where its first row starts, and its row pitch in bytes.
+    pub src: (Place, usize),
+    /// Destination: where its first row starts, and its row pitch in bytes.
+    pub dst: (Place, usize),
+}
+
+/// One end of a [`RowCopy`].
+#[derive(Clone, Copy)]
+pub(crate) enum Place {
+    /// Host memory.
+    Host(*const u8),
+    /// Device memory.
+    Device(sys::CUdeviceptr),
+}
+
+impl RowCopy {
+    /// Queues the copy on `stream` and waits for it.
+    ///
+    /// # Safety
+    /// Both ends must cover `rows` rows of `row_bytes` at their pitches; a host
+    /// destination must be writable.
+    pub unsafe fn run(&self, stream: &Stream) -> Result<(), Error> {
+        stream.device.bind()?;
+        let mut c: sys::CUDA_MEMCPY2D = std::mem::zeroed();
+        c.WidthInBytes = self.row_bytes;
+        c.Height = self.rows;
+        match self.src.0 {
+            Place::Host(p) => {
+                c.srcMemoryType = sys::CUmemorytype::CU_MEMORYTYPE_HOST;
+                c.srcHost = p as *const std::ffi::c_void;
+            }
+            Place::Device(d) => {
+                c.srcMemoryType = sys::CUmemorytype::CU_MEMORYTYPE_DEVICE;
+                c.srcDevice = d;
+            }
+        }
+        c.srcPitch = self.src.1;
+        match self.dst.0 {
+            Place::Host(p) => {
+                c.dstMemoryType = sys::CUmemorytype::CU_MEMORYTYPE_HOST;
+                c.dstHost = p as *mut std::ffi::c_void;
+            }
+            Place::Device(d) => {
+                c.dstMemoryType = sys::CUmemorytype::CU_MEMORYTYPE_DEVICE;
+                c.dstDevice = d;
+            }
+        }
+        c.dstPitch = self.dst.1;
+        sys::cuMemcpy2DAsync_v2(&c, stream.raw)
+            .result()
+            .map_err(|e| cuda_error("copying a field", e))?;
+        stream.synchronize()
+    }
+}

@@ -1,0 +1,143 @@
+//! The CUDA backend: kernels' embedded PTX loaded through the driver API (cudarc, the
+//! driver library opened at run time, so no CUDA toolkit is needed to build or run), fields
+//! in device memory, launches on streams, reductions finished on the device, launch shapes
+//! tuned per kernel and device and cached on disk, and timing with device events.
+//!
+//! A [`Cuda`] value is a device plus a stream. Cloning it shares both; [`Cuda::new_stream`]
+//! gives a second stream on the same device for work that may overlap. Launches are
+//! asynchronous: a launch returns once queued, except when the kernel has reductions (their
+//! values are copied back, which waits). Copies between host and device wait for the
+//! stream's earlier work. Errors of a kernel that fails while running surface at the next
+//! wait; set `STENCIL_CUDA_SYNC=1` (or [`Cuda::with_checked_launches`]) to wait after every
+//! launch and have each error name its kernel.
+
+mod driver;
+mod launch;
+mod memory;
+mod module;
+mod partials;
+mod timer;
+mod tune;
+
+pub use launch::{CudaLaunch, KernelCode, Ptx, Reduce};
+pub use timer::Timer;
+pub use tune::{LaunchShape, Tuning, TUNE_CACHE_ENV, TUNE_ENV};
+
+pub(crate) use memory::{DeviceBuffer, Place, RowCopy};
+
+use crate::Error;
+use driver::Stream;
+use std::sync::Arc;
+
+/// Environment variable: `1` makes every launch wait for its kernel and report its errors.
+pub const SYNC_ENV: &str = "STENCIL_CUDA_SYNC";
+
+/// A CUDA device and a stream on it: where [`crate::Backend::Cuda`] runs kernels.
+#[derive(Clone)]
+pub struct Cuda {
+    stream: Arc<Stream>,
+    tuning: Tuning,
+    checked: bool,
+}
+
+impl std::fmt::Debug for Cuda {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "Cuda {{ device: {}, name: {:?}, tuning: {:?} }}",
+            self.ordinal(),
+            self.device_name(),
+            self.tuning
+        )
+    }
+}
+
+impl PartialEq for Cuda {
+    /// Two values are equal when they use the same stream.
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.stream, &other.stream)
+    }
+}
+
+impl Cuda {
+    /// Device `ordinal` (0 is the first GPU) on its default stream. Fails with
+    /// [`Error::NoDriver`] or [`Error::NoDevice`] when there is none.
+    ///
+    /// Tuning follows `STENCIL_TUNE` ([`Tuning::from_env`]); checked launches follow
+    /// `STENCIL_CUDA_SYNC`.
+    pub fn new(ordinal: usize) -> Result<Cuda, Error> {
+        let device = driver::device(ordinal)?;
+        Ok(Cuda {
+            stream: device.default_stream()?,
+            tuning: Tuning::from_env()?,
+            checked: std::env::var(SYNC_ENV).is_ok_and(|v| v == "1"),
+        })
+    }
+
+    /// The same device on a new stream: work queued there may run concurrently with work on
+    /// `self`'s stream. Order them with [`Cuda::synchronize`].
+    pub fn new_stream(&self) -> Result<Cuda, Error> {
+        Ok(Cuda {
+            stream: Stream::new(self.stream.device.clone())?,
+            ..self.clone()
+        })
+    }
+
+    /// This backend with a different launch-shape policy.
+    pub fn with_tuning(mut self, tuning: Tuning) -> Cuda {
+        self.tuning = tuning;
+        self
+    }
+
+    /// The launch-shape policy.
+    pub fn tuning(&self) -> Tuning {
+        self.tuning
+    }
+
+    /// This backend, waiting after every launch (`true`) so that a kernel's failure is
+    /// reported by its own launch, with its name.
+    pub fn with_checked_launches(mut self, checked: bool) -> Cuda {
+        self.checked = checked;
+        self
+    }
+
+    /// The device's ordinal.
+    pub fn ordinal(&self) -> usize {
+        self.stream.device.ordinal
+    }
+
+    /// The device's name, e.g. `NVIDIA H200`.
+    pub fn device_name(&self) -> &str {
+        &self.stream.device.name
+    }
+
+    /// Waits for all work queued on this stream; the error of a failed kernel surfaces here.
+    pub fn synchronize(&self) -> Result<(), Error> {
+        self.stream.synchronize()
+    }
+
+    /// Waits for all work on the device (every stream).
+    pub fn synchronize_device(&self) -> Result<(), Error> {
+        self.stream.device.synchronize()
+    }
+
+    /// A timer that measures work on this stream with device events.
+    pub fn timer(&self) -> Result<Timer, Error> {
+        Timer::new(self.stream.clone())
+    }
+
+    /// Makes the device's context current on this thread, for code that calls the driver
+    /// directly (e.g. a benchmark launching hand-written kernels beside generated ones).
+    pub fn bind(&self) -> Result<(), Error> {
+        self.stream.device.bind()
+    }
+
+    /// The raw driver handle of the stream, for code that calls the driver directly.
+    pub fn raw_stream(&self) -> cudarc::driver::sys::CUstream {
+        self.stream.raw
+    }
+
+    pub(crate) fn stream(&self) -> &Arc<Stream> {
+        &self.stream
+    }
+}

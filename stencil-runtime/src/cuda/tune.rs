@@ -1,0 +1,283 @@
+//! Launch-shape tuning: for each kernel, precision, device and grid size class, a short
+//! timed search over thread-block shapes and points per thread; the winner is kept in
+//! memory and in a file, and reused.
+
+use crate::Error;
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::PathBuf;
+
+/// Environment variable choosing the policy: `on` (default), `off` (a fixed default
+/// shape, no search), or a shape such as `32x8x1p4` (always that shape).
+pub const TUNE_ENV: &str = "STENCIL_TUNE";
+/// Environment variable naming the file that caches tuned shapes (default
+/// `$XDG_CACHE_HOME/stencil/launch-shapes.tsv`, else `~/.cache/stencil/launch-shapes.tsv`).
+pub const TUNE_CACHE_ENV: &str = "STENCIL_TUNE_CACHE";
+
+/// A launch shape: threads per block along each axis, and points each thread computes
+/// along the kernel's last axis.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct LaunchShape {
+    /// Threads per block along x, y, z.
+    pub block: [u32; 3],
+    /// Points per thread along the last axis of the kernel (1 for 1D kernels).
+    pub points: u32,
+}
+
+impl std::fmt::Display for LaunchShape {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let [x, y, z] = self.block;
+        write!(f, "{x}x{y}x{z}p{}", self.points)
+    }
+}
+
+impl std::str::FromStr for LaunchShape {
+    type Err = Error;
+    /// Parses `32x8x1p4` (block 32x8x1, 4 points per thread).
+    fn from_str(s: &str) -> Result<Self, Error> {
+        let bad = || {
+            Error::Backend(format!(
+                "`{s}` is not a launch shape; write it as BXxBYxBZpP, e.g. 32x8x1p4"
+            ))
+        };
+        let (block, points) = s.trim().split_once('p').ok_or_else(bad)?;
+        let dims: Vec<u32> = block
+            .split('x')
+            .map(|d| d.parse().map_err(|_| bad()))
+            .collect::<Result<_, _>>()?;
+        let [x, y, z] = dims[..] else {
+            return Err(bad());
+        };
+        let shape = LaunchShape {
+            block: [x, y, z],
+            points: points.parse().map_err(|_| bad())?,
+        };
+        let threads = x as u64 * y as u64 * z as u64;
+        if threads == 0 || threads > 1024 || !matches!(shape.points, 1 | 2 | 4 | 8) {
+            return Err(Error::Backend(format!(
+                "launch shape `{s}`: a block has 1 to 1024 threads and a thread 1, 2, 4 or 8 points"
+            )));
+        }
+        Ok(shape)
+    }
+}
+
+impl LaunchShape {
+    /// The shape used when tuning is off.
+    pub fn default_for(dims: usize) -> LaunchShape {
+        match dims {
+            1 => LaunchShape {
+                block: [256, 1, 1],
+                points: 1,
+            },
+            2 => LaunchShape {
+                block: [32, 8, 1],
+                points: 1,
+            },
+            _ => LaunchShape {
+                block: [32, 4, 2],
+                points: 1,
+            },
+        }
+    }
+
+    /// The grid of blocks that covers `n` (extents of axes 0..3) for a kernel of `dims`
+    /// dimensions, or `None` if it exceeds the hardware's grid limits.
+    pub fn grid(&self, dims: usize, n: [usize; 3]) -> Option<[u32; 3]> {
+        let last = dims.max(1) - 1;
+        let mut g = [1u32; 3];
+        for a in 0..3 {
+            let per_block = self.block[a] as usize * if a == last { self.points as usize } else { 1 };
+            let blocks = n[a].div_ceil(per_block);
+            let limit = if a == 0 { (1 << 31) - 1 } else { 65535 };
+            if blocks > limit {
+                return None;
+            }
+            g[a] = blocks as u32;
+        }
+        Some(g)
+    }
+
+    /// The shapes a search tries for a kernel of `dims` dimensions whose PTX has entries
+    /// for `points` points per thread.
+    pub fn candidates(dims: usize, points: &[u32]) -> Vec<LaunchShape> {
+        let blocks: &[[u32; 3]] = match dims {
+            1 => &[[128, 1, 1], [256, 1, 1], [512, 1, 1], [1024, 1, 1]],
+            2 => &[
+                [32, 4, 1],
+                [32, 8, 1],
+                [32, 16, 1],
+                [64, 4, 1],
+                [64, 8, 1],
+                [128, 2, 1],
+                [256, 1, 1],
+            ],
+            _ => &[
+                [32, 4, 1],
+                [32, 8, 1],
+                [64, 4, 1],
+                [128, 2, 1],
+                [32, 4, 2],
+                [64, 2, 2],
+                [32, 2, 4],
+            ],
+        };
+        blocks
+            .iter()
+            .flat_map(|&block| points.iter().map(move |&p| LaunchShape { block, points: p }))
+            .collect()
+    }
+}
+
+/// How [`crate::Backend::Cuda`] chooses launch shapes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tuning {
+    /// Search once per kernel, precision, device and size class; cache the winner.
+    On,
+    /// Always the default shape of [`LaunchShape::default_for`].
+    Off,
+    /// Always this shape (where the grid allows it; otherwise the default).
+    Fixed(LaunchShape),
+}
+
+impl Tuning {
+    /// The policy named by `STENCIL_TUNE` (`on` when unset).
+    pub fn from_env() -> Result<Tuning, Error> {
+        match std::env::var(TUNE_ENV) {
+            Err(_) => Ok(Tuning::On),
+            Ok(v) => match v.trim().to_ascii_lowercase().as_str() {
+                "" | "on" | "1" | "true" => Ok(Tuning::On),
+                "off" | "0" | "false" => Ok(Tuning::Off),
+                shape => shape.parse().map(Tuning::Fixed).map_err(|e| {
+                    Error::Backend(format!("{TUNE_ENV}: {e}; or use `on` or `off`"))
+                }),
+            },
+        }
+    }
+}
+
+/// What identifies a tuning result.
+pub(crate) fn cache_key(ptx_hash: u64, precision: &str, device: &str, n: [usize; 3]) -> String {
+    let h = ptx_hash;
+    // Size class: the power of two at or above each extent.
+    let class: Vec<String> = n
+        .iter()
+        .map(|&x| (usize::BITS - x.saturating_sub(1).leading_zeros()).to_string())
+        .collect();
+    format!("{h:016x} {precision} {device} 2^{}", class.join("x2^"))
+}
+
+/// Tuned shapes of one device: in memory, backed by a tab-separated file.
+#[derive(Default)]
+pub(crate) struct TuneCache {
+    loaded: bool,
+    path: Option<PathBuf>,
+    shapes: HashMap<String, LaunchShape>,
+}
+
+fn cache_path() -> Option<PathBuf> {
+    if let Ok(p) = std::env::var(TUNE_CACHE_ENV) {
+        return Some(PathBuf::from(p));
+    }
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
+    Some(base.join("stencil").join("launch-shapes.tsv"))
+}
+
+impl TuneCache {
+    fn load(&mut self) {
+        if self.loaded {
+            return;
+        }
+        self.loaded = true;
+        self.path = cache_path();
+        let Some(text) = self.path.as_ref().and_then(|p| std::fs::read_to_string(p).ok()) else {
+            return;
+        };
+        // Lines: key <TAB> shape. Unreadable lines (an older format) are skipped.
+        for line in text.lines() {
+            if let Some((key, shape)) = line.split_once('\t') {
+                if let Ok(s) = shape.parse::<LaunchShape>() {
+                    self.shapes.insert(key.to_string(), s);
+                }
+            }
+        }
+    }
+
+    /// The cached shape for `key`.
+    pub fn get(&mut self, key: &str) -> Option<LaunchShape> {
+        self.load();
+        self.shapes.get(key).copied()
+    }
+
+    /// Records a tuned shape, appending it to the file (best effort: a cache that cannot be
+    /// written only costs a new search in the next process, so it is reported, not fatal).
+    pub fn put(&mut self, key: String, shape: LaunchShape) {
+        self.load();
+        if let Some(path) = &self.path {
+            let written = path
+                .parent()
+                .map_or(Ok(()), std::fs::create_dir_all)
+                .and_then(|_| {
+                    std::fs::OpenOptions::new()
+                        .create(true)
+                        .append(true)
+                        .open(path)
+                })
+                .and_then(|mut f| writeln!(f, "{key}\t{shape}"));
+            if let Err(e) = written {
+                eprintln!(
+                    "stencil-runtime: could not write the launch-shape cache {} ({e}); set {TUNE_CACHE_ENV} to a writable file",
+                    path.display()
+                );
+                self.path = None;
+            }
+        }
+        self.shapes.insert(key, shape);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shapes_parse_and_print() {
+        let s: LaunchShape = "32x8x1p4".parse().unwrap();
+        assert_eq!(s.block, [32, 8, 1]);
+        assert_eq!(s.points, 4);
+        assert_eq!(s.to_string(), "32x8x1p4");
+        assert!("32x8p4".parse::<LaunchShape>().is_err());
+        assert!("64x32x1p1".parse::<LaunchShape>().is_err(), "2048 threads");
+        assert!("32x8x1p3".parse::<LaunchShape>().is_err(), "no such variant");
+    }
+
+    #[test]
+    fn grids_cover_the_domain() {
+        let s = LaunchShape {
+            block: [32, 8, 1],
+            points: 4,
+        };
+        assert_eq!(s.grid(2, [100, 70, 1]), Some([4, 3, 1]));
+        let s3 = LaunchShape {
+            block: [32, 4, 2],
+            points: 2,
+        };
+        assert_eq!(s3.grid(3, [64, 9, 9]), Some([2, 3, 3]));
+        let tall = LaunchShape {
+            block: [32, 1, 1],
+            points: 1,
+        };
+        assert_eq!(tall.grid(2, [32, 70000, 1]), None);
+    }
+
+    #[test]
+    fn keys_separate_size_classes_and_precisions() {
+        let a = cache_key(1, "f32", "GPU", [1000, 1000, 1]);
+        assert_eq!(a, cache_key(1, "f32", "GPU", [1024, 600, 1]));
+        assert_ne!(a, cache_key(1, "f32", "GPU", [1025, 1000, 1]));
+        assert_ne!(a, cache_key(1, "f64", "GPU", [1000, 1000, 1]));
+        assert_ne!(a, cache_key(2, "f32", "GPU", [1000, 1000, 1]));
+    }
+}
