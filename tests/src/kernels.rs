@@ -97,6 +97,12 @@ pub mod suite {
         }
     }
 
+    /// Largest magnitude (the benchmark's max-reduction).
+    #[stencil(dims = 2)]
+    pub fn maxabs<T: Real>(u: In<T>, largest: Max<T>) {
+        largest.reduce(u.abs());
+    }
+
     /// Total mass and smallest depth.
     #[stencil(dims = 2)]
     pub fn mass<T: Real>(h: In<T>, total: Sum<T>, lowest: Min<T>, cell_area: T) {
@@ -161,6 +167,7 @@ registry!(
     upwind,
     reconstruct,
     cfl,
+    maxabs,
     mass,
     intrinsics,
     checker

@@ -1,5 +1,6 @@
 //! Shared kernels and the harness that runs one kernel through every back end.
 
+pub mod dispatch;
 pub mod gpu;
 pub mod harness;
 pub mod kernels;

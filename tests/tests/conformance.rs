@@ -147,6 +147,18 @@ fn cfl_max_reduction() {
 }
 
 #[test]
+fn max_abs_reduction() {
+    for_precisions!(T => {
+        let mut r = rng("maxabs");
+        let n = [77, 41];
+        let u = random_field::<T>(&mut r, &n, 0, -3.0, 2.0);
+        check("maxabs", suite::maxabs::SOURCE, &[&u], &n, 0, &[], |_| {
+            vec![suite::maxabs::launch(&Backend::Cpu, &u).unwrap().as_f64()]
+        });
+    });
+}
+
+#[test]
 fn mass_sum_and_min_reduction() {
     for_precisions!(T => {
         let mut r = rng("mass");

@@ -1,23 +1,29 @@
-//! The embedded PTX of every kernel runs on a CUDA device and agrees with the reference
-//! interpreter (f64 to 1e-12, f32 to 1e-5 relative), outputs and reductions.
+//! Every kernel of the suite runs on a CUDA device through the runtime's CUDA backend
+//! (`launch(&Backend::Cuda(..), ..)` on device fields) and agrees with the CPU path:
+//! f64 to 1e-12, f32 to 1e-5 relative, outputs and reductions, for the default launch
+//! shape, for fixed shapes that use each points-per-thread variant, and after tuning.
+//! Also: fields round-trip between host and device, and each CUDA failure is a typed error.
 //!
-//! Uses the driver API directly (cudarc, loaded at run time). Without a driver or a device
-//! it prints why it skipped. This binary does not link LLVM, so it can be staged for a GPU
-//! machine: `../shared/tools/stage-gpu -p stencil-tests --no-default-features --test gpu_conformance`.
+//! Without a driver or a device the tests print why they skipped. This binary does not
+//! link LLVM, so it can be staged for a GPU machine:
+//! `../shared/tools/stage-gpu -p stencil-tests --no-default-features --test gpu_conformance`.
 
-use kernels_gen::ir::{Access, Kernel, ReduceOp};
-use stencil_runtime::{Field, Real};
-use stencil_tests::gpu::{device, grid_for, synchronize, DeviceBuffer, DeviceField, Entry, Params};
+use kernels_gen::ir::Access;
+use stencil_runtime::cuda::{CudaLaunch, KernelCode, LaunchShape, Ptx, Tuning};
+use stencil_runtime::{Backend, Cuda, Error, Field, Precision, Real};
+use stencil_tests::dispatch;
 use stencil_tests::harness::{
-    assert_close, kernel_ir, poisoned, precision, random_field, rng, run, tolerance, values, Path,
+    assert_close, kernel_ir, poisoned, random_field, rng, tolerance, values,
 };
-use stencil_tests::kernels::ALL;
+use stencil_tests::kernels::{Compiled, ALL};
 
-fn block_shape(dims: u8) -> (u32, u32, u32) {
-    match dims {
-        1 => (128, 1, 1),
-        2 => (32, 8, 1),
-        _ => (32, 4, 2),
+fn gpu() -> Option<Cuda> {
+    match Cuda::new(0) {
+        Ok(c) => Some(c),
+        Err(why) => {
+            println!("SKIPPED: this test needs a CUDA device: {why}");
+            None
+        }
     }
 }
 
@@ -29,10 +35,11 @@ fn extent(dims: u8) -> Vec<usize> {
     }
 }
 
-/// Runs kernel `k` from `ptx` (entry `entry`) at precision `T` on the device and compares
-/// it with the interpreter on the same random inputs.
-fn check<T: Real>(k: &Kernel, ptx: &str, entry: &str) {
-    let name = format!("{} {:?}", k.name, T::PRECISION);
+/// Runs kernel `c` at precision `T` on the CPU and on `cuda` (fields on the device) from
+/// the same random inputs, and compares outputs and reductions.
+fn check<T: Real>(c: &Compiled, cuda: &Cuda, label: &str) {
+    let k = kernel_ir(c.source, c.name);
+    let name = format!("{} {:?} [{label}]", k.name, T::PRECISION);
     let n = extent(k.dims);
     let mut r = rng(&name);
     let inputs: Vec<Field<T>> = k
@@ -43,75 +50,168 @@ fn check<T: Real>(k: &Kernel, ptx: &str, entry: &str) {
         .collect();
     let n_out = k.fields.len() - inputs.len();
     let scalars = vec![0.7; k.scalars.len()];
-    let in_refs: Vec<&Field<T>> = inputs.iter().collect();
-    let mut want: Vec<Field<T>> = (0..n_out).map(|_| poisoned(&n)).collect();
-    let want_red = run(Path::Interpreter, k, &in_refs, &mut want, &scalars);
 
-    let mut got: Vec<Field<T>> = (0..n_out).map(|_| poisoned(&n)).collect();
-    let dev_in: Vec<DeviceField> = inputs.iter().map(DeviceField::upload).collect();
-    let dev_out: Vec<DeviceField> = got.iter().map(DeviceField::upload).collect();
-    let n3 = stencil_runtime::launch::domain3(&n);
-    let block = block_shape(k.dims);
-    let grid = grid_for(n3, block);
-    let blocks = (grid.0 * grid.1 * grid.2) as usize;
-    let partials: Vec<DeviceBuffer> = k
-        .reductions
-        .iter()
-        .map(|_| DeviceBuffer::new(blocks * std::mem::size_of::<T>()))
-        .collect();
-    let mut params = Params::new(
-        k,
-        precision::<T>(),
-        n3,
-        &dev_in.iter().collect::<Vec<_>>(),
-        &dev_out.iter().collect::<Vec<_>>(),
-        &scalars,
-        &partials.iter().collect::<Vec<_>>(),
-    );
-    let entry_fn = Entry::load(ptx, entry).unwrap_or_else(|e| panic!("{name}: {e}"));
-    // SAFETY: the parameters follow the calling convention and every field covers the
-    // domain plus the halo the kernel reads.
-    unsafe { entry_fn.launch(grid, block, &mut params) }.unwrap_or_else(|e| panic!("{name}: {e}"));
-    synchronize().unwrap_or_else(|e| panic!("{name}: {e}"));
-    for (d, f) in dev_out.iter().zip(got.iter_mut()) {
-        d.download(f);
-    }
+    let cpu_in: Vec<&Field<T>> = inputs.iter().collect();
+    let mut want: Vec<Field<T>> = (0..n_out).map(|_| poisoned(&n)).collect();
+    let want_red = dispatch::launch(c.name, &Backend::Cpu, &cpu_in, &mut want, &scalars)
+        .unwrap_or_else(|e| panic!("{name} on the CPU: {e}"));
+
+    let backend = Backend::Cuda(cuda.clone());
+    let on_gpu = |f: &Field<T>| f.to(&backend).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let gpu_in: Vec<Field<T>> = inputs.iter().map(on_gpu).collect();
+    let gpu_in_refs: Vec<&Field<T>> = gpu_in.iter().collect();
+    // Poisoned outputs on the device: a point the kernel does not write stays NaN.
+    let mut got: Vec<Field<T>> = (0..n_out).map(|_| on_gpu(&poisoned(&n))).collect();
+    let got_red = dispatch::launch(c.name, &backend, &gpu_in_refs, &mut got, &scalars)
+        .unwrap_or_else(|e| panic!("{name} on the GPU: {e}"));
+
     let tol = tolerance::<T>();
     for (o, (g, w)) in got.iter().zip(&want).enumerate() {
-        assert_close(
-            &format!("{name} GPU output {o}"),
-            &values(g),
-            &values(w),
-            tol,
-        );
+        assert_close(&format!("{name} output {o}"), &values(g), &values(w), tol);
     }
-    let mut got_red = Vec::new();
-    for (red, p) in k.reductions.iter().zip(&partials) {
-        let mut host = vec![T::zero(); blocks];
-        p.read(&mut host);
-        let vals = host.iter().map(|v| v.as_f64());
-        got_red.push(match red.op {
-            ReduceOp::Sum => vals.sum(),
-            ReduceOp::Max => vals.fold(f64::NEG_INFINITY, f64::max),
-            ReduceOp::Min => vals.fold(f64::INFINITY, f64::min),
-        });
+    assert_close(&format!("{name} reductions"), &got_red, &want_red, tol);
+}
+
+fn check_suite(cuda: &Cuda, label: &str) {
+    for c in ALL {
+        check::<f32>(c, cuda, label);
+        check::<f64>(c, cuda, label);
     }
-    assert_close(&format!("{name} GPU reductions"), &got_red, &want_red, tol);
 }
 
 #[test]
-fn every_kernel_agrees_on_the_gpu() {
-    let gpu = match device() {
-        Ok(name) => name,
-        Err(why) => {
-            println!("SKIPPED: GPU conformance needs a CUDA device: {why}");
-            return;
-        }
-    };
-    for c in ALL {
-        let k = kernel_ir(c.source, c.name);
-        check::<f32>(&k, c.ptx_f32.0, c.ptx_f32.1);
-        check::<f64>(&k, c.ptx_f64.0, c.ptx_f64.1);
+fn every_kernel_agrees_with_the_cpu_for_every_launch_shape() {
+    let Some(cuda) = gpu() else { return };
+    let cache = std::env::temp_dir().join(format!("stencil-tune-{}.tsv", std::process::id()));
+    let _ = std::fs::remove_file(&cache);
+    std::env::set_var(stencil_runtime::cuda::TUNE_CACHE_ENV, &cache);
+
+    check_suite(&cuda.clone().with_tuning(Tuning::Off), "default shape");
+    for shape in ["32x2x1p2", "32x4x1p4", "64x1x1p8", "32x4x2p2", "32x2x2p8", "128x1x1p1"] {
+        let s: LaunchShape = shape.parse().expect("a shape");
+        check_suite(&cuda.clone().with_tuning(Tuning::Fixed(s)), shape);
     }
-    println!("{} kernels x 2 precisions agree on {gpu}", ALL.len());
+    check_suite(&cuda.clone().with_tuning(Tuning::On), "tuned");
+    let written = std::fs::read_to_string(&cache).expect("the tuning cache was written");
+    assert!(
+        written.lines().count() >= ALL.len() && written.contains(cuda.device_name()),
+        "tuning cache:\n{written}"
+    );
+    // A second run reuses the cached shapes (and still agrees).
+    check_suite(&cuda.clone().with_tuning(Tuning::On), "tuned, cached");
+    let again = std::fs::read_to_string(&cache).expect("cache");
+    assert_eq!(again.lines().count(), written.lines().count(), "no new search");
+    let _ = std::fs::remove_file(&cache);
+    println!(
+        "{} kernels x 2 precisions x 9 launch policies agree with the CPU on {}",
+        ALL.len(),
+        cuda.device_name()
+    );
+}
+
+#[test]
+fn fields_round_trip_between_host_and_device() {
+    let Some(cuda) = gpu() else { return };
+    let gpu = Backend::Cuda(cuda);
+    for (extent, halo) in [
+        (vec![37], 0),
+        (vec![37], 3),
+        (vec![33, 7], 1),
+        (vec![5, 4, 3], 2),
+    ] {
+        let host = Field::<f64>::from_fn(&extent, halo, |[i, j, k]| {
+            (i * 10_000 + j * 100 + k) as f64 + 0.5
+        });
+        let dev = host.to(&gpu).expect("upload");
+        assert!(!dev.is_host());
+        let (_, ptr, _) = dev.device_args().expect("a device field");
+        assert_eq!(ptr % 128, 0, "interior rows start on 128-byte lines");
+        let back = dev.to_host().expect("download");
+        assert_eq!(back, host, "extent {extent:?} halo {halo}");
+        let mut dev = dev;
+        let p = [-(halo as isize), 0, 0];
+        assert_eq!(dev.get(p), host.get(p));
+        assert!(dev.set(p, -1.0));
+        assert_eq!(dev.get(p), Some(-1.0));
+        assert!(!dev.set([extent[0] as isize + halo as isize, 0, 0], 0.0));
+        let mut copy = Field::<f64>::zeros_on(&gpu, &extent, halo).expect("alloc");
+        copy.copy_from(&dev).expect("device to device");
+        assert_eq!(copy.get(p), Some(-1.0));
+        assert!(matches!(
+            dev.as_slice(),
+            Err(Error::NotOnHost { .. })
+        ));
+    }
+}
+
+#[test]
+fn cuda_failures_are_typed_errors() {
+    let Some(cuda) = gpu() else { return };
+    let gpu = Backend::Cuda(cuda.clone());
+    // A host field passed to a GPU launch.
+    let u = Field::<f64>::zeros(&[16, 16], 1).expect("field");
+    let mut out = Field::<f64>::zeros_on(&gpu, &[16, 16], 0).expect("field");
+    let e = stencil_tests::kernels::suite::lap5::launch(&gpu, &u, &mut out, 1.0).unwrap_err();
+    assert!(
+        matches!(&e, Error::Residency { kernel, field, .. } if kernel == "lap5" && field == "u"),
+        "{e}"
+    );
+    // Mismatched sizes are caught before any device work.
+    let u = Field::<f64>::zeros_on(&gpu, &[16, 15], 1).expect("field");
+    let e = stencil_tests::kernels::suite::lap5::launch(&gpu, &u, &mut out, 1.0).unwrap_err();
+    assert!(matches!(e, Error::Extent { .. }), "{e}");
+    // PTX the driver rejects.
+    static BROKEN: KernelCode = KernelCode {
+        name: "broken",
+        dims: 1,
+        f32: Ptx {
+            text: ".version 7.0\n.target sm_80\n.address_size 64\nthis is not PTX\n",
+            entry: "broken_f32",
+            hash: 1,
+        },
+        f64: Ptx {
+            text: ".version 7.0\n.target sm_80\n.address_size 64\nthis is not PTX either\n",
+            entry: "broken_f64",
+            hash: 2,
+        },
+        points: &[1],
+    };
+    let e = CudaLaunch::new(&cuda, &BROKEN, Precision::F64)
+        .run([8, 1, 1])
+        .unwrap_err();
+    assert!(
+        matches!(&e, Error::PtxLoad { kernel, .. } if kernel == "broken"),
+        "{e}"
+    );
+    println!("PTX error: {e}");
+    // Out of memory: 8 TiB.
+    let e = Field::<f64>::zeros_on(&gpu, &[1 << 20, 1 << 20], 0).unwrap_err();
+    assert!(matches!(e, Error::OutOfMemory { .. }), "{e}");
+    println!("OOM error: {e}");
+    // A device that does not exist.
+    let e = Backend::cuda(4096).unwrap_err();
+    assert!(matches!(e, Error::NoDevice { ordinal: 4096, .. }), "{e}");
+}
+
+#[test]
+fn streams_and_timers_work() {
+    let Some(cuda) = gpu() else { return };
+    let second = cuda.new_stream().expect("a second stream");
+    assert_ne!(second, cuda);
+    let b = Backend::Cuda(second.clone().with_tuning(Tuning::Off));
+    let n = [512, 512];
+    let u = Field::<f32>::from_fn(&n, 1, |[i, j, _]| (i + j) as f32)
+        .to(&b)
+        .expect("upload");
+    let mut out = Field::<f32>::zeros_on(&b, &n, 0).expect("alloc");
+    let mut timer = second.timer().expect("timer");
+    timer.start().expect("start");
+    for _ in 0..10 {
+        stencil_tests::kernels::suite::lap5::launch(&b, &u, &mut out, 1.0).expect("launch");
+    }
+    let t = timer.stop().expect("stop");
+    assert!(t > 0.0 && t < 10.0, "10 launches took {t} s");
+    // lap5 of i + j is 0 in the interior away from the boundary-free halo formula.
+    assert_eq!(out.get([5, 5, 0]), Some(0.0));
+    b.synchronize().expect("sync");
 }
