@@ -46,7 +46,9 @@ pub enum Error {
     #[error("backend unavailable: {0}")]
     Backend(String),
     /// No CUDA driver library could be loaded or initialised.
-    #[error("no CUDA driver: {0}; install the NVIDIA driver, or run on the CPU (STENCIL_BACKEND=cpu)")]
+    #[error(
+        "no CUDA driver: {0}; install the NVIDIA driver, or run on the CPU (STENCIL_BACKEND=cpu)"
+    )]
     NoDriver(String),
     /// The driver is present but the requested device is not.
     #[error("no CUDA device {ordinal}: the driver reports {count} device(s); choose an ordinal below {count}, or run on the CPU (STENCIL_BACKEND=cpu)")]

@@ -185,7 +185,9 @@ impl<T: Real> Field<T> {
                 let bytes = layout
                     .len
                     .checked_mul(std::mem::size_of::<T>())
-                    .ok_or_else(|| Error::InvalidField(format!("extent {extent:?} is too large")))?;
+                    .ok_or_else(|| {
+                        Error::InvalidField(format!("extent {extent:?} is too large"))
+                    })?;
                 let buf = DeviceBuffer::zeroed(
                     cuda.stream(),
                     bytes,
@@ -243,7 +245,8 @@ impl<T: Real> Field<T> {
             Storage::Host(v) => Some(v[o]),
             Storage::Device(buf) => {
                 let mut x = [T::zero()];
-                let one = self.element_copy(buf, o, Place::Host(x.as_mut_ptr() as *const u8), false);
+                let one =
+                    self.element_copy(buf, o, Place::Host(x.as_mut_ptr() as *const u8), false);
                 one.ok().map(|_| x[0])
             }
         }
@@ -370,7 +373,8 @@ impl<T: Real> Field<T> {
         if let (Storage::Device(a), Storage::Device(b)) = (&src.storage, &self.storage) {
             if a.stream.device.ordinal != b.stream.device.ordinal {
                 return Err(Error::Backend(
-                    "copies between two GPUs go through the host: use `to_host()` then `copy_from`".into(),
+                    "copies between two GPUs go through the host: use `to_host()` then `copy_from`"
+                        .into(),
                 ));
             }
         }

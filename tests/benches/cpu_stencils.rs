@@ -26,7 +26,11 @@ fn lap5_by_hand(u: &Field<f64>, out: &mut Field<f64>, inv_h2: f64) {
 fn jacobi_by_hand(u: &Field<f64>, f: &Field<f64>, out: &mut Field<f64>, h2: f64, w: f64) {
     let (su, sf, so) = (u.strides()[0], f.strides()[0], out.strides()[0]);
     let (ou, of, oo) = (u.origin(), f.origin(), out.origin());
-    let (src, rhs, dst) = (u.as_slice().unwrap(), f.as_slice().unwrap(), out.as_mut_slice().unwrap());
+    let (src, rhs, dst) = (
+        u.as_slice().unwrap(),
+        f.as_slice().unwrap(),
+        out.as_mut_slice().unwrap(),
+    );
     for j in 0..N {
         let row = &mut dst[oo + j * so..oo + j * so + N];
         for (i, o) in row.iter_mut().enumerate() {

@@ -87,7 +87,12 @@ pub fn run<T: Real>(
     let (mut next_in, mut next_out, mut next_scalar) = (0, 0, 0);
     let out_ptrs: Vec<(u64, [usize; 2])> = outputs
         .iter_mut()
-        .map(|f| (f.view_mut("harness", "out").expect("a host field").ptr as u64, f.strides()))
+        .map(|f| {
+            (
+                f.view_mut("harness", "out").expect("a host field").ptr as u64,
+                f.strides(),
+            )
+        })
         .collect();
     for &(kind, i) in &k.param_order {
         match kind {
@@ -96,7 +101,10 @@ pub fn run<T: Real>(
                     Access::In => {
                         let f = inputs[next_in];
                         next_in += 1;
-                        (f.view("harness", "in").expect("a host field").ptr as u64, f.strides())
+                        (
+                            f.view("harness", "in").expect("a host field").ptr as u64,
+                            f.strides(),
+                        )
                     }
                     Access::Out => {
                         next_out += 1;
@@ -162,5 +170,9 @@ pub fn assert_close(what: &str, got: &[f64], want: &[f64], tol: f64) {
 
 /// The interior values of a field as f64.
 pub fn values<T: Real>(f: &Field<T>) -> Vec<f64> {
-    f.interior().expect("readable").iter().map(|v| v.as_f64()).collect()
+    f.interior()
+        .expect("readable")
+        .iter()
+        .map(|v| v.as_f64())
+        .collect()
 }

@@ -87,7 +87,14 @@ fn every_kernel_agrees_with_the_cpu_for_every_launch_shape() {
     std::env::set_var(stencil_runtime::cuda::TUNE_CACHE_ENV, &cache);
 
     check_suite(&cuda.clone().with_tuning(Tuning::Off), "default shape");
-    for shape in ["32x2x1p2", "32x4x1p4", "64x1x1p8", "32x4x2p2", "32x2x2p8", "128x1x1p1"] {
+    for shape in [
+        "32x2x1p2",
+        "32x4x1p4",
+        "64x1x1p8",
+        "32x4x2p2",
+        "32x2x2p8",
+        "128x1x1p1",
+    ] {
         let s: LaunchShape = shape.parse().expect("a shape");
         check_suite(&cuda.clone().with_tuning(Tuning::Fixed(s)), shape);
     }
@@ -100,7 +107,11 @@ fn every_kernel_agrees_with_the_cpu_for_every_launch_shape() {
     // A second run reuses the cached shapes (and still agrees).
     check_suite(&cuda.clone().with_tuning(Tuning::On), "tuned, cached");
     let again = std::fs::read_to_string(&cache).expect("cache");
-    assert_eq!(again.lines().count(), written.lines().count(), "no new search");
+    assert_eq!(
+        again.lines().count(),
+        written.lines().count(),
+        "no new search"
+    );
     let _ = std::fs::remove_file(&cache);
     println!(
         "{} kernels x 2 precisions x 9 launch policies agree with the CPU on {}",
@@ -137,10 +148,7 @@ fn fields_round_trip_between_host_and_device() {
         let mut copy = Field::<f64>::zeros_on(&gpu, &extent, halo).expect("alloc");
         copy.copy_from(&dev).expect("device to device");
         assert_eq!(copy.get(p), Some(-1.0));
-        assert!(matches!(
-            dev.as_slice(),
-            Err(Error::NotOnHost { .. })
-        ));
+        assert!(matches!(dev.as_slice(), Err(Error::NotOnHost { .. })));
     }
 }
 

@@ -276,7 +276,11 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             vals[n as usize] = Some(v);
         }
         for &(f, n) in &k.stores {
-            let ptr = self.address(&args.fields[f as usize], at.bases[f as usize], shifted([0; 3]))?;
+            let ptr = self.address(
+                &args.fields[f as usize],
+                at.bases[f as usize],
+                shifted([0; 3]),
+            )?;
             self.b.build_store(ptr, get(&vals, n))?;
         }
         Ok(k.contributions
@@ -726,7 +730,8 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         for n in self.k.live_nodes() {
             if let Node::Load { field, mut offset } = self.k.nodes[n as usize] {
                 offset[at.axis] += at.shift;
-                if let std::collections::hash_map::Entry::Vacant(slot) = memo.entry((field, offset)) {
+                if let std::collections::hash_map::Entry::Vacant(slot) = memo.entry((field, offset))
+                {
                     let fa = &args.fields[field as usize];
                     let ptr = self.address(fa, at.bases[field as usize], offset)?;
                     slot.insert(self.load(ptr, self.k.types[n as usize])?);

@@ -160,7 +160,9 @@ impl<'a> CudaLaunch<'a> {
     pub fn run(self, n: [usize; 3]) -> Result<Vec<f64>, Error> {
         self.cuda.bind()?;
         let shape = self.shape(n)?;
-        let grid = shape.grid(self.code.dims, n).ok_or_else(|| self.too_large(n))?;
+        let grid = shape
+            .grid(self.code.dims, n)
+            .ok_or_else(|| self.too_large(n))?;
         let partials = self.partials(grid)?;
         self.launch(n, shape, grid, &partials)?;
         if self.cuda.checked {
@@ -220,11 +222,10 @@ impl<'a> CudaLaunch<'a> {
                 if let Some(s) = cached.filter(usable) {
                     return Ok(s);
                 }
-                let candidates: Vec<LaunchShape> =
-                    LaunchShape::candidates(dims, self.code.points)
-                        .into_iter()
-                        .filter(usable)
-                        .collect();
+                let candidates: Vec<LaunchShape> = LaunchShape::candidates(dims, self.code.points)
+                    .into_iter()
+                    .filter(usable)
+                    .collect();
                 let best = self.search(&candidates, n)?.unwrap_or(default);
                 device
                     .tuned
@@ -341,7 +342,15 @@ impl<'a> CudaLaunch<'a> {
             )?;
             let src = current.as_ref().unwrap_or(partials);
             let mut params = Params::default();
-            for v in [count as u64, 1, 1, src.ptr, count as u64, count as u64, next.ptr] {
+            for v in [
+                count as u64,
+                1,
+                1,
+                src.ptr,
+                count as u64,
+                count as u64,
+                next.ptr,
+            ] {
                 params.push(Arg::Wide(v));
             }
             // SAFETY: the final-pass kernels take (n0, n1, n2, partials, sy, sz, result),
@@ -373,6 +382,38 @@ impl<'a> CudaLaunch<'a> {
             }
         };
         Ok(value)
+    }
+}
+
+impl Cuda {
+    /// The launch shape `code` would use at precision `p` over domain `n` under this
+    /// backend's policy, without searching: the tuned shape if one is cached, else the
+    /// fixed or default shape. (For reports.)
+    pub fn launch_shape(&self, code: &KernelCode, p: Precision, n: [usize; 3]) -> LaunchShape {
+        let default = LaunchShape::default_for(code.dims);
+        match self.tuning {
+            Tuning::Off => default,
+            Tuning::Fixed(s)
+                if code.points.contains(&s.points) && s.grid(code.dims, n).is_some() =>
+            {
+                s
+            }
+            Tuning::Fixed(_) => default,
+            Tuning::On => {
+                let device = &self.stream().device;
+                let name = match p {
+                    Precision::F32 => "f32",
+                    Precision::F64 => "f64",
+                };
+                let key = cache_key(code.ptx(p).hash, name, &device.name, n);
+                let cached = device
+                    .tuned
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .get(&key);
+                cached.unwrap_or(default)
+            }
+        }
     }
 }
 

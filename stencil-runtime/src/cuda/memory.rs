@@ -19,7 +19,11 @@ pub(crate) struct DeviceBuffer {
 
 impl std::fmt::Debug for DeviceBuffer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "DeviceBuffer({} bytes on {:?})", self.bytes, self.stream.device)
+        write!(
+            f,
+            "DeviceBuffer({} bytes on {:?})",
+            self.bytes, self.stream.device
+        )
     }
 }
 

@@ -87,7 +87,8 @@ impl LaunchShape {
         let last = dims.max(1) - 1;
         let mut g = [1u32; 3];
         for a in 0..3 {
-            let per_block = self.block[a] as usize * if a == last { self.points as usize } else { 1 };
+            let per_block =
+                self.block[a] as usize * if a == last { self.points as usize } else { 1 };
             let blocks = n[a].div_ceil(per_block);
             let limit = if a == 0 { (1 << 31) - 1 } else { 65535 };
             if blocks > limit {
@@ -124,7 +125,11 @@ impl LaunchShape {
         };
         blocks
             .iter()
-            .flat_map(|&block| points.iter().map(move |&p| LaunchShape { block, points: p }))
+            .flat_map(|&block| {
+                points
+                    .iter()
+                    .map(move |&p| LaunchShape { block, points: p })
+            })
             .collect()
     }
 }
@@ -148,9 +153,10 @@ impl Tuning {
             Ok(v) => match v.trim().to_ascii_lowercase().as_str() {
                 "" | "on" | "1" | "true" => Ok(Tuning::On),
                 "off" | "0" | "false" => Ok(Tuning::Off),
-                shape => shape.parse().map(Tuning::Fixed).map_err(|e| {
-                    Error::Backend(format!("{TUNE_ENV}: {e}; or use `on` or `off`"))
-                }),
+                shape => shape
+                    .parse()
+                    .map(Tuning::Fixed)
+                    .map_err(|e| Error::Backend(format!("{TUNE_ENV}: {e}; or use `on` or `off`"))),
             },
         }
     }
@@ -192,7 +198,11 @@ impl TuneCache {
         }
         self.loaded = true;
         self.path = cache_path();
-        let Some(text) = self.path.as_ref().and_then(|p| std::fs::read_to_string(p).ok()) else {
+        let Some(text) = self
+            .path
+            .as_ref()
+            .and_then(|p| std::fs::read_to_string(p).ok())
+        else {
             return;
         };
         // Lines: key <TAB> shape. Unreadable lines (an older format) are skipped.
@@ -250,7 +260,10 @@ mod tests {
         assert_eq!(s.to_string(), "32x8x1p4");
         assert!("32x8p4".parse::<LaunchShape>().is_err());
         assert!("64x32x1p1".parse::<LaunchShape>().is_err(), "2048 threads");
-        assert!("32x8x1p3".parse::<LaunchShape>().is_err(), "no such variant");
+        assert!(
+            "32x8x1p3".parse::<LaunchShape>().is_err(),
+            "no such variant"
+        );
     }
 
     #[test]
