@@ -18,7 +18,9 @@ mkdir -p "$out"
 cd "$root"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$out/device.txt"
 benchmarks/cuda/build.sh "$out/cuda" | tail -1
-.gpu/run backend_selection --nocapture
-.gpu/run gpu_conformance --nocapture --test-threads=1
+status=0
+.gpu/run backend_selection --nocapture || status=1
+.gpu/run gpu_conformance --nocapture --test-threads=1 || status=1
 export STENCIL_TUNE_CACHE="$out/launch-shapes.tsv"
-.gpu/run gpu_stencils --cubin "$out/cuda/stencils.cubin" --out "$out"
+.gpu/run gpu_stencils --cubin "$out/cuda/stencils.cubin" --out "$out" || status=1
+exit $status

@@ -118,31 +118,30 @@ impl RowCopy {
     /// destination must be writable.
     pub unsafe fn run(&self, stream: &Stream) -> Result<(), Error> {
         stream.device.bind()?;
-        let mut c: sys::CUDA_MEMCPY2D = std::mem::zeroed();
-        c.WidthInBytes = self.row_bytes;
-        c.Height = self.rows;
-        match self.src.0 {
-            Place::Host(p) => {
-                c.srcMemoryType = sys::CUmemorytype::CU_MEMORYTYPE_HOST;
-                c.srcHost = p as *const std::ffi::c_void;
-            }
-            Place::Device(d) => {
-                c.srcMemoryType = sys::CUmemorytype::CU_MEMORYTYPE_DEVICE;
-                c.srcDevice = d;
-            }
-        }
-        c.srcPitch = self.src.1;
-        match self.dst.0 {
-            Place::Host(p) => {
-                c.dstMemoryType = sys::CUmemorytype::CU_MEMORYTYPE_HOST;
-                c.dstHost = p as *mut std::ffi::c_void;
-            }
-            Place::Device(d) => {
-                c.dstMemoryType = sys::CUmemorytype::CU_MEMORYTYPE_DEVICE;
-                c.dstDevice = d;
-            }
-        }
-        c.dstPitch = self.dst.1;
+        let end = |place: Place| match place {
+            Place::Host(p) => (sys::CUmemorytype::CU_MEMORYTYPE_HOST, p, 0),
+            Place::Device(d) => (sys::CUmemorytype::CU_MEMORYTYPE_DEVICE, std::ptr::null(), d),
+        };
+        let (src_type, src_host, src_dev) = end(self.src.0);
+        let (dst_type, dst_host, dst_dev) = end(self.dst.0);
+        let c = sys::CUDA_MEMCPY2D {
+            srcXInBytes: 0,
+            srcY: 0,
+            srcMemoryType: src_type,
+            srcHost: src_host as *const std::ffi::c_void,
+            srcDevice: src_dev,
+            srcArray: std::ptr::null_mut(),
+            srcPitch: self.src.1,
+            dstXInBytes: 0,
+            dstY: 0,
+            dstMemoryType: dst_type,
+            dstHost: dst_host as *mut std::ffi::c_void,
+            dstDevice: dst_dev,
+            dstArray: std::ptr::null_mut(),
+            dstPitch: self.dst.1,
+            WidthInBytes: self.row_bytes,
+            Height: self.rows,
+        };
         sys::cuMemcpy2DAsync_v2(&c, stream.raw)
             .result()
             .map_err(|e| cuda_error("copying a field", e))?;

@@ -173,10 +173,11 @@ pub(crate) fn cache_key(ptx_hash: u64, precision: &str, device: &str, n: [usize;
     format!("{h:016x} {precision} {device} 2^{}", class.join("x2^"))
 }
 
-/// Tuned shapes of one device: in memory, backed by a tab-separated file.
+/// Tuned shapes of one device: in memory, backed by a tab-separated file (re-read when
+/// `STENCIL_TUNE_CACHE` names another file).
 #[derive(Default)]
 pub(crate) struct TuneCache {
-    loaded: bool,
+    loaded: Option<Option<PathBuf>>,
     path: Option<PathBuf>,
     shapes: HashMap<String, LaunchShape>,
 }
@@ -193,11 +194,13 @@ fn cache_path() -> Option<PathBuf> {
 
 impl TuneCache {
     fn load(&mut self) {
-        if self.loaded {
+        let path = cache_path();
+        if self.loaded.as_ref() == Some(&path) {
             return;
         }
-        self.loaded = true;
-        self.path = cache_path();
+        self.loaded = Some(path.clone());
+        self.shapes.clear();
+        self.path = path;
         let Some(text) = self
             .path
             .as_ref()
