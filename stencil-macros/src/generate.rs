@@ -34,6 +34,10 @@ pub fn kernel_module(k: &Kernel, f: &syn::ItemFn, source: &str) -> syn::Result<T
     let launch = launcher(k, &rt);
     let (hash32, hash64) = (llvm::ptx_hash(&ptx32), llvm::ptx_hash(&ptx64));
     let points = llvm::point_variants(k);
+    let (vec32, vec64) = (
+        llvm::vector_width(k, Precision::F32),
+        llvm::vector_width(k, Precision::F64),
+    );
     Ok(quote! {
         #(#docs)*
         #[allow(non_snake_case, non_camel_case_types, clippy::all)]
@@ -62,8 +66,8 @@ pub fn kernel_module(k: &Kernel, f: &syn::ItemFn, source: &str) -> syn::Result<T
             pub const CODE: #rt::cuda::KernelCode = #rt::cuda::KernelCode {
                 name: NAME,
                 dims: DIMS,
-                f32: #rt::cuda::Ptx { text: PTX_F32, entry: ENTRY_F32, hash: #hash32 },
-                f64: #rt::cuda::Ptx { text: PTX_F64, entry: ENTRY_F64, hash: #hash64 },
+                f32: #rt::cuda::Ptx { text: PTX_F32, entry: ENTRY_F32, hash: #hash32, vector: #vec32 },
+                f64: #rt::cuda::Ptx { text: PTX_F64, entry: ENTRY_F64, hash: #hash64, vector: #vec64 },
                 points: &[#(#points),*],
             };
             #cpu

@@ -94,6 +94,11 @@ fn every_kernel_agrees_with_the_cpu_for_every_launch_shape() {
         "32x4x2p2",
         "32x2x2p8",
         "128x1x1p1",
+        "32x4x1v4p1",
+        "32x2x1v4p4",
+        "32x4x1v2p2",
+        "32x2x2v2p8",
+        "64x2x2v4p2",
     ] {
         let s: LaunchShape = shape.parse().expect("a shape");
         check_suite(&cuda.clone().with_tuning(Tuning::Fixed(s)), shape);
@@ -114,7 +119,7 @@ fn every_kernel_agrees_with_the_cpu_for_every_launch_shape() {
     );
     let _ = std::fs::remove_file(&cache);
     println!(
-        "{} kernels x 2 precisions x 9 launch policies agree with the CPU on {}",
+        "{} kernels x 2 precisions x 14 launch policies agree with the CPU on {}",
         ALL.len(),
         cuda.device_name()
     );
@@ -176,11 +181,13 @@ fn cuda_failures_are_typed_errors() {
             text: ".version 7.0\n.target sm_80\n.address_size 64\nthis is not PTX\n",
             entry: "broken_f32",
             hash: 1,
+            vector: 1,
         },
         f64: Ptx {
             text: ".version 7.0\n.target sm_80\n.address_size 64\nthis is not PTX either\n",
             entry: "broken_f64",
             hash: 2,
+            vector: 1,
         },
         points: &[1],
     };

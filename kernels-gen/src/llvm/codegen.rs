@@ -34,16 +34,55 @@ type R<T> = Result<T, LlvmError>;
 /// Values loaded so far by one thread, by (field, offset from the thread's first point).
 type LoadMemo<'ctx> = HashMap<(u32, [i32; 3]), BasicValueEnum<'ctx>>;
 
+/// Stores a thread defers so that neighbouring values can go out as one vector store:
+/// (field, offset from the thread's first point, value).
+type PendingStores<'ctx> = Vec<(u32, [i32; 3], BasicValueEnum<'ctx>)>;
+
 /// Where one point of a thread lies.
 struct PointAt<'ctx, 'b> {
     /// The point's index.
     idx: [IntValue<'ctx>; 3],
     /// Each field's pointer at the thread's first point.
     bases: &'b [PointerValue<'ctx>],
-    /// The axis along which a thread's points lie.
+    /// The point's offset from the thread's first point.
+    shift: [i32; 3],
+}
+
+/// The points one thread of a PTX entry computes: `vector` consecutive points along axis
+/// 0 (read and written with vector instructions) times `points` along the kernel's last
+/// axis.
+#[derive(Clone, Copy)]
+struct Tile {
+    vector: u32,
+    points: u32,
     axis: usize,
-    /// How many points along `axis` this point is from the thread's first.
-    shift: i32,
+}
+
+impl Tile {
+    /// How many points the tile spans along axis `a`.
+    fn span(&self, a: usize) -> u32 {
+        let mut n = 1;
+        if a == 0 {
+            n *= self.vector;
+        }
+        if a == self.axis {
+            n *= self.points;
+        }
+        n
+    }
+
+    /// Offsets of the tile's points from its first, in order.
+    fn shifts(&self) -> Vec<[i32; 3]> {
+        let mut out = Vec::new();
+        for p in 0..self.points as i32 {
+            for v in 0..self.vector as i32 {
+                let mut s = [v, 0, 0];
+                s[self.axis] += p;
+                out.push(s);
+            }
+        }
+        out
+    }
 }
 
 /// Per-field values a point needs: base pointer and strides.
@@ -90,8 +129,12 @@ pub fn build_module<'ctx>(
     };
     match target {
         Target::Ptx => {
-            for &points in super::point_variants(k) {
-                g.ptx_entry(points)?;
+            let width = super::vector_width(k, p);
+            let vectors: &[u32] = if width > 1 { &[1, width] } else { &[1] };
+            for &vector in vectors {
+                for &points in super::point_variants(k) {
+                    g.ptx_entry(vector, points)?;
+                }
             }
         }
         Target::Host => g.host_entry()?,
@@ -214,20 +257,19 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
     /// reduction's contribution.
     ///
     /// Addresses are taken from `at.bases` (one per field, at the thread's first point)
-    /// shifted by `at.shift` points along axis `at.axis`. Loads found in `memo` are reused:
-    /// the points of one thread share the values their stencils have in common.
+    /// shifted by `at.shift`. Loads found in `memo` are reused: the points of one thread
+    /// share the values their stencils have in common. Stores go to `pending` when given
+    /// (the caller emits them), else out at once.
     fn point(
         &self,
         args: &EntryArgs<'ctx>,
         at: &PointAt<'ctx, '_>,
         mut memo: Option<&mut LoadMemo<'ctx>>,
+        pending: Option<&mut PendingStores<'ctx>>,
     ) -> R<Vec<(u32, BasicValueEnum<'ctx>)>> {
         let k = self.k;
         let idx = at.idx;
-        let shifted = |mut off: [i32; 3]| {
-            off[at.axis] += at.shift;
-            off
-        };
+        let shifted = |off: [i32; 3]| [0, 1, 2].map(|a| off[a] + at.shift[a]);
         let mut vals: Vec<Option<BasicValueEnum<'ctx>>> = vec![None; k.nodes.len()];
         let get = |vals: &Vec<Option<BasicValueEnum<'ctx>>>, n: u32| {
             vals[n as usize].expect("operands are lowered before their users")
@@ -275,13 +317,19 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             };
             vals[n as usize] = Some(v);
         }
-        for &(f, n) in &k.stores {
-            let ptr = self.address(
-                &args.fields[f as usize],
-                at.bases[f as usize],
-                shifted([0; 3]),
-            )?;
-            self.b.build_store(ptr, get(&vals, n))?;
+        match pending {
+            Some(list) => {
+                for &(f, n) in &k.stores {
+                    list.push((f, shifted([0; 3]), get(&vals, n)));
+                }
+            }
+            None => {
+                for &(f, n) in &k.stores {
+                    let fa = &args.fields[f as usize];
+                    let ptr = self.address(fa, at.bases[f as usize], shifted([0; 3]))?;
+                    self.b.build_store(ptr, get(&vals, n))?;
+                }
+            }
         }
         Ok(k.contributions
             .iter()
@@ -598,14 +646,15 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         Ok(self.call(f, &[])?.into_int_value())
     }
 
-    /// A CUDA kernel in which each thread computes `points` consecutive points along the
-    /// kernel's last axis, sharing the loads their stencils have in common; block partials
-    /// for reductions.
+    /// A CUDA kernel in which each thread computes a [`Tile`] of points: `vector`
+    /// consecutive points along axis 0 times `points` along the kernel's last axis,
+    /// sharing the loads their stencils have in common; block partials for reductions.
     ///
     /// Threads whose points all lie inside the domain take a fast path without per-point
-    /// guards; the others (at the domain's far edge) check each point.
-    fn ptx_entry(&mut self, points: u32) -> R<()> {
-        let name = super::variant_entry(&entry_name(self.k, self.p), points);
+    /// guards, with vector loads and stores where a row of the tile is whole; the others
+    /// (at the domain's far edges) check each point.
+    fn ptx_entry(&mut self, vector: u32, points: u32) -> R<()> {
+        let name = super::variant_entry(&entry_name(self.k, self.p), vector, points);
         let fn_ty = self
             .ctx
             .void_type()
@@ -631,9 +680,14 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         self.b.position_at_end(entry);
         let args = self.unpack_params(f)?;
         let i64t = self.ctx.i64_type();
-        let axis = (self.k.dims as usize).max(1) - 1;
+        let tile = Tile {
+            vector,
+            points,
+            axis: (self.k.dims as usize).max(1) - 1,
+        };
         let mut first = [self.i64c(0); 3];
-        let mut others_inside = self.ctx.bool_type().const_int(1, false);
+        let mut any_inside = self.ctx.bool_type().const_int(1, false);
+        let mut all_inside = any_inside;
         for (a, name) in ["x", "y", "z"].iter().enumerate() {
             let ctaid = self.sreg(&format!("ctaid.{name}"))?;
             let ntid = self.sreg(&format!("ntid.{name}"))?;
@@ -641,16 +695,17 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             let base = self.b.build_int_nuw_mul(ctaid, ntid, "")?;
             let g = self.b.build_int_nuw_add(base, tid, "")?;
             first[a] = self.b.build_int_z_extend(g, i64t, "")?;
-            if a == axis {
-                first[a] = self
-                    .b
-                    .build_int_nuw_mul(first[a], self.i64c(points as i64), "")?;
-            } else {
-                let ok = self
-                    .b
-                    .build_int_compare(IntPredicate::ULT, first[a], args.n[a], "")?;
-                others_inside = self.b.build_and(others_inside, ok, "")?;
-            }
+            let span = self.i64c(tile.span(a) as i64);
+            first[a] = self.b.build_int_nuw_mul(first[a], span, "")?;
+            let some = self
+                .b
+                .build_int_compare(IntPredicate::ULT, first[a], args.n[a], "")?;
+            any_inside = self.b.build_and(any_inside, some, "")?;
+            let end = self.b.build_int_nuw_add(first[a], span, "")?;
+            let all = self
+                .b
+                .build_int_compare(IntPredicate::ULE, end, args.n[a], "")?;
+            all_inside = self.b.build_and(all_inside, all, "")?;
         }
         let bases: Vec<PointerValue> = args
             .fields
@@ -666,45 +721,44 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                 Ok(slot)
             })
             .collect::<R<_>>()?;
-        let end = self
-            .b
-            .build_int_nuw_add(first[axis], self.i64c(points as i64), "")?;
-        let all_fit = self
-            .b
-            .build_int_compare(IntPredicate::ULE, end, args.n[axis], "")?;
-        let all_inside = self.b.build_and(others_inside, all_fit, "")?;
         self.b.build_conditional_branch(all_inside, fast, edge)?;
 
-        // Every point inside: unguarded, loads shared between points.
+        // Every point inside: unguarded, loads shared between points, vector accesses.
         self.b.position_at_end(fast);
         let mut memo = LoadMemo::new();
-        for p in 0..points {
-            let at = self.point_at(first, &bases, axis, p)?;
-            self.issue_loads(&args, &at, &mut memo)?;
-        }
-        for p in 0..points {
-            let at = self.point_at(first, &bases, axis, p)?;
-            let contributions = self.point(&args, &at, Some(&mut memo))?;
+        let shifts = tile.shifts();
+        self.issue_loads(&args, &bases, &shifts, vector, &mut memo)?;
+        let mut pending = PendingStores::new();
+        for &shift in &shifts {
+            let at = self.point_at(first, &bases, shift)?;
+            let contributions = self.point(&args, &at, Some(&mut memo), Some(&mut pending))?;
             self.accumulate(&slots, contributions)?;
         }
+        self.emit_stores(&args, &bases, pending, vector)?;
         self.b.build_unconditional_branch(join)?;
 
-        // At the far edge: each point guarded.
+        // At the far edges: each point guarded.
         self.b.position_at_end(edge);
         let check_first = self.ctx.append_basic_block(f, "edge_points");
         self.b
-            .build_conditional_branch(others_inside, check_first, join)?;
+            .build_conditional_branch(any_inside, check_first, join)?;
         self.b.position_at_end(check_first);
-        for p in 0..points {
-            let at = self.point_at(first, &bases, axis, p)?;
-            let inside =
-                self.b
-                    .build_int_compare(IntPredicate::ULT, at.idx[axis], args.n[axis], "")?;
+        for &shift in &shifts {
+            let at = self.point_at(first, &bases, shift)?;
+            let mut inside = self.ctx.bool_type().const_int(1, false);
+            for a in 0..3 {
+                if shift[a] != 0 {
+                    let ok =
+                        self.b
+                            .build_int_compare(IntPredicate::ULT, at.idx[a], args.n[a], "")?;
+                    inside = self.b.build_and(inside, ok, "")?;
+                }
+            }
             let body = self.ctx.append_basic_block(f, "edge_point");
             let next = self.ctx.append_basic_block(f, "edge_next");
             self.b.build_conditional_branch(inside, body, next)?;
             self.b.position_at_end(body);
-            let contributions = self.point(&args, &at, None)?;
+            let contributions = self.point(&args, &at, None, None)?;
             self.accumulate(&slots, contributions)?;
             self.b.build_unconditional_branch(next)?;
             self.b.position_at_end(next);
@@ -719,48 +773,159 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         Ok(())
     }
 
-    /// Emits every load of the point `at` not yet in `memo`, so that all of a thread's
-    /// loads are in flight before the first arithmetic uses them.
+    /// The offsets (from the thread's first point) every point of the tile loads, by
+    /// field, in first-use order.
+    fn tile_loads(&self, shifts: &[[i32; 3]]) -> Vec<(u32, [i32; 3], Ty)> {
+        let mut seen = std::collections::HashSet::new();
+        let mut out = Vec::new();
+        for s in shifts {
+            for n in self.k.live_nodes() {
+                if let Node::Load { field, offset } = self.k.nodes[n as usize] {
+                    let off = [0, 1, 2].map(|a| offset[a] + s[a]);
+                    if seen.insert((field, off)) {
+                        out.push((field, off, self.k.types[n as usize]));
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// Emits every load of the tile, so that all of a thread's loads are in flight before
+    /// the first arithmetic uses them: one vector load for each aligned run of `vector`
+    /// values of a row that the tile reads whole, scalar loads for the rest.
     fn issue_loads(
         &self,
         args: &EntryArgs<'ctx>,
-        at: &PointAt<'ctx, '_>,
+        bases: &[PointerValue<'ctx>],
+        shifts: &[[i32; 3]],
+        vector: u32,
         memo: &mut LoadMemo<'ctx>,
     ) -> R<()> {
-        for n in self.k.live_nodes() {
-            if let Node::Load { field, mut offset } = self.k.nodes[n as usize] {
-                offset[at.axis] += at.shift;
-                if let std::collections::hash_map::Entry::Vacant(slot) = memo.entry((field, offset))
-                {
-                    let fa = &args.fields[field as usize];
-                    let ptr = self.address(fa, at.bases[field as usize], offset)?;
-                    slot.insert(self.load(ptr, self.k.types[n as usize])?);
+        let loads = self.tile_loads(shifts);
+        let wanted: std::collections::HashSet<(u32, [i32; 3])> =
+            loads.iter().map(|&(f, o, _)| (f, o)).collect();
+        let v = vector as i32;
+        for &(field, off, ty) in &loads {
+            if memo.contains_key(&(field, off)) {
+                continue;
+            }
+            let start = off[0].div_euclid(v) * v;
+            let run = |x: i32| (field, [x, off[1], off[2]]);
+            if v > 1 && (start..start + v).all(|x| wanted.contains(&run(x))) {
+                let fa = &args.fields[field as usize];
+                let ptr = self.address(fa, bases[field as usize], run(start).1)?;
+                let values = self.load_vector(ptr, ty, vector)?;
+                for (x, value) in (start..start + v).zip(values) {
+                    memo.insert(run(x), value);
                 }
+            } else {
+                let fa = &args.fields[field as usize];
+                let ptr = self.address(fa, bases[field as usize], off)?;
+                memo.insert((field, off), self.load(ptr, ty)?);
             }
         }
         Ok(())
     }
 
-    /// The `p`-th point of a thread whose first point is `first`.
+    /// Emits a tile's stores: one vector store for each aligned run of `vector` values of
+    /// a row, scalar stores for the rest.
+    fn emit_stores(
+        &self,
+        args: &EntryArgs<'ctx>,
+        bases: &[PointerValue<'ctx>],
+        pending: PendingStores<'ctx>,
+        vector: u32,
+    ) -> R<()> {
+        let v = vector as i32;
+        let by_place: HashMap<(u32, [i32; 3]), BasicValueEnum<'ctx>> =
+            pending.iter().map(|&(f, o, x)| ((f, o), x)).collect();
+        let mut done = std::collections::HashSet::new();
+        for &(field, off, value) in &pending {
+            if done.contains(&(field, off)) {
+                continue;
+            }
+            let fa = &args.fields[field as usize];
+            let start = off[0].div_euclid(v) * v;
+            let run: Vec<(u32, [i32; 3])> = (start..start + v)
+                .map(|x| (field, [x, off[1], off[2]]))
+                .collect();
+            if v > 1 && run.iter().all(|key| by_place.contains_key(key)) {
+                let ptr = self.address(fa, bases[field as usize], run[0].1)?;
+                let values: Vec<BasicValueEnum> = run.iter().map(|key| by_place[key]).collect();
+                self.store_vector(ptr, &values)?;
+                done.extend(run);
+            } else {
+                let ptr = self.address(fa, bases[field as usize], off)?;
+                self.b.build_store(ptr, value)?;
+                done.insert((field, off));
+            }
+        }
+        Ok(())
+    }
+
+    /// Loads `n` consecutive values of type `ty` at `ptr` (aligned to their total size)
+    /// through the non-coherent path, as one vector instruction.
+    fn load_vector(&self, ptr: PointerValue<'ctx>, ty: Ty, n: u32) -> R<Vec<BasicValueEnum<'ctx>>> {
+        let elem = self.ty(ty).into_float_type();
+        let vt = elem.vec_type(n);
+        let vptr = self
+            .b
+            .build_pointer_cast(ptr, vt.ptr_type(self.addr_space()), "")?;
+        let f = self.intrinsic(
+            "llvm.nvvm.ldg.global.f",
+            &[vt.into(), vptr.get_type().into()],
+        )?;
+        let bytes = n as u64 * if ty.concrete(self.p) == Ty::F32 { 4 } else { 8 };
+        let align = self.ctx.i32_type().const_int(bytes, false);
+        let v = self
+            .call(f, &[vptr.into(), align.into()])?
+            .into_vector_value();
+        (0..n)
+            .map(|i| {
+                let idx = self.ctx.i32_type().const_int(i as u64, false);
+                Ok(self.b.build_extract_element(v, idx, "")?)
+            })
+            .collect()
+    }
+
+    /// Stores `values` (all of one float type) at `ptr` as one vector instruction.
+    fn store_vector(&self, ptr: PointerValue<'ctx>, values: &[BasicValueEnum<'ctx>]) -> R<()> {
+        let elem = values[0].get_type().into_float_type();
+        let vt = elem.vec_type(values.len() as u32);
+        let mut v = vt.get_undef();
+        for (i, &x) in values.iter().enumerate() {
+            let idx = self.ctx.i32_type().const_int(i as u64, false);
+            v = self.b.build_insert_element(v, x, idx, "")?;
+        }
+        let vptr = self
+            .b
+            .build_pointer_cast(ptr, vt.ptr_type(self.addr_space()), "")?;
+        let bytes = values.len() as u32 * if elem == self.ctx.f32_type() { 4 } else { 8 };
+        let st = self.b.build_store(vptr, v)?;
+        st.set_alignment(bytes).map_err(|e| LlvmError::Invalid {
+            kernel: self.k.name.clone(),
+            message: e.to_string(),
+        })?;
+        Ok(())
+    }
+
+    /// The point at offset `shift` from a thread's first point `first`.
     fn point_at<'b>(
         &self,
         first: [IntValue<'ctx>; 3],
         bases: &'b [PointerValue<'ctx>],
-        axis: usize,
-        p: u32,
+        shift: [i32; 3],
     ) -> R<PointAt<'ctx, 'b>> {
         let mut idx = first;
-        if p > 0 {
-            idx[axis] = self
-                .b
-                .build_int_nuw_add(first[axis], self.i64c(p as i64), "")?;
+        for a in 0..3 {
+            if shift[a] != 0 {
+                idx[a] = self
+                    .b
+                    .build_int_nuw_add(first[a], self.i64c(shift[a] as i64), "")?;
+            }
         }
-        Ok(PointAt {
-            idx,
-            bases,
-            axis,
-            shift: p as i32,
-        })
+        Ok(PointAt { idx, bases, shift })
     }
 
     /// Combines contributions into the per-thread accumulators, in point order.
@@ -1014,10 +1179,9 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         let at = PointAt {
             idx,
             bases: &bases,
-            axis: 0,
-            shift: 0,
+            shift: [0; 3],
         };
-        let contributions = self.point(&args, &at, None)?;
+        let contributions = self.point(&args, &at, None, None)?;
         self.accumulate(&accs, contributions)?;
         for (phi, head, exit, i) in latches.into_iter().rev() {
             let next = self.b.build_int_add(i, self.i64c(1), "")?;

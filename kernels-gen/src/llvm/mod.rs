@@ -105,14 +105,38 @@ pub fn point_variants(k: &Kernel) -> &'static [u32] {
     }
 }
 
-/// The name of the entry computing `points` points per thread: `base` for one point,
-/// `{base}_p{points}` otherwise (e.g. `jacobi_f64_p4`).
-pub fn variant_entry(base: &str, points: u32) -> String {
-    if points == 1 {
-        base.to_string()
-    } else {
-        format!("{base}_p{points}")
+/// The width of the vector variants of a kernel's PTX entries at precision `p`: how many
+/// consecutive points along axis 0 a thread computes so that each row it reads or writes
+/// whole moves as one 16-byte access (4 in `f32`, 2 in `f64`; set by the widest element
+/// of any field). 1 for 1D kernels, which have no vector variants.
+pub fn vector_width(k: &Kernel, p: Precision) -> u32 {
+    if k.dims < 2 || k.fields.is_empty() {
+        return 1;
     }
+    let widest = k
+        .fields
+        .iter()
+        .map(|f| match f.elem.concrete(p) {
+            crate::ir::Ty::F32 => 4,
+            _ => 8,
+        })
+        .max()
+        .unwrap_or(8);
+    16 / widest
+}
+
+/// The name of the entry whose threads compute `vector` points along axis 0 times
+/// `points` along the last axis: `base` for one point, else with `_v{vector}` and
+/// `_p{points}` appended (e.g. `jacobi_f32_v4_p2`, `jacobi_f64_p4`).
+pub fn variant_entry(base: &str, vector: u32, points: u32) -> String {
+    let mut name = base.to_string();
+    if vector > 1 {
+        name += &format!("_v{vector}");
+    }
+    if points > 1 {
+        name += &format!("_p{points}");
+    }
+    name
 }
 
 fn nvptx_machine() -> Result<TargetMachine, LlvmError> {

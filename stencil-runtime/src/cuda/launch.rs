@@ -20,6 +20,8 @@ pub struct Ptx {
     /// A hash of the text (FNV-1a, 64 bits), computed at build time: it identifies the
     /// code in the module cache and the tuning cache.
     pub hash: u64,
+    /// The width of the entries with vector accesses along axis 0 (1 if there are none).
+    pub vector: u32,
 }
 
 /// What the `#[stencil]` macro embeds for a kernel's CUDA path.
@@ -76,6 +78,8 @@ pub struct CudaLaunch<'a> {
     precision: Precision,
     args: Vec<Arg>,
     reductions: Vec<(Reduce, Precision)>,
+    /// Whether every field allows the vector entries (16-byte aligned rows).
+    aligned: bool,
 }
 
 /// Timed launches per candidate shape when tuning (after one untimed).
@@ -92,6 +96,7 @@ impl<'a> CudaLaunch<'a> {
             precision,
             args: Vec::new(),
             reductions: Vec::new(),
+            aligned: true,
         }
     }
 
@@ -109,6 +114,10 @@ impl<'a> CudaLaunch<'a> {
         };
         match f.device_args() {
             Some((ordinal, ptr, strides)) if ordinal == self.cuda.ordinal() => {
+                // Vector accesses need each row of every field aligned to the vector.
+                let v = self.code.ptx(self.precision).vector as usize;
+                let bytes = (v * std::mem::size_of::<T>()) as u64;
+                self.aligned &= ptr % bytes == 0 && strides.iter().all(|s| s % v == 0);
                 self.args.push(Arg::Wide(ptr));
                 self.args.push(Arg::Wide(strides[0] as u64));
                 self.args.push(Arg::Wide(strides[1] as u64));
@@ -200,8 +209,12 @@ impl<'a> CudaLaunch<'a> {
     fn shape(&self, n: [usize; 3]) -> Result<LaunchShape, Error> {
         let dims = self.code.dims;
         let default = LaunchShape::default_for(dims);
-        let usable =
-            |s: &LaunchShape| self.code.points.contains(&s.points) && s.grid(dims, n).is_some();
+        let vector = self.code.ptx(self.precision).vector;
+        let usable = |s: &LaunchShape| {
+            self.code.points.contains(&s.points)
+                && (s.vector == 1 || (s.vector == vector && self.aligned))
+                && s.grid(dims, n).is_some()
+        };
         match self.cuda.tuning {
             Tuning::Off => Ok(default),
             Tuning::Fixed(s) if usable(&s) => Ok(s),
@@ -222,10 +235,11 @@ impl<'a> CudaLaunch<'a> {
                 if let Some(s) = cached.filter(usable) {
                     return Ok(s);
                 }
-                let candidates: Vec<LaunchShape> = LaunchShape::candidates(dims, self.code.points)
-                    .into_iter()
-                    .filter(usable)
-                    .collect();
+                let candidates: Vec<LaunchShape> =
+                    LaunchShape::candidates(dims, self.code.points, vector)
+                        .into_iter()
+                        .filter(usable)
+                        .collect();
                 let best = self.search(&candidates, n)?.unwrap_or(default);
                 device
                     .tuned
@@ -299,11 +313,13 @@ impl<'a> CudaLaunch<'a> {
         partials: &[DeviceBuffer],
     ) -> Result<(), Error> {
         let ptx = self.code.ptx(self.precision);
-        let entry = if shape.points == 1 {
-            ptx.entry.to_string()
-        } else {
-            format!("{}_p{}", ptx.entry, shape.points)
-        };
+        let mut entry = ptx.entry.to_string();
+        if shape.vector > 1 {
+            entry += &format!("_v{}", shape.vector);
+        }
+        if shape.points > 1 {
+            entry += &format!("_p{}", shape.points);
+        }
         let f = function(&self.cuda.stream().device, self.code.name, ptx, &entry)?;
         let mut params = Params::default();
         for extent in n {
@@ -394,7 +410,9 @@ impl Cuda {
         match self.tuning {
             Tuning::Off => default,
             Tuning::Fixed(s)
-                if code.points.contains(&s.points) && s.grid(code.dims, n).is_some() =>
+                if code.points.contains(&s.points)
+                    && (s.vector == 1 || s.vector == code.ptx(p).vector)
+                    && s.grid(code.dims, n).is_some() =>
             {
                 s
             }

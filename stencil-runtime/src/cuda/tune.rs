@@ -14,33 +14,47 @@ pub const TUNE_ENV: &str = "STENCIL_TUNE";
 /// `$XDG_CACHE_HOME/stencil/launch-shapes.tsv`, else `~/.cache/stencil/launch-shapes.tsv`).
 pub const TUNE_CACHE_ENV: &str = "STENCIL_TUNE_CACHE";
 
-/// A launch shape: threads per block along each axis, and points each thread computes
-/// along the kernel's last axis.
+/// A launch shape: threads per block along each axis, and the points each thread
+/// computes: `vector` consecutive points along axis 0 (moved with 16-byte vector
+/// accesses) times `points` along the kernel's last axis.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct LaunchShape {
     /// Threads per block along x, y, z.
     pub block: [u32; 3],
     /// Points per thread along the last axis of the kernel (1 for 1D kernels).
     pub points: u32,
+    /// Points per thread along axis 0 (1, or the kernel's vector width).
+    pub vector: u32,
 }
 
 impl std::fmt::Display for LaunchShape {
+    /// `32x8x1p4` (block 32x8x1, 4 points per thread), `32x8x1v4p2` (and vectors of 4).
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let [x, y, z] = self.block;
-        write!(f, "{x}x{y}x{z}p{}", self.points)
+        let v = if self.vector > 1 {
+            format!("v{}", self.vector)
+        } else {
+            String::new()
+        };
+        write!(f, "{x}x{y}x{z}{v}p{}", self.points)
     }
 }
 
 impl std::str::FromStr for LaunchShape {
     type Err = Error;
-    /// Parses `32x8x1p4` (block 32x8x1, 4 points per thread).
+    /// Parses `32x8x1p4` (block 32x8x1, 4 points per thread) or `32x8x1v4p4` (and
+    /// vectors of 4 along axis 0).
     fn from_str(s: &str) -> Result<Self, Error> {
         let bad = || {
             Error::Backend(format!(
-                "`{s}` is not a launch shape; write it as BXxBYxBZpP, e.g. 32x8x1p4"
+                "`{s}` is not a launch shape; write it as BXxBYxBZ[vV]pP, e.g. 32x8x1p4 or 32x8x1v4p2"
             ))
         };
         let (block, points) = s.trim().split_once('p').ok_or_else(bad)?;
+        let (block, vector) = match block.split_once('v') {
+            Some((b, v)) => (b, v.parse::<u32>().map_err(|_| bad())?),
+            None => (block, 1),
+        };
         let dims: Vec<u32> = block
             .split('x')
             .map(|d| d.parse().map_err(|_| bad()))
@@ -51,11 +65,16 @@ impl std::str::FromStr for LaunchShape {
         let shape = LaunchShape {
             block: [x, y, z],
             points: points.parse().map_err(|_| bad())?,
+            vector,
         };
         let threads = x as u64 * y as u64 * z as u64;
-        if threads == 0 || threads > 1024 || !matches!(shape.points, 1 | 2 | 4 | 8) {
+        if threads == 0
+            || threads > 1024
+            || !matches!(shape.points, 1 | 2 | 4 | 8)
+            || !matches!(vector, 1 | 2 | 4)
+        {
             return Err(Error::Backend(format!(
-                "launch shape `{s}`: a block has 1 to 1024 threads and a thread 1, 2, 4 or 8 points"
+                "launch shape `{s}`: a block has 1 to 1024 threads, a thread 1, 2, 4 or 8 points and vectors of 1, 2 or 4"
             )));
         }
         Ok(shape)
@@ -69,14 +88,17 @@ impl LaunchShape {
             1 => LaunchShape {
                 block: [256, 1, 1],
                 points: 1,
+                vector: 1,
             },
             2 => LaunchShape {
                 block: [32, 8, 1],
                 points: 1,
+                vector: 1,
             },
             _ => LaunchShape {
                 block: [32, 4, 2],
                 points: 1,
+                vector: 1,
             },
         }
     }
@@ -87,8 +109,13 @@ impl LaunchShape {
         let last = dims.max(1) - 1;
         let mut g = [1u32; 3];
         for a in 0..3 {
-            let per_block =
-                self.block[a] as usize * if a == last { self.points as usize } else { 1 };
+            let mut per_block = self.block[a] as usize;
+            if a == last {
+                per_block *= self.points as usize;
+            }
+            if a == 0 {
+                per_block *= self.vector as usize;
+            }
             let blocks = n[a].div_ceil(per_block);
             let limit = if a == 0 { (1 << 31) - 1 } else { 65535 };
             if blocks > limit {
@@ -100,8 +127,9 @@ impl LaunchShape {
     }
 
     /// The shapes a search tries for a kernel of `dims` dimensions whose PTX has entries
-    /// for `points` points per thread.
-    pub fn candidates(dims: usize, points: &[u32]) -> Vec<LaunchShape> {
+    /// for `points` points per thread along the last axis and vectors of `vector` (and 1)
+    /// along axis 0.
+    pub fn candidates(dims: usize, points: &[u32], vector: u32) -> Vec<LaunchShape> {
         let blocks: &[[u32; 3]] = match dims {
             1 => &[[128, 1, 1], [256, 1, 1], [512, 1, 1], [1024, 1, 1]],
             2 => &[
@@ -123,14 +151,20 @@ impl LaunchShape {
                 [32, 2, 4],
             ],
         };
-        blocks
-            .iter()
-            .flat_map(|&block| {
-                points
-                    .iter()
-                    .map(move |&p| LaunchShape { block, points: p })
-            })
-            .collect()
+        let vectors: &[u32] = if vector > 1 { &[1, vector] } else { &[1] };
+        let mut out = Vec::new();
+        for &block in blocks {
+            for &points in points {
+                for &vector in vectors {
+                    out.push(LaunchShape {
+                        block,
+                        points,
+                        vector,
+                    });
+                }
+            }
+        }
+        out
     }
 }
 
@@ -261,6 +295,9 @@ mod tests {
         assert_eq!(s.block, [32, 8, 1]);
         assert_eq!(s.points, 4);
         assert_eq!(s.to_string(), "32x8x1p4");
+        let v: LaunchShape = "32x8x1v4p2".parse().unwrap();
+        assert_eq!((v.vector, v.points), (4, 2));
+        assert_eq!(v.to_string(), "32x8x1v4p2");
         assert!("32x8p4".parse::<LaunchShape>().is_err());
         assert!("64x32x1p1".parse::<LaunchShape>().is_err(), "2048 threads");
         assert!(
@@ -274,16 +311,21 @@ mod tests {
         let s = LaunchShape {
             block: [32, 8, 1],
             points: 4,
+            vector: 1,
         };
         assert_eq!(s.grid(2, [100, 70, 1]), Some([4, 3, 1]));
+        let v = LaunchShape { vector: 4, ..s };
+        assert_eq!(v.grid(2, [100, 70, 1]), Some([1, 3, 1]));
         let s3 = LaunchShape {
             block: [32, 4, 2],
             points: 2,
+            vector: 1,
         };
         assert_eq!(s3.grid(3, [64, 9, 9]), Some([2, 3, 3]));
         let tall = LaunchShape {
             block: [32, 1, 1],
             points: 1,
+            vector: 1,
         };
         assert_eq!(tall.grid(2, [32, 70000, 1]), None);
     }
