@@ -1,6 +1,5 @@
 //! Shared kernels and the harness that runs one kernel through every back end.
 
 pub mod dispatch;
-pub mod gpu;
 pub mod harness;
 pub mod kernels;

@@ -746,8 +746,8 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         for &shift in &shifts {
             let at = self.point_at(first, &bases, shift)?;
             let mut inside = self.ctx.bool_type().const_int(1, false);
-            for a in 0..3 {
-                if shift[a] != 0 {
+            for (a, &along) in shift.iter().enumerate() {
+                if along != 0 {
                     let ok =
                         self.b
                             .build_int_compare(IntPredicate::ULT, at.idx[a], args.n[a], "")?;
