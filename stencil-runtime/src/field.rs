@@ -160,7 +160,7 @@ impl<T: Real> PartialEq for Field<T> {
             return false;
         }
         match (self.to_host(), other.to_host()) {
-            (Ok(a), Ok(b)) => a.all_values() == b.all_values(),
+            (Ok(a), Ok(b)) => a.as_slice().ok() == b.as_slice().ok(),
             _ => false,
         }
     }
@@ -320,14 +320,6 @@ impl<T: Real> Field<T> {
         Ok(out)
     }
 
-    /// Every stored value, halo included, in storage order, without padding (host fields).
-    fn all_values(&self) -> Vec<T> {
-        let Storage::Host(data) = &self.storage else {
-            return Vec::new();
-        };
-        data.clone()
-    }
-
     /// A copy of this field in the memory of `backend`.
     pub fn to(&self, backend: &Backend) -> Result<Field<T>, Error> {
         let mut dst = Field::zeros_on(backend, self.extent(), self.halo())?;
@@ -361,14 +353,14 @@ impl<T: Real> Field<T> {
             };
             (p, f.layout.stride[1] * size)
         };
+        if let (Storage::Host(a), Storage::Host(b)) = (&src.storage, &mut self.storage) {
+            b.copy_from_slice(a);
+            return Ok(());
+        }
         let src_place = place(src);
         let stream = match (&src.storage, &self.storage) {
-            (Storage::Host(a), Storage::Host(_)) => {
-                let a = a.clone();
-                self.host_mut("Field::copy_from")?.copy_from_slice(&a);
-                return Ok(());
-            }
             (Storage::Device(b), _) | (_, Storage::Device(b)) => b.stream.clone(),
+            (Storage::Host(_), Storage::Host(_)) => unreachable!("handled above"),
         };
         if let (Storage::Device(a), Storage::Device(b)) = (&src.storage, &self.storage) {
             if a.stream.device.ordinal != b.stream.device.ordinal {

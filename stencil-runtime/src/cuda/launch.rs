@@ -207,40 +207,25 @@ impl<'a> CudaLaunch<'a> {
 
     /// The launch shape: by the backend's policy, tuning on first use when it is on.
     fn shape(&self, n: [usize; 3]) -> Result<LaunchShape, Error> {
-        let dims = self.code.dims;
-        let default = LaunchShape::default_for(dims);
-        let vector = self.code.ptx(self.precision).vector;
-        let usable = |s: &LaunchShape| {
-            self.code.points.contains(&s.points)
-                && (s.vector == 1 || (s.vector == vector && self.aligned))
-                && s.grid(dims, n).is_some()
-        };
+        let (code, p) = (self.code, self.precision);
+        let usable = |s: &LaunchShape| fits(code, p, n, s, self.aligned);
+        let default = LaunchShape::default_for(code.dims);
         match self.cuda.tuning {
             Tuning::Off => Ok(default),
             Tuning::Fixed(s) if usable(&s) => Ok(s),
             Tuning::Fixed(_) => Ok(default),
             Tuning::On => {
-                let device = &self.cuda.stream().device;
-                let key = cache_key(
-                    self.code.ptx(self.precision).hash,
-                    self.precision_name(),
-                    &device.name,
-                    n,
-                );
-                let cached = device
-                    .tuned
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .get(&key);
+                let (key, cached) = self.cuda.cached_shape(code, p, n);
                 if let Some(s) = cached.filter(usable) {
                     return Ok(s);
                 }
                 let candidates: Vec<LaunchShape> =
-                    LaunchShape::candidates(dims, self.code.points, vector)
+                    LaunchShape::candidates(code.dims, code.points, code.ptx(p).vector)
                         .into_iter()
                         .filter(usable)
                         .collect();
                 let best = self.search(&candidates, n)?.unwrap_or(default);
+                let device = &self.cuda.stream().device;
                 device
                     .tuned
                     .lock()
@@ -248,13 +233,6 @@ impl<'a> CudaLaunch<'a> {
                     .put(key, best);
                 Ok(best)
             }
-        }
-    }
-
-    fn precision_name(&self) -> &'static str {
-        match self.precision {
-            Precision::F32 => "f32",
-            Precision::F64 => "f64",
         }
     }
 
@@ -313,14 +291,13 @@ impl<'a> CudaLaunch<'a> {
         partials: &[DeviceBuffer],
     ) -> Result<(), Error> {
         let ptx = self.code.ptx(self.precision);
-        let mut entry = ptx.entry.to_string();
-        if shape.vector > 1 {
-            entry += &format!("_v{}", shape.vector);
-        }
-        if shape.points > 1 {
-            entry += &format!("_p{}", shape.points);
-        }
-        let f = function(&self.cuda.stream().device, self.code.name, ptx, &entry)?;
+        let f = function(
+            &self.cuda.stream().device,
+            self.code.name,
+            ptx,
+            shape.vector,
+            shape.points,
+        )?;
         let mut params = Params::default();
         for extent in n {
             params.push(Arg::Wide(extent as u64));
@@ -347,7 +324,7 @@ impl<'a> CudaLaunch<'a> {
     ) -> Result<f64, Error> {
         let code = final_pass(op);
         let ptx = code.ptx(p);
-        let f = function(&self.cuda.stream().device, code.name, ptx, ptx.entry)?;
+        let f = function(&self.cuda.stream().device, code.name, ptx, 1, 1)?;
         let mut current: Option<DeviceBuffer> = None;
         while count > 1 {
             let blocks = count.div_ceil(FINAL_BLOCK as usize);
@@ -404,35 +381,45 @@ impl<'a> CudaLaunch<'a> {
 impl Cuda {
     /// The launch shape `code` would use at precision `p` over domain `n` under this
     /// backend's policy, without searching: the tuned shape if one is cached, else the
-    /// fixed or default shape. (For reports.)
+    /// fixed or default shape. (For reports; assumes aligned fields.)
     pub fn launch_shape(&self, code: &KernelCode, p: Precision, n: [usize; 3]) -> LaunchShape {
         let default = LaunchShape::default_for(code.dims);
         match self.tuning {
             Tuning::Off => default,
-            Tuning::Fixed(s)
-                if code.points.contains(&s.points)
-                    && (s.vector == 1 || s.vector == code.ptx(p).vector)
-                    && s.grid(code.dims, n).is_some() =>
-            {
-                s
-            }
+            Tuning::Fixed(s) if fits(code, p, n, &s, true) => s,
             Tuning::Fixed(_) => default,
-            Tuning::On => {
-                let device = &self.stream().device;
-                let name = match p {
-                    Precision::F32 => "f32",
-                    Precision::F64 => "f64",
-                };
-                let key = cache_key(code.ptx(p).hash, name, &device.name, n);
-                let cached = device
-                    .tuned
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .get(&key);
-                cached.unwrap_or(default)
-            }
+            Tuning::On => self.cached_shape(code, p, n).1.unwrap_or(default),
         }
     }
+
+    /// The tuning-cache key of `code` at `p` over `n`, and the shape cached under it.
+    fn cached_shape(
+        &self,
+        code: &KernelCode,
+        p: Precision,
+        n: [usize; 3],
+    ) -> (String, Option<LaunchShape>) {
+        let device = &self.stream().device;
+        let name = match p {
+            Precision::F32 => "f32",
+            Precision::F64 => "f64",
+        };
+        let key = cache_key(code.ptx(p).hash, name, &device.name, n);
+        let cached = device
+            .tuned
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&key);
+        (key, cached)
+    }
+}
+
+/// Whether `code` at `p` has an entry for shape `s` and the shape's grid covers `n`; vector
+/// shapes also need every field `aligned` to the vector.
+fn fits(code: &KernelCode, p: Precision, n: [usize; 3], s: &LaunchShape, aligned: bool) -> bool {
+    code.points.contains(&s.points)
+        && (s.vector == 1 || (s.vector == code.ptx(p).vector && aligned))
+        && s.grid(code.dims, n).is_some()
 }
 
 fn elem_bytes(p: Precision) -> usize {

@@ -9,11 +9,11 @@ use std::collections::HashMap;
 use std::ffi::{c_void, CString};
 
 /// Modules and entry points already loaded on one device, keyed by the hash of the PTX
-/// text and the entry name.
+/// text (and, for entries, the tile variant: vector width and points per thread).
 #[derive(Default)]
 pub(crate) struct ModuleCache {
     modules: HashMap<u64, sys::CUmodule>,
-    functions: HashMap<(u64, String), sys::CUfunction>,
+    functions: HashMap<(u64, u32, u32), sys::CUfunction>,
 }
 
 /// A kernel entry ready to launch.
@@ -24,19 +24,22 @@ pub(crate) struct Function(pub sys::CUfunction);
 // may be launched from any thread with the context current.
 unsafe impl Send for Function {}
 
-/// The entry `entry` of the PTX module `ptx` of kernel `kernel` on `device`, loading the
-/// module on first use.
+/// The entry of the PTX module `ptx` of kernel `kernel` whose threads compute `vector`
+/// points along axis 0 times `points` along the last axis, on `device`; the module is
+/// loaded on first use.
 pub(crate) fn function(
     device: &Device,
     kernel: &str,
     ptx: &Ptx,
-    entry: &str,
+    vector: u32,
+    points: u32,
 ) -> Result<Function, Error> {
     let key = ptx.hash;
     let mut cache = device.modules.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(&f) = cache.functions.get(&(key, entry.to_string())) {
+    if let Some(&f) = cache.functions.get(&(key, vector, points)) {
         return Ok(Function(f));
     }
+    let entry = entry_name(ptx.entry, vector, points);
     device.bind()?;
     let module = match cache.modules.get(&key) {
         Some(&m) => m,
@@ -46,7 +49,7 @@ pub(crate) fn function(
             m
         }
     };
-    let name = CString::new(entry).map_err(|_| Error::PtxLoad {
+    let name = CString::new(entry.as_str()).map_err(|_| Error::PtxLoad {
         kernel: kernel.into(),
         cause: format!("entry name `{entry}` contains a NUL byte"),
         log: String::new(),
@@ -60,7 +63,7 @@ pub(crate) fn function(
             cause: format!("no entry `{entry}` in its PTX: {}", describe(e)),
             log: String::new(),
         })?;
-    cache.functions.insert((key, entry.to_string()), f);
+    cache.functions.insert((key, vector, points), f);
     Ok(Function(f))
 }
 
@@ -104,4 +107,17 @@ fn load(kernel: &str, ptx: &str) -> Result<sys::CUmodule, Error> {
         }
     })?;
     Ok(module)
+}
+
+/// The name of a tile variant's entry: the one-point entry's name with `_v{vector}` and
+/// `_p{points}` appended where they are above 1 (as `kernels_gen::llvm::variant_entry`).
+fn entry_name(base: &str, vector: u32, points: u32) -> String {
+    let mut name = base.to_string();
+    if vector > 1 {
+        name += &format!("_v{vector}");
+    }
+    if points > 1 {
+        name += &format!("_p{points}");
+    }
+    name
 }

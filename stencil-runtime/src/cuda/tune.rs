@@ -254,6 +254,10 @@ impl TuneCache {
 
     /// The cached shape for `key`.
     pub fn get(&mut self, key: &str) -> Option<LaunchShape> {
+        // A hit needs no look at the environment or the file: launches take this path.
+        if let Some(&s) = self.shapes.get(key) {
+            return Some(s);
+        }
         self.load();
         self.shapes.get(key).copied()
     }
