@@ -44,6 +44,60 @@ pub struct Attrs {
     pub dims: Option<(u8, SpanId)>,
     /// Declared halo width: reading farther from the point is an error.
     pub halo: Option<(u32, SpanId)>,
+    /// `line = AXIS`: a line kernel, one thread per grid line along `AXIS`, which solves the
+    /// tridiagonal system its body describes (see `tridiagonal`).
+    pub line: Option<(u8, SpanId)>,
+    /// `red_black = PARAM`: the kernel updates only the points (or, in a line kernel, the
+    /// lines) whose index sum has the parity given by the `i64` scalar `PARAM`.
+    pub red_black: Option<Ident>,
+}
+
+/// The value of an attribute option: `dims = 2` or `red_black = colour`.
+#[derive(Clone, Debug)]
+pub enum AttrValue {
+    /// An integer.
+    Int(u64),
+    /// A name.
+    Name(String),
+}
+
+impl Attrs {
+    /// Sets option `key` from either front end; the error names the option's expected form.
+    pub fn set(&mut self, key: &str, value: AttrValue, span: SpanId) -> Result<(), String> {
+        let int = |what: &str| match &value {
+            AttrValue::Int(n) => Ok(*n),
+            AttrValue::Name(_) => Err(format!("`{key}` takes {what}")),
+        };
+        match key {
+            "dims" => {
+                let n = int("a number of dimensions: `dims = 2`")?;
+                self.dims = Some((u8::try_from(n).unwrap_or(u8::MAX), span));
+            }
+            "halo" => {
+                let n = int("a width: `halo = 1`")?;
+                self.halo = Some((u32::try_from(n).unwrap_or(u32::MAX), span));
+            }
+            "line" => {
+                let n = int("an axis: `line = 0` solves along axis 0")?;
+                self.line = Some((u8::try_from(n).unwrap_or(u8::MAX), span));
+            }
+            "red_black" => match value {
+                AttrValue::Name(name) => self.red_black = Some(Ident { name, span }),
+                AttrValue::Int(_) => {
+                    return Err(
+                        "`red_black` names the `i64` parameter that selects the colour: `red_black = colour`"
+                            .into(),
+                    )
+                }
+            },
+            _ => {
+                return Err(format!(
+                    "unknown stencil option `{key}`\n\n= help: the options are `dims = N`, `halo = N`, `line = AXIS` and `red_black = PARAM`"
+                ))
+            }
+        }
+        Ok(())
+    }
 }
 
 /// A kernel or helper definition.

@@ -5,7 +5,8 @@
 //! It uses the same calling convention as the LLVM entries (see `crate::llvm`).
 
 use crate::ir::{
-    fold_binary, Binary, Const, Kernel, Node, ParamKind, Precision, ReduceOp, Ty, Unary,
+    fold_binary, Binary, Const, IndexMap, Kernel, Node, ParamKind, Precision, ReduceOp, Ty,
+    Unary,
 };
 
 #[derive(Clone, Copy, Debug)]
@@ -49,6 +50,7 @@ struct FieldSlot {
     sy: i64,
     sz: i64,
     f32: bool,
+    map: IndexMap,
 }
 
 /// Runs `k` at precision `p` over the domain described by `slots`.
@@ -69,6 +71,7 @@ pub unsafe fn run(k: &Kernel, p: Precision, slots: &[u64]) {
                     sy: slots[pos + 1] as i64,
                     sz: slots[pos + 2] as i64,
                     f32: k.fields[i as usize].elem.concrete(p) == Ty::F32,
+                    map: k.fields[i as usize].map,
                 });
                 pos += 3;
             }
@@ -91,80 +94,153 @@ pub unsafe fn run(k: &Kernel, p: Precision, slots: &[u64]) {
     let live = k.live_nodes();
     let mut acc: Vec<f64> = k.reductions.iter().map(|r| r.op.identity()).collect();
     let mut vals = vec![V::I(0); k.nodes.len()];
-    for kk in 0..n[2] {
-        for j in 0..n[1] {
-            for i in 0..n[0] {
-                let idx = [i, j, kk];
-                let addr = |f: &FieldSlot, off: [i32; 3]| -> u64 {
-                    let lin = (i + off[0] as i64)
-                        + (j + off[1] as i64) * f.sy
-                        + (kk + off[2] as i64) * f.sz;
-                    let size = if f.f32 { 4 } else { 8 };
-                    (f.ptr as i64 + lin * size) as u64
-                };
-                for &nid in &live {
-                    let t = k.types[nid as usize].concrete(p);
-                    let g = |m: u32| vals[m as usize];
-                    vals[nid as usize] = match k.nodes[nid as usize] {
-                        Node::RealConst(b) => V::F(round(f64::from_bits(b), t)),
-                        Node::IntConst(x) => V::I(x),
-                        Node::BoolConst(x) => V::B(x),
-                        Node::Scalar(s) => scalars[s as usize],
-                        Node::Index(a) => V::I(idx[a as usize]),
-                        Node::Extent(a) => V::I(n[a as usize]),
-                        Node::Load { field, offset } => {
-                            let f = &fields[field as usize];
-                            let a = addr(f, offset);
-                            V::F(if f.f32 {
-                                *(a as *const f32) as f64
-                            } else {
-                                *(a as *const f64)
-                            })
-                        }
-                        Node::Unary(op, a) => unary(op, g(a), t),
-                        Node::Binary(op, a, b) => {
-                            binary(op, g(a), g(b), k.types[a as usize].concrete(p), t)
-                        }
-                        Node::Fma(a, b, c) => V::F(round(g(a).f().mul_add(g(b).f(), g(c).f()), t)),
-                        Node::Select(c, a, b) => {
-                            if g(c).b() {
-                                g(a)
-                            } else {
-                                g(b)
-                            }
-                        }
-                        Node::Cast(a) => match t {
-                            Ty::Int => match g(a) {
-                                V::F(x) => V::I(x as i64),
-                                v => V::I(v.i()),
-                            },
-                            _ => V::F(round(g(a).f(), t)),
-                        },
-                    };
+    // Address of field `f` at domain point `idx` plus `off`, through the field's map.
+    let addr = |f: &FieldSlot, idx: [i64; 3], off: [i32; 3]| -> u64 {
+        let at = |a: usize| f.map.apply(idx[a]) + off[a] as i64;
+        let lin = at(0) + at(1) * f.sy + at(2) * f.sz;
+        let size = if f.f32 { 4 } else { 8 };
+        (f.ptr as i64 + lin * size) as u64
+    };
+    let read = |f: &FieldSlot, a: u64| -> f64 {
+        if f.f32 {
+            *(a as *const f32) as f64
+        } else {
+            *(a as *const f64)
+        }
+    };
+    let write = |f: &FieldSlot, a: u64, x: f64| {
+        if f.f32 {
+            *(a as *mut f32) = x as f32;
+        } else {
+            *(a as *mut f64) = x;
+        }
+    };
+    let eval = |vals: &mut Vec<V>, idx: [i64; 3]| {
+        for &nid in &live {
+            let t = k.types[nid as usize].concrete(p);
+            let g = |m: u32| vals[m as usize];
+            vals[nid as usize] = match k.nodes[nid as usize] {
+                Node::RealConst(b) => V::F(round(f64::from_bits(b), t)),
+                Node::IntConst(x) => V::I(x),
+                Node::BoolConst(x) => V::B(x),
+                Node::Scalar(s) => scalars[s as usize],
+                Node::Index(a) => V::I(idx[a as usize]),
+                Node::Extent(a) => V::I(n[a as usize]),
+                Node::Load { field, offset } => {
+                    let f = &fields[field as usize];
+                    V::F(read(f, addr(f, idx, offset)))
                 }
-                for &(f, nid) in &k.stores {
-                    let fs = &fields[f as usize];
-                    let a = addr(fs, [0; 3]);
-                    let x = vals[nid as usize].f();
-                    if fs.f32 {
-                        *(a as *mut f32) = x as f32;
+                Node::Unary(op, a) => unary(op, g(a), t),
+                Node::Binary(op, a, b) => {
+                    binary(op, g(a), g(b), k.types[a as usize].concrete(p), t)
+                }
+                Node::Fma(a, b, c) => V::F(round(g(a).f().mul_add(g(b).f(), g(c).f()), t)),
+                Node::Select(c, a, b) => {
+                    if g(c).b() {
+                        g(a)
                     } else {
-                        *(a as *mut f64) = x;
+                        g(b)
                     }
                 }
-                for &(r, nid) in &k.contributions {
-                    let red = &k.reductions[r as usize];
-                    let x = vals[nid as usize].f();
-                    let t = red.ty.concrete(p);
-                    let a = &mut acc[r as usize];
-                    *a = round(
-                        match red.op {
-                            ReduceOp::Sum => *a + x,
-                            ReduceOp::Max => a.max(x),
-                            ReduceOp::Min => a.min(x),
-                        },
-                        t,
-                    );
+                Node::Cast(a) => match t {
+                    Ty::Int => match g(a) {
+                        V::F(x) => V::I(x as i64),
+                        v => V::I(v.i()),
+                    },
+                    _ => V::F(round(g(a).f(), t)),
+                },
+                Node::LineSolution(_) => unreachable!("never live in a finished kernel"),
+            };
+        }
+    };
+    if let Some(line) = &k.line {
+        let axis = line.axis as usize;
+        let f = &fields[line.field as usize];
+        let t = k.fields[line.field as usize].elem.concrete(p);
+        let r = |x: f64| round(x, t);
+        let len = n[axis];
+        let mut cp = vec![0.0; len.max(0) as usize];
+        let mut dp = vec![0.0; len.max(0) as usize];
+        let mut others = [n[0], n[1], n[2]];
+        others[axis] = 1;
+        for kk in 0..others[2] {
+            for j in 0..others[1] {
+                for i in 0..others[0] {
+                    let start = [i, j, kk];
+                    let at = |x: i64| {
+                        let mut idx = start;
+                        idx[axis] = x;
+                        idx
+                    };
+                    if len == 0 {
+                        continue;
+                    }
+                    if let Some(m) = line.mask {
+                        eval(&mut vals, at(0));
+                        if !vals[m as usize].b() {
+                            continue;
+                        }
+                    }
+                    let mut before = [0; 3];
+                    before[axis] = -1;
+                    let u_before = read(f, addr(f, at(0), before));
+                    let u_after = read(f, addr(f, at(len - 1), [0, 1, 2].map(|a| (a == axis) as i32)));
+                    for x in 0..len {
+                        eval(&mut vals, at(x));
+                        let g = |m: u32| vals[m as usize].f();
+                        let (a, b, c, mut d) = (g(line.lower), g(line.diag), g(line.upper), g(line.rhs));
+                        if x == 0 {
+                            d = r(d - r(a * u_before));
+                        }
+                        if x == len - 1 {
+                            d = r(d - r(c * u_after));
+                        }
+                        let xi = x as usize;
+                        let (denom, d) = if x == 0 {
+                            (b, d)
+                        } else {
+                            (r(b - r(a * cp[xi - 1])), r(d - r(a * dp[xi - 1])))
+                        };
+                        cp[xi] = r(c / denom);
+                        dp[xi] = r(d / denom);
+                    }
+                    let mut next = dp[len as usize - 1];
+                    write(f, addr(f, at(len - 1), [0; 3]), next);
+                    for x in (0..len - 1).rev() {
+                        let xi = x as usize;
+                        next = r(dp[xi] - r(cp[xi] * next));
+                        write(f, addr(f, at(x), [0; 3]), next);
+                    }
+                }
+            }
+        }
+    } else {
+        for kk in 0..n[2] {
+            for j in 0..n[1] {
+                for i in 0..n[0] {
+                    let idx = [i, j, kk];
+                    eval(&mut vals, idx);
+                    for st in &k.stores {
+                        if st.mask.is_some_and(|m| !vals[m as usize].b()) {
+                            continue;
+                        }
+                        let fs = &fields[st.field as usize];
+                        write(fs, addr(fs, idx, [0; 3]), vals[st.value as usize].f());
+                    }
+                    for &(r, nid) in &k.contributions {
+                        let red = &k.reductions[r as usize];
+                        let x = vals[nid as usize].f();
+                        let t = red.ty.concrete(p);
+                        let a = &mut acc[r as usize];
+                        *a = round(
+                            match red.op {
+                                ReduceOp::Sum => *a + x,
+                                ReduceOp::Max => a.max(x),
+                                ReduceOp::Min => a.min(x),
+                            },
+                            t,
+                        );
+                    }
                 }
             }
         }

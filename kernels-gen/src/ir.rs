@@ -231,6 +231,10 @@ pub enum Node {
     Select(NodeId, NodeId, NodeId),
     /// Conversion to the node's type.
     Cast(NodeId),
+    /// The unknown of a line kernel's tridiagonal system at the current point. It exists
+    /// only while lowering (it is what `u = tridiagonal(..)` assigns) and is never live in a
+    /// finished kernel, whose [`Kernel::line`] describes the solve instead.
+    LineSolution(u32),
 }
 
 /// How a kernel accesses a field.
@@ -240,6 +244,81 @@ pub enum Access {
     In,
     /// Written at the centre, never read.
     Out,
+    /// Read and written in place: read at the centre (and, in a red-black kernel, at
+    /// offsets of odd parity, which belong to the other colour); written at the centre,
+    /// possibly only at some points (see [`Store::mask`]).
+    InOut,
+}
+
+impl Access {
+    /// Whether the kernel reads the field.
+    pub fn is_read(self) -> bool {
+        self != Access::Out
+    }
+
+    /// Whether the kernel writes the field.
+    pub fn is_written(self) -> bool {
+        self != Access::In
+    }
+}
+
+/// How a field's indices relate to the domain's: the grid transfers of multigrid read a
+/// field on a finer or coarser grid than the one they write.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum IndexMap {
+    /// The field lies on the domain's grid: point `i` reads index `i + offset`.
+    Same,
+    /// `Fine<T>`: the field's grid is twice as fine: point `i` reads index `2i + offset`.
+    Fine,
+    /// `Coarse<T>`: the field's grid is twice as coarse: point `i` reads index
+    /// `floor(i / 2) + offset`.
+    Coarse,
+}
+
+impl IndexMap {
+    /// The field index that domain index `i` maps to (before the offset).
+    pub fn apply(self, i: i64) -> i64 {
+        match self {
+            IndexMap::Same => i,
+            IndexMap::Fine => 2 * i,
+            IndexMap::Coarse => i.div_euclid(2),
+        }
+    }
+}
+
+/// A write of a field at the current point.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Store {
+    /// Field number in [`Kernel::fields`].
+    pub field: u32,
+    /// The value written.
+    pub value: NodeId,
+    /// When present, the point is written only where this boolean node is true (an
+    /// `InOut` field assigned on some paths, or a red-black kernel).
+    pub mask: Option<NodeId>,
+}
+
+/// The tridiagonal solve of a line kernel: along each grid line of [`LineSolve::axis`],
+/// find `u` with `lower * u[-1] + diag * u + upper * u[+1] = rhs` at every point, the four
+/// coefficients being nodes evaluated at the point. The values of `u` just outside the line
+/// (in the halo) are known: their terms move to the right-hand side.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LineSolve {
+    /// The axis the lines run along.
+    pub axis: u8,
+    /// The field solved for (an `Out` or `InOut` field).
+    pub field: u32,
+    /// Coefficient of the unknown before the point.
+    pub lower: NodeId,
+    /// Coefficient of the unknown at the point.
+    pub diag: NodeId,
+    /// Coefficient of the unknown after the point.
+    pub upper: NodeId,
+    /// The right-hand side.
+    pub rhs: NodeId,
+    /// When present, a line is solved only where this node, which is the same at every
+    /// point of a line, is true; other lines keep their values.
+    pub mask: Option<NodeId>,
 }
 
 /// A field parameter.
@@ -255,6 +334,8 @@ pub struct FieldParam {
     pub reach_lo: [i32; 3],
     /// Largest offset read per axis (>= 0).
     pub reach_hi: [i32; 3],
+    /// How the field's indices relate to the domain's.
+    pub map: IndexMap,
 }
 
 impl FieldParam {
@@ -308,10 +389,14 @@ pub struct Kernel {
     pub nodes: Vec<Node>,
     /// The type of each node.
     pub types: Vec<Ty>,
-    /// For each output field (by field number), the node written there.
-    pub stores: Vec<(u32, NodeId)>,
+    /// The writes of each point, one per written field (none in a line kernel).
+    pub stores: Vec<Store>,
     /// For each reduction (by reduction number), the node each point contributes.
     pub contributions: Vec<(u32, NodeId)>,
+    /// A line kernel's solve: then the kernel runs once per line, not per point.
+    pub line: Option<LineSolve>,
+    /// A red-black kernel's colour parameter (a scalar number).
+    pub red_black: Option<u32>,
 }
 
 /// The three kinds of kernel parameter.
@@ -334,12 +419,7 @@ impl Kernel {
     /// Nodes reachable from the stores and contributions, in arena (dependency) order.
     pub fn live_nodes(&self) -> Vec<NodeId> {
         let mut live = vec![false; self.nodes.len()];
-        let mut stack: Vec<NodeId> = self
-            .stores
-            .iter()
-            .chain(self.contributions.iter())
-            .map(|&(_, n)| n)
-            .collect();
+        let mut stack: Vec<NodeId> = self.roots();
         while let Some(n) = stack.pop() {
             if std::mem::replace(&mut live[n as usize], true) {
                 continue;
@@ -349,6 +429,37 @@ impl Kernel {
         (0..self.nodes.len() as NodeId)
             .filter(|&n| live[n as usize])
             .collect()
+    }
+
+    /// The nodes the kernel's effects need: stored values and masks, contributions, and a
+    /// line solve's coefficients and mask.
+    pub fn roots(&self) -> Vec<NodeId> {
+        let mut roots: Vec<NodeId> = self
+            .stores
+            .iter()
+            .flat_map(|s| std::iter::once(s.value).chain(s.mask))
+            .chain(self.contributions.iter().map(|&(_, n)| n))
+            .collect();
+        if let Some(l) = &self.line {
+            roots.extend([l.lower, l.diag, l.upper, l.rhs]);
+            roots.extend(l.mask);
+        }
+        roots
+    }
+
+    /// Whether some field is read on another grid (`Fine<T>`, `Coarse<T>`).
+    pub fn has_mapped_fields(&self) -> bool {
+        self.fields.iter().any(|f| f.map != IndexMap::Same)
+    }
+
+    /// Whether a thread may compute several points at once (tile variants of the PTX
+    /// entries): not for line kernels, red-black or masked kernels, or grid transfers.
+    pub fn is_tileable(&self) -> bool {
+        self.line.is_none()
+            && self.red_black.is_none()
+            && !self.has_mapped_fields()
+            && self.stores.iter().all(|s| s.mask.is_none())
+            && self.fields.iter().all(|f| f.access != Access::InOut)
     }
 
     /// How many live nodes of each kind: a structural summary for tests and reports.

@@ -7,8 +7,8 @@
 
 use crate::ast::{self, Block, Expr, ExprKind, FnDef, FnKind, Ident, Lit, Module, SpanId, Stmt};
 use crate::ir::{
-    Access, Binary, FieldParam, Kernel, KernelBuilder, Node, NodeId, ParamKind, ReduceOp,
-    ReductionParam, ScalarParam, Ty, Unary,
+    Access, Binary, FieldParam, IndexMap, Kernel, KernelBuilder, LineSolve, Node, NodeId,
+    ParamKind, ReduceOp, ReductionParam, ScalarParam, Store, Ty, Unary,
 };
 use std::collections::HashMap;
 
@@ -132,6 +132,12 @@ struct Lowerer<'m> {
     type_params: Vec<HashMap<String, Option<Ty>>>,
     call_stack: Vec<String>,
     unrolled: usize,
+    /// `line = AXIS`: the axis of a line kernel.
+    line_axis: Option<u8>,
+    /// `red_black = PARAM`: whether the kernel is red-black coloured.
+    red_black: bool,
+    /// The coefficients of the one `tridiagonal(..)` call, with its span.
+    tridiagonal: Option<([NodeId; 4], SpanId)>,
 }
 
 /// Lowers one kernel of `module`.
@@ -179,7 +185,20 @@ pub fn lower_kernel(module: &Module, f: &FnDef) -> Result<Kernel> {
             .collect()],
         call_stack: vec![f.name.name.clone()],
         unrolled: 0,
+        line_axis: None,
+        red_black: f.attrs.red_black.is_some(),
+        tridiagonal: None,
     };
+    if let Some((axis, span)) = f.attrs.line {
+        if axis >= dims {
+            return err(
+                span,
+                format!("line axis {axis} is not an axis of this {dims}D kernel"),
+                Some(&format!("use an axis from 0 to {}", dims - 1)),
+            );
+        }
+        l.line_axis = Some(axis);
+    }
     l.declare_params(f)?;
     l.default_real = l.pick_default_real(generic.is_some());
     if let Some(tail) = &f.body.tail {
@@ -364,7 +383,7 @@ impl<'m> Lowerer<'m> {
                         }
                     };
                     match head.name.as_str() {
-                        "In" | "Out" => {
+                        "In" | "Out" | "InOut" | "Fine" | "Coarse" => {
                             if !elem.is_float() {
                                 return err(
                                     args[0].span(),
@@ -372,10 +391,12 @@ impl<'m> Lowerer<'m> {
                                     Some("use `T`, `f32` or `f64` as the element type"),
                                 );
                             }
-                            let access = if head.name == "In" {
-                                Access::In
-                            } else {
-                                Access::Out
+                            let (access, map) = match head.name.as_str() {
+                                "In" => (Access::In, IndexMap::Same),
+                                "Out" => (Access::Out, IndexMap::Same),
+                                "InOut" => (Access::InOut, IndexMap::Same),
+                                "Fine" => (Access::In, IndexMap::Fine),
+                                _ => (Access::In, IndexMap::Coarse),
                             };
                             let idx = self.fields.len() as u32;
                             self.fields.push(FieldParam {
@@ -384,10 +405,20 @@ impl<'m> Lowerer<'m> {
                                 elem,
                                 reach_lo: [0; 3],
                                 reach_hi: [0; 3],
+                                map,
                             });
                             self.field_spans.push(p.name.span);
-                            if access == Access::Out {
-                                self.state.outputs.insert(idx, OutState::Unwritten);
+                            match access {
+                                Access::Out => {
+                                    self.state.outputs.insert(idx, OutState::Unwritten);
+                                }
+                                // An in-place field keeps its value where it is not assigned.
+                                Access::InOut => {
+                                    let old =
+                                        self.b.add(Node::Load { field: idx, offset: [0; 3] }, elem);
+                                    self.state.outputs.insert(idx, OutState::Written(old));
+                                }
+                                Access::In => {}
                             }
                             self.param_order.push((ParamKind::Field, idx));
                             Binding::Field(idx)
@@ -412,7 +443,7 @@ impl<'m> Lowerer<'m> {
                             Binding::Reduction(idx)
                         }
                         other => {
-                            return err(head.span, format!("unknown parameter type `{other}<..>`"), Some("fields are `In<T>` and `Out<T>`; reductions are `Sum<T>`, `Max<T>`, `Min<T>`"));
+                            return err(head.span, format!("unknown parameter type `{other}<..>`"), Some("fields are `In<T>`, `Out<T>`, `InOut<T>`, `Fine<T>` and `Coarse<T>`; reductions are `Sum<T>`, `Max<T>`, `Min<T>`"));
                         }
                     }
                 }
@@ -481,7 +512,10 @@ impl<'m> Lowerer<'m> {
                 }
             }
             ast::TypeExpr::Apply { head, span, .. } => {
-                if matches!(head.name.as_str(), "In" | "Out" | "Sum" | "Max" | "Min") {
+                if matches!(
+                    head.name.as_str(),
+                    "In" | "Out" | "InOut" | "Fine" | "Coarse" | "Sum" | "Max" | "Min"
+                ) {
                     err(
                         *span,
                         format!("`{}<..>` is only allowed as a kernel parameter", head.name),
@@ -796,7 +830,14 @@ impl<'m> Lowerer<'m> {
                         Some("declare an `Out<T>` field for the result"),
                     );
                 }
-                if op.is_some() {
+                let rhs = match (op, self.state.outputs[&f]) {
+                    (Some(o), OutState::Written(current)) if field.access == Access::InOut => {
+                        self.binary(o, Val::Node(current), rhs, span)?
+                    }
+                    _ => rhs,
+                };
+                let field = &self.fields[f as usize];
+                if op.is_some() && field.access == Access::Out {
                     return err(
                         span,
                         format!(
@@ -1014,6 +1055,40 @@ impl<'m> Lowerer<'m> {
         let field = &mut self.fields[f as usize];
         if field.access == Access::Out {
             return err(span, format!("output `{}` cannot be read", id.name), Some("keep the value in a `let` local, or declare the field `In<T>` in a separate kernel"));
+        }
+        if field.access == Access::InOut && offset != [0; 3] {
+            let parity = offset.iter().map(|o| o.unsigned_abs()).sum::<u32>() % 2;
+            let along_line = self.line_axis.map(|a| offset[a as usize] != 0).unwrap_or(false);
+            if !self.red_black {
+                return err(
+                    span,
+                    format!(
+                        "in-place field `{}` is read away from the point, which races with its neighbours' writes",
+                        id.name
+                    ),
+                    Some("colour the updates with `#[stencil(red_black = colour)]`, or read a separate `In<T>` copy"),
+                );
+            }
+            if along_line {
+                return err(
+                    span,
+                    format!(
+                        "in-place field `{}` is read along the line this kernel solves for",
+                        id.name
+                    ),
+                    Some("the line's own unknowns enter through `tridiagonal(lower, diag, upper, rhs)`; read only neighbouring lines"),
+                );
+            }
+            if parity == 0 {
+                return err(
+                    span,
+                    format!(
+                        "in-place field `{}` is read at an offset of even parity, a point of the colour being updated",
+                        id.name
+                    ),
+                    Some("a red-black kernel reads its in-place field at the centre and at offsets whose components sum to an odd number"),
+                );
+            }
         }
         for (a, &o) in offset.iter().enumerate() {
             field.reach_lo[a] = field.reach_lo[a].min(o);
@@ -1285,10 +1360,11 @@ impl<'m> Lowerer<'m> {
                 let xh = self.b.binary(Binary::Mul, x, h);
                 return Ok(Some(Val::Node(self.b.binary(Binary::Add, o, xh))));
             }
+            "tridiagonal" => return self.tridiagonal(args, span).map(Some),
             _ => {}
         }
         let Some(helper) = self.module.items.iter().find(|f| f.name.name == name) else {
-            return err(func.span, format!("unknown function `{name}`"), Some("intrinsics are sqrt, abs, min, max, sign, copysign, exp, ln, powf, fma, floor, index, extent, coord; helpers must be marked `#[stencil_fn]` in the same module"));
+            return err(func.span, format!("unknown function `{name}`"), Some("intrinsics are sqrt, abs, min, max, sign, copysign, exp, ln, powf, fma, floor, index, extent, coord, tridiagonal; helpers must be marked `#[stencil_fn]` in the same module"));
         };
         if helper.kind == FnKind::Kernel {
             return err(
@@ -1320,6 +1396,60 @@ impl<'m> Lowerer<'m> {
             .map(|a| self.expr(a))
             .collect::<Result<Vec<_>>>()?;
         self.inline_helper(helper, &vals, args, span).map(Some)
+    }
+
+    /// `tridiagonal(lower, diag, upper, rhs)`: the unknown of a line kernel's system.
+    fn tridiagonal(&mut self, args: &[Expr], span: SpanId) -> Result<Val> {
+        if self.line_axis.is_none() {
+            return err(
+                span,
+                "`tridiagonal` solves along grid lines and needs a line kernel",
+                Some("mark the kernel `#[stencil(line = AXIS)]`"),
+            );
+        }
+        if self.call_stack.len() > 1 {
+            return err(
+                span,
+                "`tridiagonal` cannot be called inside a helper",
+                Some("compute the coefficients in helpers and call `tridiagonal` in the kernel"),
+            );
+        }
+        if let Some((_, first)) = self.tridiagonal {
+            let _ = first;
+            return err(
+                span,
+                "a line kernel solves one tridiagonal system; this is a second `tridiagonal`",
+                Some("compute the coefficients with `if`/`else` and call `tridiagonal` once"),
+            );
+        }
+        if args.len() != 4 {
+            return err(
+                span,
+                format!("`tridiagonal` takes 4 arguments, found {}", args.len()),
+                Some("call it as `tridiagonal(lower, diag, upper, rhs)`"),
+            );
+        }
+        let vals = args
+            .iter()
+            .map(|a| self.expr(a))
+            .collect::<Result<Vec<_>>>()?;
+        let ty = vals
+            .iter()
+            .find_map(|&v| self.ty_of(v))
+            .unwrap_or(self.default_real);
+        if !ty.is_float() {
+            return err(
+                span,
+                format!("the coefficients of `tridiagonal` are real numbers, not `{ty}`"),
+                None,
+            );
+        }
+        let mut c = [0; 4];
+        for (i, (&v, a)) in vals.iter().zip(args).enumerate() {
+            c[i] = self.coerce(v, ty, a.span, "coefficient of `tridiagonal`")?;
+        }
+        self.tridiagonal = Some((c, span));
+        Ok(Val::Node(self.b.add(Node::LineSolution(0), ty)))
     }
 
     fn axis_arg(&mut self, name: &str, args: &[Expr], span: SpanId) -> Result<u8> {
@@ -1579,18 +1709,49 @@ impl<'m> Lowerer<'m> {
 
     // ----- finishing --------------------------------------------------------------------
 
-    fn finish(self, f: &FnDef) -> Result<Kernel> {
+    fn finish(mut self, f: &FnDef) -> Result<Kernel> {
         let mut stores = Vec::new();
-        for (i, field) in self.fields.iter().enumerate() {
-            if field.access != Access::Out {
-                continue;
-            }
-            match self.state.outputs[&(i as u32)] {
-                OutState::Written(n) => stores.push((i as u32, n)),
-                OutState::Unwritten => return err(self.field_spans[i], format!("output `{}` is never written", field.name), Some(&format!("assign it: `{} = value;`", field.name))),
-                OutState::Partial(_, at) => return err(at, format!("output `{}` is not written on every path through this `if`", field.name), Some("assign it in every branch (add an `else`), or assign a default before the `if`")),
+        for i in 0..self.fields.len() {
+            let field = &self.fields[i];
+            match (field.access, self.state.outputs.get(&(i as u32)).copied()) {
+                (Access::In, _) => {}
+                (Access::Out, Some(OutState::Written(n))) => stores.push(Store { field: i as u32, value: n, mask: None }),
+                (Access::Out, Some(OutState::Partial(_, at))) => return err(at, format!("output `{}` is not written on every path through this `if`", field.name), Some("assign it in every branch (add an `else`), or assign a default before the `if`; an `InOut<T>` field may be left unchanged")),
+                (Access::Out, _) => return err(self.field_spans[i], format!("output `{}` is never written", field.name), Some(&format!("assign it: `{} = value;`", field.name))),
+                (Access::InOut, Some(OutState::Written(v))) => {
+                    let (elem, name) = (field.elem, field.name.clone());
+                    let old = self.b.add(Node::Load { field: i as u32, offset: [0; 3] }, elem);
+                    match self.peel_store(v, old) {
+                        Some((mask, value)) => stores.push(Store { field: i as u32, value, mask }),
+                        None => return err(self.field_spans[i], format!("in-place field `{name}` is never written"), Some("declare it `In<T>` if the kernel only reads it")),
+                    }
+                }
+                (Access::InOut, _) => unreachable!("in-place fields start written"),
             }
         }
+        let red_black = match &f.attrs.red_black {
+            None => None,
+            Some(id) => {
+                let Some(s) = self.scalars.iter().position(|p| p.name == id.name) else {
+                    return err(id.span, format!("`red_black = {}` names no scalar parameter", id.name), Some(&format!("declare the colour parameter: `{}: i64`", id.name)));
+                };
+                if self.scalars[s].ty != Ty::Int {
+                    return err(id.span, format!("the colour parameter `{}` must be an `i64`, not `{}`", id.name, self.scalars[s].ty), Some("declare it `i64`: 0 updates the points with an even index sum, 1 the odd"));
+                }
+                let parity = self.colour_parity(s as u32);
+                for st in &mut stores {
+                    st.mask = Some(match st.mask {
+                        Some(m) => self.b.binary(Binary::And, m, parity),
+                        None => parity,
+                    });
+                }
+                Some(s as u32)
+            }
+        };
+        let line = match self.line_axis {
+            Some(axis) => Some(self.line_solve(axis, f, &mut stores)?),
+            None => None,
+        };
         let mut contributions = Vec::new();
         for (i, r) in self.reductions.iter().enumerate() {
             match self.state.contributions.get(&(i as u32)) {
@@ -1626,9 +1787,143 @@ impl<'m> Lowerer<'m> {
             types,
             stores,
             contributions,
+            line,
+            red_black,
         };
         recompute_reach(&mut kernel);
+        if let Some((_, at)) = self.tridiagonal {
+            let live = kernel.live_nodes();
+            if live.iter().any(|&n| matches!(kernel.nodes[n as usize], Node::LineSolution(_))) {
+                return err(at, "the result of `tridiagonal` is used in an expression", Some("assign it to the in-place field as it is: `u = tridiagonal(lower, diag, upper, rhs);`"));
+            }
+        }
         Ok(kernel)
+    }
+
+    /// Splits the final value of an in-place field into (mask, value): the branches that
+    /// keep the old value `old` become a mask. `None` when no path writes the field.
+    fn peel_store(&mut self, v: NodeId, old: NodeId) -> Option<(Option<NodeId>, NodeId)> {
+        if v == old {
+            return None;
+        }
+        let Node::Select(c, a, b) = self.b.node(v) else {
+            return Some((None, v));
+        };
+        match (self.peel_store(a, old), self.peel_store(b, old)) {
+            (None, None) => None,
+            (Some((m, x)), None) => Some((Some(self.and_mask(c, m)), x)),
+            (None, Some((m, y))) => {
+                let not_c = self.b.unary(Unary::Not, c);
+                Some((Some(self.and_mask(not_c, m)), y))
+            }
+            (Some((ma, x)), Some((mb, y))) => {
+                let value = self.b.select(c, x, y);
+                let mask = match (ma, mb) {
+                    (None, None) => None,
+                    (ma, mb) => {
+                        let yes = self.b.boolean(true);
+                        Some(self.b.select(c, ma.unwrap_or(yes), mb.unwrap_or(yes)))
+                    }
+                };
+                Some((mask, value))
+            }
+        }
+    }
+
+    fn and_mask(&mut self, c: NodeId, m: Option<NodeId>) -> NodeId {
+        match m {
+            Some(m) => self.b.binary(Binary::And, c, m),
+            None => c,
+        }
+    }
+
+    /// `(sum of the point's indices) % 2 == colour`, over the axes a line kernel's lines do
+    /// not run along.
+    fn colour_parity(&mut self, colour: u32) -> NodeId {
+        let mut sum = None;
+        for a in 0..self.dims {
+            if Some(a) == self.line_axis {
+                continue;
+            }
+            let i = self.b.add(Node::Index(a), Ty::Int);
+            sum = Some(match sum {
+                Some(s) => self.b.binary(Binary::Add, s, i),
+                None => i,
+            });
+        }
+        let sum = sum.unwrap_or_else(|| self.b.int(0));
+        let two = self.b.int(2);
+        let parity = self.b.binary(Binary::Rem, sum, two);
+        let c = self.b.add(Node::Scalar(colour), Ty::Int);
+        self.b.binary(Binary::Eq, parity, c)
+    }
+
+    /// Turns the one store of a line kernel, the result of `tridiagonal`, into its solve.
+    fn line_solve(&mut self, axis: u8, f: &FnDef, stores: &mut Vec<Store>) -> Result<LineSolve> {
+        if let Some(&span) = self.reduction_spans.first() {
+            return err(span, "a line kernel cannot have reductions", Some("compute the reduction in a separate point kernel"));
+        }
+        let Some((coeffs, at)) = self.tridiagonal else {
+            return err(f.name.span, "this line kernel never calls `tridiagonal`", Some("assign the line's unknowns: `u = tridiagonal(lower, diag, upper, rhs);`"));
+        };
+        let mut solve = None;
+        for st in stores.iter() {
+            let field = &self.fields[st.field as usize];
+            let is_solution = matches!(self.b.node(st.value), Node::LineSolution(_));
+            if !is_solution && self.depends_on_solution(st.value) {
+                return err(at, "the result of `tridiagonal` is used in an expression", Some("assign it to the in-place field as it is: `u = tridiagonal(lower, diag, upper, rhs);`"));
+            }
+            if !is_solution {
+                return err(self.field_spans[st.field as usize], format!("a line kernel writes only the result of `tridiagonal`, but `{}` gets another value", field.name), Some("compute other outputs in a separate point kernel"));
+            }
+            if field.access != Access::InOut {
+                return err(self.field_spans[st.field as usize], format!("the solution of a line kernel goes to an in-place field, and `{}` is `Out<T>`", field.name), Some("declare it `InOut<T>`: its halo holds the values beyond each line's ends"));
+            }
+            if solve.is_some() {
+                return err(at, "the result of `tridiagonal` is assigned to two fields", Some("assign it to one `InOut<T>` field"));
+            }
+            let ty = self.b.ty(coeffs[0]);
+            if ty != field.elem {
+                return err(at, format!("`tridiagonal` solves in `{ty}` but `{}` holds `{}`", field.name, field.elem), Some("convert the coefficients with `as`"));
+            }
+            solve = Some((st.field, st.mask));
+        }
+        let Some((field, mask)) = solve else {
+            return err(at, "the result of `tridiagonal` is never assigned", Some("assign it: `u = tridiagonal(lower, diag, upper, rhs);`"));
+        };
+        if let Some(m) = mask {
+            if !self.is_line_uniform(m, axis) {
+                return err(at, "this `tridiagonal` is under a condition that varies along the line", Some("a line is solved whole or not at all: make the condition depend only on scalars and on the indices of the other axes"));
+            }
+        }
+        stores.clear();
+        let [lower, diag, upper, rhs] = coeffs;
+        Ok(LineSolve { axis, field, lower, diag, upper, rhs, mask })
+    }
+
+    /// Whether node `n` uses the unknown of the line solve.
+    fn depends_on_solution(&self, n: NodeId) -> bool {
+        let mut stack = vec![n];
+        while let Some(m) = stack.pop() {
+            match self.b.node(m) {
+                Node::LineSolution(_) => return true,
+                node => stack.extend(crate::ir::operands(&node)),
+            }
+        }
+        false
+    }
+
+    /// Whether node `n` has the same value at every point of a line along `axis`.
+    fn is_line_uniform(&self, n: NodeId, axis: u8) -> bool {
+        let mut stack = vec![n];
+        while let Some(m) = stack.pop() {
+            match self.b.node(m) {
+                Node::Load { .. } | Node::LineSolution(_) => return false,
+                Node::Index(a) if a == axis => return false,
+                node => stack.extend(crate::ir::operands(&node)),
+            }
+        }
+        true
     }
 }
 
@@ -1646,6 +1941,13 @@ fn recompute_reach(k: &mut Kernel) {
                 f.reach_hi[a] = f.reach_hi[a].max(o);
             }
         }
+    }
+    // A line solve reads the values just beyond each line's ends.
+    if let Some(l) = k.line {
+        let f = &mut k.fields[l.field as usize];
+        let a = l.axis as usize;
+        f.reach_lo[a] = f.reach_lo[a].min(-1);
+        f.reach_hi[a] = f.reach_hi[a].max(1);
     }
 }
 

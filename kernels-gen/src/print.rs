@@ -2,7 +2,7 @@
 //!
 //! Two front ends lower the same kernel to the same IR exactly when these texts are equal.
 
-use crate::ir::{Access, Kernel, Node, ParamKind};
+use crate::ir::{Access, IndexMap, Kernel, Node, ParamKind};
 use std::fmt::{self, Write};
 
 impl fmt::Display for Kernel {
@@ -13,9 +13,12 @@ impl fmt::Display for Kernel {
             params.push(match kind {
                 ParamKind::Field => {
                     let p = &self.fields[i];
-                    let access = match p.access {
-                        Access::In => "in",
-                        Access::Out => "out",
+                    let access = match (p.access, p.map) {
+                        (Access::In, IndexMap::Same) => "in",
+                        (Access::In, IndexMap::Fine) => "in fine",
+                        (Access::In, IndexMap::Coarse) => "in coarse",
+                        (Access::Out, _) => "out",
+                        (Access::InOut, _) => "inout",
                     };
                     format!("{access} {}: {}", p.name, p.elem)
                 }
@@ -28,14 +31,22 @@ impl fmt::Display for Kernel {
         }
         writeln!(
             f,
-            "kernel {}[{}d, halo {}]({}) {{",
+            "kernel {}[{}d, halo {}{}{}]({}) {{",
             self.name,
             self.dims,
             self.halo(),
+            match &self.line {
+                Some(l) => format!(", line {}", l.axis),
+                None => String::new(),
+            },
+            match self.red_black {
+                Some(c) => format!(", red_black {}", self.scalars[c as usize].name),
+                None => String::new(),
+            },
             params.join(", ")
         )?;
         for p in &self.fields {
-            if p.access == Access::In {
+            if p.access.is_read() {
                 let d = self.dims as usize;
                 writeln!(
                     f,
@@ -54,8 +65,23 @@ impl fmt::Display for Kernel {
                 self.node_text(n)
             )?;
         }
-        for &(field, n) in &self.stores {
-            writeln!(f, "  store {} <- %{n}", self.fields[field as usize].name)?;
+        for st in &self.stores {
+            let name = &self.fields[st.field as usize].name;
+            match st.mask {
+                Some(m) => writeln!(f, "  store {name} <- %{} if %{m}", st.value)?,
+                None => writeln!(f, "  store {name} <- %{}", st.value)?,
+            }
+        }
+        if let Some(l) = &self.line {
+            write!(
+                f,
+                "  solve {} along {}: %{} u[-1] + %{} u + %{} u[+1] = %{}",
+                self.fields[l.field as usize].name, l.axis, l.lower, l.diag, l.upper, l.rhs
+            )?;
+            match l.mask {
+                Some(m) => writeln!(f, " if %{m}")?,
+                None => writeln!(f)?,
+            }
         }
         for &(r, n) in &self.contributions {
             let red = &self.reductions[r as usize];
@@ -94,6 +120,7 @@ impl Kernel {
             Node::Fma(a, b, c) => write!(s, "fma %{a}, %{b}, %{c}"),
             Node::Select(c, a, b) => write!(s, "select %{c}, %{a}, %{b}"),
             Node::Cast(a) => write!(s, "cast %{a}"),
+            Node::LineSolution(_) => write!(s, "line solution"),
         };
         s
     }

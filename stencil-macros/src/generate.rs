@@ -1,7 +1,7 @@
 //! From checked IR to the tokens of a kernel module.
 
 use kernels_gen::back::rust::{cpu_function, ty_tokens};
-use kernels_gen::ir::{Access, Kernel, ParamKind, Precision, ReduceOp, Ty};
+use kernels_gen::ir::{Access, IndexMap, Kernel, ParamKind, Precision, ReduceOp, Ty};
 use kernels_gen::llvm;
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
@@ -34,6 +34,14 @@ pub fn kernel_module(k: &Kernel, f: &syn::ItemFn, source: &str) -> syn::Result<T
     let launch = launcher(k, &rt);
     let (hash32, hash64) = (llvm::ptx_hash(&ptx32), llvm::ptx_hash(&ptx64));
     let points = llvm::point_variants(k);
+    let line = match &k.line {
+        Some(l) => {
+            let a = l.axis as usize;
+            quote!(Some(#a))
+        }
+        None => quote!(None),
+    };
+    let in_place = k.fields.iter().any(|f| f.access == Access::InOut);
     let (vec32, vec64) = (
         llvm::vector_width(k, Precision::F32),
         llvm::vector_width(k, Precision::F64),
@@ -69,6 +77,8 @@ pub fn kernel_module(k: &Kernel, f: &syn::ItemFn, source: &str) -> syn::Result<T
                 f32: #rt::cuda::Ptx { text: PTX_F32, entry: ENTRY_F32, hash: #hash32, vector: #vec32 },
                 f64: #rt::cuda::Ptx { text: PTX_F64, entry: ENTRY_F64, hash: #hash64, vector: #vec64 },
                 points: &[#(#points),*],
+                line: #line,
+                in_place: #in_place,
             };
             #cpu
             #launch
@@ -89,7 +99,7 @@ fn launcher(k: &Kernel, rt: &TokenStream) -> TokenStream {
     let domain_field = k
         .fields
         .iter()
-        .find(|f| f.access == Access::Out)
+        .find(|f| f.access.is_written())
         .or(k.fields.first())
         .map(|f| format_ident!("{}", f.name));
     for &(kind, i) in &k.param_order {
@@ -100,15 +110,24 @@ fn launcher(k: &Kernel, rt: &TokenStream) -> TokenStream {
                 let t = ty_tokens(f.elem);
                 let fname = &f.name;
                 let fhalo = f.halo() as usize;
+                let map = match f.map {
+                    IndexMap::Same => quote!(#rt::launch::FieldMap::Same),
+                    IndexMap::Fine => quote!(#rt::launch::FieldMap::Fine),
+                    IndexMap::Coarse => quote!(#rt::launch::FieldMap::Coarse),
+                };
+                let reach = (0..3).map(|a| {
+                    let (lo, hi) = (f.reach_lo[a], f.reach_hi[a]);
+                    quote!((#lo, #hi))
+                });
                 checks.push(quote! {
-                    #rt::launch::check_field(NAME, DIMS, &domain, #rt::launch::FieldSpec { name: #fname, halo: #fhalo }, #id)?;
+                    #rt::launch::check_field(NAME, DIMS, &domain, #rt::launch::FieldSpec { name: #fname, halo: #fhalo, map: #map, reach: [#(#reach),*] }, #id)?;
                 });
                 match f.access {
                     Access::In => {
                         params.push(quote!(#id: &#rt::Field<#t>));
                         call_args.push(quote!(#id.view(NAME, #fname)?));
                     }
-                    Access::Out => {
+                    Access::Out | Access::InOut => {
                         params.push(quote!(#id: &mut #rt::Field<#t>));
                         call_args.push(quote!(#id.view_mut(NAME, #fname)?));
                     }
@@ -121,6 +140,10 @@ fn launcher(k: &Kernel, rt: &TokenStream) -> TokenStream {
                 let t = ty_tokens(s.ty);
                 params.push(quote!(#id: #t));
                 call_args.push(quote!(#id));
+                if k.red_black == Some(i) {
+                    let pname = &s.name;
+                    checks.push(quote!(#rt::launch::check_colour(NAME, #pname, #id)?;));
+                }
                 cuda_args.push(match s.ty {
                     Ty::Real => quote!(l.real(#id);),
                     Ty::F32 => quote!(l.f32(#id);),

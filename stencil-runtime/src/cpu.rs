@@ -119,3 +119,27 @@ pub fn reduce_rows<A: Copy + Send + Sync>(
     let partials: Vec<A> = (0..count).into_par_iter().map(|r| f(row(r))).collect();
     partials.into_iter().fold(identity, combine)
 }
+
+/// Runs `f` on every grid line along `axis` of domain `n`, in parallel: `f` gets the
+/// line's first point (its index on `axis` is 0) and a per-thread scratch value that it
+/// may reuse from line to line.
+pub fn for_each_line<S: Default + Send>(
+    n: [usize; 3],
+    axis: usize,
+    f: impl Fn(&mut S, [isize; 3]) + Sync + Send,
+) {
+    let mut others = n;
+    others[axis] = 1;
+    let count = others[0] * others[1] * others[2];
+    if n[axis] == 0 {
+        return;
+    }
+    (0..count)
+        .into_par_iter()
+        .for_each_init(S::default, |scratch, r| {
+            let i = r % others[0];
+            let j = (r / others[0]) % others[1];
+            let k = r / (others[0] * others[1]);
+            f(scratch, [i as isize, j as isize, k as isize]);
+        });
+}

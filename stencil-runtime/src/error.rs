@@ -104,6 +104,41 @@ pub enum Error {
         /// Where the kernel runs.
         want: String,
     },
+    /// A field read on another grid (`Fine<T>`, `Coarse<T>`) whose size does not cover
+    /// what the kernel reads over the domain.
+    #[error("kernel `{kernel}`: field `{field}` is read on a {map} grid at indices {reads} along axis {axis}, but it holds {holds} (extent {extent}, halo {halo}); {hint}")]
+    Coverage {
+        /// The kernel.
+        kernel: &'static str,
+        /// The parameter.
+        field: &'static str,
+        /// "finer" or "coarser".
+        map: &'static str,
+        /// The axis.
+        axis: usize,
+        /// The index range read, e.g. `-1..=8`.
+        reads: String,
+        /// The index range stored.
+        holds: String,
+        /// The field's extent on the axis.
+        extent: usize,
+        /// The field's halo.
+        halo: usize,
+        /// What sizes work.
+        hint: String,
+    },
+    /// A scalar parameter outside the values the kernel accepts.
+    #[error("kernel `{kernel}`: parameter `{param}` is {value}, but {expected}")]
+    Parameter {
+        /// The kernel.
+        kernel: &'static str,
+        /// The parameter.
+        param: &'static str,
+        /// The value given.
+        value: String,
+        /// What it must be.
+        expected: &'static str,
+    },
     /// Host-memory access to a field that lives on a device.
     #[error("{what} needs the field in host memory but it lives in {location}; use `Field::to_host()` first")]
     NotOnHost {

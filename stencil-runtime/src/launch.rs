@@ -2,6 +2,27 @@
 
 use crate::{Error, Field, Real};
 
+/// How a field's grid relates to the domain's (the IR's `IndexMap`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FieldMap {
+    /// The domain's grid: the field's extent equals the domain.
+    Same,
+    /// Twice as fine: domain point `i` reads index `2i + offset`.
+    Fine,
+    /// Twice as coarse: domain point `i` reads index `floor(i / 2) + offset`.
+    Coarse,
+}
+
+impl FieldMap {
+    fn apply(self, i: i64) -> i64 {
+        match self {
+            FieldMap::Same => i,
+            FieldMap::Fine => 2 * i,
+            FieldMap::Coarse => i.div_euclid(2),
+        }
+    }
+}
+
 /// What a launcher knows about one field parameter.
 #[derive(Clone, Copy, Debug)]
 pub struct FieldSpec {
@@ -9,6 +30,10 @@ pub struct FieldSpec {
     pub name: &'static str,
     /// The halo the kernel needs on this field.
     pub halo: usize,
+    /// The field's grid.
+    pub map: FieldMap,
+    /// The smallest and largest offsets read per axis.
+    pub reach: [(i32, i32); 3],
 }
 
 /// Checks a field against the kernel's dimension, domain and the halo it reads.
@@ -26,6 +51,9 @@ pub fn check_field<T: Real>(
             have: field.dims(),
             want: dims,
         });
+    }
+    if spec.map != FieldMap::Same {
+        return check_coverage(kernel, domain, spec, field);
     }
     if field.extent() != domain {
         return Err(Error::Extent {
@@ -51,4 +79,61 @@ pub fn domain3(domain: &[usize]) -> [usize; 3] {
     let mut n = [1; 3];
     n[..domain.len()].copy_from_slice(domain);
     n
+}
+
+/// Checks that a field on a finer or coarser grid holds every index the kernel reads.
+fn check_coverage<T: Real>(
+    kernel: &'static str,
+    domain: &[usize],
+    spec: FieldSpec,
+    field: &Field<T>,
+) -> Result<(), Error> {
+    let halo = field.halo() as i64;
+    for (axis, &n) in domain.iter().enumerate() {
+        if n == 0 {
+            continue;
+        }
+        let (lo, hi) = spec.reach[axis];
+        let first = spec.map.apply(0) + lo as i64;
+        let last = spec.map.apply(n as i64 - 1) + hi as i64;
+        let extent = field.extent()[axis];
+        if first < -halo || last > extent as i64 - 1 + halo {
+            let (map, hint) = match spec.map {
+                FieldMap::Fine => (
+                    "finer",
+                    format!("for a domain of {n} points pass a fine field of 2n-1 = {} (vertex-centred) or 2n = {} (cell-centred) points", 2 * n - 1, 2 * n),
+                ),
+                _ => (
+                    "coarser",
+                    format!("for a domain of {n} points pass a coarse field of (n+1)/2 = {} (vertex-centred) or n/2 = {} (cell-centred) points", n.div_ceil(2), n / 2),
+                ),
+            };
+            return Err(Error::Coverage {
+                kernel,
+                field: spec.name,
+                map,
+                axis,
+                reads: format!("{first}..={last}"),
+                holds: format!("{}..={}", -halo, extent as i64 - 1 + halo),
+                extent,
+                halo: field.halo(),
+                hint,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Checks the colour of a red-black kernel: 0 (even index sum) or 1 (odd).
+pub fn check_colour(kernel: &'static str, param: &'static str, colour: i64) -> Result<(), Error> {
+    if colour == 0 || colour == 1 {
+        Ok(())
+    } else {
+        Err(Error::Parameter {
+            kernel,
+            param,
+            value: colour.to_string(),
+            expected: "the colour of a red-black kernel is 0 (points with an even index sum) or 1 (odd)",
+        })
+    }
 }

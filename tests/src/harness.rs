@@ -65,8 +65,8 @@ pub enum Path {
     HostJit,
 }
 
-/// Runs `k` on `path`. `inputs` and `outputs` are the kernel's `In` and `Out` fields in
-/// declaration order; `scalars` its scalar parameters (as f64). Returns the reductions.
+/// Runs `k` on `path`. `inputs` and `outputs` are the kernel's read-only fields and the
+/// fields it writes (`Out`, `InOut`) in declaration order; `scalars` its scalar parameters (as f64). Returns the reductions.
 pub fn run<T: Real>(
     path: Path,
     k: &Kernel,
@@ -106,7 +106,7 @@ pub fn run<T: Real>(
                             f.strides(),
                         )
                     }
-                    Access::Out => {
+                    Access::Out | Access::InOut => {
                         next_out += 1;
                         out_ptrs[next_out - 1]
                     }
@@ -125,6 +125,16 @@ pub fn run<T: Real>(
             }
             ParamKind::Reduction => slots.push(&mut results[i as usize] as *mut T as u64),
         }
+    }
+    // A line kernel's scratch: one value per point of the domain.
+    let scratch_len = if k.line.is_some() {
+        slots[..3].iter().product::<u64>() as usize
+    } else {
+        0
+    };
+    let mut scratch: Vec<T> = vec![T::zero(); scratch_len];
+    if k.line.is_some() {
+        slots.push(scratch.as_mut_ptr() as u64);
     }
     assert_eq!(next_in, inputs.len(), "{}: number of inputs", k.name);
     assert_eq!(next_scalar, scalars.len(), "{}: number of scalars", k.name);

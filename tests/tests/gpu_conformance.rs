@@ -190,6 +190,8 @@ fn cuda_failures_are_typed_errors() {
             vector: 1,
         },
         points: &[1],
+        line: None,
+        in_place: false,
     };
     let e = CudaLaunch::new(&cuda, &BROKEN, Precision::F64)
         .run([8, 1, 1])

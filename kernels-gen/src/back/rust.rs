@@ -7,7 +7,7 @@
 //! generated code performs exactly the operations of the IR in the same order as the LLVM
 //! back end: the two paths agree to rounding.
 
-use crate::ir::{Access, Binary, Kernel, Node, ParamKind, ReduceOp, Ty, Unary};
+use crate::ir::{Access, Binary, IndexMap, Kernel, Node, ParamKind, ReduceOp, Ty, Unary};
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::{format_ident, quote};
 use std::collections::BTreeSet;
@@ -65,7 +65,7 @@ pub fn cpu_function(k: &Kernel, rt: &TokenStream) -> TokenStream {
                 let t = ty_tokens(f.elem);
                 params.push(match f.access {
                     Access::In => quote!(#id: #rt::cpu::View<#t>),
-                    Access::Out => quote!(#id: #rt::cpu::ViewMut<#t>),
+                    Access::Out | Access::InOut => quote!(#id: #rt::cpu::ViewMut<#t>),
                 });
             }
             ParamKind::Scalar => {
@@ -78,6 +78,9 @@ pub fn cpu_function(k: &Kernel, rt: &TokenStream) -> TokenStream {
         }
     }
 
+    if let Some(line) = &k.line {
+        return line_function(k, line, rt, &generics, &params);
+    }
     // Row pointers: one per (field, dy, dz) read or written.
     let live = k.live_nodes();
     let mut rows = BTreeSet::new();
@@ -86,20 +89,31 @@ pub fn cpu_function(k: &Kernel, rt: &TokenStream) -> TokenStream {
             rows.insert((field, offset[1], offset[2]));
         }
     }
-    for &(field, _) in &k.stores {
-        rows.insert((field, 0, 0));
+    for st in &k.stores {
+        rows.insert((st.field, 0, 0));
     }
     let row_ptrs = rows.iter().map(|&(f, dy, dz)| {
         let id = row_ident(f, dy, dz);
-        let fid = field_ident(&k.fields[f as usize].name);
-        quote!(let #id = #fid.row(j + (#dy as isize), k + (#dz as isize));)
+        let field = &k.fields[f as usize];
+        let fid = field_ident(&field.name);
+        let (j, k) = (mapped(field.map, quote!(j)), mapped(field.map, quote!(k)));
+        quote!(let #id = #fid.row(#j + (#dy as isize), #k + (#dz as isize));)
     });
 
-    let body: Vec<TokenStream> = live.iter().map(|&n| node_let(k, n, &real)).collect();
-    let stores = k.stores.iter().map(|&(f, n)| {
-        let row = row_ident(f, 0, 0);
-        let val = v(n);
-        quote!(*#row.offset(i) = #val;)
+    let body: Vec<TokenStream> = live
+        .iter()
+        .map(|&n| node_let(k, n, &real, LoadForm::Rows))
+        .collect();
+    let stores = k.stores.iter().map(|st| {
+        let row = row_ident(st.field, 0, 0);
+        let val = v(st.value);
+        match st.mask {
+            Some(m) => {
+                let m = v(m);
+                quote!(if #m { *#row.offset(i) = #val; })
+            }
+            None => quote!(*#row.offset(i) = #val;),
+        }
     });
 
     let red_types: Vec<TokenStream> = k.reductions.iter().map(|r| ty_tokens(r.ty)).collect();
@@ -205,8 +219,123 @@ pub fn cpu_function(k: &Kernel, rt: &TokenStream) -> TokenStream {
     }
 }
 
+/// A field index through the field's map: `x`, `2 * x` or `x >> 1` (indices are >= 0).
+fn mapped(map: IndexMap, x: TokenStream) -> TokenStream {
+    match map {
+        IndexMap::Same => x,
+        IndexMap::Fine => quote!((2 * #x)),
+        IndexMap::Coarse => quote!((#x >> 1)),
+    }
+}
+
+/// How generated code reaches a field value.
+#[derive(Clone, Copy)]
+enum LoadForm {
+    /// Through the row pointers hoisted out of the inner loop.
+    Rows,
+    /// From the view at the point `(i, j, k)` directly (line kernels).
+    Point,
+}
+
+/// The `cpu` function of a line kernel: lines in parallel, each solved by the Thomas
+/// algorithm (forward elimination into per-thread scratch, then back substitution), with
+/// the same operations in the same order as the interpreter and the LLVM back end.
+fn line_function(
+    k: &Kernel,
+    line: &crate::ir::LineSolve,
+    rt: &TokenStream,
+    generics: &TokenStream,
+    params: &[TokenStream],
+) -> TokenStream {
+    let real = quote!(#rt::Real);
+    let axis = line.axis as usize;
+    let live = k.live_nodes();
+    let body: Vec<TokenStream> = live
+        .iter()
+        .map(|&n| node_let(k, n, &real, LoadForm::Point))
+        .collect();
+    let field = &k.fields[line.field as usize];
+    let fid = field_ident(&field.name);
+    let t = ty_tokens(field.elem);
+    let (lo, di, up, rh) = (v(line.lower), v(line.diag), v(line.upper), v(line.rhs));
+    let mask = match line.mask {
+        Some(m) => {
+            let m = v(m);
+            quote!(#m)
+        }
+        None => quote!(true),
+    };
+    let at = |c: usize| -> TokenStream {
+        if c == axis {
+            quote!(x)
+        } else {
+            quote!(s[#c])
+        }
+    };
+    let (ai, aj, ak) = (at(0), at(1), at(2));
+    quote! {
+        /// The CPU implementation of a line kernel: every line of the domain `n`, in
+        /// parallel, solved by the Thomas algorithm.
+        ///
+        /// # Safety
+        /// Every view must cover the domain plus the kernel's halo, and the solved field must
+        /// not overlap the others.
+        #[allow(clippy::all, unused, non_snake_case, unused_parens, unused_variables)]
+        pub unsafe fn cpu #generics (n: [usize; 3], #(#params),*) {
+            let len = n[#axis] as isize;
+            #rt::cpu::for_each_line(n, #axis, |scratch: &mut (Vec<#t>, Vec<#t>), s: [isize; 3]| {
+                if len == 0 {
+                    return;
+                }
+                let (cp, dp) = scratch;
+                cp.resize(len as usize, <#t as #real>::from_f64(0.0));
+                dp.resize(len as usize, <#t as #real>::from_f64(0.0));
+                let coefficients = |x: isize| -> (#t, #t, #t, #t, bool) {
+                    let (i, j, k) = (#ai, #aj, #ak);
+                    #(#body)*
+                    (#lo, #di, #up, #rh, #mask)
+                };
+                if !coefficients(0).4 {
+                    return;
+                }
+                let at = |x: isize, dx: isize| -> *mut #t {
+                    let mut p = [s[0], s[1], s[2]];
+                    p[#axis] = x + dx;
+                    #fid.row(p[1], p[2]).offset(p[0])
+                };
+                let before = *at(0, -1);
+                let after = *at(len - 1, 1);
+                for x in 0..len {
+                    let (a, b, c, mut d, _) = coefficients(x);
+                    if x == 0 {
+                        d = d - a * before;
+                    }
+                    if x == len - 1 {
+                        d = d - c * after;
+                    }
+                    let xi = x as usize;
+                    let (denom, d) = if x == 0 {
+                        (b, d)
+                    } else {
+                        (b - a * cp[xi - 1], d - a * dp[xi - 1])
+                    };
+                    cp[xi] = c / denom;
+                    dp[xi] = d / denom;
+                }
+                let mut next = dp[len as usize - 1];
+                *at(len - 1, 0) = next;
+                for x in (0..len - 1).rev() {
+                    let xi = x as usize;
+                    next = dp[xi] - cp[xi] * next;
+                    *at(x, 0) = next;
+                }
+            });
+        }
+    }
+}
+
 /// `let vN: Ty = <expr>;` for one node.
-fn node_let(k: &Kernel, n: u32, real: &TokenStream) -> TokenStream {
+fn node_let(k: &Kernel, n: u32, real: &TokenStream, form: LoadForm) -> TokenStream {
     let ty = k.types[n as usize];
     let t = ty_tokens(ty);
     let fl = |op: &str, args: &[TokenStream]| -> TokenStream {
@@ -238,9 +367,20 @@ fn node_let(k: &Kernel, n: u32, real: &TokenStream) -> TokenStream {
             quote!((n[#ax] as i64))
         }
         Node::Load { field, offset } => {
-            let row = row_ident(field, offset[1], offset[2]);
-            let dx = offset[0] as isize;
-            quote!(*#row.offset(i + #dx))
+            let f = &k.fields[field as usize];
+            let [dx, dy, dz] = offset.map(|o| o as isize);
+            let x = mapped(f.map, quote!(i));
+            match form {
+                LoadForm::Rows => {
+                    let row = row_ident(field, offset[1], offset[2]);
+                    quote!(*#row.offset(#x + #dx))
+                }
+                LoadForm::Point => {
+                    let fid = field_ident(&f.name);
+                    let (y, z) = (mapped(f.map, quote!(j)), mapped(f.map, quote!(k)));
+                    quote!(*#fid.row(#y + #dy, #z + #dz).offset(#x + #dx))
+                }
+            }
         }
         Node::Unary(op, x) => {
             let x = a(x);
@@ -292,6 +432,7 @@ fn node_let(k: &Kernel, n: u32, real: &TokenStream) -> TokenStream {
             let (c, x, y) = (a(c), a(x), a(y));
             quote!(if #c { #x } else { #y })
         }
+        Node::LineSolution(_) => unreachable!("never live in a finished kernel"),
         Node::Cast(x) => {
             let from = k.types[x as usize];
             let xi = a(x);

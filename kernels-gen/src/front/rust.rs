@@ -42,7 +42,8 @@ pub fn stencil_attr(attrs: &[syn::Attribute]) -> Option<(&syn::Attribute, FnKind
     })
 }
 
-/// Parses the options of `#[stencil(dims = 2, halo = 1)]` given as the attribute's tokens.
+/// Parses the options of `#[stencil(dims = 2, halo = 1, red_black = colour)]` given as the
+/// attribute's tokens.
 pub fn parse_attr_args(tokens: TokenStream, spans: &mut RustSpans) -> syn::Result<Attrs> {
     let mut attrs = Attrs::default();
     let parser = syn::meta::parser(|meta| {
@@ -51,18 +52,16 @@ pub fn parse_attr_args(tokens: TokenStream, spans: &mut RustSpans) -> syn::Resul
             .get_ident()
             .map(|i| i.to_string())
             .unwrap_or_default();
-        let lit: syn::LitInt = meta.value()?.parse()?;
-        let span = spans.add(lit.span());
-        match key.as_str() {
-            "dims" => attrs.dims = Some((lit.base10_parse()?, span)),
-            "halo" => attrs.halo = Some((lit.base10_parse()?, span)),
-            _ => {
-                return Err(meta.error(format!(
-                    "unknown stencil option `{key}`\n\n= help: the options are `dims = N` and `halo = N`"
-                )))
-            }
-        }
-        Ok(())
+        let value = meta.value()?;
+        let (v, at) = if value.peek(syn::LitInt) {
+            let lit: syn::LitInt = value.parse()?;
+            (ast::AttrValue::Int(lit.base10_parse()?), lit.span())
+        } else {
+            let id: syn::Ident = value.parse()?;
+            (ast::AttrValue::Name(id.to_string()), id.span())
+        };
+        let span = spans.add(at);
+        attrs.set(&key, v, span).map_err(|m| meta.error(m))
     });
     syn::parse::Parser::parse2(parser, tokens)?;
     Ok(attrs)

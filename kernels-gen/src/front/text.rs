@@ -117,8 +117,8 @@ fn describe(rule: &Rule) -> String {
         Rule::EOI => "end of input",
         Rule::module | Rule::item | Rule::attr => "a function with `#[stencil]` or `#[stencil_fn]`",
         Rule::num_suffix => "a literal suffix such as `f64`",
-        Rule::attr_dims => "`(`",
-        Rule::kw_dims => "`dims`",
+        Rule::attr_opts => "`(`",
+        Rule::attr_opt => "an option such as `dims = 2`",
         Rule::attr_helper | Rule::attr_kernel => "`stencil` or `stencil_fn`",
         Rule::ident | Rule::ty_name => "an identifier",
         Rule::generics => "`<`",
@@ -275,15 +275,27 @@ impl Builder<'_> {
                     let a = c.into_inner().next().expect("attr");
                     if a.as_rule() == Rule::attr_helper {
                         kind = FnKind::Helper;
-                    } else if let Some(n) = a
-                        .into_inner()
-                        .flatten()
-                        .find(|n| n.as_rule() == Rule::int_body)
-                    {
-                        let dims = n.as_str().replace('_', "").parse::<u8>().map_err(|_| {
-                            self.error(&n, format!("`dims = {}` is out of range", n.as_str()))
-                        })?;
-                        attrs.dims = Some((dims, self.span(&n)));
+                    } else {
+                        for opt in a.into_inner().flatten() {
+                            if opt.as_rule() != Rule::attr_opt {
+                                continue;
+                            }
+                            let mut it = opt.clone().into_inner();
+                            let key = it.next().expect("option name");
+                            let v = it.next().expect("option value");
+                            let value = if v.as_rule() == Rule::int_body {
+                                let n = v.as_str().replace('_', "").parse::<u64>().map_err(
+                                    |_| self.error(&v, format!("`{}` is out of range", v.as_str())),
+                                )?;
+                                crate::ast::AttrValue::Int(n)
+                            } else {
+                                crate::ast::AttrValue::Name(v.as_str().to_string())
+                            };
+                            let span = self.span(&v);
+                            attrs
+                                .set(key.as_str(), value, span)
+                                .map_err(|m| self.error(&key, m))?;
+                        }
                     }
                 }
                 Rule::ident => name = Some(self.ident(c)),

@@ -2,7 +2,9 @@
 
 use super::math::MathLib;
 use super::{entry_name, LlvmError, Target};
-use crate::ir::{Access, Binary, Kernel, Node, ParamKind, Precision, ReduceOp, Ty, Unary};
+use crate::ir::{
+    Access, Binary, IndexMap, Kernel, LineSolve, Node, ParamKind, Precision, ReduceOp, Ty, Unary,
+};
 use inkwell::attributes::{Attribute, AttributeLoc};
 use inkwell::builder::{Builder, BuilderError};
 use inkwell::context::Context;
@@ -90,6 +92,9 @@ struct FieldArgs<'ctx> {
     ptr: PointerValue<'ctx>,
     sy: IntValue<'ctx>,
     sz: IntValue<'ctx>,
+    map: IndexMap,
+    /// Whether the kernel also writes the field (then loads bypass the read-only cache).
+    written: bool,
 }
 
 /// The values of all parameters inside an entry.
@@ -98,6 +103,8 @@ struct EntryArgs<'ctx> {
     fields: Vec<FieldArgs<'ctx>>,
     scalars: Vec<BasicValueEnum<'ctx>>,
     reductions: Vec<PointerValue<'ctx>>,
+    /// A line kernel's scratch for the eliminated upper coefficients.
+    scratch: Option<PointerValue<'ctx>>,
 }
 
 pub(super) struct Gen<'a, 'ctx> {
@@ -128,6 +135,7 @@ pub fn build_module<'ctx>(
         target,
     };
     match target {
+        Target::Ptx if k.line.is_some() => g.line_ptx_entry()?,
         Target::Ptx => {
             let width = super::vector_width(k, p);
             let vectors: &[u32] = if width > 1 { &[1, width] } else { &[1] };
@@ -223,6 +231,15 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
     /// Pointer to field `fa` at point `idx`: the base that every load of one thread offsets.
     fn base(&self, fa: &FieldArgs<'ctx>, idx: [IntValue<'ctx>; 3]) -> R<PointerValue<'ctx>> {
         let b = &self.b;
+        let one = self.i64c(1);
+        let mut idx = idx;
+        for i in idx.iter_mut() {
+            *i = match fa.map {
+                IndexMap::Same => *i,
+                IndexMap::Fine => b.build_left_shift(*i, one, "")?,
+                IndexMap::Coarse => b.build_right_shift(*i, one, false, "")?,
+            };
+        }
         let jy = b.build_int_mul(idx[1], fa.sy, "")?;
         let kz = b.build_int_mul(idx[2], fa.sz, "")?;
         let lin = b.build_int_add(b.build_int_add(idx[0], jy, "")?, kz, "")?;
@@ -264,9 +281,64 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         &self,
         args: &EntryArgs<'ctx>,
         at: &PointAt<'ctx, '_>,
-        mut memo: Option<&mut LoadMemo<'ctx>>,
+        memo: Option<&mut LoadMemo<'ctx>>,
         pending: Option<&mut PendingStores<'ctx>>,
     ) -> R<Vec<(u32, BasicValueEnum<'ctx>)>> {
+        let k = self.k;
+        let shifted = |off: [i32; 3]| [0, 1, 2].map(|a| off[a] + at.shift[a]);
+        let vals = self.values(args, at, memo)?;
+        let get = |n: u32| vals[n as usize].expect("operands are lowered before their users");
+        for st in &k.stores {
+            let value = get(st.value);
+            match (st.mask, &pending) {
+                (None, Some(_)) => {}
+                (None, None) => {
+                    let fa = &args.fields[st.field as usize];
+                    let ptr = self.address(fa, at.bases[st.field as usize], shifted([0; 3]))?;
+                    self.b.build_store(ptr, value)?;
+                }
+                (Some(m), _) => {
+                    // A masked point: store only where the mask holds.
+                    let f = self.current_function();
+                    let yes = self.ctx.append_basic_block(f, "masked_store");
+                    let next = self.ctx.append_basic_block(f, "after_store");
+                    self.b
+                        .build_conditional_branch(get(m).into_int_value(), yes, next)?;
+                    self.b.position_at_end(yes);
+                    let fa = &args.fields[st.field as usize];
+                    let ptr = self.address(fa, at.bases[st.field as usize], shifted([0; 3]))?;
+                    self.b.build_store(ptr, value)?;
+                    self.b.build_unconditional_branch(next)?;
+                    self.b.position_at_end(next);
+                }
+            }
+        }
+        if let Some(list) = pending {
+            for st in k.stores.iter().filter(|st| st.mask.is_none()) {
+                list.push((st.field, shifted([0; 3]), get(st.value)));
+            }
+        }
+        Ok(k.contributions
+            .iter()
+            .map(|&(r, n)| (r, get(n)))
+            .collect())
+    }
+
+    /// The function the builder is positioned in.
+    fn current_function(&self) -> FunctionValue<'ctx> {
+        self.b
+            .get_insert_block()
+            .and_then(|bb| bb.get_parent())
+            .expect("the builder is positioned inside a function")
+    }
+
+    /// The value of every live node at the point `at` (loads reused from `memo`).
+    fn values(
+        &self,
+        args: &EntryArgs<'ctx>,
+        at: &PointAt<'ctx, '_>,
+        mut memo: Option<&mut LoadMemo<'ctx>>,
+    ) -> R<Vec<Option<BasicValueEnum<'ctx>>>> {
         let k = self.k;
         let idx = at.idx;
         let shifted = |off: [i32; 3]| [0, 1, 2].map(|a| off[a] + at.shift[a]);
@@ -290,7 +362,11 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                         None => {
                             let fa = &args.fields[field as usize];
                             let ptr = self.address(fa, at.bases[field as usize], key.1)?;
-                            let v = self.load(ptr, ty)?;
+                            let v = if fa.written {
+                                self.b.build_load(ptr, "")?
+                            } else {
+                                self.load(ptr, ty)?
+                            };
                             if let Some(m) = memo.as_mut() {
                                 m.insert(key, v);
                             }
@@ -314,27 +390,16 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                     "",
                 )?,
                 Node::Cast(a) => self.cast(get(&vals, a), k.types[a as usize], ty)?,
+                Node::LineSolution(_) => {
+                    return Err(LlvmError::Invalid {
+                        kernel: k.name.clone(),
+                        message: "a line solution is live outside its solve".into(),
+                    })
+                }
             };
             vals[n as usize] = Some(v);
         }
-        match pending {
-            Some(list) => {
-                for &(f, n) in &k.stores {
-                    list.push((f, shifted([0; 3]), get(&vals, n)));
-                }
-            }
-            None => {
-                for &(f, n) in &k.stores {
-                    let fa = &args.fields[f as usize];
-                    let ptr = self.address(fa, at.bases[f as usize], shifted([0; 3]))?;
-                    self.b.build_store(ptr, get(&vals, n))?;
-                }
-            }
-        }
-        Ok(k.contributions
-            .iter()
-            .map(|&(r, n)| (r, get(&vals, n)))
-            .collect())
+        Ok(vals)
     }
 
     fn load(&self, ptr: PointerValue<'ctx>, ty: Ty) -> R<BasicValueEnum<'ctx>> {
@@ -565,6 +630,9 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                 }
             }
         }
+        if let Some(line) = &self.k.line {
+            ps.push(self.elem_ptr_type(self.k.fields[line.field as usize].elem).into());
+        }
         ps
     }
 
@@ -607,15 +675,19 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             fields: vec![],
             scalars: vec![],
             reductions: vec![],
+            scratch: None,
         };
         let mut pos = 3;
         for &(kind, i) in &self.k.param_order {
             match kind {
                 ParamKind::Field => {
+                    let field = &self.k.fields[i as usize];
                     args.fields.push(FieldArgs {
                         ptr: p(pos).into_pointer_value(),
                         sy: p(pos + 1).into_int_value(),
                         sz: p(pos + 2).into_int_value(),
+                        map: field.map,
+                        written: field.access.is_written(),
                     });
                     pos += 3;
                 }
@@ -637,6 +709,9 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                     pos += 1;
                 }
             }
+        }
+        if self.k.line.is_some() {
+            args.scratch = Some(p(pos).into_pointer_value());
         }
         Ok(args)
     }
@@ -1101,17 +1176,21 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             fields: vec![],
             scalars: vec![],
             reductions: vec![],
+            scratch: None,
         };
         let mut pos = 3u64;
         for &(kind, i) in &self.k.param_order {
             match kind {
                 ParamKind::Field => {
                     let raw = slot(self, pos)?;
-                    let pt = self.elem_ptr_type(self.k.fields[i as usize].elem);
+                    let field = &self.k.fields[i as usize];
+                    let pt = self.elem_ptr_type(field.elem);
                     args.fields.push(FieldArgs {
                         ptr: self.b.build_int_to_ptr(raw, pt, "")?,
                         sy: slot(self, pos + 1)?,
                         sz: slot(self, pos + 2)?,
+                        map: field.map,
+                        written: field.access.is_written(),
                     });
                     pos += 3;
                 }
@@ -1140,6 +1219,12 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                     pos += 1;
                 }
             }
+        }
+        if let Some(line) = self.k.line {
+            let raw = slot(self, pos)?;
+            let pt = self.elem_ptr_type(self.k.fields[line.field as usize].elem);
+            args.scratch = Some(self.b.build_int_to_ptr(raw, pt, "")?);
+            return self.host_lines(f, &args, &line);
         }
         let accs: Vec<PointerValue> = (0..self.k.reductions.len())
             .map(|r| {
@@ -1195,6 +1280,240 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             self.b.build_store(*out, v)?;
         }
         self.b.build_return(None)?;
+        Ok(())
+    }
+
+    /// The two axes a line along `axis` does not run along, in order.
+    fn other_axes(axis: usize) -> [usize; 2] {
+        match axis {
+            0 => [1, 2],
+            1 => [0, 2],
+            _ => [0, 1],
+        }
+    }
+
+    /// The PTX entry of a line kernel: one thread per line, threads along x covering the
+    /// first other axis (so that lines along axis 1 or 2 read coalesced rows), along y the
+    /// second.
+    fn line_ptx_entry(&mut self) -> R<()> {
+        let line = self.k.line.expect("a line kernel");
+        let name = entry_name(self.k, self.p);
+        let fn_ty = self
+            .ctx
+            .void_type()
+            .fn_type(&self.entry_param_types(), false);
+        let f = self.module.add_function(&name, fn_ty, None);
+        self.pointer_attributes(f, 3);
+        let kernel_md = self.ctx.metadata_node(&[
+            f.as_global_value().as_pointer_value().into(),
+            self.ctx.metadata_string("kernel").into(),
+            self.ctx.i32_type().const_int(1, false).into(),
+        ]);
+        self.module
+            .add_global_metadata("nvvm.annotations", &kernel_md)
+            .map_err(|e| LlvmError::Invalid {
+                kernel: name.clone(),
+                message: e.to_string(),
+            })?;
+        let entry = self.ctx.append_basic_block(f, "entry");
+        let body = self.ctx.append_basic_block(f, "line");
+        let exit = self.ctx.append_basic_block(f, "exit");
+        self.b.position_at_end(entry);
+        let args = self.unpack_params(f)?;
+        let i64t = self.ctx.i64_type();
+        let others = Self::other_axes(line.axis as usize);
+        let mut start = [self.i64c(0); 3];
+        let mut inside = self.ctx.bool_type().const_int(1, false);
+        for (k, name) in ["x", "y"].iter().enumerate() {
+            let ctaid = self.sreg(&format!("ctaid.{name}"))?;
+            let ntid = self.sreg(&format!("ntid.{name}"))?;
+            let tid = self.sreg(&format!("tid.{name}"))?;
+            let g = self
+                .b
+                .build_int_nuw_add(self.b.build_int_nuw_mul(ctaid, ntid, "")?, tid, "")?;
+            let a = others[k];
+            start[a] = self.b.build_int_z_extend(g, i64t, "")?;
+            let ok = self
+                .b
+                .build_int_compare(IntPredicate::ULT, start[a], args.n[a], "")?;
+            inside = self.b.build_and(inside, ok, "")?;
+        }
+        self.b.build_conditional_branch(inside, body, exit)?;
+        self.b.position_at_end(body);
+        self.solve_line(&args, &line, start)?;
+        self.b.build_unconditional_branch(exit)?;
+        self.b.position_at_end(exit);
+        self.b.build_return(None)?;
+        Ok(())
+    }
+
+    /// The host entry of a line kernel: every line in turn.
+    fn host_lines(&self, f: FunctionValue<'ctx>, args: &EntryArgs<'ctx>, line: &LineSolve) -> R<()> {
+        let i64t = self.ctx.i64_type();
+        let others = Self::other_axes(line.axis as usize);
+        let mut start = [self.i64c(0); 3];
+        let mut latches = Vec::new();
+        for &a in others.iter().rev() {
+            let pre = self.b.get_insert_block().expect("positioned");
+            let head = self.ctx.append_basic_block(f, "lines");
+            self.b.build_unconditional_branch(head)?;
+            self.b.position_at_end(head);
+            let phi = self.b.build_phi(i64t, "")?;
+            phi.add_incoming(&[(&self.i64c(0), pre)]);
+            start[a] = phi.as_basic_value().into_int_value();
+            let body = self.ctx.append_basic_block(f, "line");
+            let exit = self.ctx.append_basic_block(f, "lines_done");
+            let go = self
+                .b
+                .build_int_compare(IntPredicate::SLT, start[a], args.n[a], "")?;
+            self.b.build_conditional_branch(go, body, exit)?;
+            self.b.position_at_end(body);
+            latches.push((phi, head, exit, start[a]));
+        }
+        self.solve_line(args, line, start)?;
+        for (phi, head, exit, i) in latches.into_iter().rev() {
+            let next = self.b.build_int_add(i, self.i64c(1), "")?;
+            let here = self.b.get_insert_block().expect("positioned");
+            phi.add_incoming(&[(&next, here)]);
+            self.b.build_unconditional_branch(head)?;
+            self.b.position_at_end(exit);
+        }
+        self.b.build_return(None)?;
+        Ok(())
+    }
+
+    /// The Thomas algorithm along the line that starts at `start`: forward elimination
+    /// (upper coefficients to the scratch, at `x * lines + line`; right-hand sides in place
+    /// in the solved field), then back substitution. The same operations in the same order
+    /// as the interpreter and the Rust back end.
+    fn solve_line(&self, args: &EntryArgs<'ctx>, line: &LineSolve, start: [IntValue<'ctx>; 3]) -> R<()> {
+        let b = &self.b;
+        let f = self.current_function();
+        let axis = line.axis as usize;
+        let others = Self::other_axes(axis);
+        let len = args.n[axis];
+        let zero = self.i64c(0);
+        let one = self.i64c(1);
+        let lines = b.build_int_mul(args.n[others[0]], args.n[others[1]], "")?;
+        let line_no = b.build_int_add(
+            start[others[0]],
+            b.build_int_mul(start[others[1]], args.n[others[0]], "")?,
+            "",
+        )?;
+        let scratch = args.scratch.expect("line kernels take a scratch");
+        let scratch_at = |x: IntValue<'ctx>| -> R<PointerValue<'ctx>> {
+            let lin = b.build_int_add(b.build_int_mul(x, lines, "")?, line_no, "")?;
+            Ok(unsafe { b.build_in_bounds_gep(scratch, &[lin], "")? })
+        };
+        let point = |x: IntValue<'ctx>| {
+            let mut idx = start;
+            idx[axis] = x;
+            idx
+        };
+        let fa = &args.fields[line.field as usize];
+        let u_at = |x: IntValue<'ctx>, dx: i32| -> R<PointerValue<'ctx>> {
+            let base = self.base(fa, point(x))?;
+            let mut off = [0; 3];
+            off[axis] = dx;
+            self.address(fa, base, off)
+        };
+        let eval = |x: IntValue<'ctx>| -> R<Vec<Option<BasicValueEnum<'ctx>>>> {
+            let idx = point(x);
+            let bases: Vec<PointerValue> = args
+                .fields
+                .iter()
+                .map(|fa| self.base(fa, idx))
+                .collect::<R<_>>()?;
+            let at = PointAt { idx, bases: &bases, shift: [0; 3] };
+            self.values(args, &at, None)
+        };
+        let elem = self.ty(self.k.fields[line.field as usize].elem).into_float_type();
+        let solve = self.ctx.append_basic_block(f, "solve");
+        let done = self.ctx.append_basic_block(f, "line_done");
+        let nonempty = b.build_int_compare(IntPredicate::SGT, len, zero, "")?;
+        let check = self.ctx.append_basic_block(f, "line_mask");
+        b.build_conditional_branch(nonempty, check, done)?;
+        b.position_at_end(check);
+        match line.mask {
+            Some(m) => {
+                let vals = eval(zero)?;
+                let on = vals[m as usize].expect("mask is live").into_int_value();
+                b.build_conditional_branch(on, solve, done)?;
+            }
+            None => {
+                b.build_unconditional_branch(solve)?;
+            }
+        }
+        b.position_at_end(solve);
+        let last = b.build_int_sub(len, one, "")?;
+        let before = b.build_load(u_at(zero, -1)?, "")?.into_float_value();
+        let after = b.build_load(u_at(last, 1)?, "")?.into_float_value();
+        let pre = b.get_insert_block().expect("positioned");
+        let head = self.ctx.append_basic_block(f, "forward");
+        b.build_unconditional_branch(head)?;
+        b.position_at_end(head);
+        let x_phi = b.build_phi(self.ctx.i64_type(), "x")?;
+        let cp_phi = b.build_phi(elem, "cp")?;
+        let dp_phi = b.build_phi(elem, "dp")?;
+        let undef = elem.get_undef();
+        x_phi.add_incoming(&[(&zero, pre)]);
+        cp_phi.add_incoming(&[(&undef, pre)]);
+        dp_phi.add_incoming(&[(&undef, pre)]);
+        let x = x_phi.as_basic_value().into_int_value();
+        let (cp_prev, dp_prev) = (
+            cp_phi.as_basic_value().into_float_value(),
+            dp_phi.as_basic_value().into_float_value(),
+        );
+        let vals = eval(x)?;
+        let get = |n: u32| vals[n as usize].expect("coefficient is live").into_float_value();
+        let (a, bd, c, d) = (get(line.lower), get(line.diag), get(line.upper), get(line.rhs));
+        let is_first = b.build_int_compare(IntPredicate::EQ, x, zero, "")?;
+        let is_last = b.build_int_compare(IntPredicate::EQ, x, last, "")?;
+        let d_first = b.build_float_sub(d, b.build_float_mul(a, before, "")?, "")?;
+        let d = b.build_select(is_first, d_first, d, "")?.into_float_value();
+        let d_last = b.build_float_sub(d, b.build_float_mul(c, after, "")?, "")?;
+        let d = b.build_select(is_last, d_last, d, "")?.into_float_value();
+        let denom_rest = b.build_float_sub(bd, b.build_float_mul(a, cp_prev, "")?, "")?;
+        let denom = b.build_select(is_first, bd, denom_rest, "")?.into_float_value();
+        let d_rest = b.build_float_sub(d, b.build_float_mul(a, dp_prev, "")?, "")?;
+        let d = b.build_select(is_first, d, d_rest, "")?.into_float_value();
+        let cp = b.build_float_div(c, denom, "")?;
+        let dp = b.build_float_div(d, denom, "")?;
+        b.build_store(scratch_at(x)?, cp)?;
+        b.build_store(u_at(x, 0)?, dp)?;
+        let x_next = b.build_int_add(x, one, "")?;
+        let here = b.get_insert_block().expect("positioned");
+        x_phi.add_incoming(&[(&x_next, here)]);
+        cp_phi.add_incoming(&[(&cp, here)]);
+        dp_phi.add_incoming(&[(&dp, here)]);
+        let more = b.build_int_compare(IntPredicate::SLT, x_next, len, "")?;
+        let back = self.ctx.append_basic_block(f, "backward");
+        let back_body = self.ctx.append_basic_block(f, "backward_step");
+        b.build_conditional_branch(more, head, back)?;
+        // Back substitution: u[x] = dp[x] - cp[x] * u[x + 1], for x = len - 2 down to 0.
+        b.position_at_end(back);
+        let go = b.build_int_compare(IntPredicate::SGT, last, zero, "")?;
+        let entry_back = b.get_insert_block().expect("positioned");
+        b.build_conditional_branch(go, back_body, done)?;
+        b.position_at_end(back_body);
+        let y_phi = b.build_phi(self.ctx.i64_type(), "y")?;
+        let next_phi = b.build_phi(elem, "next")?;
+        let y0 = b.build_int_sub(last, one, "")?;
+        y_phi.add_incoming(&[(&y0, entry_back)]);
+        next_phi.add_incoming(&[(&dp, entry_back)]);
+        let y = y_phi.as_basic_value().into_int_value();
+        let dpy = b.build_load(u_at(y, 0)?, "")?.into_float_value();
+        let cpy = b.build_load(scratch_at(y)?, "")?.into_float_value();
+        let next = next_phi.as_basic_value().into_float_value();
+        let uy = b.build_float_sub(dpy, b.build_float_mul(cpy, next, "")?, "")?;
+        b.build_store(u_at(y, 0)?, uy)?;
+        let y_next = b.build_int_sub(y, one, "")?;
+        let here = b.get_insert_block().expect("positioned");
+        y_phi.add_incoming(&[(&y_next, here)]);
+        next_phi.add_incoming(&[(&uy, here)]);
+        let more = b.build_int_compare(IntPredicate::SGE, y_next, zero, "")?;
+        b.build_conditional_branch(more, back_body, done)?;
+        b.position_at_end(done);
         Ok(())
     }
 }

@@ -98,7 +98,7 @@ pub fn entry_name(k: &Kernel, p: Precision) -> String {
 /// 3D), which keeps warps' accesses coalesced along axis 0; 1D kernels have one point per
 /// thread.
 pub fn point_variants(k: &Kernel) -> &'static [u32] {
-    if k.dims >= 2 {
+    if k.dims >= 2 && k.is_tileable() {
         &[1, 2, 4, 8]
     } else {
         &[1]
@@ -110,7 +110,7 @@ pub fn point_variants(k: &Kernel) -> &'static [u32] {
 /// whole moves as one 16-byte access (4 in `f32`, 2 in `f64`; set by the widest element
 /// of any field). 1 for 1D kernels, which have no vector variants.
 pub fn vector_width(k: &Kernel, p: Precision) -> u32 {
-    if k.dims < 2 || k.fields.is_empty() {
+    if k.dims < 2 || k.fields.is_empty() || !k.is_tileable() {
         return 1;
     }
     let widest = k

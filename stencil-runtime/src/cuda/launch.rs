@@ -37,6 +37,12 @@ pub struct KernelCode {
     pub f64: Ptx,
     /// The points-per-thread variants the PTX has entries for.
     pub points: &'static [u32],
+    /// For a line kernel, the axis its lines run along: one thread per line, and a scratch
+    /// buffer as the entry's last parameter.
+    pub line: Option<usize>,
+    /// Whether the kernel updates a field in place: launching it twice is not launching it
+    /// once, so its launch shape is never searched by running it.
+    pub in_place: bool,
 }
 
 impl KernelCode {
@@ -166,8 +172,11 @@ impl<'a> CudaLaunch<'a> {
     ///
     /// The launch is queued on the backend's stream; with reductions it waits for their
     /// values.
-    pub fn run(self, n: [usize; 3]) -> Result<Vec<f64>, Error> {
+    pub fn run(mut self, n: [usize; 3]) -> Result<Vec<f64>, Error> {
         self.cuda.bind()?;
+        if let Some(axis) = self.code.line {
+            return self.run_lines(n, axis).map(|()| Vec::new());
+        }
         let shape = self.shape(n)?;
         let grid = shape
             .grid(self.code.dims, n)
@@ -183,6 +192,42 @@ impl<'a> CudaLaunch<'a> {
             values.push(self.finish(op, p, buf, blocks)?);
         }
         Ok(values)
+    }
+
+    /// Runs a line kernel: threads along x cover the first axis other than the lines',
+    /// along y the second; the scratch holds one value per point of the domain.
+    fn run_lines(&mut self, n: [usize; 3], axis: usize) -> Result<(), Error> {
+        const LINE_BLOCK: u32 = 64;
+        let others: Vec<usize> = (0..3).filter(|&a| a != axis).collect();
+        let (n0, n1) = (n[others[0]], n[others[1]]);
+        let points: usize = n.iter().product();
+        if points == 0 {
+            return Ok(());
+        }
+        let grid = [
+            u32::try_from(n0.div_ceil(LINE_BLOCK as usize)).map_err(|_| self.too_large(n))?,
+            u32::try_from(n1)
+                .ok()
+                .filter(|&g| g <= 65535)
+                .ok_or_else(|| self.too_large(n))?,
+            1,
+        ];
+        let scratch = DeviceBuffer::new(
+            self.cuda.stream(),
+            points * elem_bytes(self.precision),
+            &format!("the line scratch of `{}`", self.code.name),
+        )?;
+        self.args.push(Arg::Wide(scratch.ptr));
+        let shape = LaunchShape {
+            block: [LINE_BLOCK, 1, 1],
+            points: 1,
+            vector: 1,
+        };
+        self.launch(n, shape, grid, &[])?;
+        if self.cuda.checked {
+            self.cuda.synchronize().map_err(|e| self.failed(e))?;
+        }
+        Ok(())
     }
 
     fn too_large(&self, n: [usize; 3]) -> Error {
@@ -214,6 +259,8 @@ impl<'a> CudaLaunch<'a> {
             Tuning::Off => Ok(default),
             Tuning::Fixed(s) if usable(&s) => Ok(s),
             Tuning::Fixed(_) => Ok(default),
+            // Running an in-place kernel to time it would change its result.
+            Tuning::On if code.in_place => Ok(default),
             Tuning::On => {
                 let (key, cached) = self.cuda.cached_shape(code, p, n);
                 if let Some(s) = cached.filter(usable) {

@@ -1,0 +1,9 @@
+// tridiagonal outside a line kernel.
+use stencil_runtime::prelude::*;
+
+#[stencil(dims = 2)]
+fn k<T: Real>(u: InOut<T>, f: In<T>) {
+    u = tridiagonal(-1.0, 2.0, -1.0, f);
+}
+
+fn main() {}
