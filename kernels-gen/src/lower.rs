@@ -1765,7 +1765,7 @@ impl<'m> Lowerer<'m> {
                 }
             }
         }
-        if stores.is_empty() && contributions.is_empty() {
+        if stores.is_empty() && contributions.is_empty() && line.is_none() {
             return err(
                 f.name.span,
                 format!(

@@ -9,6 +9,16 @@ use std::marker::PhantomData;
 pub struct In<T>(PhantomData<T>);
 /// An output field, written once at the current point: `out = value;`.
 pub struct Out<T>(PhantomData<T>);
+/// A field updated in place: read at the centre (in a red-black kernel also at odd
+/// offsets, the other colour), written at the centre; points a path does not assign keep
+/// their value.
+pub struct InOut<T>(PhantomData<T>);
+/// An input on the grid twice as fine as the domain: point `i` reads `2i + offset`
+/// (restriction).
+pub struct Fine<T>(PhantomData<T>);
+/// An input on the grid twice as coarse as the domain: point `i` reads
+/// `floor(i / 2) + offset` (prolongation).
+pub struct Coarse<T>(PhantomData<T>);
 /// A fused sum reduction: `total.reduce(value);`; the launch returns the sum.
 pub struct Sum<T>(PhantomData<T>);
 /// A fused max reduction: `speed.reduce(value);`; the launch returns the maximum.

@@ -57,6 +57,6 @@ pub use num_traits;
 
 /// Everything a kernel-writing program needs.
 pub mod prelude {
-    pub use crate::dsl::{In, Max, Min, Out, Sum};
+    pub use crate::dsl::{Coarse, Fine, In, InOut, Max, Min, Out, Sum};
     pub use crate::{stencil, stencil_fn, stencils, Backend, Error, Field, Precision, Real};
 }

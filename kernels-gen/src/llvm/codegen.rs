@@ -1493,12 +1493,12 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         // Back substitution: u[x] = dp[x] - cp[x] * u[x + 1], for x = len - 2 down to 0.
         b.position_at_end(back);
         let go = b.build_int_compare(IntPredicate::SGT, last, zero, "")?;
+        let y0 = b.build_int_sub(last, one, "")?;
         let entry_back = b.get_insert_block().expect("positioned");
         b.build_conditional_branch(go, back_body, done)?;
         b.position_at_end(back_body);
         let y_phi = b.build_phi(self.ctx.i64_type(), "y")?;
         let next_phi = b.build_phi(elem, "next")?;
-        let y0 = b.build_int_sub(last, one, "")?;
         y_phi.add_incoming(&[(&y0, entry_back)]);
         next_phi.add_incoming(&[(&dp, entry_back)]);
         let y = y_phi.as_basic_value().into_int_value();

@@ -1,0 +1,87 @@
+//! Multigrid and mixed-precision defect correction for Poisson-type problems
+//! `-(ax u_xx + ay u_yy) = f` on the unit square, every kernel in the stencil language
+//! ([`kernels`]), on the CPU or a CUDA device.
+//!
+//! The solver is Algorithm 1 of Glimberg, Engsig-Karup & Madsen (ENUMATH 2011): the
+//! residual of a 2nd, 4th or 6th-order operator is computed in f64, a correction is found
+//! by one multigrid cycle of the 2nd-order operator (the preconditioner), and the solution
+//! is updated in f64. In [`Precision::Mixed`] the whole preconditioner runs in f32. With
+//! the 2nd-order operator in f64 this is plain multigrid in residual-correction form.
+//!
+//! ```no_run
+//! use multigrid::{Options, Problem, solve};
+//! use stencil_runtime::Backend;
+//! let backend = Backend::auto();
+//! let n = 257;
+//! let mut problem = Problem::new(&backend, n, |x, y| x * y, |_, _| 1.0).unwrap();
+//! let report = solve(&backend, &mut problem, &Options::default()).unwrap();
+//! println!("{} cycles, residual {:e}", report.cycles.len(), report.relative_residual());
+//! ```
+
+pub mod kernels;
+mod options;
+mod preconditioner;
+mod problem;
+mod report;
+mod solve;
+
+pub use options::{BoundaryKind, Boundary, Cycle, Options, Order, Precision, Smoother};
+pub use preconditioner::srj_schedule;
+pub use problem::Problem;
+pub use report::{CycleStat, LevelStat, Report};
+pub use solve::solve;
+
+/// Why a solve stopped without an answer.
+#[derive(Debug, thiserror::Error)]
+pub enum SolveError {
+    /// A failure of the run time (a field on the wrong device, a CUDA error, ...).
+    #[error(transparent)]
+    Runtime(#[from] stencil_runtime::Error),
+    /// A grid size multigrid cannot coarsen.
+    #[error("a grid of {n} nodes per axis cannot be coarsened: use 2^k + 1 nodes (k >= 1), e.g. 257 or 4097")]
+    Size {
+        /// The size given.
+        n: usize,
+    },
+    /// A parameter outside its range.
+    #[error("option `{name}` = {value} is invalid: {expected}")]
+    Option {
+        /// The option.
+        name: &'static str,
+        /// Its value.
+        value: String,
+        /// What it must be.
+        expected: &'static str,
+    },
+    /// Neumann on every side: the problem has no unique solution.
+    #[error("every side is Neumann: the solution is defined only up to a constant; make at least one side Dirichlet")]
+    Singular,
+    /// The residual grew: the iteration diverges.
+    #[error("diverged at cycle {cycle}: the relative residual grew to {residual:e} (not finite or above 1e3); check the boundary kinds, the anisotropy and the smoother")]
+    Diverged {
+        /// The cycle.
+        cycle: usize,
+        /// Its relative residual.
+        residual: f64,
+    },
+    /// The residual stopped falling.
+    #[error("stagnated at cycle {cycle}: the residual fell by only a factor {rate:.3} per cycle over the last cycles, at relative residual {residual:e}; the tolerance may be below what the precision allows")]
+    Stagnated {
+        /// The cycle.
+        cycle: usize,
+        /// The recent convergence rate.
+        rate: f64,
+        /// Its relative residual.
+        residual: f64,
+    },
+    /// The cycle budget ran out.
+    #[error("not converged after {cycles} cycles: relative residual {residual:e} > tolerance {tolerance:e}; raise `max_cycles` or use a stronger smoother")]
+    NotConverged {
+        /// Cycles run.
+        cycles: usize,
+        /// The final relative residual.
+        residual: f64,
+        /// The tolerance.
+        tolerance: f64,
+    },
+}

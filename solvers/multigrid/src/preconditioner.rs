@@ -1,0 +1,254 @@
+//! The multigrid preconditioner: a hierarchy of levels in precision `T`, smoothers and
+//! cycles. Level 0 is the finest; its `r` holds the defect to correct and its `e` receives
+//! the correction.
+
+use crate::kernels::mg2;
+use crate::options::{Cycle, Options, Smoother};
+use crate::report::LevelStat;
+use crate::SolveError;
+use std::time::Instant;
+use stencil_runtime::{Backend, Error, Field, Real};
+
+/// One grid of the hierarchy.
+pub(crate) struct Level<T: Real> {
+    /// Nodes per axis.
+    pub n: usize,
+    /// `1 / h^2`.
+    h2inv: T,
+    /// The correction.
+    pub e: Field<T>,
+    /// The right-hand side (the restricted defect).
+    pub r: Field<T>,
+    /// Scratch: the level's residual, or the other Jacobi buffer.
+    t: Field<T>,
+}
+
+/// Scalars every operator kernel takes.
+#[derive(Clone, Copy)]
+struct Operator<T> {
+    ax: T,
+    ay: T,
+    kappa: T,
+    sides: [i64; 4],
+}
+
+/// The levels, the options that shape the cycles, and per-level timing.
+pub(crate) struct Hierarchy<'b, T: Real> {
+    backend: &'b Backend,
+    pub levels: Vec<Level<T>>,
+    op: Operator<T>,
+    options: Options,
+    /// Which Jacobi factor comes next (for SRJ schedules).
+    sweep: usize,
+    pub stats: Vec<LevelStat>,
+}
+
+/// The factors of a scheduled relaxation Jacobi smoother of `m` sweeps: the reciprocals
+/// of the Chebyshev points of the high-frequency part `[1/2, 2]` of the spectrum of the
+/// Jacobi-scaled 5-point operator, largest factor first. Their product polynomial is the
+/// smallest possible on that range, so `m` sweeps damp every high frequency by at most
+/// `1 / T_m(5/3)` (0.22 for `m = 2`, 0.10 for `m = 3`); the schedule over-relaxes
+/// (factors above 1) and under-relaxes in turn, as in Yang & Mittal (2014), with factors
+/// tuned for smoothing rather than for convergence on their own.
+pub fn srj_schedule(m: usize) -> Vec<f64> {
+    let (lo, hi) = (0.5f64, 2.0f64);
+    let mut f: Vec<f64> = (1..=m)
+        .map(|k| {
+            let t = ((2 * k - 1) as f64 * std::f64::consts::PI / (2 * m) as f64).cos();
+            1.0 / ((hi + lo) / 2.0 + (hi - lo) / 2.0 * t)
+        })
+        .collect();
+    f.sort_by(|a, b| b.total_cmp(a));
+    f
+}
+
+impl<'b, T: Real> Hierarchy<'b, T> {
+    /// Levels from `n` nodes per axis down to `options.coarsest`.
+    pub fn new(backend: &'b Backend, n: usize, options: &Options) -> Result<Self, SolveError> {
+        let mut levels = Vec::new();
+        let mut m = n;
+        loop {
+            let h = 1.0 / (m - 1) as f64;
+            let field = || Field::<T>::zeros_on(backend, &[m, m], 1);
+            levels.push(Level {
+                n: m,
+                h2inv: T::from_f64(1.0 / (h * h)),
+                e: field()?,
+                r: field()?,
+                t: field()?,
+            });
+            if m <= options.coarsest || m <= 3 {
+                break;
+            }
+            m = m.div_ceil(2);
+        }
+        let stats = levels
+            .iter()
+            .map(|l| LevelStat {
+                n: l.n,
+                ..LevelStat::default()
+            })
+            .collect();
+        Ok(Hierarchy {
+            backend,
+            levels,
+            op: Operator {
+                ax: T::from_f64(options.ax),
+                ay: T::from_f64(options.ay),
+                kappa: T::from_f64(options.kappa),
+                sides: options.boundary.codes(),
+            },
+            options: options.clone(),
+            sweep: 0,
+            stats,
+        })
+    }
+
+    /// Runs `f` as work of level `l`: with profiling, waits for it and charges its time.
+    fn on_level(&mut self, l: usize, f: impl FnOnce(&mut Self) -> Result<(), Error>) -> Result<(), Error> {
+        if !self.options.profile {
+            return f(self);
+        }
+        let start = Instant::now();
+        f(self)?;
+        self.backend.synchronize()?;
+        self.stats[l].seconds += start.elapsed().as_secs_f64();
+        self.stats[l].launches += 1;
+        Ok(())
+    }
+
+    /// One cycle of the configured shape on level 0, from the current `e` (usually zero).
+    pub fn cycle(&mut self) -> Result<(), Error> {
+        self.cycle_on(0, self.options.cycle)
+    }
+
+    /// Full multigrid: the defect is restricted to every level, the coarsest solved, and
+    /// each finer level starts from the prolonged coarse correction and runs one cycle.
+    pub fn full_multigrid(&mut self) -> Result<(), Error> {
+        let last = self.levels.len() - 1;
+        for l in 0..last {
+            self.on_level(l, |h| {
+                let (fine, coarse) = h.levels.split_at_mut(l + 1);
+                mg2::restrict_full::launch(h.backend, &fine[l].r, &mut coarse[0].r)
+            })?;
+        }
+        self.zero(last)?;
+        self.coarse_solve()?;
+        for l in (0..last).rev() {
+            self.zero(l)?;
+            self.prolong(l)?;
+            self.cycle_on(l, self.options.cycle)?;
+        }
+        Ok(())
+    }
+
+    /// Sets level `l`'s correction to zero.
+    pub fn zero(&mut self, l: usize) -> Result<(), Error> {
+        self.on_level(l, |h| mg2::zero::launch(h.backend, &mut h.levels[l].e))
+    }
+
+    fn cycle_on(&mut self, l: usize, shape: Cycle) -> Result<(), Error> {
+        if l + 1 == self.levels.len() {
+            return self.coarse_solve();
+        }
+        let (pre, post) = (self.options.pre, self.options.post);
+        self.smooth(l, pre)?;
+        self.restrict_residual(l)?;
+        self.zero(l + 1)?;
+        match shape {
+            Cycle::V => self.cycle_on(l + 1, Cycle::V)?,
+            Cycle::W => {
+                self.cycle_on(l + 1, Cycle::W)?;
+                self.cycle_on(l + 1, Cycle::W)?;
+            }
+            Cycle::F => {
+                self.cycle_on(l + 1, Cycle::F)?;
+                self.cycle_on(l + 1, Cycle::V)?;
+            }
+        }
+        self.prolong(l)?;
+        self.smooth(l, post)
+    }
+
+    /// The coarsest level: 4n sweeps of the smoother (exact for 3 nodes).
+    fn coarse_solve(&mut self) -> Result<(), Error> {
+        let l = self.levels.len() - 1;
+        let sweeps = 4 * self.levels[l].n;
+        self.smooth(l, sweeps)
+    }
+
+    /// `t = r - A e` on level `l`, restricted by full weighting to level `l + 1`'s `r`.
+    fn restrict_residual(&mut self, l: usize) -> Result<(), Error> {
+        let op = self.op;
+        let [bw, be, bs, bn] = op.sides;
+        self.on_level(l, |h| {
+            let lv = &mut h.levels[l];
+            mg2::residual::launch(h.backend, &lv.e, &lv.r, &mut lv.t, op.ax, op.ay, lv.h2inv, op.kappa, bw, be, bs, bn)
+        })?;
+        self.on_level(l, |h| {
+            let (fine, coarse) = h.levels.split_at_mut(l + 1);
+            mg2::restrict_full::launch(h.backend, &fine[l].t, &mut coarse[0].r)
+        })
+    }
+
+    /// `e_l += P e_{l+1}`.
+    fn prolong(&mut self, l: usize) -> Result<(), Error> {
+        self.on_level(l, |h| {
+            let (fine, coarse) = h.levels.split_at_mut(l + 1);
+            mg2::prolong_add::launch(h.backend, &mut fine[l].e, &coarse[0].e)
+        })
+    }
+
+    /// `sweeps` sweeps of the smoother on level `l`.
+    fn smooth(&mut self, l: usize, sweeps: usize) -> Result<(), Error> {
+        let op = self.op;
+        let [bw, be, bs, bn] = op.sides;
+        let smoother = self.options.smoother.clone();
+        for _ in 0..sweeps {
+            match &smoother {
+                Smoother::RedBlack => {
+                    for colour in [0, 1] {
+                        self.on_level(l, |h| {
+                            let lv = &mut h.levels[l];
+                            mg2::rbgs::launch(h.backend, &mut lv.e, &lv.r, op.ax, op.ay, lv.h2inv, op.kappa, bw, be, bs, bn, colour)
+                        })?;
+                    }
+                }
+                Smoother::Zebra => {
+                    for colour in [0, 1] {
+                        self.on_level(l, |h| {
+                            let lv = &mut h.levels[l];
+                            mg2::zebra_x::launch(h.backend, &mut lv.e, &lv.r, op.ax, op.ay, lv.h2inv, op.kappa, bw, be, bs, bn, colour)
+                        })?;
+                    }
+                    for colour in [0, 1] {
+                        self.on_level(l, |h| {
+                            let lv = &mut h.levels[l];
+                            mg2::zebra_y::launch(h.backend, &mut lv.e, &lv.r, op.ax, op.ay, lv.h2inv, op.kappa, bw, be, bs, bn, colour)
+                        })?;
+                    }
+                }
+                Smoother::Jacobi { omega } => self.jacobi(l, *omega)?,
+                Smoother::Srj { factors } => {
+                    let omega = factors[self.sweep % factors.len()];
+                    self.sweep += 1;
+                    self.jacobi(l, omega)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// One weighted Jacobi sweep (into `t`, then the buffers swap).
+    fn jacobi(&mut self, l: usize, omega: f64) -> Result<(), Error> {
+        let op = self.op;
+        let [bw, be, bs, bn] = op.sides;
+        self.on_level(l, |h| {
+            let lv = &mut h.levels[l];
+            mg2::jacobi::launch(h.backend, &lv.e, &lv.r, &mut lv.t, op.ax, op.ay, lv.h2inv, op.kappa, bw, be, bs, bn, T::from_f64(omega))
+        })?;
+        let lv = &mut self.levels[l];
+        std::mem::swap(&mut lv.e, &mut lv.t);
+        Ok(())
+    }
+}

@@ -1,0 +1,247 @@
+//! The multigrid and defect-correction solvers on manufactured solutions: convergence
+//! order under refinement, textbook multigrid efficiency, full multigrid, mixed precision,
+//! boundary kinds, smoothers and cycles, and the errors a bad setup gets.
+
+use multigrid::{
+    solve, srj_schedule, Boundary, BoundaryKind, Cycle, Options, Order, Precision, Problem,
+    Smoother, SolveError,
+};
+use std::f64::consts::PI;
+use stencil_runtime::Backend;
+
+/// A smooth solution with non-zero boundary values.
+fn exact(x: f64, y: f64) -> f64 {
+    (PI * x).sin() * (2.0 * PI * y).sin() + x * x * y + 0.5
+}
+
+/// `-(ax u_xx + ay u_yy)` of [`exact`].
+fn source(ax: f64, ay: f64) -> impl Fn(f64, f64) -> f64 {
+    move |x, y| {
+        let s = (PI * x).sin() * (2.0 * PI * y).sin();
+        ax * (PI * PI * s - 2.0 * y) + ay * 4.0 * PI * PI * s
+    }
+}
+
+fn solved(n: usize, options: &Options) -> (Problem, multigrid::Report) {
+    let cpu = Backend::Cpu;
+    let mut p = Problem::new(&cpu, n, exact, source(options.ax, options.ay)).expect("problem");
+    let report = solve(&cpu, &mut p, options).unwrap_or_else(|e| panic!("n = {n}: {e}"));
+    (p, report)
+}
+
+/// Observed orders between successive grids of `sizes`.
+fn observed_orders(order: Order, sizes: &[usize]) -> Vec<f64> {
+    let options = Options {
+        order,
+        tolerance: 1e-12,
+        ..Options::default()
+    };
+    let errors: Vec<f64> = sizes
+        .iter()
+        .map(|&n| solved(n, &options).0.max_error(exact).expect("error"))
+        .collect();
+    println!("{order:?}: errors {errors:?}");
+    errors.windows(2).map(|w| (w[0] / w[1]).log2()).collect()
+}
+
+#[test]
+fn second_order_defect_converges_at_second_order() {
+    let orders = observed_orders(Order::Second, &[17, 33, 65, 129]);
+    assert!(orders.iter().all(|&p| (p - 2.0).abs() < 0.15), "{orders:?}");
+}
+
+#[test]
+fn fourth_order_defect_converges_at_fourth_order() {
+    let orders = observed_orders(Order::Fourth, &[17, 33, 65, 129]);
+    assert!(orders.iter().all(|&p| (p - 4.0).abs() < 0.3), "{orders:?}");
+}
+
+#[test]
+fn sixth_order_defect_converges_at_sixth_order() {
+    let orders = observed_orders(Order::Sixth, &[17, 33, 65]);
+    assert!(orders.iter().all(|&p| (p - 6.0).abs() < 0.5), "{orders:?}");
+}
+
+#[test]
+fn v22_red_black_cycles_reduce_the_residual_tenfold_on_every_grid() {
+    for n in [33, 65, 129, 257, 513] {
+        let (_, report) = solved(n, &Options::default());
+        let worst = report.cycles.iter().map(|c| c.rate).fold(0.0, f64::max);
+        println!("n = {n}: {} cycles, worst rate {worst:.4}", report.cycles.len());
+        assert!(worst < 0.1, "n = {n}:\n{}", report.table());
+    }
+}
+
+#[test]
+fn full_multigrid_reaches_the_discretisation_error_in_one_pass() {
+    for n in [65, 129, 257] {
+        let converged = solved(n, &Options::default()).0.max_error(exact).expect("error");
+        let fmg = Options {
+            fmg: true,
+            max_cycles: 1,
+            tolerance: 0.999,
+            ..Options::default()
+        };
+        let one_pass = solved(n, &fmg).0.max_error(exact).expect("error");
+        println!("n = {n}: discretisation error {converged:.3e}, after one FMG pass {one_pass:.3e}");
+        assert!(one_pass < 1.5 * converged, "n = {n}: {one_pass:e} vs {converged:e}");
+    }
+}
+
+#[test]
+fn mixed_precision_reaches_the_same_residual_and_solution_as_f64() {
+    let n = 257;
+    let (p64, r64) = solved(n, &Options::default());
+    let mixed = Options {
+        precision: Precision::Mixed,
+        ..Options::default()
+    };
+    let (p32, r32) = solved(n, &mixed);
+    println!("f64:\n{}mixed:\n{}", r64.table(), r32.table());
+    assert!(r32.relative_residual() <= 1e-10);
+    let u64 = p64.u.interior().expect("u");
+    let u32 = p32.u.interior().expect("u");
+    let diff = u64.iter().zip(&u32).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
+    assert!(diff < 1e-9, "solutions differ by {diff:e}");
+    assert!(r32.cycles.len() <= r64.cycles.len() + 2);
+}
+
+#[test]
+fn mixed_precision_defect_correction_keeps_sixth_order() {
+    let options = Options {
+        order: Order::Sixth,
+        precision: Precision::Mixed,
+        tolerance: 1e-12,
+        ..Options::default()
+    };
+    let e1 = solved(17, &options).0.max_error(exact).expect("error");
+    let e2 = solved(33, &options).0.max_error(exact).expect("error");
+    assert!((e1 / e2).log2() > 5.5, "{e1:e} -> {e2:e}");
+}
+
+#[test]
+fn w_and_f_cycles_and_every_smoother_converge() {
+    let cases = [
+        (Cycle::W, Smoother::RedBlack, 0.1),
+        (Cycle::F, Smoother::RedBlack, 0.1),
+        (Cycle::V, Smoother::Jacobi { omega: 2.0 / 3.0 }, 0.35),
+        (Cycle::V, Smoother::Jacobi { omega: 0.8 }, 0.35),
+        (Cycle::V, Smoother::Srj { factors: srj_schedule(2) }, 0.2),
+        (Cycle::V, Smoother::Zebra, 0.05),
+    ];
+    for (cycle, smoother, bound) in cases {
+        let options = Options {
+            cycle,
+            smoother: smoother.clone(),
+            ..Options::default()
+        };
+        let (p, report) = solved(129, &options);
+        let rate = report.mean_rate();
+        println!("{cycle:?} {smoother:?}: {} cycles, mean rate {rate:.4}", report.cycles.len());
+        assert!(rate < bound, "{cycle:?} {smoother:?}: rate {rate}");
+        assert!(p.max_error(exact).expect("error") < 1e-4);
+    }
+}
+
+#[test]
+fn zebra_lines_stay_fast_on_strongly_anisotropic_problems() {
+    for (ax, ay) in [(1.0, 1e-3), (1e-3, 1.0)] {
+        let zebra = Options {
+            ax,
+            ay,
+            smoother: Smoother::Zebra,
+            ..Options::default()
+        };
+        let (_, report) = solved(129, &zebra);
+        let point = Options {
+            ax,
+            ay,
+            max_cycles: 8,
+            stagnation: 1.0,
+            ..Options::default()
+        };
+        let cpu = Backend::Cpu;
+        let mut p = Problem::new(&cpu, 129, exact, source(ax, ay)).expect("problem");
+        let point_rate = match solve(&cpu, &mut p, &point) {
+            Ok(r) => r.mean_rate(),
+            Err(SolveError::NotConverged { residual, .. }) => residual.powf(1.0 / 8.0),
+            Err(e) => panic!("{e}"),
+        };
+        println!("ax {ax} ay {ay}: zebra rate {:.4}, point red-black {point_rate:.4}", report.mean_rate());
+        assert!(report.mean_rate() < 0.1, "{}", report.table());
+        assert!(point_rate > 0.5, "the point smoother is expected to struggle: {point_rate}");
+    }
+}
+
+/// `cos(pi x) sin(pi y)`: zero normal derivative on x = 0, 1; zero on y = 0, 1.
+fn neumann_exact(x: f64, y: f64) -> f64 {
+    (PI * x).cos() * (PI * y).sin()
+}
+
+#[test]
+fn neumann_sides_converge_at_second_order() {
+    let options = Options {
+        boundary: Boundary {
+            west: BoundaryKind::Neumann,
+            east: BoundaryKind::Neumann,
+            south: BoundaryKind::Dirichlet,
+            north: BoundaryKind::Dirichlet,
+        },
+        ..Options::default()
+    };
+    let cpu = Backend::Cpu;
+    let f = |x: f64, y: f64| 2.0 * PI * PI * neumann_exact(x, y);
+    let mut errors = Vec::new();
+    for n in [33, 65, 129] {
+        let mut p = Problem::new(&cpu, n, neumann_exact, f).expect("problem");
+        let report = solve(&cpu, &mut p, &options).expect("solve");
+        assert!(report.mean_rate() < 0.15, "{}", report.table());
+        errors.push(p.max_error(neumann_exact).expect("error"));
+    }
+    let orders: Vec<f64> = errors.windows(2).map(|w| (w[0] / w[1]).log2()).collect();
+    assert!(orders.iter().all(|&p| (p - 2.0).abs() < 0.2), "{errors:?}");
+}
+
+#[test]
+fn penalty_dirichlet_matches_direct_dirichlet() {
+    let penalty = Options {
+        boundary: Boundary::all(BoundaryKind::Penalty),
+        ..Options::default()
+    };
+    let (p_direct, _) = solved(129, &Options::default());
+    let (p_penalty, report) = solved(129, &penalty);
+    let direct = p_direct.max_error(exact).expect("error");
+    let pen = p_penalty.max_error(exact).expect("error");
+    println!("direct {direct:e}, penalty {pen:e}, {} cycles", report.cycles.len());
+    assert!(report.mean_rate() < 0.15, "{}", report.table());
+    assert!((pen - direct).abs() < 0.05 * direct, "{pen:e} vs {direct:e}");
+}
+
+#[test]
+fn bad_setups_are_clear_errors() {
+    let cpu = Backend::Cpu;
+    assert!(matches!(
+        Problem::new(&cpu, 100, exact, source(1.0, 1.0)),
+        Err(SolveError::Size { n: 100 })
+    ));
+    let mut p = Problem::new(&cpu, 33, exact, source(1.0, 1.0)).expect("problem");
+    let all_neumann = Options {
+        boundary: Boundary::all(BoundaryKind::Neumann),
+        ..Options::default()
+    };
+    assert!(matches!(solve(&cpu, &mut p, &all_neumann), Err(SolveError::Singular)));
+    let few = Options {
+        max_cycles: 2,
+        ..Options::default()
+    };
+    let e = solve(&cpu, &mut p, &few).unwrap_err();
+    assert!(matches!(e, SolveError::NotConverged { cycles: 2, .. }), "{e}");
+    let wrong = Options {
+        smoother: Smoother::Jacobi { omega: 1.9 },
+        ..Options::default()
+    };
+    let mut p = Problem::new(&cpu, 33, exact, source(1.0, 1.0)).expect("problem");
+    let e = solve(&cpu, &mut p, &wrong).unwrap_err();
+    assert!(matches!(e, SolveError::Diverged { .. } | SolveError::Stagnated { .. }), "{e}");
+    println!("{e}");
+}
