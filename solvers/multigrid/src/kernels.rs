@@ -239,8 +239,11 @@ pub mod mg2 {
 
     /// Bilinear prolongation (vertex-centred) added to the fine correction: a fine node at
     /// an even index coincides with a coarse node, an odd one lies halfway between two.
+    /// Nodes fixed by a Dirichlet side keep their value.
     #[stencil]
-    pub fn prolong_add<T: Real>(e: InOut<T>, coarse: Coarse<T>) {
+    pub fn prolong_add<T: Real>(e: InOut<T>, coarse: Coarse<T>, bw: i64, be: i64, bs: i64, bn: i64) {
+        let sx = side(index(0), extent(0), bw, be);
+        let sy = side(index(1), extent(1), bs, bn);
         let oi = index(0) % 2 == 1;
         let oj = index(1) % 2 == 1;
         let c00 = coarse;
@@ -251,7 +254,27 @@ pub mod mg2 {
         let wy = if oj { 0.5 } else { 0.0 };
         let low = c00 + wx * (c10 - c00);
         let high = c01 + wx * (c11 - c01);
-        e = e + low + wy * (high - low);
+        if !fixed(sx, sy) {
+            e = e + low + wy * (high - low);
+        }
+    }
+
+    /// Converts an f64 field to the preconditioner's precision.
+    #[stencil(dims = 2)]
+    pub fn narrow<T: Real>(u: In<f64>, out: Out<T>) {
+        out = u as T;
+    }
+
+    /// Replaces the solution by a full-multigrid result, except at nodes fixed by a
+    /// Dirichlet side (whose f64 values must not pass through the preconditioner's
+    /// precision).
+    #[stencil(dims = 2)]
+    pub fn replace<T: Real>(u: InOut<f64>, e: In<T>, bw: i64, be: i64, bs: i64, bn: i64) {
+        let sx = side(index(0), extent(0), bw, be);
+        let sy = side(index(1), extent(1), bs, bn);
+        if !fixed(sx, sy) {
+            u = e as f64;
+        }
     }
 
     /// Cell-centred restriction: the coarse cell averages its four children.

@@ -122,20 +122,22 @@ impl<'b, T: Real> Hierarchy<'b, T> {
         self.cycle_on(0, self.options.cycle)
     }
 
-    /// Full multigrid: the defect is restricted to every level, the coarsest solved, and
-    /// each finer level starts from the prolonged coarse correction and runs one cycle.
+    /// Full multigrid from scratch: level 0's `e` holds the boundary values (and `r` the
+    /// right-hand side); both are carried to every level (boundary values by injection,
+    /// the right-hand side by full weighting), the coarsest is solved, and each finer level
+    /// starts from the prolonged coarse solution and runs one cycle. Level 0's `e` is then
+    /// an approximation of the solution itself, to the discretisation error.
     pub fn full_multigrid(&mut self) -> Result<(), Error> {
         let last = self.levels.len() - 1;
         for l in 0..last {
             self.on_level(l, |h| {
                 let (fine, coarse) = h.levels.split_at_mut(l + 1);
-                mg2::restrict_full::launch(h.backend, &fine[l].r, &mut coarse[0].r)
+                mg2::restrict_full::launch(h.backend, &fine[l].r, &mut coarse[0].r)?;
+                mg2::restrict_inject::launch(h.backend, &fine[l].e, &mut coarse[0].e)
             })?;
         }
-        self.zero(last)?;
         self.coarse_solve()?;
         for l in (0..last).rev() {
-            self.zero(l)?;
             self.prolong(l)?;
             self.cycle_on(l, self.options.cycle)?;
         }
@@ -195,7 +197,8 @@ impl<'b, T: Real> Hierarchy<'b, T> {
     fn prolong(&mut self, l: usize) -> Result<(), Error> {
         self.on_level(l, |h| {
             let (fine, coarse) = h.levels.split_at_mut(l + 1);
-            mg2::prolong_add::launch(h.backend, &mut fine[l].e, &coarse[0].e)
+            let [bw, be, bs, bn] = h.op.sides;
+            mg2::prolong_add::launch(h.backend, &mut fine[l].e, &coarse[0].e, bw, be, bs, bn)
         })
     }
 

@@ -88,12 +88,18 @@ fn run<T: Real>(backend: &Backend, problem: &mut Problem, options: &Options) -> 
     for cycle in 1..=options.max_cycles {
         let t0 = Instant::now();
         if cycle == 1 && options.fmg {
+            // From scratch: the solution on level 0 starts as the boundary values, the
+            // right-hand side as the 2nd-order problem's.
+            let l0 = &mut mg.levels[0];
+            mg2::narrow::launch(backend, &problem.u, &mut l0.e)?;
+            mg2::narrow::launch(backend, &rhs, &mut l0.r)?;
             mg.full_multigrid()?;
+            mg2::replace::launch(backend, &mut problem.u, &mg.levels[0].e, bw, be, bs, bn)?;
         } else {
             mg.zero(0)?;
             mg.cycle()?;
+            mg2::correct::launch(backend, &mut problem.u, &mg.levels[0].e)?;
         }
-        mg2::correct::launch(backend, &mut problem.u, &mg.levels[0].e)?;
         let residual = defect(&problem.u, &mut mg.levels[0].r)? / initial;
         let rate = residual / previous;
         report.cycles.push(CycleStat {
