@@ -5,8 +5,7 @@
 //! It uses the same calling convention as the LLVM entries (see `crate::llvm`).
 
 use crate::ir::{
-    fold_binary, Binary, Const, IndexMap, Kernel, Node, ParamKind, Precision, ReduceOp, Ty,
-    Unary,
+    fold_binary, Binary, Const, IndexMap, Kernel, Node, ParamKind, Precision, ReduceOp, Ty, Unary,
 };
 
 #[derive(Clone, Copy, Debug)]
@@ -184,11 +183,15 @@ pub unsafe fn run(k: &Kernel, p: Precision, slots: &[u64]) {
                     let mut before = [0; 3];
                     before[axis] = -1;
                     let u_before = read(f, addr(f, at(0), before));
-                    let u_after = read(f, addr(f, at(len - 1), [0, 1, 2].map(|a| (a == axis) as i32)));
+                    let u_after = read(
+                        f,
+                        addr(f, at(len - 1), [0, 1, 2].map(|a| (a == axis) as i32)),
+                    );
                     for x in 0..len {
                         eval(&mut vals, at(x));
                         let g = |m: u32| vals[m as usize].f();
-                        let (a, b, c, mut d) = (g(line.lower), g(line.diag), g(line.upper), g(line.rhs));
+                        let (a, b, c, mut d) =
+                            (g(line.lower), g(line.diag), g(line.upper), g(line.rhs));
                         if x == 0 {
                             d = r(d - r(a * u_before));
                         }

@@ -414,8 +414,13 @@ impl<'m> Lowerer<'m> {
                                 }
                                 // An in-place field keeps its value where it is not assigned.
                                 Access::InOut => {
-                                    let old =
-                                        self.b.add(Node::Load { field: idx, offset: [0; 3] }, elem);
+                                    let old = self.b.add(
+                                        Node::Load {
+                                            field: idx,
+                                            offset: [0; 3],
+                                        },
+                                        elem,
+                                    );
                                     self.state.outputs.insert(idx, OutState::Written(old));
                                 }
                                 Access::In => {}
@@ -1058,7 +1063,10 @@ impl<'m> Lowerer<'m> {
         }
         if field.access == Access::InOut && offset != [0; 3] {
             let parity = offset.iter().map(|o| o.unsigned_abs()).sum::<u32>() % 2;
-            let along_line = self.line_axis.map(|a| offset[a as usize] != 0).unwrap_or(false);
+            let along_line = self
+                .line_axis
+                .map(|a| offset[a as usize] != 0)
+                .unwrap_or(false);
             if !self.red_black {
                 return err(
                     span,
@@ -1733,7 +1741,11 @@ impl<'m> Lowerer<'m> {
             None => None,
             Some(id) => {
                 let Some(s) = self.scalars.iter().position(|p| p.name == id.name) else {
-                    return err(id.span, format!("`red_black = {}` names no scalar parameter", id.name), Some(&format!("declare the colour parameter: `{}: i64`", id.name)));
+                    return err(
+                        id.span,
+                        format!("`red_black = {}` names no scalar parameter", id.name),
+                        Some(&format!("declare the colour parameter: `{}: i64`", id.name)),
+                    );
                 };
                 if self.scalars[s].ty != Ty::Int {
                     return err(id.span, format!("the colour parameter `{}` must be an `i64`, not `{}`", id.name, self.scalars[s].ty), Some("declare it `i64`: 0 updates the points with an even index sum, 1 the odd"));
@@ -1793,7 +1805,10 @@ impl<'m> Lowerer<'m> {
         recompute_reach(&mut kernel);
         if let Some((_, at)) = self.tridiagonal {
             let live = kernel.live_nodes();
-            if live.iter().any(|&n| matches!(kernel.nodes[n as usize], Node::LineSolution(_))) {
+            if live
+                .iter()
+                .any(|&n| matches!(kernel.nodes[n as usize], Node::LineSolution(_)))
+            {
                 return err(at, "the result of `tridiagonal` is used in an expression", Some("assign it to the in-place field as it is: `u = tridiagonal(lower, diag, upper, rhs);`"));
             }
         }
@@ -1861,10 +1876,18 @@ impl<'m> Lowerer<'m> {
     /// Turns the one store of a line kernel, the result of `tridiagonal`, into its solve.
     fn line_solve(&mut self, axis: u8, f: &FnDef, stores: &mut Vec<Store>) -> Result<LineSolve> {
         if let Some(&span) = self.reduction_spans.first() {
-            return err(span, "a line kernel cannot have reductions", Some("compute the reduction in a separate point kernel"));
+            return err(
+                span,
+                "a line kernel cannot have reductions",
+                Some("compute the reduction in a separate point kernel"),
+            );
         }
         let Some((coeffs, at)) = self.tridiagonal else {
-            return err(f.name.span, "this line kernel never calls `tridiagonal`", Some("assign the line's unknowns: `u = tridiagonal(lower, diag, upper, rhs);`"));
+            return err(
+                f.name.span,
+                "this line kernel never calls `tridiagonal`",
+                Some("assign the line's unknowns: `u = tridiagonal(lower, diag, upper, rhs);`"),
+            );
         };
         let mut solve = None;
         for st in stores.iter() {
@@ -1880,16 +1903,31 @@ impl<'m> Lowerer<'m> {
                 return err(self.field_spans[st.field as usize], format!("the solution of a line kernel goes to an in-place field, and `{}` is `Out<T>`", field.name), Some("declare it `InOut<T>`: its halo holds the values beyond each line's ends"));
             }
             if solve.is_some() {
-                return err(at, "the result of `tridiagonal` is assigned to two fields", Some("assign it to one `InOut<T>` field"));
+                return err(
+                    at,
+                    "the result of `tridiagonal` is assigned to two fields",
+                    Some("assign it to one `InOut<T>` field"),
+                );
             }
             let ty = self.b.ty(coeffs[0]);
             if ty != field.elem {
-                return err(at, format!("`tridiagonal` solves in `{ty}` but `{}` holds `{}`", field.name, field.elem), Some("convert the coefficients with `as`"));
+                return err(
+                    at,
+                    format!(
+                        "`tridiagonal` solves in `{ty}` but `{}` holds `{}`",
+                        field.name, field.elem
+                    ),
+                    Some("convert the coefficients with `as`"),
+                );
             }
             solve = Some((st.field, st.mask));
         }
         let Some((field, mask)) = solve else {
-            return err(at, "the result of `tridiagonal` is never assigned", Some("assign it: `u = tridiagonal(lower, diag, upper, rhs);`"));
+            return err(
+                at,
+                "the result of `tridiagonal` is never assigned",
+                Some("assign it: `u = tridiagonal(lower, diag, upper, rhs);`"),
+            );
         };
         if let Some(m) = mask {
             if !self.is_line_uniform(m, axis) {
@@ -1898,7 +1936,15 @@ impl<'m> Lowerer<'m> {
         }
         stores.clear();
         let [lower, diag, upper, rhs] = coeffs;
-        Ok(LineSolve { axis, field, lower, diag, upper, rhs, mask })
+        Ok(LineSolve {
+            axis,
+            field,
+            lower,
+            diag,
+            upper,
+            rhs,
+            mask,
+        })
     }
 
     /// Whether node `n` uses the unknown of the line solve.

@@ -106,26 +106,14 @@ pub enum Error {
     },
     /// A field read on another grid (`Fine<T>`, `Coarse<T>`) whose size does not cover
     /// what the kernel reads over the domain.
-    #[error("kernel `{kernel}`: field `{field}` is read on a {map} grid at indices {reads} along axis {axis}, but it holds {holds} (extent {extent}, halo {halo}); {hint}")]
+    #[error("kernel `{kernel}`: field `{field}` {detail}")]
     Coverage {
         /// The kernel.
         kernel: &'static str,
         /// The parameter.
         field: &'static str,
-        /// "finer" or "coarser".
-        map: &'static str,
-        /// The axis.
-        axis: usize,
-        /// The index range read, e.g. `-1..=8`.
-        reads: String,
-        /// The index range stored.
-        holds: String,
-        /// The field's extent on the axis.
-        extent: usize,
-        /// The field's halo.
-        halo: usize,
-        /// What sizes work.
-        hint: String,
+        /// What is read, what is held, and what sizes work.
+        detail: String,
     },
     /// A scalar parameter outside the values the kernel accepts.
     #[error("kernel `{kernel}`: parameter `{param}` is {value}, but {expected}")]

@@ -111,13 +111,12 @@ fn check_coverage<T: Real>(
             return Err(Error::Coverage {
                 kernel,
                 field: spec.name,
-                map,
-                axis,
-                reads: format!("{first}..={last}"),
-                holds: format!("{}..={}", -halo, extent as i64 - 1 + halo),
-                extent,
-                halo: field.halo(),
-                hint,
+                detail: format!(
+                    "is read on a {map} grid at indices {first}..={last} along axis {axis}, but it holds {}..={} (extent {extent}, halo {}); {hint}",
+                    -halo,
+                    extent as i64 - 1 + halo,
+                    field.halo()
+                ),
             });
         }
     }
@@ -133,7 +132,8 @@ pub fn check_colour(kernel: &'static str, param: &'static str, colour: i64) -> R
             kernel,
             param,
             value: colour.to_string(),
-            expected: "the colour of a red-black kernel is 0 (points with an even index sum) or 1 (odd)",
+            expected:
+                "the colour of a red-black kernel is 0 (points with an even index sum) or 1 (odd)",
         })
     }
 }

@@ -284,9 +284,10 @@ impl Builder<'_> {
                             let key = it.next().expect("option name");
                             let v = it.next().expect("option value");
                             let value = if v.as_rule() == Rule::int_body {
-                                let n = v.as_str().replace('_', "").parse::<u64>().map_err(
-                                    |_| self.error(&v, format!("`{}` is out of range", v.as_str())),
-                                )?;
+                                let n =
+                                    v.as_str().replace('_', "").parse::<u64>().map_err(|_| {
+                                        self.error(&v, format!("`{}` is out of range", v.as_str()))
+                                    })?;
                                 crate::ast::AttrValue::Int(n)
                             } else {
                                 crate::ast::AttrValue::Name(v.as_str().to_string())

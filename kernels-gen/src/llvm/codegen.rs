@@ -318,10 +318,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                 list.push((st.field, shifted([0; 3]), get(st.value)));
             }
         }
-        Ok(k.contributions
-            .iter()
-            .map(|&(r, n)| (r, get(n)))
-            .collect())
+        Ok(k.contributions.iter().map(|&(r, n)| (r, get(n))).collect())
     }
 
     /// The function the builder is positioned in.
@@ -631,7 +628,10 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             }
         }
         if let Some(line) = &self.k.line {
-            ps.push(self.elem_ptr_type(self.k.fields[line.field as usize].elem).into());
+            ps.push(
+                self.elem_ptr_type(self.k.fields[line.field as usize].elem)
+                    .into(),
+            );
         }
         ps
     }
@@ -1328,9 +1328,9 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             let ctaid = self.sreg(&format!("ctaid.{name}"))?;
             let ntid = self.sreg(&format!("ntid.{name}"))?;
             let tid = self.sreg(&format!("tid.{name}"))?;
-            let g = self
-                .b
-                .build_int_nuw_add(self.b.build_int_nuw_mul(ctaid, ntid, "")?, tid, "")?;
+            let g =
+                self.b
+                    .build_int_nuw_add(self.b.build_int_nuw_mul(ctaid, ntid, "")?, tid, "")?;
             let a = others[k];
             start[a] = self.b.build_int_z_extend(g, i64t, "")?;
             let ok = self
@@ -1348,7 +1348,12 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
     }
 
     /// The host entry of a line kernel: every line in turn.
-    fn host_lines(&self, f: FunctionValue<'ctx>, args: &EntryArgs<'ctx>, line: &LineSolve) -> R<()> {
+    fn host_lines(
+        &self,
+        f: FunctionValue<'ctx>,
+        args: &EntryArgs<'ctx>,
+        line: &LineSolve,
+    ) -> R<()> {
         let i64t = self.ctx.i64_type();
         let others = Self::other_axes(line.axis as usize);
         let mut start = [self.i64c(0); 3];
@@ -1386,7 +1391,12 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
     /// (upper coefficients to the scratch, at `x * lines + line`; right-hand sides in place
     /// in the solved field), then back substitution. The same operations in the same order
     /// as the interpreter and the Rust back end.
-    fn solve_line(&self, args: &EntryArgs<'ctx>, line: &LineSolve, start: [IntValue<'ctx>; 3]) -> R<()> {
+    fn solve_line(
+        &self,
+        args: &EntryArgs<'ctx>,
+        line: &LineSolve,
+        start: [IntValue<'ctx>; 3],
+    ) -> R<()> {
         let b = &self.b;
         let f = self.current_function();
         let axis = line.axis as usize;
@@ -1424,10 +1434,16 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                 .iter()
                 .map(|fa| self.base(fa, idx))
                 .collect::<R<_>>()?;
-            let at = PointAt { idx, bases: &bases, shift: [0; 3] };
+            let at = PointAt {
+                idx,
+                bases: &bases,
+                shift: [0; 3],
+            };
             self.values(args, &at, None)
         };
-        let elem = self.ty(self.k.fields[line.field as usize].elem).into_float_type();
+        let elem = self
+            .ty(self.k.fields[line.field as usize].elem)
+            .into_float_type();
         let solve = self.ctx.append_basic_block(f, "solve");
         let done = self.ctx.append_basic_block(f, "line_done");
         let nonempty = b.build_int_compare(IntPredicate::SGT, len, zero, "")?;
@@ -1465,8 +1481,17 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             dp_phi.as_basic_value().into_float_value(),
         );
         let vals = eval(x)?;
-        let get = |n: u32| vals[n as usize].expect("coefficient is live").into_float_value();
-        let (a, bd, c, d) = (get(line.lower), get(line.diag), get(line.upper), get(line.rhs));
+        let get = |n: u32| {
+            vals[n as usize]
+                .expect("coefficient is live")
+                .into_float_value()
+        };
+        let (a, bd, c, d) = (
+            get(line.lower),
+            get(line.diag),
+            get(line.upper),
+            get(line.rhs),
+        );
         let is_first = b.build_int_compare(IntPredicate::EQ, x, zero, "")?;
         let is_last = b.build_int_compare(IntPredicate::EQ, x, last, "")?;
         let d_first = b.build_float_sub(d, b.build_float_mul(a, before, "")?, "")?;
@@ -1474,7 +1499,9 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         let d_last = b.build_float_sub(d, b.build_float_mul(c, after, "")?, "")?;
         let d = b.build_select(is_last, d_last, d, "")?.into_float_value();
         let denom_rest = b.build_float_sub(bd, b.build_float_mul(a, cp_prev, "")?, "")?;
-        let denom = b.build_select(is_first, bd, denom_rest, "")?.into_float_value();
+        let denom = b
+            .build_select(is_first, bd, denom_rest, "")?
+            .into_float_value();
         let d_rest = b.build_float_sub(d, b.build_float_mul(a, dp_prev, "")?, "")?;
         let d = b.build_select(is_first, d, d_rest, "")?.into_float_value();
         let cp = b.build_float_div(c, denom, "")?;

@@ -17,7 +17,9 @@ type R<T> = Result<T, Box<dyn std::error::Error>>;
 
 fn arg(name: &str) -> Option<String> {
     let args: Vec<String> = std::env::args().collect();
-    args.iter().position(|a| a == name).and_then(|i| args.get(i + 1).cloned())
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1).cloned())
 }
 
 fn exact(x: f64, y: f64) -> f64 {
@@ -53,7 +55,10 @@ fn copy_bandwidth(cuda: &Cuda) -> R<f64> {
     let n = 1usize << 27;
     let src = Field::<f64>::zeros_on(&b, &[n], 0)?;
     let dst = Field::<f64>::zeros_on(&b, &[n], 0)?;
-    let (ps, pd) = (src.device_args().ok_or("device")?.1, dst.device_args().ok_or("device")?.1);
+    let (ps, pd) = (
+        src.device_args().ok_or("device")?.1,
+        dst.device_args().ok_or("device")?.1,
+    );
     let mut times = Vec::new();
     for _ in 0..8 {
         let mut t = cuda.timer()?;
@@ -70,7 +75,12 @@ fn copy_bandwidth(cuda: &Cuda) -> R<f64> {
 }
 
 /// The best of `reps` solves (fresh problem each time; the first run also loads the PTX).
-fn timed_solve(backend: &Backend, n: usize, options: &Options, reps: usize) -> R<(Report, f64, f64)> {
+fn timed_solve(
+    backend: &Backend,
+    n: usize,
+    options: &Options,
+    reps: usize,
+) -> R<(Report, f64, f64)> {
     let mut best: Option<(Report, f64, f64)> = None;
     for _ in 0..reps {
         let mut p = Problem::new(backend, n, exact, source)?;
@@ -90,7 +100,9 @@ fn timed_solve(backend: &Backend, n: usize, options: &Options, reps: usize) -> R
 fn main() -> R<()> {
     let cpu_only = std::env::args().any(|a| a == "--cpu");
     let (backend, device, copy) = if cpu_only {
-        let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+        let threads = std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1);
         (Backend::Cpu, format!("CPU ({threads} threads)"), None)
     } else {
         match Cuda::new(0) {
@@ -106,26 +118,46 @@ fn main() -> R<()> {
         }
     };
     let sizes: Vec<usize> = arg("--sizes")
-        .unwrap_or_else(|| if cpu_only { "1025".into() } else { "1025,4097".into() })
+        .unwrap_or_else(|| {
+            if cpu_only {
+                "1025".into()
+            } else {
+                "1025,4097".into()
+            }
+        })
         .split(',')
         .filter_map(|s| s.trim().parse().ok())
         .collect();
-    let reps: usize = arg("--reps").and_then(|s| s.parse().ok()).unwrap_or(if cpu_only { 1 } else { 3 });
+    let reps: usize = arg("--reps")
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(if cpu_only { 1 } else { 3 });
     let mut md = String::new();
     writeln!(md, "Device: {device}")?;
     if let Some(bw) = copy {
-        writeln!(md, "Copy bandwidth (device to device, read + write): {:.0} GB/s", bw / 1e9)?;
+        writeln!(
+            md,
+            "Copy bandwidth (device to device, read + write): {:.0} GB/s",
+            bw / 1e9
+        )?;
     }
     writeln!(md, "\n| grid | preconditioner | start | cycles | time per cycle (ms) | total (ms) | final rel. residual | max error | speed-up of mixed |")?;
-    writeln!(md, "| --- | --- | --- | --- | --- | --- | --- | --- | --- |")?;
+    writeln!(
+        md,
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+    )?;
     for &n in &sizes {
         for fmg in [false, true] {
             let mut f64_total = 0.0;
             for precision in [Precision::F64, Precision::Mixed] {
-                let options = Options { precision, fmg, ..Options::default() };
+                let options = Options {
+                    precision,
+                    fmg,
+                    ..Options::default()
+                };
                 let (report, total, err) = timed_solve(&backend, n, &options, reps)?;
                 let cycles = report.cycles.len();
-                let per_cycle = report.cycles.iter().map(|c| c.seconds).sum::<f64>() / cycles as f64;
+                let per_cycle =
+                    report.cycles.iter().map(|c| c.seconds).sum::<f64>() / cycles as f64;
                 let speedup = if precision == Precision::F64 {
                     f64_total = total;
                     String::from("")
@@ -135,14 +167,22 @@ fn main() -> R<()> {
                 writeln!(
                     md,
                     "| {n}^2 | {} | {} | {cycles} | {:.3} | {:.2} | {:.1e} | {:.2e} | {speedup} |",
-                    if precision == Precision::F64 { "f64" } else { "f32 (mixed)" },
+                    if precision == Precision::F64 {
+                        "f64"
+                    } else {
+                        "f32 (mixed)"
+                    },
                     if fmg { "FMG" } else { "zero" },
                     per_cycle * 1e3,
                     total * 1e3,
                     report.relative_residual(),
                     err
                 )?;
-                println!("{n}^2 {precision:?} fmg={fmg}: {cycles} cycles, {:.2} ms\n{}", total * 1e3, report.table());
+                println!(
+                    "{n}^2 {precision:?} fmg={fmg}: {cycles} cycles, {:.2} ms\n{}",
+                    total * 1e3,
+                    report.table()
+                );
             }
         }
     }
@@ -151,25 +191,49 @@ fn main() -> R<()> {
         writeln!(md, "| --- | --- | --- | --- | --- | --- |")?;
         for &n in &sizes {
             for (precision, s) in [(Precision::F64, 8.0), (Precision::Mixed, 4.0)] {
-                let options = Options { precision, max_cycles: 12, ..Options::default() };
+                let options = Options {
+                    precision,
+                    max_cycles: 12,
+                    ..Options::default()
+                };
                 let (report, _, _) = timed_solve(&backend, n, &options, reps)?;
                 let mut t: Vec<f64> = report.cycles.iter().map(|c| c.seconds).collect();
                 t.sort_by(f64::total_cmp);
                 let median = t[t.len() / 2];
                 let bytes = vcycle_bytes(n, s);
-                writeln!(md, "| {n}^2 | {precision:?} | {:.3} | {:.0} | {:.0} | {:.2} |", median * 1e3, bytes / 1e6, bytes / median / 1e9, bytes / median / bw)?;
+                writeln!(
+                    md,
+                    "| {n}^2 | {precision:?} | {:.3} | {:.0} | {:.0} | {:.2} |",
+                    median * 1e3,
+                    bytes / 1e6,
+                    bytes / median / 1e9,
+                    bytes / median / bw
+                )?;
             }
         }
     }
     // Where the time goes: each level's share (waits after every launch: slower overall).
     let n = *sizes.last().ok_or("no sizes")?;
-    let options = Options { profile: true, ..Options::default() };
+    let options = Options {
+        profile: true,
+        ..Options::default()
+    };
     let (report, _, _) = timed_solve(&backend, n, &options, 1)?;
     writeln!(md, "\nPer level, {n}^2, f64, profiled (a wait after every launch), whole solve of {} cycles:\n", report.cycles.len())?;
-    writeln!(md, "| level | nodes per axis | launches | time (ms) | time per launch (us) |")?;
+    writeln!(
+        md,
+        "| level | nodes per axis | launches | time (ms) | time per launch (us) |"
+    )?;
     writeln!(md, "| --- | --- | --- | --- | --- |")?;
     for (l, s) in report.levels.iter().enumerate() {
-        writeln!(md, "| {l} | {} | {} | {:.3} | {:.1} |", s.n, s.launches, s.seconds * 1e3, s.seconds * 1e6 / s.launches.max(1) as f64)?;
+        writeln!(
+            md,
+            "| {l} | {} | {} | {:.3} | {:.1} |",
+            s.n,
+            s.launches,
+            s.seconds * 1e3,
+            s.seconds * 1e6 / s.launches.max(1) as f64
+        )?;
     }
     let out = arg("--out").unwrap_or_else(|| "poisson_solve.md".into());
     std::fs::write(&out, &md)?;

@@ -66,13 +66,25 @@ pub mod mg2 {
         let sx = side(i, extent(0), bw, be);
         let sy = side(j, extent(1), bs, bn);
         let west = if i == 0 { e[(1, 0)] } else { e[(-1, 0)] };
-        let east = if i == extent(0) - 1 { e[(-1, 0)] } else { e[(1, 0)] };
+        let east = if i == extent(0) - 1 {
+            e[(-1, 0)]
+        } else {
+            e[(1, 0)]
+        };
         let south = if j == 0 { e[(0, 1)] } else { e[(0, -1)] };
-        let north = if j == extent(1) - 1 { e[(0, -1)] } else { e[(0, 1)] };
+        let north = if j == extent(1) - 1 {
+            e[(0, -1)]
+        } else {
+            e[(0, 1)]
+        };
         let pen = penalty(sx, sy, kappa);
         let diag = (2.0 * (ax + ay) + pen) * h2inv;
         let ae = diag * e - (ax * (west + east) + ay * (south + north)) * h2inv;
-        out = if fixed(sx, sy) { e } else { e + omega * (r - ae) / diag };
+        out = if fixed(sx, sy) {
+            e
+        } else {
+            e + omega * (r - ae) / diag
+        };
     }
 
     /// Red-black Gauss-Seidel: the points of one colour solve their row exactly.
@@ -95,9 +107,17 @@ pub mod mg2 {
         let sx = side(i, extent(0), bw, be);
         let sy = side(j, extent(1), bs, bn);
         let west = if i == 0 { e[(1, 0)] } else { e[(-1, 0)] };
-        let east = if i == extent(0) - 1 { e[(-1, 0)] } else { e[(1, 0)] };
+        let east = if i == extent(0) - 1 {
+            e[(-1, 0)]
+        } else {
+            e[(1, 0)]
+        };
         let south = if j == 0 { e[(0, 1)] } else { e[(0, -1)] };
-        let north = if j == extent(1) - 1 { e[(0, -1)] } else { e[(0, 1)] };
+        let north = if j == extent(1) - 1 {
+            e[(0, -1)]
+        } else {
+            e[(0, 1)]
+        };
         let diag = (2.0 * (ax + ay) + penalty(sx, sy, kappa)) * h2inv;
         if !fixed(sx, sy) {
             e = (r + (ax * (west + east) + ay * (south + north)) * h2inv) / diag;
@@ -125,11 +145,27 @@ pub mod mg2 {
         let sx = side(i, extent(0), bw, be);
         let sy = side(j, extent(1), bs, bn);
         let south = if j == 0 { e[(0, 1)] } else { e[(0, -1)] };
-        let north = if j == extent(1) - 1 { e[(0, -1)] } else { e[(0, 1)] };
+        let north = if j == extent(1) - 1 {
+            e[(0, -1)]
+        } else {
+            e[(0, 1)]
+        };
         let diag = (2.0 * (ax + ay) + penalty(sx, sy, kappa)) * h2inv;
         // Mirror ghosts at Neumann and penalty ends double the inward coupling.
-        let lower = if i == 0 { 0.0 } else if i == extent(0) - 1 { -2.0 * ax * h2inv } else { -ax * h2inv };
-        let upper = if i == extent(0) - 1 { 0.0 } else if i == 0 { -2.0 * ax * h2inv } else { -ax * h2inv };
+        let lower = if i == 0 {
+            0.0
+        } else if i == extent(0) - 1 {
+            -2.0 * ax * h2inv
+        } else {
+            -ax * h2inv
+        };
+        let upper = if i == extent(0) - 1 {
+            0.0
+        } else if i == 0 {
+            -2.0 * ax * h2inv
+        } else {
+            -ax * h2inv
+        };
         let rhs = r + ay * (south + north) * h2inv;
         let fix = fixed(sx, sy);
         let line_fixed = sy == 0;
@@ -163,10 +199,26 @@ pub mod mg2 {
         let sx = side(i, extent(0), bw, be);
         let sy = side(j, extent(1), bs, bn);
         let west = if i == 0 { e[(1, 0)] } else { e[(-1, 0)] };
-        let east = if i == extent(0) - 1 { e[(-1, 0)] } else { e[(1, 0)] };
+        let east = if i == extent(0) - 1 {
+            e[(-1, 0)]
+        } else {
+            e[(1, 0)]
+        };
         let diag = (2.0 * (ax + ay) + penalty(sx, sy, kappa)) * h2inv;
-        let lower = if j == 0 { 0.0 } else if j == extent(1) - 1 { -2.0 * ay * h2inv } else { -ay * h2inv };
-        let upper = if j == extent(1) - 1 { 0.0 } else if j == 0 { -2.0 * ay * h2inv } else { -ay * h2inv };
+        let lower = if j == 0 {
+            0.0
+        } else if j == extent(1) - 1 {
+            -2.0 * ay * h2inv
+        } else {
+            -ay * h2inv
+        };
+        let upper = if j == extent(1) - 1 {
+            0.0
+        } else if j == 0 {
+            -2.0 * ay * h2inv
+        } else {
+            -ay * h2inv
+        };
         let rhs = r + ax * (west + east) * h2inv;
         let fix = fixed(sx, sy);
         let line_fixed = sx == 0;
@@ -200,9 +252,17 @@ pub mod mg2 {
         let sx = side(i, extent(0), bw, be);
         let sy = side(j, extent(1), bs, bn);
         let west = if i == 0 { e[(1, 0)] } else { e[(-1, 0)] };
-        let east = if i == extent(0) - 1 { e[(-1, 0)] } else { e[(1, 0)] };
+        let east = if i == extent(0) - 1 {
+            e[(-1, 0)]
+        } else {
+            e[(1, 0)]
+        };
         let south = if j == 0 { e[(0, 1)] } else { e[(0, -1)] };
-        let north = if j == extent(1) - 1 { e[(0, -1)] } else { e[(0, 1)] };
+        let north = if j == extent(1) - 1 {
+            e[(0, -1)]
+        } else {
+            e[(0, 1)]
+        };
         let diag = (2.0 * (ax + ay) + penalty(sx, sy, kappa)) * h2inv;
         let ae = diag * e - (ax * (west + east) + ay * (south + north)) * h2inv;
         res = if fixed(sx, sy) { 0.0 } else { r - ae };
@@ -224,10 +284,50 @@ pub mod mg2 {
         let fe = if e == 1 { fine[(1, 0)] } else { fine[(-1, 0)] };
         let fs = if s == 1 { fine[(0, 1)] } else { fine[(0, -1)] };
         let fn_ = if n == 1 { fine[(0, 1)] } else { fine[(0, -1)] };
-        let fsw = if w == 1 { if s == 1 { fine[(1, 1)] } else { fine[(1, -1)] } } else if s == 1 { fine[(-1, 1)] } else { fine[(-1, -1)] };
-        let fse = if e == 1 { if s == 1 { fine[(1, 1)] } else { fine[(1, -1)] } } else if s == 1 { fine[(-1, 1)] } else { fine[(-1, -1)] };
-        let fnw = if w == 1 { if n == 1 { fine[(1, 1)] } else { fine[(1, -1)] } } else if n == 1 { fine[(-1, 1)] } else { fine[(-1, -1)] };
-        let fne = if e == 1 { if n == 1 { fine[(1, 1)] } else { fine[(1, -1)] } } else if n == 1 { fine[(-1, 1)] } else { fine[(-1, -1)] };
+        let fsw = if w == 1 {
+            if s == 1 {
+                fine[(1, 1)]
+            } else {
+                fine[(1, -1)]
+            }
+        } else if s == 1 {
+            fine[(-1, 1)]
+        } else {
+            fine[(-1, -1)]
+        };
+        let fse = if e == 1 {
+            if s == 1 {
+                fine[(1, 1)]
+            } else {
+                fine[(1, -1)]
+            }
+        } else if s == 1 {
+            fine[(-1, 1)]
+        } else {
+            fine[(-1, -1)]
+        };
+        let fnw = if w == 1 {
+            if n == 1 {
+                fine[(1, 1)]
+            } else {
+                fine[(1, -1)]
+            }
+        } else if n == 1 {
+            fine[(-1, 1)]
+        } else {
+            fine[(-1, -1)]
+        };
+        let fne = if e == 1 {
+            if n == 1 {
+                fine[(1, 1)]
+            } else {
+                fine[(1, -1)]
+            }
+        } else if n == 1 {
+            fine[(-1, 1)]
+        } else {
+            fine[(-1, -1)]
+        };
         coarse = 0.25 * fine + 0.125 * (fw + fe + fs + fn_) + 0.0625 * (fsw + fse + fnw + fne);
     }
 
@@ -241,7 +341,14 @@ pub mod mg2 {
     /// an even index coincides with a coarse node, an odd one lies halfway between two.
     /// Nodes fixed by a Dirichlet side keep their value.
     #[stencil]
-    pub fn prolong_add<T: Real>(e: InOut<T>, coarse: Coarse<T>, bw: i64, be: i64, bs: i64, bn: i64) {
+    pub fn prolong_add<T: Real>(
+        e: InOut<T>,
+        coarse: Coarse<T>,
+        bw: i64,
+        be: i64,
+        bs: i64,
+        bn: i64,
+    ) {
         let sx = side(index(0), extent(0), bw, be);
         let sy = side(index(1), extent(1), bs, bn);
         let oi = index(0) % 2 == 1;
@@ -292,7 +399,11 @@ pub mod mg2 {
         let cx = if ei { coarse[(-1, 0)] } else { coarse[(1, 0)] };
         let cy = if ej { coarse[(0, -1)] } else { coarse[(0, 1)] };
         let cxy = if ei {
-            if ej { coarse[(-1, -1)] } else { coarse[(-1, 1)] }
+            if ej {
+                coarse[(-1, -1)]
+            } else {
+                coarse[(-1, 1)]
+            }
         } else if ej {
             coarse[(1, -1)]
         } else {
@@ -304,7 +415,17 @@ pub mod mg2 {
     /// The right-hand side of the penalty form: `f + kappa g / h^2` on penalty sides, `g`
     /// being the boundary value held by `u`; `f` elsewhere.
     #[stencil(dims = 2)]
-    pub fn penalty_rhs(u: In<f64>, f: In<f64>, rhs: Out<f64>, h2inv: f64, kappa: f64, bw: i64, be: i64, bs: i64, bn: i64) {
+    pub fn penalty_rhs(
+        u: In<f64>,
+        f: In<f64>,
+        rhs: Out<f64>,
+        h2inv: f64,
+        kappa: f64,
+        bw: i64,
+        be: i64,
+        bs: i64,
+        bn: i64,
+    ) {
         let sx = side(index(0), extent(0), bw, be);
         let sy = side(index(1), extent(1), bs, bn);
         rhs = f + penalty(sx, sy, kappa) * h2inv * u;
@@ -345,9 +466,17 @@ pub mod mg2 {
         let sx = side(i, extent(0), bw, be);
         let sy = side(j, extent(1), bs, bn);
         let west = if i == 0 { u[(1, 0)] } else { u[(-1, 0)] };
-        let east = if i == extent(0) - 1 { u[(-1, 0)] } else { u[(1, 0)] };
+        let east = if i == extent(0) - 1 {
+            u[(-1, 0)]
+        } else {
+            u[(1, 0)]
+        };
         let south = if j == 0 { u[(0, 1)] } else { u[(0, -1)] };
-        let north = if j == extent(1) - 1 { u[(0, -1)] } else { u[(0, 1)] };
+        let north = if j == extent(1) - 1 {
+            u[(0, -1)]
+        } else {
+            u[(0, 1)]
+        };
         let diag = (2.0 * (ax + ay) + penalty(sx, sy, kappa)) * h2inv;
         let au = diag * u - (ax * (west + east) + ay * (south + north)) * h2inv;
         let d = if fixed(sx, sy) { 0.0 } else { f - au };
@@ -403,45 +532,134 @@ pub mod mg2 {
         p6: f64,
     ) -> f64 {
         if dist == 1 {
-            -(126.0 * m1 - 70.0 * c - 486.0 * p1 + 855.0 * p2 - 670.0 * p3 + 324.0 * p4 - 90.0 * p5 + 11.0 * p6) / 180.0
+            -(126.0 * m1 - 70.0 * c - 486.0 * p1 + 855.0 * p2 - 670.0 * p3 + 324.0 * p4 - 90.0 * p5
+                + 11.0 * p6)
+                / 180.0
         } else if dist == 2 {
-            -(-11.0 * m2 + 214.0 * m1 - 378.0 * c + 130.0 * p1 + 85.0 * p2 - 54.0 * p3 + 16.0 * p4 - 2.0 * p5) / 180.0
+            -(-11.0 * m2 + 214.0 * m1 - 378.0 * c + 130.0 * p1 + 85.0 * p2 - 54.0 * p3 + 16.0 * p4
+                - 2.0 * p5)
+                / 180.0
         } else if rdist == 1 {
-            -(126.0 * p1 - 70.0 * c - 486.0 * m1 + 855.0 * m2 - 670.0 * m3 + 324.0 * m4 - 90.0 * m5 + 11.0 * m6) / 180.0
+            -(126.0 * p1 - 70.0 * c - 486.0 * m1 + 855.0 * m2 - 670.0 * m3 + 324.0 * m4 - 90.0 * m5
+                + 11.0 * m6)
+                / 180.0
         } else if rdist == 2 {
-            -(-11.0 * p2 + 214.0 * p1 - 378.0 * c + 130.0 * m1 + 85.0 * m2 - 54.0 * m3 + 16.0 * m4 - 2.0 * m5) / 180.0
+            -(-11.0 * p2 + 214.0 * p1 - 378.0 * c + 130.0 * m1 + 85.0 * m2 - 54.0 * m3 + 16.0 * m4
+                - 2.0 * m5)
+                / 180.0
         } else {
-            -(2.0 * m3 - 27.0 * m2 + 270.0 * m1 - 490.0 * c + 270.0 * p1 - 27.0 * p2 + 2.0 * p3) / 180.0
+            -(2.0 * m3 - 27.0 * m2 + 270.0 * m1 - 490.0 * c + 270.0 * p1 - 27.0 * p2 + 2.0 * p3)
+                / 180.0
         }
     }
 
     /// The 4th-order residual of `-(ax u_xx + ay u_yy) = f` with Dirichlet boundaries
     /// imposed directly, in f64, stored in the preconditioner's precision.
     #[stencil]
-    pub fn defect4<T: Real>(u: In<f64>, f: In<f64>, res: Out<T>, norm2: Sum<f64>, ax: f64, ay: f64, h2inv: f64) {
+    pub fn defect4<T: Real>(
+        u: In<f64>,
+        f: In<f64>,
+        res: Out<T>,
+        norm2: Sum<f64>,
+        ax: f64,
+        ay: f64,
+        h2inv: f64,
+    ) {
         let i = index(0);
         let j = index(1);
         let nx = extent(0);
         let ny = extent(1);
-        let uxx = d2_o4(i, nx - 1 - i, u[(-4, 0)], u[(-3, 0)], u[(-2, 0)], u[(-1, 0)], u, u[(1, 0)], u[(2, 0)], u[(3, 0)], u[(4, 0)]);
-        let uyy = d2_o4(j, ny - 1 - j, u[(0, -4)], u[(0, -3)], u[(0, -2)], u[(0, -1)], u, u[(0, 1)], u[(0, 2)], u[(0, 3)], u[(0, 4)]);
+        let uxx = d2_o4(
+            i,
+            nx - 1 - i,
+            u[(-4, 0)],
+            u[(-3, 0)],
+            u[(-2, 0)],
+            u[(-1, 0)],
+            u,
+            u[(1, 0)],
+            u[(2, 0)],
+            u[(3, 0)],
+            u[(4, 0)],
+        );
+        let uyy = d2_o4(
+            j,
+            ny - 1 - j,
+            u[(0, -4)],
+            u[(0, -3)],
+            u[(0, -2)],
+            u[(0, -1)],
+            u,
+            u[(0, 1)],
+            u[(0, 2)],
+            u[(0, 3)],
+            u[(0, 4)],
+        );
         let boundary = i == 0 || j == 0 || i == nx - 1 || j == ny - 1;
-        let d = if boundary { 0.0 } else { f - (ax * uxx + ay * uyy) * h2inv };
+        let d = if boundary {
+            0.0
+        } else {
+            f - (ax * uxx + ay * uyy) * h2inv
+        };
         res = d as T;
         norm2.reduce(d * d);
     }
 
     /// The 6th-order residual, as [`defect4`].
     #[stencil]
-    pub fn defect6<T: Real>(u: In<f64>, f: In<f64>, res: Out<T>, norm2: Sum<f64>, ax: f64, ay: f64, h2inv: f64) {
+    pub fn defect6<T: Real>(
+        u: In<f64>,
+        f: In<f64>,
+        res: Out<T>,
+        norm2: Sum<f64>,
+        ax: f64,
+        ay: f64,
+        h2inv: f64,
+    ) {
         let i = index(0);
         let j = index(1);
         let nx = extent(0);
         let ny = extent(1);
-        let uxx = d2_o6(i, nx - 1 - i, u[(-6, 0)], u[(-5, 0)], u[(-4, 0)], u[(-3, 0)], u[(-2, 0)], u[(-1, 0)], u, u[(1, 0)], u[(2, 0)], u[(3, 0)], u[(4, 0)], u[(5, 0)], u[(6, 0)]);
-        let uyy = d2_o6(j, ny - 1 - j, u[(0, -6)], u[(0, -5)], u[(0, -4)], u[(0, -3)], u[(0, -2)], u[(0, -1)], u, u[(0, 1)], u[(0, 2)], u[(0, 3)], u[(0, 4)], u[(0, 5)], u[(0, 6)]);
+        let uxx = d2_o6(
+            i,
+            nx - 1 - i,
+            u[(-6, 0)],
+            u[(-5, 0)],
+            u[(-4, 0)],
+            u[(-3, 0)],
+            u[(-2, 0)],
+            u[(-1, 0)],
+            u,
+            u[(1, 0)],
+            u[(2, 0)],
+            u[(3, 0)],
+            u[(4, 0)],
+            u[(5, 0)],
+            u[(6, 0)],
+        );
+        let uyy = d2_o6(
+            j,
+            ny - 1 - j,
+            u[(0, -6)],
+            u[(0, -5)],
+            u[(0, -4)],
+            u[(0, -3)],
+            u[(0, -2)],
+            u[(0, -1)],
+            u,
+            u[(0, 1)],
+            u[(0, 2)],
+            u[(0, 3)],
+            u[(0, 4)],
+            u[(0, 5)],
+            u[(0, 6)],
+        );
         let boundary = i == 0 || j == 0 || i == nx - 1 || j == ny - 1;
-        let d = if boundary { 0.0 } else { f - (ax * uxx + ay * uyy) * h2inv };
+        let d = if boundary {
+            0.0
+        } else {
+            f - (ax * uxx + ay * uyy) * h2inv
+        };
         res = d as T;
         norm2.reduce(d * d);
     }

@@ -25,7 +25,7 @@ mod problem;
 mod report;
 mod solve;
 
-pub use options::{BoundaryKind, Boundary, Cycle, Options, Order, Precision, Smoother};
+pub use options::{Boundary, BoundaryKind, Cycle, Options, Order, Precision, Smoother};
 pub use preconditioner::srj_schedule;
 pub use problem::Problem;
 pub use report::{CycleStat, LevelStat, Report};

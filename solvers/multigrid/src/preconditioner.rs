@@ -105,7 +105,11 @@ impl<'b, T: Real> Hierarchy<'b, T> {
     }
 
     /// Runs `f` as work of level `l`: with profiling, waits for it and charges its time.
-    fn on_level(&mut self, l: usize, f: impl FnOnce(&mut Self) -> Result<(), Error>) -> Result<(), Error> {
+    fn on_level(
+        &mut self,
+        l: usize,
+        f: impl FnOnce(&mut Self) -> Result<(), Error>,
+    ) -> Result<(), Error> {
         if !self.options.profile {
             return f(self);
         }
@@ -185,7 +189,10 @@ impl<'b, T: Real> Hierarchy<'b, T> {
         let [bw, be, bs, bn] = op.sides;
         self.on_level(l, |h| {
             let lv = &mut h.levels[l];
-            mg2::residual::launch(h.backend, &lv.e, &lv.r, &mut lv.t, op.ax, op.ay, lv.h2inv, op.kappa, bw, be, bs, bn)
+            mg2::residual::launch(
+                h.backend, &lv.e, &lv.r, &mut lv.t, op.ax, op.ay, lv.h2inv, op.kappa, bw, be, bs,
+                bn,
+            )
         })?;
         self.on_level(l, |h| {
             let (fine, coarse) = h.levels.split_at_mut(l + 1);
@@ -213,7 +220,10 @@ impl<'b, T: Real> Hierarchy<'b, T> {
                     for colour in [0, 1] {
                         self.on_level(l, |h| {
                             let lv = &mut h.levels[l];
-                            mg2::rbgs::launch(h.backend, &mut lv.e, &lv.r, op.ax, op.ay, lv.h2inv, op.kappa, bw, be, bs, bn, colour)
+                            mg2::rbgs::launch(
+                                h.backend, &mut lv.e, &lv.r, op.ax, op.ay, lv.h2inv, op.kappa, bw,
+                                be, bs, bn, colour,
+                            )
                         })?;
                     }
                 }
@@ -221,13 +231,19 @@ impl<'b, T: Real> Hierarchy<'b, T> {
                     for colour in [0, 1] {
                         self.on_level(l, |h| {
                             let lv = &mut h.levels[l];
-                            mg2::zebra_x::launch(h.backend, &mut lv.e, &lv.r, op.ax, op.ay, lv.h2inv, op.kappa, bw, be, bs, bn, colour)
+                            mg2::zebra_x::launch(
+                                h.backend, &mut lv.e, &lv.r, op.ax, op.ay, lv.h2inv, op.kappa, bw,
+                                be, bs, bn, colour,
+                            )
                         })?;
                     }
                     for colour in [0, 1] {
                         self.on_level(l, |h| {
                             let lv = &mut h.levels[l];
-                            mg2::zebra_y::launch(h.backend, &mut lv.e, &lv.r, op.ax, op.ay, lv.h2inv, op.kappa, bw, be, bs, bn, colour)
+                            mg2::zebra_y::launch(
+                                h.backend, &mut lv.e, &lv.r, op.ax, op.ay, lv.h2inv, op.kappa, bw,
+                                be, bs, bn, colour,
+                            )
                         })?;
                     }
                 }
@@ -248,7 +264,21 @@ impl<'b, T: Real> Hierarchy<'b, T> {
         let [bw, be, bs, bn] = op.sides;
         self.on_level(l, |h| {
             let lv = &mut h.levels[l];
-            mg2::jacobi::launch(h.backend, &lv.e, &lv.r, &mut lv.t, op.ax, op.ay, lv.h2inv, op.kappa, bw, be, bs, bn, T::from_f64(omega))
+            mg2::jacobi::launch(
+                h.backend,
+                &lv.e,
+                &lv.r,
+                &mut lv.t,
+                op.ax,
+                op.ay,
+                lv.h2inv,
+                op.kappa,
+                bw,
+                be,
+                bs,
+                bn,
+                T::from_f64(omega),
+            )
         })?;
         let lv = &mut self.levels[l];
         std::mem::swap(&mut lv.e, &mut lv.t);

@@ -37,12 +37,10 @@ impl Problem {
             return Err(SolveError::Size { n });
         }
         let h = 1.0 / (n - 1) as f64;
-        let on_boundary = |i: isize, j: isize| {
-            i == 0 || j == 0 || i == n as isize - 1 || j == n as isize - 1
-        };
-        let inside = |i: isize, j: isize| {
-            (0..n as isize).contains(&i) && (0..n as isize).contains(&j)
-        };
+        let on_boundary =
+            |i: isize, j: isize| i == 0 || j == 0 || i == n as isize - 1 || j == n as isize - 1;
+        let inside =
+            |i: isize, j: isize| (0..n as isize).contains(&i) && (0..n as isize).contains(&j);
         let u = Field::from_fn(&[n, n], HALO, |[i, j, _]| {
             if inside(i, j) && on_boundary(i, j) {
                 g(i as f64 * h, j as f64 * h)

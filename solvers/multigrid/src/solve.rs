@@ -15,7 +15,11 @@ const STAGNANT_CYCLES: usize = 3;
 
 /// Solves `problem` on `backend` (its fields must live there) to the relative residual
 /// `options.tolerance`, leaving the solution in `problem.u`.
-pub fn solve(backend: &Backend, problem: &mut Problem, options: &Options) -> Result<Report, SolveError> {
+pub fn solve(
+    backend: &Backend,
+    problem: &mut Problem,
+    options: &Options,
+) -> Result<Report, SolveError> {
     check(problem, options)?;
     match options.precision {
         Precision::F64 => run::<f64>(backend, problem, options),
@@ -24,28 +28,55 @@ pub fn solve(backend: &Backend, problem: &mut Problem, options: &Options) -> Res
 }
 
 fn check(problem: &Problem, o: &Options) -> Result<(), SolveError> {
-    let bad = |name, value: String, expected| Err(SolveError::Option { name, value, expected });
+    let bad = |name, value: String, expected| {
+        Err(SolveError::Option {
+            name,
+            value,
+            expected,
+        })
+    };
     if !is_coarsenable(problem.n) {
         return Err(SolveError::Size { n: problem.n });
     }
     if !is_coarsenable(o.coarsest) {
-        return bad("coarsest", o.coarsest.to_string(), "the coarsest level has 2^k + 1 nodes: 3, 5, 9, ...");
+        return bad(
+            "coarsest",
+            o.coarsest.to_string(),
+            "the coarsest level has 2^k + 1 nodes: 3, 5, 9, ...",
+        );
     }
     if !(o.tolerance > 0.0 && o.tolerance < 1.0) {
-        return bad("tolerance", o.tolerance.to_string(), "a relative residual between 0 and 1");
+        return bad(
+            "tolerance",
+            o.tolerance.to_string(),
+            "a relative residual between 0 and 1",
+        );
     }
     if !(o.ax > 0.0 && o.ay > 0.0 && o.ax.is_finite() && o.ay.is_finite()) {
-        return bad("ax, ay", format!("{}, {}", o.ax, o.ay), "positive finite coefficients");
+        return bad(
+            "ax, ay",
+            format!("{}, {}", o.ax, o.ay),
+            "positive finite coefficients",
+        );
     }
     if o.max_cycles == 0 {
         return bad("max_cycles", "0".into(), "at least 1");
     }
     if let crate::Smoother::Srj { factors } = &o.smoother {
-        if factors.is_empty() || factors.iter().any(|w| !(*w > 0.0)) {
-            return bad("smoother", format!("{factors:?}"), "an SRJ schedule of positive factors");
+        if factors.is_empty() || factors.iter().any(|w| w.is_nan() || *w <= 0.0) {
+            return bad(
+                "smoother",
+                format!("{factors:?}"),
+                "an SRJ schedule of positive factors",
+            );
         }
     }
-    let kinds = [o.boundary.west, o.boundary.east, o.boundary.south, o.boundary.north];
+    let kinds = [
+        o.boundary.west,
+        o.boundary.east,
+        o.boundary.south,
+        o.boundary.north,
+    ];
     if kinds.iter().all(|&k| k == BoundaryKind::Neumann) {
         return Err(SolveError::Singular);
     }
@@ -55,7 +86,11 @@ fn check(problem: &Problem, o: &Options) -> Result<(), SolveError> {
     Ok(())
 }
 
-fn run<T: Real>(backend: &Backend, problem: &mut Problem, options: &Options) -> Result<Report, SolveError> {
+fn run<T: Real>(
+    backend: &Backend,
+    problem: &mut Problem,
+    options: &Options,
+) -> Result<Report, SolveError> {
     let setup = Instant::now();
     let n = problem.n;
     let h2inv = 1.0 / (problem.h * problem.h);
@@ -63,11 +98,35 @@ fn run<T: Real>(backend: &Backend, problem: &mut Problem, options: &Options) -> 
     let mut mg = Hierarchy::<T>::new(backend, n, options)?;
     // The penalty form carries kappa g / h^2 in the right-hand side.
     let mut rhs = Field::<f64>::zeros_on(backend, &[n, n], crate::problem::HALO)?;
-    mg2::penalty_rhs::launch(backend, &problem.u, &problem.f, &mut rhs, h2inv, options.kappa, bw, be, bs, bn)?;
+    mg2::penalty_rhs::launch(
+        backend,
+        &problem.u,
+        &problem.f,
+        &mut rhs,
+        h2inv,
+        options.kappa,
+        bw,
+        be,
+        bs,
+        bn,
+    )?;
     let defect = |u: &Field<f64>, r: &mut Field<T>| -> Result<f64, SolveError> {
         let (ax, ay) = (options.ax, options.ay);
         let norm2 = match options.order {
-            Order::Second => mg2::defect2::launch(backend, u, &rhs, r, ax, ay, h2inv, options.kappa, bw, be, bs, bn)?,
+            Order::Second => mg2::defect2::launch(
+                backend,
+                u,
+                &rhs,
+                r,
+                ax,
+                ay,
+                h2inv,
+                options.kappa,
+                bw,
+                be,
+                bs,
+                bn,
+            )?,
             Order::Fourth => mg2::defect4::launch(backend, u, &rhs, r, ax, ay, h2inv)?,
             Order::Sixth => mg2::defect6::launch(backend, u, &rhs, r, ax, ay, h2inv)?,
         };
@@ -113,9 +172,17 @@ fn run<T: Real>(backend: &Backend, problem: &mut Problem, options: &Options) -> 
         if residual <= options.tolerance {
             break;
         }
-        stagnant = if rate > options.stagnation { stagnant + 1 } else { 0 };
+        stagnant = if rate > options.stagnation {
+            stagnant + 1
+        } else {
+            0
+        };
         if stagnant >= STAGNANT_CYCLES {
-            return Err(SolveError::Stagnated { cycle, rate, residual });
+            return Err(SolveError::Stagnated {
+                cycle,
+                rate,
+                residual,
+            });
         }
         if cycle == options.max_cycles {
             return Err(SolveError::NotConverged {

@@ -70,7 +70,10 @@ fn v22_red_black_cycles_reduce_the_residual_tenfold_on_every_grid() {
     for n in [33, 65, 129, 257, 513] {
         let (_, report) = solved(n, &Options::default());
         let worst = report.cycles.iter().map(|c| c.rate).fold(0.0, f64::max);
-        println!("n = {n}: {} cycles, worst rate {worst:.4}", report.cycles.len());
+        println!(
+            "n = {n}: {} cycles, worst rate {worst:.4}",
+            report.cycles.len()
+        );
         assert!(worst < 0.1, "n = {n}:\n{}", report.table());
     }
 }
@@ -78,7 +81,10 @@ fn v22_red_black_cycles_reduce_the_residual_tenfold_on_every_grid() {
 #[test]
 fn full_multigrid_reaches_the_discretisation_error_in_one_pass() {
     for n in [65, 129, 257] {
-        let converged = solved(n, &Options::default()).0.max_error(exact).expect("error");
+        let converged = solved(n, &Options::default())
+            .0
+            .max_error(exact)
+            .expect("error");
         let fmg = Options {
             fmg: true,
             max_cycles: 1,
@@ -86,8 +92,13 @@ fn full_multigrid_reaches_the_discretisation_error_in_one_pass() {
             ..Options::default()
         };
         let one_pass = solved(n, &fmg).0.max_error(exact).expect("error");
-        println!("n = {n}: discretisation error {converged:.3e}, after one FMG pass {one_pass:.3e}");
-        assert!(one_pass < 1.5 * converged, "n = {n}: {one_pass:e} vs {converged:e}");
+        println!(
+            "n = {n}: discretisation error {converged:.3e}, after one FMG pass {one_pass:.3e}"
+        );
+        assert!(
+            one_pass < 1.5 * converged,
+            "n = {n}: {one_pass:e} vs {converged:e}"
+        );
     }
 }
 
@@ -104,7 +115,11 @@ fn mixed_precision_reaches_the_same_residual_and_solution_as_f64() {
     assert!(r32.relative_residual() <= 1e-10);
     let u64 = p64.u.interior().expect("u");
     let u32 = p32.u.interior().expect("u");
-    let diff = u64.iter().zip(&u32).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
+    let diff = u64
+        .iter()
+        .zip(&u32)
+        .map(|(a, b)| (a - b).abs())
+        .fold(0.0, f64::max);
     assert!(diff < 1e-9, "solutions differ by {diff:e}");
     assert!(r32.cycles.len() <= r64.cycles.len() + 2);
 }
@@ -129,7 +144,13 @@ fn w_and_f_cycles_and_every_smoother_converge() {
         (Cycle::F, Smoother::RedBlack, 0.1),
         (Cycle::V, Smoother::Jacobi { omega: 2.0 / 3.0 }, 0.35),
         (Cycle::V, Smoother::Jacobi { omega: 0.8 }, 0.35),
-        (Cycle::V, Smoother::Srj { factors: srj_schedule(2) }, 0.2),
+        (
+            Cycle::V,
+            Smoother::Srj {
+                factors: srj_schedule(2),
+            },
+            0.2,
+        ),
         (Cycle::V, Smoother::Zebra, 0.05),
     ];
     for (cycle, smoother, bound) in cases {
@@ -140,7 +161,10 @@ fn w_and_f_cycles_and_every_smoother_converge() {
         };
         let (p, report) = solved(129, &options);
         let rate = report.mean_rate();
-        println!("{cycle:?} {smoother:?}: {} cycles, mean rate {rate:.4}", report.cycles.len());
+        println!(
+            "{cycle:?} {smoother:?}: {} cycles, mean rate {rate:.4}",
+            report.cycles.len()
+        );
         assert!(rate < bound, "{cycle:?} {smoother:?}: rate {rate}");
         assert!(p.max_error(exact).expect("error") < 2e-4);
     }
@@ -170,7 +194,10 @@ fn zebra_lines_stay_fast_on_strongly_anisotropic_problems() {
             Err(SolveError::NotConverged { residual, .. }) => residual.powf(1.0 / 8.0),
             Err(e) => panic!("{e}"),
         };
-        println!("ax {ax} ay {ay}: zebra rate {:.4}, point red-black {point_rate:.4}", report.mean_rate());
+        println!(
+            "ax {ax} ay {ay}: zebra rate {:.4}, point red-black {point_rate:.4}",
+            report.mean_rate()
+        );
         assert!(report.mean_rate() < 0.1, "{}", report.table());
         assert!(
             point_rate > 0.3 && point_rate > 20.0 * report.mean_rate(),
@@ -218,9 +245,15 @@ fn penalty_dirichlet_matches_direct_dirichlet() {
     let (p_penalty, report) = solved(129, &penalty);
     let direct = p_direct.max_error(exact).expect("error");
     let pen = p_penalty.max_error(exact).expect("error");
-    println!("direct {direct:e}, penalty {pen:e}, {} cycles", report.cycles.len());
+    println!(
+        "direct {direct:e}, penalty {pen:e}, {} cycles",
+        report.cycles.len()
+    );
     assert!(report.mean_rate() < 0.15, "{}", report.table());
-    assert!((pen - direct).abs() < 0.05 * direct, "{pen:e} vs {direct:e}");
+    assert!(
+        (pen - direct).abs() < 0.05 * direct,
+        "{pen:e} vs {direct:e}"
+    );
 }
 
 #[test]
@@ -235,19 +268,31 @@ fn bad_setups_are_clear_errors() {
         boundary: Boundary::all(BoundaryKind::Neumann),
         ..Options::default()
     };
-    assert!(matches!(solve(&cpu, &mut p, &all_neumann), Err(SolveError::Singular)));
+    assert!(matches!(
+        solve(&cpu, &mut p, &all_neumann),
+        Err(SolveError::Singular)
+    ));
     let few = Options {
         max_cycles: 2,
         ..Options::default()
     };
     let e = solve(&cpu, &mut p, &few).unwrap_err();
-    assert!(matches!(e, SolveError::NotConverged { cycles: 2, .. }), "{e}");
+    assert!(
+        matches!(e, SolveError::NotConverged { cycles: 2, .. }),
+        "{e}"
+    );
     let wrong = Options {
         smoother: Smoother::Jacobi { omega: 1.9 },
         ..Options::default()
     };
     let mut p = Problem::new(&cpu, 33, exact, source(1.0, 1.0)).expect("problem");
     let e = solve(&cpu, &mut p, &wrong).unwrap_err();
-    assert!(matches!(e, SolveError::Diverged { .. } | SolveError::Stagnated { .. }), "{e}");
+    assert!(
+        matches!(
+            e,
+            SolveError::Diverged { .. } | SolveError::Stagnated { .. }
+        ),
+        "{e}"
+    );
     println!("{e}");
 }
