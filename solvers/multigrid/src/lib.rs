@@ -11,7 +11,7 @@
 //! ```no_run
 //! use multigrid::{Options, Problem, solve};
 //! use stencil_runtime::Backend;
-//! let backend = Backend::auto();
+//! let backend = Backend::auto().unwrap();
 //! let n = 257;
 //! let mut problem = Problem::new(&backend, n, |x, y| x * y, |_, _| 1.0).unwrap();
 //! let report = solve(&backend, &mut problem, &Options::default()).unwrap();
