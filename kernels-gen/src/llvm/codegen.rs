@@ -716,6 +716,29 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         Ok(args)
     }
 
+    /// Declares a CUDA kernel entry `name` with the kernel's parameters, marked as a
+    /// kernel in `nvvm.annotations`.
+    fn declare_kernel(&self, name: &str) -> R<FunctionValue<'ctx>> {
+        let fn_ty = self
+            .ctx
+            .void_type()
+            .fn_type(&self.entry_param_types(), false);
+        let f = self.module.add_function(name, fn_ty, None);
+        self.pointer_attributes(f, 3);
+        let kernel_md = self.ctx.metadata_node(&[
+            f.as_global_value().as_pointer_value().into(),
+            self.ctx.metadata_string("kernel").into(),
+            self.ctx.i32_type().const_int(1, false).into(),
+        ]);
+        self.module
+            .add_global_metadata("nvvm.annotations", &kernel_md)
+            .map_err(|e| LlvmError::Invalid {
+                kernel: name.to_string(),
+                message: e.to_string(),
+            })?;
+        Ok(f)
+    }
+
     fn sreg(&self, name: &str) -> R<IntValue<'ctx>> {
         let f = self.intrinsic(&format!("llvm.nvvm.read.ptx.sreg.{name}"), &[])?;
         Ok(self.call(f, &[])?.into_int_value())
@@ -730,23 +753,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
     /// (at the domain's far edges) check each point.
     fn ptx_entry(&mut self, vector: u32, points: u32) -> R<()> {
         let name = super::variant_entry(&entry_name(self.k, self.p), vector, points);
-        let fn_ty = self
-            .ctx
-            .void_type()
-            .fn_type(&self.entry_param_types(), false);
-        let f = self.module.add_function(&name, fn_ty, None);
-        self.pointer_attributes(f, 3);
-        let kernel_md = self.ctx.metadata_node(&[
-            f.as_global_value().as_pointer_value().into(),
-            self.ctx.metadata_string("kernel").into(),
-            self.ctx.i32_type().const_int(1, false).into(),
-        ]);
-        self.module
-            .add_global_metadata("nvvm.annotations", &kernel_md)
-            .map_err(|e| LlvmError::Invalid {
-                kernel: name.clone(),
-                message: e.to_string(),
-            })?;
+        let f = self.declare_kernel(&name)?;
 
         let entry = self.ctx.append_basic_block(f, "entry");
         let fast = self.ctx.append_basic_block(f, "all_points_inside");
@@ -1298,23 +1305,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
     fn line_ptx_entry(&mut self) -> R<()> {
         let line = self.k.line.expect("a line kernel");
         let name = entry_name(self.k, self.p);
-        let fn_ty = self
-            .ctx
-            .void_type()
-            .fn_type(&self.entry_param_types(), false);
-        let f = self.module.add_function(&name, fn_ty, None);
-        self.pointer_attributes(f, 3);
-        let kernel_md = self.ctx.metadata_node(&[
-            f.as_global_value().as_pointer_value().into(),
-            self.ctx.metadata_string("kernel").into(),
-            self.ctx.i32_type().const_int(1, false).into(),
-        ]);
-        self.module
-            .add_global_metadata("nvvm.annotations", &kernel_md)
-            .map_err(|e| LlvmError::Invalid {
-                kernel: name.clone(),
-                message: e.to_string(),
-            })?;
+        let f = self.declare_kernel(&name)?;
         let entry = self.ctx.append_basic_block(f, "entry");
         let body = self.ctx.append_basic_block(f, "line");
         let exit = self.ctx.append_basic_block(f, "exit");
