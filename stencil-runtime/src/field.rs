@@ -2,7 +2,7 @@
 //! a CUDA device's memory.
 
 use crate::cpu::{View, ViewMut};
-use crate::cuda::{DeviceBuffer, Place, RowCopy};
+use crate::cuda::{BoxCopy, DeviceBuffer, Place, RowCopy};
 use crate::{Backend, Error, Real};
 
 /// Where a field's values are and how they are laid out.
@@ -381,6 +381,81 @@ impl<T: Real> Field<T> {
         // stored value at their pitches (same extent and halo, checked above); the host
         // ends outlive the copy, which `run` waits for.
         unsafe { copy.run(&stream) }
+    }
+
+    /// Fills `depth` ghost layers on both ends of `axis` with periodic images: a ghost at
+    /// index `g < 0` takes the value at `g + period`, one at `g >= extent` the value at
+    /// `g - period`. Use `period = extent - 1` for a vertex-centred periodic grid whose
+    /// last node repeats the first, `period = extent` for a cell-centred one. The copies
+    /// span the whole stored range of the other axes, so wrapping every periodic axis in
+    /// turn fills the corners too. On a device the copies are queued on the field's
+    /// stream without waiting (and can be recorded into a graph).
+    pub fn wrap_periodic(&mut self, axis: usize, period: usize, depth: usize) -> Result<(), Error> {
+        let l = &self.layout;
+        let n = l.extent[axis.min(2)];
+        if axis >= l.dims || depth > l.halo || depth > period || period > n || period == 0 {
+            return Err(Error::InvalidField(format!(
+                "cannot wrap {depth} layers with period {period} along axis {axis} of a field of extent {:?} and halo {}: need axis < {}, depth <= halo and depth <= period <= extent",
+                self.extent(),
+                l.halo,
+                l.dims
+            )));
+        }
+        if depth == 0 {
+            return Ok(());
+        }
+        // The box of one side: `depth` layers along `axis`, everything stored along the
+        // others (halo included).
+        let h = l.halo as isize;
+        let mut lo = [0isize; 3];
+        let mut size = [1usize; 3];
+        for a in 0..l.dims {
+            lo[a] = -h;
+            size[a] = l.extent[a] + 2 * l.halo;
+        }
+        size[axis] = depth;
+        let (n, period, depth) = (n as isize, period as isize, depth as isize);
+        // (source start, destination start) along `axis`, for the low and the high side.
+        let sides = [(period - depth, -depth), (n - period, n)];
+        let elem = std::mem::size_of::<T>();
+        match &mut self.storage {
+            Storage::Host(v) => {
+                for (src, dst) in sides {
+                    for z in 0..size[2] as isize {
+                        for y in 0..size[1] as isize {
+                            for x in 0..size[0] as isize {
+                                let mut from = [lo[0] + x, lo[1] + y, lo[2] + z];
+                                let mut to = from;
+                                from[axis] = src + [x, y, z][axis];
+                                to[axis] = dst + [x, y, z][axis];
+                                v[self.layout.offset(to)] = v[self.layout.offset(from)];
+                            }
+                        }
+                    }
+                }
+                Ok(())
+            }
+            Storage::Device(b) => {
+                for (src, dst) in sides {
+                    let (mut from, mut to) = (lo, lo);
+                    from[axis] = src;
+                    to[axis] = dst;
+                    let copy = BoxCopy {
+                        width_bytes: size[0] * elem,
+                        rows: size[1],
+                        planes: size[2],
+                        src: b.ptr + (self.layout.offset(from) * elem) as u64,
+                        dst: b.ptr + (self.layout.offset(to) * elem) as u64,
+                        pitch: self.layout.stride[1] * elem,
+                        plane_rows: self.layout.stride[2] / self.layout.stride[1],
+                    };
+                    // SAFETY: both boxes lie inside the field's storage: every index is
+                    // within the stored range, checked above.
+                    unsafe { copy.queue(&b.stream)? };
+                }
+                Ok(())
+            }
+        }
     }
 
     fn device_copy(&self) -> Result<Field<T>, Error> {

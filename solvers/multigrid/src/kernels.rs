@@ -15,7 +15,7 @@
 use stencil_runtime::prelude::*;
 
 #[stencils]
-pub mod mg2 {
+pub mod mg {
     /// The boundary kind of the side a node lies on along one axis, or -1 inside.
     #[stencil_fn]
     fn side(i: i64, n: i64, lo: i64, hi: i64) -> i64 {
@@ -25,6 +25,32 @@ pub mod mg2 {
             hi
         } else {
             -1
+        }
+    }
+
+    /// Whether the neighbour below along an axis is the mirror image of the one above: at
+    /// the low end of a side that is not periodic (at a fixed node it is never used).
+    #[stencil_fn]
+    fn mirror_lo(i: i64, lo: i64) -> bool {
+        i == 0 && lo != 3
+    }
+
+    /// Whether the neighbour above is the mirror image of the one below.
+    #[stencil_fn]
+    fn mirror_hi(i: i64, n: i64, hi: i64) -> bool {
+        i == n - 1 && hi != 3
+    }
+
+    /// Full weighting along one axis, `[1/4, 1/2, 1/4]` of the values below, at and above
+    /// the node; at a mirrored end the two outer values coincide.
+    #[stencil_fn]
+    fn weigh<T: Real>(i: i64, n: i64, lo: i64, hi: i64, below: T, centre: T, above: T) -> T {
+        if i == 0 && lo != 3 {
+            0.5 * centre + 0.5 * above
+        } else if i == n - 1 && hi != 3 {
+            0.5 * below + 0.5 * centre
+        } else {
+            0.25 * below + 0.5 * centre + 0.25 * above
         }
     }
 
@@ -65,14 +91,22 @@ pub mod mg2 {
         let j = index(1);
         let sx = side(i, extent(0), bw, be);
         let sy = side(j, extent(1), bs, bn);
-        let west = if i == 0 { e[(1, 0)] } else { e[(-1, 0)] };
-        let east = if i == extent(0) - 1 {
+        let west = if mirror_lo(i, bw) {
+            e[(1, 0)]
+        } else {
+            e[(-1, 0)]
+        };
+        let east = if mirror_hi(i, extent(0), be) {
             e[(-1, 0)]
         } else {
             e[(1, 0)]
         };
-        let south = if j == 0 { e[(0, 1)] } else { e[(0, -1)] };
-        let north = if j == extent(1) - 1 {
+        let south = if mirror_lo(j, bs) {
+            e[(0, 1)]
+        } else {
+            e[(0, -1)]
+        };
+        let north = if mirror_hi(j, extent(1), bn) {
             e[(0, -1)]
         } else {
             e[(0, 1)]
@@ -106,14 +140,22 @@ pub mod mg2 {
         let j = index(1);
         let sx = side(i, extent(0), bw, be);
         let sy = side(j, extent(1), bs, bn);
-        let west = if i == 0 { e[(1, 0)] } else { e[(-1, 0)] };
-        let east = if i == extent(0) - 1 {
+        let west = if mirror_lo(i, bw) {
+            e[(1, 0)]
+        } else {
+            e[(-1, 0)]
+        };
+        let east = if mirror_hi(i, extent(0), be) {
             e[(-1, 0)]
         } else {
             e[(1, 0)]
         };
-        let south = if j == 0 { e[(0, 1)] } else { e[(0, -1)] };
-        let north = if j == extent(1) - 1 {
+        let south = if mirror_lo(j, bs) {
+            e[(0, 1)]
+        } else {
+            e[(0, -1)]
+        };
+        let north = if mirror_hi(j, extent(1), bn) {
             e[(0, -1)]
         } else {
             e[(0, 1)]
@@ -144,8 +186,12 @@ pub mod mg2 {
         let j = index(1);
         let sx = side(i, extent(0), bw, be);
         let sy = side(j, extent(1), bs, bn);
-        let south = if j == 0 { e[(0, 1)] } else { e[(0, -1)] };
-        let north = if j == extent(1) - 1 {
+        let south = if mirror_lo(j, bs) {
+            e[(0, 1)]
+        } else {
+            e[(0, -1)]
+        };
+        let north = if mirror_hi(j, extent(1), bn) {
             e[(0, -1)]
         } else {
             e[(0, 1)]
@@ -198,8 +244,12 @@ pub mod mg2 {
         let j = index(1);
         let sx = side(i, extent(0), bw, be);
         let sy = side(j, extent(1), bs, bn);
-        let west = if i == 0 { e[(1, 0)] } else { e[(-1, 0)] };
-        let east = if i == extent(0) - 1 {
+        let west = if mirror_lo(i, bw) {
+            e[(1, 0)]
+        } else {
+            e[(-1, 0)]
+        };
+        let east = if mirror_hi(i, extent(0), be) {
             e[(-1, 0)]
         } else {
             e[(1, 0)]
@@ -251,14 +301,22 @@ pub mod mg2 {
         let j = index(1);
         let sx = side(i, extent(0), bw, be);
         let sy = side(j, extent(1), bs, bn);
-        let west = if i == 0 { e[(1, 0)] } else { e[(-1, 0)] };
-        let east = if i == extent(0) - 1 {
+        let west = if mirror_lo(i, bw) {
+            e[(1, 0)]
+        } else {
+            e[(-1, 0)]
+        };
+        let east = if mirror_hi(i, extent(0), be) {
             e[(-1, 0)]
         } else {
             e[(1, 0)]
         };
-        let south = if j == 0 { e[(0, 1)] } else { e[(0, -1)] };
-        let north = if j == extent(1) - 1 {
+        let south = if mirror_lo(j, bs) {
+            e[(0, 1)]
+        } else {
+            e[(0, -1)]
+        };
+        let north = if mirror_hi(j, extent(1), bn) {
             e[(0, -1)]
         } else {
             e[(0, 1)]
@@ -269,66 +327,25 @@ pub mod mg2 {
     }
 
     /// Full-weighting restriction (vertex-centred): the coarse node at `2I` of the fine
-    /// grid takes 1/4 of it, 1/8 of each edge neighbour and 1/16 of each corner neighbour,
-    /// neighbours beyond the boundary mirrored.
+    /// grid takes 1/4 of it, 1/8 of each edge neighbour and 1/16 of each corner neighbour
+    /// (the tensor product of `[1/4, 1/2, 1/4]`), neighbours beyond a Neumann or penalty
+    /// side mirrored, beyond a periodic one read from the wrapped halo.
     #[stencil]
-    pub fn restrict_full<T: Real>(fine: Fine<T>, coarse: Out<T>) {
+    pub fn restrict_full<T: Real>(
+        fine: Fine<T>,
+        coarse: Out<T>,
+        bw: i64,
+        be: i64,
+        bs: i64,
+        bn: i64,
+    ) {
         let i = index(0);
         let j = index(1);
-        let w = if i == 0 { 1 } else { -1 };
-        let e = if i == extent(0) - 1 { -1 } else { 1 };
-        let s = if j == 0 { 1 } else { -1 };
-        let n = if j == extent(1) - 1 { -1 } else { 1 };
-        // Offsets must be constants: pick mirrored values with selections.
-        let fw = if w == 1 { fine[(1, 0)] } else { fine[(-1, 0)] };
-        let fe = if e == 1 { fine[(1, 0)] } else { fine[(-1, 0)] };
-        let fs = if s == 1 { fine[(0, 1)] } else { fine[(0, -1)] };
-        let fn_ = if n == 1 { fine[(0, 1)] } else { fine[(0, -1)] };
-        let fsw = if w == 1 {
-            if s == 1 {
-                fine[(1, 1)]
-            } else {
-                fine[(1, -1)]
-            }
-        } else if s == 1 {
-            fine[(-1, 1)]
-        } else {
-            fine[(-1, -1)]
-        };
-        let fse = if e == 1 {
-            if s == 1 {
-                fine[(1, 1)]
-            } else {
-                fine[(1, -1)]
-            }
-        } else if s == 1 {
-            fine[(-1, 1)]
-        } else {
-            fine[(-1, -1)]
-        };
-        let fnw = if w == 1 {
-            if n == 1 {
-                fine[(1, 1)]
-            } else {
-                fine[(1, -1)]
-            }
-        } else if n == 1 {
-            fine[(-1, 1)]
-        } else {
-            fine[(-1, -1)]
-        };
-        let fne = if e == 1 {
-            if n == 1 {
-                fine[(1, 1)]
-            } else {
-                fine[(1, -1)]
-            }
-        } else if n == 1 {
-            fine[(-1, 1)]
-        } else {
-            fine[(-1, -1)]
-        };
-        coarse = 0.25 * fine + 0.125 * (fw + fe + fs + fn_) + 0.0625 * (fsw + fse + fnw + fne);
+        let nx = extent(0);
+        let south = weigh(i, nx, bw, be, fine[(-1, -1)], fine[(0, -1)], fine[(1, -1)]);
+        let centre = weigh(i, nx, bw, be, fine[(-1, 0)], fine, fine[(1, 0)]);
+        let north = weigh(i, nx, bw, be, fine[(-1, 1)], fine[(0, 1)], fine[(1, 1)]);
+        coarse = weigh(j, extent(1), bs, bn, south, centre, north);
     }
 
     /// Injection (vertex-centred): the coarse node takes the fine node it coincides with.
@@ -465,14 +482,22 @@ pub mod mg2 {
         let j = index(1);
         let sx = side(i, extent(0), bw, be);
         let sy = side(j, extent(1), bs, bn);
-        let west = if i == 0 { u[(1, 0)] } else { u[(-1, 0)] };
-        let east = if i == extent(0) - 1 {
+        let west = if mirror_lo(i, bw) {
+            u[(1, 0)]
+        } else {
+            u[(-1, 0)]
+        };
+        let east = if mirror_hi(i, extent(0), be) {
             u[(-1, 0)]
         } else {
             u[(1, 0)]
         };
-        let south = if j == 0 { u[(0, 1)] } else { u[(0, -1)] };
-        let north = if j == extent(1) - 1 {
+        let south = if mirror_lo(j, bs) {
+            u[(0, 1)]
+        } else {
+            u[(0, -1)]
+        };
+        let north = if mirror_hi(j, extent(1), bn) {
             u[(0, -1)]
         } else {
             u[(0, 1)]
@@ -482,6 +507,17 @@ pub mod mg2 {
         let d = if fixed(sx, sy) { 0.0 } else { f - au };
         res = d as T;
         norm2.reduce(d * d);
+    }
+
+    /// The distance of a node from a side, as the one-sided stencils see it: a periodic
+    /// side is never near.
+    #[stencil_fn]
+    fn reach(dist: i64, kind: i64) -> i64 {
+        if kind == 3 {
+            1000
+        } else {
+            dist
+        }
     }
 
     /// `-u''` to 4th order along one axis at a node `dist` nodes from the low boundary and
@@ -554,7 +590,7 @@ pub mod mg2 {
     }
 
     /// The 4th-order residual of `-(ax u_xx + ay u_yy) = f` with Dirichlet boundaries
-    /// imposed directly, in f64, stored in the preconditioner's precision.
+    /// imposed directly or periodic sides, in f64, stored in the preconditioner's precision.
     #[stencil]
     pub fn defect4<T: Real>(
         u: In<f64>,
@@ -564,14 +600,18 @@ pub mod mg2 {
         ax: f64,
         ay: f64,
         h2inv: f64,
+        bw: i64,
+        be: i64,
+        bs: i64,
+        bn: i64,
     ) {
         let i = index(0);
         let j = index(1);
         let nx = extent(0);
         let ny = extent(1);
         let uxx = d2_o4(
-            i,
-            nx - 1 - i,
+            reach(i, bw),
+            reach(nx - 1 - i, be),
             u[(-4, 0)],
             u[(-3, 0)],
             u[(-2, 0)],
@@ -583,8 +623,8 @@ pub mod mg2 {
             u[(4, 0)],
         );
         let uyy = d2_o4(
-            j,
-            ny - 1 - j,
+            reach(j, bs),
+            reach(ny - 1 - j, bn),
             u[(0, -4)],
             u[(0, -3)],
             u[(0, -2)],
@@ -595,8 +635,7 @@ pub mod mg2 {
             u[(0, 3)],
             u[(0, 4)],
         );
-        let boundary = i == 0 || j == 0 || i == nx - 1 || j == ny - 1;
-        let d = if boundary {
+        let d = if fixed(side(i, nx, bw, be), side(j, ny, bs, bn)) {
             0.0
         } else {
             f - (ax * uxx + ay * uyy) * h2inv
@@ -615,14 +654,18 @@ pub mod mg2 {
         ax: f64,
         ay: f64,
         h2inv: f64,
+        bw: i64,
+        be: i64,
+        bs: i64,
+        bn: i64,
     ) {
         let i = index(0);
         let j = index(1);
         let nx = extent(0);
         let ny = extent(1);
         let uxx = d2_o6(
-            i,
-            nx - 1 - i,
+            reach(i, bw),
+            reach(nx - 1 - i, be),
             u[(-6, 0)],
             u[(-5, 0)],
             u[(-4, 0)],
@@ -638,8 +681,8 @@ pub mod mg2 {
             u[(6, 0)],
         );
         let uyy = d2_o6(
-            j,
-            ny - 1 - j,
+            reach(j, bs),
+            reach(ny - 1 - j, bn),
             u[(0, -6)],
             u[(0, -5)],
             u[(0, -4)],
@@ -654,13 +697,589 @@ pub mod mg2 {
             u[(0, 5)],
             u[(0, 6)],
         );
-        let boundary = i == 0 || j == 0 || i == nx - 1 || j == ny - 1;
-        let d = if boundary {
+        let d = if fixed(side(i, nx, bw, be), side(j, ny, bs, bn)) {
             0.0
         } else {
             f - (ax * uxx + ay * uyy) * h2inv
         };
         res = d as T;
         norm2.reduce(d * d);
+    }
+
+    /// The sum of `u` over the distinct nodes of a periodic grid (the last node along a
+    /// periodic axis repeats the first and is left out), for zero-mean solutions.
+    #[stencil(dims = 2)]
+    pub fn periodic_sum(u: In<f64>, total: Sum<f64>, px: i64, py: i64) {
+        let repeat_x = px == 1 && index(0) == extent(0) - 1;
+        let repeat_y = py == 1 && index(1) == extent(1) - 1;
+        total.reduce(if repeat_x || repeat_y { 0.0 } else { u });
+    }
+
+    /// `u = u - c`.
+    #[stencil(dims = 2)]
+    pub fn shift(u: InOut<f64>, c: f64) {
+        u = u - c;
+    }
+
+    // ---- 3D: the same operators on the unit cube (7-point Laplacian) -------------------
+
+    /// Whether the node is fixed by a Dirichlet side imposed directly (3D).
+    #[stencil_fn]
+    fn fixed_3d(sx: i64, sy: i64, sz: i64) -> bool {
+        sx == 0 || sy == 0 || sz == 0
+    }
+
+    /// The penalty coefficient of the node's row (3D).
+    #[stencil_fn]
+    fn penalty_3d<T: Real>(sx: i64, sy: i64, sz: i64, kappa: T) -> T {
+        if sx == 2 || sy == 2 || sz == 2 {
+            kappa
+        } else {
+            0.0
+        }
+    }
+
+    /// Weighted Jacobi on the 7-point operator `-(ax u_xx + ay u_yy + az u_zz)`; the
+    /// boundary codes of the six sides (west, east, south, north, bottom, top) as in 2D.
+    #[stencil]
+    pub fn jacobi_3d<T: Real>(
+        e: In<T>,
+        r: In<T>,
+        out: Out<T>,
+        ax: T,
+        ay: T,
+        az: T,
+        h2inv: T,
+        kappa: T,
+        bw: i64,
+        be: i64,
+        bs: i64,
+        bn: i64,
+        bb: i64,
+        bt: i64,
+        omega: T,
+    ) {
+        let i = index(0);
+        let j = index(1);
+        let k = index(2);
+        let sx = side(i, extent(0), bw, be);
+        let sy = side(j, extent(1), bs, bn);
+        let sz = side(k, extent(2), bb, bt);
+        let west = if mirror_lo(i, bw) {
+            e[(1, 0, 0)]
+        } else {
+            e[(-1, 0, 0)]
+        };
+        let east = if mirror_hi(i, extent(0), be) {
+            e[(-1, 0, 0)]
+        } else {
+            e[(1, 0, 0)]
+        };
+        let south = if mirror_lo(j, bs) {
+            e[(0, 1, 0)]
+        } else {
+            e[(0, -1, 0)]
+        };
+        let north = if mirror_hi(j, extent(1), bn) {
+            e[(0, -1, 0)]
+        } else {
+            e[(0, 1, 0)]
+        };
+        let bottom = if mirror_lo(k, bb) {
+            e[(0, 0, 1)]
+        } else {
+            e[(0, 0, -1)]
+        };
+        let top = if mirror_hi(k, extent(2), bt) {
+            e[(0, 0, -1)]
+        } else {
+            e[(0, 0, 1)]
+        };
+        let diag = (2.0 * (ax + ay + az) + penalty_3d(sx, sy, sz, kappa)) * h2inv;
+        let off = (ax * (west + east) + ay * (south + north) + az * (bottom + top)) * h2inv;
+        out = if fixed_3d(sx, sy, sz) {
+            e
+        } else {
+            e + omega * (r - (diag * e - off)) / diag
+        };
+    }
+
+    /// Red-black Gauss-Seidel on the 7-point operator (colour by `i + j + k`).
+    #[stencil(red_black = colour)]
+    pub fn rbgs_3d<T: Real>(
+        e: InOut<T>,
+        r: In<T>,
+        ax: T,
+        ay: T,
+        az: T,
+        h2inv: T,
+        kappa: T,
+        bw: i64,
+        be: i64,
+        bs: i64,
+        bn: i64,
+        bb: i64,
+        bt: i64,
+        colour: i64,
+    ) {
+        let i = index(0);
+        let j = index(1);
+        let k = index(2);
+        let sx = side(i, extent(0), bw, be);
+        let sy = side(j, extent(1), bs, bn);
+        let sz = side(k, extent(2), bb, bt);
+        let west = if mirror_lo(i, bw) {
+            e[(1, 0, 0)]
+        } else {
+            e[(-1, 0, 0)]
+        };
+        let east = if mirror_hi(i, extent(0), be) {
+            e[(-1, 0, 0)]
+        } else {
+            e[(1, 0, 0)]
+        };
+        let south = if mirror_lo(j, bs) {
+            e[(0, 1, 0)]
+        } else {
+            e[(0, -1, 0)]
+        };
+        let north = if mirror_hi(j, extent(1), bn) {
+            e[(0, -1, 0)]
+        } else {
+            e[(0, 1, 0)]
+        };
+        let bottom = if mirror_lo(k, bb) {
+            e[(0, 0, 1)]
+        } else {
+            e[(0, 0, -1)]
+        };
+        let top = if mirror_hi(k, extent(2), bt) {
+            e[(0, 0, -1)]
+        } else {
+            e[(0, 0, 1)]
+        };
+        let diag = (2.0 * (ax + ay + az) + penalty_3d(sx, sy, sz, kappa)) * h2inv;
+        let off = (ax * (west + east) + ay * (south + north) + az * (bottom + top)) * h2inv;
+        if !fixed_3d(sx, sy, sz) {
+            e = (r + off) / diag;
+        }
+    }
+
+    /// The residual `res = r - A e` of the 7-point operator; 0 at fixed nodes.
+    #[stencil]
+    pub fn residual_3d<T: Real>(
+        e: In<T>,
+        r: In<T>,
+        res: Out<T>,
+        ax: T,
+        ay: T,
+        az: T,
+        h2inv: T,
+        kappa: T,
+        bw: i64,
+        be: i64,
+        bs: i64,
+        bn: i64,
+        bb: i64,
+        bt: i64,
+    ) {
+        let i = index(0);
+        let j = index(1);
+        let k = index(2);
+        let sx = side(i, extent(0), bw, be);
+        let sy = side(j, extent(1), bs, bn);
+        let sz = side(k, extent(2), bb, bt);
+        let west = if mirror_lo(i, bw) {
+            e[(1, 0, 0)]
+        } else {
+            e[(-1, 0, 0)]
+        };
+        let east = if mirror_hi(i, extent(0), be) {
+            e[(-1, 0, 0)]
+        } else {
+            e[(1, 0, 0)]
+        };
+        let south = if mirror_lo(j, bs) {
+            e[(0, 1, 0)]
+        } else {
+            e[(0, -1, 0)]
+        };
+        let north = if mirror_hi(j, extent(1), bn) {
+            e[(0, -1, 0)]
+        } else {
+            e[(0, 1, 0)]
+        };
+        let bottom = if mirror_lo(k, bb) {
+            e[(0, 0, 1)]
+        } else {
+            e[(0, 0, -1)]
+        };
+        let top = if mirror_hi(k, extent(2), bt) {
+            e[(0, 0, -1)]
+        } else {
+            e[(0, 0, 1)]
+        };
+        let diag = (2.0 * (ax + ay + az) + penalty_3d(sx, sy, sz, kappa)) * h2inv;
+        let off = (ax * (west + east) + ay * (south + north) + az * (bottom + top)) * h2inv;
+        res = if fixed_3d(sx, sy, sz) {
+            0.0
+        } else {
+            r - (diag * e - off)
+        };
+    }
+
+    /// Full-weighting restriction in 3D: the tensor product of `[1/4, 1/2, 1/4]` over the
+    /// 27 fine nodes around the coarse node, mirrored or wrapped at the sides.
+    #[stencil]
+    pub fn restrict_full_3d<T: Real>(
+        fine: Fine<T>,
+        coarse: Out<T>,
+        bw: i64,
+        be: i64,
+        bs: i64,
+        bn: i64,
+        bb: i64,
+        bt: i64,
+    ) {
+        let i = index(0);
+        let j = index(1);
+        let k = index(2);
+        let nx = extent(0);
+        let ny = extent(1);
+        let r_ss = weigh(
+            i,
+            nx,
+            bw,
+            be,
+            fine[(-1, -1, -1)],
+            fine[(0, -1, -1)],
+            fine[(1, -1, -1)],
+        );
+        let r_cs = weigh(
+            i,
+            nx,
+            bw,
+            be,
+            fine[(-1, 0, -1)],
+            fine[(0, 0, -1)],
+            fine[(1, 0, -1)],
+        );
+        let r_ns = weigh(
+            i,
+            nx,
+            bw,
+            be,
+            fine[(-1, 1, -1)],
+            fine[(0, 1, -1)],
+            fine[(1, 1, -1)],
+        );
+        let r_sc = weigh(
+            i,
+            nx,
+            bw,
+            be,
+            fine[(-1, -1, 0)],
+            fine[(0, -1, 0)],
+            fine[(1, -1, 0)],
+        );
+        let r_cc = weigh(i, nx, bw, be, fine[(-1, 0, 0)], fine, fine[(1, 0, 0)]);
+        let r_nc = weigh(
+            i,
+            nx,
+            bw,
+            be,
+            fine[(-1, 1, 0)],
+            fine[(0, 1, 0)],
+            fine[(1, 1, 0)],
+        );
+        let r_sn = weigh(
+            i,
+            nx,
+            bw,
+            be,
+            fine[(-1, -1, 1)],
+            fine[(0, -1, 1)],
+            fine[(1, -1, 1)],
+        );
+        let r_cn = weigh(
+            i,
+            nx,
+            bw,
+            be,
+            fine[(-1, 0, 1)],
+            fine[(0, 0, 1)],
+            fine[(1, 0, 1)],
+        );
+        let r_nn = weigh(
+            i,
+            nx,
+            bw,
+            be,
+            fine[(-1, 1, 1)],
+            fine[(0, 1, 1)],
+            fine[(1, 1, 1)],
+        );
+        let below = weigh(j, ny, bs, bn, r_ss, r_cs, r_ns);
+        let centre = weigh(j, ny, bs, bn, r_sc, r_cc, r_nc);
+        let above = weigh(j, ny, bs, bn, r_sn, r_cn, r_nn);
+        coarse = weigh(k, extent(2), bb, bt, below, centre, above);
+    }
+
+    /// Injection in 3D.
+    #[stencil(dims = 3)]
+    pub fn restrict_inject_3d<T: Real>(fine: Fine<T>, coarse: Out<T>) {
+        coarse = fine;
+    }
+
+    /// Trilinear prolongation (vertex-centred) added to the fine correction; nodes fixed
+    /// by a Dirichlet side keep their value.
+    #[stencil]
+    pub fn prolong_add_3d<T: Real>(
+        e: InOut<T>,
+        coarse: Coarse<T>,
+        bw: i64,
+        be: i64,
+        bs: i64,
+        bn: i64,
+        bb: i64,
+        bt: i64,
+    ) {
+        let sx = side(index(0), extent(0), bw, be);
+        let sy = side(index(1), extent(1), bs, bn);
+        let sz = side(index(2), extent(2), bb, bt);
+        let wx = if index(0) % 2 == 1 { 0.5 } else { 0.0 };
+        let wy = if index(1) % 2 == 1 { 0.5 } else { 0.0 };
+        let wz = if index(2) % 2 == 1 { 0.5 } else { 0.0 };
+        let c00 = coarse + wx * (coarse[(1, 0, 0)] - coarse);
+        let c10 = coarse[(0, 1, 0)] + wx * (coarse[(1, 1, 0)] - coarse[(0, 1, 0)]);
+        let c01 = coarse[(0, 0, 1)] + wx * (coarse[(1, 0, 1)] - coarse[(0, 0, 1)]);
+        let c11 = coarse[(0, 1, 1)] + wx * (coarse[(1, 1, 1)] - coarse[(0, 1, 1)]);
+        let low = c00 + wy * (c10 - c00);
+        let high = c01 + wy * (c11 - c01);
+        if !fixed_3d(sx, sy, sz) {
+            e = e + low + wz * (high - low);
+        }
+    }
+
+    /// Converts an f64 field to the preconditioner's precision (3D).
+    #[stencil(dims = 3)]
+    pub fn narrow_3d<T: Real>(u: In<f64>, out: Out<T>) {
+        out = u as T;
+    }
+
+    /// Replaces the solution by a full-multigrid result except at fixed nodes (3D).
+    #[stencil(dims = 3)]
+    pub fn replace_3d<T: Real>(
+        u: InOut<f64>,
+        e: In<T>,
+        bw: i64,
+        be: i64,
+        bs: i64,
+        bn: i64,
+        bb: i64,
+        bt: i64,
+    ) {
+        let sx = side(index(0), extent(0), bw, be);
+        let sy = side(index(1), extent(1), bs, bn);
+        let sz = side(index(2), extent(2), bb, bt);
+        if !fixed_3d(sx, sy, sz) {
+            u = e as f64;
+        }
+    }
+
+    /// The right-hand side of the penalty form (3D).
+    #[stencil(dims = 3)]
+    pub fn penalty_rhs_3d(
+        u: In<f64>,
+        f: In<f64>,
+        rhs: Out<f64>,
+        h2inv: f64,
+        kappa: f64,
+        bw: i64,
+        be: i64,
+        bs: i64,
+        bn: i64,
+        bb: i64,
+        bt: i64,
+    ) {
+        let sx = side(index(0), extent(0), bw, be);
+        let sy = side(index(1), extent(1), bs, bn);
+        let sz = side(index(2), extent(2), bb, bt);
+        rhs = f + penalty_3d(sx, sy, sz, kappa) * h2inv * u;
+    }
+
+    /// Sets a field to zero (3D).
+    #[stencil(dims = 3)]
+    pub fn zero_3d<T: Real>(e: Out<T>) {
+        e = 0.0;
+    }
+
+    /// The defect-correction update `u = u + e` (3D).
+    #[stencil(dims = 3)]
+    pub fn correct_3d<T: Real>(u: InOut<f64>, e: In<T>) {
+        u = u + e as f64;
+    }
+
+    /// The 2nd-order residual in f64 (3D), stored in the preconditioner's precision, with
+    /// its sum of squares.
+    #[stencil]
+    pub fn defect2_3d<T: Real>(
+        u: In<f64>,
+        f: In<f64>,
+        res: Out<T>,
+        norm2: Sum<f64>,
+        ax: f64,
+        ay: f64,
+        az: f64,
+        h2inv: f64,
+        kappa: f64,
+        bw: i64,
+        be: i64,
+        bs: i64,
+        bn: i64,
+        bb: i64,
+        bt: i64,
+    ) {
+        let i = index(0);
+        let j = index(1);
+        let k = index(2);
+        let sx = side(i, extent(0), bw, be);
+        let sy = side(j, extent(1), bs, bn);
+        let sz = side(k, extent(2), bb, bt);
+        let west = if mirror_lo(i, bw) {
+            u[(1, 0, 0)]
+        } else {
+            u[(-1, 0, 0)]
+        };
+        let east = if mirror_hi(i, extent(0), be) {
+            u[(-1, 0, 0)]
+        } else {
+            u[(1, 0, 0)]
+        };
+        let south = if mirror_lo(j, bs) {
+            u[(0, 1, 0)]
+        } else {
+            u[(0, -1, 0)]
+        };
+        let north = if mirror_hi(j, extent(1), bn) {
+            u[(0, -1, 0)]
+        } else {
+            u[(0, 1, 0)]
+        };
+        let bottom = if mirror_lo(k, bb) {
+            u[(0, 0, 1)]
+        } else {
+            u[(0, 0, -1)]
+        };
+        let top = if mirror_hi(k, extent(2), bt) {
+            u[(0, 0, -1)]
+        } else {
+            u[(0, 0, 1)]
+        };
+        let diag = (2.0 * (ax + ay + az) + penalty_3d(sx, sy, sz, kappa)) * h2inv;
+        let off = (ax * (west + east) + ay * (south + north) + az * (bottom + top)) * h2inv;
+        let d = if fixed_3d(sx, sy, sz) {
+            0.0
+        } else {
+            f - (diag * u - off)
+        };
+        res = d as T;
+        norm2.reduce(d * d);
+    }
+
+    /// The 4th-order residual (3D), Dirichlet sides imposed directly or periodic ones.
+    #[stencil]
+    pub fn defect4_3d<T: Real>(
+        u: In<f64>,
+        f: In<f64>,
+        res: Out<T>,
+        norm2: Sum<f64>,
+        ax: f64,
+        ay: f64,
+        az: f64,
+        h2inv: f64,
+        bw: i64,
+        be: i64,
+        bs: i64,
+        bn: i64,
+        bb: i64,
+        bt: i64,
+    ) {
+        let i = index(0);
+        let j = index(1);
+        let k = index(2);
+        let nx = extent(0);
+        let ny = extent(1);
+        let nz = extent(2);
+        let uxx = d2_o4(
+            reach(i, bw),
+            reach(nx - 1 - i, be),
+            u[(-4, 0, 0)],
+            u[(-3, 0, 0)],
+            u[(-2, 0, 0)],
+            u[(-1, 0, 0)],
+            u,
+            u[(1, 0, 0)],
+            u[(2, 0, 0)],
+            u[(3, 0, 0)],
+            u[(4, 0, 0)],
+        );
+        let uyy = d2_o4(
+            reach(j, bs),
+            reach(ny - 1 - j, bn),
+            u[(0, -4, 0)],
+            u[(0, -3, 0)],
+            u[(0, -2, 0)],
+            u[(0, -1, 0)],
+            u,
+            u[(0, 1, 0)],
+            u[(0, 2, 0)],
+            u[(0, 3, 0)],
+            u[(0, 4, 0)],
+        );
+        let uzz = d2_o4(
+            reach(k, bb),
+            reach(nz - 1 - k, bt),
+            u[(0, 0, -4)],
+            u[(0, 0, -3)],
+            u[(0, 0, -2)],
+            u[(0, 0, -1)],
+            u,
+            u[(0, 0, 1)],
+            u[(0, 0, 2)],
+            u[(0, 0, 3)],
+            u[(0, 0, 4)],
+        );
+        let fix = fixed_3d(
+            side(i, nx, bw, be),
+            side(j, ny, bs, bn),
+            side(k, nz, bb, bt),
+        );
+        let d = if fix {
+            0.0
+        } else {
+            f - (ax * uxx + ay * uyy + az * uzz) * h2inv
+        };
+        res = d as T;
+        norm2.reduce(d * d);
+    }
+
+    /// The sum of `u` over the distinct nodes of a periodic grid (3D).
+    #[stencil(dims = 3)]
+    pub fn periodic_sum_3d(u: In<f64>, total: Sum<f64>, px: i64, py: i64, pz: i64) {
+        let repeat_x = px == 1 && index(0) == extent(0) - 1;
+        let repeat_y = py == 1 && index(1) == extent(1) - 1;
+        let repeat_z = pz == 1 && index(2) == extent(2) - 1;
+        total.reduce(if repeat_x || repeat_y || repeat_z {
+            0.0
+        } else {
+            u
+        });
+    }
+
+    /// `u = u - c` (3D).
+    #[stencil(dims = 3)]
+    pub fn shift_3d(u: InOut<f64>, c: f64) {
+        u = u - c;
     }
 }

@@ -1,5 +1,5 @@
 //! Multigrid and mixed-precision defect correction for Poisson-type problems
-//! `-(ax u_xx + ay u_yy) = f` on the unit square, every kernel in the stencil language
+//! `-(ax u_xx + ay u_yy [+ az u_zz]) = f` on the unit square or cube, every kernel in the stencil language
 //! ([`kernels`]), on the CPU or a CUDA device.
 //!
 //! The solver is Algorithm 1 of Glimberg, Engsig-Karup & Madsen (ENUMATH 2011): the
@@ -19,6 +19,7 @@
 //! ```
 
 pub mod kernels;
+mod ops;
 mod options;
 mod preconditioner;
 mod problem;
@@ -53,9 +54,19 @@ pub enum SolveError {
         /// What it must be.
         expected: &'static str,
     },
-    /// Neumann on every side: the problem has no unique solution.
-    #[error("every side is Neumann: the solution is defined only up to a constant; make at least one side Dirichlet")]
+    /// No side fixes the solution (Neumann everywhere, or Neumann and periodic sides): the
+    /// problem has no unique solution. (Every side periodic is allowed: the solver returns
+    /// the zero-mean solution.)
+    #[error("no side is Dirichlet: with Neumann sides and no Dirichlet one the solution is defined only up to a constant; make at least one side Dirichlet (or every side periodic)")]
     Singular,
+    /// Every side periodic and a right-hand side that does not sum to zero: no solution.
+    #[error("every side is periodic, so the right-hand side must have zero mean, but its mean is {mean:e} (largest magnitude {largest:e}); subtract the mean from f")]
+    Incompatible {
+        /// The mean of the right-hand side over the distinct nodes.
+        mean: f64,
+        /// Its largest magnitude.
+        largest: f64,
+    },
     /// The residual grew: the iteration diverges.
     #[error("diverged at cycle {cycle}: the relative residual grew to {residual:e} (not finite or above 1e3); check the boundary kinds, the anisotropy and the smoother")]
     Diverged {

@@ -12,6 +12,10 @@ pub enum BoundaryKind {
     /// `kappa / h^2 (u - g)`; [`crate::Problem::new`] puts `kappa g / h^2` in the
     /// right-hand side.
     Penalty,
+    /// Periodic: the side's nodes repeat those of the opposite side, which must be
+    /// periodic too. With every side periodic the solution is defined up to a constant:
+    /// the right-hand side must sum to zero and the solver returns the zero-mean solution.
+    Periodic,
 }
 
 impl BoundaryKind {
@@ -21,11 +25,12 @@ impl BoundaryKind {
             BoundaryKind::Dirichlet => 0,
             BoundaryKind::Neumann => 1,
             BoundaryKind::Penalty => 2,
+            BoundaryKind::Periodic => 3,
         }
     }
 }
 
-/// The boundary kinds of the four sides.
+/// The boundary kinds of the sides of the square (or, with `bottom` and `top`, the cube).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Boundary {
     /// x = 0.
@@ -36,6 +41,10 @@ pub struct Boundary {
     pub south: BoundaryKind,
     /// y = 1.
     pub north: BoundaryKind,
+    /// z = 0 (3D only).
+    pub bottom: BoundaryKind,
+    /// z = 1 (3D only).
+    pub top: BoundaryKind,
 }
 
 impl Boundary {
@@ -46,12 +55,26 @@ impl Boundary {
             east: kind,
             south: kind,
             north: kind,
+            bottom: kind,
+            top: kind,
         }
     }
 
-    /// Kernel codes in the order west, east, south, north.
-    pub(crate) fn codes(&self) -> [i64; 4] {
-        [self.west, self.east, self.south, self.north].map(BoundaryKind::code)
+    /// The kinds in the order west, east, south, north, bottom, top.
+    pub fn sides(&self) -> [BoundaryKind; 6] {
+        [
+            self.west,
+            self.east,
+            self.south,
+            self.north,
+            self.bottom,
+            self.top,
+        ]
+    }
+
+    /// Kernel codes in the order of [`Boundary::sides`].
+    pub(crate) fn codes(&self) -> [i64; 6] {
+        self.sides().map(BoundaryKind::code)
     }
 }
 
@@ -91,9 +114,9 @@ pub enum Cycle {
 pub enum Order {
     /// The 5-point stencil (any boundary kinds).
     Second,
-    /// 4th order (Dirichlet boundaries imposed directly).
+    /// 4th order (Dirichlet boundaries imposed directly, or periodic).
     Fourth,
-    /// 6th order (Dirichlet boundaries imposed directly).
+    /// 6th order (Dirichlet boundaries imposed directly, or periodic; 2D only).
     Sixth,
 }
 
@@ -152,6 +175,12 @@ pub struct Options {
     pub ax: f64,
     /// The coefficient of `u_yy`.
     pub ay: f64,
+    /// The coefficient of `u_zz` (3D only).
+    pub az: f64,
+    /// On a CUDA device, record each preconditioner cycle into a CUDA graph once and
+    /// replay it, instead of launching its kernels one by one (the coarse levels' kernels
+    /// are too small to hide the cost of a launch). Ignored with `profile`.
+    pub graph: bool,
     /// Wait for the device after every launch and charge the time to its level (slower;
     /// for [`crate::Report::levels`]).
     pub profile: bool,
@@ -175,6 +204,8 @@ impl Default for Options {
             kappa: 1e6,
             ax: 1.0,
             ay: 1.0,
+            az: 1.0,
+            graph: true,
             profile: false,
         }
     }

@@ -2,7 +2,7 @@
 //! cycles. Level 0 is the finest; its `r` holds the defect to correct and its `e` receives
 //! the correction.
 
-use crate::kernels::mg2;
+use crate::ops::Ops;
 use crate::options::{Cycle, Options, Smoother};
 use crate::report::LevelStat;
 use crate::SolveError;
@@ -23,20 +23,11 @@ pub(crate) struct Level<T: Real> {
     t: Field<T>,
 }
 
-/// Scalars every operator kernel takes.
-#[derive(Clone, Copy)]
-struct Operator<T> {
-    ax: T,
-    ay: T,
-    kappa: T,
-    sides: [i64; 4],
-}
-
 /// The levels, the options that shape the cycles, and per-level timing.
 pub(crate) struct Hierarchy<'b, T: Real> {
     backend: &'b Backend,
     pub levels: Vec<Level<T>>,
-    op: Operator<T>,
+    pub ops: Ops,
     options: Options,
     /// Which Jacobi factor comes next (for SRJ schedules).
     sweep: usize,
@@ -63,13 +54,18 @@ pub fn srj_schedule(m: usize) -> Vec<f64> {
 }
 
 impl<'b, T: Real> Hierarchy<'b, T> {
-    /// Levels from `n` nodes per axis down to `options.coarsest`.
-    pub fn new(backend: &'b Backend, n: usize, options: &Options) -> Result<Self, SolveError> {
+    /// Levels from `n` nodes per axis (of `ops.dims` axes) down to `options.coarsest`.
+    pub fn new(
+        backend: &'b Backend,
+        n: usize,
+        ops: Ops,
+        options: &Options,
+    ) -> Result<Self, SolveError> {
         let mut levels = Vec::new();
         let mut m = n;
         loop {
             let h = 1.0 / (m - 1) as f64;
-            let field = || Field::<T>::zeros_on(backend, &[m, m], 1);
+            let field = || Field::<T>::zeros_on(backend, &vec![m; ops.dims], 1);
             levels.push(Level {
                 n: m,
                 h2inv: T::from_f64(1.0 / (h * h)),
@@ -92,16 +88,16 @@ impl<'b, T: Real> Hierarchy<'b, T> {
         Ok(Hierarchy {
             backend,
             levels,
-            op: Operator {
-                ax: T::from_f64(options.ax),
-                ay: T::from_f64(options.ay),
-                kappa: T::from_f64(options.kappa),
-                sides: options.boundary.codes(),
-            },
+            ops,
             options: options.clone(),
             sweep: 0,
             stats,
         })
+    }
+
+    /// The backend the levels live on.
+    pub fn backend(&self) -> &'b Backend {
+        self.backend
     }
 
     /// Runs `f` as work of level `l`: with profiling, waits for it and charges its time.
@@ -122,7 +118,10 @@ impl<'b, T: Real> Hierarchy<'b, T> {
     }
 
     /// One cycle of the configured shape on level 0, from the current `e` (usually zero).
+    /// Every cycle starts the SRJ schedule afresh, so all cycles do the same work (and a
+    /// cycle recorded into a CUDA graph replays exactly).
     pub fn cycle(&mut self) -> Result<(), Error> {
+        self.sweep = 0;
         self.cycle_on(0, self.options.cycle)
     }
 
@@ -136,8 +135,9 @@ impl<'b, T: Real> Hierarchy<'b, T> {
         for l in 0..last {
             self.on_level(l, |h| {
                 let (fine, coarse) = h.levels.split_at_mut(l + 1);
-                mg2::restrict_full::launch(h.backend, &fine[l].r, &mut coarse[0].r)?;
-                mg2::restrict_inject::launch(h.backend, &fine[l].e, &mut coarse[0].e)
+                h.ops
+                    .restrict(h.backend, &mut fine[l].r, &mut coarse[0].r)?;
+                h.ops.inject(h.backend, &fine[l].e, &mut coarse[0].e)
             })?;
         }
         self.coarse_solve()?;
@@ -150,7 +150,7 @@ impl<'b, T: Real> Hierarchy<'b, T> {
 
     /// Sets level `l`'s correction to zero.
     pub fn zero(&mut self, l: usize) -> Result<(), Error> {
-        self.on_level(l, |h| mg2::zero::launch(h.backend, &mut h.levels[l].e))
+        self.on_level(l, |h| h.ops.zero(h.backend, &mut h.levels[l].e))
     }
 
     fn cycle_on(&mut self, l: usize, shape: Cycle) -> Result<(), Error> {
@@ -185,18 +185,14 @@ impl<'b, T: Real> Hierarchy<'b, T> {
 
     /// `t = r - A e` on level `l`, restricted by full weighting to level `l + 1`'s `r`.
     fn restrict_residual(&mut self, l: usize) -> Result<(), Error> {
-        let op = self.op;
-        let [bw, be, bs, bn] = op.sides;
         self.on_level(l, |h| {
             let lv = &mut h.levels[l];
-            mg2::residual::launch(
-                h.backend, &lv.e, &lv.r, &mut lv.t, op.ax, op.ay, lv.h2inv, op.kappa, bw, be, bs,
-                bn,
-            )
+            h.ops
+                .residual(h.backend, &mut lv.e, &lv.r, &mut lv.t, lv.h2inv)
         })?;
         self.on_level(l, |h| {
             let (fine, coarse) = h.levels.split_at_mut(l + 1);
-            mg2::restrict_full::launch(h.backend, &fine[l].t, &mut coarse[0].r)
+            h.ops.restrict(h.backend, &mut fine[l].t, &mut coarse[0].r)
         })
     }
 
@@ -204,15 +200,12 @@ impl<'b, T: Real> Hierarchy<'b, T> {
     fn prolong(&mut self, l: usize) -> Result<(), Error> {
         self.on_level(l, |h| {
             let (fine, coarse) = h.levels.split_at_mut(l + 1);
-            let [bw, be, bs, bn] = h.op.sides;
-            mg2::prolong_add::launch(h.backend, &mut fine[l].e, &coarse[0].e, bw, be, bs, bn)
+            h.ops.prolong(h.backend, &mut fine[l].e, &coarse[0].e)
         })
     }
 
     /// `sweeps` sweeps of the smoother on level `l`.
     fn smooth(&mut self, l: usize, sweeps: usize) -> Result<(), Error> {
-        let op = self.op;
-        let [bw, be, bs, bn] = op.sides;
         let smoother = self.options.smoother.clone();
         for _ in 0..sweeps {
             match &smoother {
@@ -220,31 +213,19 @@ impl<'b, T: Real> Hierarchy<'b, T> {
                     for colour in [0, 1] {
                         self.on_level(l, |h| {
                             let lv = &mut h.levels[l];
-                            mg2::rbgs::launch(
-                                h.backend, &mut lv.e, &lv.r, op.ax, op.ay, lv.h2inv, op.kappa, bw,
-                                be, bs, bn, colour,
-                            )
+                            h.ops.rbgs(h.backend, &mut lv.e, &lv.r, lv.h2inv, colour)
                         })?;
                     }
                 }
                 Smoother::Zebra => {
-                    for colour in [0, 1] {
-                        self.on_level(l, |h| {
-                            let lv = &mut h.levels[l];
-                            mg2::zebra_x::launch(
-                                h.backend, &mut lv.e, &lv.r, op.ax, op.ay, lv.h2inv, op.kappa, bw,
-                                be, bs, bn, colour,
-                            )
-                        })?;
-                    }
-                    for colour in [0, 1] {
-                        self.on_level(l, |h| {
-                            let lv = &mut h.levels[l];
-                            mg2::zebra_y::launch(
-                                h.backend, &mut lv.e, &lv.r, op.ax, op.ay, lv.h2inv, op.kappa, bw,
-                                be, bs, bn, colour,
-                            )
-                        })?;
+                    for axis in [0, 1] {
+                        for colour in [0, 1] {
+                            self.on_level(l, |h| {
+                                let lv = &mut h.levels[l];
+                                h.ops
+                                    .zebra(h.backend, axis, &mut lv.e, &lv.r, lv.h2inv, colour)
+                            })?;
+                        }
                     }
                 }
                 Smoother::Jacobi { omega } => self.jacobi(l, *omega)?,
@@ -260,25 +241,11 @@ impl<'b, T: Real> Hierarchy<'b, T> {
 
     /// One weighted Jacobi sweep (into `t`, then the buffers swap).
     fn jacobi(&mut self, l: usize, omega: f64) -> Result<(), Error> {
-        let op = self.op;
-        let [bw, be, bs, bn] = op.sides;
         self.on_level(l, |h| {
             let lv = &mut h.levels[l];
-            mg2::jacobi::launch(
-                h.backend,
-                &lv.e,
-                &lv.r,
-                &mut lv.t,
-                op.ax,
-                op.ay,
-                lv.h2inv,
-                op.kappa,
-                bw,
-                be,
-                bs,
-                bn,
-                T::from_f64(omega),
-            )
+            let omega = T::from_f64(omega);
+            h.ops
+                .jacobi(h.backend, &mut lv.e, &lv.r, &mut lv.t, lv.h2inv, omega)
         })?;
         let lv = &mut self.levels[l];
         std::mem::swap(&mut lv.e, &mut lv.t);

@@ -35,6 +35,8 @@ pub struct Report {
     pub setup_seconds: f64,
     /// Total wall time of the cycles, seconds.
     pub solve_seconds: f64,
+    /// The operations of the CUDA graph the cycles were replayed from, if one was used.
+    pub graph_nodes: Option<usize>,
 }
 
 impl Report {

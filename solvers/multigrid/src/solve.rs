@@ -1,6 +1,6 @@
 //! The outer iteration: defect correction in f64 around the multigrid preconditioner.
 
-use crate::kernels::mg2;
+use crate::ops::Ops;
 use crate::options::{BoundaryKind, Options, Order, Precision};
 use crate::preconditioner::Hierarchy;
 use crate::problem::{is_coarsenable, Problem};
@@ -52,10 +52,11 @@ fn check(problem: &Problem, o: &Options) -> Result<(), SolveError> {
             "a relative residual between 0 and 1",
         );
     }
-    if !(o.ax > 0.0 && o.ay > 0.0 && o.ax.is_finite() && o.ay.is_finite()) {
+    let coefficients = [o.ax, o.ay, o.az];
+    if !coefficients.iter().all(|c| *c > 0.0 && c.is_finite()) {
         return bad(
-            "ax, ay",
-            format!("{}, {}", o.ax, o.ay),
+            "ax, ay, az",
+            format!("{}, {}, {}", o.ax, o.ay, o.az),
             "positive finite coefficients",
         );
     }
@@ -71,17 +72,58 @@ fn check(problem: &Problem, o: &Options) -> Result<(), SolveError> {
             );
         }
     }
-    let kinds = [
-        o.boundary.west,
-        o.boundary.east,
-        o.boundary.south,
-        o.boundary.north,
-    ];
-    if kinds.iter().all(|&k| k == BoundaryKind::Neumann) {
+    let kinds = &o.boundary.sides()[..2 * problem.dims];
+    let periodic = |k: &BoundaryKind| *k == BoundaryKind::Periodic;
+    if kinds
+        .chunks(2)
+        .any(|pair| periodic(&pair[0]) != periodic(&pair[1]))
+    {
+        return bad(
+            "boundary",
+            format!("{:?}", o.boundary),
+            "a periodic side needs the opposite side periodic too",
+        );
+    }
+    let pins = |k: &BoundaryKind| matches!(k, BoundaryKind::Dirichlet | BoundaryKind::Penalty);
+    if !kinds.iter().any(pins) && !kinds.iter().all(periodic) {
         return Err(SolveError::Singular);
     }
-    if o.order != Order::Second && kinds.iter().any(|&k| k != BoundaryKind::Dirichlet) {
-        return bad("order", format!("{:?}", o.order), "4th and 6th-order defects support Dirichlet boundaries imposed directly; use Order::Second for Neumann or penalty sides");
+    if o.order != Order::Second
+        && !kinds
+            .iter()
+            .all(|k| *k == BoundaryKind::Dirichlet || periodic(k))
+    {
+        return bad("order", format!("{:?}", o.order), "4th and 6th-order defects support Dirichlet sides imposed directly and periodic ones; use Order::Second for Neumann or penalty sides");
+    }
+    if o.order == Order::Sixth && problem.dims == 3 {
+        return bad(
+            "order",
+            "Sixth".into(),
+            "3D defects are of 2nd or 4th order",
+        );
+    }
+    if o.smoother == crate::Smoother::Zebra {
+        if problem.dims == 3 {
+            return bad(
+                "smoother",
+                "Zebra".into(),
+                "zebra line smoothing is 2D only; use RedBlack in 3D",
+            );
+        }
+        if kinds.iter().any(periodic) {
+            return bad("smoother", "Zebra".into(), "zebra lines cannot run along a periodic axis (the systems would be cyclic); use RedBlack");
+        }
+    }
+    Ok(())
+}
+
+/// Whether the right-hand side of a fully periodic problem sums to zero, as a solution
+/// needs: its mean must be below `1e-10` of its largest magnitude.
+fn check_compatible(backend: &Backend, ops: &Ops, f: &Field<f64>) -> Result<(), SolveError> {
+    let mean = ops.mean(backend, f)?;
+    let largest = f.interior()?.iter().fold(0f64, |m, v| m.max(v.abs()));
+    if mean.abs() > 1e-10 * largest {
+        return Err(SolveError::Incompatible { mean, largest });
     }
     Ok(())
 }
@@ -94,54 +136,33 @@ fn run<T: Real>(
     let setup = Instant::now();
     let n = problem.n;
     let h2inv = 1.0 / (problem.h * problem.h);
-    let [bw, be, bs, bn] = options.boundary.codes();
-    let mut mg = Hierarchy::<T>::new(backend, n, options)?;
+    let ops = Ops::new(problem.dims, options);
+    if ops.all_periodic() {
+        check_compatible(backend, &ops, &problem.f)?;
+    }
+    let mut mg = Hierarchy::<T>::new(backend, n, ops.clone(), options)?;
     // The penalty form carries kappa g / h^2 in the right-hand side.
-    let mut rhs = Field::<f64>::zeros_on(backend, &[n, n], crate::problem::HALO)?;
-    mg2::penalty_rhs::launch(
-        backend,
-        &problem.u,
-        &problem.f,
-        &mut rhs,
-        h2inv,
-        options.kappa,
-        bw,
-        be,
-        bs,
-        bn,
-    )?;
-    let defect = |u: &Field<f64>, r: &mut Field<T>| -> Result<f64, SolveError> {
-        let (ax, ay) = (options.ax, options.ay);
-        let norm2 = match options.order {
-            Order::Second => mg2::defect2::launch(
-                backend,
-                u,
-                &rhs,
-                r,
-                ax,
-                ay,
-                h2inv,
-                options.kappa,
-                bw,
-                be,
-                bs,
-                bn,
-            )?,
-            Order::Fourth => mg2::defect4::launch(backend, u, &rhs, r, ax, ay, h2inv)?,
-            Order::Sixth => mg2::defect6::launch(backend, u, &rhs, r, ax, ay, h2inv)?,
-        };
-        Ok(norm2.sqrt())
-    };
+    let mut rhs = Field::<f64>::zeros_on(backend, &vec![n; problem.dims], crate::problem::HALO)?;
+    ops.penalty_rhs(backend, &problem.u, &problem.f, &mut rhs, h2inv)?;
+    let order = options.order;
     let mut report = Report {
         setup_seconds: setup.elapsed().as_secs_f64(),
         ..Report::default()
     };
     let start = Instant::now();
-    let initial = defect(&problem.u, &mut mg.levels[0].r)?;
+    let initial = ops.defect(
+        backend,
+        order,
+        &mut problem.u,
+        &rhs,
+        &mut mg.levels[0].r,
+        h2inv,
+    )?;
     report.initial = initial;
     if initial == 0.0 {
         return Ok(report);
     }
+    let mut cycles = Cycles::new(backend, options);
     let mut previous = 1.0;
     let mut stagnant = 0;
     for cycle in 1..=options.max_cycles {
@@ -150,16 +171,21 @@ fn run<T: Real>(
             // From scratch: the solution on level 0 starts as the boundary values, the
             // right-hand side as the 2nd-order problem's.
             let l0 = &mut mg.levels[0];
-            mg2::narrow::launch(backend, &problem.u, &mut l0.e)?;
-            mg2::narrow::launch(backend, &rhs, &mut l0.r)?;
+            ops.narrow(backend, &problem.u, &mut l0.e)?;
+            ops.narrow(backend, &rhs, &mut l0.r)?;
             mg.full_multigrid()?;
-            mg2::replace::launch(backend, &mut problem.u, &mg.levels[0].e, bw, be, bs, bn)?;
+            ops.replace(backend, &mut problem.u, &mg.levels[0].e)?;
         } else {
-            mg.zero(0)?;
-            mg.cycle()?;
-            mg2::correct::launch(backend, &mut problem.u, &mg.levels[0].e)?;
+            cycles.run(&mut mg, &mut problem.u)?;
         }
-        let residual = defect(&problem.u, &mut mg.levels[0].r)? / initial;
+        let residual = ops.defect(
+            backend,
+            order,
+            &mut problem.u,
+            &rhs,
+            &mut mg.levels[0].r,
+            h2inv,
+        )? / initial;
         let rate = residual / previous;
         report.cycles.push(CycleStat {
             residual,
@@ -193,9 +219,73 @@ fn run<T: Real>(
         }
         previous = residual;
     }
+    if ops.all_periodic() {
+        // The solution is defined up to a constant: return the one of zero mean.
+        let mean = ops.mean(backend, &problem.u)?;
+        ops.shift(backend, &mut problem.u, mean)?;
+    }
+    backend.synchronize()?;
     report.solve_seconds = start.elapsed().as_secs_f64();
+    report.graph_nodes = cycles.graph_nodes();
     if options.profile {
         report.levels = mg.stats.clone();
     }
     Ok(report)
+}
+
+/// Runs the preconditioner cycles of the defect correction (`e = 0`, one cycle,
+/// `u += e`): launch by launch, or, on a CUDA device with [`Options::graph`], recorded
+/// into a CUDA graph on the second cycle (the first tunes the launch shapes) and
+/// replayed from then on.
+struct Cycles {
+    cuda: Option<stencil_runtime::Cuda>,
+    ran: usize,
+    graph: Option<stencil_runtime::cuda::Graph>,
+}
+
+impl Cycles {
+    fn new(backend: &Backend, options: &Options) -> Cycles {
+        let cuda = match backend {
+            Backend::Cuda(c) if options.graph && !options.profile => Some(c.clone()),
+            _ => None,
+        };
+        Cycles {
+            cuda,
+            ran: 0,
+            graph: None,
+        }
+    }
+
+    fn run<T: Real>(
+        &mut self,
+        mg: &mut Hierarchy<T>,
+        u: &mut Field<f64>,
+    ) -> Result<(), SolveError> {
+        let backend = mg.backend();
+        let once =
+            |mg: &mut Hierarchy<T>, u: &mut Field<f64>| -> Result<(), stencil_runtime::Error> {
+                mg.zero(0)?;
+                mg.cycle()?;
+                mg.ops.correct(backend, u, &mg.levels[0].e)
+            };
+        self.ran += 1;
+        if let Some(graph) = &self.graph {
+            graph.launch()?;
+            return Ok(());
+        }
+        match &self.cuda {
+            Some(cuda) if self.ran >= 2 => {
+                let graph = cuda.capture(|| once(mg, u))?;
+                graph.launch()?;
+                self.graph = Some(graph);
+            }
+            _ => once(mg, u)?,
+        }
+        Ok(())
+    }
+
+    /// The size of the recorded graph, if one was recorded.
+    fn graph_nodes(&self) -> Option<usize> {
+        self.graph.as_ref().map(|g| g.nodes())
+    }
 }

@@ -3,7 +3,7 @@
 //! GPU. Stage for a GPU machine with
 //! `../shared/tools/stage-gpu -p multigrid --test gpu_kernels`.
 
-use multigrid::kernels::mg2;
+use multigrid::kernels::mg;
 use multigrid::{solve, Options, Precision, Problem};
 use stencil_runtime::{Backend, Cuda, Error, Field, Real};
 use stencil_tests::harness::{assert_close, random_field, rng, tolerance, values};
@@ -74,48 +74,48 @@ fn kernels<T: Real>(gpu: &Backend) {
     let (ax, ay, h2, kap) = (t(1.3), t(0.7), t(900.0), t(50.0));
     compare::<T>(gpu, "jacobi", 0, 3, &|b, _, s| {
         let [e, r, o] = s else { unreachable!() };
-        mg2::jacobi::launch(b, e, r, o, ax, ay, h2, kap, bw, be, bs, bn, t(0.8)).map(|_| vec![])
+        mg::jacobi::launch(b, e, r, o, ax, ay, h2, kap, bw, be, bs, bn, t(0.8)).map(|_| vec![])
     });
     for colour in [0, 1] {
         compare::<T>(gpu, "rbgs", 0, 2, &|b, _, s| {
             let [e, r] = s else { unreachable!() };
-            mg2::rbgs::launch(b, e, r, ax, ay, h2, kap, bw, be, bs, bn, colour).map(|_| vec![])
+            mg::rbgs::launch(b, e, r, ax, ay, h2, kap, bw, be, bs, bn, colour).map(|_| vec![])
         });
         compare::<T>(gpu, "zebra_x", 0, 2, &|b, _, s| {
             let [e, r] = s else { unreachable!() };
-            mg2::zebra_x::launch(b, e, r, ax, ay, h2, kap, bw, be, bs, bn, colour).map(|_| vec![])
+            mg::zebra_x::launch(b, e, r, ax, ay, h2, kap, bw, be, bs, bn, colour).map(|_| vec![])
         });
         compare::<T>(gpu, "zebra_y", 0, 2, &|b, _, s| {
             let [e, r] = s else { unreachable!() };
-            mg2::zebra_y::launch(b, e, r, ax, ay, h2, kap, bw, be, bs, bn, colour).map(|_| vec![])
+            mg::zebra_y::launch(b, e, r, ax, ay, h2, kap, bw, be, bs, bn, colour).map(|_| vec![])
         });
     }
     compare::<T>(gpu, "residual", 0, 3, &|b, _, s| {
         let [e, r, o] = s else { unreachable!() };
-        mg2::residual::launch(b, e, r, o, ax, ay, h2, kap, bw, be, bs, bn).map(|_| vec![])
+        mg::residual::launch(b, e, r, o, ax, ay, h2, kap, bw, be, bs, bn).map(|_| vec![])
     });
     compare::<T>(gpu, "zero", 0, 1, &|b, _, s| {
-        mg2::zero::launch(b, &mut s[0]).map(|_| vec![])
+        mg::zero::launch(b, &mut s[0]).map(|_| vec![])
     });
     // Transfers between a 37 x 29 grid and a 19 x 15 one.
     compare::<T>(gpu, "transfers", 0, 2, &|b, _, s| {
         let [fine, other] = s else { unreachable!() };
         let mut coarse = Field::<T>::zeros_on(b, &[19, 15], 1)?;
-        mg2::restrict_full::launch(b, fine, &mut coarse)?;
-        mg2::prolong_add::launch(b, other, &coarse, bw, be, bs, bn)?;
-        mg2::restrict_inject::launch(b, fine, &mut coarse)?;
-        mg2::prolong_add::launch(b, other, &coarse, bw, be, bs, bn)?;
+        mg::restrict_full::launch(b, fine, &mut coarse)?;
+        mg::prolong_add::launch(b, other, &coarse, bw, be, bs, bn)?;
+        mg::restrict_inject::launch(b, fine, &mut coarse)?;
+        mg::prolong_add::launch(b, other, &coarse, bw, be, bs, bn)?;
         let mut cells = Field::<T>::zeros_on(b, &[18, 14], 1)?;
         let mut fine_cells = Field::<T>::zeros_on(b, &[36, 28], 1)?;
         let src =
             Field::<T>::from_fn(&[36, 28], 1, |[i, j, _]| t((i * 3 - j) as f64 * 0.01)).to(b)?;
-        mg2::restrict_cells::launch(b, &src, &mut cells)?;
-        mg2::prolong_cells::launch(b, &cells, &mut fine_cells)?;
+        mg::restrict_cells::launch(b, &src, &mut cells)?;
+        mg::prolong_cells::launch(b, &cells, &mut fine_cells)?;
         Ok(fine_cells.interior()?.iter().map(|v| v.as_f64()).collect())
     });
     compare::<T>(gpu, "defect2", 2, 1, &|b, w, s| {
         let [u, f] = w else { unreachable!() };
-        let n2 = mg2::defect2::launch(b, u, f, &mut s[0], 1.3, 0.7, 900.0, 50.0, bw, be, bs, bn)?;
+        let n2 = mg::defect2::launch(b, u, f, &mut s[0], 1.3, 0.7, 900.0, 50.0, bw, be, bs, bn)?;
         Ok(vec![n2])
     });
     compare::<T>(gpu, "defect4 and defect6", 2, 1, &|b, w, s| {
@@ -125,8 +125,8 @@ fn kernels<T: Real>(gpu: &Backend) {
             v.to(b)
         };
         let (u, f) = (big(&w[0])?, big(&w[1])?);
-        let a = mg2::defect4::launch(b, &u, &f, &mut s[0], 1.3, 0.7, 900.0)?;
-        let c = mg2::defect6::launch(b, &u, &f, &mut s[0], 1.3, 0.7, 900.0)?;
+        let a = mg::defect4::launch(b, &u, &f, &mut s[0], 1.3, 0.7, 900.0)?;
+        let c = mg::defect6::launch(b, &u, &f, &mut s[0], 1.3, 0.7, 900.0)?;
         Ok(vec![a, c])
     });
     compare::<T>(
@@ -136,10 +136,10 @@ fn kernels<T: Real>(gpu: &Backend) {
         1,
         &|b, w, s| {
             let [u, f, o] = w else { unreachable!() };
-            mg2::correct::launch(b, u, &s[0])?;
-            mg2::penalty_rhs::launch(b, u, f, o, 900.0, 50.0, bw, be, bs, bn)?;
-            mg2::replace::launch(b, f, &s[0], bw, be, bs, bn)?;
-            mg2::narrow::launch(b, u, &mut s[0])?;
+            mg::correct::launch(b, u, &s[0])?;
+            mg::penalty_rhs::launch(b, u, f, o, 900.0, 50.0, bw, be, bs, bn)?;
+            mg::replace::launch(b, f, &s[0], bw, be, bs, bn)?;
+            mg::narrow::launch(b, u, &mut s[0])?;
             Ok(vec![])
         },
     );

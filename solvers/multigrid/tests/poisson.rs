@@ -219,6 +219,7 @@ fn neumann_sides_converge_at_second_order() {
             east: BoundaryKind::Neumann,
             south: BoundaryKind::Dirichlet,
             north: BoundaryKind::Dirichlet,
+            ..Boundary::all(BoundaryKind::Dirichlet)
         },
         ..Options::default()
     };

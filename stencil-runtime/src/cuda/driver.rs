@@ -7,6 +7,7 @@ use crate::Error;
 use cudarc::driver::result::{self, DriverError};
 use cudarc::driver::sys;
 use std::collections::HashMap;
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// The driver's description of a failure, e.g. `CUDA_ERROR_ILLEGAL_ADDRESS (an illegal
@@ -135,6 +136,8 @@ pub(crate) struct Stream {
     pub device: Arc<Device>,
     /// The driver's handle.
     pub raw: sys::CUstream,
+    /// Whether launches are being recorded into a graph (see [`crate::cuda::Graph`]).
+    pub capturing: AtomicBool,
 }
 
 // SAFETY: stream handles may be used from any thread of the process.
@@ -148,7 +151,11 @@ impl Stream {
         device.bind()?;
         let raw = result::stream::create(result::stream::StreamKind::NonBlocking)
             .map_err(|e| cuda_error("creating a stream", e))?;
-        Ok(Arc::new(Stream { device, raw }))
+        Ok(Arc::new(Stream {
+            device,
+            raw,
+            capturing: AtomicBool::new(false),
+        }))
     }
 
     /// Waits until all work on the stream is done; a kernel's failure surfaces here.

@@ -177,13 +177,19 @@ impl<'a> CudaLaunch<'a> {
         if let Some(axis) = self.code.line {
             return self.run_lines(n, axis).map(|()| Vec::new());
         }
+        if self.cuda.is_capturing() && !self.reductions.is_empty() {
+            return Err(Error::Launch {
+                kernel: self.code.name.to_string(),
+                cause: "a kernel with reductions cannot be recorded into a CUDA graph (its values are read back at once); launch it outside the capture".into(),
+            });
+        }
         let shape = self.shape(n)?;
         let grid = shape
             .grid(self.code.dims, n)
             .ok_or_else(|| self.too_large(n))?;
         let partials = self.partials(grid)?;
         self.launch(n, shape, grid, &partials)?;
-        if self.cuda.checked {
+        if self.cuda.checked && !self.cuda.is_capturing() {
             self.cuda.synchronize().map_err(|e| self.failed(e))?;
         }
         let mut values = Vec::with_capacity(partials.len());
@@ -224,7 +230,7 @@ impl<'a> CudaLaunch<'a> {
             vector: 1,
         };
         self.launch(n, shape, grid, &[])?;
-        if self.cuda.checked {
+        if self.cuda.checked && !self.cuda.is_capturing() {
             self.cuda.synchronize().map_err(|e| self.failed(e))?;
         }
         Ok(())
@@ -261,6 +267,13 @@ impl<'a> CudaLaunch<'a> {
             Tuning::Fixed(_) => Ok(default),
             // Running an in-place kernel to time it would change its result.
             Tuning::On if code.in_place => Ok(default),
+            // Timing needs waiting, which a graph capture cannot do.
+            Tuning::On if self.cuda.is_capturing() => Ok(self
+                .cuda
+                .cached_shape(code, p, n)
+                .1
+                .filter(usable)
+                .unwrap_or(default)),
             Tuning::On => {
                 let (key, cached) = self.cuda.cached_shape(code, p, n);
                 if let Some(s) = cached.filter(usable) {

@@ -148,3 +148,64 @@ impl RowCopy {
         stream.synchronize()
     }
 }
+
+/// A copy of a box of `width` x `rows` x `planes` elements between two places of one
+/// device buffer with the same pitches (e.g. a field's interior into its halo), queued
+/// on `stream` without waiting.
+pub(crate) struct BoxCopy {
+    /// Bytes per row of the box.
+    pub width_bytes: usize,
+    /// Rows per plane of the box.
+    pub rows: usize,
+    /// Planes of the box.
+    pub planes: usize,
+    /// The box's first byte in the source.
+    pub src: sys::CUdeviceptr,
+    /// The box's first byte in the destination.
+    pub dst: sys::CUdeviceptr,
+    /// The buffer's row pitch in bytes.
+    pub pitch: usize,
+    /// The buffer's rows per plane.
+    pub plane_rows: usize,
+}
+
+impl BoxCopy {
+    /// Queues the copy on `stream`.
+    ///
+    /// # Safety
+    /// Both boxes must lie inside live device memory at the given pitches.
+    pub unsafe fn queue(&self, stream: &Stream) -> Result<(), Error> {
+        stream.device.bind()?;
+        let device = sys::CUmemorytype::CU_MEMORYTYPE_DEVICE;
+        let c = sys::CUDA_MEMCPY3D {
+            srcXInBytes: 0,
+            srcY: 0,
+            srcZ: 0,
+            srcLOD: 0,
+            srcMemoryType: device,
+            srcHost: std::ptr::null(),
+            srcDevice: self.src,
+            srcArray: std::ptr::null_mut(),
+            reserved0: std::ptr::null_mut(),
+            srcPitch: self.pitch,
+            srcHeight: self.plane_rows,
+            dstXInBytes: 0,
+            dstY: 0,
+            dstZ: 0,
+            dstLOD: 0,
+            dstMemoryType: device,
+            dstHost: std::ptr::null_mut(),
+            dstDevice: self.dst,
+            dstArray: std::ptr::null_mut(),
+            reserved1: std::ptr::null_mut(),
+            dstPitch: self.pitch,
+            dstHeight: self.plane_rows,
+            WidthInBytes: self.width_bytes,
+            Height: self.rows,
+            Depth: self.planes,
+        };
+        sys::cuMemcpy3DAsync_v2(&c, stream.raw)
+            .result()
+            .map_err(|e| cuda_error("copying a field's periodic images into its halo", e))
+    }
+}

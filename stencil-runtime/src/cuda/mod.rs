@@ -12,6 +12,7 @@
 //! launch and have each error name its kernel.
 
 mod driver;
+mod graph;
 mod launch;
 mod memory;
 mod module;
@@ -19,11 +20,12 @@ mod partials;
 mod timer;
 mod tune;
 
+pub use graph::Graph;
 pub use launch::{CudaLaunch, KernelCode, Ptx, Reduce};
 pub use timer::Timer;
 pub use tune::{LaunchShape, Tuning, TUNE_CACHE_ENV, TUNE_ENV};
 
-pub(crate) use memory::{DeviceBuffer, Place, RowCopy};
+pub(crate) use memory::{BoxCopy, DeviceBuffer, Place, RowCopy};
 
 use crate::Error;
 use driver::Stream;

@@ -1,0 +1,310 @@
+//! The launches of the solver's kernels on a square (2D) or cubic (3D) grid: the one place
+//! that knows the kernels' argument lists, the boundary codes, and which halos to wrap
+//! before a kernel reads across a periodic side.
+
+use crate::kernels::mg;
+use crate::options::{BoundaryKind, Options, Order};
+use stencil_runtime::{Backend, Error, Field, Real};
+
+/// The operator `-(ax u_xx + ay u_yy [+ az u_zz])` with its boundary kinds, and the
+/// launches that apply it.
+#[derive(Clone, Debug)]
+pub(crate) struct Ops {
+    /// 2 or 3.
+    pub dims: usize,
+    /// `ax, ay, az`.
+    coef: [f64; 3],
+    kappa: f64,
+    /// Boundary codes: west, east, south, north, bottom, top.
+    sides: [i64; 6],
+    /// Which axes are periodic.
+    periodic: [bool; 3],
+}
+
+impl Ops {
+    /// The operator of `options` on a grid of `dims` axes.
+    pub fn new(dims: usize, options: &Options) -> Ops {
+        let kinds = options.boundary.sides();
+        Ops {
+            dims,
+            coef: [options.ax, options.ay, options.az],
+            kappa: options.kappa,
+            sides: options.boundary.codes(),
+            periodic: [0, 1, 2].map(|a| a < dims && kinds[2 * a] == BoundaryKind::Periodic),
+        }
+    }
+
+    /// Whether every axis is periodic (the operator is then singular).
+    pub fn all_periodic(&self) -> bool {
+        self.periodic[..self.dims].iter().all(|&p| p)
+    }
+
+    /// Fills `depth` ghost layers of `f` along every periodic axis with the periodic images
+    /// (the last node of a periodic axis repeats the first: the period is `n - 1`).
+    pub fn wrap<T: Real>(&self, f: &mut Field<T>, depth: usize) -> Result<(), Error> {
+        for axis in 0..self.dims {
+            if self.periodic[axis] {
+                let n = f.extent()[axis];
+                f.wrap_periodic(axis, n - 1, depth)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn c<T: Real>(&self) -> (T, T, T, T) {
+        let [ax, ay, az] = self.coef.map(T::from_f64);
+        (ax, ay, az, T::from_f64(self.kappa))
+    }
+
+    /// One weighted Jacobi sweep from `e` into `out`.
+    pub fn jacobi<T: Real>(
+        &self,
+        b: &Backend,
+        e: &mut Field<T>,
+        r: &Field<T>,
+        out: &mut Field<T>,
+        h2inv: T,
+        omega: T,
+    ) -> Result<(), Error> {
+        self.wrap(e, 1)?;
+        let (ax, ay, az, k) = self.c::<T>();
+        let [bw, be, bs, bn, bb, bt] = self.sides;
+        match self.dims {
+            2 => mg::jacobi::launch(b, e, r, out, ax, ay, h2inv, k, bw, be, bs, bn, omega),
+            _ => mg::jacobi_3d::launch(
+                b, e, r, out, ax, ay, az, h2inv, k, bw, be, bs, bn, bb, bt, omega,
+            ),
+        }
+    }
+
+    /// One red-black Gauss-Seidel half-sweep over the points of `colour`.
+    pub fn rbgs<T: Real>(
+        &self,
+        b: &Backend,
+        e: &mut Field<T>,
+        r: &Field<T>,
+        h2inv: T,
+        colour: i64,
+    ) -> Result<(), Error> {
+        self.wrap(e, 1)?;
+        let (ax, ay, az, k) = self.c::<T>();
+        let [bw, be, bs, bn, bb, bt] = self.sides;
+        match self.dims {
+            2 => mg::rbgs::launch(b, e, r, ax, ay, h2inv, k, bw, be, bs, bn, colour),
+            _ => mg::rbgs_3d::launch(
+                b, e, r, ax, ay, az, h2inv, k, bw, be, bs, bn, bb, bt, colour,
+            ),
+        }
+    }
+
+    /// One zebra half-sweep: the lines along `axis` (0 or 1; 2D only) of `colour`.
+    pub fn zebra<T: Real>(
+        &self,
+        b: &Backend,
+        axis: usize,
+        e: &mut Field<T>,
+        r: &Field<T>,
+        h2inv: T,
+        colour: i64,
+    ) -> Result<(), Error> {
+        self.wrap(e, 1)?;
+        let (ax, ay, _, k) = self.c::<T>();
+        let [bw, be, bs, bn, _, _] = self.sides;
+        if axis == 0 {
+            mg::zebra_x::launch(b, e, r, ax, ay, h2inv, k, bw, be, bs, bn, colour)
+        } else {
+            mg::zebra_y::launch(b, e, r, ax, ay, h2inv, k, bw, be, bs, bn, colour)
+        }
+    }
+
+    /// `res = r - A e`.
+    pub fn residual<T: Real>(
+        &self,
+        b: &Backend,
+        e: &mut Field<T>,
+        r: &Field<T>,
+        res: &mut Field<T>,
+        h2inv: T,
+    ) -> Result<(), Error> {
+        self.wrap(e, 1)?;
+        let (ax, ay, az, k) = self.c::<T>();
+        let [bw, be, bs, bn, bb, bt] = self.sides;
+        match self.dims {
+            2 => mg::residual::launch(b, e, r, res, ax, ay, h2inv, k, bw, be, bs, bn),
+            _ => {
+                mg::residual_3d::launch(b, e, r, res, ax, ay, az, h2inv, k, bw, be, bs, bn, bb, bt)
+            }
+        }
+    }
+
+    /// Full-weighting restriction of `fine` to `coarse`.
+    pub fn restrict<T: Real>(
+        &self,
+        b: &Backend,
+        fine: &mut Field<T>,
+        coarse: &mut Field<T>,
+    ) -> Result<(), Error> {
+        self.wrap(fine, 1)?;
+        let [bw, be, bs, bn, bb, bt] = self.sides;
+        match self.dims {
+            2 => mg::restrict_full::launch(b, fine, coarse, bw, be, bs, bn),
+            _ => mg::restrict_full_3d::launch(b, fine, coarse, bw, be, bs, bn, bb, bt),
+        }
+    }
+
+    /// Injection of `fine` into `coarse`.
+    pub fn inject<T: Real>(
+        &self,
+        b: &Backend,
+        fine: &Field<T>,
+        coarse: &mut Field<T>,
+    ) -> Result<(), Error> {
+        match self.dims {
+            2 => mg::restrict_inject::launch(b, fine, coarse),
+            _ => mg::restrict_inject_3d::launch(b, fine, coarse),
+        }
+    }
+
+    /// `e += P coarse` (bi- or trilinear).
+    pub fn prolong<T: Real>(
+        &self,
+        b: &Backend,
+        e: &mut Field<T>,
+        coarse: &Field<T>,
+    ) -> Result<(), Error> {
+        let [bw, be, bs, bn, bb, bt] = self.sides;
+        match self.dims {
+            2 => mg::prolong_add::launch(b, e, coarse, bw, be, bs, bn),
+            _ => mg::prolong_add_3d::launch(b, e, coarse, bw, be, bs, bn, bb, bt),
+        }
+    }
+
+    /// `e = 0`.
+    pub fn zero<T: Real>(&self, b: &Backend, e: &mut Field<T>) -> Result<(), Error> {
+        match self.dims {
+            2 => mg::zero::launch(b, e),
+            _ => mg::zero_3d::launch(b, e),
+        }
+    }
+
+    /// `out = u` in the preconditioner's precision.
+    pub fn narrow<T: Real>(
+        &self,
+        b: &Backend,
+        u: &Field<f64>,
+        out: &mut Field<T>,
+    ) -> Result<(), Error> {
+        match self.dims {
+            2 => mg::narrow::launch(b, u, out),
+            _ => mg::narrow_3d::launch(b, u, out),
+        }
+    }
+
+    /// `u = e` except at fixed nodes.
+    pub fn replace<T: Real>(
+        &self,
+        b: &Backend,
+        u: &mut Field<f64>,
+        e: &Field<T>,
+    ) -> Result<(), Error> {
+        let [bw, be, bs, bn, bb, bt] = self.sides;
+        match self.dims {
+            2 => mg::replace::launch(b, u, e, bw, be, bs, bn),
+            _ => mg::replace_3d::launch(b, u, e, bw, be, bs, bn, bb, bt),
+        }
+    }
+
+    /// `u += e`.
+    pub fn correct<T: Real>(
+        &self,
+        b: &Backend,
+        u: &mut Field<f64>,
+        e: &Field<T>,
+    ) -> Result<(), Error> {
+        match self.dims {
+            2 => mg::correct::launch(b, u, e),
+            _ => mg::correct_3d::launch(b, u, e),
+        }
+    }
+
+    /// The right-hand side with the penalty terms of penalty sides.
+    pub fn penalty_rhs(
+        &self,
+        b: &Backend,
+        u: &Field<f64>,
+        f: &Field<f64>,
+        rhs: &mut Field<f64>,
+        h2inv: f64,
+    ) -> Result<(), Error> {
+        let [bw, be, bs, bn, bb, bt] = self.sides;
+        let k = self.kappa;
+        match self.dims {
+            2 => mg::penalty_rhs::launch(b, u, f, rhs, h2inv, k, bw, be, bs, bn),
+            _ => mg::penalty_rhs_3d::launch(b, u, f, rhs, h2inv, k, bw, be, bs, bn, bb, bt),
+        }
+    }
+
+    /// The residual `res = f - A u` of the operator of `order`, computed in f64 and stored
+    /// in `res`'s precision; returns its 2-norm.
+    pub fn defect<T: Real>(
+        &self,
+        b: &Backend,
+        order: Order,
+        u: &mut Field<f64>,
+        f: &Field<f64>,
+        res: &mut Field<T>,
+        h2inv: f64,
+    ) -> Result<f64, Error> {
+        // The centred stencils' reach: what a periodic side must wrap.
+        let reach = match order {
+            Order::Second => 1,
+            Order::Fourth => 2,
+            Order::Sixth => 3,
+        };
+        self.wrap(u, reach)?;
+        let [ax, ay, az] = self.coef;
+        let k = self.kappa;
+        let [bw, be, bs, bn, bb, bt] = self.sides;
+        let norm2 = match (self.dims, order) {
+            (2, Order::Second) => {
+                mg::defect2::launch(b, u, f, res, ax, ay, h2inv, k, bw, be, bs, bn)?
+            }
+            (2, Order::Fourth) => mg::defect4::launch(b, u, f, res, ax, ay, h2inv, bw, be, bs, bn)?,
+            (2, Order::Sixth) => mg::defect6::launch(b, u, f, res, ax, ay, h2inv, bw, be, bs, bn)?,
+            (_, Order::Second) => {
+                mg::defect2_3d::launch(b, u, f, res, ax, ay, az, h2inv, k, bw, be, bs, bn, bb, bt)?
+            }
+            (_, _) => {
+                mg::defect4_3d::launch(b, u, f, res, ax, ay, az, h2inv, bw, be, bs, bn, bb, bt)?
+            }
+        };
+        Ok(norm2.sqrt())
+    }
+
+    /// The mean of `u` over the distinct nodes (a periodic axis's last node repeats the
+    /// first and is not counted).
+    pub fn mean(&self, b: &Backend, u: &Field<f64>) -> Result<f64, Error> {
+        let [px, py, pz] = self.periodic.map(i64::from);
+        let n = u.extent()[0];
+        let distinct = |a: usize| (n - usize::from(self.periodic[a])) as f64;
+        let (sum, count) = match self.dims {
+            2 => (
+                mg::periodic_sum::launch(b, u, px, py)?,
+                distinct(0) * distinct(1),
+            ),
+            _ => (
+                mg::periodic_sum_3d::launch(b, u, px, py, pz)?,
+                distinct(0) * distinct(1) * distinct(2),
+            ),
+        };
+        Ok(sum / count)
+    }
+
+    /// `u -= c`.
+    pub fn shift(&self, b: &Backend, u: &mut Field<f64>, c: f64) -> Result<(), Error> {
+        match self.dims {
+            2 => mg::shift::launch(b, u, c),
+            _ => mg::shift_3d::launch(b, u, c),
+        }
+    }
+}
