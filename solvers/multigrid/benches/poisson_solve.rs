@@ -1,11 +1,13 @@
-//! The multigrid benchmark: 2D Poisson on 4097^2 (and 1025^2) to a relative residual of
-//! 1e-10, in f64 and in mixed precision (f32 preconditioner, f64 residual and update), with
-//! and without full multigrid: cycles, time per cycle, total time, the mixed-precision
-//! speed-up; one V-cycle's time against its bytes moved over the device's copy bandwidth;
-//! and a per-level profile. On the CPU with `--cpu`. Writes a Markdown table to the path
-//! after `--out` (default `poisson_solve.md`).
+//! The multigrid benchmark: 2D Poisson on 4097^2 (and 1025^2) and 3D Poisson on 257^3 to
+//! a relative residual of 1e-10, in f64 and in mixed precision (f32 preconditioner, f64
+//! residual and update), with and without full multigrid: cycles, time per cycle, total
+//! time, the mixed-precision speed-up; the same with the cycles launched one by one
+//! instead of replayed from a CUDA graph; one V-cycle's time against its bytes moved over
+//! the device's copy bandwidth; and a per-level profile. On the CPU with `--cpu`. Writes a
+//! Markdown table to the path after `--out` (default `poisson_solve.md`).
 //!
-//! `cargo bench -p multigrid --bench poisson_solve [-- --cpu] [-- --sizes 1025,4097]`
+//! `cargo bench -p multigrid --bench poisson_solve [-- --cpu] [-- --sizes 1025,4097]
+//! [-- --sizes3d 129,257]`
 
 use multigrid::{solve, Options, Precision, Problem, Report};
 use std::f64::consts::PI;
@@ -30,22 +32,32 @@ fn source(x: f64, y: f64) -> f64 {
     5.0 * PI * PI * (PI * x).sin() * (2.0 * PI * y).sin() - 2.0 * y
 }
 
+fn exact_3d(x: f64, y: f64, z: f64) -> f64 {
+    (PI * x).sin() * (PI * y).sin() * (2.0 * PI * z).sin() + x * y * z
+}
+
+fn source_3d(x: f64, y: f64, z: f64) -> f64 {
+    6.0 * PI * PI * (PI * x).sin() * (PI * y).sin() * (2.0 * PI * z).sin()
+}
+
 /// Bytes one V(2,2) red-black cycle must move on levels of `n` nodes down to 3, with
 /// elements of `s` bytes: each launch reads its inputs once and writes its outputs once
 /// (an in-place field counts twice): per level 4 sweeps x 2 colours x 3 fields, the
 /// residual (3), restriction (1 + 1/4), zeroing the coarse correction (1/4) and the
 /// prolongation (2 + 1/4); plus the f64 defect (8 + 8 + s), the update (16 + s) and
 /// zeroing the correction (s) on the finest grid.
-fn vcycle_bytes(n: usize, s: f64) -> f64 {
+/// In 3D (`dims = 3`) a coarse level has 1/8 of the points instead of 1/4.
+fn vcycle_bytes(n: usize, dims: u32, s: f64) -> f64 {
+    let coarse = 0.5f64.powi(dims as i32);
     let mut bytes = 0.0;
     let mut m = n;
     while m > 3 {
-        let pts = (m * m) as f64;
-        bytes += pts * s * (24.0 + 3.0 + 1.25 + 0.25 + 2.25);
+        let pts = (m as f64).powi(dims as i32);
+        bytes += pts * s * (24.0 + 3.0 + (1.0 + coarse) + coarse + (2.0 + coarse));
         m = m.div_ceil(2);
     }
-    bytes += 9.0 * s * 24.0;
-    let fine = (n * n) as f64;
+    bytes += 3f64.powi(dims as i32) * s * 24.0;
+    let fine = (n as f64).powi(dims as i32);
     bytes + fine * (16.0 + s + 16.0 + s + s)
 }
 
@@ -74,22 +86,32 @@ fn copy_bandwidth(cuda: &Cuda) -> R<f64> {
     Ok(2.0 * (n * 8) as f64 / times[times.len() / 2])
 }
 
-/// The best of `reps` solves (fresh problem each time; the first run also loads the PTX).
+/// The best of `reps` solves of the 2D (`dims = 2`) or 3D problem (fresh problem each
+/// time; the first run also loads the PTX).
 fn timed_solve(
     backend: &Backend,
     n: usize,
+    dims: u32,
     options: &Options,
     reps: usize,
 ) -> R<(Report, f64, f64)> {
     let mut best: Option<(Report, f64, f64)> = None;
     for _ in 0..reps {
-        let mut p = Problem::new(backend, n, exact, source)?;
+        let mut p = if dims == 2 {
+            Problem::new(backend, n, exact, source)?
+        } else {
+            Problem::new_3d(backend, n, exact_3d, source_3d)?
+        };
         backend.synchronize()?;
         let t = Instant::now();
         let report = solve(backend, &mut p, options)?;
         backend.synchronize()?;
         let total = t.elapsed().as_secs_f64();
-        let err = p.max_error(exact)?;
+        let err = if dims == 2 {
+            p.max_error(exact)?
+        } else {
+            p.max_error_3d(exact_3d)?
+        };
         if best.as_ref().is_none_or(|b| total < b.1) {
             best = Some((report, total, err));
         }
@@ -145,65 +167,88 @@ fn main() -> R<()> {
         md,
         "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"
     )?;
-    for &n in &sizes {
-        for fmg in [false, true] {
-            let mut f64_total = 0.0;
-            for precision in [Precision::F64, Precision::Mixed] {
-                let options = Options {
-                    precision,
-                    fmg,
-                    ..Options::default()
-                };
-                let (report, total, err) = timed_solve(&backend, n, &options, reps)?;
-                let cycles = report.cycles.len();
-                let per_cycle =
-                    report.cycles.iter().map(|c| c.seconds).sum::<f64>() / cycles as f64;
-                let speedup = if precision == Precision::F64 {
-                    f64_total = total;
-                    String::from("")
-                } else {
-                    format!("{:.2}x", f64_total / total)
-                };
-                writeln!(
-                    md,
-                    "| {n}^2 | {} | {} | {cycles} | {:.3} | {:.2} | {:.1e} | {:.2e} | {speedup} |",
-                    if precision == Precision::F64 {
-                        "f64"
+    let sizes3d: Vec<usize> = arg("--sizes3d")
+        .unwrap_or_else(|| if cpu_only { "129".into() } else { "257".into() })
+        .split(',')
+        .filter_map(|s| s.trim().parse().ok())
+        .collect();
+    let grids: Vec<(usize, u32)> = sizes
+        .iter()
+        .map(|&n| (n, 2))
+        .chain(sizes3d.iter().map(|&n| (n, 3)))
+        .collect();
+    let graphs: &[bool] = if cpu_only { &[true] } else { &[true, false] };
+    for &(n, dims) in &grids {
+        for &graph in graphs {
+            for fmg in [false, true] {
+                if fmg && !graph {
+                    continue;
+                }
+                let mut f64_total = 0.0;
+                for precision in [Precision::F64, Precision::Mixed] {
+                    let options = Options {
+                        precision,
+                        fmg,
+                        graph,
+                        ..Options::default()
+                    };
+                    let (report, total, err) = timed_solve(&backend, n, dims, &options, reps)?;
+                    let cycles = report.cycles.len();
+                    let per_cycle =
+                        report.cycles.iter().map(|c| c.seconds).sum::<f64>() / cycles as f64;
+                    let speedup = if precision == Precision::F64 {
+                        f64_total = total;
+                        String::from("")
                     } else {
-                        "f32 (mixed)"
-                    },
-                    if fmg { "FMG" } else { "zero" },
-                    per_cycle * 1e3,
-                    total * 1e3,
-                    report.relative_residual(),
-                    err
-                )?;
-                println!(
-                    "{n}^2 {precision:?} fmg={fmg}: {cycles} cycles, {:.2} ms\n{}",
-                    total * 1e3,
-                    report.table()
-                );
+                        format!("{:.2}x", f64_total / total)
+                    };
+                    let launch = match (&backend, graph) {
+                        (Backend::Cpu, _) => "",
+                        (_, true) => ", graph",
+                        (_, false) => ", launches",
+                    };
+                    writeln!(
+                        md,
+                        "| {n}^{dims} | {}{launch} | {} | {cycles} | {:.3} | {:.2} | {:.1e} | {:.2e} | {speedup} |",
+                        if precision == Precision::F64 {
+                            "f64"
+                        } else {
+                            "f32 (mixed)"
+                        },
+                        if fmg { "FMG" } else { "zero" },
+                        per_cycle * 1e3,
+                        total * 1e3,
+                        report.relative_residual(),
+                        err
+                    )?;
+                    println!(
+                        "{n}^{dims} {precision:?} fmg={fmg} graph={graph}: {cycles} cycles, {:.2} ms (graph nodes {:?})\n{}",
+                        total * 1e3,
+                        report.graph_nodes,
+                        report.table()
+                    );
+                }
             }
         }
     }
     if let Some(bw) = copy {
         writeln!(md, "\n| grid | preconditioner | V-cycle + defect + update (ms) | bytes moved (MB) | T_eff (GB/s) | T_eff / copy |")?;
         writeln!(md, "| --- | --- | --- | --- | --- | --- |")?;
-        for &n in &sizes {
+        for &(n, dims) in &grids {
             for (precision, s) in [(Precision::F64, 8.0), (Precision::Mixed, 4.0)] {
                 let options = Options {
                     precision,
                     max_cycles: 12,
                     ..Options::default()
                 };
-                let (report, _, _) = timed_solve(&backend, n, &options, reps)?;
+                let (report, _, _) = timed_solve(&backend, n, dims, &options, reps)?;
                 let mut t: Vec<f64> = report.cycles.iter().map(|c| c.seconds).collect();
                 t.sort_by(f64::total_cmp);
                 let median = t[t.len() / 2];
-                let bytes = vcycle_bytes(n, s);
+                let bytes = vcycle_bytes(n, dims, s);
                 writeln!(
                     md,
-                    "| {n}^2 | {precision:?} | {:.3} | {:.0} | {:.0} | {:.2} |",
+                    "| {n}^{dims} | {precision:?} | {:.3} | {:.0} | {:.0} | {:.2} |",
                     median * 1e3,
                     bytes / 1e6,
                     bytes / median / 1e9,
@@ -218,7 +263,7 @@ fn main() -> R<()> {
         profile: true,
         ..Options::default()
     };
-    let (report, _, _) = timed_solve(&backend, n, &options, 1)?;
+    let (report, _, _) = timed_solve(&backend, n, 2, &options, 1)?;
     writeln!(md, "\nPer level, {n}^2, f64, profiled (a wait after every launch), whole solve of {} cycles:\n", report.cycles.len())?;
     writeln!(
         md,

@@ -4,7 +4,8 @@
 //! `../shared/tools/stage-gpu -p multigrid --test gpu_kernels`.
 
 use multigrid::kernels::mg;
-use multigrid::{solve, Options, Precision, Problem};
+use multigrid::{solve, Boundary, BoundaryKind, Options, Order, Precision, Problem};
+use std::f64::consts::TAU;
 use stencil_runtime::{Backend, Cuda, Error, Field, Real};
 use stencil_tests::harness::{assert_close, random_field, rng, tolerance, values};
 
@@ -21,18 +22,29 @@ fn gpu() -> Option<Backend> {
 type Launch<'a, T> =
     dyn Fn(&Backend, &mut [Field<f64>], &mut [Field<T>]) -> Result<Vec<f64>, Error> + 'a;
 
+/// The 2D test grid; its coarse grid is 19 x 15.
+const N2: [usize; 2] = [37, 29];
+/// The 3D test grid; its coarse grid is 11 x 9 x 7.
+const N3: [usize; 3] = [21, 17, 13];
+
 /// Runs `launch` on the CPU and on `gpu` from the same random fields (`wide` f64 fields
-/// and `narrow` fields of type `T`, all `n x n` with halo 1) and compares every field and
-/// the reductions afterwards.
-fn compare<T: Real>(gpu: &Backend, name: &str, wide: usize, narrow: usize, launch: &Launch<'_, T>) {
-    let n = [37usize, 29];
+/// and `narrow` fields of type `T`, all of extent `n` with halo 1) and compares every field
+/// and the reductions afterwards.
+fn compare<T: Real>(
+    gpu: &Backend,
+    name: &str,
+    n: &[usize],
+    wide: usize,
+    narrow: usize,
+    launch: &Launch<'_, T>,
+) {
     let what = format!("{name} {:?}", T::PRECISION);
     let mut r = rng(&what);
     let w: Vec<Field<f64>> = (0..wide)
-        .map(|_| random_field(&mut r, &n, 1, 0.5, 2.0))
+        .map(|_| random_field(&mut r, n, 1, 0.5, 2.0))
         .collect();
     let s: Vec<Field<T>> = (0..narrow)
-        .map(|_| random_field(&mut r, &n, 1, 0.5, 2.0))
+        .map(|_| random_field(&mut r, n, 1, 0.5, 2.0))
         .collect();
     let (mut cw, mut cs) = (w.clone(), s.clone());
     let cpu_red = launch(&Backend::Cpu, &mut cw, &mut cs).unwrap_or_else(|e| panic!("{what}: {e}"));
@@ -65,43 +77,44 @@ fn compare<T: Real>(gpu: &Backend, name: &str, wide: usize, narrow: usize, launc
     );
 }
 
-/// Boundary kinds: a mix, so every branch of the kernels runs.
-const SIDES: [i64; 4] = [0, 1, 2, 1];
+/// Boundary kinds (west, east, south, north): mixes, so every branch of the kernels runs
+/// (0 Dirichlet, 1 Neumann, 2 penalty, 3 periodic).
+const SIDES_2D: [[i64; 4]; 2] = [[0, 1, 2, 1], [3, 3, 2, 0]];
+/// Boundary kinds of the 3D test (west, east, south, north, bottom, top).
+const SIDES_3D: [i64; 6] = [0, 1, 2, 3, 3, 1];
 
-fn kernels<T: Real>(gpu: &Backend) {
+fn kernels_2d<T: Real>(gpu: &Backend, [bw, be, bs, bn]: [i64; 4]) {
     let t = T::from_f64;
-    let [bw, be, bs, bn] = SIDES;
     let (ax, ay, h2, kap) = (t(1.3), t(0.7), t(900.0), t(50.0));
-    compare::<T>(gpu, "jacobi", 0, 3, &|b, _, s| {
+    compare::<T>(gpu, "jacobi", &N2, 0, 3, &|b, _, s| {
         let [e, r, o] = s else { unreachable!() };
         mg::jacobi::launch(b, e, r, o, ax, ay, h2, kap, bw, be, bs, bn, t(0.8)).map(|_| vec![])
     });
     for colour in [0, 1] {
-        compare::<T>(gpu, "rbgs", 0, 2, &|b, _, s| {
+        compare::<T>(gpu, "rbgs", &N2, 0, 2, &|b, _, s| {
             let [e, r] = s else { unreachable!() };
             mg::rbgs::launch(b, e, r, ax, ay, h2, kap, bw, be, bs, bn, colour).map(|_| vec![])
         });
-        compare::<T>(gpu, "zebra_x", 0, 2, &|b, _, s| {
+        compare::<T>(gpu, "zebra_x", &N2, 0, 2, &|b, _, s| {
             let [e, r] = s else { unreachable!() };
             mg::zebra_x::launch(b, e, r, ax, ay, h2, kap, bw, be, bs, bn, colour).map(|_| vec![])
         });
-        compare::<T>(gpu, "zebra_y", 0, 2, &|b, _, s| {
+        compare::<T>(gpu, "zebra_y", &N2, 0, 2, &|b, _, s| {
             let [e, r] = s else { unreachable!() };
             mg::zebra_y::launch(b, e, r, ax, ay, h2, kap, bw, be, bs, bn, colour).map(|_| vec![])
         });
     }
-    compare::<T>(gpu, "residual", 0, 3, &|b, _, s| {
+    compare::<T>(gpu, "residual", &N2, 0, 3, &|b, _, s| {
         let [e, r, o] = s else { unreachable!() };
         mg::residual::launch(b, e, r, o, ax, ay, h2, kap, bw, be, bs, bn).map(|_| vec![])
     });
-    compare::<T>(gpu, "zero", 0, 1, &|b, _, s| {
+    compare::<T>(gpu, "zero", &N2, 0, 1, &|b, _, s| {
         mg::zero::launch(b, &mut s[0]).map(|_| vec![])
     });
-    // Transfers between a 37 x 29 grid and a 19 x 15 one.
-    compare::<T>(gpu, "transfers", 0, 2, &|b, _, s| {
+    compare::<T>(gpu, "transfers", &N2, 0, 2, &|b, _, s| {
         let [fine, other] = s else { unreachable!() };
         let mut coarse = Field::<T>::zeros_on(b, &[19, 15], 1)?;
-        mg::restrict_full::launch(b, fine, &mut coarse)?;
+        mg::restrict_full::launch(b, fine, &mut coarse, bw, be, bs, bn)?;
         mg::prolong_add::launch(b, other, &coarse, bw, be, bs, bn)?;
         mg::restrict_inject::launch(b, fine, &mut coarse)?;
         mg::prolong_add::launch(b, other, &coarse, bw, be, bs, bn)?;
@@ -113,48 +126,160 @@ fn kernels<T: Real>(gpu: &Backend) {
         mg::prolong_cells::launch(b, &cells, &mut fine_cells)?;
         Ok(fine_cells.interior()?.iter().map(|v| v.as_f64()).collect())
     });
-    compare::<T>(gpu, "defect2", 2, 1, &|b, w, s| {
+    compare::<T>(gpu, "defect2", &N2, 2, 1, &|b, w, s| {
         let [u, f] = w else { unreachable!() };
         let n2 = mg::defect2::launch(b, u, f, &mut s[0], 1.3, 0.7, 900.0, 50.0, bw, be, bs, bn)?;
         Ok(vec![n2])
     });
-    compare::<T>(gpu, "defect4 and defect6", 2, 1, &|b, w, s| {
-        let big = |f: &Field<f64>| -> Result<Field<f64>, Error> {
-            let host = f.to_host()?;
-            let v = Field::from_fn(&[37, 29], 6, |p| host.get(p).unwrap_or(0.25));
-            v.to(b)
-        };
-        let (u, f) = (big(&w[0])?, big(&w[1])?);
-        let a = mg::defect4::launch(b, &u, &f, &mut s[0], 1.3, 0.7, 900.0)?;
-        let c = mg::defect6::launch(b, &u, &f, &mut s[0], 1.3, 0.7, 900.0)?;
+    compare::<T>(gpu, "defect4 and defect6", &N2, 2, 1, &|b, w, s| {
+        let (u, f) = (widen(b, &w[0])?, widen(b, &w[1])?);
+        let a = mg::defect4::launch(b, &u, &f, &mut s[0], 1.3, 0.7, 900.0, bw, be, bs, bn)?;
+        let c = mg::defect6::launch(b, &u, &f, &mut s[0], 1.3, 0.7, 900.0, bw, be, bs, bn)?;
         Ok(vec![a, c])
     });
-    compare::<T>(
-        gpu,
-        "correct, narrow, replace, penalty_rhs",
-        3,
-        1,
-        &|b, w, s| {
-            let [u, f, o] = w else { unreachable!() };
-            mg::correct::launch(b, u, &s[0])?;
-            mg::penalty_rhs::launch(b, u, f, o, 900.0, 50.0, bw, be, bs, bn)?;
-            mg::replace::launch(b, f, &s[0], bw, be, bs, bn)?;
-            mg::narrow::launch(b, u, &mut s[0])?;
-            Ok(vec![])
-        },
-    );
+    compare::<T>(gpu, "pointwise kernels", &N2, 3, 1, &|b, w, s| {
+        let [u, f, o] = w else { unreachable!() };
+        mg::correct::launch(b, u, &s[0])?;
+        mg::penalty_rhs::launch(b, u, f, o, 900.0, 50.0, bw, be, bs, bn)?;
+        mg::replace::launch(b, f, &s[0], bw, be, bs, bn)?;
+        mg::narrow::launch(b, u, &mut s[0])?;
+        let mean = mg::periodic_sum::launch(b, u, 1, 0)?;
+        mg::shift::launch(b, o, 0.25)?;
+        Ok(vec![mean])
+    });
+}
+
+/// A copy of `f` with a halo of 6 (filled with 0.25), for the high-order defects.
+fn widen(b: &Backend, f: &Field<f64>) -> Result<Field<f64>, Error> {
+    let host = f.to_host()?;
+    Field::from_fn(f.extent(), 6, |p| host.get(p).unwrap_or(0.25)).to(b)
+}
+
+fn kernels_3d<T: Real>(gpu: &Backend) {
+    let t = T::from_f64;
+    let [bw, be, bs, bn, bb, bt] = SIDES_3D;
+    let (ax, ay, az, h2, kap) = (t(1.3), t(0.7), t(1.1), t(900.0), t(50.0));
+    compare::<T>(gpu, "jacobi_3d", &N3, 0, 3, &|b, _, s| {
+        let [e, r, o] = s else { unreachable!() };
+        let omega = t(0.8);
+        mg::jacobi_3d::launch(
+            b, e, r, o, ax, ay, az, h2, kap, bw, be, bs, bn, bb, bt, omega,
+        )
+        .map(|_| vec![])
+    });
+    for colour in [0, 1] {
+        compare::<T>(gpu, "rbgs_3d", &N3, 0, 2, &|b, _, s| {
+            let [e, r] = s else { unreachable!() };
+            mg::rbgs_3d::launch(b, e, r, ax, ay, az, h2, kap, bw, be, bs, bn, bb, bt, colour)
+                .map(|_| vec![])
+        });
+    }
+    compare::<T>(gpu, "residual_3d", &N3, 0, 3, &|b, _, s| {
+        let [e, r, o] = s else { unreachable!() };
+        mg::residual_3d::launch(b, e, r, o, ax, ay, az, h2, kap, bw, be, bs, bn, bb, bt)
+            .map(|_| vec![])
+    });
+    compare::<T>(gpu, "transfers_3d", &N3, 0, 2, &|b, _, s| {
+        let [fine, other] = s else { unreachable!() };
+        let mut coarse = Field::<T>::zeros_on(b, &[11, 9, 7], 1)?;
+        mg::restrict_full_3d::launch(b, fine, &mut coarse, bw, be, bs, bn, bb, bt)?;
+        mg::prolong_add_3d::launch(b, other, &coarse, bw, be, bs, bn, bb, bt)?;
+        mg::restrict_inject_3d::launch(b, fine, &mut coarse)?;
+        mg::prolong_add_3d::launch(b, other, &coarse, bw, be, bs, bn, bb, bt)?;
+        mg::zero_3d::launch(b, fine)?;
+        Ok(vec![])
+    });
+    compare::<T>(gpu, "defects_3d", &N3, 2, 1, &|b, w, s| {
+        let [u, f] = w else { unreachable!() };
+        let (ax, ay, az, h2, k) = (1.3, 0.7, 1.1, 900.0, 50.0);
+        let a = mg::defect2_3d::launch(
+            b, u, f, &mut s[0], ax, ay, az, h2, k, bw, be, bs, bn, bb, bt,
+        )?;
+        let (u, f) = (widen(b, u)?, widen(b, f)?);
+        let c =
+            mg::defect4_3d::launch(b, &u, &f, &mut s[0], ax, ay, az, h2, bw, be, bs, bn, bb, bt)?;
+        Ok(vec![a, c])
+    });
+    compare::<T>(gpu, "pointwise kernels 3d", &N3, 3, 1, &|b, w, s| {
+        let [u, f, o] = w else { unreachable!() };
+        mg::correct_3d::launch(b, u, &s[0])?;
+        mg::penalty_rhs_3d::launch(b, u, f, o, 900.0, 50.0, bw, be, bs, bn, bb, bt)?;
+        mg::replace_3d::launch(b, f, &s[0], bw, be, bs, bn, bb, bt)?;
+        mg::narrow_3d::launch(b, u, &mut s[0])?;
+        let mean = mg::periodic_sum_3d::launch(b, u, 0, 1, 1)?;
+        mg::shift_3d::launch(b, o, 0.25)?;
+        Ok(vec![mean])
+    });
+}
+
+#[test]
+fn periodic_halo_wraps_agree_with_the_cpu() {
+    let Some(gpu) = gpu() else { return };
+    let mut r = rng("wrap");
+    for n in [&N2[..], &N3[..]] {
+        let host: Field<f64> = random_field(&mut r, n, 2, -1.0, 1.0);
+        let mut on_cpu = host.clone();
+        let mut on_gpu = host.to(&gpu).expect("to device");
+        for (axis, &extent) in n.iter().enumerate() {
+            on_cpu.wrap_periodic(axis, extent - 1, 2).expect("cpu wrap");
+            on_gpu.wrap_periodic(axis, extent - 1, 2).expect("gpu wrap");
+        }
+        let back = on_gpu.to_host().expect("to host");
+        assert!(back == on_cpu, "halo wraps of {n:?} differ");
+    }
 }
 
 #[test]
 fn every_multigrid_kernel_agrees_with_the_cpu() {
     let Some(gpu) = gpu() else { return };
-    kernels::<f32>(&gpu);
-    kernels::<f64>(&gpu);
+    for sides in SIDES_2D {
+        kernels_2d::<f32>(&gpu, sides);
+        kernels_2d::<f64>(&gpu, sides);
+    }
+    kernels_3d::<f32>(&gpu);
+    kernels_3d::<f64>(&gpu);
     println!("every multigrid kernel agrees with the CPU in f32 and f64");
 }
 
+/// The largest difference between two solutions.
+fn max_diff(a: &Problem, b: &Problem) -> f64 {
+    let (a, b) = (a.u.interior().expect("u"), b.u.interior().expect("u"));
+    a.iter()
+        .zip(&b)
+        .map(|(x, y)| (x - y).abs())
+        .fold(0.0, f64::max)
+}
+
+/// Solves the same problem on the CPU and on the GPU (launch by launch, and replayed from
+/// a CUDA graph) and checks that the three agree.
+fn agree(name: &str, problem: &dyn Fn(&Backend) -> Problem, options: &Options, gpu: &Backend) {
+    let mut on_cpu = problem(&Backend::Cpu);
+    let rc = solve(&Backend::Cpu, &mut on_cpu, options).expect("cpu solve");
+    for graph in [false, true] {
+        let options = Options {
+            graph,
+            ..options.clone()
+        };
+        let mut on_gpu = problem(gpu);
+        let rg = solve(gpu, &mut on_gpu, &options).expect("gpu solve");
+        let diff = max_diff(&on_cpu, &on_gpu);
+        println!(
+            "{name} {:?} graph {graph}: cpu {} cycles, gpu {} cycles (graph nodes {:?}), max diff {diff:.2e}",
+            options.precision,
+            rc.cycles.len(),
+            rg.cycles.len(),
+            rg.graph_nodes
+        );
+        assert_eq!(rc.cycles.len(), rg.cycles.len(), "{name}");
+        assert!(diff < 1e-9, "{name}: solutions differ by {diff:e}");
+        if graph && rg.cycles.len() > 2 {
+            assert!(rg.graph_nodes.is_some(), "{name}: no graph was recorded");
+        }
+    }
+}
+
 #[test]
-fn a_whole_solve_agrees_with_the_cpu() {
+fn whole_solves_agree_with_the_cpu() {
     let Some(gpu) = gpu() else { return };
     let g = |x: f64, y: f64| x * x - y;
     let f = |x: f64, y: f64| (x * 3.0).sin() + y;
@@ -164,25 +289,32 @@ fn a_whole_solve_agrees_with_the_cpu() {
             fmg: true,
             ..Options::default()
         };
-        let mut on_cpu = Problem::new(&Backend::Cpu, 129, g, f).expect("problem");
-        let mut on_gpu = Problem::new(&gpu, 129, g, f).expect("problem");
-        let rc = solve(&Backend::Cpu, &mut on_cpu, &options).expect("cpu solve");
-        let rg = solve(&gpu, &mut on_gpu, &options).expect("gpu solve");
-        println!(
-            "{precision:?}: cpu {} cycles, gpu {} cycles",
-            rc.cycles.len(),
-            rg.cycles.len()
-        );
-        assert_eq!(rc.cycles.len(), rg.cycles.len());
-        let (a, b) = (
-            on_cpu.u.interior().expect("u"),
-            on_gpu.u.interior().expect("u"),
-        );
-        let diff = a
-            .iter()
-            .zip(&b)
-            .map(|(x, y)| (x - y).abs())
-            .fold(0.0, f64::max);
-        assert!(diff < 1e-9, "{precision:?}: solutions differ by {diff:e}");
+        let square = |b: &Backend| Problem::new(b, 129, g, f).expect("problem");
+        agree("2D Dirichlet, FMG", &square, &options, &gpu);
+
+        let wave = |x: f64, y: f64| (TAU * x).sin() * (3.0 * y).cos();
+        let periodic = Options {
+            precision,
+            boundary: Boundary::all(BoundaryKind::Periodic),
+            order: Order::Fourth,
+            ..Options::default()
+        };
+        let torus = |b: &Backend| Problem::new(b, 129, |_, _| 0.0, wave).expect("problem");
+        agree("2D periodic, 4th order", &torus, &periodic, &gpu);
+
+        let mixed_sides = Options {
+            precision,
+            boundary: Boundary {
+                west: BoundaryKind::Neumann,
+                bottom: BoundaryKind::Periodic,
+                top: BoundaryKind::Periodic,
+                ..Boundary::all(BoundaryKind::Dirichlet)
+            },
+            ..Options::default()
+        };
+        let cube = |b: &Backend| {
+            Problem::new_3d(b, 33, |x, y, _| x - y, |x, _, z| x * (TAU * z).sin()).expect("problem")
+        };
+        agree("3D Neumann/periodic/Dirichlet", &cube, &mixed_sides, &gpu);
     }
 }
