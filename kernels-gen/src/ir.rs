@@ -452,6 +452,19 @@ impl Kernel {
         self.fields.iter().any(|f| f.map != IndexMap::Same)
     }
 
+    /// Whether launching the kernel twice leaves the same result as launching it once: true
+    /// unless it updates a field in place and reads that field's own value at the point
+    /// (a red-black sweep reads only the other colour, so repeating it changes nothing;
+    /// `u = u + e` does). Launch-shape tuning runs only such kernels repeatedly.
+    pub fn reruns_idempotently(&self) -> bool {
+        let in_place: Vec<u32> = (0..self.fields.len() as u32)
+            .filter(|&f| self.fields[f as usize].access == Access::InOut)
+            .collect();
+        !self.live_nodes().into_iter().any(|n| {
+            matches!(self.nodes[n as usize], Node::Load { field, offset } if offset == [0, 0, 0] && in_place.contains(&field))
+        })
+    }
+
     /// Whether a thread may compute several points at once (tile variants of the PTX
     /// entries): not for line kernels, red-black or masked kernels, or grid transfers.
     pub fn is_tileable(&self) -> bool {

@@ -41,7 +41,7 @@ pub fn kernel_module(k: &Kernel, f: &syn::ItemFn, source: &str) -> syn::Result<T
         }
         None => quote!(None),
     };
-    let in_place = k.fields.iter().any(|f| f.access == Access::InOut);
+    let in_place = !k.reruns_idempotently();
     let (vec32, vec64) = (
         llvm::vector_width(k, Precision::F32),
         llvm::vector_width(k, Precision::F64),

@@ -388,9 +388,16 @@ impl<T: Real> Field<T> {
     /// `g - period`. Use `period = extent - 1` for a vertex-centred periodic grid whose
     /// last node repeats the first, `period = extent` for a cell-centred one. The copies
     /// span the whole stored range of the other axes, so wrapping every periodic axis in
-    /// turn fills the corners too. On a device the copies are queued on the field's
-    /// stream without waiting (and can be recorded into a graph).
-    pub fn wrap_periodic(&mut self, axis: usize, period: usize, depth: usize) -> Result<(), Error> {
+    /// turn fills the corners too. On a device the copies are queued on `backend`'s stream
+    /// without waiting (and can be recorded into a graph); the field must live on
+    /// `backend`.
+    pub fn wrap_periodic(
+        &mut self,
+        backend: &Backend,
+        axis: usize,
+        period: usize,
+        depth: usize,
+    ) -> Result<(), Error> {
         let l = &self.layout;
         let n = l.extent[axis.min(2)];
         if axis >= l.dims || depth > l.halo || depth > period || period > n || period == 0 {
@@ -418,8 +425,22 @@ impl<T: Real> Field<T> {
         // (source start, destination start) along `axis`, for the low and the high side.
         let sides = [(period - depth, -depth), (n - period, n)];
         let elem = std::mem::size_of::<T>();
-        match &mut self.storage {
-            Storage::Host(v) => {
+        let wrong_place = |have: String, want: &str| Error::Residency {
+            kernel: "wrap_periodic".into(),
+            field: "the wrapped field".into(),
+            have,
+            want: want.into(),
+        };
+        match (&mut self.storage, backend) {
+            (Storage::Host(_), Backend::Cuda(c)) => Err(wrong_place(
+                "the CPU".into(),
+                &format!("CUDA device {}", c.ordinal()),
+            )),
+            (Storage::Device(b), Backend::Cpu) => Err(wrong_place(
+                format!("CUDA device {}", b.stream.device.ordinal),
+                "the CPU",
+            )),
+            (Storage::Host(v), Backend::Cpu) => {
                 for (src, dst) in sides {
                     for z in 0..size[2] as isize {
                         for y in 0..size[1] as isize {
@@ -435,7 +456,7 @@ impl<T: Real> Field<T> {
                 }
                 Ok(())
             }
-            Storage::Device(b) => {
+            (Storage::Device(b), Backend::Cuda(c)) => {
                 for (src, dst) in sides {
                     let (mut from, mut to) = (lo, lo);
                     from[axis] = src;
@@ -451,7 +472,7 @@ impl<T: Real> Field<T> {
                     };
                     // SAFETY: both boxes lie inside the field's storage: every index is
                     // within the stored range, checked above.
-                    unsafe { copy.queue(&b.stream)? };
+                    unsafe { copy.queue(c.stream())? };
                 }
                 Ok(())
             }

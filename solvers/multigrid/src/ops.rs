@@ -41,11 +41,11 @@ impl Ops {
 
     /// Fills `depth` ghost layers of `f` along every periodic axis with the periodic images
     /// (the last node of a periodic axis repeats the first: the period is `n - 1`).
-    pub fn wrap<T: Real>(&self, f: &mut Field<T>, depth: usize) -> Result<(), Error> {
+    pub fn wrap<T: Real>(&self, b: &Backend, f: &mut Field<T>, depth: usize) -> Result<(), Error> {
         for axis in 0..self.dims {
             if self.periodic[axis] {
                 let n = f.extent()[axis];
-                f.wrap_periodic(axis, n - 1, depth)?;
+                f.wrap_periodic(b, axis, n - 1, depth)?;
             }
         }
         Ok(())
@@ -66,7 +66,7 @@ impl Ops {
         h2inv: T,
         omega: T,
     ) -> Result<(), Error> {
-        self.wrap(e, 1)?;
+        self.wrap(b, e, 1)?;
         let (ax, ay, az, k) = self.c::<T>();
         let [bw, be, bs, bn, bb, bt] = self.sides;
         match self.dims {
@@ -86,7 +86,7 @@ impl Ops {
         h2inv: T,
         colour: i64,
     ) -> Result<(), Error> {
-        self.wrap(e, 1)?;
+        self.wrap(b, e, 1)?;
         let (ax, ay, az, k) = self.c::<T>();
         let [bw, be, bs, bn, bb, bt] = self.sides;
         match self.dims {
@@ -107,7 +107,7 @@ impl Ops {
         h2inv: T,
         colour: i64,
     ) -> Result<(), Error> {
-        self.wrap(e, 1)?;
+        self.wrap(b, e, 1)?;
         let (ax, ay, _, k) = self.c::<T>();
         let [bw, be, bs, bn, _, _] = self.sides;
         if axis == 0 {
@@ -126,7 +126,7 @@ impl Ops {
         res: &mut Field<T>,
         h2inv: T,
     ) -> Result<(), Error> {
-        self.wrap(e, 1)?;
+        self.wrap(b, e, 1)?;
         let (ax, ay, az, k) = self.c::<T>();
         let [bw, be, bs, bn, bb, bt] = self.sides;
         match self.dims {
@@ -144,7 +144,7 @@ impl Ops {
         fine: &mut Field<T>,
         coarse: &mut Field<T>,
     ) -> Result<(), Error> {
-        self.wrap(fine, 1)?;
+        self.wrap(b, fine, 1)?;
         let [bw, be, bs, bn, bb, bt] = self.sides;
         match self.dims {
             2 => mg::restrict_full::launch(b, fine, coarse, bw, be, bs, bn),
@@ -261,7 +261,7 @@ impl Ops {
             Order::Fourth => 2,
             Order::Sixth => 3,
         };
-        self.wrap(u, reach)?;
+        self.wrap(b, u, reach)?;
         let [ax, ay, az] = self.coef;
         let k = self.kappa;
         let [bw, be, bs, bn, bb, bt] = self.sides;

@@ -21,10 +21,22 @@ pub fn solve(
     options: &Options,
 ) -> Result<Report, SolveError> {
     check(problem, options)?;
-    match options.precision {
-        Precision::F64 => run::<f64>(backend, problem, options),
-        Precision::Mixed => run::<f32>(backend, problem, options),
-    }
+    // On a device the solve runs on a stream of its own (after the caller's queued work):
+    // a graph capture records everything queued on its stream, which must not include work
+    // that other threads queue meanwhile.
+    let own = match backend {
+        Backend::Cuda(c) => {
+            c.synchronize()?;
+            Backend::Cuda(c.new_stream()?)
+        }
+        Backend::Cpu => Backend::Cpu,
+    };
+    let report = match options.precision {
+        Precision::F64 => run::<f64>(&own, problem, options),
+        Precision::Mixed => run::<f32>(&own, problem, options),
+    };
+    own.synchronize()?;
+    report
 }
 
 fn check(problem: &Problem, o: &Options) -> Result<(), SolveError> {

@@ -221,8 +221,12 @@ fn periodic_halo_wraps_agree_with_the_cpu() {
         let mut on_cpu = host.clone();
         let mut on_gpu = host.to(&gpu).expect("to device");
         for (axis, &extent) in n.iter().enumerate() {
-            on_cpu.wrap_periodic(axis, extent - 1, 2).expect("cpu wrap");
-            on_gpu.wrap_periodic(axis, extent - 1, 2).expect("gpu wrap");
+            on_cpu
+                .wrap_periodic(&Backend::Cpu, axis, extent - 1, 2)
+                .expect("cpu wrap");
+            on_gpu
+                .wrap_periodic(&gpu, axis, extent - 1, 2)
+                .expect("gpu wrap");
         }
         let back = on_gpu.to_host().expect("to host");
         assert!(back == on_cpu, "halo wraps of {n:?} differ");

@@ -60,8 +60,8 @@ fn worst_rate(report: &Report) -> f64 {
 fn the_halo_wrap_copies_periodic_images() {
     let n = 9;
     let mut f = Field::from_fn(&[n, n], 2, |[i, j, _]| (100 * i + j) as f64);
-    f.wrap_periodic(0, n - 1, 2).expect("wrap x");
-    f.wrap_periodic(1, n - 1, 1).expect("wrap y");
+    f.wrap_periodic(&Backend::Cpu, 0, n - 1, 2).expect("wrap x");
+    f.wrap_periodic(&Backend::Cpu, 1, n - 1, 1).expect("wrap y");
     let at = |i, j| f.get([i, j, 0]).expect("inside");
     // Ghost -1 holds node n - 2 (the last node repeats the first), ghost n holds node 1.
     assert_eq!(at(-1, 3), 100.0 * 7.0 + 3.0);
@@ -73,8 +73,8 @@ fn the_halo_wrap_copies_periodic_images() {
     // Corners: x was wrapped first, so the y wrap carries the wrapped ghost columns.
     assert_eq!(at(-1, -1), 100.0 * 7.0 + 7.0);
     // Too deep a wrap is an error, not an out-of-bounds copy.
-    assert!(f.wrap_periodic(0, n - 1, 3).is_err());
-    assert!(f.wrap_periodic(2, n - 1, 1).is_err());
+    assert!(f.wrap_periodic(&Backend::Cpu, 0, n - 1, 3).is_err());
+    assert!(f.wrap_periodic(&Backend::Cpu, 2, n - 1, 1).is_err());
 }
 
 #[test]

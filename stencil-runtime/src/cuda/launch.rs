@@ -40,8 +40,9 @@ pub struct KernelCode {
     /// For a line kernel, the axis its lines run along: one thread per line, and a scratch
     /// buffer as the entry's last parameter.
     pub line: Option<usize>,
-    /// Whether the kernel updates a field in place: launching it twice is not launching it
-    /// once, so its launch shape is never searched by running it.
+    /// Whether the kernel updates a field in place from its own value (`u = u + e`):
+    /// launching it twice is not launching it once, so its launch shape is never searched
+    /// by running it. (A red-black sweep, which reads only the other colour, is not.)
     pub in_place: bool,
 }
 
