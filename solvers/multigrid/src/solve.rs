@@ -27,7 +27,7 @@ pub fn solve(
     let own = match backend {
         Backend::Cuda(c) => {
             c.synchronize()?;
-            Backend::Cuda(c.new_stream()?)
+            Backend::Cuda(solver_stream(c)?)
         }
         Backend::Cpu => Backend::Cpu,
     };
@@ -37,6 +37,26 @@ pub fn solve(
     };
     own.synchronize()?;
     report
+}
+
+thread_local! {
+    /// This thread's solver stream on each device, kept so that the device's memory pool
+    /// reuses the previous solve's memory (a new stream each solve would allocate afresh).
+    static SOLVER_STREAMS: std::cell::RefCell<Vec<stencil_runtime::Cuda>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// The calling thread's solver stream on `cuda`'s device.
+fn solver_stream(cuda: &stencil_runtime::Cuda) -> Result<stencil_runtime::Cuda, SolveError> {
+    SOLVER_STREAMS.with(|streams| {
+        let mut streams = streams.borrow_mut();
+        if let Some(s) = streams.iter().find(|s| s.ordinal() == cuda.ordinal()) {
+            return Ok(s.clone());
+        }
+        let s = cuda.new_stream()?;
+        streams.push(s.clone());
+        Ok(s)
+    })
 }
 
 fn check(problem: &Problem, o: &Options) -> Result<(), SolveError> {
