@@ -51,7 +51,7 @@ fn solver_stream(cuda: &stencil_runtime::Cuda) -> Result<stencil_runtime::Cuda, 
     SOLVER_STREAMS.with(|streams| {
         let mut streams = streams.borrow_mut();
         if let Some(s) = streams.iter().find(|s| s.ordinal() == cuda.ordinal()) {
-            return Ok(s.clone());
+            return Ok(s.clone().with_tuning(cuda.tuning()));
         }
         let s = cuda.new_stream()?;
         streams.push(s.clone());
@@ -182,14 +182,10 @@ fn run<T: Real>(
         ..Report::default()
     };
     let start = Instant::now();
-    let initial = ops.defect(
-        backend,
-        order,
-        &mut problem.u,
-        &rhs,
-        &mut mg.levels[0].r,
-        h2inv,
-    )?;
+    // The residual of `u` into the finest level's right-hand side; its norm.
+    let defect =
+        |u: &mut Field<f64>, r: &mut Field<T>| ops.defect(backend, order, u, &rhs, r, h2inv);
+    let initial = defect(&mut problem.u, &mut mg.levels[0].r)?;
     report.initial = initial;
     if initial == 0.0 {
         return Ok(report);
@@ -210,14 +206,7 @@ fn run<T: Real>(
         } else {
             cycles.run(&mut mg, &mut problem.u)?;
         }
-        let residual = ops.defect(
-            backend,
-            order,
-            &mut problem.u,
-            &rhs,
-            &mut mg.levels[0].r,
-            h2inv,
-        )? / initial;
+        let residual = defect(&mut problem.u, &mut mg.levels[0].r)? / initial;
         let rate = residual / previous;
         report.cycles.push(CycleStat {
             residual,
