@@ -25,12 +25,14 @@ mod preconditioner;
 mod problem;
 mod report;
 mod solve;
+mod solver;
 
 pub use options::{Boundary, BoundaryKind, Cycle, Options, Order, Precision, Smoother};
 pub use preconditioner::srj_schedule;
 pub use problem::Problem;
 pub use report::{CycleStat, LevelStat, Report};
 pub use solve::solve;
+pub use solver::Solver;
 
 /// Why a solve stopped without an answer.
 #[derive(Debug, thiserror::Error)]

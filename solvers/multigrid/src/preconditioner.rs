@@ -24,8 +24,8 @@ pub(crate) struct Level<T: Real> {
 }
 
 /// The levels, the options that shape the cycles, and per-level timing.
-pub(crate) struct Hierarchy<'b, T: Real> {
-    backend: &'b Backend,
+pub(crate) struct Hierarchy<T: Real> {
+    backend: Backend,
     pub levels: Vec<Level<T>>,
     pub ops: Ops,
     options: Options,
@@ -53,10 +53,10 @@ pub fn srj_schedule(m: usize) -> Vec<f64> {
     f
 }
 
-impl<'b, T: Real> Hierarchy<'b, T> {
+impl<T: Real> Hierarchy<T> {
     /// Levels from `n` nodes per axis (of `ops.dims` axes) down to `options.coarsest`.
     pub fn new(
-        backend: &'b Backend,
+        backend: &Backend,
         n: usize,
         ops: Ops,
         options: &Options,
@@ -86,7 +86,7 @@ impl<'b, T: Real> Hierarchy<'b, T> {
             })
             .collect();
         Ok(Hierarchy {
-            backend,
+            backend: backend.clone(),
             levels,
             ops,
             options: options.clone(),
@@ -96,8 +96,8 @@ impl<'b, T: Real> Hierarchy<'b, T> {
     }
 
     /// The backend the levels live on.
-    pub fn backend(&self) -> &'b Backend {
-        self.backend
+    pub fn backend(&self) -> &Backend {
+        &self.backend
     }
 
     /// Runs `f` as work of level `l`: with profiling, waits for it and charges its time.
@@ -136,8 +136,8 @@ impl<'b, T: Real> Hierarchy<'b, T> {
             self.on_level(l, |h| {
                 let (fine, coarse) = h.levels.split_at_mut(l + 1);
                 h.ops
-                    .restrict(h.backend, &mut fine[l].r, &mut coarse[0].r)?;
-                h.ops.inject(h.backend, &fine[l].e, &mut coarse[0].e)
+                    .restrict(&h.backend, &mut fine[l].r, &mut coarse[0].r)?;
+                h.ops.inject(&h.backend, &fine[l].e, &mut coarse[0].e)
             })?;
         }
         self.coarse_solve()?;
@@ -150,7 +150,7 @@ impl<'b, T: Real> Hierarchy<'b, T> {
 
     /// Sets level `l`'s correction to zero.
     pub fn zero(&mut self, l: usize) -> Result<(), Error> {
-        self.on_level(l, |h| h.ops.zero(h.backend, &mut h.levels[l].e))
+        self.on_level(l, |h| h.ops.zero(&h.backend, &mut h.levels[l].e))
     }
 
     fn cycle_on(&mut self, l: usize, shape: Cycle) -> Result<(), Error> {
@@ -188,11 +188,11 @@ impl<'b, T: Real> Hierarchy<'b, T> {
         self.on_level(l, |h| {
             let lv = &mut h.levels[l];
             h.ops
-                .residual(h.backend, &mut lv.e, &lv.r, &mut lv.t, lv.h2inv)
+                .residual(&h.backend, &mut lv.e, &lv.r, &mut lv.t, lv.h2inv)
         })?;
         self.on_level(l, |h| {
             let (fine, coarse) = h.levels.split_at_mut(l + 1);
-            h.ops.restrict(h.backend, &mut fine[l].t, &mut coarse[0].r)
+            h.ops.restrict(&h.backend, &mut fine[l].t, &mut coarse[0].r)
         })
     }
 
@@ -200,7 +200,7 @@ impl<'b, T: Real> Hierarchy<'b, T> {
     fn prolong(&mut self, l: usize) -> Result<(), Error> {
         self.on_level(l, |h| {
             let (fine, coarse) = h.levels.split_at_mut(l + 1);
-            h.ops.prolong(h.backend, &mut fine[l].e, &coarse[0].e)
+            h.ops.prolong(&h.backend, &mut fine[l].e, &coarse[0].e)
         })
     }
 
@@ -213,7 +213,7 @@ impl<'b, T: Real> Hierarchy<'b, T> {
                     for colour in [0, 1] {
                         self.on_level(l, |h| {
                             let lv = &mut h.levels[l];
-                            h.ops.rbgs(h.backend, &mut lv.e, &lv.r, lv.h2inv, colour)
+                            h.ops.rbgs(&h.backend, &mut lv.e, &lv.r, lv.h2inv, colour)
                         })?;
                     }
                 }
@@ -223,7 +223,7 @@ impl<'b, T: Real> Hierarchy<'b, T> {
                             self.on_level(l, |h| {
                                 let lv = &mut h.levels[l];
                                 h.ops
-                                    .zebra(h.backend, axis, &mut lv.e, &lv.r, lv.h2inv, colour)
+                                    .zebra(&h.backend, axis, &mut lv.e, &lv.r, lv.h2inv, colour)
                             })?;
                         }
                     }
@@ -245,7 +245,7 @@ impl<'b, T: Real> Hierarchy<'b, T> {
             let lv = &mut h.levels[l];
             let omega = T::from_f64(omega);
             h.ops
-                .jacobi(h.backend, &mut lv.e, &lv.r, &mut lv.t, lv.h2inv, omega)
+                .jacobi(&h.backend, &mut lv.e, &lv.r, &mut lv.t, lv.h2inv, omega)
         })?;
         let lv = &mut self.levels[l];
         std::mem::swap(&mut lv.e, &mut lv.t);

@@ -1,26 +1,22 @@
-//! The outer iteration: defect correction in f64 around the multigrid preconditioner.
+//! One-off solves ([`solve`]) and the checks of a solver's options.
 
-use crate::ops::Ops;
-use crate::options::{BoundaryKind, Options, Order, Precision};
-use crate::preconditioner::Hierarchy;
+use crate::options::{BoundaryKind, Options, Order};
 use crate::problem::{is_coarsenable, Problem};
-use crate::report::{CycleStat, Report};
+use crate::report::Report;
+use crate::solver::Solver;
 use crate::SolveError;
 use std::time::Instant;
-use stencil_runtime::{Backend, Field, Real};
-
-/// Cycles in a row that must each reduce the residual by less than
-/// [`Options::stagnation`] before the solve stops as stagnated.
-const STAGNANT_CYCLES: usize = 3;
+use stencil_runtime::Backend;
 
 /// Solves `problem` on `backend` (its fields must live there) to the relative residual
-/// `options.tolerance`, leaving the solution in `problem.u`.
+/// `options.tolerance`, leaving the solution in `problem.u`. (To solve the same operator
+/// many times, keep a [`Solver`].)
 pub fn solve(
     backend: &Backend,
     problem: &mut Problem,
     options: &Options,
 ) -> Result<Report, SolveError> {
-    check(problem, options)?;
+    check(problem.n, problem.dims, options)?;
     // On a device the solve runs on a stream of its own (after the caller's queued work):
     // a graph capture records everything queued on its stream, which must not include work
     // that other threads queue meanwhile.
@@ -31,12 +27,15 @@ pub fn solve(
         }
         Backend::Cpu => Backend::Cpu,
     };
-    let report = match options.precision {
-        Precision::F64 => run::<f64>(&own, problem, options),
-        Precision::Mixed => run::<f32>(&own, problem, options),
-    };
+    let setup = Instant::now();
+    let mut solver = Solver::new(&own, problem.n, problem.dims, options)?;
+    let allocated = setup.elapsed().as_secs_f64();
+    let report = solver.solve(&mut problem.u, &problem.f);
     own.synchronize()?;
-    report
+    report.map(|r| Report {
+        setup_seconds: r.setup_seconds + allocated,
+        ..r
+    })
 }
 
 thread_local! {
@@ -59,7 +58,9 @@ fn solver_stream(cuda: &stencil_runtime::Cuda) -> Result<stencil_runtime::Cuda, 
     })
 }
 
-fn check(problem: &Problem, o: &Options) -> Result<(), SolveError> {
+/// Whether `options` can solve a problem of `n` nodes per axis on `dims` axes: a typed
+/// error naming the first problem if not.
+pub(crate) fn check(n: usize, dims: usize, o: &Options) -> Result<(), SolveError> {
     let bad = |name, value: String, expected| {
         Err(SolveError::Option {
             name,
@@ -67,8 +68,11 @@ fn check(problem: &Problem, o: &Options) -> Result<(), SolveError> {
             expected,
         })
     };
-    if !is_coarsenable(problem.n) {
-        return Err(SolveError::Size { n: problem.n });
+    if !(2..=3).contains(&dims) {
+        return bad("dims", dims.to_string(), "2 or 3 axes");
+    }
+    if !is_coarsenable(n) {
+        return Err(SolveError::Size { n });
     }
     if !is_coarsenable(o.coarsest) {
         return bad(
@@ -104,7 +108,7 @@ fn check(problem: &Problem, o: &Options) -> Result<(), SolveError> {
             );
         }
     }
-    let kinds = &o.boundary.sides()[..2 * problem.dims];
+    let kinds = &o.boundary.sides()[..2 * dims];
     let periodic = |k: &BoundaryKind| *k == BoundaryKind::Periodic;
     if kinds
         .chunks(2)
@@ -127,7 +131,7 @@ fn check(problem: &Problem, o: &Options) -> Result<(), SolveError> {
     {
         return bad("order", format!("{:?}", o.order), "4th and 6th-order defects support Dirichlet sides imposed directly and periodic ones; use Order::Second for Neumann or penalty sides");
     }
-    if o.order == Order::Sixth && problem.dims == 3 {
+    if o.order == Order::Sixth && dims == 3 {
         return bad(
             "order",
             "Sixth".into(),
@@ -135,7 +139,7 @@ fn check(problem: &Problem, o: &Options) -> Result<(), SolveError> {
         );
     }
     if o.smoother == crate::Smoother::Zebra {
-        if problem.dims == 3 {
+        if dims == 3 {
             return bad(
                 "smoother",
                 "Zebra".into(),
@@ -147,166 +151,4 @@ fn check(problem: &Problem, o: &Options) -> Result<(), SolveError> {
         }
     }
     Ok(())
-}
-
-/// Whether the right-hand side of a fully periodic problem sums to zero, as a solution
-/// needs: its mean must be below `1e-10` of its largest magnitude.
-fn check_compatible(backend: &Backend, ops: &Ops, f: &Field<f64>) -> Result<(), SolveError> {
-    let mean = ops.mean(backend, f)?;
-    let largest = f.interior()?.iter().fold(0f64, |m, v| m.max(v.abs()));
-    if mean.abs() > 1e-10 * largest {
-        return Err(SolveError::Incompatible { mean, largest });
-    }
-    Ok(())
-}
-
-fn run<T: Real>(
-    backend: &Backend,
-    problem: &mut Problem,
-    options: &Options,
-) -> Result<Report, SolveError> {
-    let setup = Instant::now();
-    let n = problem.n;
-    let h2inv = 1.0 / (problem.h * problem.h);
-    let ops = Ops::new(problem.dims, options);
-    if ops.all_periodic() {
-        check_compatible(backend, &ops, &problem.f)?;
-    }
-    let mut mg = Hierarchy::<T>::new(backend, n, ops.clone(), options)?;
-    // The penalty form carries kappa g / h^2 in the right-hand side.
-    let mut rhs = Field::<f64>::zeros_on(backend, &vec![n; problem.dims], crate::problem::HALO)?;
-    ops.penalty_rhs(backend, &problem.u, &problem.f, &mut rhs, h2inv)?;
-    let order = options.order;
-    let mut report = Report {
-        setup_seconds: setup.elapsed().as_secs_f64(),
-        ..Report::default()
-    };
-    let start = Instant::now();
-    // The residual of `u` into the finest level's right-hand side; its norm.
-    let defect =
-        |u: &mut Field<f64>, r: &mut Field<T>| ops.defect(backend, order, u, &rhs, r, h2inv);
-    let initial = defect(&mut problem.u, &mut mg.levels[0].r)?;
-    report.initial = initial;
-    if initial == 0.0 {
-        return Ok(report);
-    }
-    let mut cycles = Cycles::new(backend, options);
-    let mut previous = 1.0;
-    let mut stagnant = 0;
-    for cycle in 1..=options.max_cycles {
-        let t0 = Instant::now();
-        if cycle == 1 && options.fmg {
-            // From scratch: the solution on level 0 starts as the boundary values, the
-            // right-hand side as the 2nd-order problem's.
-            let l0 = &mut mg.levels[0];
-            ops.narrow(backend, &problem.u, &mut l0.e)?;
-            ops.narrow(backend, &rhs, &mut l0.r)?;
-            mg.full_multigrid()?;
-            ops.replace(backend, &mut problem.u, &mg.levels[0].e)?;
-        } else {
-            cycles.run(&mut mg, &mut problem.u)?;
-        }
-        let residual = defect(&mut problem.u, &mut mg.levels[0].r)? / initial;
-        let rate = residual / previous;
-        report.cycles.push(CycleStat {
-            residual,
-            rate,
-            seconds: t0.elapsed().as_secs_f64(),
-        });
-        if !residual.is_finite() || residual > 1e3 {
-            return Err(SolveError::Diverged { cycle, residual });
-        }
-        if residual <= options.tolerance {
-            break;
-        }
-        stagnant = if rate > options.stagnation {
-            stagnant + 1
-        } else {
-            0
-        };
-        if stagnant >= STAGNANT_CYCLES {
-            return Err(SolveError::Stagnated {
-                cycle,
-                rate,
-                residual,
-            });
-        }
-        if cycle == options.max_cycles {
-            return Err(SolveError::NotConverged {
-                cycles: cycle,
-                residual,
-                tolerance: options.tolerance,
-            });
-        }
-        previous = residual;
-    }
-    if ops.all_periodic() {
-        // The solution is defined up to a constant: return the one of zero mean.
-        let mean = ops.mean(backend, &problem.u)?;
-        ops.shift(backend, &mut problem.u, mean)?;
-    }
-    backend.synchronize()?;
-    report.solve_seconds = start.elapsed().as_secs_f64();
-    report.graph_nodes = cycles.graph_nodes();
-    if options.profile {
-        report.levels = mg.stats.clone();
-    }
-    Ok(report)
-}
-
-/// Runs the preconditioner cycles of the defect correction (`e = 0`, one cycle,
-/// `u += e`): launch by launch, or, on a CUDA device with [`Options::graph`], recorded
-/// into a CUDA graph on the second cycle (the first tunes the launch shapes) and
-/// replayed from then on.
-struct Cycles {
-    cuda: Option<stencil_runtime::Cuda>,
-    ran: usize,
-    graph: Option<stencil_runtime::cuda::Graph>,
-}
-
-impl Cycles {
-    fn new(backend: &Backend, options: &Options) -> Cycles {
-        let cuda = match backend {
-            Backend::Cuda(c) if options.graph && !options.profile => Some(c.clone()),
-            _ => None,
-        };
-        Cycles {
-            cuda,
-            ran: 0,
-            graph: None,
-        }
-    }
-
-    fn run<T: Real>(
-        &mut self,
-        mg: &mut Hierarchy<T>,
-        u: &mut Field<f64>,
-    ) -> Result<(), SolveError> {
-        let backend = mg.backend();
-        let once =
-            |mg: &mut Hierarchy<T>, u: &mut Field<f64>| -> Result<(), stencil_runtime::Error> {
-                mg.zero(0)?;
-                mg.cycle()?;
-                mg.ops.correct(backend, u, &mg.levels[0].e)
-            };
-        self.ran += 1;
-        if let Some(graph) = &self.graph {
-            graph.launch()?;
-            return Ok(());
-        }
-        match &self.cuda {
-            Some(cuda) if self.ran >= 2 => {
-                let graph = cuda.capture(|| once(mg, u))?;
-                graph.launch()?;
-                self.graph = Some(graph);
-            }
-            _ => once(mg, u)?,
-        }
-        Ok(())
-    }
-
-    /// The size of the recorded graph, if one was recorded.
-    fn graph_nodes(&self) -> Option<usize> {
-        self.graph.as_ref().map(|g| g.nodes())
-    }
 }

@@ -297,3 +297,59 @@ fn bad_setups_are_clear_errors() {
     );
     println!("{e}");
 }
+
+#[test]
+fn a_kept_solver_warm_starts_and_matches_one_off_solves() {
+    // Cycles queued one by one (as a time-stepping code does) converge to the answer of a
+    // one-off solve; a kept solver then re-solves a changed right-hand side from there.
+    let cpu = Backend::Cpu;
+    let n = 65;
+    let options = Options {
+        precision: Precision::Mixed,
+        ..Options::default()
+    };
+    let mut reference = Problem::new(&cpu, n, exact, source(1.0, 1.0)).expect("problem");
+    solve(&cpu, &mut reference, &options).expect("one-off solve");
+    let mut p = Problem::new(&cpu, n, exact, source(1.0, 1.0)).expect("problem");
+    let mut solver = multigrid::Solver::new(&cpu, n, 2, &options).expect("solver");
+    let initial = solver.residual_norm(&mut p.u, &p.f).expect("norm");
+    let mut norms = vec![initial];
+    for _ in 0..12 {
+        solver.cycle(&mut p.u, &p.f).expect("cycle");
+        norms.push(solver.residual_norm(&mut p.u, &p.f).expect("norm"));
+    }
+    for w in norms.windows(2).take(6) {
+        assert!(
+            w[1] < 0.15 * w[0],
+            "a cycle reduced the residual only {:?}",
+            w
+        );
+    }
+    assert!(norms[12] < 1e-10 * initial, "residuals {norms:?}");
+    let (a, b) = (
+        p.u.interior().expect("u"),
+        reference.u.interior().expect("u"),
+    );
+    let diff = a
+        .iter()
+        .zip(&b)
+        .fold(0f64, |m, (x, y)| m.max((x - y).abs()));
+    assert!(
+        diff < 1e-9,
+        "kept solver and one-off solve differ by {diff:e}"
+    );
+    // Warm start: a slightly changed right-hand side needs fewer cycles than from zero.
+    let f2 = stencil_runtime::Field::from_fn(&[n, n], 6, |q| {
+        let h = 1.0 / (n - 1) as f64;
+        1.01 * source(1.0, 1.0)(q[0] as f64 * h, q[1] as f64 * h)
+    });
+    let warm = solver.solve(&mut p.u, &f2).expect("warm solve");
+    let mut cold = Problem::new(&cpu, n, exact, source(1.0, 1.0)).expect("problem");
+    let cold = solver.solve(&mut cold.u, &f2).expect("cold solve");
+    assert!(
+        warm.initial < 0.05 * cold.initial,
+        "warm start residual {:e} vs cold {:e}",
+        warm.initial,
+        cold.initial
+    );
+}

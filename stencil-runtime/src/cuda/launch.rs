@@ -178,10 +178,11 @@ impl<'a> CudaLaunch<'a> {
         if let Some(axis) = self.code.line {
             return self.run_lines(n, axis).map(|()| Vec::new());
         }
-        if self.cuda.is_capturing() && !self.reductions.is_empty() {
+        let unread = self.cuda.unread_reductions;
+        if self.cuda.is_capturing() && !self.reductions.is_empty() && !unread {
             return Err(Error::Launch {
                 kernel: self.code.name.to_string(),
-                cause: "a kernel with reductions cannot be recorded into a CUDA graph (its values are read back at once); launch it outside the capture".into(),
+                cause: "a kernel with reductions cannot be recorded into a CUDA graph (its values are read back at once); launch it outside the capture, or on a backend `with_unread_reductions(true)`".into(),
             });
         }
         let shape = self.shape(n)?;
@@ -192,6 +193,9 @@ impl<'a> CudaLaunch<'a> {
         self.launch(n, shape, grid, &partials)?;
         if self.cuda.checked && !self.cuda.is_capturing() {
             self.cuda.synchronize().map_err(|e| self.failed(e))?;
+        }
+        if unread {
+            return Ok(vec![f64::NAN; partials.len()]);
         }
         let mut values = Vec::with_capacity(partials.len());
         for (&(op, p), buf) in self.reductions.iter().zip(&partials) {

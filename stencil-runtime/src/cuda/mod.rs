@@ -40,6 +40,8 @@ pub struct Cuda {
     stream: Arc<Stream>,
     tuning: Tuning,
     checked: bool,
+    /// Whether reductions' values are left unread (see [`Cuda::with_unread_reductions`]).
+    unread_reductions: bool,
 }
 
 impl std::fmt::Debug for Cuda {
@@ -73,6 +75,7 @@ impl Cuda {
             stream: device.default_stream()?,
             tuning: Tuning::from_env()?,
             checked: std::env::var(SYNC_ENV).is_ok_and(|v| v == "1"),
+            unread_reductions: false,
         })
     }
 
@@ -101,6 +104,20 @@ impl Cuda {
     pub fn with_checked_launches(mut self, checked: bool) -> Cuda {
         self.checked = checked;
         self
+    }
+
+    /// This backend, running kernels with reductions without reading their values back
+    /// (`true`): such a launch queues like any other, does not wait, may be recorded into
+    /// a [`Graph`], and returns NaN for each reduction. For work where only a kernel's
+    /// field outputs matter, e.g. a residual whose norm is not needed every time.
+    pub fn with_unread_reductions(mut self, unread: bool) -> Cuda {
+        self.unread_reductions = unread;
+        self
+    }
+
+    /// Whether reductions are left unread ([`Cuda::with_unread_reductions`]).
+    pub fn reductions_unread(&self) -> bool {
+        self.unread_reductions
     }
 
     /// The device's ordinal.

@@ -1,0 +1,350 @@
+//! [`Solver`]: the defect-correction iteration with its hierarchy, right-hand side buffer
+//! and recorded CUDA graphs kept across solves, for callers that solve the same operator
+//! many times (a flow solver's pressure or stream-function equation at every time step).
+
+use crate::ops::Ops;
+use crate::options::{Options, Order, Precision};
+use crate::preconditioner::Hierarchy;
+use crate::problem::HALO;
+use crate::report::{CycleStat, LevelStat, Report};
+use crate::solve::check;
+use crate::SolveError;
+use std::time::Instant;
+use stencil_runtime::cuda::Graph;
+use stencil_runtime::{Backend, Error, Field, Real};
+
+/// Cycles in a row that must each reduce the residual by less than
+/// [`Options::stagnation`] before the solve stops as stagnated.
+const STAGNANT_CYCLES: usize = 3;
+
+/// What the outer iteration asks of the preconditioner, whatever its precision.
+trait Preconditioner {
+    /// The defect `rhs - A u` of the operator of `order` into level 0's right-hand side;
+    /// its 2-norm (NaN on a backend whose reductions are unread).
+    fn defect(
+        &mut self,
+        backend: &Backend,
+        order: Order,
+        u: &mut Field<f64>,
+        rhs: &Field<f64>,
+        h2inv: f64,
+    ) -> Result<f64, Error>;
+    /// `e = 0`, one cycle for level 0's right-hand side, `u += e`.
+    fn correct(&mut self, u: &mut Field<f64>) -> Result<(), Error>;
+    /// Full multigrid from `u`'s boundary values for `rhs`, into `u`.
+    fn full_multigrid(&mut self, u: &mut Field<f64>, rhs: &Field<f64>) -> Result<(), Error>;
+    /// Per-level timing (with [`Options::profile`]).
+    fn stats(&self) -> Vec<LevelStat>;
+}
+
+impl<T: Real> Preconditioner for Hierarchy<T> {
+    fn defect(
+        &mut self,
+        backend: &Backend,
+        order: Order,
+        u: &mut Field<f64>,
+        rhs: &Field<f64>,
+        h2inv: f64,
+    ) -> Result<f64, Error> {
+        let ops = self.ops.clone();
+        ops.defect(backend, order, u, rhs, &mut self.levels[0].r, h2inv)
+    }
+
+    fn correct(&mut self, u: &mut Field<f64>) -> Result<(), Error> {
+        self.zero(0)?;
+        self.cycle()?;
+        self.ops.correct(self.backend(), u, &self.levels[0].e)
+    }
+
+    fn full_multigrid(&mut self, u: &mut Field<f64>, rhs: &Field<f64>) -> Result<(), Error> {
+        let backend = self.backend().clone();
+        let l0 = &mut self.levels[0];
+        self.ops.narrow(&backend, u, &mut l0.e)?;
+        self.ops.narrow(&backend, rhs, &mut l0.r)?;
+        Hierarchy::full_multigrid(self)?;
+        self.ops.replace(&backend, u, &self.levels[0].e)
+    }
+
+    fn stats(&self) -> Vec<LevelStat> {
+        self.stats.clone()
+    }
+}
+
+/// Which recorded piece of work a graph replays.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Work {
+    /// The preconditioner's correction only (the defect is computed with its norm).
+    Correct = 0,
+    /// The defect (norm unread) and the correction: [`Solver::cycle`].
+    Cycle = 1,
+}
+
+/// The fields a recording reads and writes (their device addresses): a graph replays
+/// only for the same ones.
+type Key = (Work, u64, u64);
+
+/// One kind of work: the last arguments it ran with, and its graph once recorded.
+#[derive(Default)]
+struct Recording {
+    seen: Option<Key>,
+    graph: Option<(Key, Graph)>,
+}
+
+/// A multigrid defect-correction solver for one grid and one set of [`Options`], kept
+/// across solves: the hierarchy is allocated once and, on a CUDA device with
+/// [`Options::graph`], each cycle is recorded into a CUDA graph on its second use and
+/// replayed after that (for the same solution and right-hand side fields).
+///
+/// [`Solver::solve`] iterates to the tolerance, with a report. [`Solver::cycle`] queues
+/// one cycle and reads nothing back, so a time-stepping code can warm-start from the
+/// previous step's solution, run a fixed number of cycles per step without waiting for
+/// the device, and record them inside a graph of its own step.
+///
+/// ```no_run
+/// use multigrid::{Options, Solver};
+/// use stencil_runtime::{Backend, Field};
+/// let backend = Backend::auto().unwrap();
+/// let n = 257;
+/// let mut solver = Solver::new(&backend, n, 2, &Options::default()).unwrap();
+/// let mut u = Field::<f64>::zeros_on(&backend, &[n, n], 1).unwrap(); // boundary values 0
+/// let f = Field::<f64>::from_fn(&[n, n], 1, |_| 1.0).to(&backend).unwrap();
+/// for _step in 0..100 {
+///     solver.cycle(&mut u, &f).unwrap(); // warm-started: one cycle per step
+/// }
+/// let r = solver.residual_norm(&mut u, &f).unwrap();
+/// ```
+pub struct Solver {
+    backend: Backend,
+    /// The same stream, with reductions unread (their norms are not needed in a cycle).
+    quiet: Backend,
+    n: usize,
+    dims: usize,
+    h2inv: f64,
+    options: Options,
+    ops: Ops,
+    mg: Box<dyn Preconditioner>,
+    /// The right-hand side with penalty terms, for [`Solver::solve`] (lent to it while
+    /// it runs).
+    rhs: Option<Field<f64>>,
+    recordings: [Recording; 2],
+}
+
+impl Solver {
+    /// A solver for `n` nodes per axis (`2^k + 1`) on `dims` (2 or 3) axes, on `backend`,
+    /// with the hierarchy of `options` allocated there. Invalid options or sizes are typed
+    /// errors.
+    pub fn new(
+        backend: &Backend,
+        n: usize,
+        dims: usize,
+        options: &Options,
+    ) -> Result<Solver, SolveError> {
+        check(n, dims, options)?;
+        let h = 1.0 / (n - 1) as f64;
+        let ops = Ops::new(dims, options);
+        let mg: Box<dyn Preconditioner> = match options.precision {
+            Precision::F64 => Box::new(Hierarchy::<f64>::new(backend, n, ops.clone(), options)?),
+            Precision::Mixed => Box::new(Hierarchy::<f32>::new(backend, n, ops.clone(), options)?),
+        };
+        let quiet = match backend {
+            Backend::Cuda(c) => Backend::Cuda(c.clone().with_unread_reductions(true)),
+            Backend::Cpu => Backend::Cpu,
+        };
+        Ok(Solver {
+            backend: backend.clone(),
+            quiet,
+            n,
+            dims,
+            h2inv: 1.0 / (h * h),
+            options: options.clone(),
+            ops,
+            mg,
+            rhs: Some(Field::<f64>::zeros_on(backend, &vec![n; dims], HALO)?),
+            recordings: Default::default(),
+        })
+    }
+
+    /// Nodes per axis.
+    pub fn n(&self) -> usize {
+        self.n
+    }
+
+    /// Axes (2 or 3).
+    pub fn dims(&self) -> usize {
+        self.dims
+    }
+
+    /// The options it was made with.
+    pub fn options(&self) -> &Options {
+        &self.options
+    }
+
+    /// Queues one defect-correction cycle for `-A u = f` (residual of the options' order in
+    /// f64, one preconditioner cycle, `u += e`) and returns without waiting or reading
+    /// anything back. `f` is used as it is: with [`crate::BoundaryKind::Penalty`] sides it
+    /// must already carry the penalty terms ([`Solver::solve`] adds them itself). Inside a
+    /// caller's CUDA graph capture the work is recorded there.
+    pub fn cycle(&mut self, u: &mut Field<f64>, f: &Field<f64>) -> Result<(), SolveError> {
+        self.replayed(Work::Cycle, u, f)
+    }
+
+    /// The 2-norm of the residual `f - A u` of the options' order (waits for the device).
+    pub fn residual_norm(&mut self, u: &mut Field<f64>, f: &Field<f64>) -> Result<f64, SolveError> {
+        let order = self.options.order;
+        Ok(self.mg.defect(&self.backend, order, u, f, self.h2inv)?)
+    }
+
+    /// Solves `-A u = f` to the relative residual `options.tolerance`, starting from `u`
+    /// (whose boundary nodes hold the Dirichlet values) and leaving the answer there.
+    pub fn solve(&mut self, u: &mut Field<f64>, f: &Field<f64>) -> Result<Report, SolveError> {
+        let mut rhs = match self.rhs.take() {
+            Some(rhs) => rhs,
+            None => Field::<f64>::zeros_on(&self.backend, &vec![self.n; self.dims], HALO)?,
+        };
+        let report = self.iterate(u, f, &mut rhs);
+        self.rhs = Some(rhs);
+        report
+    }
+
+    /// [`Solver::solve`] with `rhs` as the buffer of the right-hand side.
+    fn iterate(
+        &mut self,
+        u: &mut Field<f64>,
+        f: &Field<f64>,
+        rhs: &mut Field<f64>,
+    ) -> Result<Report, SolveError> {
+        let setup = Instant::now();
+        if self.ops.all_periodic() {
+            check_compatible(&self.backend, &self.ops, f)?;
+        }
+        // The penalty form carries kappa g / h^2 in the right-hand side.
+        self.ops.penalty_rhs(&self.backend, u, f, rhs, self.h2inv)?;
+        let mut report = Report {
+            setup_seconds: setup.elapsed().as_secs_f64(),
+            ..Report::default()
+        };
+        let start = Instant::now();
+        let (order, h2inv) = (self.options.order, self.h2inv);
+        let initial = self.mg.defect(&self.backend, order, u, rhs, h2inv)?;
+        report.initial = initial;
+        if initial == 0.0 {
+            return Ok(report);
+        }
+        let options = self.options.clone();
+        let mut previous = 1.0;
+        let mut stagnant = 0;
+        for cycle in 1..=options.max_cycles {
+            let t0 = Instant::now();
+            if cycle == 1 && options.fmg {
+                self.mg.full_multigrid(u, rhs)?;
+            } else {
+                self.replayed(Work::Correct, u, rhs)?;
+            }
+            let residual = self.mg.defect(&self.backend, order, u, rhs, h2inv)? / initial;
+            let rate = residual / previous;
+            report.cycles.push(CycleStat {
+                residual,
+                rate,
+                seconds: t0.elapsed().as_secs_f64(),
+            });
+            if !residual.is_finite() || residual > 1e3 {
+                return Err(SolveError::Diverged { cycle, residual });
+            }
+            if residual <= options.tolerance {
+                break;
+            }
+            stagnant = if rate > options.stagnation {
+                stagnant + 1
+            } else {
+                0
+            };
+            if stagnant >= STAGNANT_CYCLES {
+                return Err(SolveError::Stagnated {
+                    cycle,
+                    rate,
+                    residual,
+                });
+            }
+            if cycle == options.max_cycles {
+                return Err(SolveError::NotConverged {
+                    cycles: cycle,
+                    residual,
+                    tolerance: options.tolerance,
+                });
+            }
+            previous = residual;
+        }
+        if self.ops.all_periodic() {
+            // The solution is defined up to a constant: return the one of zero mean.
+            let mean = self.ops.mean(&self.backend, u)?;
+            self.ops.shift(&self.backend, u, mean)?;
+        }
+        self.backend.synchronize()?;
+        report.solve_seconds = start.elapsed().as_secs_f64();
+        report.graph_nodes = self.recordings[Work::Correct as usize]
+            .graph
+            .as_ref()
+            .map(|(_, g)| g.nodes());
+        if options.profile {
+            report.levels = self.mg.stats();
+        }
+        Ok(report)
+    }
+
+    /// Runs `work` once, launch by launch.
+    fn run(&mut self, work: Work, u: &mut Field<f64>, f: &Field<f64>) -> Result<(), Error> {
+        if work == Work::Cycle {
+            let order = self.options.order;
+            self.mg.defect(&self.quiet, order, u, f, self.h2inv)?;
+        }
+        self.mg.correct(u)
+    }
+
+    /// Runs `work`: launch by launch, or, on a CUDA device with [`Options::graph`],
+    /// recorded into a graph the second time it runs on the same fields (the first run
+    /// tunes the launch shapes) and replayed from then on. Inside a capture of the
+    /// caller's it only queues.
+    fn replayed(
+        &mut self,
+        work: Work,
+        u: &mut Field<f64>,
+        f: &Field<f64>,
+    ) -> Result<(), SolveError> {
+        let cuda = match &self.backend {
+            Backend::Cuda(c)
+                if self.options.graph && !self.options.profile && !c.is_capturing() =>
+            {
+                c.clone()
+            }
+            _ => return Ok(self.run(work, u, f)?),
+        };
+        let address = |field: &Field<f64>| field.device_args().map_or(0, |a| a.1);
+        let key = (work, address(u), address(f));
+        let slot = &mut self.recordings[work as usize];
+        if let Some((k, graph)) = &slot.graph {
+            if *k == key {
+                graph.launch()?;
+                return Ok(());
+            }
+        }
+        if slot.seen != Some(key) {
+            slot.seen = Some(key);
+            return Ok(self.run(work, u, f)?);
+        }
+        let graph = cuda.capture(|| self.run(work, u, f))?;
+        graph.launch()?;
+        self.recordings[work as usize].graph = Some((key, graph));
+        Ok(())
+    }
+}
+
+/// Whether the right-hand side of a fully periodic problem sums to zero, as a solution
+/// needs: its mean must be below `1e-10` of its largest magnitude.
+fn check_compatible(backend: &Backend, ops: &Ops, f: &Field<f64>) -> Result<(), SolveError> {
+    let mean = ops.mean(backend, f)?;
+    let largest = f.interior()?.iter().fold(0f64, |m, v| m.max(v.abs()));
+    if mean.abs() > 1e-10 * largest {
+        return Err(SolveError::Incompatible { mean, largest });
+    }
+    Ok(())
+}
