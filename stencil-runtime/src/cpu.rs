@@ -101,10 +101,33 @@ fn rows(n: [usize; 3]) -> (usize, impl Fn(usize) -> Row + Sync) {
     (if n[0] == 0 { 0 } else { count }, row)
 }
 
-/// Runs `f` on every row of domain `n`, in parallel.
+/// Domains of fewer points run on the calling thread: handing them to the pool costs
+/// more than the work (a multigrid hierarchy's coarse levels, small grids).
+const SERIAL_POINTS: usize = 16 * 1024;
+
+/// Points per parallel task at least, so that rows of small grids are grouped.
+const TASK_POINTS: usize = 4096;
+
+/// Whether domain `n` runs serially, and otherwise the fewest rows per parallel task.
+fn split(n: [usize; 3], count: usize) -> Option<usize> {
+    let points = n[0] * n[1] * n[2];
+    if points < SERIAL_POINTS {
+        return None;
+    }
+    let per_row = (points / count.max(1)).max(1);
+    Some(TASK_POINTS.div_ceil(per_row))
+}
+
+/// Runs `f` on every row of domain `n`, in parallel (serially when small).
 pub fn for_each_row(n: [usize; 3], f: impl Fn(Row) + Sync + Send) {
     let (count, row) = rows(n);
-    (0..count).into_par_iter().for_each(|r| f(row(r)));
+    match split(n, count) {
+        None => (0..count).for_each(|r| f(row(r))),
+        Some(min) => (0..count)
+            .into_par_iter()
+            .with_min_len(min)
+            .for_each(|r| f(row(r))),
+    }
 }
 
 /// Runs `f` on every row of domain `n` in parallel and combines the per-row results in
@@ -116,7 +139,16 @@ pub fn reduce_rows<A: Copy + Send + Sync>(
     f: impl Fn(Row) -> A + Sync + Send,
 ) -> A {
     let (count, row) = rows(n);
-    let partials: Vec<A> = (0..count).into_par_iter().map(|r| f(row(r))).collect();
+    // Per-row partials combined in row order either way: the result does not depend on
+    // the split.
+    let partials: Vec<A> = match split(n, count) {
+        None => (0..count).map(|r| f(row(r))).collect(),
+        Some(min) => (0..count)
+            .into_par_iter()
+            .with_min_len(min)
+            .map(|r| f(row(r)))
+            .collect(),
+    };
     partials.into_iter().fold(identity, combine)
 }
 
@@ -134,12 +166,20 @@ pub fn for_each_line<S: Default + Send>(
     if n[axis] == 0 {
         return;
     }
-    (0..count)
-        .into_par_iter()
-        .for_each_init(S::default, |scratch, r| {
-            let i = r % others[0];
-            let j = (r / others[0]) % others[1];
-            let k = r / (others[0] * others[1]);
-            f(scratch, [i as isize, j as isize, k as isize]);
-        });
+    let line = |scratch: &mut S, r: usize| {
+        let i = r % others[0];
+        let j = (r / others[0]) % others[1];
+        let k = r / (others[0] * others[1]);
+        f(scratch, [i as isize, j as isize, k as isize]);
+    };
+    match split(n, count) {
+        None => {
+            let mut scratch = S::default();
+            (0..count).for_each(|r| line(&mut scratch, r));
+        }
+        Some(min) => (0..count)
+            .into_par_iter()
+            .with_min_len(min)
+            .for_each_init(S::default, line),
+    }
 }

@@ -1,0 +1,237 @@
+//! `cavity`: the lid-driven cavity to steady state (or a given time), with a progress bar,
+//! checkpoints, and pictures, profiles, a VTK file and a summary at the end.
+//!
+//! ```text
+//! cavity --re 1000 --n 257 --out results/
+//! ```
+
+use cavity::{Cavity, CavityError, Check, Checkpoint, Config, Outcome, Reference, Summary, Until};
+use clap::Parser;
+use indicatif::{ProgressBar, ProgressStyle};
+use multigrid::Precision;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use stencil_runtime::Backend;
+
+/// Lid-driven cavity (vorticity-stream function, RK4, multigrid) to steady state.
+#[derive(Parser, Debug)]
+#[command(version, about)]
+struct Args {
+    /// Reynolds number.
+    #[arg(long, default_value_t = 100.0)]
+    re: f64,
+    /// Nodes per side, 2^k + 1 (65, 129, 257, 513, ...).
+    #[arg(long, default_value_t = 129)]
+    n: usize,
+    /// Folder for the results and the checkpoint (created if missing).
+    #[arg(long, default_value = "results")]
+    out: PathBuf,
+    /// Steady-state tolerance: relative change of the vorticity per unit time.
+    #[arg(long, default_value_t = 1e-5)]
+    tol: f64,
+    /// Run to this simulated time instead of to steady state.
+    #[arg(long)]
+    t_end: Option<f64>,
+    /// Where to run: cpu, cuda, cuda:N or auto (CUDA when present).
+    #[arg(long, default_value = "auto")]
+    backend: String,
+    /// Precision of the Poisson solver: f64, or mixed (multigrid in f32, residual in f64).
+    #[arg(long, default_value = "f64", value_parser = ["f64", "mixed"])]
+    precision: String,
+    /// Time step as a fraction of the RK4 stability estimate.
+    #[arg(long, default_value_t = 0.8)]
+    cfl: f64,
+    /// Multigrid cycles per RK4 stage.
+    #[arg(long, default_value_t = 1)]
+    poisson_cycles: usize,
+    /// Steps between checks (steady state, stability, time step, progress).
+    #[arg(long, default_value_t = 50)]
+    check_every: usize,
+    /// Give up after this many steps.
+    #[arg(long, default_value_t = 10_000_000)]
+    max_steps: u64,
+    /// Seconds of wall time between checkpoints.
+    #[arg(long, default_value_t = 60.0)]
+    checkpoint_every: f64,
+    /// Continue from the checkpoint in the output folder.
+    #[arg(long)]
+    resume: bool,
+    /// Launch kernels one by one instead of replaying a recorded CUDA graph per step.
+    #[arg(long)]
+    no_graph: bool,
+}
+
+fn main() {
+    if let Err(e) = run(Args::parse()) {
+        eprintln!("error: {e}");
+        std::process::exit(1);
+    }
+}
+
+fn config(a: &Args) -> Config {
+    Config {
+        re: a.re,
+        n: a.n,
+        precision: if a.precision == "mixed" {
+            Precision::Mixed
+        } else {
+            Precision::F64
+        },
+        tolerance: a.tol,
+        until: a.t_end.map_or(Until::Steady, Until::Time),
+        cfl: a.cfl,
+        poisson_cycles: a.poisson_cycles,
+        check_every: a.check_every,
+        max_steps: a.max_steps,
+        graph: !a.no_graph,
+    }
+}
+
+fn run(args: Args) -> Result<(), CavityError> {
+    // Everything that can be wrong with the request is found before any work.
+    let config = config(&args);
+    config.validate()?;
+    if !(args.checkpoint_every > 0.0 && args.checkpoint_every.is_finite()) {
+        return Err(CavityError::Config {
+            name: "checkpoint_every",
+            value: args.checkpoint_every.to_string(),
+            expected: "a positive number of seconds",
+        });
+    }
+    cavity::prepare_output(&args.out)?;
+    let checkpoint_path = args.out.join("checkpoint.bin");
+    let resumed = if args.resume {
+        let c = Checkpoint::read(&checkpoint_path)?;
+        c.matches(&config)?;
+        Some(c)
+    } else {
+        None
+    };
+    let reference = Reference::find(config.re)
+        .map(|p| Reference::load(&p))
+        .transpose()?;
+    let backend = Backend::from_name(&args.backend)?;
+
+    let mut flow = Cavity::new(&backend, &config)?;
+    if let Some(c) = &resumed {
+        c.restore(&mut flow)?;
+        println!(
+            "resumed from {} at step {}, t = {:.4}",
+            checkpoint_path.display(),
+            c.step,
+            c.time
+        );
+    }
+    println!(
+        "lid-driven cavity: Re = {}, {n} x {n} nodes, on {}, output in {}",
+        config.re,
+        backend.name(),
+        args.out.display(),
+        n = config.n
+    );
+
+    let interrupted = Arc::new(AtomicBool::new(false));
+    {
+        let flag = interrupted.clone();
+        // Without a handler Ctrl-C still stops the run, losing the time since the last
+        // checkpoint.
+        let _ = ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst));
+    }
+
+    let bar = progress_bar(&config);
+    let start = Instant::now();
+    let mut last_checkpoint = Instant::now();
+    let mut first_change: Option<f64> = None;
+    let mut last = None;
+    let mut saved: Result<(), CavityError> = Ok(());
+    let outcome = flow.run(|flow, check| {
+        last = Some(*check);
+        show(&bar, &config, check, &mut first_change);
+        let stop = interrupted.load(Ordering::SeqCst);
+        if stop || last_checkpoint.elapsed() >= Duration::from_secs_f64(args.checkpoint_every) {
+            saved = Checkpoint::of(flow).and_then(|c| c.write(&checkpoint_path));
+            last_checkpoint = Instant::now();
+        }
+        !stop && saved.is_ok()
+    });
+    bar.finish_and_clear();
+    saved?;
+    let outcome = outcome?;
+    // The state at the end, for a later --resume (e.g. with a later --t-end).
+    Checkpoint::of(&flow)?.write(&checkpoint_path)?;
+    let wall = start.elapsed().as_secs_f64();
+    if outcome == Outcome::Interrupted {
+        println!(
+            "interrupted at step {}; continue with --resume (checkpoint {})",
+            flow.step,
+            checkpoint_path.display()
+        );
+    }
+    // A stream function consistent with the final vorticity, for the pictures.
+    flow.poisson_solve_exactly()?;
+    let mut summary = Summary {
+        re: config.re,
+        n: config.n,
+        backend: backend.name(),
+        precision: args.precision.clone(),
+        outcome: match outcome {
+            Outcome::Steady => "steady".into(),
+            Outcome::ReachedTime => "reached the end time".into(),
+            Outcome::Interrupted => "interrupted".into(),
+        },
+        steps: flow.step,
+        time: flow.time,
+        wall_seconds: wall,
+        change: last.map_or(f64::NAN, |c: Check| c.change),
+        psi_min: (0.0, 0.0, 0.0),
+        comparison: None,
+    };
+    let files = cavity::write_results(&mut flow, &args.out, reference.as_ref(), &mut summary)?;
+    print!("{summary}");
+    if reference.is_none() {
+        println!(
+            "(no reference data for Re = {} in ../shared/data/cavity)",
+            config.re
+        );
+    }
+    println!("wrote:");
+    for f in files {
+        println!("  {}", f.display());
+    }
+    Ok(())
+}
+
+fn progress_bar(config: &Config) -> ProgressBar {
+    let bar = ProgressBar::new(1000);
+    let style =
+        ProgressStyle::with_template("{spinner} [{elapsed_precise}] [{bar:30}] {msg} (ETA {eta})")
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> ");
+    bar.set_style(style);
+    if let Until::Time(_) = config.until {
+        bar.set_message("starting");
+    } else {
+        bar.set_message("to steady state");
+    }
+    bar
+}
+
+/// Progress: toward the end time, or toward steady state measured on a log scale of the
+/// change per unit time (from the first check's to the tolerance).
+fn show(bar: &ProgressBar, config: &Config, check: &Check, first: &mut Option<f64>) {
+    let fraction = match config.until {
+        Until::Time(end) => check.time / end,
+        Until::Steady => {
+            let c0 = *first.get_or_insert(check.change.max(config.tolerance * 10.0));
+            let done = (c0 / check.change.max(1e-300)).ln() / (c0 / config.tolerance).ln();
+            done.clamp(0.0, 1.0)
+        }
+    };
+    bar.set_position((fraction * 1000.0) as u64);
+    bar.set_message(format!(
+        "step {} t {:.3} dt {:.2e} dw/dt {:.2e} poisson {:.1e}",
+        check.step, check.time, check.dt, check.change, check.poisson_residual
+    ));
+}

@@ -1,0 +1,128 @@
+//! What a cavity run is asked to do, and the checks that turn a bad request into an error
+//! before any work.
+
+use crate::CavityError;
+use multigrid::Precision;
+
+/// When a run stops.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Until {
+    /// At steady state: when the relative change of the vorticity per unit time,
+    /// `||w(t) - w(t - T)|| / (T ||w(t)||)` over the last check interval `T`, falls below
+    /// [`Config::tolerance`].
+    Steady,
+    /// At this simulated time (the last step is shortened to land on it).
+    Time(f64),
+}
+
+/// A cavity run: the physics, the grid, the numerics and when to stop.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Config {
+    /// Reynolds number `U L / nu` (lid speed and cavity side are 1).
+    pub re: f64,
+    /// Nodes per side, `2^k + 1` (walls included).
+    pub n: usize,
+    /// The Poisson solver's precision: [`Precision::F64`], or [`Precision::Mixed`] (the
+    /// multigrid preconditioner in f32, residual and update in f64).
+    pub precision: Precision,
+    /// Steady-state tolerance on the relative change of `w` per unit time.
+    pub tolerance: f64,
+    /// When to stop.
+    pub until: Until,
+    /// The time step as a fraction of the RK4 stability estimate (see
+    /// [`crate::stable_time_step`]); above 1 the run is expected to go unstable.
+    pub cfl: f64,
+    /// Multigrid cycles per RK4 stage (warm-started from the previous stage).
+    pub poisson_cycles: usize,
+    /// Steps between checks (steady-state test, stability test, time-step update,
+    /// progress, checkpoints).
+    pub check_every: usize,
+    /// Give up after this many steps.
+    pub max_steps: u64,
+    /// On a CUDA device, record a whole time step into a CUDA graph and replay it.
+    pub graph: bool,
+}
+
+impl Default for Config {
+    /// Re = 100 on 129 x 129 nodes, to steady state at 1e-5, f64.
+    fn default() -> Self {
+        Config {
+            re: 100.0,
+            n: 129,
+            precision: Precision::F64,
+            tolerance: 1e-5,
+            until: Until::Steady,
+            cfl: 0.8,
+            poisson_cycles: 1,
+            check_every: 50,
+            max_steps: 10_000_000,
+            graph: true,
+        }
+    }
+}
+
+impl Config {
+    /// Checks every option; the first bad one is a [`CavityError::Config`] naming it, its
+    /// value and what it must be.
+    pub fn validate(&self) -> Result<(), CavityError> {
+        let bad = |name: &'static str, value: String, expected: &'static str| {
+            Err(CavityError::Config {
+                name,
+                value,
+                expected,
+            })
+        };
+        if !(self.re > 0.0 && self.re.is_finite()) {
+            return bad(
+                "re",
+                self.re.to_string(),
+                "a positive finite Reynolds number",
+            );
+        }
+        if !(self.n >= 9 && (self.n - 1).is_power_of_two()) {
+            return bad(
+                "n",
+                self.n.to_string(),
+                "2^k + 1 nodes per side with k >= 3 (multigrid coarsens by 2): 65, 129, 257, 513, ...",
+            );
+        }
+        if !(self.tolerance > 0.0 && self.tolerance < 1.0) {
+            return bad(
+                "tolerance",
+                self.tolerance.to_string(),
+                "a relative change per unit time between 0 and 1 (e.g. 1e-5)",
+            );
+        }
+        if let Until::Time(t) = self.until {
+            if !(t > 0.0 && t.is_finite()) {
+                return bad("t_end", t.to_string(), "a positive finite time");
+            }
+        }
+        if !(self.cfl > 0.0 && self.cfl <= 4.0) {
+            return bad(
+                "cfl",
+                self.cfl.to_string(),
+                "a fraction of the stable time step in (0, 4] (1 is the estimated limit)",
+            );
+        }
+        if !(1..=20).contains(&self.poisson_cycles) {
+            return bad(
+                "poisson_cycles",
+                self.poisson_cycles.to_string(),
+                "1 to 20 multigrid cycles per stage",
+            );
+        }
+        if self.check_every == 0 {
+            return bad("check_every", "0".into(), "at least 1 step");
+        }
+        if self.max_steps == 0 {
+            return bad("max_steps", "0".into(), "at least 1 step");
+        }
+        Ok(())
+    }
+
+    /// Grid spacing.
+    pub fn h(&self) -> f64 {
+        1.0 / (self.n - 1) as f64
+    }
+}

@@ -1,0 +1,526 @@
+//! The cavity flow and its steps: boundary update, Poisson solve, RK4 step, time-step
+//! choice and checks. Each step is a function of its own so that other solvers (the
+//! wavelet-adaptive one) can be built from them.
+
+use crate::config::{Config, Until};
+use crate::kernels::flow;
+use crate::CavityError;
+use multigrid::{Options, Solver};
+use std::time::Instant;
+use stencil_runtime::cuda::Graph;
+use stencil_runtime::{Backend, Field};
+
+/// The lid's speed (the velocity scale of `Re`).
+pub const LID_SPEED: f64 = 1.0;
+
+/// Where RK4 is stable on the negative real axis (`|z| <= 2.785`).
+const RK4_REAL_LIMIT: f64 = 2.785;
+/// Where RK4 is stable on the imaginary axis (`|z| <= 2 sqrt 2`).
+const RK4_IMAGINARY_LIMIT: f64 = 2.828;
+
+/// The largest stable RK4 step estimated for the central 5-point scheme: diffusion puts
+/// an eigenvalue at `-8 / (Re h^2)` (negative real axis), advection at `i (|u| + |v|) / h`
+/// (imaginary axis); the two fractions of the stability limits are added, so the
+/// combination stays inside the stability region. `speed` is the largest `|u| + |v|`.
+pub fn stable_time_step(re: f64, h: f64, speed: f64) -> f64 {
+    let diffusion = 8.0 / (re * h * h) / RK4_REAL_LIMIT;
+    let advection = speed / h / RK4_IMAGINARY_LIMIT;
+    1.0 / (diffusion + advection)
+}
+
+/// What a check found (every [`Config::check_every`] steps).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Check {
+    /// Steps taken.
+    pub step: u64,
+    /// Simulated time.
+    pub time: f64,
+    /// The time step in use from here on.
+    pub dt: f64,
+    /// The relative change of `w` per unit time since the previous check.
+    pub change: f64,
+    /// The stream function's Poisson residual `||w + lap psi|| / ||w||`.
+    pub poisson_residual: f64,
+    /// The largest `|w|` inside.
+    pub largest_vorticity: f64,
+}
+
+/// Why a run stopped without an error.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// The steady-state tolerance was met.
+    Steady,
+    /// The requested time was reached.
+    ReachedTime,
+    /// The observer asked to stop (e.g. Ctrl-C); the state is that of the last check.
+    Interrupted,
+}
+
+/// The lid-driven cavity: vorticity `w` and stream function `psi` on `n x n` nodes, with
+/// `lap(psi) = -w`, `u = psi_y`, `v = -psi_x`, advanced by classical RK4.
+pub struct Cavity {
+    backend: Backend,
+    config: Config,
+    h: f64,
+    /// Vorticity at the current time (wall values from the last stream function).
+    pub w: Field<f64>,
+    /// Stream function (zero on the walls).
+    pub psi: Field<f64>,
+    /// RK4 stage vorticities (two, used in turn).
+    stages: [Field<f64>; 2],
+    /// RK4 running sums (two, used in turn).
+    sums: [Field<f64>; 2],
+    /// `w` at the last check.
+    previous: Field<f64>,
+    poisson: Solver,
+    /// Steps taken.
+    pub step: u64,
+    /// Simulated time.
+    pub time: f64,
+    /// The time step.
+    pub dt: f64,
+    /// Time at the last check.
+    checked_at: f64,
+    /// The recorded step and the time step it was recorded for.
+    graph: Option<(f64, Graph)>,
+    /// Steps run launch by launch (one runs before a step is recorded, to tune the
+    /// kernels' launch shapes).
+    eager: usize,
+}
+
+impl Cavity {
+    /// A cavity at rest on `backend`, after checking `config`.
+    pub fn new(backend: &Backend, config: &Config) -> Result<Cavity, CavityError> {
+        config.validate()?;
+        let n = config.n;
+        let field = || Field::<f64>::zeros_on(backend, &[n, n], 1);
+        let options = Options {
+            precision: config.precision,
+            graph: config.graph,
+            ..Options::default()
+        };
+        let h = config.h();
+        Ok(Cavity {
+            backend: backend.clone(),
+            config: config.clone(),
+            h,
+            w: field()?,
+            psi: field()?,
+            stages: [field()?, field()?],
+            sums: [field()?, field()?],
+            previous: field()?,
+            poisson: Solver::new(backend, n, 2, &options)?,
+            step: 0,
+            time: 0.0,
+            dt: config.cfl * stable_time_step(config.re, h, LID_SPEED),
+            checked_at: 0.0,
+            graph: None,
+            eager: 0,
+        })
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// The backend the fields live on.
+    pub fn backend(&self) -> &Backend {
+        &self.backend
+    }
+
+    /// Restores a state (from a checkpoint): the fields' interiors (`n * n` values, x
+    /// fastest), the step count, time and time step.
+    pub fn restore(
+        &mut self,
+        w: &[f64],
+        psi: &[f64],
+        step: u64,
+        time: f64,
+        dt: f64,
+    ) -> Result<(), CavityError> {
+        let n = self.config.n;
+        let load = |values: &[f64]| -> Result<Field<f64>, CavityError> {
+            if values.len() != n * n {
+                return Err(CavityError::Checkpoint(format!(
+                    "a field has {} values where a {n} x {n} grid needs {}",
+                    values.len(),
+                    n * n
+                )));
+            }
+            let host = Field::from_fn(&[n, n], 1, |p| {
+                let inside = (0..n as isize).contains(&p[0]) && (0..n as isize).contains(&p[1]);
+                if inside {
+                    values[p[0] as usize + n * p[1] as usize]
+                } else {
+                    0.0
+                }
+            });
+            Ok(host.to(&self.backend)?)
+        };
+        self.w = load(w)?;
+        self.psi = load(psi)?;
+        self.previous.copy_from(&self.w)?;
+        self.step = step;
+        self.time = time;
+        self.checked_at = time;
+        self.dt = dt;
+        self.graph = None;
+        self.eager = 0;
+        Ok(())
+    }
+
+    /// Cycles the Poisson solve for the current `w` until its residual is below `1e-11`
+    /// of `||w||` (at most 30 cycles), for a consistent pair at the end of a run. Returns
+    /// the relative residual reached.
+    pub fn poisson_solve_exactly(&mut self) -> Result<f64, CavityError> {
+        let size = self.w.interior()?.iter().map(|v| v * v).sum::<f64>().sqrt();
+        let mut relative = 0.0;
+        for _ in 0..30 {
+            self.poisson.cycle(&mut self.psi, &self.w)?;
+            relative =
+                self.poisson.residual_norm(&mut self.psi, &self.w)? / size.max(f64::MIN_POSITIVE);
+            if relative < 1e-11 {
+                break;
+            }
+        }
+        Ok(relative)
+    }
+
+    /// One RK4 step of `dt`: four times a Poisson solve for the stage's vorticity, its wall
+    /// vorticity, and the stage update. On a CUDA device with [`Config::graph`] the step is
+    /// recorded into a CUDA graph once a step of this `dt` has run, then replayed.
+    pub fn rk4_step(&mut self) -> Result<(), CavityError> {
+        let recorded = matches!(&self.graph, Some((dt, _)) if *dt == self.dt);
+        if !recorded {
+            self.graph = None;
+        }
+        match (&self.graph, &self.backend) {
+            (Some((_, graph)), _) => graph.launch()?,
+            (None, Backend::Cuda(cuda)) if self.config.graph && self.eager >= 1 => {
+                let cuda = cuda.clone();
+                let mut result = Ok(());
+                let graph = cuda.capture(|| {
+                    result = self.rk4_stages();
+                    Ok(())
+                })?;
+                result?;
+                graph.launch()?;
+                self.graph = Some((self.dt, graph));
+            }
+            _ => {
+                self.rk4_stages()?;
+                self.eager += 1;
+            }
+        }
+        self.step += 1;
+        self.time += self.dt;
+        Ok(())
+    }
+
+    /// The four stages of one step, launch by launch. Buffers: the base `w`, stage
+    /// vorticities `s0`, `s1` and running sums `a0`, `a1`; the last stage writes `w`, so
+    /// every step uses the same fields (and a recorded step replays).
+    fn rk4_stages(&mut self) -> Result<(), CavityError> {
+        let dt = self.dt;
+        let re_inv = 1.0 / self.config.re;
+        let h_inv = 1.0 / self.h;
+        let b = self.backend.clone();
+        let [s0, s1] = &mut self.stages;
+        let [a0, a1] = &mut self.sums;
+        // Stage 1: F(w).
+        poisson_cycles(
+            &mut self.poisson,
+            &mut self.psi,
+            &self.w,
+            self.config.poisson_cycles,
+        )?;
+        wall_update(&b, self.h, &self.psi, &mut self.w)?;
+        flow::rk4_stage::launch(
+            &b,
+            &self.w,
+            &self.psi,
+            &self.w,
+            &self.w,
+            a0,
+            s0,
+            re_inv,
+            h_inv,
+            dt / 6.0,
+            dt / 2.0,
+            true,
+            false,
+        )?;
+        // Stages 2 and 3: F(s0) and F(s1).
+        poisson_cycles(
+            &mut self.poisson,
+            &mut self.psi,
+            s0,
+            self.config.poisson_cycles,
+        )?;
+        wall_update(&b, self.h, &self.psi, s0)?;
+        flow::rk4_stage::launch(
+            &b,
+            s0,
+            &self.psi,
+            &self.w,
+            a0,
+            a1,
+            s1,
+            re_inv,
+            h_inv,
+            dt / 3.0,
+            dt / 2.0,
+            false,
+            false,
+        )?;
+        poisson_cycles(
+            &mut self.poisson,
+            &mut self.psi,
+            s1,
+            self.config.poisson_cycles,
+        )?;
+        wall_update(&b, self.h, &self.psi, s1)?;
+        flow::rk4_stage::launch(
+            &b,
+            s1,
+            &self.psi,
+            &self.w,
+            a1,
+            a0,
+            s0,
+            re_inv,
+            h_inv,
+            dt / 3.0,
+            dt,
+            false,
+            false,
+        )?;
+        // Stage 4: F(s0); w = a0 + dt/6 F (a1 receives an unused sum).
+        poisson_cycles(
+            &mut self.poisson,
+            &mut self.psi,
+            s0,
+            self.config.poisson_cycles,
+        )?;
+        wall_update(&b, self.h, &self.psi, s0)?;
+        flow::rk4_stage::launch(
+            &b,
+            s0,
+            &self.psi,
+            a0,
+            a0,
+            a1,
+            &mut self.w,
+            re_inv,
+            h_inv,
+            0.0,
+            dt / 6.0,
+            false,
+            true,
+        )?;
+        Ok(())
+    }
+
+    /// The largest stable time step for the current flow (waits for the device).
+    pub fn stable_time_step(&self) -> Result<f64, CavityError> {
+        let speed = flow::speed::launch(&self.backend, &self.psi, 1.0 / self.h)?;
+        let speed = speed.max(LID_SPEED);
+        Ok(self.config.cfl * stable_time_step(self.config.re, self.h, speed))
+    }
+
+    /// Measures the change since the last check, checks stability (a non-finite value or
+    /// `|w| > 100 U / h` stops the run with the step and the place), and updates the time
+    /// step: it shrinks at once when the flow needs it and grows when the stable step is
+    /// 20% larger. Waits for the device.
+    pub fn check(&mut self) -> Result<Check, CavityError> {
+        let (moved, size, largest) = flow::change::launch(&self.backend, &self.w, &self.previous)?;
+        let bound = 100.0 * LID_SPEED / self.h;
+        if !(moved.is_finite() && size.is_finite() && largest <= bound) {
+            return Err(self.instability(bound)?);
+        }
+        let interval = self.time - self.checked_at;
+        let change = if interval > 0.0 && size > 0.0 {
+            (moved / size).sqrt() / interval
+        } else {
+            f64::INFINITY
+        };
+        let residual = self.poisson.residual_norm(&mut self.psi, &self.w)?;
+        self.previous.copy_from(&self.w)?;
+        self.checked_at = self.time;
+        let stable = self.stable_time_step()?;
+        if stable < self.dt || stable > 1.2 * self.dt {
+            self.dt = stable;
+        }
+        Ok(Check {
+            step: self.step,
+            time: self.time,
+            dt: self.dt,
+            change,
+            poisson_residual: residual / size.sqrt().max(f64::MIN_POSITIVE),
+            largest_vorticity: largest,
+        })
+    }
+
+    /// The error for a run that went unstable: the first non-finite node, else the node of
+    /// the largest `|w|`.
+    fn instability(&self, bound: f64) -> Result<CavityError, CavityError> {
+        let n = self.config.n;
+        let w = self.w.interior()?;
+        let worst = w
+            .iter()
+            .position(|v| !v.is_finite())
+            .or_else(|| (0..w.len()).max_by(|&a, &b| w[a].abs().total_cmp(&w[b].abs())))
+            .unwrap_or(0);
+        let (i, j) = (worst % n, worst / n);
+        Ok(CavityError::Unstable {
+            step: self.step,
+            time: self.time,
+            i,
+            j,
+            x: i as f64 * self.h,
+            y: j as f64 * self.h,
+            value: w[worst],
+            bound,
+        })
+    }
+
+    /// Runs until `config.until`, calling `observer` after every check; the observer
+    /// returns `false` to stop (the state is then that of the check). The last step of a
+    /// timed run is shortened to land on the end time.
+    pub fn run(
+        &mut self,
+        mut observer: impl FnMut(&Cavity, &Check) -> bool,
+    ) -> Result<Outcome, CavityError> {
+        let every = self.config.check_every as u64;
+        loop {
+            if let Until::Time(end) = self.config.until {
+                if self.time >= end * (1.0 - 1e-14) {
+                    let check = self.check()?;
+                    observer(self, &check);
+                    return Ok(Outcome::ReachedTime);
+                }
+                if self.time + self.dt > end {
+                    self.dt = end - self.time;
+                }
+            }
+            self.rk4_step()?;
+            let at_check = self.step % every == 0;
+            if !at_check {
+                continue;
+            }
+            let check = self.check()?;
+            let go_on = observer(self, &check);
+            if self.config.until == Until::Steady && check.change < self.config.tolerance {
+                return Ok(Outcome::Steady);
+            }
+            if !go_on {
+                return Ok(Outcome::Interrupted);
+            }
+            if self.step >= self.config.max_steps {
+                return Err(CavityError::StepLimit {
+                    steps: self.step,
+                    change: check.change,
+                    tolerance: self.config.tolerance,
+                });
+            }
+        }
+    }
+
+    /// Times `steps` steps and the two parts of a step run on their own: the Poisson
+    /// solves (with the wall update) and the RK4 stage kernels. Advances the state (for
+    /// benchmarks). Returns seconds per step for the whole, the Poisson part and the rest.
+    pub fn profile(&mut self, steps: usize) -> Result<[f64; 3], CavityError> {
+        let whole = self.timed(steps, |c| c.rk4_step())?;
+        let poisson = self.timed_recorded(steps, |c| {
+            let [s0, _] = &mut c.stages;
+            for f in 0..4 {
+                let field = if f == 0 { &c.w } else { &*s0 };
+                poisson_cycles(&mut c.poisson, &mut c.psi, field, c.config.poisson_cycles)?;
+            }
+            Ok(())
+        })?;
+        let rest = self.timed_recorded(steps, |c| {
+            let dt = c.dt;
+            let (re_inv, h_inv) = (1.0 / c.config.re, 1.0 / c.h);
+            let b = c.backend.clone();
+            let [s0, s1] = &mut c.stages;
+            let [a0, a1] = &mut c.sums;
+            for _ in 0..2 {
+                wall_update(&b, c.h, &c.psi, s0)?;
+                flow::rk4_stage::launch(
+                    &b, s0, &c.psi, s1, s1, a0, a1, re_inv, h_inv, dt, dt, false, false,
+                )?;
+                wall_update(&b, c.h, &c.psi, s1)?;
+                flow::rk4_stage::launch(
+                    &b, s1, &c.psi, s0, s0, a1, a0, re_inv, h_inv, dt, dt, false, false,
+                )?;
+            }
+            Ok(())
+        })?;
+        Ok([whole, poisson, rest])
+    }
+
+    /// Seconds per call of `work`, over `calls` calls after one untimed call.
+    fn timed(
+        &mut self,
+        calls: usize,
+        mut work: impl FnMut(&mut Cavity) -> Result<(), CavityError>,
+    ) -> Result<f64, CavityError> {
+        work(self)?;
+        self.backend.synchronize()?;
+        let start = Instant::now();
+        for _ in 0..calls {
+            work(self)?;
+        }
+        self.backend.synchronize()?;
+        Ok(start.elapsed().as_secs_f64() / calls as f64)
+    }
+
+    /// [`Cavity::timed`], with `work` recorded into a CUDA graph on a device (as the
+    /// whole step is).
+    fn timed_recorded(
+        &mut self,
+        calls: usize,
+        mut work: impl FnMut(&mut Cavity) -> Result<(), CavityError>,
+    ) -> Result<f64, CavityError> {
+        let cuda = match &self.backend {
+            Backend::Cuda(c) if self.config.graph => c.clone(),
+            _ => return self.timed(calls, work),
+        };
+        work(self)?;
+        let mut result = Ok(());
+        let graph = cuda.capture(|| {
+            result = work(self);
+            Ok(())
+        })?;
+        result?;
+        self.timed(calls, |_| Ok(graph.launch()?))
+    }
+}
+
+/// Boundary update: the wall vorticity of `w` from the stream function `psi` on a grid of
+/// spacing `h` (Thom's formula; see [`flow::wall_vorticity`]).
+pub fn wall_update(
+    backend: &Backend,
+    h: f64,
+    psi: &Field<f64>,
+    w: &mut Field<f64>,
+) -> Result<(), CavityError> {
+    flow::wall_vorticity::launch(backend, psi, w, 1.0 / (h * h), 2.0 * LID_SPEED / h)?;
+    Ok(())
+}
+
+/// Poisson solve: `cycles` multigrid cycles for `-lap(psi) = w`, warm-started from the
+/// current `psi` (queued; nothing is read back, so it may be recorded into a graph).
+pub fn poisson_cycles(
+    solver: &mut Solver,
+    psi: &mut Field<f64>,
+    w: &Field<f64>,
+    cycles: usize,
+) -> Result<(), CavityError> {
+    for _ in 0..cycles {
+        solver.cycle(psi, w)?;
+    }
+    Ok(())
+}
