@@ -103,7 +103,7 @@ fn rows(n: [usize; 3]) -> (usize, impl Fn(usize) -> Row + Sync) {
 
 /// Domains of fewer points run on the calling thread: handing them to the pool costs
 /// more than the work (a multigrid hierarchy's coarse levels, small grids).
-const SERIAL_POINTS: usize = 16 * 1024;
+const SERIAL_POINTS: usize = 64 * 1024;
 
 /// Points per parallel task at least, so that rows of small grids are grouped.
 const TASK_POINTS: usize = 4096;

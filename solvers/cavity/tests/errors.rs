@@ -1,0 +1,140 @@
+//! Bad input is a clear error before any work; an unstable run stops with the step and the
+//! place.
+
+use cavity::{Cavity, CavityError, Config};
+use std::process::Command;
+use stencil_runtime::Backend;
+
+fn refused(config: Config, option: &str) {
+    match Cavity::new(&Backend::Cpu, &config) {
+        Err(CavityError::Config { name, .. }) => assert_eq!(name, option),
+        Err(e) => panic!("{option}: wrong error {e}"),
+        Ok(_) => panic!("{option}: accepted"),
+    }
+}
+
+#[test]
+fn bad_options_are_refused() {
+    let ok = Config::default();
+    refused(
+        Config {
+            re: 0.0,
+            ..ok.clone()
+        },
+        "re",
+    );
+    refused(
+        Config {
+            re: -5.0,
+            ..ok.clone()
+        },
+        "re",
+    );
+    refused(
+        Config {
+            re: f64::NAN,
+            ..ok.clone()
+        },
+        "re",
+    );
+    refused(
+        Config {
+            n: 100,
+            ..ok.clone()
+        },
+        "n",
+    );
+    refused(Config { n: 5, ..ok.clone() }, "n");
+    refused(
+        Config {
+            tolerance: 0.0,
+            ..ok.clone()
+        },
+        "tolerance",
+    );
+    refused(
+        Config {
+            tolerance: 2.0,
+            ..ok.clone()
+        },
+        "tolerance",
+    );
+    refused(
+        Config {
+            cfl: 0.0,
+            ..ok.clone()
+        },
+        "cfl",
+    );
+    refused(
+        Config {
+            poisson_cycles: 0,
+            ..ok.clone()
+        },
+        "poisson_cycles",
+    );
+    refused(
+        Config {
+            check_every: 0,
+            ..ok.clone()
+        },
+        "check_every",
+    );
+}
+
+#[test]
+fn an_unwritable_output_folder_is_refused() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = dir.path().join("a-file");
+    std::fs::write(&file, b"x").unwrap();
+    let e = cavity::prepare_output(&file.join("results")).unwrap_err();
+    assert!(
+        e.to_string().contains("cannot create the output folder"),
+        "{e}"
+    );
+}
+
+#[test]
+fn an_unstable_run_stops_with_the_step_and_the_place() {
+    let config = Config {
+        re: 100.0,
+        n: 33,
+        cfl: 3.0,
+        check_every: 5,
+        ..Config::default()
+    };
+    let mut flow = Cavity::new(&Backend::Cpu, &config).expect("cavity");
+    match flow.run(|_, _| true) {
+        Err(CavityError::Unstable { step, i, j, .. }) => {
+            assert!(step > 0 && step % 5 == 0);
+            assert!(i < 33 && j < 33);
+        }
+        other => panic!("expected instability, got {other:?}"),
+    }
+}
+
+#[test]
+fn the_program_names_bad_arguments_before_any_work() {
+    let program = env!("CARGO_BIN_EXE_cavity");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = dir.path().join("out");
+    let cases: [(&[&str], &str); 4] = [
+        (&["--re", "0"], "option `re` = 0 is invalid"),
+        (&["--n", "100"], "option `n` = 100 is invalid"),
+        (&["--tol", "5"], "option `tolerance` = 5 is invalid"),
+        (&["--resume"], "reading checkpoint"),
+    ];
+    for (args, expected) in cases {
+        let o = Command::new(program)
+            .args(args)
+            .arg("--out")
+            .arg(&out)
+            .arg("--backend")
+            .arg("cpu")
+            .output()
+            .expect("run cavity");
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success(), "{args:?} succeeded");
+        assert!(stderr.contains(expected), "{args:?}: {stderr}");
+    }
+}
