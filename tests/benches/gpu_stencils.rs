@@ -429,23 +429,6 @@ fn maxabs<T: Real>(cuda: &Cuda, hand: Option<&Hand>, n: [usize; 2]) -> R<Row> {
     })
 }
 
-/// Device-to-device copy of 2 GiB, bytes read + written per second.
-fn copy_bandwidth(cuda: &Cuda) -> R<f64> {
-    let b = Backend::Cuda(cuda.clone());
-    let n = 1usize << 28;
-    let src = Field::<f64>::zeros_on(&b, &[n], 0)?;
-    let dst = Field::<f64>::zeros_on(&b, &[n], 0)?;
-    let (ps, pd) = (ptr(&src).0, ptr(&dst).0);
-    let t = median_time(cuda, || {
-        cuda.bind()?;
-        // SAFETY: both fields hold n f64 from their origins.
-        unsafe { result::memcpy_dtod_async(pd, ps, n * 8, cuda.raw_stream()) }
-            .map_err(|e| format!("copy: {e:?}"))?;
-        Ok(())
-    })?;
-    Ok(2.0 * (n * 8) as f64 / t)
-}
-
 fn arg(name: &str) -> Option<String> {
     let args: Vec<String> = std::env::args().collect();
     args.iter()
@@ -477,7 +460,7 @@ fn main() -> R<()> {
         }
     };
     let h = hand.as_ref();
-    let copy = copy_bandwidth(&cuda)?;
+    let copy = cuda.copy_bandwidth(2 << 30)?;
     let mut rows = Vec::new();
     for n in [8192, 16384] {
         rows.push(jacobi::<f32>(&cuda, h, [n, n])?);

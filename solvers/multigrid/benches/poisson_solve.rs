@@ -13,7 +13,7 @@ use multigrid::{solve, Options, Precision, Problem, Report};
 use std::f64::consts::PI;
 use std::fmt::Write as _;
 use std::time::Instant;
-use stencil_runtime::{Backend, Cuda, Field};
+use stencil_runtime::{Backend, Cuda};
 
 type R<T> = Result<T, Box<dyn std::error::Error>>;
 
@@ -61,31 +61,6 @@ fn vcycle_bytes(n: usize, dims: u32, s: f64) -> f64 {
     bytes + fine * (16.0 + s + 16.0 + s + s)
 }
 
-/// Device-to-device copy bandwidth (bytes read + written per second), median of 7.
-fn copy_bandwidth(cuda: &Cuda) -> R<f64> {
-    let b = Backend::Cuda(cuda.clone());
-    let n = 1usize << 27;
-    let src = Field::<f64>::zeros_on(&b, &[n], 0)?;
-    let dst = Field::<f64>::zeros_on(&b, &[n], 0)?;
-    let (ps, pd) = (
-        src.device_args().ok_or("device")?.1,
-        dst.device_args().ok_or("device")?.1,
-    );
-    let mut times = Vec::new();
-    for _ in 0..8 {
-        let mut t = cuda.timer()?;
-        cuda.bind()?;
-        t.start()?;
-        // SAFETY: both fields hold n f64 from their origins.
-        unsafe { cudarc::driver::result::memcpy_dtod_async(pd, ps, n * 8, cuda.raw_stream()) }
-            .map_err(|e| format!("copy: {e:?}"))?;
-        times.push(t.stop()?);
-    }
-    times.remove(0);
-    times.sort_by(f64::total_cmp);
-    Ok(2.0 * (n * 8) as f64 / times[times.len() / 2])
-}
-
 /// The best of `reps` solves of the 2D (`dims = 2`) or 3D problem (fresh problem each
 /// time; the first run also loads the PTX).
 fn timed_solve(
@@ -129,7 +104,7 @@ fn main() -> R<()> {
     } else {
         match Cuda::new(0) {
             Ok(c) => {
-                let bw = copy_bandwidth(&c)?;
+                let bw = c.copy_bandwidth(1 << 30)?;
                 let name = c.device_name().to_string();
                 (Backend::Cuda(c), name, Some(bw))
             }

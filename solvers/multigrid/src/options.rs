@@ -154,7 +154,8 @@ pub struct Options {
     pub post: usize,
     /// The smoother.
     pub smoother: Smoother,
-    /// The coarsest level's nodes per axis (3, 5, 9, ...): solved by 4n smoothing sweeps.
+    /// The coarsest level's nodes per axis (3, 5, 9, ...): solved by 4n smoothing sweeps (one
+    /// Gauss-Seidel sweep when 3 nodes with Dirichlet sides leave a single unknown).
     pub coarsest: usize,
     /// The order of the defect.
     pub order: Order,

@@ -3,7 +3,7 @@
 //! the correction.
 
 use crate::ops::Ops;
-use crate::options::{Cycle, Options, Smoother};
+use crate::options::{BoundaryKind, Cycle, Options, Smoother};
 use crate::report::LevelStat;
 use crate::SolveError;
 use std::time::Instant;
@@ -176,10 +176,22 @@ impl<T: Real> Hierarchy<T> {
         self.smooth(l, post)
     }
 
-    /// The coarsest level: 4n sweeps of the smoother (exact for 3 nodes).
+    /// The coarsest level: 4n sweeps of the smoother, or one where one is exact (3 nodes
+    /// per axis with every side Dirichlet imposed directly leave a single unknown, which a
+    /// Gauss-Seidel sweep solves).
     fn coarse_solve(&mut self) -> Result<(), Error> {
         let l = self.levels.len() - 1;
-        let sweeps = 4 * self.levels[l].n;
+        let dims = self.ops.dims;
+        let single_unknown = self.levels[l].n == 3
+            && self.options.boundary.sides()[..2 * dims]
+                .iter()
+                .all(|k| *k == BoundaryKind::Dirichlet);
+        let gauss_seidel = matches!(self.options.smoother, Smoother::RedBlack | Smoother::Zebra);
+        let sweeps = if single_unknown && gauss_seidel {
+            1
+        } else {
+            4 * self.levels[l].n
+        };
         self.smooth(l, sweeps)
     }
 

@@ -61,3 +61,28 @@ impl Drop for Timer {
         }
     }
 }
+
+impl crate::cuda::Cuda {
+    /// The device's copy bandwidth in bytes per second (read plus written): the median of
+    /// 7 device-to-device copies of `bytes` bytes, timed with events after one untimed
+    /// copy. The yardstick benchmarks report effective bandwidth against (use at least a
+    /// few hundred MB, beyond the caches).
+    pub fn copy_bandwidth(&self, bytes: usize) -> Result<f64, Error> {
+        use crate::cuda::DeviceBuffer;
+        let stream = self.stream();
+        let src = DeviceBuffer::zeroed(stream, bytes, "the copy-bandwidth source")?;
+        let dst = DeviceBuffer::new(stream, bytes, "the copy-bandwidth destination")?;
+        let mut times = Vec::new();
+        for _ in 0..8 {
+            let mut t = self.timer()?;
+            t.start()?;
+            // SAFETY: both buffers hold `bytes` bytes; the copy is ordered on the stream.
+            unsafe { result::memcpy_dtod_async(dst.ptr, src.ptr, bytes, stream.raw) }
+                .map_err(|e| cuda_error("copying within the device", e))?;
+            times.push(t.stop()?);
+        }
+        times.remove(0);
+        times.sort_by(f64::total_cmp);
+        Ok(2.0 * bytes as f64 / times[times.len() / 2])
+    }
+}
