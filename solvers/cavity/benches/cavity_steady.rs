@@ -105,7 +105,7 @@ fn main() -> R<()> {
     let mut md = String::new();
     writeln!(
         md,
-        "Lid-driven cavity, Re = {re}, to steady state (relative change of w below {tol:e} per unit time), Poisson {precision:?}, one V(2,2) cycle per RK4 stage, on {device}"
+        "Lid-driven cavity, Re = {re}, to steady state (relative change of w below {tol:e} per unit time), Poisson {precision:?}, one V(1,1) cycle per RK4 stage, on {device}"
     )?;
     if let Some(bw) = copy {
         writeln!(md, "(device copy bandwidth {:.0} GB/s)", bw / 1e9)?;

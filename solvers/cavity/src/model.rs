@@ -456,7 +456,7 @@ impl Cavity {
                 }
             }
             self.rk4_step()?;
-            let at_check = self.step % every == 0;
+            let at_check = self.step.is_multiple_of(every);
             if !at_check {
                 continue;
             }
