@@ -269,103 +269,46 @@ impl Cavity {
     /// every step uses the same fields (and a recorded step replays).
     fn rk4_stages(&mut self) -> Result<(), CavityError> {
         let dt = self.dt;
-        let re_inv = 1.0 / self.config.re;
-        let h_inv = 1.0 / self.h;
+        let (re_inv, h_inv, h) = (1.0 / self.config.re, 1.0 / self.h, self.h);
+        let cycles = self.config.poisson_cycles;
         let b = self.backend.clone();
         let [s0, s1] = &mut self.stages;
         let [a0, a1] = &mut self.sums;
-        // Stage 1: F(w).
-        poisson_cycles(
-            &mut self.poisson,
-            &mut self.psi,
-            &self.w,
-            self.config.poisson_cycles,
-        )?;
-        wall_update(&b, self.h, &self.psi, &mut self.w)?;
-        flow::rk4_stage::launch(
-            &b,
-            &self.w,
-            &self.psi,
-            &self.w,
-            &self.w,
-            a0,
+        // The stream function of a stage's vorticity, then that vorticity's wall values.
+        let mut solve = |psi: &mut Field<f64>, w: &mut Field<f64>| -> Result<(), CavityError> {
+            poisson_cycles(&mut self.poisson, psi, w, cycles)?;
+            wall_update(&b, h, psi, w)
+        };
+        // acc_out = (first ? base : acc) + a F(stage); next = (last ? acc : base) + c F.
+        let update = |stage: &Field<f64>,
+                      psi: &Field<f64>,
+                      [base, acc]: [&Field<f64>; 2],
+                      [acc_out, next]: [&mut Field<f64>; 2],
+                      (a, c, first, last): (f64, f64, bool, bool)|
+         -> Result<(), CavityError> {
+            let (r, hi) = (re_inv, h_inv);
+            flow::rk4_stage::launch(
+                &b, stage, psi, base, acc, acc_out, next, r, hi, a, c, first, last,
+            )?;
+            Ok(())
+        };
+        let w = &mut self.w;
+        let psi = &mut self.psi;
+        solve(psi, w)?;
+        update(w, psi, [w, w], [a0, s0], (dt / 6.0, dt / 2.0, true, false))?;
+        solve(psi, s0)?;
+        update(
             s0,
-            re_inv,
-            h_inv,
-            dt / 6.0,
-            dt / 2.0,
-            true,
-            false,
+            psi,
+            [w, a0],
+            [a1, s1],
+            (dt / 3.0, dt / 2.0, false, false),
         )?;
-        // Stages 2 and 3: F(s0) and F(s1).
-        poisson_cycles(
-            &mut self.poisson,
-            &mut self.psi,
-            s0,
-            self.config.poisson_cycles,
-        )?;
-        wall_update(&b, self.h, &self.psi, s0)?;
-        flow::rk4_stage::launch(
-            &b,
-            s0,
-            &self.psi,
-            &self.w,
-            a0,
-            a1,
-            s1,
-            re_inv,
-            h_inv,
-            dt / 3.0,
-            dt / 2.0,
-            false,
-            false,
-        )?;
-        poisson_cycles(
-            &mut self.poisson,
-            &mut self.psi,
-            s1,
-            self.config.poisson_cycles,
-        )?;
-        wall_update(&b, self.h, &self.psi, s1)?;
-        flow::rk4_stage::launch(
-            &b,
-            s1,
-            &self.psi,
-            &self.w,
-            a1,
-            a0,
-            s0,
-            re_inv,
-            h_inv,
-            dt / 3.0,
-            dt,
-            false,
-            false,
-        )?;
-        // Stage 4: F(s0); w = a0 + dt/6 F (a1 receives an unused sum).
-        poisson_cycles(
-            &mut self.poisson,
-            &mut self.psi,
-            s0,
-            self.config.poisson_cycles,
-        )?;
-        wall_update(&b, self.h, &self.psi, s0)?;
-        flow::rk4_stage::launch(
-            &b,
-            s0,
-            &self.psi,
-            a0,
-            a0,
-            a1,
-            &mut self.w,
-            re_inv,
-            h_inv,
-            0.0,
-            dt / 6.0,
-            false,
-            true,
-        )?;
-        Ok(())
+        solve(psi, s1)?;
+        update(s1, psi, [w, a1], [a0, s0], (dt / 3.0, dt, false, false))?;
+        // The last stage writes the new time level into w (a1 receives an unused sum).
+        solve(psi, s0)?;
+        update(s0, psi, [a0, a0], [a1, w], (0.0, dt / 6.0, false, true))
     }
 
     /// The largest stable time step for the current flow, times [`Config::cfl`] (waits
