@@ -1,0 +1,415 @@
+//! Every kernel of the shallow-water solver, in the stencil language: the central-upwind
+//! scheme of Kurganov & Petrova (2007), "A second-order well-balanced positivity preserving
+//! central-upwind scheme for the Saint-Venant system", Commun. Math. Sci. 5(1).
+//!
+//! The grid is cell-centred, `nx x ny` cells of `dx x dy`. The state is the cell averages
+//! of the surface elevation `w = h + B`, and the discharges `q = h u` and `p = h v`. The
+//! bed `B` is continuous and bilinear in each cell, given by its values at the cell
+//! corners: a corner field `bed` of the same extent as the state, `bed[(0, 0)]` being the
+//! south-west corner of the cell and the last row and column of corners lying in the
+//! halo. All fields have a halo of two cells; the state's halo is read only where a
+//! periodic side wraps it (see [`crate::Boundary`]).
+//!
+//! Each side of the rectangle has a kind, an `i64` chosen at run time, and a value:
+//! 0 reflecting wall, 1 fixed depth (the value), 2 fixed discharge into the domain per
+//! unit width (the value), 3 open (zero gradient), 4 periodic. On a side that is not
+//! periodic the outermost cells are reconstructed as constants, and the state outside the
+//! boundary face is the side's condition applied to the state inside it.
+
+use stencil_runtime::prelude::*;
+
+#[stencils]
+pub mod kp07 {
+    /// The generalised minmod of three values: the smallest in magnitude if all three
+    /// have one sign, else 0.
+    #[stencil_fn]
+    fn minmod<T: Real>(a: T, b: T, c: T) -> T {
+        if a > 0.0 && b > 0.0 && c > 0.0 {
+            a.min(b).min(c)
+        } else if a < 0.0 && b < 0.0 && c < 0.0 {
+            a.max(b).max(c)
+        } else {
+            0.0
+        }
+    }
+
+    /// The limited difference across a cell (the slope times the cell width) from the
+    /// cell averages below, at and above it, with the generalised minmod limiter of
+    /// parameter `theta` in `[1, 2]`; 0 where the cell is reconstructed as a constant.
+    #[stencil_fn]
+    fn slope<T: Real>(below: T, centre: T, above: T, theta: T, flat: bool) -> T {
+        let s = minmod(
+            theta * (centre - below),
+            0.5 * (above - below),
+            theta * (above - centre),
+        );
+        if flat {
+            0.0
+        } else {
+            s
+        }
+    }
+
+    /// Whether cell `k` of `n` along an axis is reconstructed as a constant: an outermost
+    /// cell on a side that is not periodic (kind 4).
+    #[stencil_fn]
+    fn flat(k: i64, n: i64, lo: i64, hi: i64) -> bool {
+        (k == 0 && lo != 4) || (k == n - 1 && hi != 4)
+    }
+
+    /// The surface at a cell's upper face (east or north) from its average `w` and
+    /// difference `s`, corrected so that it lies above the bed at both faces (KP07 2.14):
+    /// where the upper value would fall below the bed there it is set to the bed, where
+    /// the lower value would, the lower one is; the other keeps the average.
+    #[stencil_fn]
+    fn upper_surface<T: Real>(w: T, s: T, bed_lower: T, bed_upper: T) -> T {
+        if w + 0.5 * s < bed_upper {
+            bed_upper
+        } else if w - 0.5 * s < bed_lower {
+            2.0 * w - bed_lower
+        } else {
+            w + 0.5 * s
+        }
+    }
+
+    /// The surface at a cell's lower face (west or south), corrected as in
+    /// [`upper_surface`].
+    #[stencil_fn]
+    fn lower_surface<T: Real>(w: T, s: T, bed_lower: T, bed_upper: T) -> T {
+        if w + 0.5 * s < bed_upper {
+            2.0 * w - bed_upper
+        } else if w - 0.5 * s < bed_lower {
+            bed_lower
+        } else {
+            w - 0.5 * s
+        }
+    }
+
+    /// The desingularised velocity `sqrt(2) h q / sqrt(h^4 + max(h^4, eps))` (KP07 2.17):
+    /// `q / h` where `h^4 >> eps`, tending to 0 with `h`.
+    #[stencil_fn]
+    fn velocity<T: Real>(h: T, q: T, eps: T) -> T {
+        let h2 = h * h;
+        let h4 = h2 * h2;
+        1.4142135623730951 * h * q / (h4 + h4.max(eps)).sqrt()
+    }
+
+    /// The surface just outside a boundary face from the one just inside: the bed plus
+    /// the side's depth on a fixed-depth side (kind 1), else the same.
+    #[stencil_fn]
+    fn outer_surface<T: Real>(kind: i64, inner: T, bed: T, value: T) -> T {
+        if kind == 1 {
+            bed + value
+        } else {
+            inner
+        }
+    }
+
+    /// The normal discharge just outside a boundary face: mirrored at a wall (kind 0),
+    /// the side's inflow on a fixed-discharge side (kind 2; `inward` is +1 on a low side
+    /// and -1 on a high one), else the same.
+    #[stencil_fn]
+    fn outer_normal<T: Real>(kind: i64, inner: T, value: T, inward: T) -> T {
+        if kind == 0 {
+            -inner
+        } else if kind == 2 {
+            inward * value
+        } else {
+            inner
+        }
+    }
+
+    /// One component of the central-upwind flux across a face (KP07 3.7) with the states
+    /// below (`l`) and above (`r`) it: surface `w`, normal discharge `q`, tangential
+    /// discharge `p`; `bed` is the bed at the face. Component 0 is the flux of `w`, 1 of
+    /// the normal discharge, 2 of the tangential one, 3 the largest wave speed at the face.
+    /// The discharges entering the fluxes are recomputed from the desingularised
+    /// velocities (KP07 2.18).
+    #[stencil_fn]
+    fn face_flux<T: Real>(
+        component: i64,
+        wl: T,
+        ql: T,
+        pl: T,
+        wr: T,
+        qr: T,
+        pr: T,
+        bed: T,
+        g: T,
+        eps: T,
+    ) -> T {
+        let hl = (wl - bed).max(0.0);
+        let hr = (wr - bed).max(0.0);
+        let ul = velocity(hl, ql, eps);
+        let ur = velocity(hr, qr, eps);
+        let vl = velocity(hl, pl, eps);
+        let vr = velocity(hr, pr, eps);
+        let cl = (g * hl).sqrt();
+        let cr = (g * hr).sqrt();
+        let ap = (ur + cr).max(ul + cl).max(0.0);
+        let am = (ur - cr).min(ul - cl).min(0.0);
+        if component == 0 {
+            central_upwind(ap, am, hl * ul, hr * ur, wl, wr)
+        } else if component == 1 {
+            central_upwind(
+                ap,
+                am,
+                hl * ul * ul + 0.5 * g * hl * hl,
+                hr * ur * ur + 0.5 * g * hr * hr,
+                hl * ul,
+                hr * ur,
+            )
+        } else if component == 2 {
+            central_upwind(ap, am, hl * ul * vl, hr * ur * vr, hl * vl, hr * vr)
+        } else {
+            ap.max(-am)
+        }
+    }
+
+    /// The central-upwind combination `(a+ f_l - a- f_r + a+ a- (u_r - u_l)) / (a+ - a-)`
+    /// of the fluxes `f` and states `u` on the two sides of a face, with the one-sided
+    /// speeds `a+ >= 0 >= a-`; 0 where both vanish (dry on both sides).
+    #[stencil_fn]
+    fn central_upwind<T: Real>(ap: T, am: T, fl: T, fr: T, ul: T, ur: T) -> T {
+        let d = ap - am;
+        let flux = (ap * fl - am * fr + ap * am * (ur - ul)) / d;
+        if d > 0.0 {
+            flux
+        } else {
+            0.0
+        }
+    }
+
+    /// The rates of change of the cell averages (KP07 3.6: minus the flux differences,
+    /// plus the well-balanced bed-slope source `-g (w - B) dB/dx` of 3.12), and the
+    /// largest `a / dx` over the cell's faces and axes (the CFL time step is `C` over its
+    /// maximum: a reduction fused into this pass).
+    #[stencil]
+    pub fn rates<T: Real>(
+        w: In<T>,
+        q: In<T>,
+        p: In<T>,
+        bed: In<T>,
+        rate_w: Out<T>,
+        rate_q: Out<T>,
+        rate_p: Out<T>,
+        speed: Max<T>,
+        g: T,
+        theta: T,
+        eps: T,
+        dx_inv: T,
+        dy_inv: T,
+        west: i64,
+        east: i64,
+        south: i64,
+        north: i64,
+        west_value: T,
+        east_value: T,
+        south_value: T,
+        north_value: T,
+    ) {
+        let i = index(0);
+        let j = index(1);
+        let nx = extent(0);
+        let ny = extent(1);
+
+        // Along x: the bed at the faces i - 3/2 .. i + 3/2, the differences of the cells
+        // i - 1, i, i + 1.
+        let bx0 = 0.5 * (bed[(-1, 0)] + bed[(-1, 1)]);
+        let bx1 = 0.5 * (bed + bed[(0, 1)]);
+        let bx2 = 0.5 * (bed[(1, 0)] + bed[(1, 1)]);
+        let bx3 = 0.5 * (bed[(2, 0)] + bed[(2, 1)]);
+        let fxm = flat(i - 1, nx, west, east);
+        let fxc = flat(i, nx, west, east);
+        let fxp = flat(i + 1, nx, west, east);
+        let swm = slope(w[(-2, 0)], w[(-1, 0)], w, theta, fxm);
+        let swc = slope(w[(-1, 0)], w, w[(1, 0)], theta, fxc);
+        let swp = slope(w, w[(1, 0)], w[(2, 0)], theta, fxp);
+        let sqm = slope(q[(-2, 0)], q[(-1, 0)], q, theta, fxm);
+        let sqc = slope(q[(-1, 0)], q, q[(1, 0)], theta, fxc);
+        let sqp = slope(q, q[(1, 0)], q[(2, 0)], theta, fxp);
+        let spm = slope(p[(-2, 0)], p[(-1, 0)], p, theta, fxm);
+        let spc = slope(p[(-1, 0)], p, p[(1, 0)], theta, fxc);
+        let spp = slope(p, p[(1, 0)], p[(2, 0)], theta, fxp);
+
+        // The west face: this cell's lower values, the west neighbour's upper ones (or the
+        // west side's condition).
+        let ww_in = lower_surface(w, swc, bx1, bx2);
+        let qw_in = q - 0.5 * sqc;
+        let pw_in = p - 0.5 * spc;
+        let west_edge = i == 0 && west != 4;
+        let ww_out = if west_edge {
+            outer_surface(west, ww_in, bx1, west_value)
+        } else {
+            upper_surface(w[(-1, 0)], swm, bx0, bx1)
+        };
+        let qw_out = if west_edge {
+            outer_normal(west, qw_in, west_value, 1.0)
+        } else {
+            q[(-1, 0)] + 0.5 * sqm
+        };
+        let pw_out = if west_edge { pw_in } else { p[(-1, 0)] + 0.5 * spm };
+
+        // The east face.
+        let we_in = upper_surface(w, swc, bx1, bx2);
+        let qe_in = q + 0.5 * sqc;
+        let pe_in = p + 0.5 * spc;
+        let east_edge = i == nx - 1 && east != 4;
+        let we_out = if east_edge {
+            outer_surface(east, we_in, bx2, east_value)
+        } else {
+            lower_surface(w[(1, 0)], swp, bx2, bx3)
+        };
+        let qe_out = if east_edge {
+            outer_normal(east, qe_in, east_value, -1.0)
+        } else {
+            q[(1, 0)] - 0.5 * sqp
+        };
+        let pe_out = if east_edge { pe_in } else { p[(1, 0)] - 0.5 * spp };
+
+        let west_w = face_flux(0, ww_out, qw_out, pw_out, ww_in, qw_in, pw_in, bx1, g, eps);
+        let west_q = face_flux(1, ww_out, qw_out, pw_out, ww_in, qw_in, pw_in, bx1, g, eps);
+        let west_p = face_flux(2, ww_out, qw_out, pw_out, ww_in, qw_in, pw_in, bx1, g, eps);
+        let west_a = face_flux(3, ww_out, qw_out, pw_out, ww_in, qw_in, pw_in, bx1, g, eps);
+        let east_w = face_flux(0, we_in, qe_in, pe_in, we_out, qe_out, pe_out, bx2, g, eps);
+        let east_q = face_flux(1, we_in, qe_in, pe_in, we_out, qe_out, pe_out, bx2, g, eps);
+        let east_p = face_flux(2, we_in, qe_in, pe_in, we_out, qe_out, pe_out, bx2, g, eps);
+        let east_a = face_flux(3, we_in, qe_in, pe_in, we_out, qe_out, pe_out, bx2, g, eps);
+
+        // Along y, the same with p normal and q tangential.
+        let by0 = 0.5 * (bed[(0, -1)] + bed[(1, -1)]);
+        let by1 = 0.5 * (bed + bed[(1, 0)]);
+        let by2 = 0.5 * (bed[(0, 1)] + bed[(1, 1)]);
+        let by3 = 0.5 * (bed[(0, 2)] + bed[(1, 2)]);
+        let fym = flat(j - 1, ny, south, north);
+        let fyc = flat(j, ny, south, north);
+        let fyp = flat(j + 1, ny, south, north);
+        let twm = slope(w[(0, -2)], w[(0, -1)], w, theta, fym);
+        let twc = slope(w[(0, -1)], w, w[(0, 1)], theta, fyc);
+        let twp = slope(w, w[(0, 1)], w[(0, 2)], theta, fyp);
+        let tqm = slope(q[(0, -2)], q[(0, -1)], q, theta, fym);
+        let tqc = slope(q[(0, -1)], q, q[(0, 1)], theta, fyc);
+        let tqp = slope(q, q[(0, 1)], q[(0, 2)], theta, fyp);
+        let tpm = slope(p[(0, -2)], p[(0, -1)], p, theta, fym);
+        let tpc = slope(p[(0, -1)], p, p[(0, 1)], theta, fyc);
+        let tpp = slope(p, p[(0, 1)], p[(0, 2)], theta, fyp);
+
+        let ws_in = lower_surface(w, twc, by1, by2);
+        let qs_in = q - 0.5 * tqc;
+        let ps_in = p - 0.5 * tpc;
+        let south_edge = j == 0 && south != 4;
+        let ws_out = if south_edge {
+            outer_surface(south, ws_in, by1, south_value)
+        } else {
+            upper_surface(w[(0, -1)], twm, by0, by1)
+        };
+        let qs_out = if south_edge { qs_in } else { q[(0, -1)] + 0.5 * tqm };
+        let ps_out = if south_edge {
+            outer_normal(south, ps_in, south_value, 1.0)
+        } else {
+            p[(0, -1)] + 0.5 * tpm
+        };
+
+        let wn_in = upper_surface(w, twc, by1, by2);
+        let qn_in = q + 0.5 * tqc;
+        let pn_in = p + 0.5 * tpc;
+        let north_edge = j == ny - 1 && north != 4;
+        let wn_out = if north_edge {
+            outer_surface(north, wn_in, by2, north_value)
+        } else {
+            lower_surface(w[(0, 1)], twp, by2, by3)
+        };
+        let qn_out = if north_edge { qn_in } else { q[(0, 1)] - 0.5 * tqp };
+        let pn_out = if north_edge {
+            outer_normal(north, pn_in, north_value, -1.0)
+        } else {
+            p[(0, 1)] - 0.5 * tpp
+        };
+
+        let south_w = face_flux(0, ws_out, ps_out, qs_out, ws_in, ps_in, qs_in, by1, g, eps);
+        let south_p = face_flux(1, ws_out, ps_out, qs_out, ws_in, ps_in, qs_in, by1, g, eps);
+        let south_q = face_flux(2, ws_out, ps_out, qs_out, ws_in, ps_in, qs_in, by1, g, eps);
+        let south_a = face_flux(3, ws_out, ps_out, qs_out, ws_in, ps_in, qs_in, by1, g, eps);
+        let north_w = face_flux(0, wn_in, pn_in, qn_in, wn_out, pn_out, qn_out, by2, g, eps);
+        let north_p = face_flux(1, wn_in, pn_in, qn_in, wn_out, pn_out, qn_out, by2, g, eps);
+        let north_q = face_flux(2, wn_in, pn_in, qn_in, wn_out, pn_out, qn_out, by2, g, eps);
+        let north_a = face_flux(3, wn_in, pn_in, qn_in, wn_out, pn_out, qn_out, by2, g, eps);
+
+        let depth = w - 0.25 * (bed + bed[(1, 0)] + bed[(0, 1)] + bed[(1, 1)]);
+        rate_w = (west_w - east_w) * dx_inv + (south_w - north_w) * dy_inv;
+        rate_q = (west_q - east_q) * dx_inv + (south_q - north_q) * dy_inv
+            - g * depth * (bx2 - bx1) * dx_inv;
+        rate_p = (west_p - east_p) * dx_inv + (south_p - north_p) * dy_inv
+            - g * depth * (by2 - by1) * dy_inv;
+        speed.reduce((west_a.max(east_a) * dx_inv).max(south_a.max(north_a) * dy_inv));
+    }
+
+    /// One Runge-Kutta stage: `U_to = keep U_to + (1 - keep) (U + dt R)` (`keep` 0 for a
+    /// forward Euler step or the first stage of SSP-RK2, 1/2 for its second), then the
+    /// surface kept on or above the bed (the depth never negative; dry cells lose their
+    /// discharge) and Manning friction applied semi-implicitly:
+    /// `q / (1 + (1 - keep) dt g n^2 |u| / h^(4/3))`, `g_n2 = g n^2`.
+    #[stencil]
+    pub fn advance<T: Real>(
+        w: In<T>,
+        q: In<T>,
+        p: In<T>,
+        rate_w: In<T>,
+        rate_q: In<T>,
+        rate_p: In<T>,
+        bed: In<T>,
+        w_to: InOut<T>,
+        q_to: InOut<T>,
+        p_to: InOut<T>,
+        dt: T,
+        keep: T,
+        g_n2: T,
+        eps: T,
+    ) {
+        let fresh = 1.0 - keep;
+        let old_w = if keep > 0.0 { keep * w_to } else { 0.0 };
+        let old_q = if keep > 0.0 { keep * q_to } else { 0.0 };
+        let old_p = if keep > 0.0 { keep * p_to } else { 0.0 };
+        let wn = old_w + fresh * (w + dt * rate_w);
+        let qn = old_q + fresh * (q + dt * rate_q);
+        let pn = old_p + fresh * (p + dt * rate_p);
+        let base = 0.25 * (bed + bed[(1, 0)] + bed[(0, 1)] + bed[(1, 1)]);
+        let h = (wn - base).max(0.0);
+        let u = velocity(h, qn, eps);
+        let v = velocity(h, pn, eps);
+        let drag = g_n2 * (u * u + v * v).sqrt() / h.powf(4.0 / 3.0);
+        let damp = if h > 0.0 {
+            1.0 / (1.0 + fresh * dt * drag)
+        } else {
+            0.0
+        };
+        w_to = wn.max(base);
+        q_to = qn * damp;
+        p_to = pn * damp;
+    }
+
+    /// What a check of the state needs: the water volume per unit cell area (in `f64`),
+    /// the smallest depth, the largest depth and the largest speed `|u| + |v|` (where the
+    /// depth exceeds `dry`). A NaN anywhere makes the volume NaN.
+    #[stencil]
+    pub fn survey<T: Real>(
+        w: In<T>,
+        q: In<T>,
+        p: In<T>,
+        bed: In<T>,
+        volume: Sum<f64>,
+        shallowest: Min<T>,
+        deepest: Max<T>,
+        fastest: Max<T>,
+        dry: T,
+    ) {
+        let h = w - 0.25 * (bed + bed[(1, 0)] + bed[(0, 1)] + bed[(1, 1)]);
+        volume.reduce(h as f64 + 0.0 * ((q + p) as f64));
+        shallowest.reduce(h);
+        deepest.reduce(h);
+        let s = (q.abs() + p.abs()) / h;
+        if h > dry {
+            fastest.reduce(s);
+        }
+    }
+}

@@ -1,0 +1,80 @@
+//! Shallow-water flood simulation on the CPU or a CUDA device: the second-order
+//! well-balanced positivity-preserving central-upwind scheme of Kurganov & Petrova (2007),
+//! every kernel in the stencil language ([`kernels`]).
+//!
+//! The model is the Saint-Venant system with bed slope and Manning friction,
+//!
+//! ```text
+//! h_t + (hu)_x + (hv)_y = 0
+//! (hu)_t + (hu^2 + g h^2 / 2)_x + (huv)_y = -g h B_x - g n^2 |u| hu / h^(4/3)
+//! (hv)_t + (huv)_x + (hv^2 + g h^2 / 2)_y = -g h B_y - g n^2 |u| hv / h^(4/3)
+//! ```
+//!
+//! on a uniform grid of cells over a continuous, piecewise bilinear bed ([`Terrain`]),
+//! each side of the rectangle a wall, a fixed depth, a fixed discharge, an open outlet or
+//! periodic ([`Boundary`]), in `f32` or `f64`.
+//!
+//! ```
+//! use shallow_water::*;
+//! # fn main() -> Result<(), FloodError> {
+//! let grid = Grid::new(64, 4, 1.0 / 64.0, 1.0 / 64.0, 0.0, 0.0)?;
+//! let terrain = Terrain::from_fn(grid, |_, _| 0.0)?;
+//! // A dam break: 1 m of water on the left half, 0.1 m on the right.
+//! let water = Water::from_depth(&terrain, |x, _| if x < 0.5 { 1.0 } else { 0.1 });
+//! let setup = Setup::new(terrain, water, Boundaries::all(Boundary::Wall), Physics::default());
+//! let mut flow = ShallowWater::<f64>::new(&stencil_runtime::Backend::Cpu, &setup)?;
+//! flow.advance_to(0.05)?;
+//! let survey = flow.survey()?;
+//! assert!((survey.volume - flow.initial_volume()).abs() < 1e-12);
+//! # Ok(())
+//! # }
+//! ```
+
+mod boundary;
+mod grid;
+pub mod kernels;
+mod model;
+
+pub use boundary::{Boundaries, Boundary, Series};
+pub use grid::{Grid, Terrain};
+pub use model::{Integrator, Physics, Setup, ShallowWater, Survey, Water};
+
+/// Why a simulation could not start or stopped early.
+#[derive(Debug, thiserror::Error)]
+pub enum FloodError {
+    /// A parameter, size or setting out of range.
+    #[error("`{name}` = {value} is invalid: expected {expected}")]
+    Config {
+        /// The parameter (a scenario field's path where there is one).
+        name: String,
+        /// Its value.
+        value: String,
+        /// What it must be.
+        expected: String,
+    },
+    /// A failure of the run time (a CUDA error, a field in the wrong memory, ...).
+    #[error(transparent)]
+    Runtime(#[from] stencil_runtime::Error),
+    /// The run went unstable.
+    #[error("unstable at step {step} (t = {time:.6} s): cell ({i}, {j}) at (x, y) = ({x:.3}, {y:.3}) has depth {depth:e} m and velocity ({u:e}, {v:e}) m/s; lower the Courant number or check the input")]
+    Unstable {
+        /// Steps taken when it was found.
+        step: u64,
+        /// Simulated time then.
+        time: f64,
+        /// The first bad cell's column.
+        i: usize,
+        /// Its row.
+        j: usize,
+        /// Its centre's x.
+        x: f64,
+        /// Its centre's y.
+        y: f64,
+        /// Its depth.
+        depth: f64,
+        /// Its x velocity.
+        u: f64,
+        /// Its y velocity.
+        v: f64,
+    },
+}

@@ -1,0 +1,562 @@
+//! The simulation: its state on a backend and its time step.
+
+use crate::kernels::kp07;
+use crate::{Boundaries, Boundary, FloodError, Grid, Terrain};
+use stencil_runtime::{Backend, Field, Real};
+
+/// The halo of every field: the reconstruction reads two cells along each axis.
+const HALO: usize = 2;
+
+/// Steps between the stability checks of [`ShallowWater::advance_to`].
+const CHECK_EVERY: u64 = 100;
+
+/// The time integrator.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Integrator {
+    /// First-order forward Euler.
+    Euler,
+    /// Second-order strong-stability-preserving Runge-Kutta (Heun's method).
+    Rk2,
+}
+
+/// Physical and numerical parameters.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Physics {
+    /// Gravity (m/s^2).
+    pub gravity: f64,
+    /// Manning's roughness `n` (s/m^(1/3)); 0 for no friction.
+    pub manning: f64,
+    /// The generalised minmod limiter's parameter, in `[1, 2]` (1 most diffusive).
+    pub theta: f64,
+    /// The Courant number per direction: `dt = C min(dx / a_x, dy / a_y)`. KP07 prove
+    /// positivity for `C <= 0.25`.
+    pub courant: f64,
+    /// The depth (m) below which velocities are desingularised (KP07 2.17 with
+    /// `eps = dry_depth^4`), and below which a cell counts as dry.
+    pub dry_depth: f64,
+    /// The time integrator.
+    pub integrator: Integrator,
+}
+
+impl Default for Physics {
+    fn default() -> Physics {
+        Physics {
+            gravity: 9.81,
+            manning: 0.0,
+            theta: 1.3,
+            courant: 0.25,
+            dry_depth: 1e-4,
+            integrator: Integrator::Rk2,
+        }
+    }
+}
+
+impl Physics {
+    /// Checks every parameter's range.
+    pub fn validate(&self) -> Result<(), FloodError> {
+        let checks: [(&str, f64, bool, &str); 5] = [
+            ("gravity", self.gravity, self.gravity > 0.0, "a number above 0"),
+            ("manning", self.manning, self.manning >= 0.0, "a number >= 0"),
+            (
+                "theta",
+                self.theta,
+                (1.0..=2.0).contains(&self.theta),
+                "a limiter parameter in [1, 2]",
+            ),
+            (
+                "courant",
+                self.courant,
+                self.courant > 0.0 && self.courant <= 0.5,
+                "a Courant number in (0, 0.5] (0.25 keeps depths positive)",
+            ),
+            (
+                "dry_depth",
+                self.dry_depth,
+                self.dry_depth > 0.0 && self.dry_depth < 1.0,
+                "a depth in (0, 1) m",
+            ),
+        ];
+        for (name, value, ok, expected) in checks {
+            if !(ok && value.is_finite()) {
+                return Err(FloodError::Config {
+                    name: name.into(),
+                    value: value.to_string(),
+                    expected: expected.into(),
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The water at the start, per cell, row by row from the south.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Water {
+    /// The surface elevation `w = B + h`; values below the cell's bed mean dry.
+    pub surface: Vec<f64>,
+    /// The x velocity (m/s).
+    pub u: Vec<f64>,
+    /// The y velocity (m/s).
+    pub v: Vec<f64>,
+}
+
+impl Water {
+    /// Water of depth `h(x, y)` (at the cell centres) at rest.
+    pub fn from_depth(terrain: &Terrain, h: impl Fn(f64, f64) -> f64) -> Water {
+        let g = *terrain.grid();
+        let surface = (0..g.ny)
+            .flat_map(|j| (0..g.nx).map(move |i| (i, j)))
+            .map(|(i, j)| {
+                let (x, y) = g.centre(i, j);
+                terrain.cell(i, j) + h(x, y)
+            })
+            .collect();
+        Water::still(surface)
+    }
+
+    /// A still surface at `eta(x, y)` where it lies above the bed, dry elsewhere.
+    pub fn from_surface(terrain: &Terrain, eta: impl Fn(f64, f64) -> f64) -> Water {
+        let g = *terrain.grid();
+        let surface = (0..g.ny)
+            .flat_map(|j| (0..g.nx).map(move |i| (i, j)))
+            .map(|(i, j)| {
+                let (x, y) = g.centre(i, j);
+                eta(x, y).max(terrain.cell(i, j))
+            })
+            .collect();
+        Water::still(surface)
+    }
+
+    /// The given surface at rest.
+    pub fn still(surface: Vec<f64>) -> Water {
+        let n = surface.len();
+        Water {
+            surface,
+            u: vec![0.0; n],
+            v: vec![0.0; n],
+        }
+    }
+}
+
+/// Everything a simulation starts from.
+#[derive(Clone, Debug)]
+pub struct Setup {
+    /// The bed.
+    pub terrain: Terrain,
+    /// The initial water.
+    pub water: Water,
+    /// The sides' conditions.
+    pub boundaries: Boundaries,
+    /// Parameters.
+    pub physics: Physics,
+}
+
+impl Setup {
+    /// Gathers the parts.
+    pub fn new(terrain: Terrain, water: Water, boundaries: Boundaries, physics: Physics) -> Setup {
+        Setup {
+            terrain,
+            water,
+            boundaries,
+            physics,
+        }
+    }
+}
+
+/// What a survey of the state found.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Survey {
+    /// The water volume (m^3).
+    pub volume: f64,
+    /// The smallest depth.
+    pub min_depth: f64,
+    /// The largest depth.
+    pub max_depth: f64,
+    /// The largest `|u| + |v|` where the depth exceeds the dry depth.
+    pub max_speed: f64,
+}
+
+/// The three conserved fields: surface, x discharge, y discharge.
+type State<T> = [Field<T>; 3];
+
+/// A shallow-water simulation in precision `T` on a backend.
+pub struct ShallowWater<T: Real> {
+    backend: Backend,
+    grid: Grid,
+    boundaries: Boundaries,
+    physics: Physics,
+    bed: Field<T>,
+    now: State<T>,
+    stage: State<T>,
+    rates: State<T>,
+    time: f64,
+    steps: u64,
+    initial_volume: f64,
+}
+
+/// Which state a rate evaluation reads.
+#[derive(Clone, Copy)]
+enum Which {
+    Now,
+    Stage,
+}
+
+impl<T: Real> ShallowWater<T> {
+    /// Uploads the setup to `backend`, checking it first.
+    pub fn new(backend: &Backend, setup: &Setup) -> Result<ShallowWater<T>, FloodError> {
+        setup.physics.validate()?;
+        setup.boundaries.validate()?;
+        let grid = *setup.terrain.grid();
+        let water = &setup.water;
+        for (name, v) in [("surface", &water.surface), ("u", &water.u), ("v", &water.v)] {
+            if v.len() != grid.cells() {
+                return Err(FloodError::Config {
+                    name: format!("initial water {name}"),
+                    value: format!("{} values", v.len()),
+                    expected: format!("one per cell ({} x {})", grid.nx, grid.ny),
+                });
+            }
+            if let Some(k) = v.iter().position(|x| !x.is_finite()) {
+                return Err(FloodError::Config {
+                    name: format!("initial water {name}"),
+                    value: format!("{} in cell ({}, {})", v[k], k % grid.nx, k / grid.nx),
+                    expected: "finite values".into(),
+                });
+            }
+        }
+        for axis in 0..2 {
+            let n = [grid.nx, grid.ny][axis];
+            if setup.boundaries.periodic(axis) && n < HALO {
+                return Err(FloodError::Config {
+                    name: "grid".into(),
+                    value: format!("{} x {}", grid.nx, grid.ny),
+                    expected: format!("at least {HALO} cells along a periodic axis"),
+                });
+            }
+        }
+        let extent = [grid.nx, grid.ny];
+        let terrain = &setup.terrain;
+        let bed = corner_field::<T>(terrain, &setup.boundaries).to(backend)?;
+        let cell = |i: isize, j: isize| -> Option<usize> {
+            let inside = (0..grid.nx as isize).contains(&i) && (0..grid.ny as isize).contains(&j);
+            inside.then(|| j as usize * grid.nx + i as usize)
+        };
+        let depth = |k: usize| (water.surface[k] - terrain.cell(k % grid.nx, k / grid.nx)).max(0.0);
+        let surface = Field::from_fn(&extent, HALO, |[i, j, _]| {
+            let k = cell(i, j);
+            T::from_f64(k.map_or(0.0, |k| {
+                water.surface[k].max(terrain.cell(k % grid.nx, k / grid.nx))
+            }))
+        });
+        let q = Field::from_fn(&extent, HALO, |[i, j, _]| {
+            T::from_f64(cell(i, j).map_or(0.0, |k| depth(k) * water.u[k]))
+        });
+        let p = Field::from_fn(&extent, HALO, |[i, j, _]| {
+            T::from_f64(cell(i, j).map_or(0.0, |k| depth(k) * water.v[k]))
+        });
+        let zeros = || -> Result<State<T>, FloodError> {
+            Ok([
+                Field::zeros_on(backend, &extent, HALO)?,
+                Field::zeros_on(backend, &extent, HALO)?,
+                Field::zeros_on(backend, &extent, HALO)?,
+            ])
+        };
+        let mut flow = ShallowWater {
+            backend: backend.clone(),
+            grid,
+            boundaries: setup.boundaries.clone(),
+            physics: setup.physics,
+            bed,
+            now: [surface.to(backend)?, q.to(backend)?, p.to(backend)?],
+            stage: zeros()?,
+            rates: zeros()?,
+            time: 0.0,
+            steps: 0,
+            initial_volume: 0.0,
+        };
+        flow.initial_volume = flow.survey()?.volume;
+        Ok(flow)
+    }
+
+    /// The grid.
+    pub fn grid(&self) -> &Grid {
+        &self.grid
+    }
+
+    /// The backend it runs on.
+    pub fn backend(&self) -> &Backend {
+        &self.backend
+    }
+
+    /// Simulated time (s).
+    pub fn time(&self) -> f64 {
+        self.time
+    }
+
+    /// Steps taken.
+    pub fn steps(&self) -> u64 {
+        self.steps
+    }
+
+    /// The water volume at the start (m^3).
+    pub fn initial_volume(&self) -> f64 {
+        self.initial_volume
+    }
+
+    /// The parameters.
+    pub fn physics(&self) -> &Physics {
+        &self.physics
+    }
+
+    /// `eps` of the desingularisation.
+    fn eps(&self) -> T {
+        T::from_f64(self.physics.dry_depth.powi(4))
+    }
+
+    /// Evaluates the rates of change of `which` state at time `t` into `self.rates`;
+    /// returns the largest `a / dx` (the inverse of the time step at Courant number 1).
+    fn evaluate_rates(&mut self, which: Which, t: f64) -> Result<f64, FloodError> {
+        let eps = self.eps();
+        let state = match which {
+            Which::Now => &mut self.now,
+            Which::Stage => &mut self.stage,
+        };
+        for axis in 0..2 {
+            if self.boundaries.periodic(axis) {
+                let n = [self.grid.nx, self.grid.ny][axis];
+                for f in state.iter_mut() {
+                    f.wrap_periodic(&self.backend, axis, n, HALO)?;
+                }
+            }
+        }
+        let b = &self.boundaries;
+        let value = |side: &Boundary| T::from_f64(side.value_at(t));
+        let [w, q, p] = &*state;
+        let [rw, rq, rp] = &mut self.rates;
+        let f = T::from_f64;
+        let speed = kp07::rates::launch(
+            &self.backend,
+            w,
+            q,
+            p,
+            &self.bed,
+            rw,
+            rq,
+            rp,
+            f(self.physics.gravity),
+            f(self.physics.theta),
+            eps,
+            f(1.0 / self.grid.dx),
+            f(1.0 / self.grid.dy),
+            b.west.kind(),
+            b.east.kind(),
+            b.south.kind(),
+            b.north.kind(),
+            value(&b.west),
+            value(&b.east),
+            value(&b.south),
+            value(&b.north),
+        )?;
+        Ok(speed.as_f64())
+    }
+
+    /// One stage `to = keep to + (1 - keep) (from + dt R)`, friction included.
+    fn advance_stage(&mut self, forward: bool, dt: f64, keep: f64) -> Result<(), FloodError> {
+        let eps = self.eps();
+        let (from, to) = if forward {
+            (&self.now, &mut self.stage)
+        } else {
+            (&self.stage, &mut self.now)
+        };
+        let [w, q, p] = from;
+        let [rw, rq, rp] = &self.rates;
+        let [tw, tq, tp] = to;
+        let ph = &self.physics;
+        kp07::advance::launch(
+            &self.backend,
+            w,
+            q,
+            p,
+            rw,
+            rq,
+            rp,
+            &self.bed,
+            tw,
+            tq,
+            tp,
+            T::from_f64(dt),
+            T::from_f64(keep),
+            T::from_f64(ph.gravity * ph.manning * ph.manning),
+            eps,
+        )?;
+        Ok(())
+    }
+
+    /// Takes one time step of at most `limit` seconds (the CFL step, shortened to
+    /// `limit`); returns the step taken.
+    pub fn step(&mut self, limit: f64) -> Result<f64, FloodError> {
+        let speed = self.evaluate_rates(Which::Now, self.time)?;
+        if !(speed >= 0.0 && speed.is_finite()) {
+            return Err(self.locate_instability());
+        }
+        let dt = if speed > 0.0 {
+            (self.physics.courant / speed).min(limit)
+        } else {
+            limit
+        };
+        if !(dt.is_finite() && dt > 0.0) {
+            return Err(FloodError::Config {
+                name: "time step limit".into(),
+                value: limit.to_string(),
+                expected: "a finite positive limit when no water moves".into(),
+            });
+        }
+        match self.physics.integrator {
+            Integrator::Euler => {
+                self.advance_stage(true, dt, 0.0)?;
+                std::mem::swap(&mut self.now, &mut self.stage);
+            }
+            Integrator::Rk2 => {
+                self.advance_stage(true, dt, 0.0)?;
+                self.evaluate_rates(Which::Stage, self.time + dt)?;
+                self.advance_stage(false, dt, 0.5)?;
+            }
+        }
+        self.time += dt;
+        self.steps += 1;
+        Ok(dt)
+    }
+
+    /// Steps until simulated time `t_end` (the last step shortened to land on it),
+    /// checking for instability every hundred steps and at the end.
+    pub fn advance_to(&mut self, t_end: f64) -> Result<(), FloodError> {
+        while self.time < t_end {
+            self.step(t_end - self.time)?;
+            if self.steps % CHECK_EVERY == 0 {
+                self.check()?;
+            }
+        }
+        self.check()?;
+        Ok(())
+    }
+
+    /// Surveys the state and stops with [`FloodError::Unstable`] if a value is not
+    /// finite or a depth negative.
+    pub fn check(&mut self) -> Result<Survey, FloodError> {
+        let s = self.survey()?;
+        if !(s.volume.is_finite() && s.min_depth >= 0.0 && s.max_speed.is_finite()) {
+            return Err(self.locate_instability());
+        }
+        Ok(s)
+    }
+
+    /// The volume, depth range and largest speed.
+    pub fn survey(&self) -> Result<Survey, FloodError> {
+        let [w, q, p] = &self.now;
+        let (volume, min_depth, max_depth, max_speed) = kp07::survey::launch(
+            &self.backend,
+            w,
+            q,
+            p,
+            &self.bed,
+            T::from_f64(self.physics.dry_depth),
+        )?;
+        Ok(Survey {
+            volume: volume * self.grid.cell_area(),
+            min_depth: min_depth.as_f64(),
+            max_depth: max_depth.as_f64(),
+            max_speed: max_speed.as_f64().max(0.0),
+        })
+    }
+
+    /// The first cell (row by row from the south) whose values are not finite, whose
+    /// depth is negative or whose speed is the largest, as an error.
+    fn locate_instability(&self) -> FloodError {
+        let fields = match (self.depth(), self.velocity()) {
+            (Ok(h), Ok((u, v))) => (h, u, v),
+            (Err(e), _) | (_, Err(e)) => return e,
+        };
+        let (h, u, v) = fields;
+        let bad = |k: usize| !(h[k].is_finite() && u[k].is_finite() && v[k].is_finite()) || h[k] < 0.0;
+        let k = (0..h.len()).find(|&k| bad(k)).unwrap_or_else(|| {
+            (0..h.len())
+                .max_by(|&a, &b| (u[a].abs() + v[a].abs()).total_cmp(&(u[b].abs() + v[b].abs())))
+                .unwrap_or(0)
+        });
+        let (i, j) = (k % self.grid.nx, k / self.grid.nx);
+        let (x, y) = self.grid.centre(i, j);
+        FloodError::Unstable {
+            step: self.steps,
+            time: self.time,
+            i,
+            j,
+            x,
+            y,
+            depth: h.get(k).copied().unwrap_or(f64::NAN),
+            u: u.get(k).copied().unwrap_or(f64::NAN),
+            v: v.get(k).copied().unwrap_or(f64::NAN),
+        }
+    }
+
+    /// The depth per cell, row by row from the south.
+    pub fn depth(&self) -> Result<Vec<f64>, FloodError> {
+        let w = self.now[0].interior()?;
+        let bed = self.bed.to_host()?;
+        let g = &self.grid;
+        let corner = |i: usize, j: usize| bed.get([i as isize, j as isize, 0]).map_or(f64::NAN, |z| z.as_f64());
+        Ok(w.iter()
+            .enumerate()
+            .map(|(k, w)| {
+                let (i, j) = (k % g.nx, k / g.nx);
+                let b = 0.25 * (corner(i, j) + corner(i + 1, j) + corner(i, j + 1) + corner(i + 1, j + 1));
+                w.as_f64() - b
+            })
+            .collect())
+    }
+
+    /// The surface elevation per cell.
+    pub fn surface(&self) -> Result<Vec<f64>, FloodError> {
+        Ok(self.now[0].interior()?.iter().map(|w| w.as_f64()).collect())
+    }
+
+    /// The discharges `(hu, hv)` per cell.
+    pub fn discharge(&self) -> Result<(Vec<f64>, Vec<f64>), FloodError> {
+        let f = |k: usize| -> Result<Vec<f64>, FloodError> {
+            Ok(self.now[k].interior()?.iter().map(|x| x.as_f64()).collect())
+        };
+        Ok((f(1)?, f(2)?))
+    }
+
+    /// The velocities `(u, v)` per cell: discharge over depth where the depth exceeds the
+    /// dry depth, 0 elsewhere.
+    pub fn velocity(&self) -> Result<(Vec<f64>, Vec<f64>), FloodError> {
+        let h = self.depth()?;
+        let (q, p) = self.discharge()?;
+        let dry = self.physics.dry_depth;
+        let div = |a: &[f64]| -> Vec<f64> {
+            a.iter()
+                .zip(&h)
+                .map(|(&a, &h)| if h > dry { a / h } else { 0.0 })
+                .collect()
+        };
+        Ok((div(&q), div(&p)))
+    }
+}
+
+/// The bed's corners as a field of the cells' extent: `(i, j)` holds the south-west
+/// corner of cell `(i, j)`; the halo holds the last row and column of corners and beyond
+/// (the periodic images along a periodic axis, the nearest corner elsewhere).
+fn corner_field<T: Real>(terrain: &Terrain, boundaries: &Boundaries) -> Field<T> {
+    let g = terrain.grid();
+    let index = |k: isize, n: usize, periodic: bool| -> usize {
+        if periodic {
+            k.rem_euclid(n as isize) as usize
+        } else {
+            k.clamp(0, n as isize) as usize
+        }
+    };
+    let (px, py) = (boundaries.periodic(0), boundaries.periodic(1));
+    Field::from_fn(&[g.nx, g.ny], HALO, |[i, j, _]| {
+        T::from_f64(terrain.corner(index(i, g.nx, px), index(j, g.ny, py)))
+    })
+}
