@@ -28,7 +28,10 @@ impl Series {
         if points.is_empty() {
             return Err(bad("at least one (time, value) point".into()));
         }
-        if let Some(k) = points.iter().position(|(t, v)| !t.is_finite() || !v.is_finite()) {
+        if let Some(k) = points
+            .iter()
+            .position(|(t, v)| !t.is_finite() || !v.is_finite())
+        {
             return Err(bad(format!("finite times and values (point {k} is not)")));
         }
         if let Some(k) = points.windows(2).position(|w| w[1].0 <= w[0].0) {
@@ -56,7 +59,10 @@ impl Series {
 
     /// The smallest value anywhere in the series.
     pub fn min(&self) -> f64 {
-        self.points.iter().map(|p| p.1).fold(f64::INFINITY, f64::min)
+        self.points
+            .iter()
+            .map(|p| p.1)
+            .fold(f64::INFINITY, f64::min)
     }
 }
 

@@ -21,14 +21,25 @@ pub struct Grid {
 
 impl Grid {
     /// A grid covering `[x0, x0 + nx dx] x [y0, y0 + ny dy]`; checks the sizes.
-    pub fn new(nx: usize, ny: usize, dx: f64, dy: f64, x0: f64, y0: f64) -> Result<Grid, FloodError> {
+    pub fn new(
+        nx: usize,
+        ny: usize,
+        dx: f64,
+        dy: f64,
+        x0: f64,
+        y0: f64,
+    ) -> Result<Grid, FloodError> {
         let bad = |name: &str, value: String, expected: &str| FloodError::Config {
             name: name.into(),
             value,
             expected: expected.into(),
         };
         if nx == 0 || ny == 0 {
-            return Err(bad("grid", format!("{nx} x {ny}"), "at least one cell along each axis"));
+            return Err(bad(
+                "grid",
+                format!("{nx} x {ny}"),
+                "at least one cell along each axis",
+            ));
         }
         for (name, d) in [("dx", dx), ("dy", dy)] {
             if !(d.is_finite() && d > 0.0) {
@@ -38,7 +49,14 @@ impl Grid {
         if !(x0.is_finite() && y0.is_finite()) {
             return Err(bad("origin", format!("({x0}, {y0})"), "finite coordinates"));
         }
-        Ok(Grid { nx, ny, dx, dy, x0, y0 })
+        Ok(Grid {
+            nx,
+            ny,
+            dx,
+            dy,
+            x0,
+            y0,
+        })
     }
 
     /// The centre of cell `(i, j)`.
@@ -82,7 +100,10 @@ impl Terrain {
         let mut corners = Vec::with_capacity((grid.nx + 1) * (grid.ny + 1));
         for j in 0..=grid.ny {
             for i in 0..=grid.nx {
-                corners.push(z(grid.x0 + i as f64 * grid.dx, grid.y0 + j as f64 * grid.dy));
+                corners.push(z(
+                    grid.x0 + i as f64 * grid.dx,
+                    grid.y0 + j as f64 * grid.dy,
+                ));
             }
         }
         Terrain::check(grid, corners)

@@ -61,9 +61,13 @@ pub mod kp07 {
     /// difference `s`, corrected so that it lies above the bed at both faces (KP07 2.14):
     /// where the upper value would fall below the bed there it is set to the bed, where
     /// the lower value would, the lower one is; the other keeps the average.
+    /// A dry cell (`w` at or below the cell's bed `bed`) has the bed at its faces: no
+    /// rounding in the bed's averages may leave a film there.
     #[stencil_fn]
-    fn upper_surface<T: Real>(w: T, s: T, bed_lower: T, bed_upper: T) -> T {
-        if w + 0.5 * s < bed_upper {
+    fn upper_surface<T: Real>(w: T, s: T, bed: T, bed_lower: T, bed_upper: T) -> T {
+        if w <= bed {
+            bed_upper
+        } else if w + 0.5 * s < bed_upper {
             bed_upper
         } else if w - 0.5 * s < bed_lower {
             2.0 * w - bed_lower
@@ -75,14 +79,23 @@ pub mod kp07 {
     /// The surface at a cell's lower face (west or south), corrected as in
     /// [`upper_surface`].
     #[stencil_fn]
-    fn lower_surface<T: Real>(w: T, s: T, bed_lower: T, bed_upper: T) -> T {
-        if w + 0.5 * s < bed_upper {
+    fn lower_surface<T: Real>(w: T, s: T, bed: T, bed_lower: T, bed_upper: T) -> T {
+        if w <= bed {
+            bed_lower
+        } else if w + 0.5 * s < bed_upper {
             2.0 * w - bed_upper
         } else if w - 0.5 * s < bed_lower {
             bed_lower
         } else {
             w - 0.5 * s
         }
+    }
+
+    /// A cell's mean bed from its corners (south-west, south-east, north-west,
+    /// north-east), always summed in this order.
+    #[stencil_fn]
+    fn cell_bed<T: Real>(sw: T, se: T, nw: T, ne: T) -> T {
+        0.25 * (sw + se + nw + ne)
     }
 
     /// The desingularised velocity `sqrt(2) h q / sqrt(h^4 + max(h^4, eps))` (KP07 2.17):
@@ -117,6 +130,13 @@ pub mod kp07 {
         } else {
             inner
         }
+    }
+
+    /// The hydrostatic pressure force `g h^2 / 2` of a face depth `h` (0 below 0).
+    #[stencil_fn]
+    fn pressure<T: Real>(h: T, g: T) -> T {
+        let d = h.max(0.0);
+        0.5 * g * d * d
     }
 
     /// One component of the central-upwind flux across a face (KP07 3.7) with the states
@@ -154,8 +174,8 @@ pub mod kp07 {
             central_upwind(
                 ap,
                 am,
-                hl * ul * ul + 0.5 * g * hl * hl,
-                hr * ur * ur + 0.5 * g * hr * hr,
+                hl * ul * ul + pressure(hl, g),
+                hr * ur * ur + pressure(hr, g),
                 hl * ul,
                 hr * ur,
             )
@@ -168,11 +188,13 @@ pub mod kp07 {
 
     /// The central-upwind combination `(a+ f_l - a- f_r + a+ a- (u_r - u_l)) / (a+ - a-)`
     /// of the fluxes `f` and states `u` on the two sides of a face, with the one-sided
-    /// speeds `a+ >= 0 >= a-`; 0 where both vanish (dry on both sides).
+    /// speeds `a+ >= 0 >= a-`; 0 where both vanish (dry on both sides). It is evaluated
+    /// as `f_l + a- (f_l - f_r + a+ (u_r - u_l)) / (a+ - a-)`, which is exactly `f_l`
+    /// when the two sides agree (a lake at rest stays balanced to the last bit).
     #[stencil_fn]
     fn central_upwind<T: Real>(ap: T, am: T, fl: T, fr: T, ul: T, ur: T) -> T {
         let d = ap - am;
-        let flux = (ap * fl - am * fr + ap * am * (ur - ul)) / d;
+        let flux = fl + am * (fl - fr + ap * (ur - ul)) / d;
         if d > 0.0 {
             flux
         } else {
@@ -213,6 +235,13 @@ pub mod kp07 {
         let nx = extent(0);
         let ny = extent(1);
 
+        // The mean bed of this cell and its four neighbours.
+        let base = cell_bed(bed, bed[(1, 0)], bed[(0, 1)], bed[(1, 1)]);
+        let base_w = cell_bed(bed[(-1, 0)], bed, bed[(-1, 1)], bed[(0, 1)]);
+        let base_e = cell_bed(bed[(1, 0)], bed[(2, 0)], bed[(1, 1)], bed[(2, 1)]);
+        let base_s = cell_bed(bed[(0, -1)], bed[(1, -1)], bed, bed[(1, 0)]);
+        let base_n = cell_bed(bed[(0, 1)], bed[(1, 1)], bed[(0, 2)], bed[(1, 2)]);
+
         // Along x: the bed at the faces i - 3/2 .. i + 3/2, the differences of the cells
         // i - 1, i, i + 1.
         let bx0 = 0.5 * (bed[(-1, 0)] + bed[(-1, 1)]);
@@ -234,38 +263,46 @@ pub mod kp07 {
 
         // The west face: this cell's lower values, the west neighbour's upper ones (or the
         // west side's condition).
-        let ww_in = lower_surface(w, swc, bx1, bx2);
+        let ww_in = lower_surface(w, swc, base, bx1, bx2);
         let qw_in = q - 0.5 * sqc;
         let pw_in = p - 0.5 * spc;
         let west_edge = i == 0 && west != 4;
         let ww_out = if west_edge {
             outer_surface(west, ww_in, bx1, west_value)
         } else {
-            upper_surface(w[(-1, 0)], swm, bx0, bx1)
+            upper_surface(w[(-1, 0)], swm, base_w, bx0, bx1)
         };
         let qw_out = if west_edge {
             outer_normal(west, qw_in, west_value, 1.0)
         } else {
             q[(-1, 0)] + 0.5 * sqm
         };
-        let pw_out = if west_edge { pw_in } else { p[(-1, 0)] + 0.5 * spm };
+        let pw_out = if west_edge {
+            pw_in
+        } else {
+            p[(-1, 0)] + 0.5 * spm
+        };
 
         // The east face.
-        let we_in = upper_surface(w, swc, bx1, bx2);
+        let we_in = upper_surface(w, swc, base, bx1, bx2);
         let qe_in = q + 0.5 * sqc;
         let pe_in = p + 0.5 * spc;
         let east_edge = i == nx - 1 && east != 4;
         let we_out = if east_edge {
             outer_surface(east, we_in, bx2, east_value)
         } else {
-            lower_surface(w[(1, 0)], swp, bx2, bx3)
+            lower_surface(w[(1, 0)], swp, base_e, bx2, bx3)
         };
         let qe_out = if east_edge {
             outer_normal(east, qe_in, east_value, -1.0)
         } else {
             q[(1, 0)] - 0.5 * sqp
         };
-        let pe_out = if east_edge { pe_in } else { p[(1, 0)] - 0.5 * spp };
+        let pe_out = if east_edge {
+            pe_in
+        } else {
+            p[(1, 0)] - 0.5 * spp
+        };
 
         let west_w = face_flux(0, ww_out, qw_out, pw_out, ww_in, qw_in, pw_in, bx1, g, eps);
         let west_q = face_flux(1, ww_out, qw_out, pw_out, ww_in, qw_in, pw_in, bx1, g, eps);
@@ -294,32 +331,40 @@ pub mod kp07 {
         let tpc = slope(p[(0, -1)], p, p[(0, 1)], theta, fyc);
         let tpp = slope(p, p[(0, 1)], p[(0, 2)], theta, fyp);
 
-        let ws_in = lower_surface(w, twc, by1, by2);
+        let ws_in = lower_surface(w, twc, base, by1, by2);
         let qs_in = q - 0.5 * tqc;
         let ps_in = p - 0.5 * tpc;
         let south_edge = j == 0 && south != 4;
         let ws_out = if south_edge {
             outer_surface(south, ws_in, by1, south_value)
         } else {
-            upper_surface(w[(0, -1)], twm, by0, by1)
+            upper_surface(w[(0, -1)], twm, base_s, by0, by1)
         };
-        let qs_out = if south_edge { qs_in } else { q[(0, -1)] + 0.5 * tqm };
+        let qs_out = if south_edge {
+            qs_in
+        } else {
+            q[(0, -1)] + 0.5 * tqm
+        };
         let ps_out = if south_edge {
             outer_normal(south, ps_in, south_value, 1.0)
         } else {
             p[(0, -1)] + 0.5 * tpm
         };
 
-        let wn_in = upper_surface(w, twc, by1, by2);
+        let wn_in = upper_surface(w, twc, base, by1, by2);
         let qn_in = q + 0.5 * tqc;
         let pn_in = p + 0.5 * tpc;
         let north_edge = j == ny - 1 && north != 4;
         let wn_out = if north_edge {
             outer_surface(north, wn_in, by2, north_value)
         } else {
-            lower_surface(w[(0, 1)], twp, by2, by3)
+            lower_surface(w[(0, 1)], twp, base_n, by2, by3)
         };
-        let qn_out = if north_edge { qn_in } else { q[(0, 1)] - 0.5 * tqp };
+        let qn_out = if north_edge {
+            qn_in
+        } else {
+            q[(0, 1)] - 0.5 * tqp
+        };
         let pn_out = if north_edge {
             outer_normal(north, pn_in, north_value, -1.0)
         } else {
@@ -335,12 +380,23 @@ pub mod kp07 {
         let north_q = face_flux(2, wn_in, pn_in, qn_in, wn_out, pn_out, qn_out, by2, g, eps);
         let north_a = face_flux(3, wn_in, pn_in, qn_in, wn_out, pn_out, qn_out, by2, g, eps);
 
-        let depth = w - 0.25 * (bed + bed[(1, 0)] + bed[(0, 1)] + bed[(1, 1)]);
+        // The bed-slope source `-g h (B_e - B_w) / dx` written, with the cell's own face
+        // depths (`h_e + h_w = 2 h` by construction), as
+        // `(g h_e^2 / 2 - g h_w^2 / 2 - g h (w_e - w_w)) / dx`: at rest its first two
+        // terms are bit for bit the hydrostatic fluxes through the faces, so that the
+        // lake at rest is kept to the last bit.
+        let depth = w - base;
+        let push_w = pressure(ww_in - bx1, g);
+        let push_e = pressure(we_in - bx2, g);
+        let push_s = pressure(ws_in - by1, g);
+        let push_n = pressure(wn_in - by2, g);
         rate_w = (west_w - east_w) * dx_inv + (south_w - north_w) * dy_inv;
-        rate_q = (west_q - east_q) * dx_inv + (south_q - north_q) * dy_inv
-            - g * depth * (bx2 - bx1) * dx_inv;
-        rate_p = (west_p - east_p) * dx_inv + (south_p - north_p) * dy_inv
-            - g * depth * (by2 - by1) * dy_inv;
+        rate_q = ((west_q - east_q) + (push_e - push_w)) * dx_inv
+            - g * depth * (we_in - ww_in) * dx_inv
+            + (south_q - north_q) * dy_inv;
+        rate_p = ((south_p - north_p) + (push_n - push_s)) * dy_inv
+            - g * depth * (wn_in - ws_in) * dy_inv
+            + (west_p - east_p) * dx_inv;
         speed.reduce((west_a.max(east_a) * dx_inv).max(south_a.max(north_a) * dy_inv));
     }
 
@@ -373,11 +429,12 @@ pub mod kp07 {
         let wn = old_w + fresh * (w + dt * rate_w);
         let qn = old_q + fresh * (q + dt * rate_q);
         let pn = old_p + fresh * (p + dt * rate_p);
-        let base = 0.25 * (bed + bed[(1, 0)] + bed[(0, 1)] + bed[(1, 1)]);
+        let base = cell_bed(bed, bed[(1, 0)], bed[(0, 1)], bed[(1, 1)]);
         let h = (wn - base).max(0.0);
         let u = velocity(h, qn, eps);
         let v = velocity(h, pn, eps);
-        let drag = g_n2 * (u * u + v * v).sqrt() / h.powf(4.0 / 3.0);
+        // The floor keeps 0 / 0 out of films thin enough to underflow.
+        let drag = g_n2 * (u * u + v * v).sqrt() / h.powf(4.0 / 3.0).max(1e-30);
         let damp = if h > 0.0 {
             1.0 / (1.0 + fresh * dt * drag)
         } else {
@@ -403,7 +460,7 @@ pub mod kp07 {
         fastest: Max<T>,
         dry: T,
     ) {
-        let h = w - 0.25 * (bed + bed[(1, 0)] + bed[(0, 1)] + bed[(1, 1)]);
+        let h = w - cell_bed(bed, bed[(1, 0)], bed[(0, 1)], bed[(1, 1)]);
         volume.reduce(h as f64 + 0.0 * ((q + p) as f64));
         shallowest.reduce(h);
         deepest.reduce(h);

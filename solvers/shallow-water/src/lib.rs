@@ -30,6 +30,7 @@
 //! # }
 //! ```
 
+pub mod analytic;
 mod boundary;
 mod grid;
 pub mod kernels;

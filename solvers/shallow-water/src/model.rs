@@ -55,8 +55,18 @@ impl Physics {
     /// Checks every parameter's range.
     pub fn validate(&self) -> Result<(), FloodError> {
         let checks: [(&str, f64, bool, &str); 5] = [
-            ("gravity", self.gravity, self.gravity > 0.0, "a number above 0"),
-            ("manning", self.manning, self.manning >= 0.0, "a number >= 0"),
+            (
+                "gravity",
+                self.gravity,
+                self.gravity > 0.0,
+                "a number above 0",
+            ),
+            (
+                "manning",
+                self.manning,
+                self.manning >= 0.0,
+                "a number >= 0",
+            ),
             (
                 "theta",
                 self.theta,
@@ -208,7 +218,11 @@ impl<T: Real> ShallowWater<T> {
         setup.boundaries.validate()?;
         let grid = *setup.terrain.grid();
         let water = &setup.water;
-        for (name, v) in [("surface", &water.surface), ("u", &water.u), ("v", &water.v)] {
+        for (name, v) in [
+            ("surface", &water.surface),
+            ("u", &water.u),
+            ("v", &water.v),
+        ] {
             if v.len() != grid.cells() {
                 return Err(FloodError::Config {
                     name: format!("initial water {name}"),
@@ -242,11 +256,23 @@ impl<T: Real> ShallowWater<T> {
             inside.then(|| j as usize * grid.nx + i as usize)
         };
         let depth = |k: usize| (water.surface[k] - terrain.cell(k % grid.nx, k / grid.nx)).max(0.0);
-        let surface = Field::from_fn(&extent, HALO, |[i, j, _]| {
-            let k = cell(i, j);
-            T::from_f64(k.map_or(0.0, |k| {
-                water.surface[k].max(terrain.cell(k % grid.nx, k / grid.nx))
-            }))
+        // The surface no lower than the cell's bed as the kernels compute it (in `T`, in
+        // their order), so that a dry cell starts with a depth of exactly 0.
+        let corner = |i: usize, j: usize| T::from_f64(terrain.corner(i, j));
+        let kernel_bed = |i: usize, j: usize| {
+            T::from_f64(0.25)
+                * (corner(i, j) + corner(i + 1, j) + corner(i, j + 1) + corner(i + 1, j + 1))
+        };
+        let surface = Field::from_fn(&extent, HALO, |[i, j, _]| match cell(i, j) {
+            Some(k) => {
+                let (i, j) = (k % grid.nx, k / grid.nx);
+                if water.surface[k] > terrain.cell(i, j) {
+                    Real::max(T::from_f64(water.surface[k]), kernel_bed(i, j))
+                } else {
+                    kernel_bed(i, j)
+                }
+            }
+            None => T::zero(),
         });
         let q = Field::from_fn(&extent, HALO, |[i, j, _]| {
             T::from_f64(cell(i, j).map_or(0.0, |k| depth(k) * water.u[k]))
@@ -432,7 +458,7 @@ impl<T: Real> ShallowWater<T> {
     pub fn advance_to(&mut self, t_end: f64) -> Result<(), FloodError> {
         while self.time < t_end {
             self.step(t_end - self.time)?;
-            if self.steps % CHECK_EVERY == 0 {
+            if self.steps.is_multiple_of(CHECK_EVERY) {
                 self.check()?;
             }
         }
@@ -477,7 +503,8 @@ impl<T: Real> ShallowWater<T> {
             (Err(e), _) | (_, Err(e)) => return e,
         };
         let (h, u, v) = fields;
-        let bad = |k: usize| !(h[k].is_finite() && u[k].is_finite() && v[k].is_finite()) || h[k] < 0.0;
+        let bad =
+            |k: usize| !(h[k].is_finite() && u[k].is_finite() && v[k].is_finite()) || h[k] < 0.0;
         let k = (0..h.len()).find(|&k| bad(k)).unwrap_or_else(|| {
             (0..h.len())
                 .max_by(|&a, &b| (u[a].abs() + v[a].abs()).total_cmp(&(u[b].abs() + v[b].abs())))
@@ -503,12 +530,16 @@ impl<T: Real> ShallowWater<T> {
         let w = self.now[0].interior()?;
         let bed = self.bed.to_host()?;
         let g = &self.grid;
-        let corner = |i: usize, j: usize| bed.get([i as isize, j as isize, 0]).map_or(f64::NAN, |z| z.as_f64());
+        let corner = |i: usize, j: usize| {
+            bed.get([i as isize, j as isize, 0])
+                .map_or(f64::NAN, |z| z.as_f64())
+        };
         Ok(w.iter()
             .enumerate()
             .map(|(k, w)| {
                 let (i, j) = (k % g.nx, k / g.nx);
-                let b = 0.25 * (corner(i, j) + corner(i + 1, j) + corner(i, j + 1) + corner(i + 1, j + 1));
+                let b = 0.25
+                    * (corner(i, j) + corner(i + 1, j) + corner(i, j + 1) + corner(i + 1, j + 1));
                 w.as_f64() - b
             })
             .collect())
