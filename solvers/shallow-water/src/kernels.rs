@@ -435,7 +435,8 @@ pub mod kp07 {
         let v = velocity(h, pn, eps);
         // The floor keeps 0 / 0 out of films thin enough to underflow.
         let drag = g_n2 * (u * u + v * v).sqrt() / h.powf(4.0 / 3.0).max(1e-30);
-        let damp = if h > 0.0 {
+        let h2 = h * h;
+        let damp = if h2 * h2 > eps {
             1.0 / (1.0 + fresh * dt * drag)
         } else {
             0.0

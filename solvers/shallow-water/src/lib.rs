@@ -31,11 +31,14 @@
 //! ```
 
 pub mod analytic;
+mod asc;
 mod boundary;
+pub mod cases;
 mod grid;
 pub mod kernels;
 mod model;
 
+pub use asc::Raster;
 pub use boundary::{Boundaries, Boundary, Series};
 pub use grid::{Grid, Terrain};
 pub use model::{Integrator, Physics, Setup, ShallowWater, Survey, Water};
@@ -56,6 +59,16 @@ pub enum FloodError {
     /// A failure of the run time (a CUDA error, a field in the wrong memory, ...).
     #[error(transparent)]
     Runtime(#[from] stencil_runtime::Error),
+    /// An input file is malformed.
+    #[error("{file}, line {line}: {message}")]
+    Input {
+        /// The file.
+        file: String,
+        /// The line (1-based; 0 when the file could not be read at all).
+        line: usize,
+        /// What is wrong.
+        message: String,
+    },
     /// The run went unstable.
     #[error("unstable at step {step} (t = {time:.6} s): cell ({i}, {j}) at (x, y) = ({x:.3}, {y:.3}) has depth {depth:e} m and velocity ({u:e}, {v:e}) m/s; lower the Courant number or check the input")]
     Unstable {

@@ -21,12 +21,12 @@ fn thacker<T: Real>(n: usize, periods: usize) -> (Vec<f64>, f64) {
             water.v[j * n + i] = e.v;
         }
     }
-    let setup = Setup::new(
-        terrain,
-        water,
-        Boundaries::all(Boundary::Wall),
-        Physics::default(),
-    );
+    // Films below a thousandth of the basin's 0.1 m depth count as dry.
+    let physics = Physics {
+        dry_depth: 1e-4,
+        ..Physics::default()
+    };
+    let setup = Setup::new(terrain, water, Boundaries::all(Boundary::Wall), physics);
     let mut flow = ShallowWater::<T>::new(&Backend::Cpu, &setup).unwrap();
     let mut errors = vec![];
     for k in 1..=periods {
@@ -57,7 +57,7 @@ fn thackers_planar_surface_follows_the_exact_solution_for_three_periods() {
     let (fine, drift) = thacker::<f64>(64, 3);
     println!("relative L1 depth errors after 1, 2, 3 periods: 32^2 {coarse:?}, 64^2 {fine:?}; volume drift {drift:e}");
     assert!(drift < 1e-12, "{drift:e}");
-    // Measured: 5.6%, 9.0% and 11.8% on 64^2 (11.1%, 17.1%, 22.0% on 32^2): first order,
+    // Measured: 4.9%, 8.1% and 12.1% on 64^2 (9.1%, 16.6%, 23.3% on 32^2): first order,
     // the error made at the moving shoreline.
     assert!(fine[2] < 0.15, "{fine:?}");
     for k in 0..3 {

@@ -1,0 +1,150 @@
+//! Throughput of the KP07 scheme and the Malpasset wall time.
+//!
+//! - Dense, all wet (the [`cases::radial`] case): cell updates per second of a full RK2
+//!   step (two rate evaluations, each with its fused CFL reduction and read-back, and two
+//!   stage updates) on n x n cells in f32 and f64, and the step's effective bandwidth
+//!   against the device's copy bandwidth.
+//! - Malpasset (`--malpasset DIR`, the folder of `topo.asc` and `eta0.asc`): the wall
+//!   time of the 4000 s simulation, its steps and its volume error.
+//!
+//! `cargo bench -p shallow-water --bench kp07 [-- --cpu] [-- --sizes 4096,8192]
+//! [-- --steps 20] [-- --malpasset ../shared/data/malpasset] [-- --out FILE]`
+//! (on a GPU machine: `../shared/tools/stage-gpu -p shallow-water --bench kp07`).
+
+use shallow_water::{cases, ShallowWater};
+use std::fmt::Write as _;
+use std::time::Instant;
+use stencil_runtime::{Backend, Real};
+
+type R<T> = Result<T, Box<dyn std::error::Error>>;
+
+fn arg(name: &str) -> Option<String> {
+    let args: Vec<String> = std::env::args().collect();
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1).cloned())
+}
+
+/// Values one RK2 step must move per cell: per stage the rates read `w, q, p` and the
+/// bed and write three rates (7), the update reads the source state, the rates, the bed
+/// and its target and writes the target (13).
+const VALUES_PER_CELL: f64 = 2.0 * (7.0 + 13.0);
+
+/// Seconds per RK2 step on `n x n` cells, after warm-up steps.
+fn dense<T: Real>(backend: &Backend, n: usize, steps: usize) -> R<f64> {
+    let case = cases::radial(n)?;
+    let mut flow = ShallowWater::<T>::new(backend, &case.setup)?;
+    for _ in 0..3 {
+        flow.step(f64::INFINITY)?;
+    }
+    backend.synchronize()?;
+    let start = Instant::now();
+    for _ in 0..steps {
+        flow.step(f64::INFINITY)?;
+    }
+    backend.synchronize()?;
+    let per_step = start.elapsed().as_secs_f64() / steps as f64;
+    flow.check()?;
+    Ok(per_step)
+}
+
+/// Malpasset to 4000 s: wall seconds, steps, relative volume change.
+fn malpasset<T: Real>(backend: &Backend, dir: &str) -> R<(f64, u64, f64)> {
+    let case = cases::malpasset(std::path::Path::new(dir))?;
+    let mut flow = ShallowWater::<T>::new(backend, &case.setup)?;
+    backend.synchronize()?;
+    let start = Instant::now();
+    flow.advance_to(case.end_time)?;
+    backend.synchronize()?;
+    let wall = start.elapsed().as_secs_f64();
+    let s = flow.survey()?;
+    Ok((
+        wall,
+        flow.steps(),
+        (s.volume - flow.initial_volume()) / flow.initial_volume(),
+    ))
+}
+
+fn main() -> R<()> {
+    let cpu = std::env::args().any(|a| a == "--cpu");
+    let backend = if cpu { Backend::Cpu } else { Backend::auto()? };
+    let default_sizes = if matches!(backend, Backend::Cuda(_)) {
+        "4096,8192"
+    } else {
+        "512,1024"
+    };
+    let sizes: Vec<usize> = arg("--sizes")
+        .unwrap_or_else(|| default_sizes.into())
+        .split(',')
+        .map(|s| s.parse())
+        .collect::<Result<_, _>>()?;
+    let steps: usize = arg("--steps").map_or(Ok(20), |s| s.parse())?;
+    let mut out = String::new();
+    let mut printed = 0;
+    let copy = match &backend {
+        Backend::Cuda(c) => {
+            let bw = c.copy_bandwidth(1 << 30)?;
+            writeln!(
+                out,
+                "device: {} (copy bandwidth {:.0} GB/s)\n",
+                c.device_name(),
+                bw / 1e9
+            )?;
+            Some(bw)
+        }
+        Backend::Cpu => {
+            writeln!(out, "device: the CPU, {} threads\n", rayon_threads())?;
+            None
+        }
+    };
+    writeln!(
+        out,
+        "| cells | precision | ms per RK2 step | Mcell updates/s | T_eff GB/s | T_eff / copy |"
+    )?;
+    writeln!(out, "| --- | --- | --- | --- | --- | --- |")?;
+    for &n in &sizes {
+        for (name, bytes, per_step) in [
+            ("f32", 4.0, dense::<f32>(&backend, n, steps)?),
+            ("f64", 8.0, dense::<f64>(&backend, n, steps)?),
+        ] {
+            let cells = (n * n) as f64;
+            let t_eff = VALUES_PER_CELL * bytes * cells / per_step;
+            let ratio = copy.map_or("".into(), |c| format!("{:.2}", t_eff / c));
+            writeln!(
+                out,
+                "| {n}^2 | {name} | {:.3} | {:.0} | {:.0} | {ratio} |",
+                per_step * 1e3,
+                cells / per_step / 1e6,
+                t_eff / 1e9
+            )?;
+            eprint!("{}", &out[printed..]);
+            printed = out.len();
+        }
+    }
+    if let Some(dir) = arg("--malpasset") {
+        writeln!(
+            out,
+            "\nMalpasset, 4000 s simulated, 15 m cells (1151 x 615):\n"
+        )?;
+        writeln!(
+            out,
+            "| precision | wall time s | steps | relative volume change |"
+        )?;
+        writeln!(out, "| --- | --- | --- | --- |")?;
+        for (name, (wall, steps, drift)) in [
+            ("f32", malpasset::<f32>(&backend, &dir)?),
+            ("f64", malpasset::<f64>(&backend, &dir)?),
+        ] {
+            writeln!(out, "| {name} | {wall:.2} | {steps} | {drift:.2e} |")?;
+        }
+    }
+    eprint!("{}", &out[printed..]);
+    if let Some(path) = arg("--out") {
+        std::fs::write(path, out)?;
+    }
+    Ok(())
+}
+
+fn rayon_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}

@@ -1,0 +1,136 @@
+//! Built-in cases: each a [`Setup`] and the time it runs to.
+
+use crate::analytic::{DamBreak, Thacker};
+use crate::{Boundaries, Boundary, FloodError, Grid, Physics, Raster, Setup, Terrain, Water};
+use std::path::Path;
+
+/// A ready-to-run case.
+#[derive(Clone, Debug)]
+pub struct Case {
+    /// Its name.
+    pub name: String,
+    /// What it starts from.
+    pub setup: Setup,
+    /// The simulated time it runs to (s).
+    pub end_time: f64,
+}
+
+/// A 1D dam break on `[0, 1]` (`nx` cells, one row, walls): `h_left` left of 0.5,
+/// `h_right` (0: dry, Ritter's case; above 0: Stoker's) right of it, until 0.05 s.
+pub fn dam_break(nx: usize, h_left: f64, h_right: f64) -> Result<Case, FloodError> {
+    let exact = DamBreak {
+        g: 9.81,
+        x0: 0.5,
+        h_left,
+        h_right,
+    };
+    let grid = Grid::new(nx, 1, 1.0 / nx as f64, 1.0 / nx as f64, 0.0, 0.0)?;
+    let terrain = Terrain::from_fn(grid, |_, _| 0.0)?;
+    let water = Water::from_depth(&terrain, |x, _| exact.at(x, 1e-12).h);
+    Ok(Case {
+        name: "dam-break".into(),
+        setup: Setup::new(
+            terrain,
+            water,
+            Boundaries::all(Boundary::Wall),
+            Physics::default(),
+        ),
+        end_time: 0.05,
+    })
+}
+
+/// Thacker's planar surface in a paraboloid on `n x n` cells (the SWASHES setup), for
+/// three periods.
+pub fn thacker(n: usize) -> Result<Case, FloodError> {
+    let exact = Thacker::swashes();
+    let d = exact.l / n as f64;
+    let grid = Grid::new(n, n, d, d, 0.0, 0.0)?;
+    let terrain = Terrain::from_fn(grid, |x, y| exact.bed(x, y))?;
+    let mut water = Water::from_depth(&terrain, |x, y| exact.at(x, y, 0.0).h);
+    for j in 0..n {
+        for i in 0..n {
+            let (x, y) = grid.centre(i, j);
+            let e = exact.at(x, y, 0.0);
+            water.u[j * n + i] = e.u;
+            water.v[j * n + i] = e.v;
+        }
+    }
+    Ok(Case {
+        name: "thacker".into(),
+        setup: Setup::new(
+            terrain,
+            water,
+            Boundaries::all(Boundary::Wall),
+            Physics::default(),
+        ),
+        end_time: 3.0 * exact.period(),
+    })
+}
+
+/// A radial dam break over a wavy bed on `n x n` cells of a 100 m square, wet everywhere
+/// (1 m of water, 2.5 m inside a 20 m circle), walls, Manning 0.03, for 5 s: the dense
+/// benchmark case.
+pub fn radial(n: usize) -> Result<Case, FloodError> {
+    let d = 100.0 / n as f64;
+    let grid = Grid::new(n, n, d, d, 0.0, 0.0)?;
+    let terrain = Terrain::from_fn(grid, |x, y| 0.2 * (0.1 * x).sin() * (0.13 * y).cos())?;
+    let water = Water::from_surface(&terrain, |x, y| {
+        if (x - 50.0).powi(2) + (y - 50.0).powi(2) < 400.0 {
+            2.5
+        } else {
+            1.0
+        }
+    });
+    let physics = Physics {
+        manning: 0.03,
+        ..Physics::default()
+    };
+    Ok(Case {
+        name: "radial".into(),
+        setup: Setup::new(terrain, water, Boundaries::all(Boundary::Wall), physics),
+        end_time: 5.0,
+    })
+}
+
+/// The Malpasset dam break from `dir` (`topo.asc`, `eta0.asc`; see its README): the
+/// bed from the cell-centre samples, the reservoir and the sea at their surfaces, dry
+/// elsewhere, Manning 0.033, walls, 4000 s.
+pub fn malpasset(dir: &Path) -> Result<Case, FloodError> {
+    let topo = Raster::read(&dir.join("topo.asc"))?;
+    let eta = Raster::read(&dir.join("eta0.asc"))?;
+    if eta.grid != topo.grid {
+        return Err(FloodError::Input {
+            file: dir.join("eta0.asc").display().to_string(),
+            line: 1,
+            message: format!(
+                "its grid {:?} differs from topo.asc's {:?}",
+                eta.grid, topo.grid
+            ),
+        });
+    }
+    let terrain = Terrain::from_cell_centres(topo.grid, &topo.values)?;
+    let surface = (0..topo.values.len())
+        .map(|k| {
+            let (i, j) = (k % topo.grid.nx, k / topo.grid.nx);
+            if eta.values[k] > topo.values[k] {
+                eta.values[k]
+            } else {
+                terrain.cell(i, j)
+            }
+        })
+        .collect();
+    let physics = Physics {
+        manning: 0.033,
+        ..Physics::default()
+    };
+    Ok(Case {
+        name: "malpasset".into(),
+        setup: Setup::new(
+            terrain,
+            Water::still(surface),
+            Boundaries::all(Boundary::Wall),
+            physics,
+        ),
+        end_time: 4000.0,
+    })
+}

@@ -1,0 +1,183 @@
+//! The shallow-water solver on a CUDA device agrees with the CPU: every kernel on random
+//! inputs, and whole runs (every boundary kind, friction, wet/dry fronts, f32 and f64).
+//! The lake at rest stays at rest on the device too. Skips, saying why, without a GPU.
+//! Stage for a GPU machine with `../shared/tools/stage-gpu -p shallow-water --test gpu`.
+
+use shallow_water::kernels::kp07;
+use shallow_water::*;
+use stencil_runtime::{Backend, Cuda, Field, Real};
+use stencil_tests::harness::{assert_close, random_field, rng, values};
+
+fn gpu() -> Option<Backend> {
+    match Cuda::new(0) {
+        Ok(c) => Some(Backend::Cuda(c)),
+        Err(why) => {
+            println!("SKIPPED: this test needs a CUDA device: {why}");
+            None
+        }
+    }
+}
+
+/// The kernels' outputs: the fields, the CFL speed and the survey.
+type Outputs<T> = (Vec<Vec<f64>>, f64, (f64, T, T, T));
+
+/// Runs the three kernels on random states (some cells dry) on both backends.
+fn kernels_agree<T: Real>(gpu: &Backend, tolerance: f64) {
+    let n = [37, 29];
+    let mut r = rng("kp07 kernels");
+    let bed = random_field::<T>(&mut r, &n, 2, -1.0, 0.0);
+    let depth = random_field::<T>(&mut r, &n, 2, -0.3, 1.0);
+    // Surfaces at or above the bed: a third of the cells dry.
+    let w = Field::from_fn(&n, 2, |p| {
+        let b = bed.get(p).unwrap_or(T::zero());
+        b + Real::max(depth.get(p).unwrap_or(T::zero()), T::zero())
+    });
+    let q = random_field::<T>(&mut r, &n, 2, -0.5, 0.5);
+    let p = random_field::<T>(&mut r, &n, 2, -0.5, 0.5);
+    let run = |b: &Backend, kinds: [i64; 4]| -> Outputs<T> {
+        let on = |f: &Field<T>| f.to(b).unwrap();
+        let (w, q, p, bed) = (on(&w), on(&q), on(&p), on(&bed));
+        let mut rates: Vec<Field<T>> = (0..3).map(|_| Field::zeros_on(b, &n, 2).unwrap()).collect();
+        let [rw, rq, rp] = &mut rates[..] else {
+            unreachable!()
+        };
+        let f = T::from_f64;
+        let speed = kp07::rates::launch(
+            b,
+            &w,
+            &q,
+            &p,
+            &bed,
+            rw,
+            rq,
+            rp,
+            f(9.81),
+            f(1.3),
+            f(1e-8),
+            f(30.0),
+            f(20.0),
+            kinds[0],
+            kinds[1],
+            kinds[2],
+            kinds[3],
+            f(0.4),
+            f(0.3),
+            f(0.2),
+            f(0.1),
+        )
+        .unwrap();
+        let mut to = [on(&w), on(&q), on(&p)];
+        let [tw, tq, tp] = &mut to;
+        kp07::advance::launch(
+            b,
+            &w,
+            &q,
+            &p,
+            rw,
+            rq,
+            rp,
+            &bed,
+            tw,
+            tq,
+            tp,
+            f(1e-3),
+            f(0.5),
+            f(0.01),
+            f(1e-8),
+        )
+        .unwrap();
+        let survey = kp07::survey::launch(b, tw, tq, tp, &bed, f(1e-3)).unwrap();
+        let mut all: Vec<Vec<f64>> = rates.iter().map(values).collect();
+        all.extend(to.iter().map(values));
+        (all, speed.as_f64(), survey)
+    };
+    // Walls, fixed depth, fixed discharge, open on the four sides, then periodic.
+    for kinds in [[0, 1, 2, 3], [3, 2, 1, 0], [4, 4, 4, 4]] {
+        let (c, cs, csv) = run(&Backend::Cpu, kinds);
+        let (g, gs, gsv) = run(gpu, kinds);
+        for (k, (c, g)) in c.iter().zip(&g).enumerate() {
+            assert_close(&format!("output {k} with sides {kinds:?}"), g, c, tolerance);
+        }
+        assert_close("the CFL speed", &[gs], &[cs], tolerance);
+        assert_close("the volume", &[gsv.0], &[csv.0], tolerance);
+        assert_close(
+            "the survey's extremes",
+            &[gsv.1.as_f64(), gsv.2.as_f64(), gsv.3.as_f64()],
+            &[csv.1.as_f64(), csv.2.as_f64(), csv.3.as_f64()],
+            tolerance,
+        );
+    }
+}
+
+#[test]
+fn every_kernel_agrees_with_the_cpu() {
+    let Some(gpu) = gpu() else { return };
+    kernels_agree::<f64>(&gpu, 1e-12);
+    kernels_agree::<f32>(&gpu, 1e-5);
+}
+
+/// A partly dry 2D dam break over a bumpy bed with friction and the given sides, run
+/// for `steps` steps on `backend`; returns the depth and discharges.
+fn run<T: Real>(backend: &Backend, boundaries: &Boundaries, steps: usize) -> Vec<f64> {
+    let n = 48;
+    let grid = Grid::new(n, n - 8, 0.5, 0.5, 0.0, 0.0).unwrap();
+    let terrain = Terrain::from_fn(grid, |x, y| {
+        0.3 * (0.4 * x).sin() * (0.3 * y).cos() + 0.02 * x
+    })
+    .unwrap();
+    let water = Water::from_surface(&terrain, |x, y| if x < 8.0 || y > 15.0 { 1.2 } else { 0.1 });
+    let physics = Physics {
+        manning: 0.03,
+        ..Physics::default()
+    };
+    let setup = Setup::new(terrain, water, boundaries.clone(), physics);
+    let mut flow = ShallowWater::<T>::new(backend, &setup).unwrap();
+    for _ in 0..steps {
+        flow.step(f64::INFINITY).unwrap();
+    }
+    flow.check().unwrap();
+    let mut out = flow.depth().unwrap();
+    let (q, p) = flow.discharge().unwrap();
+    out.extend(q);
+    out.extend(p);
+    out
+}
+
+#[test]
+fn whole_runs_agree_with_the_cpu() {
+    let Some(gpu) = gpu() else { return };
+    let inflow = Series::new("inflow", vec![(0.0, 0.0), (1.0, 0.5)]).unwrap();
+    let sides = [
+        Boundaries::all(Boundary::Wall),
+        Boundaries {
+            west: Boundary::Discharge(inflow),
+            east: Boundary::Open,
+            south: Boundary::Depth(Series::constant(0.8)),
+            north: Boundary::Wall,
+        },
+        Boundaries::all(Boundary::Periodic),
+    ];
+    for b in &sides {
+        let (c, g) = (run::<f64>(&Backend::Cpu, b, 200), run::<f64>(&gpu, b, 200));
+        assert_close(&format!("f64 run with {b:?}"), &g, &c, 1e-12);
+        let (c, g) = (run::<f32>(&Backend::Cpu, b, 200), run::<f32>(&gpu, b, 200));
+        assert_close(&format!("f32 run with {b:?}"), &g, &c, 1e-4);
+    }
+}
+
+#[test]
+fn thacker_on_the_device_matches_the_cpu() {
+    let Some(gpu) = gpu() else { return };
+    let case = cases::thacker(32).unwrap();
+    let depth = |b: &Backend| {
+        let mut flow = ShallowWater::<f64>::new(b, &case.setup).unwrap();
+        flow.advance_to(case.end_time / 3.0).unwrap();
+        flow.depth().unwrap()
+    };
+    assert_close(
+        "Thacker depth after one period",
+        &depth(&gpu),
+        &depth(&Backend::Cpu),
+        1e-9,
+    );
+}
