@@ -9,24 +9,11 @@ use stencil_runtime::{Backend, Real};
 /// after each period and the relative volume change.
 fn thacker<T: Real>(n: usize, periods: usize) -> (Vec<f64>, f64) {
     let exact = Thacker::swashes();
-    let d = exact.l / n as f64;
-    let grid = Grid::new(n, n, d, d, 0.0, 0.0).unwrap();
-    let terrain = Terrain::from_fn(grid, |x, y| exact.bed(x, y)).unwrap();
-    let mut water = Water::from_depth(&terrain, |x, y| exact.at(x, y, 0.0).h);
-    for j in 0..n {
-        for i in 0..n {
-            let (x, y) = grid.centre(i, j);
-            let e = exact.at(x, y, 0.0);
-            water.u[j * n + i] = e.u;
-            water.v[j * n + i] = e.v;
-        }
-    }
+    let mut case = cases::thacker(n).unwrap();
+    let grid = *case.setup.terrain.grid();
     // Films below a thousandth of the basin's 0.1 m depth count as dry.
-    let physics = Physics {
-        dry_depth: 1e-4,
-        ..Physics::default()
-    };
-    let setup = Setup::new(terrain, water, Boundaries::all(Boundary::Wall), physics);
+    case.setup.physics.dry_depth = 1e-4;
+    let setup = case.setup;
     let mut flow = ShallowWater::<T>::new(&Backend::Cpu, &setup).unwrap();
     let mut errors = vec![];
     for k in 1..=periods {
