@@ -118,18 +118,25 @@ pub mod kp07 {
         }
     }
 
-    /// The normal discharge just outside a boundary face: mirrored at a wall (kind 0),
-    /// the side's inflow on a fixed-discharge side (kind 2; `inward` is +1 on a low side
-    /// and -1 on a high one), else the same.
+    /// The normal velocity just outside a boundary face: mirrored at a wall (kind 0),
+    /// the side's inflow discharge over the outer depth `h` on a fixed-discharge side
+    /// (kind 2; `inward` is +1 on a low side and -1 on a high one), else the same.
     #[stencil_fn]
-    fn outer_normal<T: Real>(kind: i64, inner: T, value: T, inward: T) -> T {
+    fn outer_normal<T: Real>(kind: i64, inner: T, h: T, value: T, inward: T, eps: T) -> T {
         if kind == 0 {
             -inner
         } else if kind == 2 {
-            inward * value
+            velocity(h, inward * value, eps)
         } else {
             inner
         }
+    }
+
+    /// A cell's desingularised velocity from its surface `w`, mean bed `base` and
+    /// discharge `q`.
+    #[stencil_fn]
+    fn cell_velocity<T: Real>(w: T, base: T, q: T, eps: T) -> T {
+        velocity((w - base).max(0.0), q, eps)
     }
 
     /// The hydrostatic pressure force `g h^2 / 2` of a face depth `h` (0 below 0).
@@ -140,30 +147,24 @@ pub mod kp07 {
     }
 
     /// One component of the central-upwind flux across a face (KP07 3.7) with the states
-    /// below (`l`) and above (`r`) it: surface `w`, normal discharge `q`, tangential
-    /// discharge `p`; `bed` is the bed at the face. Component 0 is the flux of `w`, 1 of
+    /// below (`l`) and above (`r`) it: surface `w`, normal velocity `u`, tangential
+    /// velocity `v`; `bed` is the bed at the face. Component 0 is the flux of `w`, 1 of
     /// the normal discharge, 2 of the tangential one, 3 the largest wave speed at the face.
-    /// The discharges entering the fluxes are recomputed from the desingularised
-    /// velocities (KP07 2.18).
+    /// The discharges are the face depths times the reconstructed velocities.
     #[stencil_fn]
     fn face_flux<T: Real>(
         component: i64,
         wl: T,
-        ql: T,
-        pl: T,
+        ul: T,
+        vl: T,
         wr: T,
-        qr: T,
-        pr: T,
+        ur: T,
+        vr: T,
         bed: T,
         g: T,
-        eps: T,
     ) -> T {
         let hl = (wl - bed).max(0.0);
         let hr = (wr - bed).max(0.0);
-        let ul = velocity(hl, ql, eps);
-        let ur = velocity(hr, qr, eps);
-        let vl = velocity(hl, pl, eps);
-        let vr = velocity(hr, pr, eps);
         let cl = (g * hl).sqrt();
         let cr = (g * hr).sqrt();
         let ap = (ur + cr).max(ul + cl).max(0.0);
@@ -206,6 +207,12 @@ pub mod kp07 {
     /// plus the well-balanced bed-slope source `-g (w - B) dB/dx` of 3.12), and the
     /// largest `a / dx` over the cell's faces and axes (the CFL time step is `C` over its
     /// maximum: a reduction fused into this pass).
+    ///
+    /// The surface and the velocities are reconstructed, and the face discharges are the
+    /// face depths times the face velocities (as Kurganov recommends in his 2018 review,
+    /// Acta Numerica 27). Reconstructing the discharges instead lets a deep neighbour's
+    /// discharge meet a nearly dry face: velocities of thousands of m/s at wet-dry fronts
+    /// and time steps a thousand times too short (measured on Malpasset).
     #[stencil]
     pub fn rates<T: Real>(
         w: In<T>,
@@ -235,12 +242,36 @@ pub mod kp07 {
         let nx = extent(0);
         let ny = extent(1);
 
-        // The mean bed of this cell and its four neighbours.
+        // The mean bed of this cell and of the cells up to two away along each axis.
         let base = cell_bed(bed, bed[(1, 0)], bed[(0, 1)], bed[(1, 1)]);
         let base_w = cell_bed(bed[(-1, 0)], bed, bed[(-1, 1)], bed[(0, 1)]);
+        let base_ww = cell_bed(bed[(-2, 0)], bed[(-1, 0)], bed[(-2, 1)], bed[(-1, 1)]);
         let base_e = cell_bed(bed[(1, 0)], bed[(2, 0)], bed[(1, 1)], bed[(2, 1)]);
+        let base_ee = cell_bed(bed[(2, 0)], bed[(3, 0)], bed[(2, 1)], bed[(3, 1)]);
         let base_s = cell_bed(bed[(0, -1)], bed[(1, -1)], bed, bed[(1, 0)]);
+        let base_ss = cell_bed(bed[(0, -2)], bed[(1, -2)], bed[(0, -1)], bed[(1, -1)]);
         let base_n = cell_bed(bed[(0, 1)], bed[(1, 1)], bed[(0, 2)], bed[(1, 2)]);
+        let base_nn = cell_bed(bed[(0, 2)], bed[(1, 2)], bed[(0, 3)], bed[(1, 3)]);
+
+        // The velocities of those cells.
+        let u = cell_velocity(w, base, q, eps);
+        let v = cell_velocity(w, base, p, eps);
+        let u_w = cell_velocity(w[(-1, 0)], base_w, q[(-1, 0)], eps);
+        let v_w = cell_velocity(w[(-1, 0)], base_w, p[(-1, 0)], eps);
+        let u_ww = cell_velocity(w[(-2, 0)], base_ww, q[(-2, 0)], eps);
+        let v_ww = cell_velocity(w[(-2, 0)], base_ww, p[(-2, 0)], eps);
+        let u_e = cell_velocity(w[(1, 0)], base_e, q[(1, 0)], eps);
+        let v_e = cell_velocity(w[(1, 0)], base_e, p[(1, 0)], eps);
+        let u_ee = cell_velocity(w[(2, 0)], base_ee, q[(2, 0)], eps);
+        let v_ee = cell_velocity(w[(2, 0)], base_ee, p[(2, 0)], eps);
+        let u_s = cell_velocity(w[(0, -1)], base_s, q[(0, -1)], eps);
+        let v_s = cell_velocity(w[(0, -1)], base_s, p[(0, -1)], eps);
+        let u_ss = cell_velocity(w[(0, -2)], base_ss, q[(0, -2)], eps);
+        let v_ss = cell_velocity(w[(0, -2)], base_ss, p[(0, -2)], eps);
+        let u_n = cell_velocity(w[(0, 1)], base_n, q[(0, 1)], eps);
+        let v_n = cell_velocity(w[(0, 1)], base_n, p[(0, 1)], eps);
+        let u_nn = cell_velocity(w[(0, 2)], base_nn, q[(0, 2)], eps);
+        let v_nn = cell_velocity(w[(0, 2)], base_nn, p[(0, 2)], eps);
 
         // Along x: the bed at the faces i - 3/2 .. i + 3/2, the differences of the cells
         // i - 1, i, i + 1.
@@ -254,66 +285,58 @@ pub mod kp07 {
         let swm = slope(w[(-2, 0)], w[(-1, 0)], w, theta, fxm);
         let swc = slope(w[(-1, 0)], w, w[(1, 0)], theta, fxc);
         let swp = slope(w, w[(1, 0)], w[(2, 0)], theta, fxp);
-        let sqm = slope(q[(-2, 0)], q[(-1, 0)], q, theta, fxm);
-        let sqc = slope(q[(-1, 0)], q, q[(1, 0)], theta, fxc);
-        let sqp = slope(q, q[(1, 0)], q[(2, 0)], theta, fxp);
-        let spm = slope(p[(-2, 0)], p[(-1, 0)], p, theta, fxm);
-        let spc = slope(p[(-1, 0)], p, p[(1, 0)], theta, fxc);
-        let spp = slope(p, p[(1, 0)], p[(2, 0)], theta, fxp);
+        let sum = slope(u_ww, u_w, u, theta, fxm);
+        let suc = slope(u_w, u, u_e, theta, fxc);
+        let sup = slope(u, u_e, u_ee, theta, fxp);
+        let svm = slope(v_ww, v_w, v, theta, fxm);
+        let svc = slope(v_w, v, v_e, theta, fxc);
+        let svp = slope(v, v_e, v_ee, theta, fxp);
 
         // The west face: this cell's lower values, the west neighbour's upper ones (or the
         // west side's condition).
         let ww_in = lower_surface(w, swc, base, bx1, bx2);
-        let qw_in = q - 0.5 * sqc;
-        let pw_in = p - 0.5 * spc;
+        let uw_in = u - 0.5 * suc;
+        let vw_in = v - 0.5 * svc;
         let west_edge = i == 0 && west != 4;
         let ww_out = if west_edge {
             outer_surface(west, ww_in, bx1, west_value)
         } else {
             upper_surface(w[(-1, 0)], swm, base_w, bx0, bx1)
         };
-        let qw_out = if west_edge {
-            outer_normal(west, qw_in, west_value, 1.0)
+        let uw_out = if west_edge {
+            outer_normal(west, uw_in, (ww_out - bx1).max(0.0), west_value, 1.0, eps)
         } else {
-            q[(-1, 0)] + 0.5 * sqm
+            u_w + 0.5 * sum
         };
-        let pw_out = if west_edge {
-            pw_in
-        } else {
-            p[(-1, 0)] + 0.5 * spm
-        };
+        let vw_out = if west_edge { vw_in } else { v_w + 0.5 * svm };
 
         // The east face.
         let we_in = upper_surface(w, swc, base, bx1, bx2);
-        let qe_in = q + 0.5 * sqc;
-        let pe_in = p + 0.5 * spc;
+        let ue_in = u + 0.5 * suc;
+        let ve_in = v + 0.5 * svc;
         let east_edge = i == nx - 1 && east != 4;
         let we_out = if east_edge {
             outer_surface(east, we_in, bx2, east_value)
         } else {
             lower_surface(w[(1, 0)], swp, base_e, bx2, bx3)
         };
-        let qe_out = if east_edge {
-            outer_normal(east, qe_in, east_value, -1.0)
+        let ue_out = if east_edge {
+            outer_normal(east, ue_in, (we_out - bx2).max(0.0), east_value, -1.0, eps)
         } else {
-            q[(1, 0)] - 0.5 * sqp
+            u_e - 0.5 * sup
         };
-        let pe_out = if east_edge {
-            pe_in
-        } else {
-            p[(1, 0)] - 0.5 * spp
-        };
+        let ve_out = if east_edge { ve_in } else { v_e - 0.5 * svp };
 
-        let west_w = face_flux(0, ww_out, qw_out, pw_out, ww_in, qw_in, pw_in, bx1, g, eps);
-        let west_q = face_flux(1, ww_out, qw_out, pw_out, ww_in, qw_in, pw_in, bx1, g, eps);
-        let west_p = face_flux(2, ww_out, qw_out, pw_out, ww_in, qw_in, pw_in, bx1, g, eps);
-        let west_a = face_flux(3, ww_out, qw_out, pw_out, ww_in, qw_in, pw_in, bx1, g, eps);
-        let east_w = face_flux(0, we_in, qe_in, pe_in, we_out, qe_out, pe_out, bx2, g, eps);
-        let east_q = face_flux(1, we_in, qe_in, pe_in, we_out, qe_out, pe_out, bx2, g, eps);
-        let east_p = face_flux(2, we_in, qe_in, pe_in, we_out, qe_out, pe_out, bx2, g, eps);
-        let east_a = face_flux(3, we_in, qe_in, pe_in, we_out, qe_out, pe_out, bx2, g, eps);
+        let west_w = face_flux(0, ww_out, uw_out, vw_out, ww_in, uw_in, vw_in, bx1, g);
+        let west_q = face_flux(1, ww_out, uw_out, vw_out, ww_in, uw_in, vw_in, bx1, g);
+        let west_p = face_flux(2, ww_out, uw_out, vw_out, ww_in, uw_in, vw_in, bx1, g);
+        let west_a = face_flux(3, ww_out, uw_out, vw_out, ww_in, uw_in, vw_in, bx1, g);
+        let east_w = face_flux(0, we_in, ue_in, ve_in, we_out, ue_out, ve_out, bx2, g);
+        let east_q = face_flux(1, we_in, ue_in, ve_in, we_out, ue_out, ve_out, bx2, g);
+        let east_p = face_flux(2, we_in, ue_in, ve_in, we_out, ue_out, ve_out, bx2, g);
+        let east_a = face_flux(3, we_in, ue_in, ve_in, we_out, ue_out, ve_out, bx2, g);
 
-        // Along y, the same with p normal and q tangential.
+        // Along y, the same with v normal and u tangential.
         let by0 = 0.5 * (bed[(0, -1)] + bed[(1, -1)]);
         let by1 = 0.5 * (bed + bed[(1, 0)]);
         let by2 = 0.5 * (bed[(0, 1)] + bed[(1, 1)]);
@@ -324,61 +347,60 @@ pub mod kp07 {
         let twm = slope(w[(0, -2)], w[(0, -1)], w, theta, fym);
         let twc = slope(w[(0, -1)], w, w[(0, 1)], theta, fyc);
         let twp = slope(w, w[(0, 1)], w[(0, 2)], theta, fyp);
-        let tqm = slope(q[(0, -2)], q[(0, -1)], q, theta, fym);
-        let tqc = slope(q[(0, -1)], q, q[(0, 1)], theta, fyc);
-        let tqp = slope(q, q[(0, 1)], q[(0, 2)], theta, fyp);
-        let tpm = slope(p[(0, -2)], p[(0, -1)], p, theta, fym);
-        let tpc = slope(p[(0, -1)], p, p[(0, 1)], theta, fyc);
-        let tpp = slope(p, p[(0, 1)], p[(0, 2)], theta, fyp);
+        let tum = slope(u_ss, u_s, u, theta, fym);
+        let tuc = slope(u_s, u, u_n, theta, fyc);
+        let tup = slope(u, u_n, u_nn, theta, fyp);
+        let tvm = slope(v_ss, v_s, v, theta, fym);
+        let tvc = slope(v_s, v, v_n, theta, fyc);
+        let tvp = slope(v, v_n, v_nn, theta, fyp);
 
         let ws_in = lower_surface(w, twc, base, by1, by2);
-        let qs_in = q - 0.5 * tqc;
-        let ps_in = p - 0.5 * tpc;
+        let us_in = u - 0.5 * tuc;
+        let vs_in = v - 0.5 * tvc;
         let south_edge = j == 0 && south != 4;
         let ws_out = if south_edge {
             outer_surface(south, ws_in, by1, south_value)
         } else {
             upper_surface(w[(0, -1)], twm, base_s, by0, by1)
         };
-        let qs_out = if south_edge {
-            qs_in
+        let us_out = if south_edge { us_in } else { u_s + 0.5 * tum };
+        let vs_out = if south_edge {
+            outer_normal(south, vs_in, (ws_out - by1).max(0.0), south_value, 1.0, eps)
         } else {
-            q[(0, -1)] + 0.5 * tqm
-        };
-        let ps_out = if south_edge {
-            outer_normal(south, ps_in, south_value, 1.0)
-        } else {
-            p[(0, -1)] + 0.5 * tpm
+            v_s + 0.5 * tvm
         };
 
         let wn_in = upper_surface(w, twc, base, by1, by2);
-        let qn_in = q + 0.5 * tqc;
-        let pn_in = p + 0.5 * tpc;
+        let un_in = u + 0.5 * tuc;
+        let vn_in = v + 0.5 * tvc;
         let north_edge = j == ny - 1 && north != 4;
         let wn_out = if north_edge {
             outer_surface(north, wn_in, by2, north_value)
         } else {
             lower_surface(w[(0, 1)], twp, base_n, by2, by3)
         };
-        let qn_out = if north_edge {
-            qn_in
+        let un_out = if north_edge { un_in } else { u_n - 0.5 * tup };
+        let vn_out = if north_edge {
+            outer_normal(
+                north,
+                vn_in,
+                (wn_out - by2).max(0.0),
+                north_value,
+                -1.0,
+                eps,
+            )
         } else {
-            q[(0, 1)] - 0.5 * tqp
-        };
-        let pn_out = if north_edge {
-            outer_normal(north, pn_in, north_value, -1.0)
-        } else {
-            p[(0, 1)] - 0.5 * tpp
+            v_n - 0.5 * tvp
         };
 
-        let south_w = face_flux(0, ws_out, ps_out, qs_out, ws_in, ps_in, qs_in, by1, g, eps);
-        let south_p = face_flux(1, ws_out, ps_out, qs_out, ws_in, ps_in, qs_in, by1, g, eps);
-        let south_q = face_flux(2, ws_out, ps_out, qs_out, ws_in, ps_in, qs_in, by1, g, eps);
-        let south_a = face_flux(3, ws_out, ps_out, qs_out, ws_in, ps_in, qs_in, by1, g, eps);
-        let north_w = face_flux(0, wn_in, pn_in, qn_in, wn_out, pn_out, qn_out, by2, g, eps);
-        let north_p = face_flux(1, wn_in, pn_in, qn_in, wn_out, pn_out, qn_out, by2, g, eps);
-        let north_q = face_flux(2, wn_in, pn_in, qn_in, wn_out, pn_out, qn_out, by2, g, eps);
-        let north_a = face_flux(3, wn_in, pn_in, qn_in, wn_out, pn_out, qn_out, by2, g, eps);
+        let south_w = face_flux(0, ws_out, vs_out, us_out, ws_in, vs_in, us_in, by1, g);
+        let south_p = face_flux(1, ws_out, vs_out, us_out, ws_in, vs_in, us_in, by1, g);
+        let south_q = face_flux(2, ws_out, vs_out, us_out, ws_in, vs_in, us_in, by1, g);
+        let south_a = face_flux(3, ws_out, vs_out, us_out, ws_in, vs_in, us_in, by1, g);
+        let north_w = face_flux(0, wn_in, vn_in, un_in, wn_out, vn_out, un_out, by2, g);
+        let north_p = face_flux(1, wn_in, vn_in, un_in, wn_out, vn_out, un_out, by2, g);
+        let north_q = face_flux(2, wn_in, vn_in, un_in, wn_out, vn_out, un_out, by2, g);
+        let north_a = face_flux(3, wn_in, vn_in, un_in, wn_out, vn_out, un_out, by2, g);
 
         // The bed-slope source `-g h (B_e - B_w) / dx` written, with the cell's own face
         // depths (`h_e + h_w = 2 h` by construction), as

@@ -4,8 +4,12 @@ use crate::kernels::kp07;
 use crate::{Boundaries, Boundary, FloodError, Grid, Terrain};
 use stencil_runtime::{Backend, Field, Real};
 
-/// The halo of every field: the reconstruction reads two cells along each axis.
+/// The halo of the state fields: the reconstruction reads two cells along each axis.
 const HALO: usize = 2;
+
+/// The halo of the bed's corner field: the bed of the cell two along reads the corners
+/// three along.
+const BED_HALO: usize = 3;
 
 /// Steps between the stability checks of [`ShallowWater::advance_to`].
 const CHECK_EVERY: u64 = 100;
@@ -588,7 +592,7 @@ fn corner_field<T: Real>(terrain: &Terrain, boundaries: &Boundaries) -> Field<T>
         }
     };
     let (px, py) = (boundaries.periodic(0), boundaries.periodic(1));
-    Field::from_fn(&[g.nx, g.ny], HALO, |[i, j, _]| {
+    Field::from_fn(&[g.nx, g.ny], BED_HALO, |[i, j, _]| {
         T::from_f64(terrain.corner(index(i, g.nx, px), index(j, g.ny, py)))
     })
 }

@@ -101,15 +101,19 @@ fn euler_and_f32_converge_too() {
     };
     let mut euler = vec![];
     let mut single = vec![];
-    for nx in [100, 200, 400] {
+    for nx in [100, 200, 400, 800] {
         euler.push((nx, dam_break::<f64>(exact, nx, 0.05, Integrator::Euler).0));
-        single.push((nx, dam_break::<f32>(exact, nx, 0.05, Integrator::Rk2).0));
+        if nx < 800 {
+            single.push((nx, dam_break::<f32>(exact, nx, 0.05, Integrator::Rk2).0));
+        }
     }
     let pe = orders("Stoker, Euler", &euler);
     let ps = orders("Stoker, f32", &single);
     assert!(ps.iter().all(|&p| p > 0.8), "{ps:?}");
-    // Forward Euler's order wobbles between refinements (1.23, then 0.74): ask for it
-    // over the whole range.
-    let overall = (euler[0].1 / euler[2].1).log2() / 2.0;
-    assert!(overall > 0.9, "{pe:?}: overall {overall}");
+    // Forward Euler with the second-order reconstruction converges more slowly on the
+    // shock (orders 1.02, 0.72, 0.65 measured): ask that every refinement lowers the
+    // error and for the order over the whole range (0.80 measured).
+    assert!(pe.iter().all(|&p| p > 0.5), "{pe:?}");
+    let overall = (euler[0].1 / euler[3].1).log2() / 3.0;
+    assert!(overall > 0.7, "{pe:?}: overall {overall}");
 }

@@ -25,7 +25,7 @@ type Outputs<T> = (Vec<Vec<f64>>, f64, (f64, T, T, T));
 fn kernels_agree<T: Real>(gpu: &Backend, tolerance: f64) {
     let n = [37, 29];
     let mut r = rng("kp07 kernels");
-    let bed = random_field::<T>(&mut r, &n, 2, -1.0, 0.0);
+    let bed = random_field::<T>(&mut r, &n, 3, -1.0, 0.0);
     let depth = random_field::<T>(&mut r, &n, 2, -0.3, 1.0);
     // Surfaces at or above the bed: a third of the cells dry.
     let w = Field::from_fn(&n, 2, |p| {
