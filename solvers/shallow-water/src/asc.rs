@@ -32,6 +32,29 @@ impl Raster {
         Raster::parse(path, &text)
     }
 
+    /// Writes the raster as an ESRI ASCII grid; `nodata` marks the cells whose value is
+    /// NaN (and is declared in the header).
+    pub fn write(&self, path: &Path, nodata: f64) -> Result<(), FloodError> {
+        use std::fmt::Write as _;
+        let g = &self.grid;
+        let mut text = String::with_capacity(g.cells() * 10 + 200);
+        let _ = writeln!(text, "ncols {}\nnrows {}", g.nx, g.ny);
+        let _ = writeln!(text, "xllcorner {}\nyllcorner {}", g.x0, g.y0);
+        let _ = writeln!(text, "cellsize {}\nNODATA_value {nodata}", g.dx);
+        for j in (0..g.ny).rev() {
+            let row = &self.values[j * g.nx..(j + 1) * g.nx];
+            for (i, v) in row.iter().enumerate() {
+                let v = if v.is_nan() { nodata } else { *v };
+                let sep = if i + 1 == g.nx { '\n' } else { ' ' };
+                let _ = write!(text, "{v}{sep}");
+            }
+        }
+        std::fs::write(path, text).map_err(|e| FloodError::Output {
+            path: path.display().to_string(),
+            cause: e.to_string(),
+        })
+    }
+
     /// Parses the text of a grid (`path` names it in errors).
     pub fn parse(path: &Path, text: &str) -> Result<Raster, FloodError> {
         let mut lines = text.lines().enumerate().map(|(k, l)| (k + 1, l)).peekable();
@@ -176,6 +199,19 @@ mod tests {
         let r = parse(&format!("{HEADER}1 2 3\n4 5 6\n")).unwrap();
         assert_eq!(r.values, vec![4.0, 5.0, 6.0, 1.0, 2.0, 3.0]);
         assert_eq!((r.grid.x0, r.grid.y0, r.grid.dx), (10.0, 20.0, 5.0));
+    }
+
+    #[test]
+    fn a_written_grid_reads_back() {
+        let mut r = parse(&format!("{HEADER}1 2.5 3\n4 5 6\n")).unwrap();
+        let path = std::env::temp_dir().join(format!("asc-roundtrip-{}.asc", std::process::id()));
+        r.write(&path, -9999.0).unwrap();
+        assert_eq!(Raster::read(&path).unwrap(), r);
+        r.values[1] = f64::NAN;
+        r.write(&path, -9999.0).unwrap();
+        let e = Raster::read(&path).unwrap_err().to_string();
+        assert!(e.contains("line 8") && e.contains("missing"), "{e}");
+        std::fs::remove_file(&path).unwrap();
     }
 
     #[test]

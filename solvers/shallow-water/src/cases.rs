@@ -39,6 +39,34 @@ pub fn dam_break(nx: usize, h_left: f64, h_right: f64) -> Result<Case, FloodErro
     })
 }
 
+/// A lake at rest over an irregular bed on `n x n` cells of a 10 m square: bumps, two of
+/// them islands rising above the still surface at 0.5 m, walls, for 20 s. Nothing may
+/// move.
+pub fn lake_at_rest(n: usize) -> Result<Case, FloodError> {
+    let d = 10.0 / n as f64;
+    let grid = Grid::new(n, n, d, d, 0.0, 0.0)?;
+    let bump = |x: f64, y: f64, cx: f64, cy: f64, r: f64| {
+        (-((x - cx).powi(2) + (y - cy).powi(2)) / (r * r)).exp()
+    };
+    let terrain = Terrain::from_fn(grid, |x, y| {
+        0.1 * (1.3 * x).sin() * (0.9 * y).cos()
+            + 0.8 * bump(x, y, 3.0, 3.5, 1.2)
+            + 0.9 * bump(x, y, 7.0, 6.5, 1.0)
+            + 0.3 * bump(x, y, 6.0, 2.0, 2.0)
+    })?;
+    let water = Water::from_surface(&terrain, |_, _| 0.5);
+    Ok(Case {
+        name: "lake-at-rest".into(),
+        setup: Setup::new(
+            terrain,
+            water,
+            Boundaries::all(Boundary::Wall),
+            Physics::default(),
+        ),
+        end_time: 20.0,
+    })
+}
+
 /// Thacker's planar surface in a paraboloid on `n x n` cells (the SWASHES setup), for
 /// three periods.
 pub fn thacker(n: usize) -> Result<Case, FloodError> {
@@ -133,4 +161,37 @@ pub fn malpasset(dir: &Path) -> Result<Case, FloodError> {
         ),
         end_time: 4000.0,
     })
+}
+
+/// The Malpasset gauges from `dir/gauges.csv` (`kind,id,x,y`): the transformers, the
+/// police survey points and the scale-model gauges, as `(kind-id, x, y)`; the dam's end
+/// points (in wall cells) are left out. A malformed row is an error naming its line.
+pub fn malpasset_gauges(dir: &Path) -> Result<Vec<(String, f64, f64)>, FloodError> {
+    let path = dir.join("gauges.csv");
+    let bad = |line: usize, message: String| FloodError::Input {
+        file: path.display().to_string(),
+        line,
+        message,
+    };
+    let text =
+        std::fs::read_to_string(&path).map_err(|e| bad(0, format!("cannot read it: {e}")))?;
+    let mut gauges = vec![];
+    for (k, line) in text.lines().enumerate().skip(1) {
+        let fields: Vec<&str> = line.split(',').map(str::trim).collect();
+        let [kind, id, x, y] = fields[..] else {
+            return Err(bad(
+                k + 1,
+                format!("expected `kind,id,x,y`, found `{line}`"),
+            ));
+        };
+        let number = |s: &str| {
+            s.parse::<f64>()
+                .map_err(|_| bad(k + 1, format!("`{s}` is not a coordinate")))
+        };
+        let (x, y) = (number(x)?, number(y)?);
+        if kind != "dam" {
+            gauges.push((format!("{kind}-{id}"), x, y));
+        }
+    }
+    Ok(gauges)
 }

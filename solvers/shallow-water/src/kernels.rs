@@ -492,4 +492,24 @@ pub mod kp07 {
             fastest.reduce(s);
         }
     }
+
+    /// Records the flood's extent: the largest depth so far (`deepest`) and the time at
+    /// which the depth first exceeded `wet` (`arrival`, negative until then).
+    #[stencil]
+    pub fn track<T: Real>(
+        w: In<T>,
+        bed: In<T>,
+        deepest: InOut<T>,
+        arrival: InOut<T>,
+        time: T,
+        wet: T,
+    ) {
+        let h = w - cell_bed(bed, bed[(1, 0)], bed[(0, 1)], bed[(1, 1)]);
+        deepest = deepest.max(h);
+        arrival = if arrival < 0.0 && h > wet {
+            time
+        } else {
+            arrival
+        };
+    }
 }

@@ -34,14 +34,20 @@ pub mod analytic;
 mod asc;
 mod boundary;
 pub mod cases;
+mod checkpoint;
 mod grid;
 pub mod kernels;
 mod model;
+pub mod output;
+pub mod run;
+pub mod scenario;
 
 pub use asc::Raster;
 pub use boundary::{Boundaries, Boundary, Series};
 pub use grid::{Grid, Terrain};
 pub use model::{Integrator, Physics, Setup, ShallowWater, Survey, Water};
+pub use run::{Run, RunOptions, Summary};
+pub use scenario::{Gauge, Output, Scenario};
 
 /// Why a simulation could not start or stopped early.
 #[derive(Debug, thiserror::Error)]
@@ -68,6 +74,24 @@ pub enum FloodError {
         line: usize,
         /// What is wrong.
         message: String,
+    },
+    /// A scenario file names a field with a bad value.
+    #[error("{file}: `{field}`: {message}")]
+    Scenario {
+        /// The scenario file.
+        file: String,
+        /// The field's path (`boundaries.west`, `gauge \`A\``, ...).
+        field: String,
+        /// What is wrong and what it must be.
+        message: String,
+    },
+    /// An output or checkpoint file could not be written.
+    #[error("cannot write {path}: {cause}")]
+    Output {
+        /// The file.
+        path: String,
+        /// Why.
+        cause: String,
     },
     /// The run went unstable.
     #[error("unstable at step {step} (t = {time:.6} s): cell ({i}, {j}) at (x, y) = ({x:.3}, {y:.3}) has depth {depth:e} m and velocity ({u:e}, {v:e}) m/s; lower the Courant number or check the input")]

@@ -530,21 +530,97 @@ impl<T: Real> ShallowWater<T> {
         }
     }
 
+    /// The state as `f64`: surface, x discharge and y discharge per cell, row by row
+    /// from the south (exact in either precision: what [`ShallowWater::restore`] takes).
+    pub fn state(&self) -> Result<[Vec<f64>; 3], FloodError> {
+        let f = |k: usize| -> Result<Vec<f64>, FloodError> {
+            Ok(self.now[k].interior()?.iter().map(|x| x.as_f64()).collect())
+        };
+        Ok([f(0)?, f(1)?, f(2)?])
+    }
+
+    /// Puts back a state taken by [`ShallowWater::state`] with its time, step count and
+    /// initial volume: the run then goes on bit for bit as if never stopped.
+    pub fn restore(
+        &mut self,
+        time: f64,
+        steps: u64,
+        initial_volume: f64,
+        state: &[Vec<f64>; 3],
+    ) -> Result<(), FloodError> {
+        let g = self.grid;
+        for (k, values) in state.iter().enumerate() {
+            if values.len() != g.cells() {
+                return Err(FloodError::Config {
+                    name: "restored state".into(),
+                    value: format!("{} values", values.len()),
+                    expected: format!("one per cell ({} x {})", g.nx, g.ny),
+                });
+            }
+            let inside = |i: isize, j: isize| {
+                (0..g.nx as isize).contains(&i) && (0..g.ny as isize).contains(&j)
+            };
+            let host = Field::from_fn(&[g.nx, g.ny], HALO, |[i, j, _]| {
+                if inside(i, j) {
+                    T::from_f64(values[j as usize * g.nx + i as usize])
+                } else {
+                    T::zero()
+                }
+            });
+            self.now[k].copy_from(&host)?;
+        }
+        self.time = time;
+        self.steps = steps;
+        self.initial_volume = initial_volume;
+        Ok(())
+    }
+
+    /// Depth and velocity `(h, u, v)` in cell `(i, j)`, read from wherever the state lives
+    /// (a few element copies on a device); the velocity is 0 at or below the dry depth.
+    pub fn probe(&self, i: usize, j: usize) -> Result<(f64, f64, f64), FloodError> {
+        let at = |f: &Field<T>, di: usize, dj: usize| -> Result<f64, FloodError> {
+            f.get([(i + di) as isize, (j + dj) as isize, 0])
+                .map(|x| x.as_f64())
+                .ok_or_else(|| FloodError::Config {
+                    name: "probed cell".into(),
+                    value: format!("({i}, {j})"),
+                    expected: format!("a cell of the {} x {} grid", self.grid.nx, self.grid.ny),
+                })
+        };
+        let corner = |di, dj| -> Result<T, FloodError> { Ok(T::from_f64(at(&self.bed, di, dj)?)) };
+        let bed = kernel_cell_bed(corner(0, 0)?, corner(1, 0)?, corner(0, 1)?, corner(1, 1)?);
+        let h = at(&self.now[0], 0, 0)? - bed;
+        let (q, p) = (at(&self.now[1], 0, 0)?, at(&self.now[2], 0, 0)?);
+        let (u, v) = if h > self.physics.dry_depth {
+            (q / h, p / h)
+        } else {
+            (0.0, 0.0)
+        };
+        Ok((h, u, v))
+    }
+
+    /// The surface field (on the backend) and the bed's corner field: what the flood
+    /// tracking kernel reads.
+    pub(crate) fn surface_and_bed(&self) -> (&Field<T>, &Field<T>) {
+        (&self.now[0], &self.bed)
+    }
+
     /// The depth per cell, row by row from the south.
     pub fn depth(&self) -> Result<Vec<f64>, FloodError> {
         let w = self.now[0].interior()?;
         let bed = self.bed.to_host()?;
         let g = &self.grid;
-        let corner = |i: usize, j: usize| {
-            bed.get([i as isize, j as isize, 0])
-                .map_or(f64::NAN, |z| z.as_f64())
-        };
+        let corner = |i: usize, j: usize| bed.get([i as isize, j as isize, 0]).unwrap_or(T::nan());
         Ok(w.iter()
             .enumerate()
             .map(|(k, w)| {
                 let (i, j) = (k % g.nx, k / g.nx);
-                let b = 0.25
-                    * (corner(i, j) + corner(i + 1, j) + corner(i, j + 1) + corner(i + 1, j + 1));
+                let b = kernel_cell_bed(
+                    corner(i, j),
+                    corner(i + 1, j),
+                    corner(i, j + 1),
+                    corner(i + 1, j + 1),
+                );
                 w.as_f64() - b
             })
             .collect())
@@ -577,6 +653,12 @@ impl<T: Real> ShallowWater<T> {
         };
         Ok((div(&q), div(&p)))
     }
+}
+
+/// A cell's mean bed from its corners, in `T` and in the order the kernels' `cell_bed`
+/// computes it: a dry cell's depth is then exactly 0 on the host too.
+fn kernel_cell_bed<T: Real>(sw: T, se: T, nw: T, ne: T) -> f64 {
+    (T::from_f64(0.25) * (sw + se + nw + ne)).as_f64()
 }
 
 /// The bed's corners as a field of the cells' extent: `(i, j)` holds the south-west

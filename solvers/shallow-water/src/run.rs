@@ -1,0 +1,397 @@
+//! A whole run of a scenario: time stepping with the flood's extent tracked on the
+//! backend, gauges sampled, pictures, VTK files and checkpoints written at the output
+//! times, a progress bar, and at the end the maximum-depth and arrival-time grids, the
+//! gauge CSV files, the GIF and a summary with the mass error.
+
+use crate::checkpoint::Checkpoint;
+use crate::kernels::kp07;
+use crate::output::gauges::Sample;
+use crate::output::{self, picture, Snapshot};
+use crate::{FloodError, Raster, Scenario, ShallowWater};
+use indicatif::{ProgressBar, ProgressStyle};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+use stencil_runtime::{Backend, Field, Real};
+
+/// Steps between the stability checks.
+const CHECK_EVERY: u64 = 100;
+
+/// The value written for "never" in the arrival-time grid.
+const NODATA: f64 = -9999.0;
+
+/// How a run behaves, apart from the scenario.
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    /// The directory everything is written to (created if missing).
+    pub out: PathBuf,
+    /// Whether to draw a progress bar.
+    pub progress: bool,
+}
+
+/// What a finished run reports.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Summary {
+    /// Steps taken in all (across resumptions).
+    pub steps: u64,
+    /// Simulated time reached (s).
+    pub time: f64,
+    /// Wall time of this invocation.
+    pub wall: Duration,
+    /// Simulated time covered by this invocation (s).
+    pub simulated: f64,
+    /// The water volume at the start (m^3).
+    pub initial_volume: f64,
+    /// The water volume at the end (m^3).
+    pub final_volume: f64,
+    /// Whether every side is closed (then the volume change is the mass error).
+    pub closed: bool,
+    /// The largest depth reached anywhere (m).
+    pub max_depth: f64,
+}
+
+impl Summary {
+    /// `|V - V0| / V0`: with closed sides, the mass-conservation error.
+    pub fn relative_volume_change(&self) -> f64 {
+        (self.final_volume - self.initial_volume).abs() / self.initial_volume.max(f64::MIN_POSITIVE)
+    }
+}
+
+impl std::fmt::Display for Summary {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let wall = self.wall.as_secs_f64();
+        writeln!(
+            f,
+            "steps {} to t = {:.3} s; this run: {:.3} s simulated in {wall:.2} s wall ({:.1}x real time)",
+            self.steps,
+            self.time,
+            self.simulated,
+            self.simulated / wall.max(1e-9)
+        )?;
+        let what = if self.closed {
+            "mass-conservation error (closed sides)"
+        } else {
+            "volume change (water crossed open or imposed sides)"
+        };
+        writeln!(
+            f,
+            "volume {:.6e} m^3 -> {:.6e} m^3: {what} {:.3e}",
+            self.initial_volume,
+            self.final_volume,
+            self.relative_volume_change()
+        )?;
+        write!(f, "largest depth reached {:.3} m", self.max_depth)
+    }
+}
+
+/// A run in precision `T`.
+pub struct Run<T: Real> {
+    scenario: Scenario,
+    options: RunOptions,
+    flow: ShallowWater<T>,
+    /// The largest depth so far, per cell.
+    deepest: Field<T>,
+    /// The time the depth first exceeded the arrival depth (negative: not yet).
+    arrival: Field<T>,
+    /// Each gauge's samples so far.
+    samples: Vec<Vec<Sample>>,
+    /// The next output time's index.
+    next_output: usize,
+    /// The next gauge sampling time.
+    next_gauge: f64,
+    /// The pictures written so far.
+    frames: Vec<PathBuf>,
+    /// Each cell's mean bed and the hillshade of the terrain.
+    bed: Vec<f64>,
+    shade: Vec<f64>,
+    /// The depth of the darkest blue.
+    depth_scale: f64,
+}
+
+impl<T: Real> Run<T> {
+    /// Sets up `scenario` on `backend`, writing into `options.out`.
+    pub fn new(
+        backend: &Backend,
+        scenario: Scenario,
+        options: RunOptions,
+    ) -> Result<Run<T>, FloodError> {
+        output::create_dir(&options.out)?;
+        let flow = ShallowWater::<T>::new(backend, &scenario.setup)?;
+        let grid = *flow.grid();
+        let deepest = Field::zeros_on(backend, &[grid.nx, grid.ny], 0)?;
+        let mut arrival = Field::from_fn(&[grid.nx, grid.ny], 0, |_| T::from_f64(-1.0));
+        arrival = arrival.to(backend)?;
+        let bed = scenario.setup.terrain.cells();
+        let shade = picture::hillshade(&grid, &bed);
+        let depth_scale = if scenario.output.depth_scale > 0.0 {
+            scenario.output.depth_scale
+        } else {
+            flow.survey()?.max_depth.max(1e-3)
+        };
+        let mut run = Run {
+            samples: vec![vec![]; scenario.gauges.len()],
+            next_output: 0,
+            next_gauge: 0.0,
+            frames: vec![],
+            scenario,
+            options,
+            flow,
+            deepest,
+            arrival,
+            bed,
+            shade,
+            depth_scale,
+        };
+        run.track()?;
+        if !run.scenario.gauges.is_empty() {
+            run.sample_gauges()?;
+            run.next_gauge = run.scenario.output.gauge_every;
+        }
+        Ok(run)
+    }
+
+    /// Sets up `scenario` and puts back the state saved in `checkpoint` (which must come
+    /// from the same scenario, grid and precision).
+    pub fn resume(
+        backend: &Backend,
+        scenario: Scenario,
+        options: RunOptions,
+        checkpoint: &Path,
+    ) -> Result<Run<T>, FloodError> {
+        let saved = Checkpoint::read(checkpoint)?;
+        let mut run = Run::<T>::new(backend, scenario, options)?;
+        saved.matches::<T>(checkpoint, &run.scenario)?;
+        run.flow
+            .restore(saved.time, saved.steps, saved.initial_volume, &saved.state)?;
+        let g = *run.flow.grid();
+        let field = |values: &[f64]| {
+            Field::from_fn(&[g.nx, g.ny], 0, |[i, j, _]| {
+                T::from_f64(values[j as usize * g.nx + i as usize])
+            })
+        };
+        run.deepest.copy_from(&field(&saved.deepest))?;
+        run.arrival.copy_from(&field(&saved.arrival))?;
+        run.samples = saved.samples;
+        run.next_output = saved.next_output;
+        run.next_gauge = saved.next_gauge;
+        run.frames = saved.frames;
+        run.depth_scale = saved.depth_scale;
+        Ok(run)
+    }
+
+    /// The simulation.
+    pub fn flow(&self) -> &ShallowWater<T> {
+        &self.flow
+    }
+
+    /// Runs to the scenario's end time, writing every output; returns the summary (also
+    /// written to `summary.txt`).
+    pub fn run(mut self) -> Result<Summary, FloodError> {
+        let start = Instant::now();
+        let t_start = self.flow.time();
+        let end = self.scenario.end_time;
+        let bar = self.progress_bar();
+        let mut last_draw = Instant::now();
+        // Times closer than this count as reached (the last step lands on them up to
+        // rounding).
+        let slack = end * 1e-12;
+        while self.flow.time() < end - slack {
+            let output_time = self.scenario.output.times.get(self.next_output).copied();
+            let target = [Some(end), output_time, self.gauge_time()]
+                .into_iter()
+                .flatten()
+                .fold(f64::INFINITY, f64::min);
+            self.flow.step(target - self.flow.time())?;
+            self.track()?;
+            if self.flow.steps().is_multiple_of(CHECK_EVERY) {
+                self.flow.check()?;
+            }
+            let now = self.flow.time();
+            if self.gauge_time().is_some_and(|t| now >= t - slack) {
+                self.sample_gauges()?;
+                self.next_gauge += self.scenario.output.gauge_every;
+            }
+            if output_time.is_some_and(|t| now >= t - slack) {
+                self.write_outputs()?;
+                self.next_output += 1;
+                self.save_checkpoint()?;
+            }
+            if last_draw.elapsed() > Duration::from_millis(200) {
+                self.draw(&bar, start, t_start);
+                last_draw = Instant::now();
+            }
+        }
+        self.draw(&bar, start, t_start);
+        bar.finish();
+        let survey = self.flow.check()?;
+        self.finish()?;
+        let deepest = self.deepest.interior()?;
+        let summary = Summary {
+            steps: self.flow.steps(),
+            time: self.flow.time(),
+            wall: start.elapsed(),
+            simulated: self.flow.time() - t_start,
+            initial_volume: self.flow.initial_volume(),
+            final_volume: survey.volume,
+            closed: self.scenario.setup.boundaries.closed(),
+            max_depth: deepest.iter().map(|d| d.as_f64()).fold(0.0, f64::max),
+        };
+        let path = self.options.out.join("summary.txt");
+        let text = format!("scenario {}\n{summary}\n", self.scenario.name);
+        std::fs::write(&path, text).map_err(|e| output::write_error(&path, e))?;
+        Ok(summary)
+    }
+
+    /// The next gauge sampling time, if there are gauges.
+    fn gauge_time(&self) -> Option<f64> {
+        (!self.scenario.gauges.is_empty()).then_some(self.next_gauge)
+    }
+
+    /// Updates the largest depth and the arrival times on the backend.
+    fn track(&mut self) -> Result<(), FloodError> {
+        let (w, bed) = self.flow.surface_and_bed();
+        kp07::track::launch(
+            self.flow.backend(),
+            w,
+            bed,
+            &mut self.deepest,
+            &mut self.arrival,
+            T::from_f64(self.flow.time()),
+            T::from_f64(self.scenario.output.arrival_depth),
+        )?;
+        Ok(())
+    }
+
+    fn sample_gauges(&mut self) -> Result<(), FloodError> {
+        for (g, samples) in self.scenario.gauges.iter().zip(&mut self.samples) {
+            let (depth, u, v) = self.flow.probe(g.i, g.j)?;
+            samples.push(Sample {
+                time: self.flow.time(),
+                depth,
+                surface: depth + self.bed[g.j * self.flow.grid().nx + g.i],
+                u,
+                v,
+            });
+        }
+        Ok(())
+    }
+
+    /// The picture and the VTK file of the present state, as the output settings ask.
+    fn write_outputs(&mut self) -> Result<(), FloodError> {
+        let out = &self.scenario.output;
+        if !(out.png || out.vtk) {
+            return Ok(());
+        }
+        let (u, v) = self.flow.velocity()?;
+        let snapshot = Snapshot {
+            grid: self.flow.grid(),
+            bed: &self.bed,
+            depth: self.flow.depth()?,
+            u,
+            v,
+            time: self.flow.time(),
+        };
+        let stem = format!("{:04}", self.next_output + 1);
+        if out.png {
+            let dir = self.options.out.join("pictures");
+            output::create_dir(&dir)?;
+            let path = dir.join(format!("depth_{stem}.png"));
+            let dry = self.flow.physics().dry_depth;
+            let image = picture::render(&snapshot, &self.shade, self.depth_scale, dry);
+            picture::write_png(&image, &path)?;
+            self.frames.push(path);
+        }
+        if out.vtk {
+            let dir = self.options.out.join("vtk");
+            output::create_dir(&dir)?;
+            output::vtk::write(&snapshot, &dir.join(format!("state_{stem}.vtk")))?;
+        }
+        Ok(())
+    }
+
+    /// What is written once at the end: grids, gauge series, the GIF.
+    fn finish(&self) -> Result<(), FloodError> {
+        let out = &self.scenario.output;
+        let dir = &self.options.out;
+        let grid = *self.flow.grid();
+        if out.asc {
+            let values = |f: &Field<T>, never: bool| -> Result<Vec<f64>, FloodError> {
+                Ok(f.interior()?
+                    .iter()
+                    .map(|x| x.as_f64())
+                    .map(|x| if never && x < 0.0 { f64::NAN } else { x })
+                    .collect())
+            };
+            let deepest = Raster {
+                grid,
+                values: values(&self.deepest, false)?,
+            };
+            deepest.write(&dir.join("max_depth.asc"), NODATA)?;
+            let arrival = Raster {
+                grid,
+                values: values(&self.arrival, true)?,
+            };
+            arrival.write(&dir.join("arrival_time.asc"), NODATA)?;
+        }
+        if !self.scenario.gauges.is_empty() {
+            let gauges = dir.join("gauges");
+            output::create_dir(&gauges)?;
+            for (g, samples) in self.scenario.gauges.iter().zip(&self.samples) {
+                output::gauges::write(&gauges, g, samples)?;
+            }
+        }
+        if out.gif && !self.frames.is_empty() {
+            picture::write_gif(&self.frames, &dir.join("flood.gif"), 250)?;
+        }
+        Ok(())
+    }
+
+    fn save_checkpoint(&self) -> Result<(), FloodError> {
+        let to_f64 = |f: &Field<T>| -> Result<Vec<f64>, FloodError> {
+            Ok(f.interior()?.iter().map(|x| x.as_f64()).collect())
+        };
+        let (format, scenario, nx, ny, precision) = Checkpoint::header::<T>(&self.scenario);
+        let checkpoint = Checkpoint {
+            format,
+            scenario,
+            nx,
+            ny,
+            precision,
+            time: self.flow.time(),
+            steps: self.flow.steps(),
+            initial_volume: self.flow.initial_volume(),
+            state: self.flow.state()?,
+            deepest: to_f64(&self.deepest)?,
+            arrival: to_f64(&self.arrival)?,
+            samples: self.samples.clone(),
+            next_output: self.next_output,
+            next_gauge: self.next_gauge,
+            frames: self.frames.clone(),
+            depth_scale: self.depth_scale,
+        };
+        checkpoint.write(&self.options.out.join("checkpoint.bin"))
+    }
+
+    fn progress_bar(&self) -> ProgressBar {
+        if !self.options.progress {
+            return ProgressBar::hidden();
+        }
+        let bar = ProgressBar::new(1000);
+        let style = ProgressStyle::with_template("{bar:40.cyan/blue} {percent:>3}% {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar());
+        bar.set_style(style);
+        bar
+    }
+
+    /// Shows the simulated time, the wall time and their ratio.
+    fn draw(&self, bar: &ProgressBar, start: Instant, t_start: f64) {
+        let t = self.flow.time();
+        let wall = start.elapsed().as_secs_f64();
+        bar.set_position((1000.0 * t / self.scenario.end_time) as u64);
+        bar.set_message(format!(
+            "t = {t:.1} / {:.0} s, step {}, wall {wall:.1} s, {:.1}x real time",
+            self.scenario.end_time,
+            self.flow.steps(),
+            (t - t_start) / wall.max(1e-9)
+        ));
+    }
+}

@@ -1,0 +1,180 @@
+//! The program around the solver: a scenario file runs end to end and writes every
+//! output (pictures, GIF, VTK, grids, gauges, summary); a run resumed from a checkpoint
+//! ends bit for bit where the uninterrupted run does; the command line names bad input.
+
+use shallow_water::{Raster, Run, RunOptions, Scenario};
+use std::path::{Path, PathBuf};
+use stencil_runtime::Backend;
+
+/// The example scenario: a channel with a dam break, an inflow hydrograph, an open
+/// outlet and two gauges.
+fn channel() -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/channel.toml");
+    std::fs::read_to_string(path).unwrap()
+}
+
+fn fresh_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("flood-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+fn scenario(text: &str) -> Scenario {
+    Scenario::parse(Path::new("channel.toml"), text).unwrap()
+}
+
+fn options(out: &Path) -> RunOptions {
+    RunOptions {
+        out: out.to_path_buf(),
+        progress: false,
+    }
+}
+
+#[test]
+fn a_scenario_writes_every_output() {
+    let out = fresh_dir("outputs");
+    let summary = Run::<f32>::new(&Backend::Cpu, scenario(&channel()), options(&out))
+        .unwrap()
+        .run()
+        .unwrap();
+    println!("{summary}");
+    assert_eq!(summary.time, 4.0);
+    assert!(!summary.closed);
+    for file in [
+        "pictures/depth_0001.png",
+        "pictures/depth_0002.png",
+        "vtk/state_0002.vtk",
+        "flood.gif",
+        "checkpoint.bin",
+        "summary.txt",
+    ] {
+        assert!(out.join(file).is_file(), "{file} was not written");
+    }
+    let picture = image::open(out.join("pictures/depth_0002.png")).unwrap();
+    assert_eq!((picture.width(), picture.height()), (80, 20));
+    // The front has passed the near gauge: its largest depth lies between the pool's
+    // and the reservoir's, and it arrived after the start.
+    let deepest = Raster::read(&out.join("max_depth.asc")).unwrap();
+    let near = deepest.values[10 * 80 + 24];
+    assert!(near > 0.5 && near < 2.0, "{near}");
+    // The arrival of 0.5 m: 0 in the reservoir, soon after the start at the near gauge,
+    // never (NODATA) at the east end.
+    let arrival = std::fs::read_to_string(out.join("arrival_time.asc")).unwrap();
+    let row: Vec<f64> = arrival
+        .lines()
+        .nth(6 + 9)
+        .unwrap()
+        .split(' ')
+        .map(|x| x.parse().unwrap())
+        .collect();
+    println!("arrival times along row 10: {row:?}");
+    assert_eq!(row[0], 0.0);
+    assert!(row[24] > 0.0 && row[24] < 2.0, "{}", row[24]);
+    assert_eq!(row[79], -9999.0);
+    let csv = std::fs::read_to_string(out.join("gauges/near.csv")).unwrap();
+    let rows: Vec<Vec<f64>> = csv
+        .lines()
+        .skip(2)
+        .map(|l| l.split(',').map(|x| x.parse().unwrap()).collect())
+        .collect();
+    assert_eq!(rows.len(), 9, "samples at 0, 0.5, ..., 4 s");
+    assert_eq!(rows[0][1], 0.2f32 as f64);
+    assert!(rows[8][1] > 0.3 && rows[8][3] > 0.1, "{:?}", rows[8]);
+    std::fs::remove_dir_all(&out).unwrap();
+}
+
+#[test]
+fn a_resumed_run_ends_where_the_uninterrupted_one_does() {
+    let whole = fresh_dir("whole");
+    let parts = fresh_dir("parts");
+    let a = Run::<f32>::new(&Backend::Cpu, scenario(&channel()), options(&whole))
+        .unwrap()
+        .run()
+        .unwrap();
+    // The first half (to the first output time), then the rest from its checkpoint.
+    let half = channel()
+        .replace("end_time = 4.0", "end_time = 2.0")
+        .replace("times = [2.0, 4.0]", "times = [2.0]");
+    Run::<f32>::new(&Backend::Cpu, scenario(&half), options(&parts))
+        .unwrap()
+        .run()
+        .unwrap();
+    let checkpoint = parts.join("checkpoint.bin");
+    let b = Run::<f32>::resume(
+        &Backend::Cpu,
+        scenario(&channel()),
+        options(&parts),
+        &checkpoint,
+    )
+    .unwrap()
+    .run()
+    .unwrap();
+    assert_eq!((a.steps, a.final_volume), (b.steps, b.final_volume));
+    for file in [
+        "vtk/state_0002.vtk",
+        "max_depth.asc",
+        "arrival_time.asc",
+        "gauges/far.csv",
+    ] {
+        let (x, y) = (
+            std::fs::read(whole.join(file)),
+            std::fs::read(parts.join(file)),
+        );
+        assert!(x.unwrap() == y.unwrap(), "{file} differs after resuming");
+    }
+    // A checkpoint of another precision is refused with a reason.
+    let e = Run::<f64>::resume(
+        &Backend::Cpu,
+        scenario(&channel()),
+        options(&parts),
+        &checkpoint,
+    )
+    .err()
+    .unwrap()
+    .to_string();
+    assert!(e.contains("checkpoint.bin") && e.contains("f32"), "{e}");
+    std::fs::remove_dir_all(&whole).unwrap();
+    std::fs::remove_dir_all(&parts).unwrap();
+}
+
+#[test]
+fn the_command_line_names_bad_input() {
+    let flood = env!("CARGO_BIN_EXE_flood");
+    let dir = fresh_dir("cli");
+    std::fs::create_dir_all(&dir).unwrap();
+    let bad = dir.join("bad.toml");
+    std::fs::write(
+        &bad,
+        channel().replace("east = \"open\"", "east = \"sponge\""),
+    )
+    .unwrap();
+    let cases = [
+        (vec!["nowhere".to_string()], "`nowhere`"),
+        (vec![bad.display().to_string()], "boundaries.east"),
+        (
+            vec![
+                "malpasset".into(),
+                "--data".into(),
+                dir.display().to_string(),
+            ],
+            "topo.asc",
+        ),
+        (vec!["thacker".into(), "--n".into(), "0".into()], "grid"),
+    ];
+    for (args, expected) in cases {
+        let out = std::process::Command::new(flood)
+            .args(&args)
+            .arg("--out")
+            .arg(dir.join("out"))
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{args:?} succeeded");
+        assert!(
+            stderr.contains(expected),
+            "{args:?}: `{expected}` not in {stderr}"
+        );
+        assert!(!stderr.contains("panicked"), "{args:?} panicked: {stderr}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
