@@ -578,25 +578,44 @@ impl<T: Real> ShallowWater<T> {
     /// Depth and velocity `(h, u, v)` in cell `(i, j)`, read from wherever the state lives
     /// (a few element copies on a device); the velocity is 0 at or below the dry depth.
     pub fn probe(&self, i: usize, j: usize) -> Result<(f64, f64, f64), FloodError> {
-        let at = |f: &Field<T>, di: usize, dj: usize| -> Result<f64, FloodError> {
-            f.get([(i + di) as isize, (j + dj) as isize, 0])
-                .map(|x| x.as_f64())
-                .ok_or_else(|| FloodError::Config {
-                    name: "probed cell".into(),
-                    value: format!("({i}, {j})"),
-                    expected: format!("a cell of the {} x {} grid", self.grid.nx, self.grid.ny),
-                })
+        self.probe_over(i, j, self.cell_bed(i, j)?)
+    }
+
+    /// Cell `(i, j)`'s mean bed as the kernels compute it.
+    pub fn cell_bed(&self, i: usize, j: usize) -> Result<f64, FloodError> {
+        let corner = |di, dj| -> Result<T, FloodError> {
+            Ok(T::from_f64(self.value_at(&self.bed, i + di, j + dj)?))
         };
-        let corner = |di, dj| -> Result<T, FloodError> { Ok(T::from_f64(at(&self.bed, di, dj)?)) };
-        let bed = kernel_cell_bed(corner(0, 0)?, corner(1, 0)?, corner(0, 1)?, corner(1, 1)?);
-        let h = at(&self.now[0], 0, 0)? - bed;
-        let (q, p) = (at(&self.now[1], 0, 0)?, at(&self.now[2], 0, 0)?);
+        Ok(kernel_cell_bed(
+            corner(0, 0)?,
+            corner(1, 0)?,
+            corner(0, 1)?,
+            corner(1, 1)?,
+        ))
+    }
+
+    /// [`ShallowWater::probe`] with the cell's bed known (three element copies).
+    pub fn probe_over(&self, i: usize, j: usize, bed: f64) -> Result<(f64, f64, f64), FloodError> {
+        let h = self.value_at(&self.now[0], i, j)? - bed;
+        let q = self.value_at(&self.now[1], i, j)?;
+        let p = self.value_at(&self.now[2], i, j)?;
         let (u, v) = if h > self.physics.dry_depth {
             (q / h, p / h)
         } else {
             (0.0, 0.0)
         };
         Ok((h, u, v))
+    }
+
+    /// The value of `f` at `(i, j)` (halo included), or an error naming the cell.
+    fn value_at(&self, f: &Field<T>, i: usize, j: usize) -> Result<f64, FloodError> {
+        f.get([i as isize, j as isize, 0])
+            .map(|x| x.as_f64())
+            .ok_or_else(|| FloodError::Config {
+                name: "probed cell".into(),
+                value: format!("({i}, {j})"),
+                expected: format!("a cell of the {} x {} grid", self.grid.nx, self.grid.ny),
+            })
     }
 
     /// The surface field (on the backend) and the bed's corner field: what the flood

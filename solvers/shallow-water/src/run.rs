@@ -102,6 +102,8 @@ pub struct Run<T: Real> {
     frames: Vec<PathBuf>,
     /// Each cell's mean bed and the hillshade of the terrain.
     bed: Vec<f64>,
+    /// Each gauge cell's bed as the kernels compute it.
+    gauge_beds: Vec<f64>,
     shade: Vec<f64>,
     /// The depth of the darkest blue.
     depth_scale: f64,
@@ -127,7 +129,13 @@ impl<T: Real> Run<T> {
         } else {
             flow.survey()?.max_depth.max(1e-3)
         };
+        let gauge_beds = scenario
+            .gauges
+            .iter()
+            .map(|g| flow.cell_bed(g.i, g.j))
+            .collect::<Result<Vec<_>, _>>()?;
         let mut run = Run {
+            gauge_beds,
             samples: vec![vec![]; scenario.gauges.len()],
             next_output: 0,
             next_gauge: 0.0,
@@ -262,12 +270,13 @@ impl<T: Real> Run<T> {
     }
 
     fn sample_gauges(&mut self) -> Result<(), FloodError> {
-        for (g, samples) in self.scenario.gauges.iter().zip(&mut self.samples) {
-            let (depth, u, v) = self.flow.probe(g.i, g.j)?;
+        let gauges = self.scenario.gauges.iter().zip(&self.gauge_beds);
+        for ((g, &bed), samples) in gauges.zip(&mut self.samples) {
+            let (depth, u, v) = self.flow.probe_over(g.i, g.j, bed)?;
             samples.push(Sample {
                 time: self.flow.time(),
                 depth,
-                surface: depth + self.bed[g.j * self.flow.grid().nx + g.i],
+                surface: depth + bed,
                 u,
                 v,
             });
