@@ -32,6 +32,7 @@
 extern crate self as stencil_runtime;
 
 pub mod backend;
+pub mod block_mask;
 pub mod cpu;
 pub mod cuda;
 pub mod dsl;
@@ -41,6 +42,7 @@ pub mod launch;
 pub mod real;
 
 pub use backend::Backend;
+pub use block_mask::{BlockMask, BLOCK_TILE};
 pub use cuda::Cuda;
 pub use error::Error;
 pub use field::Field;

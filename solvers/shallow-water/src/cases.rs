@@ -120,6 +120,28 @@ pub fn radial(n: usize) -> Result<Case, FloodError> {
     })
 }
 
+/// A circular pond on `n x n` cells of a 100 m square, 26% of the cells wet (1 m deep,
+/// 2.5 m inside a 10 m circle), the rest dry, over a wavy bed, Manning 0.03, walls, 5 s:
+/// the benchmark case of dry-block skipping.
+pub fn pond(n: usize) -> Result<Case, FloodError> {
+    let mut case = radial(n)?;
+    let terrain = case.setup.terrain.clone();
+    // pi r^2 = 0.26 * 100^2
+    let r2 = 0.26 * 1e4 / std::f64::consts::PI;
+    case.setup.water = Water::from_surface(&terrain, |x, y| {
+        let d2 = (x - 50.0).powi(2) + (y - 50.0).powi(2);
+        if d2 < 100.0 {
+            2.5
+        } else if d2 < r2 {
+            1.0
+        } else {
+            -1.0
+        }
+    });
+    case.name = "pond".into();
+    Ok(case)
+}
+
 /// The Malpasset dam break from `dir` (`topo.asc`, `eta0.asc`; see its README): the
 /// bed from the cell-centre samples, the reservoir and the sea at their surfaces, dry
 /// elsewhere, Manning 0.033, walls, 4000 s.

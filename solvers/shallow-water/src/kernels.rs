@@ -512,4 +512,64 @@ pub mod kp07 {
             arrival
         };
     }
+
+    /// The first level of the wet-block map: the largest depth of each 2 x 2 group of
+    /// cells (on the grid half as fine; cells beyond the grid's far edges count too,
+    /// which can only keep a block on).
+    #[stencil]
+    pub fn wet_pairs<T: Real>(w: Fine<T>, bed: Fine<T>, deepest: Out<T>) {
+        let h00 = w - cell_bed(bed, bed[(1, 0)], bed[(0, 1)], bed[(1, 1)]);
+        let h10 = w[(1, 0)] - cell_bed(bed[(1, 0)], bed[(2, 0)], bed[(1, 1)], bed[(2, 1)]);
+        let h01 = w[(0, 1)] - cell_bed(bed[(0, 1)], bed[(1, 1)], bed[(0, 2)], bed[(1, 2)]);
+        let h11 = w[(1, 1)] - cell_bed(bed[(1, 1)], bed[(2, 1)], bed[(1, 2)], bed[(2, 2)]);
+        deepest = h00.max(h10).max(h01).max(h11);
+    }
+
+    /// The next level of the wet-block map: the largest of each 2 x 2 group.
+    #[stencil]
+    pub fn coarser<T: Real>(fine: Fine<T>, coarse: Out<T>) {
+        coarse = fine.max(fine[(1, 0)]).max(fine[(0, 1)]).max(fine[(1, 1)]);
+    }
+
+    /// Whether a side of kind `kind` can bring water into a dry domain (a fixed depth or
+    /// discharge).
+    #[stencil_fn]
+    fn feeds(kind: i64) -> bool {
+        kind == 1 || kind == 2
+    }
+
+    /// The block mask of a step from the largest depth per block (`deepest`, halo 1: zero
+    /// beyond the sides, wrapped along periodic axes): a block is on if it or one of its
+    /// eight neighbours holds water, if it lies on a side that feeds water in, or if it
+    /// was on by that rule at the last step (`previous`, then updated). Water moves less
+    /// than a block per step, so nothing outside the mask changes; keeping a block on
+    /// one step longer makes sure its RK stage copy equals its state before it is skipped.
+    #[stencil]
+    pub fn block_mask<T: Real>(
+        deepest: In<T>,
+        previous: InOut<T>,
+        mask: Out<T>,
+        west: i64,
+        east: i64,
+        south: i64,
+        north: i64,
+    ) {
+        let i = index(0);
+        let j = index(1);
+        let nx = extent(0);
+        let ny = extent(1);
+        let below = deepest[(-1, -1)]
+            .max(deepest[(0, -1)])
+            .max(deepest[(1, -1)]);
+        let level = deepest[(-1, 0)].max(deepest).max(deepest[(1, 0)]);
+        let above = deepest[(-1, 1)].max(deepest[(0, 1)]).max(deepest[(1, 1)]);
+        let near = below.max(level).max(above);
+        let fed = (i == 0 && feeds(west))
+            || (i == nx - 1 && feeds(east))
+            || (j == 0 && feeds(south))
+            || (j == ny - 1 && feeds(north));
+        let on = if near > 0.0 || fed { 1.0 } else { 0.0 };
+        mask = on.max(previous);
+        previous = on;
+    }
 }

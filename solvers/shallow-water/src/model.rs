@@ -2,7 +2,7 @@
 
 use crate::kernels::kp07;
 use crate::{Boundaries, Boundary, FloodError, Grid, Terrain};
-use stencil_runtime::{Backend, Field, Real};
+use stencil_runtime::{Backend, BlockMask, Field, Real};
 
 /// The halo of the state fields: the reconstruction reads two cells along each axis.
 const HALO: usize = 2;
@@ -194,6 +194,34 @@ pub struct Survey {
 /// The three conserved fields: surface, x discharge, y discharge.
 type State<T> = [Field<T>; 3];
 
+/// Dry-block skipping: the levels of the wet-block map (the largest depth per 2 x 2,
+/// 4 x 4, 8 x 8 and 16 x 16 cells), the last step's rule per block, and the mask the
+/// step's launches follow.
+struct DrySkip<T: Real> {
+    levels: [Field<T>; 4],
+    previous: Field<T>,
+    mask: BlockMask<T>,
+}
+
+impl<T: Real> DrySkip<T> {
+    fn new(backend: &Backend, grid: &Grid) -> Result<DrySkip<T>, FloodError> {
+        let mut n = [grid.nx, grid.ny];
+        let mut level = || {
+            n = n.map(|k| k.div_ceil(2));
+            Field::zeros_on(backend, &n, 1)
+        };
+        let levels = [level()?, level()?, level()?, level()?];
+        let mask = BlockMask::new(backend, [grid.nx, grid.ny])?;
+        // The first step computes every block.
+        let previous = mask.field().to(backend)?;
+        Ok(DrySkip {
+            levels,
+            previous,
+            mask,
+        })
+    }
+}
+
 /// A shallow-water simulation in precision `T` on a backend.
 pub struct ShallowWater<T: Real> {
     backend: Backend,
@@ -207,6 +235,10 @@ pub struct ShallowWater<T: Real> {
     time: f64,
     steps: u64,
     initial_volume: f64,
+    /// Dry-block skipping, when on.
+    skip: Option<DrySkip<T>>,
+    /// The backend restricted to the step's mask (while skipping is on).
+    masked: Option<Backend>,
 }
 
 /// Which state a rate evaluation reads.
@@ -304,8 +336,12 @@ impl<T: Real> ShallowWater<T> {
             time: 0.0,
             steps: 0,
             initial_volume: 0.0,
+            skip: None,
+            masked: None,
         };
         flow.initial_volume = flow.survey()?.volume;
+        // Skipping saves time on a GPU; on the CPU masked launches run densely anyway.
+        flow.set_dry_skipping(matches!(backend, Backend::Cuda(_)))?;
         Ok(flow)
     }
 
@@ -339,15 +375,92 @@ impl<T: Real> ShallowWater<T> {
         &self.physics
     }
 
+    /// Turns dry-block skipping on or off (on by default on CUDA): each step, a map of
+    /// where there is water is built on the device, and the step's kernels run only on
+    /// blocks of 16 x 16 cells that hold water or border a block that does (or lie on a
+    /// side that feeds water in). The results are the same either way.
+    pub fn set_dry_skipping(&mut self, on: bool) -> Result<(), FloodError> {
+        self.masked = None;
+        self.skip = if on {
+            Some(DrySkip::new(&self.backend, &self.grid)?)
+        } else {
+            None
+        };
+        Ok(())
+    }
+
+    /// With dry-block skipping on, the blocks the last step computed and the number of
+    /// blocks; `None` when it is off.
+    pub fn active_blocks(&self) -> Result<Option<(usize, usize)>, FloodError> {
+        let Some(skip) = &self.skip else {
+            return Ok(None);
+        };
+        let on = skip.mask.field().interior()?;
+        let active = on.iter().filter(|&&x| x != T::zero()).count();
+        Ok(Some((active, on.len())))
+    }
+
+    /// The backend the step's kernels run on: restricted to the step's blocks while
+    /// dry-block skipping is on.
+    pub fn active_backend(&self) -> &Backend {
+        self.masked.as_ref().unwrap_or(&self.backend)
+    }
+
+    /// Rebuilds the block mask from the present state (when skipping is on).
+    fn update_mask(&mut self) -> Result<(), FloodError> {
+        let backend = &self.backend;
+        let Some(skip) = self.skip.as_mut() else {
+            return Ok(());
+        };
+        // The masked backend holds the mask: release it before rewriting.
+        self.masked = None;
+        let [first, ..] = &mut skip.levels;
+        kp07::wet_pairs::launch(backend, &self.now[0], &self.bed, first)?;
+        for k in 1..4 {
+            let (fine, coarse) = skip.levels.split_at_mut(k);
+            kp07::coarser::launch(backend, &fine[k - 1], &mut coarse[0])?;
+        }
+        let tiles = BlockMask::<T>::tiles([self.grid.nx, self.grid.ny]);
+        for (axis, &n) in tiles.iter().enumerate() {
+            if self.boundaries.periodic(axis) {
+                skip.levels[3].wrap_periodic(backend, axis, n, 1)?;
+            }
+        }
+        let b = &self.boundaries;
+        kp07::block_mask::launch(
+            backend,
+            &skip.levels[3],
+            &mut skip.previous,
+            skip.mask.field_mut()?,
+            b.west.kind(),
+            b.east.kind(),
+            b.south.kind(),
+            b.north.kind(),
+        )?;
+        self.masked = Some(backend.masked(&skip.mask));
+        Ok(())
+    }
+
     /// `eps` of the desingularisation.
     fn eps(&self) -> T {
         T::from_f64(self.physics.dry_depth.powi(4))
     }
 
     /// Evaluates the rates of change of `which` state at time `t` into `self.rates`;
-    /// returns the largest `a / dx` (the inverse of the time step at Courant number 1).
-    fn evaluate_rates(&mut self, which: Which, t: f64) -> Result<f64, FloodError> {
+    /// returns the largest `a / dx` (the inverse of the time step at Courant number 1),
+    /// or NaN without waiting for it when `read_speed` is false (on a GPU the launch then
+    /// queues without a read-back).
+    fn evaluate_rates(
+        &mut self,
+        which: Which,
+        t: f64,
+        read_speed: bool,
+    ) -> Result<f64, FloodError> {
         let eps = self.eps();
+        let launch_on = match (self.masked.as_ref().unwrap_or(&self.backend), read_speed) {
+            (Backend::Cuda(c), false) => Backend::Cuda(c.clone().with_unread_reductions(true)),
+            (b, _) => b.clone(),
+        };
         let state = match which {
             Which::Now => &mut self.now,
             Which::Stage => &mut self.stage,
@@ -366,7 +479,7 @@ impl<T: Real> ShallowWater<T> {
         let [rw, rq, rp] = &mut self.rates;
         let f = T::from_f64;
         let speed = kp07::rates::launch(
-            &self.backend,
+            &launch_on,
             w,
             q,
             p,
@@ -404,7 +517,7 @@ impl<T: Real> ShallowWater<T> {
         let [tw, tq, tp] = to;
         let ph = &self.physics;
         kp07::advance::launch(
-            &self.backend,
+            self.masked.as_ref().unwrap_or(&self.backend),
             w,
             q,
             p,
@@ -426,7 +539,8 @@ impl<T: Real> ShallowWater<T> {
     /// Takes one time step of at most `limit` seconds (the CFL step, shortened to
     /// `limit`); returns the step taken.
     pub fn step(&mut self, limit: f64) -> Result<f64, FloodError> {
-        let speed = self.evaluate_rates(Which::Now, self.time)?;
+        self.update_mask()?;
+        let speed = self.evaluate_rates(Which::Now, self.time, true)?;
         if !(speed >= 0.0 && speed.is_finite()) {
             return Err(self.locate_instability());
         }
@@ -449,7 +563,7 @@ impl<T: Real> ShallowWater<T> {
             }
             Integrator::Rk2 => {
                 self.advance_stage(true, dt, 0.0)?;
-                self.evaluate_rates(Which::Stage, self.time + dt)?;
+                self.evaluate_rates(Which::Stage, self.time + dt, false)?;
                 self.advance_stage(false, dt, 0.5)?;
             }
         }
@@ -572,6 +686,9 @@ impl<T: Real> ShallowWater<T> {
         self.time = time;
         self.steps = steps;
         self.initial_volume = initial_volume;
+        // The next step computes every block (its RK stage copies are stale).
+        let skipping = self.skip.is_some();
+        self.set_dry_skipping(skipping)?;
         Ok(())
     }
 

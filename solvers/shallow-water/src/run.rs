@@ -258,7 +258,7 @@ impl<T: Real> Run<T> {
     fn track(&mut self) -> Result<(), FloodError> {
         let (w, bed) = self.flow.surface_and_bed();
         kp07::track::launch(
-            self.flow.backend(),
+            self.flow.active_backend(),
             w,
             bed,
             &mut self.deepest,

@@ -241,3 +241,32 @@ fn the_example_scenario_on_the_device_matches_the_cpu() {
     assert_close("the far gauge's series", &gg, &cg, 1e-3);
     assert_close("final volume", &[gs.final_volume], &[cs.final_volume], 1e-9);
 }
+
+#[test]
+fn skipping_dry_blocks_on_the_device_changes_nothing() {
+    let Some(gpu) = gpu() else { return };
+    let case = cases::pond(200).unwrap();
+    let run = |b: &Backend, skip: bool, manning: f64| {
+        let mut setup = case.setup.clone();
+        setup.physics.manning = manning;
+        let mut flow = ShallowWater::<f64>::new(b, &setup).unwrap();
+        flow.set_dry_skipping(skip).unwrap();
+        for _ in 0..100 {
+            flow.step(f64::INFINITY).unwrap();
+        }
+        let [w, q, p] = flow.state().unwrap();
+        let blocks = flow.active_blocks().unwrap();
+        ([w, q, p].concat(), blocks)
+    };
+    // On one device the skipped blocks would compute to no change: bit for bit.
+    let (dense, _) = run(&gpu, false, 0.03);
+    let (masked, blocks) = run(&gpu, true, 0.03);
+    let (on, all) = blocks.unwrap();
+    println!("the last step computed {on} of {all} blocks");
+    assert!(on < all, "nothing was skipped");
+    assert!(dense == masked, "skipping changed the result");
+    // Against the CPU without friction (no powf): bit for bit too.
+    let (cpu, _) = run(&Backend::Cpu, false, 0.0);
+    let (masked, _) = run(&gpu, true, 0.0);
+    assert_close("masked device run against the CPU", &masked, &cpu, 1e-12);
+}

@@ -261,9 +261,28 @@ impl<'a> CudaLaunch<'a> {
         }
     }
 
-    /// The launch shape: by the backend's policy, tuning on first use when it is on.
+    /// The launch shape: by the backend's policy, tuning on first use when it is on; the
+    /// one block-per-tile shape under a block mask (after checking that the launch fits
+    /// the mask).
     fn shape(&self, n: [usize; 3]) -> Result<LaunchShape, Error> {
         let (code, p) = (self.code, self.precision);
+        if let Some(m) = &self.cuda.mask {
+            let fits_mask = code.dims == 2 && n[..2] == m.domain[..];
+            if !fits_mask || m.precision != p {
+                return Err(Error::Launch {
+                    kernel: code.name.to_string(),
+                    cause: format!(
+                        "a masked launch needs a 2D kernel over the mask's domain {:?} in its precision {:?}; this one is {}D over {n:?} in {p:?}",
+                        m.domain, m.precision, code.dims
+                    ),
+                });
+            }
+            return Ok(if code.points.contains(&4) {
+                crate::block_mask::BLOCK_SHAPE
+            } else {
+                crate::block_mask::BLOCK_SHAPE_SINGLE
+            });
+        }
         let usable = |s: &LaunchShape| fits(code, p, n, s, self.aligned);
         let default = LaunchShape::default_for(code.dims);
         match self.cuda.tuning {
@@ -373,6 +392,13 @@ impl<'a> CudaLaunch<'a> {
                 other => other,
             });
         }
+        // The block mask (null: every block) and its pitch, the last parameters of point
+        // kernels.
+        if self.code.line.is_none() {
+            let (ptr, pitch) = self.cuda.mask.as_ref().map_or((0, 0), |m| (m.ptr, m.pitch));
+            params.push(Arg::Wide(ptr));
+            params.push(Arg::Wide(pitch));
+        }
         // SAFETY: the parameters follow the calling convention of the entry, and every
         // field was checked to cover the domain plus the halo the kernel reads.
         unsafe { launch_raw(self.cuda, self.code.name, f, grid, shape.block, &mut params) }
@@ -408,10 +434,13 @@ impl<'a> CudaLaunch<'a> {
                 count as u64,
                 count as u64,
                 next.ptr,
+                0, // no block mask
+                0,
             ] {
                 params.push(Arg::Wide(v));
             }
-            // SAFETY: the final-pass kernels take (n0, n1, n2, partials, sy, sz, result),
+            // SAFETY: the final-pass kernels take (n0, n1, n2, partials, sy, sz, result, mask,
+            // pitch),
             // and `src` holds `count` elements, `next` one per block.
             unsafe {
                 launch_raw(

@@ -42,6 +42,8 @@ pub struct Cuda {
     checked: bool,
     /// Whether reductions' values are left unread (see [`Cuda::with_unread_reductions`]).
     unread_reductions: bool,
+    /// The tiles launches compute (see [`crate::Backend::masked`]); `None`: all.
+    mask: Option<crate::block_mask::MaskArg>,
 }
 
 impl std::fmt::Debug for Cuda {
@@ -76,6 +78,7 @@ impl Cuda {
             tuning: Tuning::from_env()?,
             checked: std::env::var(SYNC_ENV).is_ok_and(|v| v == "1"),
             unread_reductions: false,
+            mask: None,
         })
     }
 
@@ -113,6 +116,17 @@ impl Cuda {
     pub fn with_unread_reductions(mut self, unread: bool) -> Cuda {
         self.unread_reductions = unread;
         self
+    }
+
+    /// This backend launching only the tiles of a block mask (`None`: every block).
+    pub(crate) fn with_mask(mut self, mask: Option<crate::block_mask::MaskArg>) -> Cuda {
+        self.mask = mask;
+        self
+    }
+
+    /// Whether launches skip blocks (see [`crate::Backend::masked`]).
+    pub fn is_masked(&self) -> bool {
+        self.mask.is_some()
     }
 
     /// Whether reductions are left unread ([`Cuda::with_unread_reductions`]).
