@@ -896,7 +896,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         // SAFETY (of the generated code): the run time passes a mask of one element per
         // block of the launch.
         let at = unsafe { self.b.build_in_bounds_gep(mask, &[block], "")? };
-        let flag = self.b.build_load(at, "")?.into_float_value();
+        let flag = self.load(at, Ty::Real)?.into_float_value();
         let on = self.b.build_float_compare(
             FloatPredicate::UNE,
             flag,
