@@ -3,11 +3,19 @@
 //! 1999), and VTK `.vtu` input (the zlib-compressed, base64-appended form of
 //! `../shared/data/meshes`).
 //!
-//! Not there yet: the smoothing kernels in the stencil language, colouring, the GPU path,
-//! Gmsh input, pictures and the command-line program.
+//! Smoothing ([`smooth`]): Laplacian, smart Laplacian, the optimisation of Pain et al.
+//! (2001) and a min-quality optimisation, colour by colour ([`colour`]: greedy and
+//! Jones-Plassmann), serial or in parallel (rayon) with the same result; no move inverts
+//! an element.
+//!
+//! Not there yet: the per-vertex kernels in the stencil language (they are plain Rust
+//! here), the GPU path, the super-sampled metric and texture interpolation, Gmsh input,
+//! pictures and the command-line program.
 
+pub mod colour;
 pub mod mesh;
 pub mod quality;
+pub mod smooth;
 pub mod vtu;
 
 pub use mesh::{Mesh, Metric};

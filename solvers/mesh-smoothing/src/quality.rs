@@ -9,6 +9,7 @@
 //! edges in the metric, lower for a distorted or wrongly sized one, and at most 1.
 
 use crate::mesh::{signed_area2, Mesh};
+use crate::Metric;
 
 /// The size factor `F(x)`: 1 at `x = 1`, falling to 0 as `x` goes to 0 or infinity.
 fn size_factor(x: f64) -> f64 {
@@ -16,12 +17,10 @@ fn size_factor(x: f64) -> f64 {
     (m * (2.0 - m)).powi(3)
 }
 
-/// The quality of triangle `k` of `mesh` with its vertices at `points` (so that a move
-/// can be judged before it is made).
-pub fn element_quality(mesh: &Mesh, points: &[[f64; 2]], k: usize) -> f64 {
-    let t = mesh.triangles[k];
-    let m = crate::Metric::mean(&[mesh.metric[t[0]], mesh.metric[t[1]], mesh.metric[t[2]]]);
-    let p = t.map(|v| points[v]);
+/// The quality of the triangle with corners `p` (counter-clockwise) and vertex metrics
+/// `m`; negative for an inverted triangle.
+pub fn triangle_quality(p: [[f64; 2]; 3], m: [Metric; 3]) -> f64 {
+    let m = Metric::mean(&m);
     let area = 0.5 * signed_area2(p[0], p[1], p[2]) * m.det().sqrt();
     let perimeter: f64 = (0..3)
         .map(|i| {
@@ -30,6 +29,12 @@ pub fn element_quality(mesh: &Mesh, points: &[[f64; 2]], k: usize) -> f64 {
         })
         .sum();
     12.0 * 3f64.sqrt() * area / (perimeter * perimeter) * size_factor(perimeter / 3.0)
+}
+
+/// The quality of triangle `k` of `mesh` with its vertices at `points`.
+pub fn element_quality(mesh: &Mesh, points: &[[f64; 2]], k: usize) -> f64 {
+    let t = mesh.triangles[k];
+    triangle_quality(t.map(|v| points[v]), t.map(|v| mesh.metric[v]))
 }
 
 /// Every element's quality.
@@ -48,7 +53,6 @@ pub fn min_mean(q: &[f64]) -> (f64, f64) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Metric;
 
     #[test]
     fn an_equilateral_unit_triangle_has_quality_one() {
