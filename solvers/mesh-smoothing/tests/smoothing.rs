@@ -97,3 +97,23 @@ fn serial_and_parallel_sweeps_agree() {
         );
     }
 }
+
+#[test]
+fn a_generated_mesh_with_a_front_is_smoothed_too() {
+    let mut mesh = mesh_smoothing::generate::square_with_front(120, 0.3).unwrap();
+    assert_eq!(mesh.points.len(), 14_400);
+    let colouring = jones_plassmann(&mesh, 1);
+    let (min0, mean0) = min_mean(&qualities(&mesh));
+    let mut last = min0;
+    for _ in 0..5 {
+        let r = sweep(&mut mesh, &colouring, Method::MinQuality, true);
+        assert!(r.min >= last);
+        last = r.min;
+    }
+    let (min, mean) = min_mean(&qualities(&mesh));
+    println!(
+        "generated 120^2 with a front: min {min0:.3} -> {min:.3}, mean {mean0:.3} -> {mean:.3}"
+    );
+    assert_eq!(inverted(&mesh), 0);
+    assert!(mean > mean0 && min > min0, "{min0} {mean0} -> {min} {mean}");
+}
