@@ -9,12 +9,14 @@
 //! an element.
 //!
 //! Not there yet: the per-vertex kernels in the stencil language (they are plain Rust
-//! here), the GPU path, the super-sampled metric and texture interpolation and Gmsh input.
+//! here), the GPU path, and the super-sampled metric with texture interpolation. Input: `.vtu`
+//! ([`vtu`]) and Gmsh 4 ASCII ([`gmsh`]).
 //! The `smooth` program smooths a `.vtu` mesh (or a generated one) with a per-sweep report,
 //! writing the result with its quality and pictures of the quality before and after.
 
 pub mod colour;
 pub mod generate;
+pub mod gmsh;
 pub mod mesh;
 pub mod picture;
 pub mod quality;

@@ -18,7 +18,8 @@ use std::time::Instant;
 #[derive(Parser, Debug)]
 #[command(version, about)]
 struct Args {
-    /// The mesh (`.vtu` with a `Metric` point array).
+    /// The mesh: `.vtu` with a `Metric` point array, or Gmsh 4 ASCII `.msh` with a
+    /// `Metric` node-data view.
     input: Option<PathBuf>,
     /// Instead of reading one, generate an N x N-vertex square with a circular front.
     #[arg(long)]
@@ -54,6 +55,9 @@ fn main() {
 fn run(args: Args) -> Result<(), MeshError> {
     let method: Method = args.method.parse()?;
     let mut mesh: Mesh = match (&args.input, args.generate) {
+        (Some(path), None) if path.extension().is_some_and(|e| e == "msh") => {
+            mesh_smoothing::gmsh::read_mesh(path)?
+        }
         (Some(path), None) => vtu::read_mesh(path)?,
         (None, Some(n)) => generate::square_with_front(n, 0.3)?,
         _ => {
