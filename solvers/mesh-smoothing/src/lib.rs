@@ -9,7 +9,8 @@
 //! an element.
 //!
 //! Not there yet: the per-vertex kernels in the stencil language (they are plain Rust
-//! here), the GPU path, and the super-sampled metric with texture interpolation. Input: `.vtu`
+//! here), the GPU path, and the texture path for the super-sampled metric (the grid and its bilinear
+//! lookup exist on the CPU: [`metric_grid`]). Input: `.vtu`
 //! ([`vtu`]) and Gmsh 4 ASCII ([`gmsh`]).
 //! The `smooth` program smooths a `.vtu` mesh (or a generated one) with a per-sweep report,
 //! writing the result with its quality and pictures of the quality before and after.
@@ -18,6 +19,7 @@ pub mod colour;
 pub mod generate;
 pub mod gmsh;
 pub mod mesh;
+pub mod metric_grid;
 pub mod picture;
 pub mod quality;
 pub mod smooth;

@@ -10,6 +10,7 @@
 
 use crate::colour::Colouring;
 use crate::mesh::signed_area2;
+use crate::metric_grid::MetricGrid;
 use crate::quality::{min_mean, qualities, triangle_quality};
 use crate::{Mesh, MeshError, Metric};
 use rayon::prelude::*;
@@ -66,6 +67,8 @@ type Move = Option<([f64; 2], Metric)>;
 struct Cavity<'a> {
     mesh: &'a Mesh,
     v: usize,
+    /// The super-sampled metric, if moved vertices take theirs from it.
+    grid: Option<&'a MetricGrid>,
 }
 
 impl Cavity<'_> {
@@ -100,6 +103,9 @@ impl Cavity<'_> {
     /// The metric at `x` by barycentric interpolation in the cavity triangle (with `v` at
     /// its present place) that holds `x`; `v`'s own metric if none does.
     fn metric_at(&self, x: [f64; 2]) -> Metric {
+        if let Some(g) = self.grid {
+            return g.at(x);
+        }
         let here = self.mesh.points[self.v];
         let own = self.mesh.metric[self.v];
         for (p, ms) in self.triangles(here, own) {
@@ -228,17 +234,39 @@ impl Cavity<'_> {
 }
 
 /// One sweep of `method` over every colour, moving each colour's vertices serially or in
-/// parallel (the same result either way).
+/// parallel (the same result either way); moved vertices take their metric by
+/// barycentric interpolation in their cavity.
 pub fn sweep(
     mesh: &mut Mesh,
     colouring: &Colouring,
     method: Method,
     parallel: bool,
 ) -> SweepReport {
+    sweep_with(mesh, colouring, method, parallel, None)
+}
+
+/// [`sweep`], moved vertices taking their metric from `grid` when given.
+pub fn sweep_with(
+    mesh: &mut Mesh,
+    colouring: &Colouring,
+    method: Method,
+    parallel: bool,
+    grid: Option<&MetricGrid>,
+) -> SweepReport {
     let mut moved = 0;
     for set in &colouring.colours {
         let view: &Mesh = mesh;
-        let go = |&v: &usize| (v, Cavity { mesh: view, v }.relocate(method));
+        let go = |&v: &usize| {
+            (
+                v,
+                Cavity {
+                    mesh: view,
+                    v,
+                    grid,
+                }
+                .relocate(method),
+            )
+        };
         let moves: Vec<(usize, Move)> = if parallel {
             set.par_iter().map(go).collect()
         } else {

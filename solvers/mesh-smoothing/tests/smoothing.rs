@@ -117,3 +117,36 @@ fn a_generated_mesh_with_a_front_is_smoothed_too() {
     assert_eq!(inverted(&mesh), 0);
     assert!(mean > mean0 && min > min0, "{min0} {mean0} -> {min} {mean}");
 }
+
+#[test]
+fn the_super_sampled_metric_serves_as_well() {
+    use mesh_smoothing::metric_grid::MetricGrid;
+    use mesh_smoothing::smooth::sweep_with;
+    let Some(start) = smooth_2d() else { return };
+    let grid = MetricGrid::sample(&start, 512);
+    // At the vertices the grid is close to the given metric (relative Frobenius error).
+    let errors: Vec<f64> = start
+        .points
+        .iter()
+        .zip(&start.metric)
+        .map(|(&p, m)| {
+            let g = grid.at(p);
+            let d = ((g.a - m.a).powi(2) + 2.0 * (g.b - m.b).powi(2) + (g.c - m.c).powi(2)).sqrt();
+            d / (m.a * m.a + 2.0 * m.b * m.b + m.c * m.c).sqrt()
+        })
+        .collect();
+    let mut sorted = errors.clone();
+    sorted.sort_by(f64::total_cmp);
+    let median = sorted[sorted.len() / 2];
+    println!("super-sampled metric (512^2) at the vertices: median relative error {median:.2e}, largest {:.2e}", sorted[sorted.len() - 1]);
+    assert!(median < 0.05, "{median}");
+    let mut mesh = start.clone();
+    let colouring = greedy(&mesh);
+    for _ in 0..5 {
+        sweep_with(&mut mesh, &colouring, Method::MinQuality, true, Some(&grid));
+    }
+    let (min, mean) = min_mean(&qualities(&mesh));
+    println!("min-quality with the grid metric: min {min:.4} mean {mean:.4}");
+    assert_eq!(inverted(&mesh), 0);
+    assert!(mean >= 0.7 && min >= 0.3, "{min} {mean}");
+}

@@ -8,8 +8,9 @@
 use clap::Parser;
 use indicatif::{ProgressBar, ProgressStyle};
 use mesh_smoothing::colour::{greedy, jones_plassmann};
+use mesh_smoothing::metric_grid::MetricGrid;
 use mesh_smoothing::quality::{min_mean, qualities};
-use mesh_smoothing::smooth::{sweep, Method};
+use mesh_smoothing::smooth::{sweep_with, Method};
 use mesh_smoothing::{generate, picture, vtu, Mesh, MeshError};
 use std::path::PathBuf;
 use std::time::Instant;
@@ -40,6 +41,10 @@ struct Args {
     /// before and after go beside it.
     #[arg(long, default_value = "smoothed.vtu")]
     out: PathBuf,
+    /// Moved vertices take their metric from an N x N super-sampled grid (bilinear)
+    /// instead of barycentric interpolation in their cavity (0).
+    #[arg(long, default_value_t = 0)]
+    grid: usize,
     /// Width of the pictures in pixels (0: none).
     #[arg(long, default_value_t = 1200)]
     picture: u32,
@@ -75,6 +80,7 @@ fn run(args: Args) -> Result<(), MeshError> {
             )))
         }
     };
+    let grid = (args.grid > 0).then(|| MetricGrid::sample(&mesh, args.grid));
     let q0 = qualities(&mesh);
     let (min0, mean0) = min_mean(&q0);
     println!(
@@ -105,7 +111,7 @@ fn run(args: Args) -> Result<(), MeshError> {
     println!("| --- | --- | --- | --- | --- |");
     for s in 1..=args.sweeps {
         let start = Instant::now();
-        let r = sweep(&mut mesh, &colouring, method, !args.serial);
+        let r = sweep_with(&mut mesh, &colouring, method, !args.serial, grid.as_ref());
         bar.inc(1);
         bar.suspend(|| {
             println!(
