@@ -84,7 +84,41 @@ pub fn signed_area2(p: [f64; 2], q: [f64; 2], r: [f64; 2]) -> f64 {
     (q[0] - p[0]) * (r[1] - p[1]) - (q[1] - p[1]) * (r[0] - p[0])
 }
 
+/// The barycentric coordinates of `x` in triangle `p`, and how far outside it lies (the
+/// most negative coordinate, negated; 0 inside).
+pub fn barycentric(p: [[f64; 2]; 3], x: [f64; 2]) -> ([f64; 3], f64) {
+    let total = signed_area2(p[0], p[1], p[2]);
+    let l = [
+        signed_area2(x, p[1], p[2]) / total,
+        signed_area2(p[0], x, p[2]) / total,
+        signed_area2(p[0], p[1], x) / total,
+    ];
+    (l, -l.iter().copied().fold(0.0, f64::min))
+}
+
+/// The metric interpolated linearly at barycentric coordinates `l` of vertex metrics `m`.
+pub fn interpolate(l: [f64; 3], m: [Metric; 3]) -> Metric {
+    let mix = |f: fn(&Metric) -> f64| l[0] * f(&m[0]) + l[1] * f(&m[1]) + l[2] * f(&m[2]);
+    Metric {
+        a: mix(|m| m.a),
+        b: mix(|m| m.b),
+        c: mix(|m| m.c),
+    }
+}
+
 impl Mesh {
+    /// The lower-left and upper-right corners of the vertices' bounding box.
+    pub fn bounds(&self) -> ([f64; 2], [f64; 2]) {
+        let (mut lo, mut hi) = ([f64::INFINITY; 2], [f64::NEG_INFINITY; 2]);
+        for p in &self.points {
+            for a in 0..2 {
+                lo[a] = lo[a].min(p[a]);
+                hi[a] = hi[a].max(p[a]);
+            }
+        }
+        (lo, hi)
+    }
+
     /// Builds and checks a mesh. If every triangle is clockwise the orientation is turned;
     /// a mix of orientations (an inverted element), a degenerate element, an index out of
     /// range, a vertex whose metric is not symmetric positive definite or an edge shared

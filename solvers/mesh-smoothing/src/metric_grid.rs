@@ -3,7 +3,7 @@
 //! element (no element search at lookup time; on a GPU, what a texture with hardware
 //! filtering does).
 
-use crate::mesh::signed_area2;
+use crate::mesh::{barycentric, interpolate};
 use crate::{Mesh, Metric};
 
 /// `n x n` samples of the metric over `[lo, hi]`.
@@ -20,13 +20,7 @@ impl MetricGrid {
     /// triangle's vertex mean outside the mesh) at `n x n` nodes, `n >= 2`.
     pub fn sample(mesh: &Mesh, n: usize) -> MetricGrid {
         let n = n.max(2);
-        let (mut lo, mut hi) = ([f64::INFINITY; 2], [f64::NEG_INFINITY; 2]);
-        for p in &mesh.points {
-            for a in 0..2 {
-                lo[a] = lo[a].min(p[a]);
-                hi[a] = hi[a].max(p[a]);
-            }
-        }
+        let (lo, hi) = mesh.bounds();
         let step = [
             (hi[0] - lo[0]) / (n - 1) as f64,
             (hi[1] - lo[1]) / (n - 1) as f64,
@@ -59,22 +53,9 @@ impl MetricGrid {
                 let t = mesh.triangles[k];
                 let p = t.map(|v| mesh.points[v]);
                 let ms = t.map(|v| mesh.metric[v]);
-                let total = signed_area2(p[0], p[1], p[2]);
-                let l = [
-                    signed_area2(x, p[1], p[2]) / total,
-                    signed_area2(p[0], x, p[2]) / total,
-                    signed_area2(p[0], p[1], x) / total,
-                ];
-                let outside = -l.iter().copied().fold(0.0, f64::min);
+                let (l, outside) = barycentric(p, x);
                 if outside <= 1e-12 {
-                    let mix = |f: fn(&Metric) -> f64| {
-                        l[0] * f(&ms[0]) + l[1] * f(&ms[1]) + l[2] * f(&ms[2])
-                    };
-                    return Metric {
-                        a: mix(|m| m.a),
-                        b: mix(|m| m.b),
-                        c: mix(|m| m.c),
-                    };
+                    return interpolate(l, ms);
                 }
                 if outside < nearest.0 {
                     nearest = (outside, Metric::mean(&ms));

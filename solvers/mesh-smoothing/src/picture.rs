@@ -1,20 +1,14 @@
 //! A picture of a mesh: each triangle filled with its quality (red 0 to green 1), on
 //! white, y up.
 
-use crate::mesh::signed_area2;
+use crate::mesh::barycentric;
 use crate::{Mesh, MeshError};
 use image::{Rgb, RgbImage};
 use std::path::Path;
 
 /// Renders `mesh` with `quality` per element at `width` pixels across its bounding box.
 pub fn render(mesh: &Mesh, quality: &[f64], width: u32) -> RgbImage {
-    let (mut lo, mut hi) = ([f64::INFINITY; 2], [f64::NEG_INFINITY; 2]);
-    for p in &mesh.points {
-        for a in 0..2 {
-            lo[a] = lo[a].min(p[a]);
-            hi[a] = hi[a].max(p[a]);
-        }
-    }
+    let (lo, hi) = mesh.bounds();
     let span = (hi[0] - lo[0]).max(hi[1] - lo[1]).max(1e-300);
     let scale = (width - 1) as f64 / span;
     let height = (((hi[1] - lo[1]) * scale) as u32 + 1).max(1);
@@ -47,16 +41,10 @@ pub fn render(mesh: &Mesh, quality: &[f64], width: u32) -> RgbImage {
             .fold(0.0, f64::max)
             .ceil()
             .min((height - 1) as f64) as u32;
-        let total = signed_area2(v[0], v[1], v[2]);
         for y in y0..=y1 {
             for x in x0..=x1 {
-                let q = [x as f64 + 0.5, y as f64 + 0.5];
-                let w = [
-                    signed_area2(q, v[1], v[2]) / total,
-                    signed_area2(v[0], q, v[2]) / total,
-                    signed_area2(v[0], v[1], q) / total,
-                ];
-                if w.iter().all(|&w| w >= 0.0) {
+                let (_, outside) = barycentric(v, [x as f64 + 0.5, y as f64 + 0.5]);
+                if outside <= 0.0 {
                     img.put_pixel(x, y, Rgb([c.r, c.g, c.b]));
                 }
             }

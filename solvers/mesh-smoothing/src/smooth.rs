@@ -9,7 +9,7 @@
 //! (parallel) gives the same mesh, bit for bit.
 
 use crate::colour::Colouring;
-use crate::mesh::signed_area2;
+use crate::mesh::{barycentric, interpolate, signed_area2};
 use crate::metric_grid::MetricGrid;
 use crate::quality::{min_mean, qualities, triangle_quality};
 use crate::{Mesh, MeshError, Metric};
@@ -109,20 +109,9 @@ impl Cavity<'_> {
         let here = self.mesh.points[self.v];
         let own = self.mesh.metric[self.v];
         for (p, ms) in self.triangles(here, own) {
-            let total = signed_area2(p[0], p[1], p[2]);
-            let l = [
-                signed_area2(x, p[1], p[2]) / total,
-                signed_area2(p[0], x, p[2]) / total,
-                signed_area2(p[0], p[1], x) / total,
-            ];
-            if l.iter().all(|&w| w >= -1e-12) {
-                let mix =
-                    |f: fn(&Metric) -> f64| l[0] * f(&ms[0]) + l[1] * f(&ms[1]) + l[2] * f(&ms[2]);
-                return Metric {
-                    a: mix(|m| m.a),
-                    b: mix(|m| m.b),
-                    c: mix(|m| m.c),
-                };
+            let (l, outside) = barycentric(p, x);
+            if outside <= 1e-12 {
+                return interpolate(l, ms);
             }
         }
         own

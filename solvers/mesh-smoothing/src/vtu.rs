@@ -293,7 +293,7 @@ fn read_array(path: &Path, a: &roxmltree::Node, enc: &Encoding) -> Result<Array,
     let name = a.attribute("Name").unwrap_or("?");
     let bad = |m: String| input(path, format!("array `{name}`: {m}"));
     let t = a.attribute("type").unwrap_or("");
-    let size = type_size(t).ok_or_else(|| bad(format!("type `{t}` is not supported")))?;
+    type_size(t).ok_or_else(|| bad(format!("type `{t}` is not supported")))?;
     let components = a
         .attribute("NumberOfComponents")
         .map_or(Ok(1), |c| c.trim().parse())
@@ -322,7 +322,6 @@ fn read_array(path: &Path, a: &roxmltree::Node, enc: &Encoding) -> Result<Array,
         }
         other => return Err(bad(format!("format `{other}` is not supported"))),
     };
-    let _ = size;
     Ok(Array { components, values })
 }
 

@@ -45,7 +45,7 @@ pub mod scenario;
 pub use asc::Raster;
 pub use boundary::{Boundaries, Boundary, Series};
 pub use grid::{Grid, Terrain};
-pub use model::{Integrator, Physics, Setup, ShallowWater, Survey, Water};
+pub use model::{CellFields, Integrator, Physics, Setup, ShallowWater, Survey, Water};
 pub use run::{Run, RunOptions, Summary};
 pub use scenario::{Gauge, Output, Scenario};
 

@@ -11,8 +11,9 @@ const HALO: usize = 2;
 /// three along.
 const BED_HALO: usize = 3;
 
-/// Steps between the stability checks of [`ShallowWater::advance_to`].
-const CHECK_EVERY: u64 = 100;
+/// Steps between the stability checks of [`ShallowWater::advance_to`] (and of a whole
+/// [`crate::Run`]).
+pub(crate) const CHECK_EVERY: u64 = 100;
 
 /// The time integrator.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -193,6 +194,10 @@ pub struct Survey {
 
 /// The three conserved fields: surface, x discharge, y discharge.
 type State<T> = [Field<T>; 3];
+
+/// Three per-cell fields on the host (e.g. depth, x and y velocity), row by row from the
+/// south.
+pub type CellFields = (Vec<f64>, Vec<f64>, Vec<f64>);
 
 /// Dry-block skipping: the levels of the wet-block map (the largest depth per 2 x 2,
 /// 4 x 4, 8 x 8 and 16 x 16 cells), the last step's rule per block, and the mask the
@@ -392,12 +397,20 @@ impl<T: Real> ShallowWater<T> {
     /// With dry-block skipping on, the blocks the last step computed and the number of
     /// blocks; `None` when it is off.
     pub fn active_blocks(&self) -> Result<Option<(usize, usize)>, FloodError> {
+        Ok(self
+            .block_map()?
+            .map(|on| (on.iter().filter(|&&b| b).count(), on.len())))
+    }
+
+    /// With dry-block skipping on, whether the last step computed each block of
+    /// [`stencil_runtime::BLOCK_TILE`] cells, row by row from the south; `None` when it
+    /// is off.
+    pub fn block_map(&self) -> Result<Option<Vec<bool>>, FloodError> {
         let Some(skip) = &self.skip else {
             return Ok(None);
         };
         let on = skip.mask.field().interior()?;
-        let active = on.iter().filter(|&&x| x != T::zero()).count();
-        Ok(Some((active, on.len())))
+        Ok(Some(on.iter().map(|&x| x != T::zero()).collect()))
     }
 
     /// The backend the step's kernels run on: restricted to the step's blocks while
@@ -457,7 +470,7 @@ impl<T: Real> ShallowWater<T> {
         read_speed: bool,
     ) -> Result<f64, FloodError> {
         let eps = self.eps();
-        let launch_on = match (self.masked.as_ref().unwrap_or(&self.backend), read_speed) {
+        let launch_on = match (self.active_backend(), read_speed) {
             (Backend::Cuda(c), false) => Backend::Cuda(c.clone().with_unread_reductions(true)),
             (b, _) => b.clone(),
         };
@@ -617,11 +630,10 @@ impl<T: Real> ShallowWater<T> {
     /// The first cell (row by row from the south) whose values are not finite, whose
     /// depth is negative or whose speed is the largest, as an error.
     fn locate_instability(&self) -> FloodError {
-        let fields = match (self.depth(), self.velocity()) {
-            (Ok(h), Ok((u, v))) => (h, u, v),
-            (Err(e), _) | (_, Err(e)) => return e,
+        let (h, u, v) = match self.depth_and_velocity() {
+            Ok(fields) => fields,
+            Err(e) => return e,
         };
-        let (h, u, v) = fields;
         let bad =
             |k: usize| !(h[k].is_finite() && u[k].is_finite() && v[k].is_finite()) || h[k] < 0.0;
         let k = (0..h.len()).find(|&k| bad(k)).unwrap_or_else(|| {
@@ -778,6 +790,12 @@ impl<T: Real> ShallowWater<T> {
     /// The velocities `(u, v)` per cell: discharge over depth where the depth exceeds the
     /// dry depth, 0 elsewhere.
     pub fn velocity(&self) -> Result<(Vec<f64>, Vec<f64>), FloodError> {
+        let (_, u, v) = self.depth_and_velocity()?;
+        Ok((u, v))
+    }
+
+    /// The depth and the velocities `(h, u, v)` per cell, the state read once.
+    pub fn depth_and_velocity(&self) -> Result<CellFields, FloodError> {
         let h = self.depth()?;
         let (q, p) = self.discharge()?;
         let dry = self.physics.dry_depth;
@@ -787,7 +805,8 @@ impl<T: Real> ShallowWater<T> {
                 .map(|(&a, &h)| if h > dry { a / h } else { 0.0 })
                 .collect()
         };
-        Ok((div(&q), div(&p)))
+        let (u, v) = (div(&q), div(&p));
+        Ok((h, u, v))
     }
 }
 

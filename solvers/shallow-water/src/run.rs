@@ -5,6 +5,7 @@
 
 use crate::checkpoint::Checkpoint;
 use crate::kernels::kp07;
+use crate::model::CHECK_EVERY;
 use crate::output::gauges::Sample;
 use crate::output::{self, picture, Snapshot};
 use crate::{FloodError, Raster, Scenario, ShallowWater};
@@ -12,9 +13,6 @@ use indicatif::{ProgressBar, ProgressStyle};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use stencil_runtime::{Backend, Field, Real};
-
-/// Steps between the stability checks.
-const CHECK_EVERY: u64 = 100;
 
 /// The value written for "never" in the arrival-time grid.
 const NODATA: f64 = -9999.0;
@@ -290,11 +288,11 @@ impl<T: Real> Run<T> {
         if !(out.png || out.vtk) {
             return Ok(());
         }
-        let (u, v) = self.flow.velocity()?;
+        let (depth, u, v) = self.flow.depth_and_velocity()?;
         let snapshot = Snapshot {
             grid: self.flow.grid(),
             bed: &self.bed,
-            depth: self.flow.depth()?,
+            depth,
             u,
             v,
             time: self.flow.time(),
