@@ -225,6 +225,18 @@ pub enum Stmt {
         /// The whole loop.
         span: SpanId,
     },
+    /// `for item in mesh.neighbours() { .. }`: a loop over a list known only at run time
+    /// (vertex kernels).
+    ForEach {
+        /// The loop variable.
+        var: Ident,
+        /// What it runs over, e.g. `mesh.triangles()`.
+        iter: Expr,
+        /// The body.
+        body: Block,
+        /// Where.
+        span: SpanId,
+    },
     /// An expression evaluated for its effect, e.g. `speed.reduce(c);` or an `if` statement.
     Expr(Expr),
     /// A construct the language does not have, kept only to report it.

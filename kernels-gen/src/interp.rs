@@ -56,7 +56,16 @@ struct FieldSlot {
 ///
 /// # Safety
 /// As for [`crate::llvm::jit::run_host`]: the slots must describe valid memory.
+///
+/// # Panics
+/// On a vertex kernel, which the interpreter does not run (its CPU path is the generated
+/// Rust, compared with the GPU in the solvers' tests).
 pub unsafe fn run(k: &Kernel, p: Precision, slots: &[u64]) {
+    assert!(
+        !k.is_vertex(),
+        "the interpreter does not run vertex kernels (`{}`)",
+        k.name
+    );
     let n = [slots[0] as i64, slots[1] as i64, slots[2] as i64];
     let mut fields = Vec::new();
     let mut scalars = Vec::new();
@@ -88,6 +97,7 @@ pub unsafe fn run(k: &Kernel, p: Precision, slots: &[u64]) {
                 results.push(slots[pos]);
                 pos += 1;
             }
+            ParamKind::Mesh => unreachable!("only in vertex kernels"),
         }
     }
     let live = k.live_nodes();
@@ -149,6 +159,11 @@ pub unsafe fn run(k: &Kernel, p: Precision, slots: &[u64]) {
                     _ => V::F(round(g(a).f(), t)),
                 },
                 Node::LineSolution(_) => unreachable!("never live in a finished kernel"),
+                Node::Gather { .. }
+                | Node::Topo { .. }
+                | Node::LoopPos(_)
+                | Node::Carried(..)
+                | Node::LoopResult(..) => unreachable!("only in vertex kernels"),
             };
         }
     };

@@ -231,10 +231,66 @@ pub enum Node {
     Select(NodeId, NodeId, NodeId),
     /// Conversion to the node's type.
     Cast(NodeId),
+    /// Input field `field` at vertex `vertex` (an `i64` vertex number taken from the mesh):
+    /// a vertex kernel's gather from a neighbour or a triangle corner.
+    Gather {
+        /// Field number in [`Kernel::fields`].
+        field: u32,
+        /// The vertex read.
+        vertex: NodeId,
+    },
+    /// An entry of a mesh table at list position `pos` (an `i64` vertex number).
+    Topo {
+        /// Which table.
+        table: Topo,
+        /// The position in the current vertex's list.
+        pos: NodeId,
+    },
+    /// The position in its list of the item that run-time loop `n` is at (`i64`).
+    LoopPos(u32),
+    /// The value of carried variable `k` of run-time loop `n` as an iteration starts.
+    Carried(u32, u32),
+    /// The value of carried variable `k` of run-time loop `n` after its last iteration.
+    LoopResult(u32, u32),
     /// The unknown of a line kernel's tridiagonal system at the current point. It exists
     /// only while lowering (it is what `u = tridiagonal(..)` assigns) and is never live in a
     /// finished kernel, whose [`Kernel::line`] describes the solve instead.
     LineSolution(u32),
+}
+
+/// The mesh tables a vertex kernel reads, each indexed by a position in the current
+/// vertex's list of neighbours or of triangles.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Topo {
+    /// The neighbour at a position of the neighbour list.
+    Neighbour,
+    /// The corner after the vertex (counter-clockwise) of a triangle of the triangle list.
+    Corner1,
+    /// The corner before the vertex (the third corner) of a triangle of the triangle list.
+    Corner2,
+}
+
+/// What a run-time loop of a vertex kernel runs over.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Around {
+    /// `mesh.neighbours()`: the vertices that share an edge with the current one.
+    Neighbours,
+    /// `mesh.triangles()`: the triangles that have the current vertex as a corner.
+    Triangles,
+}
+
+/// A loop of a vertex kernel over a list of the current vertex, carrying values from one
+/// iteration to the next: carried variable `k` starts at `init[k]` and becomes `next[k]`
+/// (computed from [`Node::Carried`] and [`Node::LoopPos`]) at the end of each iteration;
+/// [`Node::LoopResult`] is its value after the loop.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RuntimeLoop {
+    /// The list.
+    pub over: Around,
+    /// The carried variables' values before the loop.
+    pub init: Vec<NodeId>,
+    /// The carried variables' values at the end of an iteration.
+    pub next: Vec<NodeId>,
 }
 
 /// How a kernel accesses a field.
@@ -397,6 +453,12 @@ pub struct Kernel {
     pub line: Option<LineSolve>,
     /// A red-black kernel's colour parameter (a scalar number).
     pub red_black: Option<u32>,
+    /// A vertex kernel's `Mesh` parameter: then the kernel runs once per vertex of a set,
+    /// its fields hold one value per vertex, and it may loop over the vertex's neighbours
+    /// and triangles.
+    pub mesh: Option<String>,
+    /// The run-time loops of a vertex kernel.
+    pub loops: Vec<RuntimeLoop>,
 }
 
 /// The three kinds of kernel parameter.
@@ -408,6 +470,8 @@ pub enum ParamKind {
     Scalar,
     /// A reduction.
     Reduction,
+    /// A vertex kernel's mesh (at most one).
+    Mesh,
 }
 
 impl Kernel {
@@ -424,11 +488,45 @@ impl Kernel {
             if std::mem::replace(&mut live[n as usize], true) {
                 continue;
             }
-            stack.extend(operands(&self.nodes[n as usize]));
+            stack.extend(self.dependencies(n));
         }
         (0..self.nodes.len() as NodeId)
             .filter(|&n| live[n as usize])
             .collect()
+    }
+
+    /// What node `n` needs computed first: its operands, and for a loop's result the loop's
+    /// initial and next values.
+    pub fn dependencies(&self, n: NodeId) -> Vec<NodeId> {
+        match self.nodes[n as usize] {
+            Node::LoopResult(l, _) => {
+                let l = &self.loops[l as usize];
+                l.init.iter().chain(&l.next).copied().collect()
+            }
+            node => operands(&node),
+        }
+    }
+
+    /// For each node, the run-time loop whose iterations compute it: the loop's position
+    /// and carried values and everything computed from them. Other nodes are computed
+    /// once per point (loop-invariant values are hoisted out of loops by construction).
+    pub fn loop_membership(&self) -> Vec<Option<u32>> {
+        let mut member: Vec<Option<u32>> = vec![None; self.nodes.len()];
+        for (n, node) in self.nodes.iter().enumerate() {
+            member[n] = match *node {
+                Node::LoopPos(l) | Node::Carried(l, _) => Some(l),
+                Node::LoopResult(..) => None,
+                other => operands(&other)
+                    .into_iter()
+                    .find_map(|o| member[o as usize]),
+            };
+        }
+        member
+    }
+
+    /// Whether this is a vertex kernel (it has a `Mesh` parameter).
+    pub fn is_vertex(&self) -> bool {
+        self.mesh.is_some()
     }
 
     /// The nodes the kernel's effects need: stored values and masks, contributions, and a
@@ -469,6 +567,7 @@ impl Kernel {
     /// entries): not for line kernels, red-black or masked kernels, or grid transfers.
     pub fn is_tileable(&self) -> bool {
         self.line.is_none()
+            && self.mesh.is_none()
             && self.red_black.is_none()
             && !self.has_mapped_fields()
             && self.stores.iter().all(|s| s.mask.is_none())
@@ -480,7 +579,7 @@ impl Kernel {
         let mut c = OpCounts::default();
         for n in self.live_nodes() {
             match self.nodes[n as usize] {
-                Node::Load { .. } => c.loads += 1,
+                Node::Load { .. } | Node::Gather { .. } => c.loads += 1,
                 Node::Binary(b, ..) if !b.is_comparison() => c.arith += 1,
                 Node::Unary(..) | Node::Fma(..) => c.arith += 1,
                 Node::Select(..) => c.selects += 1,
@@ -519,6 +618,8 @@ pub fn operands(node: &Node) -> Vec<NodeId> {
         Node::Unary(_, a) | Node::Cast(a) => vec![a],
         Node::Binary(_, a, b) => vec![a, b],
         Node::Fma(a, b, c) | Node::Select(a, b, c) => vec![a, b, c],
+        Node::Gather { vertex, .. } => vec![vertex],
+        Node::Topo { pos, .. } => vec![pos],
         _ => vec![],
     }
 }

@@ -7,10 +7,12 @@
 
 use crate::ast::{self, Block, Expr, ExprKind, FnDef, FnKind, Ident, Lit, Module, SpanId, Stmt};
 use crate::ir::{
-    Access, Binary, FieldParam, IndexMap, Kernel, KernelBuilder, LineSolve, Node, NodeId,
-    ParamKind, ReduceOp, ReductionParam, ScalarParam, Store, Ty, Unary,
+    Access, Around, Binary, FieldParam, IndexMap, Kernel, KernelBuilder, LineSolve, Node, NodeId,
+    ParamKind, ReduceOp, ReductionParam, RuntimeLoop, ScalarParam, Store, Ty, Unary,
 };
 use std::collections::HashMap;
+
+mod vertex;
 
 /// The largest offset any kernel may read at, on any axis.
 pub const MAX_OFFSET: i32 = 8;
@@ -87,6 +89,8 @@ enum Binding {
     Local(usize),
     Field(u32),
     Reduction(u32),
+    /// A vertex kernel's `Mesh` parameter.
+    Mesh,
 }
 
 #[derive(Clone, Debug)]
@@ -138,6 +142,12 @@ struct Lowerer<'m> {
     red_black: bool,
     /// The coefficients of the one `tridiagonal(..)` call, with its span.
     tridiagonal: Option<([NodeId; 4], SpanId)>,
+    /// A vertex kernel's `Mesh` parameter.
+    mesh: Option<String>,
+    /// The run-time loops lowered so far.
+    loops: Vec<RuntimeLoop>,
+    /// The run-time loop being lowered (they do not nest): its number and list.
+    in_loop: Option<(u32, Around)>,
 }
 
 /// Lowers one kernel of `module`.
@@ -150,7 +160,10 @@ pub fn lower_kernel(module: &Module, f: &FnDef) -> Result<Kernel> {
         );
     }
     let generic = check_generics(f)?;
-    let dims = infer_dims(f)?;
+    let dims = match vertex::mesh_param(f) {
+        Some(_) => vertex::check_attrs(f)?,
+        None => infer_dims(f)?,
+    };
     let declared_halo = match f.attrs.halo {
         Some((h, span)) if h as i32 > MAX_OFFSET => {
             return err(
@@ -188,6 +201,9 @@ pub fn lower_kernel(module: &Module, f: &FnDef) -> Result<Kernel> {
         line_axis: None,
         red_black: f.attrs.red_black.is_some(),
         tridiagonal: None,
+        mesh: None,
+        loops: Vec::new(),
+        in_loop: None,
     };
     if let Some((axis, span)) = f.attrs.line {
         if axis >= dims {
@@ -301,6 +317,10 @@ fn visit_block(b: &Block, f: &mut dyn FnMut(&Expr)) {
             } => {
                 visit_expr(start, f);
                 visit_expr(end, f);
+                visit_block(body, f);
+            }
+            Stmt::ForEach { iter, body, .. } => {
+                visit_expr(iter, f);
                 visit_block(body, f);
             }
             _ => {}
@@ -452,6 +472,9 @@ impl<'m> Lowerer<'m> {
                         }
                     }
                 }
+                ast::TypeExpr::Name(id) if id.name == vertex::MESH_TYPE => {
+                    self.declare_mesh(name, id.span)?
+                }
                 ty => {
                     let t = self.resolve_type(ty)?;
                     let idx = self.scalars.len() as u32;
@@ -512,6 +535,7 @@ impl<'m> Lowerer<'m> {
                     "f64" => Ok(Ty::F64),
                     "i64" => Ok(Ty::Int),
                     "bool" => Ok(Ty::Bool),
+                    vertex::MESH_TYPE => err(id.span, "`Mesh` is only allowed as a kernel parameter", Some("a vertex kernel takes `mesh: Mesh`; helpers take the values they need as scalars")),
                     "i32" | "u32" | "u64" | "usize" | "isize" => err(id.span, format!("`{}` is not a stencil type", id.name), Some("integers in kernels are `i64`")),
                     other => err(id.span, format!("unknown type `{other}`"), Some("scalar types are `T` (the kernel's `T: Real`), `f32`, `f64`, `i64` and `bool`")),
                 }
@@ -769,6 +793,12 @@ impl<'m> Lowerer<'m> {
                 }
                 Ok(())
             }
+            Stmt::ForEach {
+                var,
+                iter,
+                body,
+                span,
+            } => self.runtime_loop(var, iter, body, *span),
             Stmt::Expr(e) => {
                 self.expr_or_unit(e)?;
                 Ok(())
@@ -864,6 +894,11 @@ impl<'m> Lowerer<'m> {
                 self.state.outputs.insert(f, OutState::Written(n));
                 Ok(())
             }
+            Binding::Mesh => err(
+                id.span,
+                format!("the mesh `{}` cannot be assigned", id.name),
+                Some("write results to `Out<T>` or `InOut<T>` fields"),
+            ),
             Binding::Reduction(_) => err(
                 id.span,
                 format!("`{}` is a reduction and cannot be assigned", id.name),
@@ -946,6 +981,11 @@ impl<'m> Lowerer<'m> {
             ExprKind::Name(id) => match self.lookup(id)? {
                 Binding::Local(slot) => self.state.slots[slot].val,
                 Binding::Field(f) => Val::Node(self.load(f, [0; 3], id, e.span)?),
+                Binding::Mesh => return err(
+                    id.span,
+                    format!("the mesh `{}` is not a value", id.name),
+                    Some("use its methods: `mesh.vertex()`, `mesh.corner(t, k)`, and `for j in mesh.neighbours()` / `for t in mesh.triangles()`"),
+                ),
                 Binding::Reduction(_) => return err(
                     id.span,
                     format!("reduction `{}` cannot be read inside the kernel", id.name),
@@ -1002,6 +1042,9 @@ impl<'m> Lowerer<'m> {
                         )
                     }
                 };
+                if self.mesh.is_some() {
+                    return self.gather(f, id, offsets, e.span).map(Some);
+                }
                 let mut off = [0i32; 3];
                 for (axis, o) in offsets.iter().enumerate() {
                     let v = self.expr(o)?;
@@ -1556,6 +1599,9 @@ impl<'m> Lowerer<'m> {
         span: SpanId,
     ) -> Result<Option<Val>> {
         if let ExprKind::Name(id) = &receiver.kind {
+            if let Ok(Binding::Mesh) = self.lookup(id) {
+                return self.mesh_method(method, args, span).map(Some);
+            }
             if let Ok(Binding::Reduction(r)) = self.lookup(id) {
                 if method.name != "reduce" {
                     return err(
@@ -1801,6 +1847,8 @@ impl<'m> Lowerer<'m> {
             contributions,
             line,
             red_black,
+            mesh: self.mesh,
+            loops: self.loops,
         };
         recompute_reach(&mut kernel);
         if let Some((_, at)) = self.tridiagonal {

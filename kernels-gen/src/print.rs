@@ -27,6 +27,7 @@ impl fmt::Display for Kernel {
                     let r = &self.reductions[i];
                     format!("{} {}: {}", r.op.type_name().to_lowercase(), r.name, r.ty)
                 }
+                ParamKind::Mesh => format!("mesh {}", self.mesh.as_deref().unwrap_or("")),
             });
         }
         writeln!(
@@ -56,6 +57,21 @@ impl fmt::Display for Kernel {
                     &p.reach_hi[..d]
                 )?;
             }
+        }
+        for (l, lp) in self.loops.iter().enumerate() {
+            let list = |v: &[u32]| {
+                v.iter()
+                    .map(|n| format!("%{n}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            writeln!(
+                f,
+                "  ; loop {l} over {:?}: init [{}], next [{}]",
+                lp.over,
+                list(&lp.init),
+                list(&lp.next)
+            )?;
         }
         for n in self.live_nodes() {
             writeln!(
@@ -121,6 +137,13 @@ impl Kernel {
             Node::Select(c, a, b) => write!(s, "select %{c}, %{a}, %{b}"),
             Node::Cast(a) => write!(s, "cast %{a}"),
             Node::LineSolution(_) => write!(s, "line solution"),
+            Node::Gather { field, vertex } => {
+                write!(s, "gather {}[%{vertex}]", self.fields[field as usize].name)
+            }
+            Node::Topo { table, pos } => write!(s, "mesh {table:?}[%{pos}]"),
+            Node::LoopPos(l) => write!(s, "loop {l} position"),
+            Node::Carried(l, k) => write!(s, "loop {l} carried {k}"),
+            Node::LoopResult(l, k) => write!(s, "loop {l} result {k}"),
         };
         s
     }

@@ -42,6 +42,7 @@ pub fn kernel_module(k: &Kernel, f: &syn::ItemFn, source: &str) -> syn::Result<T
         None => quote!(None),
     };
     let in_place = !k.reruns_idempotently();
+    let vertex = k.is_vertex();
     let (vec32, vec64) = (
         llvm::vector_width(k, Precision::F32),
         llvm::vector_width(k, Precision::F64),
@@ -79,6 +80,7 @@ pub fn kernel_module(k: &Kernel, f: &syn::ItemFn, source: &str) -> syn::Result<T
                 points: &[#(#points),*],
                 line: #line,
                 in_place: #in_place,
+                vertex: #vertex,
             };
             #cpu
             #launch
@@ -96,6 +98,7 @@ fn launcher(k: &Kernel, rt: &TokenStream) -> TokenStream {
     let mut checks = Vec::new();
     let mut call_args = Vec::new();
     let mut cuda_args = Vec::new();
+    let mesh_ident = k.mesh.as_ref().map(|m| format_ident!("{}", m));
     let domain_field = k
         .fields
         .iter()
@@ -119,8 +122,13 @@ fn launcher(k: &Kernel, rt: &TokenStream) -> TokenStream {
                     let (lo, hi) = (f.reach_lo[a], f.reach_hi[a]);
                     quote!((#lo, #hi))
                 });
-                checks.push(quote! {
-                    #rt::launch::check_field(NAME, DIMS, &domain, #rt::launch::FieldSpec { name: #fname, halo: #fhalo, map: #map, reach: [#(#reach),*] }, #id)?;
+                checks.push(match &mesh_ident {
+                    Some(m) => quote! {
+                        #rt::mesh::check_vertex_field(NAME, #fname, #m, #id)?;
+                    },
+                    None => quote! {
+                        #rt::launch::check_field(NAME, DIMS, &domain, #rt::launch::FieldSpec { name: #fname, halo: #fhalo, map: #map, reach: [#(#reach),*] }, #id)?;
+                    },
                 });
                 match f.access {
                     Access::In => {
@@ -151,6 +159,13 @@ fn launcher(k: &Kernel, rt: &TokenStream) -> TokenStream {
                     Ty::Int => quote!(l.int(#id);),
                     Ty::Bool => quote!(l.bool(#id);),
                 });
+            }
+            ParamKind::Mesh => {
+                let id = mesh_ident.clone().expect("a vertex kernel names its mesh");
+                let pname = id.to_string();
+                params.push(quote!(#id: &#rt::mesh::VertexSet));
+                call_args.push(quote!(#id.cpu_view()));
+                cuda_args.push(quote!(l.mesh(#pname, #id)?;));
             }
             ParamKind::Reduction => {
                 let r = &k.reductions[i as usize];
@@ -201,16 +216,28 @@ fn launcher(k: &Kernel, rt: &TokenStream) -> TokenStream {
             .collect();
         format!(" Returns the reductions {}.", names.join(", "))
     };
-    let doc = format!(
-        "Runs `{}` over the interior of its first output field on `backend`.{red_doc}\n\n\
-         Fails, before touching any memory, if a field's dimension or extent differs from the \
-         domain or its halo is narrower than the kernel reads.",
-        k.name
-    );
+    let doc = match &k.mesh {
+        Some(m) => format!(
+            "Runs `{}` once per vertex of the set `{m}` on `backend`.{red_doc}\n\n\
+             Fails, before touching any memory, if a field does not hold one value per vertex \
+             of the set's mesh, or the set's tables are not on the backend.",
+            k.name
+        ),
+        None => format!(
+            "Runs `{}` over the interior of its first output field on `backend`.{red_doc}\n\n\
+             Fails, before touching any memory, if a field's dimension or extent differs from the \
+             domain or its halo is narrower than the kernel reads.",
+            k.name
+        ),
+    };
+    let domain = match &mesh_ident {
+        Some(m) => quote!(vec![#m.len()]),
+        None => quote!(#domain_field.extent().to_vec()),
+    };
     quote! {
         #[doc = #doc]
         pub fn launch #generics (backend: &#rt::Backend, #(#params),*) -> ::core::result::Result<#ret, #rt::Error> {
-            let domain: ::std::vec::Vec<usize> = #domain_field.extent().to_vec();
+            let domain: ::std::vec::Vec<usize> = #domain;
             #(#checks)*
             let n = #rt::launch::domain3(&domain);
             match backend {

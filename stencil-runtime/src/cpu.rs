@@ -183,3 +183,70 @@ pub fn for_each_line<S: Default + Send>(
             .for_each_init(S::default, line),
     }
 }
+
+/// What a vertex kernel's CPU code reads of a mesh: the vertex set it runs over and the
+/// vertex-to-vertex and vertex-to-triangle lists in CSR form (see
+/// [`crate::mesh::MeshTopology`]).
+#[derive(Clone, Copy, Debug)]
+pub struct MeshView {
+    /// The vertices of the set, one per point of the launch.
+    pub set: *const u32,
+    /// `neighbours[neighbour_start[v]..neighbour_start[v + 1]]` are `v`'s neighbours.
+    pub neighbour_start: *const u32,
+    /// See `neighbour_start`.
+    pub neighbours: *const u32,
+    /// Positions `triangle_start[v]..triangle_start[v + 1]` are `v`'s triangles.
+    pub triangle_start: *const u32,
+    /// Two per triangle position: the corners after `v`, counter-clockwise.
+    pub corners: *const u32,
+}
+
+unsafe impl Send for MeshView {}
+unsafe impl Sync for MeshView {}
+
+impl MeshView {
+    /// The vertex at position `t` of the set.
+    ///
+    /// # Safety
+    /// `t` must be a position of the set.
+    #[inline(always)]
+    pub unsafe fn vertex(self, t: isize) -> isize {
+        *self.set.offset(t) as isize
+    }
+
+    /// The positions of `v`'s neighbours.
+    ///
+    /// # Safety
+    /// `v` must be a vertex of the mesh.
+    #[inline(always)]
+    pub unsafe fn neighbour_range(self, v: isize) -> std::ops::Range<isize> {
+        *self.neighbour_start.offset(v) as isize..*self.neighbour_start.offset(v + 1) as isize
+    }
+
+    /// The positions of `v`'s triangles.
+    ///
+    /// # Safety
+    /// `v` must be a vertex of the mesh.
+    #[inline(always)]
+    pub unsafe fn triangle_range(self, v: isize) -> std::ops::Range<isize> {
+        *self.triangle_start.offset(v) as isize..*self.triangle_start.offset(v + 1) as isize
+    }
+
+    /// The neighbour at position `p`.
+    ///
+    /// # Safety
+    /// `p` must come from a [`MeshView::neighbour_range`].
+    #[inline(always)]
+    pub unsafe fn neighbour(self, p: i64) -> i64 {
+        *self.neighbours.offset(p as isize) as i64
+    }
+
+    /// Corner `1 + k` (`k` 0 or 1) of the triangle at position `p`.
+    ///
+    /// # Safety
+    /// `p` must come from a [`MeshView::triangle_range`].
+    #[inline(always)]
+    pub unsafe fn corner(self, p: i64, k: isize) -> i64 {
+        *self.corners.offset(2 * p as isize + k) as i64
+    }
+}

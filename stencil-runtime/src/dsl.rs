@@ -25,3 +25,7 @@ pub struct Sum<T>(PhantomData<T>);
 pub struct Max<T>(PhantomData<T>);
 /// A fused min reduction: `low.reduce(value);`; the launch returns the minimum.
 pub struct Min<T>(PhantomData<T>);
+/// A vertex kernel's mesh: the kernel runs once per vertex of the set it is launched on,
+/// reads fields at the vertex (`x`) and at vertices from the mesh (`x[j]`), and loops over
+/// `mesh.neighbours()` and `mesh.triangles()` (corners by `mesh.corner(t, k)`).
+pub struct Mesh;

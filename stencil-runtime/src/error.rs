@@ -76,6 +76,9 @@ pub enum Error {
         /// What the driver said.
         cause: String,
     },
+    /// A mesh or vertex set is malformed.
+    #[error("invalid mesh: {0}")]
+    Mesh(String),
     /// Device memory ran out.
     #[error("out of GPU memory allocating {bytes} bytes for {what}; use smaller fields, free others, or run on the CPU")]
     OutOfMemory {

@@ -39,6 +39,7 @@ pub mod dsl;
 pub mod error;
 pub mod field;
 pub mod launch;
+pub mod mesh;
 pub mod real;
 
 pub use backend::Backend;
@@ -59,6 +60,7 @@ pub use num_traits;
 
 /// Everything a kernel-writing program needs.
 pub mod prelude {
-    pub use crate::dsl::{Coarse, Fine, In, InOut, Max, Min, Out, Sum};
+    pub use crate::dsl::{Coarse, Fine, In, InOut, Max, Mesh, Min, Out, Sum};
+    pub use crate::mesh::{MeshTopology, VertexSet};
     pub use crate::{stencil, stencil_fn, stencils, Backend, Error, Field, Precision, Real};
 }

@@ -124,6 +124,7 @@ pub fn run<T: Real>(
                 });
             }
             ParamKind::Reduction => slots.push(&mut results[i as usize] as *mut T as u64),
+            ParamKind::Mesh => panic!("the harness runs grid kernels, not vertex kernels"),
         }
     }
     // A line kernel's scratch: one value per point of the domain.

@@ -192,6 +192,7 @@ fn cuda_failures_are_typed_errors() {
         points: &[1],
         line: None,
         in_place: false,
+        vertex: false,
     };
     let e = CudaLaunch::new(&cuda, &BROKEN, Precision::F64)
         .run([8, 1, 1])

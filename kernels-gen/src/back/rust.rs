@@ -7,7 +7,9 @@
 //! generated code performs exactly the operations of the IR in the same order as the LLVM
 //! back end: the two paths agree to rounding.
 
-use crate::ir::{Access, Binary, IndexMap, Kernel, Node, ParamKind, ReduceOp, Ty, Unary};
+use crate::ir::{
+    Access, Around, Binary, IndexMap, Kernel, Node, ParamKind, ReduceOp, Topo, Ty, Unary,
+};
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::{format_ident, quote};
 use std::collections::BTreeSet;
@@ -75,6 +77,7 @@ pub fn cpu_function(k: &Kernel, rt: &TokenStream) -> TokenStream {
                 params.push(quote!(#id: #t));
             }
             ParamKind::Reduction => {}
+            ParamKind::Mesh => params.push(quote!(mesh_view: #rt::cpu::MeshView)),
         }
     }
 
@@ -85,8 +88,14 @@ pub fn cpu_function(k: &Kernel, rt: &TokenStream) -> TokenStream {
     let live = k.live_nodes();
     let mut rows = BTreeSet::new();
     for &n in &live {
-        if let Node::Load { field, offset } = k.nodes[n as usize] {
-            rows.insert((field, offset[1], offset[2]));
+        match k.nodes[n as usize] {
+            Node::Load { field, offset } => {
+                rows.insert((field, offset[1], offset[2]));
+            }
+            Node::Gather { field, .. } => {
+                rows.insert((field, 0, 0));
+            }
+            _ => {}
         }
     }
     for st in &k.stores {
@@ -100,10 +109,7 @@ pub fn cpu_function(k: &Kernel, rt: &TokenStream) -> TokenStream {
         quote!(let #id = #fid.row(#j + (#dy as isize), #k + (#dz as isize));)
     });
 
-    let body: Vec<TokenStream> = live
-        .iter()
-        .map(|&n| node_let(k, n, &real, LoadForm::Rows))
-        .collect();
+    let body = point_body(k, &live, &real, LoadForm::Rows);
     let stores = k.stores.iter().map(|st| {
         let row = row_ident(st.field, 0, 0);
         let val = v(st.value);
@@ -117,9 +123,19 @@ pub fn cpu_function(k: &Kernel, rt: &TokenStream) -> TokenStream {
     });
 
     let red_types: Vec<TokenStream> = k.reductions.iter().map(|r| ty_tokens(r.ty)).collect();
-    let point = quote! {
-        #(#body)*
-        #(#stores)*
+    // A vertex kernel's point is the vertex at position `t` of its set.
+    let point = if k.is_vertex() {
+        quote! {
+            let i = mesh_view.vertex(t);
+            #(#body)*
+            #(#stores)*
+        }
+    } else {
+        quote! {
+            let i = t;
+            #(#body)*
+            #(#stores)*
+        }
     };
     if k.reductions.is_empty() {
         quote! {
@@ -134,7 +150,7 @@ pub fn cpu_function(k: &Kernel, rt: &TokenStream) -> TokenStream {
                 #rt::cpu::for_each_row(n, |r: #rt::cpu::Row| {
                     let (j, k) = (r.j as isize, r.k as isize);
                     #(#row_ptrs)*
-                    for i in r.i0 as isize..r.i1 as isize {
+                    for t in r.i0 as isize..r.i1 as isize {
                         #point
                     }
                 });
@@ -206,7 +222,7 @@ pub fn cpu_function(k: &Kernel, rt: &TokenStream) -> TokenStream {
                         let (j, k) = (r.j as isize, r.k as isize);
                         #(#row_ptrs)*
                         let (#(mut #accs,)*) = (#(#identities,)*);
-                        for i in r.i0 as isize..r.i1 as isize {
+                        for t in r.i0 as isize..r.i1 as isize {
                             #point
                             #(#updates)*
                         }
@@ -334,6 +350,66 @@ fn line_function(
     }
 }
 
+/// The `let`s of a point's live nodes, in order; a run-time loop is emitted where its
+/// first result is needed, with the nodes computed in its iterations inside it.
+fn point_body(k: &Kernel, live: &[u32], real: &TokenStream, form: LoadForm) -> Vec<TokenStream> {
+    let member = k.loop_membership();
+    let mut emitted = vec![false; k.loops.len()];
+    let mut out = Vec::new();
+    for &n in live {
+        if member[n as usize].is_some() {
+            continue;
+        }
+        if let Node::LoopResult(l, _) = k.nodes[n as usize] {
+            if !std::mem::replace(&mut emitted[l as usize], true) {
+                out.push(runtime_loop(k, l, live, &member, real, form));
+            }
+        }
+        out.push(node_let(k, n, real, form));
+    }
+    out
+}
+
+fn carried_ident(l: u32, c: usize) -> Ident {
+    format_ident!("c{}_{}", l, c)
+}
+
+/// Run-time loop `l`: its carried variables as `mut` locals, updated at the end of each
+/// iteration from the nodes computed in it.
+fn runtime_loop(
+    k: &Kernel,
+    l: u32,
+    live: &[u32],
+    member: &[Option<u32>],
+    real: &TokenStream,
+    form: LoadForm,
+) -> TokenStream {
+    let lp = &k.loops[l as usize];
+    let carried: Vec<Ident> = (0..lp.init.len()).map(|c| carried_ident(l, c)).collect();
+    let types: Vec<TokenStream> = lp
+        .init
+        .iter()
+        .map(|&n| ty_tokens(k.types[n as usize]))
+        .collect();
+    let inits = lp.init.iter().map(|&n| v(n));
+    let nexts = lp.next.iter().map(|&n| v(n));
+    let body = live
+        .iter()
+        .filter(|&&n| member[n as usize] == Some(l))
+        .map(|&n| node_let(k, n, real, form));
+    let range = match lp.over {
+        Around::Neighbours => quote!(mesh_view.neighbour_range(i)),
+        Around::Triangles => quote!(mesh_view.triangle_range(i)),
+    };
+    quote! {
+        #(let mut #carried: #types = #inits;)*
+        for p in #range {
+            #(#body)*
+            #(#carried = #nexts;)*
+        }
+    }
+}
+
 /// `let vN: Ty = <expr>;` for one node.
 fn node_let(k: &Kernel, n: u32, real: &TokenStream, form: LoadForm) -> TokenStream {
     let ty = k.types[n as usize];
@@ -433,6 +509,28 @@ fn node_let(k: &Kernel, n: u32, real: &TokenStream, form: LoadForm) -> TokenStre
             quote!(if #c { #x } else { #y })
         }
         Node::LineSolution(_) => unreachable!("never live in a finished kernel"),
+        Node::Gather { field, vertex } => {
+            let row = row_ident(field, 0, 0);
+            let at = a(vertex);
+            quote!(*#row.offset(#at as isize))
+        }
+        Node::Topo { table, pos } => {
+            let p = a(pos);
+            match table {
+                Topo::Neighbour => quote!(mesh_view.neighbour(#p)),
+                Topo::Corner1 => quote!(mesh_view.corner(#p, 0)),
+                Topo::Corner2 => quote!(mesh_view.corner(#p, 1)),
+            }
+        }
+        Node::LoopPos(_) => quote!((p as i64)),
+        Node::Carried(l, c) => {
+            let c = carried_ident(l, c as usize);
+            quote!(#c)
+        }
+        Node::LoopResult(l, c) => {
+            let c = carried_ident(l, c as usize);
+            quote!(#c)
+        }
         Node::Cast(x) => {
             let from = k.types[x as usize];
             let xi = a(x);

@@ -301,10 +301,16 @@ fn convert_stmt_expr(e: &syn::Expr, spans: &mut RustSpans) -> Stmt {
                     span: spans.add(f.pat.span()),
                 };
             };
+            let var = Ident {
+                name: pi.ident.to_string(),
+                span: spans.add(pi.ident.span()),
+            };
             let syn::Expr::Range(r) = &*f.expr else {
-                return Stmt::Unsupported {
-                    what: "`for` loop over anything but a constant range".into(),
-                    span: spans.add(f.expr.span()),
+                return Stmt::ForEach {
+                    var,
+                    iter: convert_expr(&f.expr, spans),
+                    body: convert_block(&f.body, spans),
+                    span,
                 };
             };
             let (Some(start), Some(end)) = (&r.start, &r.end) else {
@@ -314,10 +320,7 @@ fn convert_stmt_expr(e: &syn::Expr, spans: &mut RustSpans) -> Stmt {
                 };
             };
             Stmt::For {
-                var: Ident {
-                    name: pi.ident.to_string(),
-                    span: spans.add(pi.ident.span()),
-                },
+                var,
                 start: convert_expr(start, spans),
                 end: convert_expr(end, spans),
                 inclusive: matches!(r.limits, syn::RangeLimits::Closed(_)),

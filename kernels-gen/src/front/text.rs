@@ -427,6 +427,20 @@ impl Builder<'_> {
                 };
                 (stmt, false)
             }
+            Rule::foreach_stmt => {
+                next();
+                let var = self.ident(next());
+                next();
+                let iter = self.expr(next())?;
+                let body = self.block(next())?;
+                let stmt = Stmt::ForEach {
+                    var,
+                    iter,
+                    body,
+                    span,
+                };
+                (stmt, false)
+            }
             Rule::assign_stmt => {
                 let target = self.expr(next())?;
                 let op = next().as_str();

@@ -3,7 +3,8 @@
 use super::math::MathLib;
 use super::{entry_name, LlvmError, Target};
 use crate::ir::{
-    Access, Binary, IndexMap, Kernel, LineSolve, Node, ParamKind, Precision, ReduceOp, Ty, Unary,
+    Access, Around, Binary, IndexMap, Kernel, LineSolve, Node, ParamKind, Precision, ReduceOp,
+    Topo, Ty, Unary,
 };
 use inkwell::attributes::{Attribute, AttributeLoc};
 use inkwell::builder::{Builder, BuilderError};
@@ -105,7 +106,21 @@ struct EntryArgs<'ctx> {
     reductions: Vec<PointerValue<'ctx>>,
     /// A line kernel's scratch for the eliminated upper coefficients.
     scratch: Option<PointerValue<'ctx>>,
+    /// A vertex kernel's mesh tables.
+    mesh: Option<MeshArgs<'ctx>>,
 }
+
+/// A vertex kernel's mesh tables (`u32` each; see `stencil_runtime::cpu::MeshView`).
+struct MeshArgs<'ctx> {
+    set: PointerValue<'ctx>,
+    neighbour_start: PointerValue<'ctx>,
+    neighbours: PointerValue<'ctx>,
+    triangle_start: PointerValue<'ctx>,
+    corners: PointerValue<'ctx>,
+}
+
+/// The number of pointer parameters a mesh takes.
+const MESH_TABLES: u32 = 5;
 
 pub(super) struct Gen<'a, 'ctx> {
     pub ctx: &'ctx Context,
@@ -135,6 +150,14 @@ pub fn build_module<'ctx>(
         target,
     };
     match target {
+        Target::Host if k.is_vertex() => {
+            return Err(LlvmError::Invalid {
+                kernel: k.name.clone(),
+                message: "vertex kernels have no host entry: on the CPU they run as generated Rust"
+                    .into(),
+            })
+        }
+        Target::Ptx if k.is_vertex() => g.vertex_ptx_entry()?,
         Target::Ptx if k.line.is_some() => g.line_ptx_entry()?,
         Target::Ptx => {
             let width = super::vector_width(k, p);
@@ -337,13 +360,138 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         mut memo: Option<&mut LoadMemo<'ctx>>,
     ) -> R<Vec<Option<BasicValueEnum<'ctx>>>> {
         let k = self.k;
-        let idx = at.idx;
-        let shifted = |off: [i32; 3]| [0, 1, 2].map(|a| off[a] + at.shift[a]);
         let mut vals: Vec<Option<BasicValueEnum<'ctx>>> = vec![None; k.nodes.len()];
-        let get = |vals: &Vec<Option<BasicValueEnum<'ctx>>>, n: u32| {
+        let member = k.loop_membership();
+        let mut emitted = vec![false; k.loops.len()];
+        let live = k.live_nodes();
+        for &n in &live {
+            if member[n as usize].is_some() {
+                continue;
+            }
+            if let Node::LoopResult(l, _) = k.nodes[n as usize] {
+                if !std::mem::replace(&mut emitted[l as usize], true) {
+                    self.runtime_loop(args, at, l, &live, &member, &mut vals)?;
+                }
+                continue;
+            }
+            let v = self.node_value(args, at, &mut memo, &vals, n)?;
+            vals[n as usize] = Some(v);
+        }
+        Ok(vals)
+    }
+
+    /// Run-time loop `l` of a vertex kernel: a phi per carried value in the loop header;
+    /// the nodes of an iteration computed in the body. Leaves each carried value's final
+    /// value as the loop's result.
+    fn runtime_loop(
+        &self,
+        args: &EntryArgs<'ctx>,
+        at: &PointAt<'ctx, '_>,
+        l: u32,
+        live: &[u32],
+        member: &[Option<u32>],
+        vals: &mut [Option<BasicValueEnum<'ctx>>],
+    ) -> R<()> {
+        let k = self.k;
+        let lp = &k.loops[l as usize];
+        let mesh = args.mesh.as_ref().ok_or_else(|| LlvmError::Invalid {
+            kernel: k.name.clone(),
+            message: "a loop over the mesh in a kernel without a mesh".into(),
+        })?;
+        let i64t = self.ctx.i64_type();
+        let starts = match lp.over {
+            Around::Neighbours => mesh.neighbour_start,
+            Around::Triangles => mesh.triangle_start,
+        };
+        let v = at.idx[0];
+        let first = self.table(starts, v)?;
+        let after = self.b.build_int_nuw_add(v, self.i64c(1), "")?;
+        let end = self.table(starts, after)?;
+        let f = self.current_function();
+        let pre = self.b.get_insert_block().expect("positioned");
+        let head = self.ctx.append_basic_block(f, "mesh_loop");
+        let body = self.ctx.append_basic_block(f, "mesh_loop_body");
+        let exit = self.ctx.append_basic_block(f, "mesh_loop_done");
+        self.b.build_unconditional_branch(head)?;
+        self.b.position_at_end(head);
+        let pos = self.b.build_phi(i64t, "pos")?;
+        pos.add_incoming(&[(&first, pre)]);
+        let get = |vals: &[Option<BasicValueEnum<'ctx>>], n: u32| {
             vals[n as usize].expect("operands are lowered before their users")
         };
-        for n in k.live_nodes() {
+        let mut phis = Vec::new();
+        for &init in &lp.init {
+            let phi = self
+                .b
+                .build_phi(self.ty(k.types[init as usize]), "carried")?;
+            phi.add_incoming(&[(&get(vals, init), pre)]);
+            phis.push(phi);
+        }
+        let p = pos.as_basic_value().into_int_value();
+        let go = self.b.build_int_compare(IntPredicate::ULT, p, end, "")?;
+        self.b.build_conditional_branch(go, body, exit)?;
+        self.b.position_at_end(body);
+        for &n in live.iter().filter(|&&n| member[n as usize] == Some(l)) {
+            let value = match k.nodes[n as usize] {
+                Node::LoopPos(_) => p.into(),
+                Node::Carried(_, c) => phis[c as usize].as_basic_value(),
+                _ => self.node_value(args, at, &mut None, vals, n)?,
+            };
+            vals[n as usize] = Some(value);
+        }
+        let next_pos = self.b.build_int_nuw_add(p, self.i64c(1), "")?;
+        let latch = self.b.get_insert_block().expect("positioned");
+        pos.add_incoming(&[(&next_pos, latch)]);
+        for (phi, &next) in phis.iter().zip(&lp.next) {
+            phi.add_incoming(&[(&get(vals, next), latch)]);
+        }
+        self.b.build_unconditional_branch(head)?;
+        self.b.position_at_end(exit);
+        for (c, phi) in phis.iter().enumerate() {
+            let result = k
+                .nodes
+                .iter()
+                .position(|&node| node == Node::LoopResult(l, c as u32));
+            if let Some(r) = result {
+                vals[r] = Some(phi.as_basic_value());
+            }
+        }
+        Ok(())
+    }
+
+    /// Entry `i` (an `i64`) of a `u32` mesh table, widened to `i64`.
+    fn table(&self, table: PointerValue<'ctx>, i: IntValue<'ctx>) -> R<IntValue<'ctx>> {
+        // SAFETY of the GEP: positions and vertex numbers come from the tables, which the
+        // run time checked when it built them.
+        let ptr = unsafe { self.b.build_in_bounds_gep(table, &[i], "")? };
+        let i32t = self.ctx.i32_type();
+        let ldg = self.intrinsic(
+            "llvm.nvvm.ldg.global.i",
+            &[i32t.into(), ptr.get_type().into()],
+        )?;
+        let align = i32t.const_int(4, false);
+        let v = self
+            .call(ldg, &[ptr.into(), align.into()])?
+            .into_int_value();
+        Ok(self.b.build_int_z_extend(v, self.ctx.i64_type(), "")?)
+    }
+
+    /// The value of live node `n` at the point `at`, its operands in `vals`.
+    fn node_value(
+        &self,
+        args: &EntryArgs<'ctx>,
+        at: &PointAt<'ctx, '_>,
+        memo: &mut Option<&mut LoadMemo<'ctx>>,
+        vals: &[Option<BasicValueEnum<'ctx>>],
+        n: u32,
+    ) -> R<BasicValueEnum<'ctx>> {
+        let k = self.k;
+        let idx = at.idx;
+        let shifted = |off: [i32; 3]| [0, 1, 2].map(|a| off[a] + at.shift[a]);
+        let get = |vals: &[Option<BasicValueEnum<'ctx>>], n: u32| {
+            vals[n as usize].expect("operands are lowered before their users")
+        };
+        {
             let ty = k.types[n as usize];
             let v: BasicValueEnum<'ctx> = match k.nodes[n as usize] {
                 Node::RealConst(bits) => self.real_const(ty, f64::from_bits(bits)),
@@ -371,32 +519,68 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                         }
                     }
                 }
-                Node::Unary(op, a) => self.unary(op, get(&vals, a), ty)?,
+                Node::Unary(op, a) => self.unary(op, get(vals, a), ty)?,
                 Node::Binary(op, a, c) => {
                     let operand_ty = k.types[a as usize];
-                    self.binary(op, get(&vals, a), get(&vals, c), operand_ty)?
+                    self.binary(op, get(vals, a), get(vals, c), operand_ty)?
                 }
                 Node::Fma(a, c, d) => {
                     let f = self.intrinsic("llvm.fma", &[self.ty(ty)])?;
-                    self.call(f, &[get(&vals, a), get(&vals, c), get(&vals, d)])?
+                    self.call(f, &[get(vals, a), get(vals, c), get(vals, d)])?
                 }
                 Node::Select(c, a, d) => self.b.build_select(
-                    get(&vals, c).into_int_value(),
-                    get(&vals, a),
-                    get(&vals, d),
+                    get(vals, c).into_int_value(),
+                    get(vals, a),
+                    get(vals, d),
                     "",
                 )?,
-                Node::Cast(a) => self.cast(get(&vals, a), k.types[a as usize], ty)?,
+                Node::Cast(a) => self.cast(get(vals, a), k.types[a as usize], ty)?,
                 Node::LineSolution(_) => {
                     return Err(LlvmError::Invalid {
                         kernel: k.name.clone(),
                         message: "a line solution is live outside its solve".into(),
                     })
                 }
+                Node::Gather { field, vertex } => {
+                    let fa = &args.fields[field as usize];
+                    let i = get(vals, vertex).into_int_value();
+                    // SAFETY of the GEP: vertex numbers come from the mesh, whose tables
+                    // the run time checked against the fields' length.
+                    let ptr = unsafe { self.b.build_in_bounds_gep(fa.ptr, &[i], "")? };
+                    if fa.written {
+                        self.b.build_load(ptr, "")?
+                    } else {
+                        self.load(ptr, ty)?
+                    }
+                }
+                Node::Topo { table, pos } => {
+                    let mesh = args.mesh.as_ref().ok_or_else(|| LlvmError::Invalid {
+                        kernel: k.name.clone(),
+                        message: "a mesh table read in a kernel without a mesh".into(),
+                    })?;
+                    let p = get(vals, pos).into_int_value();
+                    let (t, i) = match table {
+                        Topo::Neighbour => (mesh.neighbours, p),
+                        Topo::Corner1 | Topo::Corner2 => {
+                            let two = self.b.build_int_nuw_mul(p, self.i64c(2), "")?;
+                            let k = if table == Topo::Corner1 { 0 } else { 1 };
+                            (
+                                mesh.corners,
+                                self.b.build_int_nuw_add(two, self.i64c(k), "")?,
+                            )
+                        }
+                    };
+                    self.table(t, i)?.into()
+                }
+                Node::LoopPos(_) | Node::Carried(..) | Node::LoopResult(..) => {
+                    return Err(LlvmError::Invalid {
+                        kernel: k.name.clone(),
+                        message: "a loop value outside its loop".into(),
+                    })
+                }
             };
-            vals[n as usize] = Some(v);
+            Ok(v)
         }
-        Ok(vals)
     }
 
     fn load(&self, ptr: PointerValue<'ctx>, ty: Ty) -> R<BasicValueEnum<'ctx>> {
@@ -625,9 +809,15 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                 ParamKind::Reduction => {
                     ps.push(self.elem_ptr_type(self.k.reductions[i as usize].ty).into());
                 }
+                ParamKind::Mesh => {
+                    let table = self.ctx.i32_type().ptr_type(self.addr_space());
+                    ps.extend((0..MESH_TABLES).map(|_| BasicMetadataTypeEnum::from(table)));
+                }
             }
         }
-        if let Some(line) = &self.k.line {
+        if self.k.is_vertex() {
+            // A vertex kernel has no block mask: its threads are the set's vertices.
+        } else if let Some(line) = &self.k.line {
             ps.push(
                 self.elem_ptr_type(self.k.fields[line.field as usize].elem)
                     .into(),
@@ -664,6 +854,12 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                     f.add_attribute(AttributeLoc::Param(pos), noalias);
                     pos += 1;
                 }
+                ParamKind::Mesh => {
+                    for t in pos..pos + MESH_TABLES {
+                        f.add_attribute(AttributeLoc::Param(t), readonly);
+                    }
+                    pos += MESH_TABLES;
+                }
             }
         }
     }
@@ -681,6 +877,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             scalars: vec![],
             reductions: vec![],
             scratch: None,
+            mesh: None,
         };
         let mut pos = 3;
         for &(kind, i) in &self.k.param_order {
@@ -712,6 +909,17 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                 ParamKind::Reduction => {
                     args.reductions.push(p(pos).into_pointer_value());
                     pos += 1;
+                }
+                ParamKind::Mesh => {
+                    let t = |k: u32| p(pos + k).into_pointer_value();
+                    args.mesh = Some(MeshArgs {
+                        set: t(0),
+                        neighbour_start: t(1),
+                        neighbours: t(2),
+                        triangle_start: t(3),
+                        corners: t(4),
+                    });
+                    pos += MESH_TABLES;
                 }
             }
         }
@@ -1242,6 +1450,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             scalars: vec![],
             reductions: vec![],
             scratch: None,
+            mesh: None,
         };
         let mut pos = 3u64;
         for &(kind, i) in &self.k.param_order {
@@ -1283,6 +1492,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                     args.reductions.push(self.b.build_int_to_ptr(raw, pt, "")?);
                     pos += 1;
                 }
+                ParamKind::Mesh => unreachable!("vertex kernels have no host entry"),
             }
         }
         if let Some(line) = self.k.line {
@@ -1392,6 +1602,67 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         self.solve_line(&args, &line, start)?;
         self.b.build_unconditional_branch(exit)?;
         self.b.position_at_end(exit);
+        self.b.build_return(None)?;
+        Ok(())
+    }
+
+    /// The PTX entry of a vertex kernel: thread `t` (along x) computes the vertex at
+    /// position `t` of the set; block partials for reductions.
+    fn vertex_ptx_entry(&mut self) -> R<()> {
+        let name = entry_name(self.k, self.p);
+        let f = self.declare_kernel(&name)?;
+        let entry = self.ctx.append_basic_block(f, "entry");
+        let body = self.ctx.append_basic_block(f, "vertex");
+        let join = self.ctx.append_basic_block(f, "join");
+        self.b.position_at_end(entry);
+        let args = self.unpack_params(f)?;
+        let i64t = self.ctx.i64_type();
+        let (ctaid, ntid, tid) = (
+            self.sreg("ctaid.x")?,
+            self.sreg("ntid.x")?,
+            self.sreg("tid.x")?,
+        );
+        let g = self
+            .b
+            .build_int_nuw_add(self.b.build_int_nuw_mul(ctaid, ntid, "")?, tid, "")?;
+        let t = self.b.build_int_z_extend(g, i64t, "")?;
+        let slots: Vec<PointerValue> = (0..self.k.reductions.len())
+            .map(|r| {
+                let ty = self.ty(self.k.reductions[r].ty);
+                let slot = self.b.build_alloca(ty, "contribution")?;
+                self.b.build_store(slot, self.identity(r))?;
+                Ok(slot)
+            })
+            .collect::<R<_>>()?;
+        let inside = self
+            .b
+            .build_int_compare(IntPredicate::ULT, t, args.n[0], "")?;
+        self.b.build_conditional_branch(inside, body, join)?;
+        self.b.position_at_end(body);
+        let mesh = args.mesh.as_ref().ok_or_else(|| LlvmError::Invalid {
+            kernel: self.k.name.clone(),
+            message: "a vertex kernel without its mesh".into(),
+        })?;
+        let v = self.table(mesh.set, t)?;
+        let zero = self.i64c(0);
+        let idx = [v, zero, zero];
+        let bases: Vec<PointerValue> = args
+            .fields
+            .iter()
+            .map(|fa| self.base(fa, idx))
+            .collect::<R<_>>()?;
+        let at = PointAt {
+            idx,
+            bases: &bases,
+            shift: [0; 3],
+        };
+        let contributions = self.point(&args, &at, None, None)?;
+        self.accumulate(&slots, contributions)?;
+        self.b.build_unconditional_branch(join)?;
+        self.b.position_at_end(join);
+        if !self.k.reductions.is_empty() {
+            self.block_reduce(f, &args, &slots)?;
+        }
         self.b.build_return(None)?;
         Ok(())
     }

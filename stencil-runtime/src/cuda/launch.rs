@@ -44,6 +44,9 @@ pub struct KernelCode {
     /// launching it twice is not launching it once, so its launch shape is never searched
     /// by running it. (A red-black sweep, which reads only the other colour, is not.)
     pub in_place: bool,
+    /// Whether it is a vertex kernel: one thread per vertex of a set, the mesh's tables
+    /// among its parameters, no block mask.
+    pub vertex: bool,
 }
 
 impl KernelCode {
@@ -88,6 +91,9 @@ pub struct CudaLaunch<'a> {
     /// Whether every field allows the vector entries (16-byte aligned rows).
     aligned: bool,
 }
+
+/// Threads per block of a vertex kernel.
+pub const VERTEX_BLOCK: u32 = 128;
 
 /// Timed launches per candidate shape when tuning (after one untimed).
 const TUNE_REPS: usize = 3;
@@ -162,6 +168,27 @@ impl<'a> CudaLaunch<'a> {
         self.args.push(Arg::Narrow(v as u32));
     }
 
+    /// A vertex kernel's mesh: the set's and the topology's device tables, which must be
+    /// on this backend's device.
+    pub fn mesh(&mut self, param: &'static str, set: &crate::mesh::VertexSet) -> Result<(), Error> {
+        match set.device_tables(self.cuda.ordinal()) {
+            Some(tables) => {
+                self.args.extend(tables.map(Arg::Wide));
+                Ok(())
+            }
+            None => Err(Error::Residency {
+                kernel: self.code.name.to_string(),
+                field: param.to_string(),
+                have: set.location(),
+                want: format!(
+                    "CUDA device {} ({})",
+                    self.cuda.ordinal(),
+                    self.cuda.device_name()
+                ),
+            }),
+        }
+    }
+
     /// A reduction parameter of element precision `p`.
     pub fn reduction(&mut self, op: Reduce, p: Precision) {
         self.args.push(Arg::Partials(self.reductions.len()));
@@ -177,6 +204,9 @@ impl<'a> CudaLaunch<'a> {
         self.cuda.bind()?;
         if let Some(axis) = self.code.line {
             return self.run_lines(n, axis).map(|()| Vec::new());
+        }
+        if self.code.vertex {
+            return self.run_vertices(n[0]);
         }
         let unread = self.cuda.unread_reductions;
         if self.cuda.is_capturing() && !self.reductions.is_empty() && !unread {
@@ -201,6 +231,46 @@ impl<'a> CudaLaunch<'a> {
         for (&(op, p), buf) in self.reductions.iter().zip(&partials) {
             let blocks = grid.iter().map(|&g| g as usize).product();
             values.push(self.finish(op, p, buf, blocks)?);
+        }
+        Ok(values)
+    }
+
+    /// Runs a vertex kernel over a set of `count` vertices: one thread each, in blocks of
+    /// [`VERTEX_BLOCK`] along x.
+    fn run_vertices(&mut self, count: usize) -> Result<Vec<f64>, Error> {
+        let identities = || {
+            self.reductions
+                .iter()
+                .map(|&(op, _)| match op {
+                    Reduce::Sum => 0.0,
+                    Reduce::Max => f64::NEG_INFINITY,
+                    Reduce::Min => f64::INFINITY,
+                })
+                .collect()
+        };
+        if count == 0 {
+            return Ok(identities());
+        }
+        let n = [count, 1, 1];
+        let blocks =
+            u32::try_from(count.div_ceil(VERTEX_BLOCK as usize)).map_err(|_| self.too_large(n))?;
+        let grid = [blocks, 1, 1];
+        let shape = LaunchShape {
+            block: [VERTEX_BLOCK, 1, 1],
+            points: 1,
+            vector: 1,
+        };
+        let partials = self.partials(grid)?;
+        self.launch(n, shape, grid, &partials)?;
+        if self.cuda.checked && !self.cuda.is_capturing() {
+            self.cuda.synchronize().map_err(|e| self.failed(e))?;
+        }
+        if self.cuda.unread_reductions {
+            return Ok(vec![f64::NAN; partials.len()]);
+        }
+        let mut values = Vec::with_capacity(partials.len());
+        for (&(op, p), buf) in self.reductions.iter().zip(&partials) {
+            values.push(self.finish(op, p, buf, blocks as usize)?);
         }
         Ok(values)
     }
@@ -394,7 +464,7 @@ impl<'a> CudaLaunch<'a> {
         }
         // The block mask (null: every block) and its pitch, the last parameters of point
         // kernels.
-        if self.code.line.is_none() {
+        if self.code.line.is_none() && !self.code.vertex {
             let (ptr, pitch) = self.cuda.mask.as_ref().map_or((0, 0), |m| (m.ptr, m.pitch));
             params.push(Arg::Wide(ptr));
             params.push(Arg::Wide(pitch));

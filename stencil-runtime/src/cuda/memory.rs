@@ -65,6 +65,20 @@ impl DeviceBuffer {
         Ok(b)
     }
 
+    /// A buffer holding a copy of `src` (waits until the copy is done, so `src` may go).
+    pub fn from_slice<T: Copy>(
+        stream: &Arc<Stream>,
+        src: &[T],
+        what: &str,
+    ) -> Result<DeviceBuffer, Error> {
+        let b = DeviceBuffer::new(stream, std::mem::size_of_val(src), what)?;
+        // SAFETY: the buffer holds `src`'s bytes; we wait before returning.
+        unsafe { result::memcpy_htod_async(b.ptr, src, stream.raw) }
+            .map_err(|e| cuda_error(format!("copying {what} to the device"), e))?;
+        stream.synchronize()?;
+        Ok(b)
+    }
+
     /// Copies the start of the buffer into `dst` after the stream's pending work.
     pub fn download<T: Copy>(&self, dst: &mut [T]) -> Result<(), Error> {
         assert!(std::mem::size_of_val(dst) <= self.bytes, "download fits");

@@ -14,7 +14,7 @@
 mod driver;
 mod graph;
 mod launch;
-mod memory;
+pub(crate) mod memory;
 mod module;
 mod partials;
 mod timer;

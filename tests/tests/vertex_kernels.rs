@@ -1,0 +1,224 @@
+//! Vertex kernels: loops over a vertex's neighbours and triangles, gathers, reductions, on
+//! the CPU (checked against direct computation) and on CUDA (checked against the CPU).
+
+use std::sync::Arc;
+use stencil_runtime::prelude::*;
+
+/// The mean of the neighbours' values, and the number of neighbours.
+#[stencil]
+fn neighbour_mean<T: Real>(mesh: Mesh, u: In<T>, mean: Out<T>, count: Sum<T>) {
+    let mut s = 0.0;
+    let mut n = 0.0;
+    for j in mesh.neighbours() {
+        s += u[j];
+        n += 1.0;
+    }
+    mean = s / n;
+    count.reduce(n);
+}
+
+/// The smallest doubled area of the vertex's triangles, and the corner that makes it.
+#[stencil]
+fn smallest_triangle<T: Real>(
+    mesh: Mesh,
+    x: In<T>,
+    y: In<T>,
+    area: Out<T>,
+    corner: Out<T>,
+    least: Min<T>,
+) {
+    let mut best = 1.0e30;
+    let mut at = -1.0;
+    for t in mesh.triangles() {
+        let a = mesh.corner(t, 1);
+        let b = mesh.corner(t, 2);
+        let v = mesh.vertex();
+        let d = (x[a] - x[v]) * (y[b] - y[v]) - (x[b] - x[v]) * (y[a] - y[v]);
+        if d < best {
+            best = d;
+            at = a as T;
+        }
+    }
+    area = best;
+    corner = at;
+    least.reduce(best);
+}
+
+/// Moves each vertex of the set halfway to its neighbours' mean (in place).
+#[stencil]
+fn relax<T: Real>(mesh: Mesh, u: InOut<T>) {
+    let mut s = 0.0;
+    let mut n = 0.0;
+    for j in mesh.neighbours() {
+        s += u[j];
+        n += 1.0;
+    }
+    if n > 0.0 {
+        u = 0.5 * (u + s / n);
+    }
+}
+
+/// An `n` x `n` grid of vertices, each square split into two triangles; jittered points.
+fn grid(n: usize) -> (Arc<MeshTopology>, Vec<f64>, Vec<f64>) {
+    let id = |i: usize, j: usize| i + n * j;
+    let mut tris = Vec::new();
+    for j in 0..n - 1 {
+        for i in 0..n - 1 {
+            tris.push([id(i, j), id(i + 1, j), id(i + 1, j + 1)]);
+            tris.push([id(i, j), id(i + 1, j + 1), id(i, j + 1)]);
+        }
+    }
+    let jitter = |k: usize| ((k * 7919 % 101) as f64 / 101.0 - 0.5) * 0.2;
+    let x = (0..n * n).map(|k| (k % n) as f64 + jitter(k)).collect();
+    let y = (0..n * n)
+        .map(|k| (k / n) as f64 + jitter(k + 17))
+        .collect();
+    (MeshTopology::new(n * n, &tris).unwrap(), x, y)
+}
+
+fn field(v: &[f64]) -> Field<f64> {
+    Field::from_fn(&[v.len()], 0, |[i, _, _]| v[i as usize])
+}
+
+/// The vertices whose grid indices `(i, j)` have `(i + j) % 3 == c`: no two share an
+/// edge of [`grid`]'s triangles (neighbours differ by 1 or 2 in `i + j`).
+fn colour(n: usize, c: usize) -> Vec<usize> {
+    (0..n * n).filter(|v| (v % n + v / n) % 3 == c).collect()
+}
+
+fn gpu() -> Option<Backend> {
+    match Backend::cuda(0) {
+        Ok(b) => Some(b),
+        Err(why) => {
+            println!("SKIPPED: this test needs a CUDA device: {why}");
+            None
+        }
+    }
+}
+
+#[test]
+fn neighbour_loops_gather_and_reduce_on_the_cpu() {
+    let (m, x, _) = grid(9);
+    let every = colour(9, 0);
+    let set = m.set(&every).unwrap();
+    let u = field(&x);
+    let mut mean = Field::<f64>::zeros(&[81], 0).unwrap();
+    let count = neighbour_mean::launch(&Backend::Cpu, &set, &u, &mut mean).unwrap();
+    let mean = mean.interior().unwrap();
+    let mut want_count = 0.0;
+    for &v in &every {
+        let ns = m.neighbours_of(v);
+        want_count += ns.len() as f64;
+        let want = ns.iter().map(|&w| x[w as usize]).sum::<f64>() / ns.len() as f64;
+        assert_eq!(mean[v], want, "vertex {v}");
+    }
+    // Vertices outside the set are not written.
+    assert!((0..81)
+        .filter(|v| !every.contains(v))
+        .all(|v| mean[v] == 0.0));
+    assert_eq!(count, want_count);
+}
+
+#[test]
+fn triangle_loops_see_corners_counter_clockwise() {
+    let (m, x, y) = grid(7);
+    let set = m.set(&colour(7, 1)).unwrap();
+    let (xf, yf) = (field(&x), field(&y));
+    let mut area = Field::<f64>::zeros(&[49], 0).unwrap();
+    let mut corner = Field::<f64>::zeros(&[49], 0).unwrap();
+    let least =
+        smallest_triangle::launch(&Backend::Cpu, &set, &xf, &yf, &mut area, &mut corner).unwrap();
+    let area = area.interior().unwrap();
+    let corner = corner.interior().unwrap();
+    let mut want_least = f64::INFINITY;
+    for &v in set.vertices() {
+        let v = v as usize;
+        // Every triangle of the grid is counter-clockwise: positive doubled areas.
+        assert!(area[v] > 0.0, "vertex {v}: {}", area[v]);
+        let c = corner[v] as usize;
+        assert!(
+            m.neighbours_of(v).contains(&(c as u32)),
+            "vertex {v}: corner {c}"
+        );
+        want_least = want_least.min(area[v]);
+    }
+    assert_eq!(least, want_least);
+}
+
+#[test]
+fn colour_sweeps_update_in_place() {
+    let (m, x, _) = grid(8);
+    let mut u = field(&x);
+    let mut want = x.clone();
+    for c in 0..3 {
+        let set = m.set(&colour(8, c)).unwrap();
+        relax::launch(&Backend::Cpu, &set, &mut u).unwrap();
+        for &v in set.vertices() {
+            let ns = m.neighbours_of(v as usize);
+            let s = ns.iter().map(|&w| want[w as usize]).sum::<f64>();
+            want[v as usize] = 0.5 * (want[v as usize] + s / ns.len() as f64);
+        }
+    }
+    assert_eq!(u.interior().unwrap(), want);
+}
+
+#[test]
+fn a_field_of_the_wrong_size_is_an_error() {
+    let (m, x, _) = grid(4);
+    let set = m.set(&colour(4, 0)).unwrap();
+    let u = field(&x[..10]);
+    let mut mean = Field::<f64>::zeros(&[16], 0).unwrap();
+    let e = neighbour_mean::launch(&Backend::Cpu, &set, &u, &mut mean).unwrap_err();
+    assert!(e.to_string().contains("field `u`"), "{e}");
+}
+
+#[test]
+fn cuda_agrees_with_the_cpu() {
+    let Some(gpu) = gpu() else { return };
+    let n = 300;
+    let (m, x, y) = grid(n);
+    let md = m.to(&gpu).unwrap();
+    let on = |f: &Field<f64>| f.to(&gpu).unwrap();
+    for c in 0..3 {
+        let (set_cpu, set_gpu) = (
+            m.set(&colour(n, c)).unwrap(),
+            md.set(&colour(n, c)).unwrap(),
+        );
+        let (xf, yf) = (field(&x), field(&y));
+        let zeros = || Field::<f64>::zeros(&[n * n], 0).unwrap();
+        let (mut a, mut k) = (zeros(), zeros());
+        let least =
+            smallest_triangle::launch(&Backend::Cpu, &set_cpu, &xf, &yf, &mut a, &mut k).unwrap();
+        let (mut ag, mut kg) = (on(&zeros()), on(&zeros()));
+        let least_g =
+            smallest_triangle::launch(&gpu, &set_gpu, &on(&xf), &on(&yf), &mut ag, &mut kg)
+                .unwrap();
+        assert_eq!(least, least_g);
+        assert_eq!(a.interior().unwrap(), ag.interior().unwrap());
+        assert_eq!(k.interior().unwrap(), kg.interior().unwrap());
+        let mut mean = zeros();
+        let count = neighbour_mean::launch(&Backend::Cpu, &set_cpu, &xf, &mut mean).unwrap();
+        let mut mean_g = on(&zeros());
+        let count_g = neighbour_mean::launch(&gpu, &set_gpu, &on(&xf), &mut mean_g).unwrap();
+        assert_eq!(count, count_g);
+        assert_eq!(mean.interior().unwrap(), mean_g.interior().unwrap());
+    }
+    // In-place colour sweeps in f32.
+    let x32: Vec<f32> = x.iter().map(|&v| v as f32).collect();
+    let mut u = Field::<f32>::from_fn(&[n * n], 0, |[i, _, _]| x32[i as usize]);
+    let mut ug = u.to(&gpu).unwrap();
+    for sweep in 0..3 {
+        for c in 0..3 {
+            relax::launch(&Backend::Cpu, &m.set(&colour(n, c)).unwrap(), &mut u).unwrap();
+            relax::launch(&gpu, &md.set(&colour(n, c)).unwrap(), &mut ug).unwrap();
+        }
+        assert_eq!(
+            u.interior().unwrap(),
+            ug.interior().unwrap(),
+            "sweep {sweep}"
+        );
+    }
+    // A set made for the host cannot run on the device.
+    let e = relax::launch(&gpu, &m.set(&colour(n, 0)).unwrap(), &mut ug).unwrap_err();
+    assert!(e.to_string().contains("host memory"), "{e}");
+}
