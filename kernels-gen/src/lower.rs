@@ -14,6 +14,19 @@ use std::collections::HashMap;
 
 mod vertex;
 
+/// The built-in helpers every kernel may call (2x2 matrix arithmetic), written in the
+/// language itself: `lower/prelude.stencil`.
+pub const PRELUDE: &str = include_str!("lower/prelude.stencil");
+
+fn prelude() -> &'static Module {
+    static PARSED: std::sync::OnceLock<Module> = std::sync::OnceLock::new();
+    PARSED.get_or_init(|| {
+        crate::front::text::parse_module(PRELUDE)
+            .expect("the prelude parses (checked by a test)")
+            .0
+    })
+}
+
 /// The largest offset any kernel may read at, on any axis.
 pub const MAX_OFFSET: i32 = 8;
 /// The most loop iterations one kernel may unroll, summed over all its loops.
@@ -1414,8 +1427,9 @@ impl<'m> Lowerer<'m> {
             "tridiagonal" => return self.tridiagonal(args, span).map(Some),
             _ => {}
         }
-        let Some(helper) = self.module.items.iter().find(|f| f.name.name == name) else {
-            return err(func.span, format!("unknown function `{name}`"), Some("intrinsics are sqrt, abs, min, max, sign, copysign, exp, ln, powf, fma, floor, index, extent, coord, tridiagonal; helpers must be marked `#[stencil_fn]` in the same module"));
+        let found = |m: &'m Module| m.items.iter().find(|f| f.name.name == name);
+        let Some(helper) = found(self.module).or_else(|| found(prelude())) else {
+            return err(func.span, format!("unknown function `{name}`"), Some("intrinsics are sqrt, abs, min, max, sign, copysign, exp, ln, powf, fma, floor, index, extent, coord, tridiagonal; the built-in helpers are det2, solve2_x, solve2_y, sym2_length2, sym2_eig_lo, sym2_eig_hi, sym2_eigvec_x, sym2_eigvec_y; your helpers must be marked `#[stencil_fn]` in the same module"));
         };
         if helper.kind == FnKind::Kernel {
             return err(

@@ -222,3 +222,65 @@ fn cuda_agrees_with_the_cpu() {
     let e = relax::launch(&gpu, &m.set(&colour(n, 0)).unwrap(), &mut ug).unwrap_err();
     assert!(e.to_string().contains("host memory"), "{e}");
 }
+
+/// The built-in 2x2 helpers on symmetric matrices `[[a, b], [b, c]]`: solve, eigenvalues,
+/// the unit eigenvector of the larger one, and the length in the metric.
+#[stencil(dims = 1)]
+fn matrix_helpers<T: Real>(
+    a: In<T>,
+    b: In<T>,
+    c: In<T>,
+    x: Out<T>,
+    y: Out<T>,
+    lo: Out<T>,
+    hi: Out<T>,
+    ex: Out<T>,
+    ey: Out<T>,
+    len2: Out<T>,
+) {
+    x = solve2_x(a, b, b, c, 1.0, 2.0);
+    y = solve2_y(a, b, b, c, 1.0, 2.0);
+    lo = sym2_eig_lo(a, b, c);
+    hi = sym2_eig_hi(a, b, c);
+    ex = sym2_eigvec_x(a, b, c);
+    ey = sym2_eigvec_y(a, b, c);
+    len2 = sym2_length2(a, b, c, 1.0, 2.0) + det2(a, b, b, c) * 0.0;
+}
+
+#[test]
+fn built_in_matrix_helpers_solve_and_diagonalise() {
+    let cases = [
+        [2.0, 0.5, 1.0],
+        [1.0, 0.0, 3.0],
+        [4.0, -1.5, 4.0],
+        [1.0, 0.0, 1.0],
+    ];
+    let f = |k: usize| Field::<f64>::from_fn(&[4], 0, |[i, _, _]| cases[i as usize][k]);
+    let (a, b, c) = (f(0), f(1), f(2));
+    let mut outs: Vec<Field<f64>> = (0..7).map(|_| Field::zeros(&[4], 0).unwrap()).collect();
+    let [x, y, lo, hi, ex, ey, l2] = &mut outs[..] else {
+        unreachable!()
+    };
+    matrix_helpers::launch(&Backend::Cpu, &a, &b, &c, x, y, lo, hi, ex, ey, l2).unwrap();
+    let get = |f: &Field<f64>| f.interior().unwrap();
+    let (x, y, lo, hi, ex, ey, l2) = (get(x), get(y), get(lo), get(hi), get(ex), get(ey), get(l2));
+    for (i, &[a, b, c]) in cases.iter().enumerate() {
+        // The solution satisfies the system.
+        assert!((a * x[i] + b * y[i] - 1.0).abs() < 1e-14, "case {i}");
+        assert!((b * x[i] + c * y[i] - 2.0).abs() < 1e-14, "case {i}");
+        // Eigenpairs: M e = hi e with |e| = 1; lo + hi = trace, lo hi = det.
+        assert!(
+            (a * ex[i] + b * ey[i] - hi[i] * ex[i]).abs() < 1e-14,
+            "case {i}"
+        );
+        assert!(
+            (b * ex[i] + c * ey[i] - hi[i] * ey[i]).abs() < 1e-14,
+            "case {i}"
+        );
+        assert!((ex[i].hypot(ey[i]) - 1.0).abs() < 1e-14);
+        assert!((lo[i] + hi[i] - (a + c)).abs() < 1e-14);
+        assert!((lo[i] * hi[i] - (a * c - b * b)).abs() < 1e-13);
+        assert!(lo[i] <= hi[i]);
+        assert_eq!(l2[i], a + 4.0 * b + 4.0 * c);
+    }
+}
