@@ -184,6 +184,41 @@ pub fn for_each_line<S: Default + Send>(
     }
 }
 
+/// Vertices per task of a vertex kernel on the CPU.
+pub const VERTEX_CHUNK: usize = 256;
+
+/// The chunks of a vertex set of `n[0]` vertices, as rows.
+fn vertex_chunk(n: [usize; 3], c: usize) -> Row {
+    Row {
+        i0: c * VERTEX_CHUNK,
+        i1: ((c + 1) * VERTEX_CHUNK).min(n[0]),
+        j: 0,
+        k: 0,
+    }
+}
+
+/// Runs `f` on chunks of [`VERTEX_CHUNK`] positions of a vertex set of `n[0]` vertices,
+/// in parallel on the current rayon pool (one thread: in order).
+pub fn for_each_vertex_chunk(n: [usize; 3], f: impl Fn(Row) + Sync + Send) {
+    (0..n[0].div_ceil(VERTEX_CHUNK))
+        .into_par_iter()
+        .for_each(|c| f(vertex_chunk(n, c)));
+}
+
+/// As [`for_each_vertex_chunk`], combining each chunk's value in chunk order.
+pub fn reduce_vertex_chunks<A: Copy + Send + Sync>(
+    n: [usize; 3],
+    identity: A,
+    combine: impl Fn(A, A) -> A,
+    f: impl Fn(Row) -> A + Sync + Send,
+) -> A {
+    let partials: Vec<A> = (0..n[0].div_ceil(VERTEX_CHUNK))
+        .into_par_iter()
+        .map(|c| f(vertex_chunk(n, c)))
+        .collect();
+    partials.into_iter().fold(identity, combine)
+}
+
 /// What a vertex kernel's CPU code reads of a mesh: the vertex set it runs over and the
 /// vertex-to-vertex and vertex-to-triangle lists in CSR form (see
 /// [`crate::mesh::MeshTopology`]).

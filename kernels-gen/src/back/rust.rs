@@ -122,6 +122,12 @@ pub fn cpu_function(k: &Kernel, rt: &TokenStream) -> TokenStream {
         }
     });
 
+    // A vertex kernel's points are heavy: its runner splits the set into small chunks.
+    let (for_each, reduce) = if k.is_vertex() {
+        (quote!(for_each_vertex_chunk), quote!(reduce_vertex_chunks))
+    } else {
+        (quote!(for_each_row), quote!(reduce_rows))
+    };
     let red_types: Vec<TokenStream> = k.reductions.iter().map(|r| ty_tokens(r.ty)).collect();
     // A vertex kernel's point is the vertex at position `t` of its set.
     let point = if k.is_vertex() {
@@ -147,7 +153,7 @@ pub fn cpu_function(k: &Kernel, rt: &TokenStream) -> TokenStream {
             /// overlap inputs or each other.
             #[allow(clippy::all, unused, non_snake_case, unused_parens)]
             pub unsafe fn cpu #generics (n: [usize; 3], #(#params),*) {
-                #rt::cpu::for_each_row(n, |r: #rt::cpu::Row| {
+                #rt::cpu::#for_each(n, |r: #rt::cpu::Row| {
                     let (j, k) = (r.j as isize, r.k as isize);
                     #(#row_ptrs)*
                     for t in r.i0 as isize..r.i1 as isize {
@@ -214,7 +220,7 @@ pub fn cpu_function(k: &Kernel, rt: &TokenStream) -> TokenStream {
             /// overlap inputs or each other.
             #[allow(clippy::all, unused, non_snake_case, unused_parens, unused_mut)]
             pub unsafe fn cpu #generics (n: [usize; 3], #(#params),*) -> #ret {
-                let total = #rt::cpu::reduce_rows(
+                let total = #rt::cpu::#reduce(
                     n,
                     (#(#identities,)*),
                     |a: (#(#red_types,)*), b: (#(#red_types,)*)| (#(#combine_tuple,)*),

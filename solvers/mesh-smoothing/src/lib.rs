@@ -18,6 +18,7 @@
 pub mod colour;
 pub mod generate;
 pub mod gmsh;
+pub mod kernels;
 pub mod mesh;
 pub mod metric_grid;
 pub mod picture;
@@ -42,4 +43,7 @@ pub enum MeshError {
     /// symmetric positive definite, a non-manifold edge, an index out of range.
     #[error("{0}")]
     Invalid(String),
+    /// Running the kernels failed (a bad mesh table, no GPU, out of memory).
+    #[error(transparent)]
+    Runtime(#[from] stencil_runtime::Error),
 }

@@ -1,19 +1,20 @@
 //! Vertex smoothing: each interior vertex moves within its cavity (the triangles around
-//! it), colour by colour. Every method's move is checked: a move that would invert an
-//! element is halved until it does not (up to ten times) or dropped. The metric at a
-//! moved vertex is interpolated linearly (barycentric) in the cavity triangle that
-//! contains the new position.
+//! it), colour by colour, by the kernels of [`crate::kernels`] (in the stencil language)
+//! on a [`Backend`]: the CPU (generated Rust; serial inside a one-thread pool, else on
+//! every core) or a CUDA GPU (the kernels' PTX). No move may invert an element: a move
+//! that would is shortened or dropped. The metric at a moved vertex is interpolated
+//! linearly (barycentric) in the cavity triangle that contains the new position.
 //!
 //! The vertices of a colour share no edge, so each one's move reads only vertices that
-//! do not move in that colour: moving them one after the other (serial) or all at once
-//! (parallel) gives the same mesh, bit for bit.
+//! do not move in that colour: serial, parallel and GPU sweeps give the same mesh.
 
 use crate::colour::Colouring;
-use crate::mesh::{barycentric, interpolate, signed_area2};
-use crate::metric_grid::MetricGrid;
-use crate::quality::{min_mean, qualities, triangle_quality};
+use crate::kernels::smoothing::{relocate, search};
+use crate::quality::{min_mean, qualities};
 use crate::{Mesh, MeshError, Metric};
-use rayon::prelude::*;
+use std::sync::Arc;
+use stencil_runtime::mesh::{MeshTopology, VertexSet};
+use stencil_runtime::{Backend, Field};
 
 /// How a vertex moves.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -26,7 +27,7 @@ pub enum Method {
     /// `q = sum M_e x_e` over the cavity's edges `e` from `p` (edge metrics: the mean of
     /// their ends'), and `D` the diagonal term that makes `D + A` diagonally dominant.
     /// The move is halved until the cavity's smallest quality does not drop (a spring
-    /// relaxation alone lowers it: 0.45 to 0.23 in five sweeps of smooth_2d).
+    /// relaxation alone lowers it).
     Pain,
     /// A pattern search for the position that maximises the cavity's smallest quality.
     MinQuality,
@@ -60,215 +61,109 @@ pub struct SweepReport {
     pub mean: f64,
 }
 
-/// Where a vertex goes and its metric there (`None`: it stays).
-type Move = Option<([f64; 2], Metric)>;
-
-/// A vertex's cavity as seen with the vertex at `x` and metric `m`.
-struct Cavity<'a> {
-    mesh: &'a Mesh,
-    v: usize,
-    /// The super-sampled metric, if moved vertices take theirs from it.
-    grid: Option<&'a MetricGrid>,
+/// A mesh's vertices and metric in the memory of a backend, with its colours as vertex
+/// sets, ready for sweeps.
+pub struct Smoother {
+    backend: Backend,
+    sets: Vec<VertexSet>,
+    x: Field<f64>,
+    y: Field<f64>,
+    m11: Field<f64>,
+    m12: Field<f64>,
+    m22: Field<f64>,
 }
 
-impl Cavity<'_> {
-    /// The triangles' corners and metrics with `v` at `x` with metric `m`.
-    fn triangles(
-        &self,
-        x: [f64; 2],
-        m: Metric,
-    ) -> impl Iterator<Item = ([[f64; 2]; 3], [Metric; 3])> + '_ {
-        let mesh = self.mesh;
-        let v = self.v;
-        mesh.elements_of(v).iter().map(move |&k| {
-            let t = mesh.triangles[k];
-            let p = t.map(|w| if w == v { x } else { mesh.points[w] });
-            let ms = t.map(|w| if w == v { m } else { mesh.metric[w] });
-            (p, ms)
+impl Smoother {
+    /// Copies `mesh` and its colouring to `backend`.
+    pub fn new(mesh: &Mesh, colouring: &Colouring, backend: &Backend) -> Result<Smoother, MeshError> {
+        let topology = MeshTopology::new(mesh.points.len(), &mesh.triangles)?.to(backend)?;
+        Smoother::with_topology(mesh, &topology, colouring, backend)
+    }
+
+    /// As [`Smoother::new`], reusing a topology already on `backend`.
+    pub fn with_topology(
+        mesh: &Mesh,
+        topology: &Arc<MeshTopology>,
+        colouring: &Colouring,
+        backend: &Backend,
+    ) -> Result<Smoother, MeshError> {
+        let sets = colouring
+            .colours
+            .iter()
+            .map(|c| topology.set(c))
+            .collect::<Result<Vec<_>, _>>()?;
+        let n = mesh.points.len();
+        let field = |f: &dyn Fn(usize) -> f64| -> Result<Field<f64>, MeshError> {
+            Ok(Field::from_fn(&[n], 0, |[i, _, _]| f(i as usize)).to(backend)?)
+        };
+        Ok(Smoother {
+            backend: backend.clone(),
+            sets,
+            x: field(&|v| mesh.points[v][0])?,
+            y: field(&|v| mesh.points[v][1])?,
+            m11: field(&|v| mesh.metric[v].a)?,
+            m12: field(&|v| mesh.metric[v].b)?,
+            m22: field(&|v| mesh.metric[v].c)?,
         })
     }
 
-    /// The smallest quality, or -1 if a triangle would be inverted or degenerate.
-    fn min_quality(&self, x: [f64; 2], m: Metric) -> f64 {
-        let mut worst = f64::INFINITY;
-        for (p, ms) in self.triangles(x, m) {
-            if signed_area2(p[0], p[1], p[2]) <= 0.0 {
-                return -1.0;
-            }
-            worst = worst.min(triangle_quality(p, ms));
+    /// One sweep of `method` over every colour; returns how many vertices moved.
+    pub fn sweep(&mut self, method: Method) -> Result<usize, MeshError> {
+        let mut moved = 0.0;
+        for set in &self.sets {
+            let (x, y) = (&mut self.x, &mut self.y);
+            let (m11, m12, m22) = (&mut self.m11, &mut self.m12, &mut self.m22);
+            moved += match method {
+                Method::MinQuality => search::launch(&self.backend, set, x, y, m11, m12, m22)?,
+                other => {
+                    let code = match other {
+                        Method::Laplacian => 0,
+                        Method::SmartLaplacian => 1,
+                        _ => 2,
+                    };
+                    relocate::launch(&self.backend, set, x, y, m11, m12, m22, code)?
+                }
+            };
         }
-        worst
+        Ok(moved as usize)
     }
 
-    /// The metric at `x` by barycentric interpolation in the cavity triangle (with `v` at
-    /// its present place) that holds `x`; `v`'s own metric if none does.
-    fn metric_at(&self, x: [f64; 2]) -> Metric {
-        if let Some(g) = self.grid {
-            return g.at(x);
+    /// Copies the vertices and their metric back into `mesh`.
+    pub fn write_back(&self, mesh: &mut Mesh) -> Result<(), MeshError> {
+        let (x, y) = (self.x.interior()?, self.y.interior()?);
+        let (a, b, c) = (self.m11.interior()?, self.m12.interior()?, self.m22.interior()?);
+        for v in 0..mesh.points.len() {
+            mesh.points[v] = [x[v], y[v]];
+            mesh.metric[v] = Metric {
+                a: a[v],
+                b: b[v],
+                c: c[v],
+            };
         }
-        let here = self.mesh.points[self.v];
-        let own = self.mesh.metric[self.v];
-        for (p, ms) in self.triangles(here, own) {
-            let (l, outside) = barycentric(p, x);
-            if outside <= 1e-12 {
-                return interpolate(l, ms);
-            }
-        }
-        own
-    }
-
-    /// The proposed position of `method` (before the checks).
-    fn proposal(&self, method: Method) -> [f64; 2] {
-        let mesh = self.mesh;
-        let p = mesh.points[self.v];
-        let ns = mesh.neighbours_of(self.v);
-        match method {
-            Method::Laplacian | Method::SmartLaplacian | Method::MinQuality => {
-                let n = ns.len() as f64;
-                let s = ns.iter().fold([0.0, 0.0], |s, &w| {
-                    [s[0] + mesh.points[w][0], s[1] + mesh.points[w][1]]
-                });
-                [s[0] / n, s[1] / n]
-            }
-            Method::Pain => {
-                let (mut a, mut q) = ([0.0; 3], [0.0; 2]);
-                for &w in ns {
-                    let m = Metric::mean(&[mesh.metric[self.v], mesh.metric[w]]);
-                    let x = mesh.points[w];
-                    a = [a[0] + m.a, a[1] + m.b, a[2] + m.c];
-                    q = [
-                        q[0] + m.a * x[0] + m.b * x[1],
-                        q[1] + m.b * x[0] + m.c * x[1],
-                    ];
-                }
-                let r = [
-                    0.5 * (q[0] - (a[0] * p[0] + a[1] * p[1])),
-                    0.5 * (q[1] - (a[1] * p[0] + a[2] * p[1])),
-                ];
-                let d = [(a[1].abs() - a[0]).max(0.0), (a[1].abs() - a[2]).max(0.0)];
-                let (m11, m12, m22) = (a[0] + d[0], a[1], a[2] + d[1]);
-                let det = m11 * m22 - m12 * m12;
-                if det.is_nan() || det == 0.0 {
-                    return p;
-                }
-                [
-                    p[0] + (m22 * r[0] - m12 * r[1]) / det,
-                    p[1] + (m11 * r[1] - m12 * r[0]) / det,
-                ]
-            }
-        }
-    }
-
-    /// Where `v` goes and its metric there, or `None` if it stays.
-    fn relocate(&self, method: Method) -> Move {
-        let mesh = self.mesh;
-        let p = mesh.points[self.v];
-        let before = self.min_quality(p, mesh.metric[self.v]);
-        if method == Method::MinQuality {
-            return self.search(before);
-        }
-        let target = self.proposal(method);
-        let mut step = [target[0] - p[0], target[1] - p[1]];
-        for _ in 0..=10 {
-            let x = [p[0] + step[0], p[1] + step[1]];
-            let m = self.metric_at(x);
-            let q = self.min_quality(x, m);
-            match method {
-                // Smart Laplacian takes the whole move or none.
-                Method::SmartLaplacian if q > 0.0 => {
-                    return (q >= before && x != p).then_some((x, m))
-                }
-                // Pain's move is shortened until the cavity keeps its smallest quality.
-                Method::Pain if q >= before => return (x != p).then_some((x, m)),
-                Method::Laplacian if q > 0.0 => return (x != p).then_some((x, m)),
-                _ => {}
-            }
-            step = [0.5 * step[0], 0.5 * step[1]];
-        }
-        None
-    }
-
-    /// Pattern search from `v`'s position: eight directions, the step halved when none
-    /// improves the cavity's smallest quality; only improvements are taken.
-    fn search(&self, before: f64) -> Move {
-        let mesh = self.mesh;
-        let p = mesh.points[self.v];
-        let ns = mesh.neighbours_of(self.v);
-        let reach = ns
-            .iter()
-            .map(|&w| {
-                ((mesh.points[w][0] - p[0]).powi(2) + (mesh.points[w][1] - p[1]).powi(2)).sqrt()
-            })
-            .sum::<f64>()
-            / ns.len() as f64;
-        let (mut best, mut best_q, mut best_m) = (p, before, mesh.metric[self.v]);
-        let mut h = 0.25 * reach;
-        for _ in 0..16 {
-            let mut improved = false;
-            for k in 0..8 {
-                let angle = k as f64 * std::f64::consts::FRAC_PI_4;
-                let x = [best[0] + h * angle.cos(), best[1] + h * angle.sin()];
-                let m = self.metric_at(x);
-                let q = self.min_quality(x, m);
-                if q > best_q {
-                    (best, best_q, best_m, improved) = (x, q, m, true);
-                }
-            }
-            if !improved {
-                h *= 0.5;
-            }
-        }
-        (best != p).then_some((best, best_m))
+        Ok(())
     }
 }
 
-/// One sweep of `method` over every colour, moving each colour's vertices serially or in
-/// parallel (the same result either way); moved vertices take their metric by
-/// barycentric interpolation in their cavity.
+/// One sweep of `method` over every colour of `mesh` on `backend`, with the quality after
+/// it. (A program that sweeps many times keeps a [`Smoother`] instead.)
 pub fn sweep(
     mesh: &mut Mesh,
     colouring: &Colouring,
     method: Method,
-    parallel: bool,
-) -> SweepReport {
-    sweep_with(mesh, colouring, method, parallel, None)
+    backend: &Backend,
+) -> Result<SweepReport, MeshError> {
+    let mut s = Smoother::new(mesh, colouring, backend)?;
+    let moved = s.sweep(method)?;
+    s.write_back(mesh)?;
+    let (min, mean) = min_mean(&qualities(mesh));
+    Ok(SweepReport { moved, min, mean })
 }
 
-/// [`sweep`], moved vertices taking their metric from `grid` when given.
-pub fn sweep_with(
-    mesh: &mut Mesh,
-    colouring: &Colouring,
-    method: Method,
-    parallel: bool,
-    grid: Option<&MetricGrid>,
-) -> SweepReport {
-    let mut moved = 0;
-    for set in &colouring.colours {
-        let view: &Mesh = mesh;
-        let go = |&v: &usize| {
-            (
-                v,
-                Cavity {
-                    mesh: view,
-                    v,
-                    grid,
-                }
-                .relocate(method),
-            )
-        };
-        let moves: Vec<(usize, Move)> = if parallel {
-            set.par_iter().map(go).collect()
-        } else {
-            set.iter().map(go).collect()
-        };
-        for (v, m) in moves {
-            if let Some((x, metric)) = m {
-                mesh.points[v] = x;
-                mesh.metric[v] = metric;
-                moved += 1;
-            }
-        }
-    }
-    let (min, mean) = min_mean(&qualities(mesh));
-    SweepReport { moved, min, mean }
+/// Runs `f` with the CPU backend's kernels on one thread (the serial CPU path).
+pub fn serially<R: Send>(f: impl FnOnce() -> R + Send) -> Result<R, MeshError> {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .map_err(|e| MeshError::Invalid(format!("cannot start a one-thread pool: {e}")))?;
+    Ok(pool.install(f))
 }

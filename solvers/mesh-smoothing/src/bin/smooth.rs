@@ -8,9 +8,8 @@
 use clap::Parser;
 use indicatif::{ProgressBar, ProgressStyle};
 use mesh_smoothing::colour::{greedy, jones_plassmann};
-use mesh_smoothing::metric_grid::MetricGrid;
 use mesh_smoothing::quality::{min_mean, qualities};
-use mesh_smoothing::smooth::{sweep_with, Method};
+use mesh_smoothing::smooth::{serially, Method, Smoother};
 use mesh_smoothing::{generate, picture, vtu, Mesh, MeshError};
 use std::path::PathBuf;
 use std::time::Instant;
@@ -34,17 +33,17 @@ struct Args {
     /// Colouring: greedy or jones-plassmann.
     #[arg(long, default_value = "greedy")]
     colouring: String,
-    /// Move a colour's vertices one by one instead of in parallel (same result).
+    /// Where the kernels run: cpu, cuda, cuda:N or auto (a GPU if there is one).
+    #[arg(long, default_value = "auto")]
+    backend: String,
+    /// On the CPU, move a colour's vertices one by one instead of in parallel (same
+    /// result).
     #[arg(long)]
     serial: bool,
     /// The smoothed mesh (`.vtu`, with quality as cell data); pictures of the quality
     /// before and after go beside it.
     #[arg(long, default_value = "smoothed.vtu")]
     out: PathBuf,
-    /// Moved vertices take their metric from an N x N super-sampled grid (bilinear)
-    /// instead of barycentric interpolation in their cavity (0).
-    #[arg(long, default_value_t = 0)]
-    grid: usize,
     /// Width of the pictures in pixels (0: none).
     #[arg(long, default_value_t = 1200)]
     picture: u32,
@@ -58,6 +57,14 @@ fn main() {
 }
 
 fn run(args: Args) -> Result<(), MeshError> {
+    if args.serial {
+        return serially(move || smooth(args))?;
+    }
+    smooth(args)
+}
+
+fn smooth(args: Args) -> Result<(), MeshError> {
+    let backend = stencil_runtime::Backend::from_name(&args.backend)?;
     let method: Method = args.method.parse()?;
     let mut mesh: Mesh = match (&args.input, args.generate) {
         (Some(path), None) if path.extension().is_some_and(|e| e == "msh") => {
@@ -80,15 +87,16 @@ fn run(args: Args) -> Result<(), MeshError> {
             )))
         }
     };
-    let grid = (args.grid > 0).then(|| MetricGrid::sample(&mesh, args.grid));
     let q0 = qualities(&mesh);
     let (min0, mean0) = min_mean(&q0);
     println!(
-        "{} vertices, {} triangles, {} colours; quality min {min0:.4} mean {mean0:.4}",
+        "{} vertices, {} triangles, {} colours on {}; quality min {min0:.4} mean {mean0:.4}",
         mesh.points.len(),
         mesh.triangles.len(),
-        colouring.colours.len()
+        colouring.colours.len(),
+        backend.name()
     );
+    let mut smoother = Smoother::new(&mesh, &colouring, &backend)?;
     let stem = args.out.with_extension("");
     if let Some(dir) = args.out.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(|e| MeshError::Input {
@@ -111,17 +119,13 @@ fn run(args: Args) -> Result<(), MeshError> {
     println!("| --- | --- | --- | --- | --- |");
     for s in 1..=args.sweeps {
         let start = Instant::now();
-        let r = sweep_with(&mut mesh, &colouring, method, !args.serial, grid.as_ref());
+        let moved = smoother.sweep(method)?;
+        backend.synchronize()?;
+        let seconds = start.elapsed().as_secs_f64();
+        smoother.write_back(&mut mesh)?;
+        let (min, mean) = min_mean(&qualities(&mesh));
         bar.inc(1);
-        bar.suspend(|| {
-            println!(
-                "| {s} | {:.4} | {:.4} | {} | {:.3} |",
-                r.min,
-                r.mean,
-                r.moved,
-                start.elapsed().as_secs_f64()
-            )
-        });
+        bar.suspend(|| println!("| {s} | {min:.4} | {mean:.4} | {moved} | {seconds:.3} |"));
     }
     bar.finish_and_clear();
     let q = qualities(&mesh);
