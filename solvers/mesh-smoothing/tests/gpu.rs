@@ -1,0 +1,68 @@
+//! The GPU path gives the CPU's mesh: every method, two sweeps of smooth_2d.vtu (and a
+//! generated mesh), the vertices and their metric compared. Skips with a printed reason
+//! without a CUDA device.
+
+use mesh_smoothing::colour::{greedy, jones_plassmann};
+use mesh_smoothing::smooth::{Method, Smoother};
+use mesh_smoothing::{vtu, Mesh};
+use std::path::Path;
+use stencil_runtime::Backend;
+
+fn gpu() -> Option<Backend> {
+    match Backend::cuda(0) {
+        Ok(b) => Some(b),
+        Err(why) => {
+            println!("SKIPPED: this test needs a CUDA device: {why}");
+            None
+        }
+    }
+}
+
+/// The largest difference between two meshes' coordinates and metric components.
+fn difference(a: &Mesh, b: &Mesh) -> f64 {
+    let mut d: f64 = 0.0;
+    for v in 0..a.points.len() {
+        for k in 0..2 {
+            d = d.max((a.points[v][k] - b.points[v][k]).abs());
+        }
+        let (p, q) = (a.metric[v], b.metric[v]);
+        d = d.max((p.a - q.a).abs() / p.a.abs().max(1.0));
+        d = d.max((p.b - q.b).abs() / p.a.abs().max(1.0));
+        d = d.max((p.c - q.c).abs() / p.c.abs().max(1.0));
+    }
+    d
+}
+
+fn compare(start: &Mesh, gpu: &Backend, label: &str) {
+    let colouring = jones_plassmann(start, 5);
+    for method in [Method::Laplacian, Method::SmartLaplacian, Method::Pain, Method::MinQuality] {
+        let (mut a, mut b) = (start.clone(), start.clone());
+        let mut on_cpu = Smoother::new(start, &colouring, &Backend::Cpu).unwrap();
+        let mut on_gpu = Smoother::new(start, &colouring, gpu).unwrap();
+        for sweep in 0..2 {
+            let moved_cpu = on_cpu.sweep(method).unwrap();
+            let moved_gpu = on_gpu.sweep(method).unwrap();
+            assert_eq!(moved_cpu, moved_gpu, "{label} {method:?} sweep {sweep}");
+        }
+        on_cpu.write_back(&mut a).unwrap();
+        on_gpu.write_back(&mut b).unwrap();
+        let d = difference(&a, &b);
+        println!("{label} {method:?}: largest CPU-GPU difference after 2 sweeps {d:.2e}");
+        assert!(d <= 1e-12, "{label} {method:?}: {d}");
+    }
+}
+
+#[test]
+fn gpu_sweeps_give_the_cpu_mesh() {
+    let Some(gpu) = gpu() else { return };
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/meshes/smooth_2d.vtu");
+    if p.exists() {
+        compare(&vtu::read_mesh(&p).unwrap(), &gpu, "smooth_2d");
+    } else {
+        println!("no {}: the shared mesh is not compared", p.display());
+    }
+    let generated = mesh_smoothing::generate::square_with_front(150, 0.3).unwrap();
+    compare(&generated, &gpu, "generated 150^2");
+    // Colourings differ in order, not in what a GPU can run.
+    assert!(greedy(&generated).is_valid(&generated));
+}
