@@ -1,4 +1,4 @@
-//! Anisotropic mesh vertex smoothing (issue 7, in progress): 2D triangular meshes with a
+//! Anisotropic mesh vertex smoothing: 2D triangular meshes with a
 //! metric tensor per vertex, their element quality in the metric (Vasilevskii & Lipnikov
 //! 1999), and VTK `.vtu` input (the zlib-compressed, base64-appended form of
 //! `../shared/data/meshes`).
@@ -8,9 +8,9 @@
 //! Jones-Plassmann), serial or in parallel (rayon) with the same result; no move inverts
 //! an element.
 //!
-//! Not there yet: the per-vertex kernels in the stencil language (they are plain Rust
-//! here), the GPU path, and the texture path for the super-sampled metric (the grid and its bilinear
-//! lookup exist on the CPU: [`metric_grid`]). Input: `.vtu`
+//! The smoothing kernels are vertex kernels in the stencil language ([`kernels`]), run by
+//! a [`smooth::Smoother`] on the CPU or a CUDA GPU. Not there yet: the super-sampled metric
+//! ([`metric_grid`]) in the kernels and a texture path for it on the GPU. Input: `.vtu`
 //! ([`vtu`]) and Gmsh 4 ASCII ([`gmsh`]).
 //! The `smooth` program smooths a `.vtu` mesh (or a generated one) with a per-sweep report,
 //! writing the result with its quality and pictures of the quality before and after.
