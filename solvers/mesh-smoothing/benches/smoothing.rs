@@ -26,7 +26,12 @@ fn arg(name: &str, default: &str) -> String {
 }
 
 /// Seconds of one sweep of `method` on `backend` from `mesh`, and the mesh after it.
-fn timed_sweep(mesh: &Mesh, colouring: &Colouring, method: Method, backend: &Backend) -> (f64, Mesh) {
+fn timed_sweep(
+    mesh: &Mesh,
+    colouring: &Colouring,
+    method: Method,
+    backend: &Backend,
+) -> (f64, Mesh) {
     let mut s = Smoother::new(mesh, colouring, backend).expect("smoother");
     backend.synchronize().expect("sync");
     let t = Instant::now();

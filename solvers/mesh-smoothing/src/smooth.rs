@@ -75,7 +75,11 @@ pub struct Smoother {
 
 impl Smoother {
     /// Copies `mesh` and its colouring to `backend`.
-    pub fn new(mesh: &Mesh, colouring: &Colouring, backend: &Backend) -> Result<Smoother, MeshError> {
+    pub fn new(
+        mesh: &Mesh,
+        colouring: &Colouring,
+        backend: &Backend,
+    ) -> Result<Smoother, MeshError> {
         let topology = MeshTopology::new(mesh.points.len(), &mesh.triangles)?.to(backend)?;
         Smoother::with_topology(mesh, &topology, colouring, backend)
     }
@@ -131,7 +135,11 @@ impl Smoother {
     /// Copies the vertices and their metric back into `mesh`.
     pub fn write_back(&self, mesh: &mut Mesh) -> Result<(), MeshError> {
         let (x, y) = (self.x.interior()?, self.y.interior()?);
-        let (a, b, c) = (self.m11.interior()?, self.m12.interior()?, self.m22.interior()?);
+        let (a, b, c) = (
+            self.m11.interior()?,
+            self.m12.interior()?,
+            self.m22.interior()?,
+        );
         for v in 0..mesh.points.len() {
             mesh.points[v] = [x[v], y[v]];
             mesh.metric[v] = Metric {

@@ -35,7 +35,12 @@ fn difference(a: &Mesh, b: &Mesh) -> f64 {
 
 fn compare(start: &Mesh, gpu: &Backend, label: &str) {
     let colouring = jones_plassmann(start, 5);
-    for method in [Method::Laplacian, Method::SmartLaplacian, Method::Pain, Method::MinQuality] {
+    for method in [
+        Method::Laplacian,
+        Method::SmartLaplacian,
+        Method::Pain,
+        Method::MinQuality,
+    ] {
         let (mut a, mut b) = (start.clone(), start.clone());
         let mut on_cpu = Smoother::new(start, &colouring, &Backend::Cpu).unwrap();
         let mut on_gpu = Smoother::new(start, &colouring, gpu).unwrap();

@@ -8,9 +8,9 @@ use mesh_smoothing::colour::{greedy, jones_plassmann};
 use mesh_smoothing::mesh::signed_area2;
 use mesh_smoothing::quality::{min_mean, qualities};
 use mesh_smoothing::smooth::{serially, sweep, Method};
-use stencil_runtime::Backend;
 use mesh_smoothing::{vtu, Mesh};
 use std::path::Path;
+use stencil_runtime::Backend;
 
 fn smooth_2d() -> Option<Mesh> {
     let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/meshes/smooth_2d.vtu");
