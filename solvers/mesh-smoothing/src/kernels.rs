@@ -215,10 +215,13 @@ pub mod smoothing {
         moved.reduce(if go { 1.0 } else { 0.0 });
     }
 
-    /// Moves each vertex of the set to maximise its cavity's smallest quality: a pattern
-    /// search from its position in eight directions, the step (first a quarter of the
-    /// mean edge length from the vertex) halved when no direction improves; only
-    /// improvements are taken. `moved` counts the vertices that moved.
+    /// One round of a pattern search that moves each vertex of the set to maximise its
+    /// cavity's smallest quality: eight directions around the vertex at distance `step`
+    /// (set at round 0 to a quarter of the mean edge length from the vertex), each taken
+    /// if it improves on the best so far; `step` is halved when none does. `moved_flag`
+    /// records whether the vertex moved in any round so far; on the last round (of
+    /// `rounds`) `moved` counts the vertices that moved. One round per launch keeps the
+    /// kernel small enough for the GPU's registers.
     #[stencil]
     pub fn search<T: Real>(
         mesh: Mesh,
@@ -227,6 +230,10 @@ pub mod smoothing {
         m11: InOut<T>,
         m12: InOut<T>,
         m22: InOut<T>,
+        step: InOut<T>,
+        moved_flag: InOut<T>,
+        round: i64,
+        rounds: i64,
         moved: Sum<T>,
     ) {
         let px = x;
@@ -242,6 +249,7 @@ pub mod smoothing {
             reach += (dx * dx + dy * dy).sqrt();
             n += 1.0;
         }
+        let h = if round == 0 { 0.25 * reach / n } else { step };
         let mut best_q = 1.0e30;
         for t in mesh.triangles() {
             let a = mesh.corner(t, 1);
@@ -264,70 +272,67 @@ pub mod smoothing {
         let mut b11 = p11;
         let mut b12 = p12;
         let mut b22 = p22;
-        let mut h = 0.25 * reach / n;
-        for round in 0..12 {
-            let mut improved = false;
-            for k in 0..8 {
-                let cx = bx + compass_x(k, h);
-                let cy = by + compass_y(k, h);
-                let mut found = false;
-                let mut c11 = p11;
-                let mut c12 = p12;
-                let mut c22 = p22;
-                for t in mesh.triangles() {
-                    let a = mesh.corner(t, 1);
-                    let b = mesh.corner(t, 2);
-                    let total = cross(px, py, x[a], y[a], x[b], y[b]);
-                    let l0 = cross(cx, cy, x[a], y[a], x[b], y[b]) / total;
-                    let l1 = cross(px, py, cx, cy, x[b], y[b]) / total;
-                    let l2 = cross(px, py, x[a], y[a], cx, cy) / total;
-                    let inside = l0.min(l1).min(l2) >= -1.0e-12;
-                    if inside && !found {
-                        c11 = l0 * p11 + l1 * m11[a] + l2 * m11[b];
-                        c12 = l0 * p12 + l1 * m12[a] + l2 * m12[b];
-                        c22 = l0 * p22 + l1 * m22[a] + l2 * m22[b];
-                    }
-                    found = found || inside;
+        let mut improved = false;
+        for k in 0..8 {
+            let cx = bx + compass_x(k, h);
+            let cy = by + compass_y(k, h);
+            let mut found = false;
+            let mut c11 = p11;
+            let mut c12 = p12;
+            let mut c22 = p22;
+            for t in mesh.triangles() {
+                let a = mesh.corner(t, 1);
+                let b = mesh.corner(t, 2);
+                let total = cross(px, py, x[a], y[a], x[b], y[b]);
+                let l0 = cross(cx, cy, x[a], y[a], x[b], y[b]) / total;
+                let l1 = cross(px, py, cx, cy, x[b], y[b]) / total;
+                let l2 = cross(px, py, x[a], y[a], cx, cy) / total;
+                let inside = l0.min(l1).min(l2) >= -1.0e-12;
+                if inside && !found {
+                    c11 = l0 * p11 + l1 * m11[a] + l2 * m11[b];
+                    c12 = l0 * p12 + l1 * m12[a] + l2 * m12[b];
+                    c22 = l0 * p22 + l1 * m22[a] + l2 * m22[b];
                 }
-                let mut q = 1.0e30;
-                for t in mesh.triangles() {
-                    let a = mesh.corner(t, 1);
-                    let b = mesh.corner(t, 2);
-                    let qt = quality(
-                        cx,
-                        cy,
-                        x[a],
-                        y[a],
-                        x[b],
-                        y[b],
-                        (c11 + m11[a] + m11[b]) / 3.0,
-                        (c12 + m12[a] + m12[b]) / 3.0,
-                        (c22 + m22[a] + m22[b]) / 3.0,
-                    );
-                    q = q.min(qt);
-                }
-                if q > best_q {
-                    bx = cx;
-                    by = cy;
-                    b11 = c11;
-                    b12 = c12;
-                    b22 = c22;
-                    best_q = q;
-                    improved = true;
-                }
+                found = found || inside;
             }
-            if !improved {
-                h = 0.5 * h;
+            let mut q = 1.0e30;
+            for t in mesh.triangles() {
+                let a = mesh.corner(t, 1);
+                let b = mesh.corner(t, 2);
+                let qt = quality(
+                    cx,
+                    cy,
+                    x[a],
+                    y[a],
+                    x[b],
+                    y[b],
+                    (c11 + m11[a] + m11[b]) / 3.0,
+                    (c12 + m12[a] + m12[b]) / 3.0,
+                    (c22 + m22[a] + m22[b]) / 3.0,
+                );
+                q = q.min(qt);
+            }
+            if q > best_q {
+                bx = cx;
+                by = cy;
+                b11 = c11;
+                b12 = c12;
+                b22 = c22;
+                best_q = q;
+                improved = true;
             }
         }
-        let go = bx != px || by != py;
-        if go {
+        if improved {
             x = bx;
             y = by;
             m11 = b11;
             m12 = b12;
             m22 = b22;
         }
-        moved.reduce(if go { 1.0 } else { 0.0 });
+        step = if improved { h } else { 0.5 * h };
+        let flag = if round == 0 { 0.0 } else { moved_flag };
+        let now = if improved { 1.0 } else { flag };
+        moved_flag = now;
+        moved.reduce(if round == rounds - 1 { now } else { 0.0 });
     }
 }

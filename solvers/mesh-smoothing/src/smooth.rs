@@ -71,7 +71,14 @@ pub struct Smoother {
     m11: Field<f64>,
     m12: Field<f64>,
     m22: Field<f64>,
+    /// The min-quality search's step per vertex, kept between its rounds.
+    step: Field<f64>,
+    /// Whether each vertex moved in a round of the search so far.
+    moved_flag: Field<f64>,
 }
+
+/// Rounds of the min-quality pattern search per colour (one launch each).
+pub const SEARCH_ROUNDS: i64 = 12;
 
 impl Smoother {
     /// Copies `mesh` and its colouring to `backend`.
@@ -108,6 +115,8 @@ impl Smoother {
             m11: field(&|v| mesh.metric[v].a)?,
             m12: field(&|v| mesh.metric[v].b)?,
             m22: field(&|v| mesh.metric[v].c)?,
+            step: field(&|_| 0.0)?,
+            moved_flag: field(&|_| 0.0)?,
         })
     }
 
@@ -118,7 +127,25 @@ impl Smoother {
             let (x, y) = (&mut self.x, &mut self.y);
             let (m11, m12, m22) = (&mut self.m11, &mut self.m12, &mut self.m22);
             moved += match method {
-                Method::MinQuality => search::launch(&self.backend, set, x, y, m11, m12, m22)?,
+                Method::MinQuality => {
+                    let mut count = 0.0;
+                    for round in 0..SEARCH_ROUNDS {
+                        count += search::launch(
+                            &self.backend,
+                            set,
+                            x,
+                            y,
+                            m11,
+                            m12,
+                            m22,
+                            &mut self.step,
+                            &mut self.moved_flag,
+                            round,
+                            SEARCH_ROUNDS,
+                        )?;
+                    }
+                    count
+                }
                 other => {
                     let code = match other {
                         Method::Laplacian => 0,
