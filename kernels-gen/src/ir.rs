@@ -524,6 +524,31 @@ impl Kernel {
         member
     }
 
+    /// The live nodes `live` (in arena order) in the order back ends compute them: each
+    /// node once per point, except the nodes of a run-time loop's iterations, which form
+    /// one [`Step::Loop`] placed just before the loop's first result.
+    pub fn schedule(&self, live: &[NodeId]) -> Vec<Step> {
+        let member = self.loop_membership();
+        let mut bodies: Vec<Vec<NodeId>> = vec![Vec::new(); self.loops.len()];
+        for &n in live {
+            if let Some(l) = member[n as usize] {
+                bodies[l as usize].push(n);
+            }
+        }
+        let mut placed = vec![false; self.loops.len()];
+        let mut steps = Vec::new();
+        for &n in live.iter().filter(|&&n| member[n as usize].is_none()) {
+            if let Node::LoopResult(l, _) = self.nodes[n as usize] {
+                if !std::mem::replace(&mut placed[l as usize], true) {
+                    let body = std::mem::take(&mut bodies[l as usize]);
+                    steps.push(Step::Loop { index: l, body });
+                }
+            }
+            steps.push(Step::Node(n));
+        }
+        steps
+    }
+
     /// Whether this is a vertex kernel (it has a `Mesh` parameter).
     pub fn is_vertex(&self) -> bool {
         self.mesh.is_some()
@@ -597,6 +622,20 @@ impl Kernel {
             || self.scalars.iter().any(|s| s.ty == Ty::Real)
             || self.reductions.iter().any(|r| r.ty == Ty::Real)
     }
+}
+
+/// A step of a point's computation (see [`Kernel::schedule`]).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Step {
+    /// Compute one node.
+    Node(NodeId),
+    /// Run run-time loop `index`, computing `body` (in order) in each iteration.
+    Loop {
+        /// The loop's number in [`Kernel::loops`].
+        index: u32,
+        /// The live nodes of an iteration.
+        body: Vec<NodeId>,
+    },
 }
 
 /// Counts of live operations in a kernel.

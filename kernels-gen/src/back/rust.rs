@@ -8,7 +8,7 @@
 //! back end: the two paths agree to rounding.
 
 use crate::ir::{
-    Access, Around, Binary, IndexMap, Kernel, Node, ParamKind, ReduceOp, Topo, Ty, Unary,
+    Access, Around, Binary, IndexMap, Kernel, Node, ParamKind, ReduceOp, Step, Topo, Ty, Unary,
 };
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::{format_ident, quote};
@@ -356,24 +356,16 @@ fn line_function(
     }
 }
 
-/// The `let`s of a point's live nodes, in order; a run-time loop is emitted where its
-/// first result is needed, with the nodes computed in its iterations inside it.
+/// The `let`s of a point's live nodes, in the kernel's schedule: a run-time loop with
+/// the nodes of its iterations inside it.
 fn point_body(k: &Kernel, live: &[u32], real: &TokenStream, form: LoadForm) -> Vec<TokenStream> {
-    let member = k.loop_membership();
-    let mut emitted = vec![false; k.loops.len()];
-    let mut out = Vec::new();
-    for &n in live {
-        if member[n as usize].is_some() {
-            continue;
-        }
-        if let Node::LoopResult(l, _) = k.nodes[n as usize] {
-            if !std::mem::replace(&mut emitted[l as usize], true) {
-                out.push(runtime_loop(k, l, live, &member, real, form));
-            }
-        }
-        out.push(node_let(k, n, real, form));
-    }
-    out
+    k.schedule(live)
+        .into_iter()
+        .map(|step| match step {
+            Step::Node(n) => node_let(k, n, real, form),
+            Step::Loop { index, body } => runtime_loop(k, index, &body, real, form),
+        })
+        .collect()
 }
 
 fn carried_ident(l: u32, c: usize) -> Ident {
@@ -381,12 +373,11 @@ fn carried_ident(l: u32, c: usize) -> Ident {
 }
 
 /// Run-time loop `l`: its carried variables as `mut` locals, updated at the end of each
-/// iteration from the nodes computed in it.
+/// iteration from the nodes computed in it (`body`).
 fn runtime_loop(
     k: &Kernel,
     l: u32,
-    live: &[u32],
-    member: &[Option<u32>],
+    body: &[u32],
     real: &TokenStream,
     form: LoadForm,
 ) -> TokenStream {
@@ -399,10 +390,7 @@ fn runtime_loop(
         .collect();
     let inits = lp.init.iter().map(|&n| v(n));
     let nexts = lp.next.iter().map(|&n| v(n));
-    let body = live
-        .iter()
-        .filter(|&&n| member[n as usize] == Some(l))
-        .map(|&n| node_let(k, n, real, form));
+    let body = body.iter().map(|&n| node_let(k, n, real, form));
     let range = match lp.over {
         Around::Neighbours => quote!(mesh_view.neighbour_range(i)),
         Around::Triangles => quote!(mesh_view.triangle_range(i)),

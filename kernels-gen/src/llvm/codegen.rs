@@ -4,7 +4,7 @@ use super::math::MathLib;
 use super::{entry_name, LlvmError, Target};
 use crate::ir::{
     Access, Around, Binary, IndexMap, Kernel, LineSolve, Node, ParamKind, Precision, ReduceOp,
-    Topo, Ty, Unary,
+    Step, Topo, Ty, Unary,
 };
 use inkwell::attributes::{Attribute, AttributeLoc};
 use inkwell::builder::{Builder, BuilderError};
@@ -361,37 +361,37 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
     ) -> R<Vec<Option<BasicValueEnum<'ctx>>>> {
         let k = self.k;
         let mut vals: Vec<Option<BasicValueEnum<'ctx>>> = vec![None; k.nodes.len()];
-        let member = k.loop_membership();
-        let mut emitted = vec![false; k.loops.len()];
-        let live = k.live_nodes();
-        for &n in &live {
-            if member[n as usize].is_some() {
-                continue;
-            }
-            if let Node::LoopResult(l, _) = k.nodes[n as usize] {
-                if !std::mem::replace(&mut emitted[l as usize], true) {
-                    self.runtime_loop(args, at, l, &live, &member, &mut vals)?;
+        // Each run-time loop's carried values after its last iteration.
+        let mut results: Vec<Vec<BasicValueEnum<'ctx>>> = vec![Vec::new(); k.loops.len()];
+        for step in k.schedule(&k.live_nodes()) {
+            match step {
+                Step::Loop { index, body } => {
+                    results[index as usize] =
+                        self.runtime_loop(args, at, index, &body, &mut vals)?;
                 }
-                continue;
+                Step::Node(n) => {
+                    let v = match k.nodes[n as usize] {
+                        Node::LoopResult(l, c) => results[l as usize][c as usize],
+                        _ => self.node_value(args, at, &mut memo, &vals, n)?,
+                    };
+                    vals[n as usize] = Some(v);
+                }
             }
-            let v = self.node_value(args, at, &mut memo, &vals, n)?;
-            vals[n as usize] = Some(v);
         }
         Ok(vals)
     }
 
     /// Run-time loop `l` of a vertex kernel: a phi per carried value in the loop header;
-    /// the nodes of an iteration computed in the body. Leaves each carried value's final
-    /// value as the loop's result.
+    /// the nodes of an iteration (`body`) computed in the loop's body. Returns each carried
+    /// value's value after the last iteration.
     fn runtime_loop(
         &self,
         args: &EntryArgs<'ctx>,
         at: &PointAt<'ctx, '_>,
         l: u32,
-        live: &[u32],
-        member: &[Option<u32>],
+        body_nodes: &[u32],
         vals: &mut [Option<BasicValueEnum<'ctx>>],
-    ) -> R<()> {
+    ) -> R<Vec<BasicValueEnum<'ctx>>> {
         let k = self.k;
         let lp = &k.loops[l as usize];
         let mesh = args.mesh.as_ref().ok_or_else(|| LlvmError::Invalid {
@@ -431,7 +431,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         let go = self.b.build_int_compare(IntPredicate::ULT, p, end, "")?;
         self.b.build_conditional_branch(go, body, exit)?;
         self.b.position_at_end(body);
-        for &n in live.iter().filter(|&&n| member[n as usize] == Some(l)) {
+        for &n in body_nodes {
             let value = match k.nodes[n as usize] {
                 Node::LoopPos(_) => p.into(),
                 Node::Carried(_, c) => phis[c as usize].as_basic_value(),
@@ -447,16 +447,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         }
         self.b.build_unconditional_branch(head)?;
         self.b.position_at_end(exit);
-        for (c, phi) in phis.iter().enumerate() {
-            let result = k
-                .nodes
-                .iter()
-                .position(|&node| node == Node::LoopResult(l, c as u32));
-            if let Some(r) = result {
-                vals[r] = Some(phi.as_basic_value());
-            }
-        }
-        Ok(())
+        Ok(phis.iter().map(|phi| phi.as_basic_value()).collect())
     }
 
     /// Entry `i` (an `i64`) of a `u32` mesh table, widened to `i64`.
@@ -491,96 +482,94 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         let get = |vals: &[Option<BasicValueEnum<'ctx>>], n: u32| {
             vals[n as usize].expect("operands are lowered before their users")
         };
-        {
-            let ty = k.types[n as usize];
-            let v: BasicValueEnum<'ctx> = match k.nodes[n as usize] {
-                Node::RealConst(bits) => self.real_const(ty, f64::from_bits(bits)),
-                Node::IntConst(x) => self.i64c(x).into(),
-                Node::BoolConst(x) => self.ctx.bool_type().const_int(x as u64, false).into(),
-                Node::Scalar(s) => args.scalars[s as usize],
-                Node::Index(a) => idx[a as usize].into(),
-                Node::Extent(a) => args.n[a as usize].into(),
-                Node::Load { field, offset } => {
-                    let key = (field, shifted(offset));
-                    match memo.as_ref().and_then(|m| m.get(&key)) {
-                        Some(&v) => v,
-                        None => {
-                            let fa = &args.fields[field as usize];
-                            let ptr = self.address(fa, at.bases[field as usize], key.1)?;
-                            let v = if fa.written {
-                                self.b.build_load(ptr, "")?
-                            } else {
-                                self.load(ptr, ty)?
-                            };
-                            if let Some(m) = memo.as_mut() {
-                                m.insert(key, v);
-                            }
-                            v
+        let ty = k.types[n as usize];
+        let v: BasicValueEnum<'ctx> = match k.nodes[n as usize] {
+            Node::RealConst(bits) => self.real_const(ty, f64::from_bits(bits)),
+            Node::IntConst(x) => self.i64c(x).into(),
+            Node::BoolConst(x) => self.ctx.bool_type().const_int(x as u64, false).into(),
+            Node::Scalar(s) => args.scalars[s as usize],
+            Node::Index(a) => idx[a as usize].into(),
+            Node::Extent(a) => args.n[a as usize].into(),
+            Node::Load { field, offset } => {
+                let key = (field, shifted(offset));
+                match memo.as_ref().and_then(|m| m.get(&key)) {
+                    Some(&v) => v,
+                    None => {
+                        let fa = &args.fields[field as usize];
+                        let ptr = self.address(fa, at.bases[field as usize], key.1)?;
+                        let v = if fa.written {
+                            self.b.build_load(ptr, "")?
+                        } else {
+                            self.load(ptr, ty)?
+                        };
+                        if let Some(m) = memo.as_mut() {
+                            m.insert(key, v);
                         }
+                        v
                     }
                 }
-                Node::Unary(op, a) => self.unary(op, get(vals, a), ty)?,
-                Node::Binary(op, a, c) => {
-                    let operand_ty = k.types[a as usize];
-                    self.binary(op, get(vals, a), get(vals, c), operand_ty)?
+            }
+            Node::Unary(op, a) => self.unary(op, get(vals, a), ty)?,
+            Node::Binary(op, a, c) => {
+                let operand_ty = k.types[a as usize];
+                self.binary(op, get(vals, a), get(vals, c), operand_ty)?
+            }
+            Node::Fma(a, c, d) => {
+                let f = self.intrinsic("llvm.fma", &[self.ty(ty)])?;
+                self.call(f, &[get(vals, a), get(vals, c), get(vals, d)])?
+            }
+            Node::Select(c, a, d) => self.b.build_select(
+                get(vals, c).into_int_value(),
+                get(vals, a),
+                get(vals, d),
+                "",
+            )?,
+            Node::Cast(a) => self.cast(get(vals, a), k.types[a as usize], ty)?,
+            Node::LineSolution(_) => {
+                return Err(LlvmError::Invalid {
+                    kernel: k.name.clone(),
+                    message: "a line solution is live outside its solve".into(),
+                })
+            }
+            Node::Gather { field, vertex } => {
+                let fa = &args.fields[field as usize];
+                let i = get(vals, vertex).into_int_value();
+                // SAFETY of the GEP: vertex numbers come from the mesh, whose tables
+                // the run time checked against the fields' length.
+                let ptr = unsafe { self.b.build_in_bounds_gep(fa.ptr, &[i], "")? };
+                if fa.written {
+                    self.b.build_load(ptr, "")?
+                } else {
+                    self.load(ptr, ty)?
                 }
-                Node::Fma(a, c, d) => {
-                    let f = self.intrinsic("llvm.fma", &[self.ty(ty)])?;
-                    self.call(f, &[get(vals, a), get(vals, c), get(vals, d)])?
-                }
-                Node::Select(c, a, d) => self.b.build_select(
-                    get(vals, c).into_int_value(),
-                    get(vals, a),
-                    get(vals, d),
-                    "",
-                )?,
-                Node::Cast(a) => self.cast(get(vals, a), k.types[a as usize], ty)?,
-                Node::LineSolution(_) => {
-                    return Err(LlvmError::Invalid {
-                        kernel: k.name.clone(),
-                        message: "a line solution is live outside its solve".into(),
-                    })
-                }
-                Node::Gather { field, vertex } => {
-                    let fa = &args.fields[field as usize];
-                    let i = get(vals, vertex).into_int_value();
-                    // SAFETY of the GEP: vertex numbers come from the mesh, whose tables
-                    // the run time checked against the fields' length.
-                    let ptr = unsafe { self.b.build_in_bounds_gep(fa.ptr, &[i], "")? };
-                    if fa.written {
-                        self.b.build_load(ptr, "")?
-                    } else {
-                        self.load(ptr, ty)?
+            }
+            Node::Topo { table, pos } => {
+                let mesh = args.mesh.as_ref().ok_or_else(|| LlvmError::Invalid {
+                    kernel: k.name.clone(),
+                    message: "a mesh table read in a kernel without a mesh".into(),
+                })?;
+                let p = get(vals, pos).into_int_value();
+                let (t, i) = match table {
+                    Topo::Neighbour => (mesh.neighbours, p),
+                    Topo::Corner1 | Topo::Corner2 => {
+                        let two = self.b.build_int_nuw_mul(p, self.i64c(2), "")?;
+                        let k = if table == Topo::Corner1 { 0 } else { 1 };
+                        (
+                            mesh.corners,
+                            self.b.build_int_nuw_add(two, self.i64c(k), "")?,
+                        )
                     }
-                }
-                Node::Topo { table, pos } => {
-                    let mesh = args.mesh.as_ref().ok_or_else(|| LlvmError::Invalid {
-                        kernel: k.name.clone(),
-                        message: "a mesh table read in a kernel without a mesh".into(),
-                    })?;
-                    let p = get(vals, pos).into_int_value();
-                    let (t, i) = match table {
-                        Topo::Neighbour => (mesh.neighbours, p),
-                        Topo::Corner1 | Topo::Corner2 => {
-                            let two = self.b.build_int_nuw_mul(p, self.i64c(2), "")?;
-                            let k = if table == Topo::Corner1 { 0 } else { 1 };
-                            (
-                                mesh.corners,
-                                self.b.build_int_nuw_add(two, self.i64c(k), "")?,
-                            )
-                        }
-                    };
-                    self.table(t, i)?.into()
-                }
-                Node::LoopPos(_) | Node::Carried(..) | Node::LoopResult(..) => {
-                    return Err(LlvmError::Invalid {
-                        kernel: k.name.clone(),
-                        message: "a loop value outside its loop".into(),
-                    })
-                }
-            };
-            Ok(v)
-        }
+                };
+                self.table(t, i)?.into()
+            }
+            Node::LoopPos(_) | Node::Carried(..) | Node::LoopResult(..) => {
+                return Err(LlvmError::Invalid {
+                    kernel: k.name.clone(),
+                    message: "a loop value outside its loop".into(),
+                })
+            }
+        };
+        Ok(v)
     }
 
     fn load(&self, ptr: PointerValue<'ctx>, ty: Ty) -> R<BasicValueEnum<'ctx>> {
@@ -1009,14 +998,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             .map(|fa| self.base(fa, first))
             .collect::<R<_>>()?;
         // Contributions of points outside the domain are the identity.
-        let slots: Vec<PointerValue> = (0..self.k.reductions.len())
-            .map(|r| {
-                let t = self.ty(self.k.reductions[r].ty);
-                let slot = self.b.build_alloca(t, "contribution")?;
-                self.b.build_store(slot, self.identity(r))?;
-                Ok(slot)
-            })
-            .collect::<R<_>>()?;
+        let slots = self.contribution_slots()?;
         self.b.build_conditional_branch(all_inside, fast, edge)?;
 
         // Every point inside: unguarded, loads shared between points, vector accesses.
@@ -1274,6 +1256,18 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             }
         }
         Ok(PointAt { idx, bases, shift })
+    }
+
+    /// One accumulator per reduction for a thread's contributions, holding the identity.
+    fn contribution_slots(&self) -> R<Vec<PointerValue<'ctx>>> {
+        (0..self.k.reductions.len())
+            .map(|r| {
+                let t = self.ty(self.k.reductions[r].ty);
+                let slot = self.b.build_alloca(t, "contribution")?;
+                self.b.build_store(slot, self.identity(r))?;
+                Ok(slot)
+            })
+            .collect()
     }
 
     /// Combines contributions into the per-thread accumulators, in point order.
@@ -1626,14 +1620,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             .b
             .build_int_nuw_add(self.b.build_int_nuw_mul(ctaid, ntid, "")?, tid, "")?;
         let t = self.b.build_int_z_extend(g, i64t, "")?;
-        let slots: Vec<PointerValue> = (0..self.k.reductions.len())
-            .map(|r| {
-                let ty = self.ty(self.k.reductions[r].ty);
-                let slot = self.b.build_alloca(ty, "contribution")?;
-                self.b.build_store(slot, self.identity(r))?;
-                Ok(slot)
-            })
-            .collect::<R<_>>()?;
+        let slots = self.contribution_slots()?;
         let inside = self
             .b
             .build_int_compare(IntPredicate::ULT, t, args.n[0], "")?;
