@@ -58,12 +58,12 @@ struct FieldSlot {
 /// As for [`crate::llvm::jit::run_host`]: the slots must describe valid memory.
 ///
 /// # Panics
-/// On a vertex kernel, which the interpreter does not run (its CPU path is the generated
-/// Rust, compared with the GPU in the solvers' tests).
+/// On a vertex kernel or one that samples a grid, which the interpreter does not run
+/// (their CPU path is the generated Rust, compared with the GPU in tests).
 pub unsafe fn run(k: &Kernel, p: Precision, slots: &[u64]) {
     assert!(
-        !k.is_vertex(),
-        "the interpreter does not run vertex kernels (`{}`)",
+        !k.is_vertex() && k.sampled.is_empty(),
+        "the interpreter does not run vertex kernels or kernels that sample grids (`{}`)",
         k.name
     );
     let n = [slots[0] as i64, slots[1] as i64, slots[2] as i64];
@@ -98,6 +98,7 @@ pub unsafe fn run(k: &Kernel, p: Precision, slots: &[u64]) {
                 pos += 1;
             }
             ParamKind::Mesh => unreachable!("only in vertex kernels"),
+            ParamKind::Sampled => unreachable!("refused above"),
         }
     }
     let live = k.live_nodes();
@@ -159,6 +160,7 @@ pub unsafe fn run(k: &Kernel, p: Precision, slots: &[u64]) {
                     _ => V::F(round(g(a).f(), t)),
                 },
                 Node::LineSolution(_) => unreachable!("never live in a finished kernel"),
+                Node::Sample { .. } => unreachable!("refused above"),
                 Node::Gather { .. }
                 | Node::Topo { .. }
                 | Node::LoopPos(_)

@@ -246,6 +246,17 @@ pub enum Node {
         /// The position in the current vertex's list.
         pos: NodeId,
     },
+    /// Sampled grid `grid` at the point `(x, y)` (real nodes of the grid's element type),
+    /// interpolated bilinearly between its four nearest samples; positions outside the
+    /// grid are clamped to its edge. See [`SampledParam`].
+    Sample {
+        /// Grid number in [`Kernel::sampled`].
+        grid: u32,
+        /// The position's first coordinate.
+        x: NodeId,
+        /// The position's second coordinate.
+        y: NodeId,
+    },
     /// The position in its list of the item that run-time loop `n` is at (`i64`).
     LoopPos(u32),
     /// The value of carried variable `k` of run-time loop `n` as an iteration starts.
@@ -406,6 +417,19 @@ impl FieldParam {
     }
 }
 
+/// A `Sampled<T>` parameter: a 2D grid of `nx x ny` samples over a rectangle, read at any
+/// position by bilinear interpolation (`g.sample(x, y)`). Its geometry (extent, origin and
+/// spacing) comes with it at launch. On the GPU the samples are read from memory and
+/// interpolated in software, or, in the texture variant of the PTX, fetched through a
+/// texture object with hardware filtering (f32 samples, 8-bit interpolation weights).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SampledParam {
+    /// Name as declared.
+    pub name: String,
+    /// Element type (a real type).
+    pub elem: Ty,
+}
+
 /// A scalar parameter.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ScalarParam {
@@ -439,6 +463,8 @@ pub struct Kernel {
     pub scalars: Vec<ScalarParam>,
     /// Reductions in declaration order.
     pub reductions: Vec<ReductionParam>,
+    /// Sampled grids in declaration order.
+    pub sampled: Vec<SampledParam>,
     /// The parameters in declaration order, as (kind, index into the list of that kind).
     pub param_order: Vec<(ParamKind, u32)>,
     /// The node arena; operands precede users.
@@ -472,6 +498,8 @@ pub enum ParamKind {
     Reduction,
     /// A vertex kernel's mesh (at most one).
     Mesh,
+    /// A sampled grid.
+    Sampled,
 }
 
 impl Kernel {
@@ -659,6 +687,7 @@ pub fn operands(node: &Node) -> Vec<NodeId> {
         Node::Fma(a, b, c) | Node::Select(a, b, c) => vec![a, b, c],
         Node::Gather { vertex, .. } => vec![vertex],
         Node::Topo { pos, .. } => vec![pos],
+        Node::Sample { x, y, .. } => vec![x, y],
         _ => vec![],
     }
 }

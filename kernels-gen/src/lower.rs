@@ -8,10 +8,11 @@
 use crate::ast::{self, Block, Expr, ExprKind, FnDef, FnKind, Ident, Lit, Module, SpanId, Stmt};
 use crate::ir::{
     Access, Around, Binary, FieldParam, IndexMap, Kernel, KernelBuilder, LineSolve, Node, NodeId,
-    ParamKind, ReduceOp, ReductionParam, RuntimeLoop, ScalarParam, Store, Ty, Unary,
+    ParamKind, ReduceOp, ReductionParam, RuntimeLoop, SampledParam, ScalarParam, Store, Ty, Unary,
 };
 use std::collections::HashMap;
 
+mod sampled;
 mod vertex;
 
 /// The built-in helpers every kernel may call (2x2 matrix arithmetic), written in the
@@ -96,6 +97,13 @@ enum Val {
     IntLit(i64),
 }
 
+/// An argument of a helper call: a value, or a field or the mesh passed by name.
+#[derive(Clone, Copy, Debug)]
+enum HelperArg {
+    Value(Val),
+    Bound(Binding),
+}
+
 /// What a name refers to.
 #[derive(Clone, Copy, Debug)]
 enum Binding {
@@ -104,6 +112,8 @@ enum Binding {
     Reduction(u32),
     /// A vertex kernel's `Mesh` parameter.
     Mesh,
+    /// A `Sampled<T>` parameter.
+    Sampled(u32),
 }
 
 #[derive(Clone, Debug)]
@@ -140,6 +150,7 @@ struct Lowerer<'m> {
     field_spans: Vec<SpanId>,
     scalars: Vec<ScalarParam>,
     reductions: Vec<ReductionParam>,
+    sampled: Vec<SampledParam>,
     reduction_spans: Vec<SpanId>,
     param_order: Vec<(ParamKind, u32)>,
     state: State,
@@ -175,7 +186,7 @@ pub fn lower_kernel(module: &Module, f: &FnDef) -> Result<Kernel> {
     let generic = check_generics(f)?;
     let dims = match vertex::mesh_param(f) {
         Some(_) => vertex::check_attrs(f)?,
-        None => infer_dims(f)?,
+        None => infer_dims(module, f)?,
     };
     let declared_halo = match f.attrs.halo {
         Some((h, span)) if h as i32 > MAX_OFFSET => {
@@ -197,6 +208,7 @@ pub fn lower_kernel(module: &Module, f: &FnDef) -> Result<Kernel> {
         field_spans: vec![],
         scalars: vec![],
         reductions: vec![],
+        sampled: vec![],
         reduction_spans: vec![],
         param_order: vec![],
         state: State {
@@ -265,14 +277,28 @@ fn check_generics(f: &FnDef) -> Result<Option<String>> {
     }
 }
 
-/// The kernel's dimension: from the attribute, else from the arity of its offsets.
-fn infer_dims(f: &FnDef) -> Result<u8> {
+/// The kernel's dimension: from the attribute, else from the arity of its offsets (those
+/// in the helpers it calls, to which it may pass its fields, included).
+fn infer_dims(module: &Module, f: &FnDef) -> Result<u8> {
     let mut arities = Vec::new();
-    visit_block(&f.body, &mut |e| {
-        if let ExprKind::Index { offsets, .. } = &e.kind {
-            arities.push((offsets.len(), e.span));
-        }
-    });
+    let mut bodies = vec![f];
+    let mut seen: Vec<&str> = vec![&f.name.name];
+    while let Some(body) = bodies.pop() {
+        visit_block(&body.body, &mut |e| match &e.kind {
+            ExprKind::Index { offsets, .. } => arities.push((offsets.len(), e.span)),
+            ExprKind::Call { func, .. } if !seen.contains(&func.name.as_str()) => {
+                let helper = module
+                    .items
+                    .iter()
+                    .find(|h| h.name.name == func.name && h.kind == FnKind::Helper);
+                if let Some(h) = helper {
+                    seen.push(&h.name.name);
+                    bodies.push(h);
+                }
+            }
+            _ => {}
+        });
+    }
     if let Some((d, span)) = f.attrs.dims {
         if !(1..=3).contains(&d) {
             return err(
@@ -480,8 +506,11 @@ impl<'m> Lowerer<'m> {
                             self.param_order.push((ParamKind::Reduction, idx));
                             Binding::Reduction(idx)
                         }
+                        sampled::SAMPLED_TYPE => {
+                            self.declare_sampled(name, elem, args[0].span())?
+                        }
                         other => {
-                            return err(head.span, format!("unknown parameter type `{other}<..>`"), Some("fields are `In<T>`, `Out<T>`, `InOut<T>`, `Fine<T>` and `Coarse<T>`; reductions are `Sum<T>`, `Max<T>`, `Min<T>`"));
+                            return err(head.span, format!("unknown parameter type `{other}<..>`"), Some("fields are `In<T>`, `Out<T>`, `InOut<T>`, `Fine<T>` and `Coarse<T>`; reductions are `Sum<T>`, `Max<T>`, `Min<T>`; sampled grids are `Sampled<T>`"));
                         }
                     }
                 }
@@ -867,6 +896,16 @@ impl<'m> Lowerer<'m> {
             }
         };
         let binding = self.lookup(id)?;
+        if matches!(binding, Binding::Field(_)) && self.call_stack.len() > 1 {
+            return err(
+                id.span,
+                format!(
+                    "helpers read fields but do not write them; `{}` is written here",
+                    id.name
+                ),
+                Some("return the value from the helper and assign the field in the kernel"),
+            );
+        }
         let rhs = self.expr(value)?;
         match binding {
             Binding::Field(f) => {
@@ -910,6 +949,11 @@ impl<'m> Lowerer<'m> {
             Binding::Mesh => err(
                 id.span,
                 format!("the mesh `{}` cannot be assigned", id.name),
+                Some("write results to `Out<T>` or `InOut<T>` fields"),
+            ),
+            Binding::Sampled(_) => err(
+                id.span,
+                format!("the sampled grid `{}` is read-only", id.name),
                 Some("write results to `Out<T>` or `InOut<T>` fields"),
             ),
             Binding::Reduction(_) => err(
@@ -998,6 +1042,11 @@ impl<'m> Lowerer<'m> {
                     id.span,
                     format!("the mesh `{}` is not a value", id.name),
                     Some("use its methods: `mesh.vertex()`, `mesh.corner(t, k)`, and `for j in mesh.neighbours()` / `for t in mesh.triangles()`"),
+                ),
+                Binding::Sampled(_) => return err(
+                    id.span,
+                    format!("the sampled grid `{}` is not a value", id.name),
+                    Some(&format!("read it at a position with `{}.sample(x, y)`", id.name)),
                 ),
                 Binding::Reduction(_) => return err(
                     id.span,
@@ -1456,11 +1505,88 @@ impl<'m> Lowerer<'m> {
                 None,
             );
         }
-        let vals = args
+        let passed = helper
+            .params
             .iter()
-            .map(|a| self.expr(a))
+            .zip(args)
+            .map(|(p, a)| self.helper_arg(helper, p, a))
             .collect::<Result<Vec<_>>>()?;
-        self.inline_helper(helper, &vals, args, span).map(Some)
+        self.inline_helper(helper, &passed, args, span).map(Some)
+    }
+
+    /// Argument `a` for parameter `p` of `helper`: a value for a scalar parameter; for an
+    /// `In<T>` or `Mesh` parameter, the field or mesh the argument names.
+    fn helper_arg(&mut self, helper: &FnDef, p: &ast::Param, a: &Expr) -> Result<HelperArg> {
+        #[derive(PartialEq)]
+        enum Wants {
+            Mesh,
+            Field,
+            Sampled,
+        }
+        let wants = match &p.ty {
+            ast::TypeExpr::Name(t) if t.name == vertex::MESH_TYPE => Wants::Mesh,
+            ast::TypeExpr::Apply { head, .. } if head.name == "In" => Wants::Field,
+            ast::TypeExpr::Apply { head, .. } if head.name == sampled::SAMPLED_TYPE => {
+                Wants::Sampled
+            }
+            ast::TypeExpr::Apply { head, span, .. } => {
+                return err(
+                    *span,
+                    format!(
+                        "helper parameters are values, `In<T>` fields, `Sampled<T>` grids and `Mesh`, not `{}<..>`",
+                        head.name
+                    ),
+                    Some("helpers only read fields: declare the parameter `In<T>`"),
+                )
+            }
+            _ => return Ok(HelperArg::Value(self.expr(a)?)),
+        };
+        let (what, help) = match wants {
+            Wants::Mesh => (
+                "the kernel's mesh",
+                "write the kernel's `Mesh` parameter, e.g. `mesh`",
+            ),
+            Wants::Field => (
+                "a field",
+                "write the name of an `In`, `InOut`, `Fine` or `Coarse` parameter",
+            ),
+            Wants::Sampled => (
+                "a sampled grid",
+                "write the name of a `Sampled<T>` parameter",
+            ),
+        };
+        let bound = match &a.kind {
+            ExprKind::Name(id) => self.lookup(id).ok(),
+            _ => None,
+        };
+        match bound {
+            Some(Binding::Mesh) if wants == Wants::Mesh => Ok(HelperArg::Bound(Binding::Mesh)),
+            Some(Binding::Sampled(g)) if wants == Wants::Sampled => {
+                Ok(HelperArg::Bound(Binding::Sampled(g)))
+            }
+            Some(Binding::Field(f)) if wants == Wants::Field => {
+                let field = &self.fields[f as usize];
+                if field.access == Access::Out {
+                    return err(
+                        a.span,
+                        format!(
+                            "output `{}` cannot be read, so it cannot be passed to a helper",
+                            field.name
+                        ),
+                        Some("declare it `InOut<T>` to read it"),
+                    );
+                }
+                Ok(HelperArg::Bound(Binding::Field(f)))
+            }
+            _ => err(
+                a.span,
+                format!(
+                    "parameter `{}` of `{}` takes {what}: pass its name",
+                    p.name.name, helper.name.name
+                ),
+                Some(help),
+            ),
+        }
     }
 
     /// `tridiagonal(lower, diag, upper, rhs)`: the unknown of a line kernel's system.
@@ -1616,6 +1742,10 @@ impl<'m> Lowerer<'m> {
             if let Ok(Binding::Mesh) = self.lookup(id) {
                 return self.mesh_method(method, args, span).map(Some);
             }
+            if let Ok(Binding::Sampled(g)) = self.lookup(id) {
+                let n = self.sample_method(g, id, method, args, span)?;
+                return Ok(Some(Val::Node(n)));
+            }
             if let Ok(Binding::Reduction(r)) = self.lookup(id) {
                 if method.name != "reduce" {
                     return err(
@@ -1704,7 +1834,7 @@ impl<'m> Lowerer<'m> {
     fn inline_helper(
         &mut self,
         helper: &'m FnDef,
-        vals: &[Val],
+        passed: &[HelperArg],
         args: &[Expr],
         span: SpanId,
     ) -> Result<Val> {
@@ -1712,11 +1842,24 @@ impl<'m> Lowerer<'m> {
         let mut tparams: HashMap<String, Option<Ty>> =
             generic.iter().map(|g| (g.clone(), None)).collect();
         // Bind the helper's type parameter from the first typed argument declared with it.
-        for (p, v) in helper.params.iter().zip(vals) {
-            if let ast::TypeExpr::Name(t) = &p.ty {
-                if let (Some(slot), Some(ty)) = (tparams.get_mut(&t.name), self.ty_of(*v)) {
-                    slot.get_or_insert(ty);
+        for (p, a) in helper.params.iter().zip(passed) {
+            let (t, ty) = match (&p.ty, a) {
+                (ast::TypeExpr::Name(t), HelperArg::Value(v)) => (t, self.ty_of(*v)),
+                (ast::TypeExpr::Apply { args, .. }, HelperArg::Bound(b)) => {
+                    let elem = match *b {
+                        Binding::Field(f) => self.fields[f as usize].elem,
+                        Binding::Sampled(g) => self.sampled[g as usize].elem,
+                        _ => continue,
+                    };
+                    match args.as_slice() {
+                        [ast::TypeExpr::Name(t)] => (t, Some(elem)),
+                        _ => continue,
+                    }
                 }
+                _ => continue,
+            };
+            if let (Some(slot), Some(ty)) = (tparams.get_mut(&t.name), ty) {
+                slot.get_or_insert(ty);
             }
         }
         for v in tparams.values_mut() {
@@ -1726,14 +1869,15 @@ impl<'m> Lowerer<'m> {
         let saved_scopes = std::mem::replace(&mut self.scopes, vec![HashMap::new()]);
         self.call_stack.push(helper.name.name.clone());
         let result = (|| {
-            for ((p, v), a) in helper.params.iter().zip(vals).zip(args) {
-                if let ast::TypeExpr::Apply { span, .. } = &p.ty {
-                    return err(
-                        *span,
-                        "helper parameters are scalars; fields cannot be passed to helpers",
-                        Some("read the field in the kernel and pass the values"),
-                    );
-                }
+            for ((p, passed), a) in helper.params.iter().zip(passed).zip(args) {
+                let v = match passed {
+                    HelperArg::Value(v) => v,
+                    HelperArg::Bound(binding) => {
+                        self.check_bound_field(helper, p, *binding, a.span)?;
+                        self.scopes[0].insert(p.name.name.clone(), *binding);
+                        continue;
+                    }
+                };
                 let ty = self.resolve_type(&p.ty)?;
                 let n = self.coerce(
                     *v,
@@ -1773,6 +1917,44 @@ impl<'m> Lowerer<'m> {
         self.scopes = saved_scopes;
         self.type_params.pop();
         result.map(Val::Node)
+    }
+
+    /// A field or grid passed to a helper's `In<E>` or `Sampled<E>` parameter must hold `E`
+    /// values.
+    fn check_bound_field(
+        &mut self,
+        helper: &FnDef,
+        p: &ast::Param,
+        binding: Binding,
+        span: SpanId,
+    ) -> Result<()> {
+        let (have, ast::TypeExpr::Apply { args, .. }) = (binding, &p.ty) else {
+            return Ok(());
+        };
+        let have = match have {
+            Binding::Field(f) => self.fields[f as usize].elem,
+            Binding::Sampled(g) => self.sampled[g as usize].elem,
+            _ => return Ok(()),
+        };
+        let want = match args.as_slice() {
+            [a] => self.resolve_type(a)?,
+            _ => {
+                return err(
+                    p.ty.span(),
+                    "`In` takes one type argument",
+                    Some("write e.g. `In<T>`"),
+                )
+            }
+        };
+        if have != want {
+            return Err(self.mismatch(
+                have,
+                want,
+                span,
+                &format!("argument `{}` of `{}`", p.name.name, helper.name.name),
+            ));
+        }
+        Ok(())
     }
 
     // ----- finishing --------------------------------------------------------------------
@@ -1854,6 +2036,7 @@ impl<'m> Lowerer<'m> {
             fields: self.fields,
             scalars: self.scalars,
             reductions: self.reductions,
+            sampled: self.sampled,
             param_order: self.param_order,
             nodes,
             types,

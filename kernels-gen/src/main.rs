@@ -17,6 +17,8 @@ enum Emit {
     LlvmHost,
     /// PTX for CUDA devices (sm_80, loads on any newer GPU).
     Ptx,
+    /// PTX whose sampled grids are read through texture objects with hardware filtering
+    PtxTexture,
     /// The Rust code of the CPU path.
     Rust,
 }
@@ -88,6 +90,9 @@ fn run(args: &Args) -> Result<(), String> {
             Emit::Llvm => llvm::llvm_ir(k, p, Target::Ptx).map_err(|e| e.to_string())?,
             Emit::LlvmHost => llvm::llvm_ir(k, p, Target::Host).map_err(|e| e.to_string())?,
             Emit::Ptx => llvm::ptx(k, p).map_err(|e| e.to_string())?,
+            Emit::PtxTexture => {
+                llvm::ptx_with(k, p, llvm::Sampling::Texture).map_err(|e| e.to_string())?
+            }
             Emit::Rust => {
                 let rt = quote::quote!(::stencil_runtime);
                 let tokens = kernels_gen::back::rust::cpu_function(k, &rt);

@@ -28,6 +28,10 @@ impl fmt::Display for Kernel {
                     format!("{} {}: {}", r.op.type_name().to_lowercase(), r.name, r.ty)
                 }
                 ParamKind::Mesh => format!("mesh {}", self.mesh.as_deref().unwrap_or("")),
+                ParamKind::Sampled => {
+                    let g = &self.sampled[i];
+                    format!("sampled {}: {}", g.name, g.elem)
+                }
             });
         }
         writeln!(
@@ -141,6 +145,9 @@ impl Kernel {
                 write!(s, "gather {}[%{vertex}]", self.fields[field as usize].name)
             }
             Node::Topo { table, pos } => write!(s, "mesh {table:?}[%{pos}]"),
+            Node::Sample { grid, x, y } => {
+                write!(s, "sample {}(%{x}, %{y})", self.sampled[grid as usize].name)
+            }
             Node::LoopPos(l) => write!(s, "loop {l} position"),
             Node::Carried(l, k) => write!(s, "loop {l} carried {k}"),
             Node::LoopResult(l, k) => write!(s, "loop {l} result {k}"),

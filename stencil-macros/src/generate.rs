@@ -41,6 +41,20 @@ pub fn kernel_module(k: &Kernel, f: &syn::ItemFn, source: &str) -> syn::Result<T
         }
         None => quote!(None),
     };
+    let texture = if k.sampled.is_empty() {
+        quote!(None)
+    } else {
+        let variant = |p: Precision| -> syn::Result<TokenStream> {
+            let text = llvm::ptx_with(k, p, llvm::Sampling::Texture)
+                .map_err(|e| syn::Error::new(name.span(), format!("PTX generation failed: {e}")))?;
+            let entry = llvm::sampled_entry_name(k, p, llvm::Sampling::Texture);
+            let hash = llvm::ptx_hash(&text);
+            let vector = llvm::vector_width(k, p);
+            Ok(quote!(#rt::cuda::Ptx { text: #text, entry: #entry, hash: #hash, vector: #vector }))
+        };
+        let (t32, t64) = (variant(Precision::F32)?, variant(Precision::F64)?);
+        quote!(Some([#t32, #t64]))
+    };
     let in_place = !k.reruns_idempotently();
     let vertex = k.is_vertex();
     let (vec32, vec64) = (
@@ -81,6 +95,7 @@ pub fn kernel_module(k: &Kernel, f: &syn::ItemFn, source: &str) -> syn::Result<T
                 line: #line,
                 in_place: #in_place,
                 vertex: #vertex,
+                texture: #texture,
             };
             #cpu
             #launch
@@ -166,6 +181,15 @@ fn launcher(k: &Kernel, rt: &TokenStream) -> TokenStream {
                 params.push(quote!(#id: &#rt::mesh::VertexSet));
                 call_args.push(quote!(#id.cpu_view()));
                 cuda_args.push(quote!(l.mesh(#pname, #id)?;));
+            }
+            ParamKind::Sampled => {
+                let g = &k.sampled[i as usize];
+                let id = format_ident!("{}", g.name);
+                let t = ty_tokens(g.elem);
+                let gname = &g.name;
+                params.push(quote!(#id: &#rt::SampledGrid<#t>));
+                call_args.push(quote!(#id.cpu_view(NAME, #gname)?));
+                cuda_args.push(quote!(l.sampled(#gname, #id)?;));
             }
             ParamKind::Reduction => {
                 let r = &k.reductions[i as usize];

@@ -4,6 +4,7 @@
 //! rows run in parallel on rayon's pool, and reductions combine per-row partials in row
 //! order, so results do not depend on the number of threads.
 
+use crate::Real;
 use rayon::prelude::*;
 
 /// Points per chunk when a 1D domain is split for parallel work.
@@ -284,4 +285,55 @@ impl MeshView {
     pub unsafe fn corner(self, p: i64, k: isize) -> i64 {
         *self.corners.offset(2 * p as isize + k) as i64
     }
+}
+
+/// A sampled grid as generated CPU code reads it: `nx x ny` samples, row by row, over a
+/// rectangle from `origin` with the given inverse spacing (see
+/// [`crate::sampled::SampledGrid`]).
+#[derive(Clone, Copy, Debug)]
+pub struct SampledView<T> {
+    /// The first sample; sample `(i, j)` is at `values[i + j * nx]`.
+    pub values: *const T,
+    /// Samples along the first axis (at least 2).
+    pub nx: i64,
+    /// Samples along the second axis (at least 2).
+    pub ny: i64,
+    /// The position of sample `(0, 0)`.
+    pub origin: [T; 2],
+    /// One over the distance between samples, per axis.
+    pub inverse_spacing: [T; 2],
+}
+
+unsafe impl<T> Send for SampledView<T> {}
+unsafe impl<T> Sync for SampledView<T> {}
+
+impl<T: Real> SampledView<T> {
+    /// The grid interpolated bilinearly at `(x, y)`, clamped to the grid's rectangle. The
+    /// same operations, in the same order, as the PTX's software interpolation.
+    ///
+    /// # Safety
+    /// `values` must hold `nx * ny` samples, `nx, ny >= 2`.
+    #[inline(always)]
+    pub unsafe fn sample(self, x: T, y: T) -> T {
+        let (i, fx) = cell(x, self.origin[0], self.inverse_spacing[0], self.nx);
+        let (j, fy) = cell(y, self.origin[1], self.inverse_spacing[1], self.ny);
+        let at = |i: i64, j: i64| *self.values.offset((i + j * self.nx) as isize);
+        let (a, b) = (at(i, j), at(i + 1, j));
+        let (c, d) = (at(i, j + 1), at(i + 1, j + 1));
+        let low = a + fx * (b - a);
+        let high = c + fx * (d - c);
+        low + fy * (high - low)
+    }
+}
+
+/// The cell of a grid axis of `n` samples holding coordinate `x` (clamped to the axis),
+/// and the fraction of the cell before `x`.
+#[inline(always)]
+fn cell<T: Real>(x: T, origin: T, inverse_spacing: T, n: i64) -> (i64, T) {
+    let u = Real::min(
+        Real::max((x - origin) * inverse_spacing, T::zero()),
+        T::from_i64(n - 1),
+    );
+    let i = Real::as_i64(Real::floor(u)).min(n - 2);
+    (i, u - T::from_i64(i))
 }

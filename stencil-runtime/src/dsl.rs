@@ -29,3 +29,7 @@ pub struct Min<T>(PhantomData<T>);
 /// reads fields at the vertex (`x`) and at vertices from the mesh (`x[j]`), and loops over
 /// `mesh.neighbours()` and `mesh.triangles()` (corners by `mesh.corner(t, k)`).
 pub struct Mesh;
+/// A 2D grid of samples read at any position by bilinear interpolation: `g.sample(x, y)`
+/// (positions outside the grid read its edge). Launched with a
+/// [`crate::SampledGrid`]; on the GPU optionally through a texture with hardware filtering.
+pub struct Sampled<T>(PhantomData<T>);

@@ -41,6 +41,7 @@ pub mod field;
 pub mod launch;
 pub mod mesh;
 pub mod real;
+pub mod sampled;
 
 pub use backend::Backend;
 pub use block_mask::{BlockMask, BLOCK_TILE};
@@ -48,6 +49,7 @@ pub use cuda::Cuda;
 pub use error::Error;
 pub use field::Field;
 pub use real::{Precision, Real};
+pub use sampled::{Filtering, SampledGrid};
 pub use stencil_macros::{stencil, stencil_fn, stencils};
 
 /// The README's example compiles and runs (as a doc test).
@@ -60,7 +62,10 @@ pub use num_traits;
 
 /// Everything a kernel-writing program needs.
 pub mod prelude {
-    pub use crate::dsl::{Coarse, Fine, In, InOut, Max, Mesh, Min, Out, Sum};
+    pub use crate::dsl::{Coarse, Fine, In, InOut, Max, Mesh, Min, Out, Sampled, Sum};
     pub use crate::mesh::{MeshTopology, VertexSet};
-    pub use crate::{stencil, stencil_fn, stencils, Backend, Error, Field, Precision, Real};
+    pub use crate::{
+        stencil, stencil_fn, stencils, Backend, Error, Field, Filtering, Precision, Real,
+        SampledGrid,
+    };
 }

@@ -124,7 +124,9 @@ pub fn run<T: Real>(
                 });
             }
             ParamKind::Reduction => slots.push(&mut results[i as usize] as *mut T as u64),
-            ParamKind::Mesh => panic!("the harness runs grid kernels, not vertex kernels"),
+            ParamKind::Mesh | ParamKind::Sampled => {
+                panic!("the harness runs grid kernels without meshes or sampled grids")
+            }
         }
     }
     // A line kernel's scratch: one value per point of the domain.

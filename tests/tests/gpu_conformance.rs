@@ -193,6 +193,7 @@ fn cuda_failures_are_typed_errors() {
         line: None,
         in_place: false,
         vertex: false,
+        texture: None,
     };
     let e = CudaLaunch::new(&cuda, &BROKEN, Precision::F64)
         .run([8, 1, 1])

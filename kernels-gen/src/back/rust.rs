@@ -30,6 +30,11 @@ pub fn field_ident(name: &str) -> Ident {
     format_ident!("f_{}", name)
 }
 
+/// The identifier of a sampled grid inside generated code.
+pub fn sampled_ident(name: &str) -> Ident {
+    format_ident!("g_{}", name)
+}
+
 /// The identifier of a scalar parameter inside generated code.
 pub fn scalar_ident(name: &str) -> Ident {
     format_ident!("s_{}", name)
@@ -78,6 +83,12 @@ pub fn cpu_function(k: &Kernel, rt: &TokenStream) -> TokenStream {
             }
             ParamKind::Reduction => {}
             ParamKind::Mesh => params.push(quote!(mesh_view: #rt::cpu::MeshView)),
+            ParamKind::Sampled => {
+                let g = &k.sampled[i as usize];
+                let id = sampled_ident(&g.name);
+                let t = ty_tokens(g.elem);
+                params.push(quote!(#id: #rt::cpu::SampledView<#t>));
+            }
         }
     }
 
@@ -507,6 +518,11 @@ fn node_let(k: &Kernel, n: u32, real: &TokenStream, form: LoadForm) -> TokenStre
             let row = row_ident(field, 0, 0);
             let at = a(vertex);
             quote!(*#row.offset(#at as isize))
+        }
+        Node::Sample { grid, x, y } => {
+            let g = sampled_ident(&k.sampled[grid as usize].name);
+            let (x, y) = (a(x), a(y));
+            quote!(#g.sample(#x, #y))
         }
         Node::Topo { table, pos } => {
             let p = a(pos);

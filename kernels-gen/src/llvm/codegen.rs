@@ -1,7 +1,7 @@
 //! Lowering of a kernel to an LLVM module: the point computation and the two entries.
 
 use super::math::MathLib;
-use super::{entry_name, LlvmError, Target};
+use super::{LlvmError, Target};
 use crate::ir::{
     Access, Around, Binary, IndexMap, Kernel, LineSolve, Node, ParamKind, Precision, ReduceOp,
     Step, Topo, Ty, Unary,
@@ -19,6 +19,10 @@ use inkwell::values::{
 };
 use inkwell::{AddressSpace, FloatPredicate, IntPredicate, OptimizationLevel};
 use std::collections::HashMap;
+
+mod sample;
+pub use sample::Sampling;
+use sample::{SampledArgs, SAMPLED_PARAMS};
 
 /// Largest thread block the reduction's shared-memory buffer supports.
 pub const MAX_BLOCK_THREADS: u32 = 1024;
@@ -108,6 +112,8 @@ struct EntryArgs<'ctx> {
     scratch: Option<PointerValue<'ctx>>,
     /// A vertex kernel's mesh tables.
     mesh: Option<MeshArgs<'ctx>>,
+    /// The sampled grids, in declaration order.
+    sampled: Vec<SampledArgs<'ctx>>,
 }
 
 /// A vertex kernel's mesh tables (`u32` each; see `stencil_runtime::cpu::MeshView`).
@@ -130,14 +136,29 @@ pub(super) struct Gen<'a, 'ctx> {
     p: Precision,
     target: Target,
     math: MathLib<'ctx>,
+    /// How the PTX reads sampled grids.
+    sampling: Sampling,
 }
 
-/// Builds the module of one kernel at one precision for one target.
+/// Builds the module of one kernel at one precision for one target, reading sampled
+/// grids in software.
 pub fn build_module<'ctx>(
     ctx: &'ctx Context,
     k: &Kernel,
     p: Precision,
     target: Target,
+) -> R<Module<'ctx>> {
+    build_module_with(ctx, k, p, target, Sampling::Software)
+}
+
+/// Builds the module of one kernel at one precision for one target, reading sampled grids
+/// as `sampling` says (PTX only).
+pub fn build_module_with<'ctx>(
+    ctx: &'ctx Context,
+    k: &Kernel,
+    p: Precision,
+    target: Target,
+    sampling: Sampling,
 ) -> R<Module<'ctx>> {
     let module = ctx.create_module(&k.name);
     let mut g = Gen {
@@ -148,12 +169,13 @@ pub fn build_module<'ctx>(
         k,
         p,
         target,
+        sampling,
     };
     match target {
-        Target::Host if k.is_vertex() => {
+        Target::Host if k.is_vertex() || !k.sampled.is_empty() => {
             return Err(LlvmError::Invalid {
                 kernel: k.name.clone(),
-                message: "vertex kernels have no host entry: on the CPU they run as generated Rust"
+                message: "vertex kernels and kernels that sample grids have no host entry: on the CPU they run as generated Rust"
                     .into(),
             })
         }
@@ -543,6 +565,9 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                     self.load(ptr, ty)?
                 }
             }
+            Node::Sample { grid, x, y } => {
+                self.sample(&args.sampled[grid as usize], get(vals, x), get(vals, y), ty)?
+            }
             Node::Topo { table, pos } => {
                 let mesh = args.mesh.as_ref().ok_or_else(|| LlvmError::Invalid {
                     kernel: k.name.clone(),
@@ -802,6 +827,13 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                     let table = self.ctx.i32_type().ptr_type(self.addr_space());
                     ps.extend((0..MESH_TABLES).map(|_| BasicMetadataTypeEnum::from(table)));
                 }
+                ParamKind::Sampled => {
+                    // The samples' address or the texture object, the extents, the origin
+                    // and the inverse spacing.
+                    let elem = self.ty(self.k.sampled[i as usize].elem);
+                    ps.extend((0..3).map(|_| BasicMetadataTypeEnum::from(i64t)));
+                    ps.extend((0..4).map(|_| BasicMetadataTypeEnum::from(elem)));
+                }
             }
         }
         if self.k.is_vertex() {
@@ -849,6 +881,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                     }
                     pos += MESH_TABLES;
                 }
+                ParamKind::Sampled => pos += SAMPLED_PARAMS,
             }
         }
     }
@@ -867,6 +900,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             reductions: vec![],
             scratch: None,
             mesh: None,
+            sampled: vec![],
         };
         let mut pos = 3;
         for &(kind, i) in &self.k.param_order {
@@ -909,6 +943,15 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                         corners: t(4),
                     });
                     pos += MESH_TABLES;
+                }
+                ParamKind::Sampled => {
+                    args.sampled.push(SampledArgs {
+                        handle: p(pos).into_int_value(),
+                        n: [p(pos + 1).into_int_value(), p(pos + 2).into_int_value()],
+                        origin: [p(pos + 3), p(pos + 4)],
+                        inverse_spacing: [p(pos + 5), p(pos + 6)],
+                    });
+                    pos += SAMPLED_PARAMS;
                 }
             }
         }
@@ -954,7 +997,11 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
     /// guards, with vector loads and stores where a row of the tile is whole; the others
     /// (at the domain's far edges) check each point.
     fn ptx_entry(&mut self, vector: u32, points: u32) -> R<()> {
-        let name = super::variant_entry(&entry_name(self.k, self.p), vector, points);
+        let name = super::variant_entry(
+            &super::sampled_entry_name(self.k, self.p, self.sampling),
+            vector,
+            points,
+        );
         let f = self.declare_kernel(&name)?;
 
         let entry = self.ctx.append_basic_block(f, "entry");
@@ -1445,6 +1492,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             reductions: vec![],
             scratch: None,
             mesh: None,
+            sampled: vec![],
         };
         let mut pos = 3u64;
         for &(kind, i) in &self.k.param_order {
@@ -1486,7 +1534,9 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                     args.reductions.push(self.b.build_int_to_ptr(raw, pt, "")?);
                     pos += 1;
                 }
-                ParamKind::Mesh => unreachable!("vertex kernels have no host entry"),
+                ParamKind::Mesh | ParamKind::Sampled => {
+                    unreachable!("refused by build_module_with")
+                }
             }
         }
         if let Some(line) = self.k.line {
@@ -1566,7 +1616,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
     /// second.
     fn line_ptx_entry(&mut self) -> R<()> {
         let line = self.k.line.expect("a line kernel");
-        let name = entry_name(self.k, self.p);
+        let name = super::sampled_entry_name(self.k, self.p, self.sampling);
         let f = self.declare_kernel(&name)?;
         let entry = self.ctx.append_basic_block(f, "entry");
         let body = self.ctx.append_basic_block(f, "line");
@@ -1603,7 +1653,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
     /// The PTX entry of a vertex kernel: thread `t` (along x) computes the vertex at
     /// position `t` of the set; block partials for reductions.
     fn vertex_ptx_entry(&mut self) -> R<()> {
-        let name = entry_name(self.k, self.p);
+        let name = super::sampled_entry_name(self.k, self.p, self.sampling);
         let f = self.declare_kernel(&name)?;
         let entry = self.ctx.append_basic_block(f, "entry");
         let body = self.ctx.append_basic_block(f, "vertex");

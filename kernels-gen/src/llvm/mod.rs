@@ -27,6 +27,7 @@
 //! `ceil(n_L / (ntid_L * P))` along `L`.
 
 pub mod codegen;
+pub use codegen::Sampling;
 pub mod jit;
 mod math;
 
@@ -91,6 +92,15 @@ pub fn init_targets() {
 /// [`variant_entry`].
 pub fn entry_name(k: &Kernel, p: Precision) -> String {
     format!("{}_{}", k.name, p.name())
+}
+
+/// The entry name of the PTX variant that reads sampled grids as `sampling` says:
+/// [`entry_name`] for software interpolation, with `_tex` appended for textures.
+pub fn sampled_entry_name(k: &Kernel, p: Precision, sampling: Sampling) -> String {
+    match sampling {
+        Sampling::Software => entry_name(k, p),
+        Sampling::Texture => format!("{}_tex", entry_name(k, p)),
+    }
 }
 
 /// How many points per thread the PTX entries of a kernel compute, one entry each. In 2D
@@ -177,8 +187,13 @@ pub fn llvm_ir(k: &Kernel, p: Precision, target: Target) -> Result<String, LlvmE
 
 /// The PTX of a kernel at one precision.
 pub fn ptx(k: &Kernel, p: Precision) -> Result<String, LlvmError> {
+    ptx_with(k, p, Sampling::Software)
+}
+
+/// The PTX of a kernel at one precision, reading its sampled grids as `sampling` says.
+pub fn ptx_with(k: &Kernel, p: Precision, sampling: Sampling) -> Result<String, LlvmError> {
     let ctx = Context::create();
-    let module = codegen::build_module(&ctx, k, p, Target::Ptx)?;
+    let module = codegen::build_module_with(&ctx, k, p, Target::Ptx, sampling)?;
     let tm = nvptx_machine()?;
     module.set_triple(&tm.get_triple());
     module.set_data_layout(&tm.get_target_data().get_data_layout());

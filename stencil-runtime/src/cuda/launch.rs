@@ -47,6 +47,9 @@ pub struct KernelCode {
     /// Whether it is a vertex kernel: one thread per vertex of a set, the mesh's tables
     /// among its parameters, no block mask.
     pub vertex: bool,
+    /// For a kernel with sampled grids, the PTX (f32, f64) that reads them through texture
+    /// objects with hardware filtering.
+    pub texture: Option<[Ptx; 2]>,
 }
 
 impl KernelCode {
@@ -90,6 +93,8 @@ pub struct CudaLaunch<'a> {
     reductions: Vec<(Reduce, Precision)>,
     /// Whether every field allows the vector entries (16-byte aligned rows).
     aligned: bool,
+    /// Whether the sampled grids are read through textures (None before the first grid).
+    textured: Option<bool>,
 }
 
 /// Threads per block of a vertex kernel.
@@ -110,7 +115,62 @@ impl<'a> CudaLaunch<'a> {
             args: Vec::new(),
             reductions: Vec::new(),
             aligned: true,
+            textured: None,
         }
+    }
+
+    /// The PTX this launch runs: the precision's, in its texture variant when the sampled
+    /// grids have hardware filtering.
+    fn ptx(&self) -> &'static Ptx {
+        match (self.textured, &self.code.texture) {
+            (Some(true), Some([f32, f64])) => match self.precision {
+                Precision::F32 => f32,
+                Precision::F64 => f64,
+            },
+            _ => self.code.ptx(self.precision),
+        }
+    }
+
+    /// A sampled grid, which must live on this backend's device. All the grids of a launch
+    /// must have the same [`crate::Filtering`].
+    pub fn sampled<T: Real>(
+        &mut self,
+        param: &'static str,
+        g: &crate::SampledGrid<T>,
+    ) -> Result<(), Error> {
+        let Some(device) = g.device_args(self.cuda.ordinal()) else {
+            return Err(Error::Residency {
+                kernel: self.code.name.to_string(),
+                field: param.to_string(),
+                have: g.location(),
+                want: format!(
+                    "CUDA device {} ({})",
+                    self.cuda.ordinal(),
+                    self.cuda.device_name()
+                ),
+            });
+        };
+        let textured = g.filtering() == crate::Filtering::Hardware;
+        if *self.textured.get_or_insert(textured) != textured {
+            return Err(Error::Launch {
+                kernel: self.code.name.to_string(),
+                cause: format!(
+                    "sampled grid `{param}` is filtered differently from the launch's other grids; give them all hardware filtering or none"
+                ),
+            });
+        }
+        if textured && self.code.texture.is_none() {
+            return Err(Error::Launch {
+                kernel: self.code.name.to_string(),
+                cause: "the kernel was built without a texture variant".into(),
+            });
+        }
+        self.args.push(Arg::Wide(device.handle));
+        self.args.extend(device.extent.map(Arg::Wide));
+        for v in device.origin.into_iter().chain(device.inverse_spacing) {
+            self.real(v);
+        }
+        Ok(())
     }
 
     /// A field parameter, which must live on this backend's device.
@@ -128,7 +188,7 @@ impl<'a> CudaLaunch<'a> {
         match f.device_args() {
             Some((ordinal, ptr, strides)) if ordinal == self.cuda.ordinal() => {
                 // Vector accesses need each row of every field aligned to the vector.
-                let v = self.code.ptx(self.precision).vector as usize;
+                let v = self.ptx().vector as usize;
                 let bytes = (v * std::mem::size_of::<T>()) as u64;
                 self.aligned &= ptr % bytes == 0 && strides.iter().all(|s| s % v == 0);
                 self.args.push(Arg::Wide(ptr));
@@ -444,7 +504,7 @@ impl<'a> CudaLaunch<'a> {
         grid: [u32; 3],
         partials: &[DeviceBuffer],
     ) -> Result<(), Error> {
-        let ptx = self.code.ptx(self.precision);
+        let ptx = self.ptx();
         let f = function(
             &self.cuda.stream().device,
             self.code.name,

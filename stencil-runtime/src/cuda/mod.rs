@@ -17,6 +17,7 @@ mod launch;
 pub(crate) mod memory;
 mod module;
 mod partials;
+pub(crate) mod texture;
 mod timer;
 mod tune;
 
