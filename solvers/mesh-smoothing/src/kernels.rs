@@ -3,9 +3,12 @@
 //!
 //! Per vertex: the coordinates `x`, `y` and the metric `[[m11, m12], [m12, m22]]`, all
 //! updated in place. A candidate position is judged by the cavity's smallest quality
-//! (Vasilevskii & Lipnikov) with the vertex moved there and its metric interpolated
-//! barycentrically in the cavity triangle (with the vertex at its present place) that holds
-//! the candidate; -1 if a triangle would be inverted or degenerate.
+//! (Vasilevskii & Lipnikov) with the vertex moved there; -1 if a triangle would be
+//! inverted or degenerate. The metric at the candidate is interpolated barycentrically in
+//! the cavity triangle (with the vertex at its present place) that holds it (`relocate`,
+//! `search`), or bilinearly from a super-sampled copy of the metric field, three
+//! [`stencil_runtime::SampledGrid`]s (`relocate_sampled`, `search_sampled`; on the GPU
+//! optionally through textures with hardware filtering).
 //!
 //! The vertices of a colour share no edge, so each one reads only vertices that do not
 //! move in that launch: the CPU (any number of threads) and the GPU give the same mesh.
@@ -70,29 +73,58 @@ pub mod smoothing {
         compass_x((k + 6) % 8, h)
     }
 
-    /// Moves each vertex of the set by `method`: 0 Laplacian (to the neighbours' mean),
-    /// 1 smart Laplacian (the whole move, only if the cavity's smallest quality does not
-    /// drop), 2 Pain et al. (2001): `(D + A)(x - p) = (q - A p) / 2` with `A` and `q`
-    /// summed over the edges from `p` (edge metrics the mean of their ends') and `D` the
-    /// term that makes `D + A` diagonally dominant. Laplacian and Pain's moves are halved
-    /// (up to ten times) until every triangle stays valid (Laplacian) or the cavity keeps
-    /// its smallest quality (Pain). `moved` counts the vertices that moved.
-    #[stencil]
-    pub fn relocate<T: Real>(
+    /// The smallest quality of the cavity (the triangles around the vertex) with the vertex
+    /// at `(cx, cy)` and metric `[[c11, c12], [c12, c22]]` there.
+    #[stencil_fn]
+    fn cavity_quality<T: Real>(
         mesh: Mesh,
-        x: InOut<T>,
-        y: InOut<T>,
-        m11: InOut<T>,
-        m12: InOut<T>,
-        m22: InOut<T>,
+        x: In<T>,
+        y: In<T>,
+        m11: In<T>,
+        m12: In<T>,
+        m22: In<T>,
+        cx: T,
+        cy: T,
+        c11: T,
+        c12: T,
+        c22: T,
+    ) -> T {
+        let mut q = 1.0e30;
+        for t in mesh.triangles() {
+            let a = mesh.corner(t, 1);
+            let b = mesh.corner(t, 2);
+            let qt = quality(
+                cx,
+                cy,
+                x[a],
+                y[a],
+                x[b],
+                y[b],
+                (c11 + m11[a] + m11[b]) / 3.0,
+                (c12 + m12[a] + m12[b]) / 3.0,
+                (c22 + m22[a] + m22[b]) / 3.0,
+            );
+            q = q.min(qt);
+        }
+        q
+    }
+
+    /// Pain et al.'s move from the vertex, first component (`axis` 0) or second (1):
+    /// `(D + A) d = (q - A p) / 2`, with `A` and `q` summed over the edges from `p`
+    /// (edge metrics the mean of their ends') and `D` the term that makes `D + A`
+    /// diagonally dominant. For `method` 0 and 1, the move to the neighbours' mean
+    /// (Laplacian).
+    #[stencil_fn]
+    fn planned_move<T: Real>(
+        mesh: Mesh,
+        x: In<T>,
+        y: In<T>,
+        m11: In<T>,
+        m12: In<T>,
+        m22: In<T>,
         method: i64,
-        moved: Sum<T>,
-    ) {
-        let px = x;
-        let py = y;
-        let p11 = m11;
-        let p12 = m12;
-        let p22 = m22;
+        axis: i64,
+    ) -> T {
         let mut sx = 0.0;
         let mut sy = 0.0;
         let mut n = 0.0;
@@ -107,93 +139,119 @@ pub mod smoothing {
             sx += xj;
             sy += yj;
             n += 1.0;
-            let e11 = 0.5 * (p11 + m11[j]);
-            let e12 = 0.5 * (p12 + m12[j]);
-            let e22 = 0.5 * (p22 + m22[j]);
+            let e11 = 0.5 * (m11 + m11[j]);
+            let e12 = 0.5 * (m12 + m12[j]);
+            let e22 = 0.5 * (m22 + m22[j]);
             a11 += e11;
             a12 += e12;
             a22 += e22;
             q1 += e11 * xj + e12 * yj;
             q2 += e12 * xj + e22 * yj;
         }
-        let r1 = 0.5 * (q1 - (a11 * px + a12 * py));
-        let r2 = 0.5 * (q2 - (a12 * px + a22 * py));
+        let r1 = 0.5 * (q1 - (a11 * x + a12 * y));
+        let r2 = 0.5 * (q2 - (a12 * x + a22 * y));
         let d1 = (a12.abs() - a11).max(0.0);
         let d2 = (a12.abs() - a22).max(0.0);
-        let pain_dx = solve2_x(a11 + d1, a12, a12, a22 + d2, r1, r2);
-        let pain_dy = solve2_y(a11 + d1, a12, a12, a22 + d2, r1, r2);
-        let mut stepx = if method == 2 { pain_dx } else { sx / n - px };
-        let mut stepy = if method == 2 { pain_dy } else { sy / n - py };
-
-        let mut before = 1.0e30;
-        for t in mesh.triangles() {
-            let a = mesh.corner(t, 1);
-            let b = mesh.corner(t, 2);
-            let q = quality(
-                px,
-                py,
-                x[a],
-                y[a],
-                x[b],
-                y[b],
-                (p11 + m11[a] + m11[b]) / 3.0,
-                (p12 + m12[a] + m12[b]) / 3.0,
-                (p22 + m22[a] + m22[b]) / 3.0,
-            );
-            before = before.min(q);
+        let pain = if axis == 0 {
+            solve2_x(a11 + d1, a12, a12, a22 + d2, r1, r2)
+        } else {
+            solve2_y(a11 + d1, a12, a12, a22 + d2, r1, r2)
+        };
+        let laplacian = if axis == 0 { sx / n - x } else { sy / n - y };
+        if method == 2 {
+            pain
+        } else {
+            laplacian
         }
+    }
 
+    /// The first step of the pattern search: a quarter of the mean edge length from the
+    /// vertex.
+    #[stencil_fn]
+    fn first_step<T: Real>(mesh: Mesh, x: In<T>, y: In<T>) -> T {
+        let mut reach = 0.0;
+        let mut n = 0.0;
+        for j in mesh.neighbours() {
+            let dx = x[j] - x;
+            let dy = y[j] - y;
+            reach += (dx * dx + dy * dy).sqrt();
+            n += 1.0;
+        }
+        0.25 * reach / n
+    }
+
+    /// Whether a halving attempt of `relocate` takes the candidate whose cavity quality is
+    /// `q` (given the quality `before` the move, whether an earlier attempt `done` so,
+    /// and whether the candidate differs from the vertex).
+    #[stencil_fn]
+    fn takes<T: Real>(method: i64, q: T, before: T, done: bool, moves: bool) -> bool {
+        let accept = method != 1 || q >= before;
+        !done && stops(method, q, before) && accept && moves
+    }
+
+    /// Whether a halving attempt of `relocate` ends the halving.
+    #[stencil_fn]
+    fn stops<T: Real>(method: i64, q: T, before: T) -> bool {
+        if method == 2 {
+            q >= before
+        } else {
+            q > 0.0
+        }
+    }
+
+    /// Moves each vertex of the set by `method`: 0 Laplacian (to the neighbours' mean),
+    /// 1 smart Laplacian (the whole move, only if the cavity's smallest quality does not
+    /// drop), 2 Pain et al. (2001) ([`planned_move`]). Laplacian and Pain's moves are
+    /// halved (up to ten times) until every triangle stays valid (Laplacian) or the cavity
+    /// keeps its smallest quality (Pain). The metric at a candidate is interpolated
+    /// barycentrically in the cavity triangle holding it. `moved` counts the vertices that
+    /// moved.
+    #[stencil]
+    pub fn relocate<T: Real>(
+        mesh: Mesh,
+        x: InOut<T>,
+        y: InOut<T>,
+        m11: InOut<T>,
+        m12: InOut<T>,
+        m22: InOut<T>,
+        method: i64,
+        moved: Sum<T>,
+    ) {
+        let before = cavity_quality(mesh, x, y, m11, m12, m22, x, y, m11, m12, m22);
+        let mut stepx = planned_move(mesh, x, y, m11, m12, m22, method, 0);
+        let mut stepy = planned_move(mesh, x, y, m11, m12, m22, method, 1);
         let mut done = false;
         let mut go = false;
-        let mut nx = px;
-        let mut ny = py;
-        let mut n11 = p11;
-        let mut n12 = p12;
-        let mut n22 = p22;
+        let mut nx = x;
+        let mut ny = y;
+        let mut n11 = m11;
+        let mut n12 = m12;
+        let mut n22 = m22;
         for attempt in 0..11 {
-            let cx = px + stepx;
-            let cy = py + stepy;
+            let cx = x + stepx;
+            let cy = y + stepy;
             // The metric at the candidate: barycentric in the cavity triangle holding it.
             let mut found = false;
-            let mut c11 = p11;
-            let mut c12 = p12;
-            let mut c22 = p22;
+            let mut c11 = m11;
+            let mut c12 = m12;
+            let mut c22 = m22;
             for t in mesh.triangles() {
                 let a = mesh.corner(t, 1);
                 let b = mesh.corner(t, 2);
-                let total = cross(px, py, x[a], y[a], x[b], y[b]);
+                let total = cross(x, y, x[a], y[a], x[b], y[b]);
                 let l0 = cross(cx, cy, x[a], y[a], x[b], y[b]) / total;
-                let l1 = cross(px, py, cx, cy, x[b], y[b]) / total;
-                let l2 = cross(px, py, x[a], y[a], cx, cy) / total;
+                let l1 = cross(x, y, cx, cy, x[b], y[b]) / total;
+                let l2 = cross(x, y, x[a], y[a], cx, cy) / total;
                 let inside = l0.min(l1).min(l2) >= -1.0e-12;
                 if inside && !found {
-                    c11 = l0 * p11 + l1 * m11[a] + l2 * m11[b];
-                    c12 = l0 * p12 + l1 * m12[a] + l2 * m12[b];
-                    c22 = l0 * p22 + l1 * m22[a] + l2 * m22[b];
+                    c11 = l0 * m11 + l1 * m11[a] + l2 * m11[b];
+                    c12 = l0 * m12 + l1 * m12[a] + l2 * m12[b];
+                    c22 = l0 * m22 + l1 * m22[a] + l2 * m22[b];
                 }
                 found = found || inside;
             }
-            let mut q = 1.0e30;
-            for t in mesh.triangles() {
-                let a = mesh.corner(t, 1);
-                let b = mesh.corner(t, 2);
-                let qt = quality(
-                    cx,
-                    cy,
-                    x[a],
-                    y[a],
-                    x[b],
-                    y[b],
-                    (c11 + m11[a] + m11[b]) / 3.0,
-                    (c12 + m12[a] + m12[b]) / 3.0,
-                    (c22 + m22[a] + m22[b]) / 3.0,
-                );
-                q = q.min(qt);
-            }
-            let stop = if method == 2 { q >= before } else { q > 0.0 };
-            let accept = method != 1 || q >= before;
-            let take = !done && stop && accept && (cx != px || cy != py);
-            if take {
+            let q = cavity_quality(mesh, x, y, m11, m12, m22, cx, cy, c11, c12, c22);
+            if takes(method, q, before, done, cx != x || cy != y) {
                 go = true;
                 nx = cx;
                 ny = cy;
@@ -201,7 +259,7 @@ pub mod smoothing {
                 n12 = c12;
                 n22 = c22;
             }
-            done = done || stop;
+            done = done || stops(method, q, before);
             stepx = 0.5 * stepx;
             stepy = 0.5 * stepy;
         }
@@ -215,13 +273,72 @@ pub mod smoothing {
         moved.reduce(if go { 1.0 } else { 0.0 });
     }
 
+    /// [`relocate`] with the metric at a candidate read from the super-sampled metric
+    /// `[[g11, g12], [g12, g22]]` (bilinear); a vertex that moves takes that metric.
+    #[stencil]
+    pub fn relocate_sampled<T: Real>(
+        mesh: Mesh,
+        x: InOut<T>,
+        y: InOut<T>,
+        m11: InOut<T>,
+        m12: InOut<T>,
+        m22: InOut<T>,
+        g11: Sampled<T>,
+        g12: Sampled<T>,
+        g22: Sampled<T>,
+        method: i64,
+        moved: Sum<T>,
+    ) {
+        let before = cavity_quality(mesh, x, y, m11, m12, m22, x, y, m11, m12, m22);
+        let mut stepx = planned_move(mesh, x, y, m11, m12, m22, method, 0);
+        let mut stepy = planned_move(mesh, x, y, m11, m12, m22, method, 1);
+        let mut done = false;
+        let mut go = false;
+        let mut nx = x;
+        let mut ny = y;
+        for attempt in 0..11 {
+            let cx = x + stepx;
+            let cy = y + stepy;
+            let q = cavity_quality(
+                mesh,
+                x,
+                y,
+                m11,
+                m12,
+                m22,
+                cx,
+                cy,
+                g11.sample(cx, cy),
+                g12.sample(cx, cy),
+                g22.sample(cx, cy),
+            );
+            if takes(method, q, before, done, cx != x || cy != y) {
+                go = true;
+                nx = cx;
+                ny = cy;
+            }
+            done = done || stops(method, q, before);
+            stepx = 0.5 * stepx;
+            stepy = 0.5 * stepy;
+        }
+        if go {
+            x = nx;
+            y = ny;
+            m11 = g11.sample(nx, ny);
+            m12 = g12.sample(nx, ny);
+            m22 = g22.sample(nx, ny);
+        }
+        moved.reduce(if go { 1.0 } else { 0.0 });
+    }
+
     /// One round of a pattern search that moves each vertex of the set to maximise its
     /// cavity's smallest quality: eight directions around the vertex at distance `step`
-    /// (set at round 0 to a quarter of the mean edge length from the vertex), each taken
-    /// if it improves on the best so far; `step` is halved when none does. `moved_flag`
-    /// records whether the vertex moved in any round so far; on the last round (of
-    /// `rounds`) `moved` counts the vertices that moved. One round per launch keeps the
-    /// kernel small enough for the GPU's registers.
+    /// (set at round 0 by [`first_step`]), each taken if it improves on the best so far;
+    /// `step` is halved when none does. The metric at a candidate is interpolated
+    /// barycentrically in the cavity triangle holding it. `moved_flag` records whether the
+    /// vertex moved in any round so far; on the last round (of `rounds`) `moved` counts the
+    /// vertices that moved. One round per launch keeps the kernel small enough for the
+    /// GPU's registers.
     #[stencil]
     pub fn search<T: Real>(
         mesh: Mesh,
@@ -236,82 +353,37 @@ pub mod smoothing {
         rounds: i64,
         moved: Sum<T>,
     ) {
-        let px = x;
-        let py = y;
-        let p11 = m11;
-        let p12 = m12;
-        let p22 = m22;
-        let mut reach = 0.0;
-        let mut n = 0.0;
-        for j in mesh.neighbours() {
-            let dx = x[j] - px;
-            let dy = y[j] - py;
-            reach += (dx * dx + dy * dy).sqrt();
-            n += 1.0;
-        }
-        let h = if round == 0 { 0.25 * reach / n } else { step };
-        let mut best_q = 1.0e30;
-        for t in mesh.triangles() {
-            let a = mesh.corner(t, 1);
-            let b = mesh.corner(t, 2);
-            let q = quality(
-                px,
-                py,
-                x[a],
-                y[a],
-                x[b],
-                y[b],
-                (p11 + m11[a] + m11[b]) / 3.0,
-                (p12 + m12[a] + m12[b]) / 3.0,
-                (p22 + m22[a] + m22[b]) / 3.0,
-            );
-            best_q = best_q.min(q);
-        }
-        let mut bx = px;
-        let mut by = py;
-        let mut b11 = p11;
-        let mut b12 = p12;
-        let mut b22 = p22;
+        let h = if round == 0 { first_step(mesh, x, y) } else { step };
+        let mut best_q = cavity_quality(mesh, x, y, m11, m12, m22, x, y, m11, m12, m22);
+        let mut bx = x;
+        let mut by = y;
+        let mut b11 = m11;
+        let mut b12 = m12;
+        let mut b22 = m22;
         let mut improved = false;
         for k in 0..8 {
             let cx = bx + compass_x(k, h);
             let cy = by + compass_y(k, h);
             let mut found = false;
-            let mut c11 = p11;
-            let mut c12 = p12;
-            let mut c22 = p22;
+            let mut c11 = m11;
+            let mut c12 = m12;
+            let mut c22 = m22;
             for t in mesh.triangles() {
                 let a = mesh.corner(t, 1);
                 let b = mesh.corner(t, 2);
-                let total = cross(px, py, x[a], y[a], x[b], y[b]);
+                let total = cross(x, y, x[a], y[a], x[b], y[b]);
                 let l0 = cross(cx, cy, x[a], y[a], x[b], y[b]) / total;
-                let l1 = cross(px, py, cx, cy, x[b], y[b]) / total;
-                let l2 = cross(px, py, x[a], y[a], cx, cy) / total;
+                let l1 = cross(x, y, cx, cy, x[b], y[b]) / total;
+                let l2 = cross(x, y, x[a], y[a], cx, cy) / total;
                 let inside = l0.min(l1).min(l2) >= -1.0e-12;
                 if inside && !found {
-                    c11 = l0 * p11 + l1 * m11[a] + l2 * m11[b];
-                    c12 = l0 * p12 + l1 * m12[a] + l2 * m12[b];
-                    c22 = l0 * p22 + l1 * m22[a] + l2 * m22[b];
+                    c11 = l0 * m11 + l1 * m11[a] + l2 * m11[b];
+                    c12 = l0 * m12 + l1 * m12[a] + l2 * m12[b];
+                    c22 = l0 * m22 + l1 * m22[a] + l2 * m22[b];
                 }
                 found = found || inside;
             }
-            let mut q = 1.0e30;
-            for t in mesh.triangles() {
-                let a = mesh.corner(t, 1);
-                let b = mesh.corner(t, 2);
-                let qt = quality(
-                    cx,
-                    cy,
-                    x[a],
-                    y[a],
-                    x[b],
-                    y[b],
-                    (c11 + m11[a] + m11[b]) / 3.0,
-                    (c12 + m12[a] + m12[b]) / 3.0,
-                    (c22 + m22[a] + m22[b]) / 3.0,
-                );
-                q = q.min(qt);
-            }
+            let q = cavity_quality(mesh, x, y, m11, m12, m22, cx, cy, c11, c12, c22);
             if q > best_q {
                 bx = cx;
                 by = cy;
@@ -328,6 +400,67 @@ pub mod smoothing {
             m11 = b11;
             m12 = b12;
             m22 = b22;
+        }
+        step = if improved { h } else { 0.5 * h };
+        let flag = if round == 0 { 0.0 } else { moved_flag };
+        let now = if improved { 1.0 } else { flag };
+        moved_flag = now;
+        moved.reduce(if round == rounds - 1 { now } else { 0.0 });
+    }
+
+    /// [`search`] with the metric at a candidate read from the super-sampled metric
+    /// `[[g11, g12], [g12, g22]]` (bilinear); a vertex that moves takes that metric.
+    #[stencil]
+    pub fn search_sampled<T: Real>(
+        mesh: Mesh,
+        x: InOut<T>,
+        y: InOut<T>,
+        m11: InOut<T>,
+        m12: InOut<T>,
+        m22: InOut<T>,
+        g11: Sampled<T>,
+        g12: Sampled<T>,
+        g22: Sampled<T>,
+        step: InOut<T>,
+        moved_flag: InOut<T>,
+        round: i64,
+        rounds: i64,
+        moved: Sum<T>,
+    ) {
+        let h = if round == 0 { first_step(mesh, x, y) } else { step };
+        let mut best_q = cavity_quality(mesh, x, y, m11, m12, m22, x, y, m11, m12, m22);
+        let mut bx = x;
+        let mut by = y;
+        let mut improved = false;
+        for k in 0..8 {
+            let cx = bx + compass_x(k, h);
+            let cy = by + compass_y(k, h);
+            let q = cavity_quality(
+                mesh,
+                x,
+                y,
+                m11,
+                m12,
+                m22,
+                cx,
+                cy,
+                g11.sample(cx, cy),
+                g12.sample(cx, cy),
+                g22.sample(cx, cy),
+            );
+            if q > best_q {
+                bx = cx;
+                by = cy;
+                best_q = q;
+                improved = true;
+            }
+        }
+        if improved {
+            x = bx;
+            y = by;
+            m11 = g11.sample(bx, by);
+            m12 = g12.sample(bx, by);
+            m22 = g22.sample(bx, by);
         }
         step = if improved { h } else { 0.5 * h };
         let flag = if round == 0 { 0.0 } else { moved_flag };
