@@ -353,7 +353,11 @@ pub mod smoothing {
         rounds: i64,
         moved: Sum<T>,
     ) {
-        let h = if round == 0 { first_step(mesh, x, y) } else { step };
+        let h = if round == 0 {
+            first_step(mesh, x, y)
+        } else {
+            step
+        };
         let mut best_q = cavity_quality(mesh, x, y, m11, m12, m22, x, y, m11, m12, m22);
         let mut bx = x;
         let mut by = y;
@@ -427,7 +431,11 @@ pub mod smoothing {
         rounds: i64,
         moved: Sum<T>,
     ) {
-        let h = if round == 0 { first_step(mesh, x, y) } else { step };
+        let h = if round == 0 {
+            first_step(mesh, x, y)
+        } else {
+            step
+        };
         let mut best_q = cavity_quality(mesh, x, y, m11, m12, m22, x, y, m11, m12, m22);
         let mut bx = x;
         let mut by = y;

@@ -4,7 +4,9 @@
 //! filtering does).
 
 use crate::mesh::{barycentric, interpolate};
-use crate::{Mesh, Metric};
+use crate::{Mesh, MeshError, Metric};
+use rayon::prelude::*;
+use stencil_runtime::{Backend, Filtering, SampledGrid};
 
 /// `n x n` samples of the metric over `[lo, hi]`.
 #[derive(Clone, Debug)]
@@ -64,6 +66,7 @@ impl MetricGrid {
             nearest.1
         };
         let samples = (0..n * n)
+            .into_par_iter()
             .map(|k| {
                 at([
                     lo[0] + (k % n) as f64 * step[0],
@@ -77,6 +80,34 @@ impl MetricGrid {
             step,
             samples,
         }
+    }
+
+    /// Samples per axis.
+    pub fn n(&self) -> usize {
+        self.n
+    }
+
+    /// The three components `[a, b, c]` of the metric `[[a, b], [b, c]]` as sampled grids
+    /// on `backend`, which kernels interpolate bilinearly; with `Filtering::Hardware`, on
+    /// the GPU through textures.
+    pub fn to_sampled(
+        &self,
+        backend: &Backend,
+        filtering: Filtering,
+    ) -> Result<[SampledGrid<f64>; 3], MeshError> {
+        let component = |f: fn(&Metric) -> f64| -> Result<SampledGrid<f64>, MeshError> {
+            let values: Vec<f64> = self.samples.iter().map(f).collect();
+            let g = SampledGrid::new(backend, [self.n; 2], self.lo, self.step, &values)?;
+            Ok(match filtering {
+                Filtering::Software => g,
+                Filtering::Hardware => g.with_hardware_filtering(backend)?,
+            })
+        };
+        Ok([
+            component(|m| m.a)?,
+            component(|m| m.b)?,
+            component(|m| m.c)?,
+        ])
     }
 
     /// The metric at `x` by bilinear interpolation of the samples (clamped to the box).

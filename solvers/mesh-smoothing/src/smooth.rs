@@ -3,18 +3,21 @@
 //! on a [`Backend`]: the CPU (generated Rust; serial inside a one-thread pool, else on
 //! every core) or a CUDA GPU (the kernels' PTX). No move may invert an element: a move
 //! that would is shortened or dropped. The metric at a moved vertex is interpolated
-//! linearly (barycentric) in the cavity triangle that contains the new position.
+//! linearly (barycentric) in the cavity triangle that contains the new position, or, after
+//! [`Smoother::with_metric_grid`], bilinearly from a super-sampled copy of the metric
+//! field ([`MetricGrid`]; on the GPU optionally through textures with hardware filtering).
 //!
 //! The vertices of a colour share no edge, so each one's move reads only vertices that
 //! do not move in that colour: serial, parallel and GPU sweeps give the same mesh.
 
 use crate::colour::Colouring;
-use crate::kernels::smoothing::{relocate, search};
+use crate::kernels::smoothing::{relocate, relocate_sampled, search, search_sampled};
+use crate::metric_grid::MetricGrid;
 use crate::quality::{min_mean, qualities};
 use crate::{Mesh, MeshError, Metric};
 use std::sync::Arc;
 use stencil_runtime::mesh::{MeshTopology, VertexSet};
-use stencil_runtime::{Backend, Field};
+use stencil_runtime::{Backend, Field, Filtering, SampledGrid};
 
 /// How a vertex moves.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -75,6 +78,8 @@ pub struct Smoother {
     step: Field<f64>,
     /// Whether each vertex moved in a round of the search so far.
     moved_flag: Field<f64>,
+    /// The super-sampled metric's components, when candidates read it.
+    grid: Option<[SampledGrid<f64>; 3]>,
 }
 
 /// Rounds of the min-quality pattern search per colour (one launch each).
@@ -117,7 +122,21 @@ impl Smoother {
             m22: field(&|v| mesh.metric[v].c)?,
             step: field(&|_| 0.0)?,
             moved_flag: field(&|_| 0.0)?,
+            grid: None,
         })
+    }
+
+    /// Makes the sweeps read the metric at a candidate position from `grid` (bilinear
+    /// interpolation) instead of interpolating it in the cavity's triangles; a vertex that
+    /// moves takes the grid's metric. `Filtering::Hardware` reads the grid through
+    /// textures (CUDA only).
+    pub fn with_metric_grid(
+        mut self,
+        grid: &MetricGrid,
+        filtering: Filtering,
+    ) -> Result<Smoother, MeshError> {
+        self.grid = Some(grid.to_sampled(&self.backend, filtering)?);
+        Ok(self)
     }
 
     /// One sweep of `method` over every colour; returns how many vertices moved.
@@ -126,34 +145,64 @@ impl Smoother {
         for set in &self.sets {
             let (x, y) = (&mut self.x, &mut self.y);
             let (m11, m12, m22) = (&mut self.m11, &mut self.m12, &mut self.m22);
-            moved += match method {
-                Method::MinQuality => {
+            let (step, flag) = (&mut self.step, &mut self.moved_flag);
+            let b = &self.backend;
+            moved += match (method, &self.grid) {
+                (Method::MinQuality, None) => {
                     let mut count = 0.0;
                     for round in 0..SEARCH_ROUNDS {
                         count += search::launch(
-                            &self.backend,
+                            b,
                             set,
                             x,
                             y,
                             m11,
                             m12,
                             m22,
-                            &mut self.step,
-                            &mut self.moved_flag,
+                            step,
+                            flag,
                             round,
                             SEARCH_ROUNDS,
                         )?;
                     }
                     count
                 }
-                other => {
-                    let code = match other {
-                        Method::Laplacian => 0,
-                        Method::SmartLaplacian => 1,
-                        _ => 2,
-                    };
-                    relocate::launch(&self.backend, set, x, y, m11, m12, m22, code)?
+                (Method::MinQuality, Some([g11, g12, g22])) => {
+                    let mut count = 0.0;
+                    for round in 0..SEARCH_ROUNDS {
+                        count += search_sampled::launch(
+                            b,
+                            set,
+                            x,
+                            y,
+                            m11,
+                            m12,
+                            m22,
+                            g11,
+                            g12,
+                            g22,
+                            step,
+                            flag,
+                            round,
+                            SEARCH_ROUNDS,
+                        )?;
+                    }
+                    count
                 }
+                (other, None) => relocate::launch(b, set, x, y, m11, m12, m22, code(other))?,
+                (other, Some([g11, g12, g22])) => relocate_sampled::launch(
+                    b,
+                    set,
+                    x,
+                    y,
+                    m11,
+                    m12,
+                    m22,
+                    g11,
+                    g12,
+                    g22,
+                    code(other),
+                )?,
             };
         }
         Ok(moved as usize)
@@ -176,6 +225,15 @@ impl Smoother {
             };
         }
         Ok(())
+    }
+}
+
+/// The `method` number of the `relocate` kernels.
+fn code(method: Method) -> i64 {
+    match method {
+        Method::Laplacian => 0,
+        Method::SmartLaplacian => 1,
+        _ => 2,
     }
 }
 

@@ -71,3 +71,51 @@ fn gpu_sweeps_give_the_cpu_mesh() {
     // Colourings differ in order, not in what a GPU can run.
     assert!(greedy(&generated).is_valid(&generated));
 }
+
+/// Sweeps reading the super-sampled metric: in software the GPU gives the CPU's mesh; with
+/// hardware filtering (textures) the mesh differs slightly but is as good.
+#[test]
+fn gpu_sweeps_with_the_metric_grid() {
+    use mesh_smoothing::metric_grid::MetricGrid;
+    use mesh_smoothing::quality::{min_mean, qualities};
+    use stencil_runtime::Filtering;
+    let Some(gpu) = gpu() else { return };
+    let start = mesh_smoothing::generate::square_with_front(150, 0.3).unwrap();
+    let colouring = jones_plassmann(&start, 5);
+    let grid = MetricGrid::sample(&start, 300);
+    for method in [Method::Pain, Method::MinQuality] {
+        let run = |backend: &Backend, filtering: Filtering| {
+            let mut s = Smoother::new(&start, &colouring, backend)
+                .unwrap()
+                .with_metric_grid(&grid, filtering)
+                .unwrap();
+            for _ in 0..2 {
+                s.sweep(method).unwrap();
+            }
+            let mut out = start.clone();
+            s.write_back(&mut out).unwrap();
+            out
+        };
+        let cpu = run(&Backend::Cpu, Filtering::Software);
+        let software = run(&gpu, Filtering::Software);
+        let d = difference(&cpu, &software);
+        println!("{method:?} metric grid, software: largest CPU-GPU difference {d:.2e}");
+        assert!(d <= 1e-12, "{method:?}: {d}");
+        let texture = run(&gpu, Filtering::Hardware);
+        let ((min_c, mean_c), (min_t, mean_t)) =
+            (min_mean(&qualities(&cpu)), min_mean(&qualities(&texture)));
+        println!(
+            "{method:?} metric grid, texture: min {min_t:.4} mean {mean_t:.4} (CPU {min_c:.4} {mean_c:.4}), largest coordinate or metric difference {:.2e}",
+            difference(&cpu, &texture)
+        );
+        assert!(min_t > 0.0, "{method:?}: an element inverted");
+        assert!(
+            (mean_t - mean_c).abs() < 2e-3,
+            "{method:?}: {mean_t} vs {mean_c}"
+        );
+        assert!(
+            (min_t - min_c).abs() < 2e-2,
+            "{method:?}: {min_t} vs {min_c}"
+        );
+    }
+}

@@ -143,3 +143,51 @@ fn the_super_sampled_metric_matches_the_vertex_metric() {
     println!("super-sampled metric (512^2) at the vertices: median relative error {median:.2e}, largest {:.2e}", sorted[sorted.len() - 1]);
     assert!(median < 0.05, "{median}");
 }
+
+#[test]
+fn sweeps_reading_the_super_sampled_metric_improve_without_inverting() {
+    use mesh_smoothing::metric_grid::MetricGrid;
+    use mesh_smoothing::smooth::Smoother;
+    use stencil_runtime::Filtering;
+    let Some(start) = smooth_2d() else { return };
+    let colouring = greedy(&start);
+    let grid = MetricGrid::sample(&start, 512);
+    let (min0, mean0) = min_mean(&qualities(&start));
+    for method in [Method::SmartLaplacian, Method::Pain, Method::MinQuality] {
+        let mut mesh = start.clone();
+        let mut s = Smoother::new(&start, &colouring, &Backend::Cpu)
+            .unwrap()
+            .with_metric_grid(&grid, Filtering::Software)
+            .unwrap();
+        let mut last_min = min0;
+        for sweep in 1..=5 {
+            s.sweep(method).unwrap();
+            s.write_back(&mut mesh).unwrap();
+            let (min, mean) = min_mean(&qualities(&mesh));
+            println!("{method:?} (metric grid 512^2) sweep {sweep}: min {min:.4} mean {mean:.4}");
+            assert_eq!(inverted(&mesh), 0, "{method:?} sweep {sweep}");
+            if method != Method::Pain {
+                assert!(
+                    min >= last_min,
+                    "{method:?} sweep {sweep}: {last_min} -> {min}"
+                );
+            }
+            last_min = min;
+        }
+        let (min, mean) = min_mean(&qualities(&mesh));
+        assert!(mean > mean0, "{method:?}: mean {mean0} -> {mean}");
+        if method != Method::SmartLaplacian {
+            assert!(
+                mean >= 0.7 && min >= 0.3,
+                "{method:?}: min {min} mean {mean}"
+            );
+        }
+    }
+    // Hardware filtering needs a GPU.
+    let e = Smoother::new(&start, &colouring, &Backend::Cpu)
+        .unwrap()
+        .with_metric_grid(&grid, Filtering::Hardware)
+        .err()
+        .unwrap();
+    assert!(e.to_string().contains("CUDA"), "{e}");
+}

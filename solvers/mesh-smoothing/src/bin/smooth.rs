@@ -3,16 +3,19 @@
 //! ```text
 //! smooth ../shared/data/meshes/smooth_2d.vtu --method pain --sweeps 10 --out smoothed.vtu
 //! smooth --generate 2000 --method min-quality --sweeps 5 --out front.vtu
+//! smooth --generate 2000 --metric-grid 4000 --texture --backend cuda --out front.vtu
 //! ```
 
 use clap::Parser;
 use indicatif::{ProgressBar, ProgressStyle};
 use mesh_smoothing::colour::{greedy, jones_plassmann};
+use mesh_smoothing::metric_grid::MetricGrid;
 use mesh_smoothing::quality::{min_mean, qualities};
 use mesh_smoothing::smooth::{serially, Method, Smoother};
 use mesh_smoothing::{generate, picture, vtu, Mesh, MeshError};
 use std::path::PathBuf;
 use std::time::Instant;
+use stencil_runtime::Filtering;
 
 /// Smooths a triangular mesh towards unit quality in its metric.
 #[derive(Parser, Debug)]
@@ -40,6 +43,15 @@ struct Args {
     /// result).
     #[arg(long)]
     serial: bool,
+    /// Read the metric at candidate positions from a super-sampled copy of the metric
+    /// field with N x N samples (bilinear) instead of the cavity's triangles
+    /// (barycentric).
+    #[arg(long, value_name = "N")]
+    metric_grid: Option<usize>,
+    /// With --metric-grid on a GPU: read the grid through textures with hardware
+    /// filtering.
+    #[arg(long)]
+    texture: bool,
     /// The smoothed mesh (`.vtu`, with quality as cell data); pictures of the quality
     /// before and after go beside it.
     #[arg(long, default_value = "smoothed.vtu")]
@@ -97,6 +109,33 @@ fn smooth(args: Args) -> Result<(), MeshError> {
         backend.name()
     );
     let mut smoother = Smoother::new(&mesh, &colouring, &backend)?;
+    match (args.metric_grid, args.texture) {
+        (Some(n), texture) if n >= 2 => {
+            let start = Instant::now();
+            let grid = MetricGrid::sample(&mesh, n);
+            let filtering = if texture {
+                Filtering::Hardware
+            } else {
+                Filtering::Software
+            };
+            smoother = smoother.with_metric_grid(&grid, filtering)?;
+            println!(
+                "metric grid: {n} x {n} samples ({filtering:?} filtering), built in {:.2} s",
+                start.elapsed().as_secs_f64()
+            );
+        }
+        (Some(n), _) => {
+            return Err(MeshError::Invalid(format!(
+                "--metric-grid {n}: the grid needs at least 2 samples per axis"
+            )))
+        }
+        (None, true) => {
+            return Err(MeshError::Invalid(
+                "--texture reads the super-sampled metric: give --metric-grid N too".into(),
+            ))
+        }
+        (None, false) => {}
+    }
     let stem = args.out.with_extension("");
     if let Some(dir) = args.out.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(|e| MeshError::Input {
