@@ -9,9 +9,10 @@
 //! an element.
 //!
 //! The smoothing kernels are vertex kernels in the stencil language ([`kernels`]), run by
-//! a [`smooth::Smoother`] on the CPU or a CUDA GPU. Not there yet: the super-sampled metric
-//! ([`metric_grid`]) in the kernels and a texture path for it on the GPU. Input: `.vtu`
-//! ([`vtu`]) and Gmsh 4 ASCII ([`gmsh`]).
+//! a [`smooth::Smoother`] on the CPU or a CUDA GPU. The metric at a candidate position is
+//! interpolated barycentrically in the cavity, or bilinearly from a super-sampled copy of
+//! the field ([`metric_grid`]), on the GPU optionally through textures with hardware
+//! filtering. Input: `.vtu` ([`vtu`]) and Gmsh 4 ASCII ([`gmsh`]).
 //! The `smooth` program smooths a `.vtu` mesh (or a generated one) with a per-sweep report,
 //! writing the result with its quality and pictures of the quality before and after.
 

@@ -60,14 +60,25 @@ impl Texture {
                 array,
                 object: 0,
             };
-            let mut copy: sys::CUDA_MEMCPY2D = std::mem::zeroed();
-            copy.srcMemoryType = sys::CUmemorytype::CU_MEMORYTYPE_HOST;
-            copy.srcHost = samples.as_ptr().cast();
-            copy.srcPitch = nx * 4;
-            copy.dstMemoryType = sys::CUmemorytype::CU_MEMORYTYPE_ARRAY;
-            copy.dstArray = array;
-            copy.WidthInBytes = nx * 4;
-            copy.Height = ny;
+            // (Not zero-initialised: the memory-type enums have no zero value.)
+            let copy = sys::CUDA_MEMCPY2D {
+                srcXInBytes: 0,
+                srcY: 0,
+                srcMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_HOST,
+                srcHost: samples.as_ptr().cast(),
+                srcDevice: 0,
+                srcArray: std::ptr::null_mut(),
+                srcPitch: nx * 4,
+                dstXInBytes: 0,
+                dstY: 0,
+                dstMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_ARRAY,
+                dstHost: std::ptr::null_mut(),
+                dstDevice: 0,
+                dstArray: array,
+                dstPitch: 0,
+                WidthInBytes: nx * 4,
+                Height: ny,
+            };
             check("copying the samples", sys::cuMemcpy2D_v2(&copy))?;
             let mut resource: sys::CUDA_RESOURCE_DESC = std::mem::zeroed();
             resource.resType = sys::CUresourcetype::CU_RESOURCE_TYPE_ARRAY;
