@@ -97,7 +97,8 @@ enum Val {
     IntLit(i64),
 }
 
-/// An argument of a helper call: a value, or a field or the mesh passed by name.
+/// An argument of a helper call: a value, or a field, a sampled grid or the mesh passed by
+/// name.
 #[derive(Clone, Copy, Debug)]
 enum HelperArg {
     Value(Val),
@@ -1515,7 +1516,7 @@ impl<'m> Lowerer<'m> {
     }
 
     /// Argument `a` for parameter `p` of `helper`: a value for a scalar parameter; for an
-    /// `In<T>` or `Mesh` parameter, the field or mesh the argument names.
+    /// `In<T>`, `Sampled<T>` or `Mesh` parameter, the field, grid or mesh the argument names.
     fn helper_arg(&mut self, helper: &FnDef, p: &ast::Param, a: &Expr) -> Result<HelperArg> {
         #[derive(PartialEq)]
         enum Wants {

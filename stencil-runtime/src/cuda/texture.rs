@@ -34,8 +34,6 @@ impl Texture {
         assert_eq!(samples.len(), nx * ny, "checked by SampledGrid");
         let device = cuda.stream().device.clone();
         device.bind()?;
-        // Work queued earlier may still read memory the copy below replaces.
-        cuda.synchronize()?;
         let check = |op: &str, r: sys::CUresult| {
             r.result()
                 .map_err(|e| cuda_error(format!("{op} for a texture of {nx} x {ny} samples"), e))
