@@ -376,11 +376,200 @@ pub mod mg {
         let c11 = coarse[(1, 1)];
         let wx = if oi { 0.5 } else { 0.0 };
         let wy = if oj { 0.5 } else { 0.0 };
+        if !fixed(sx, sy) {
+            e = corrected(e, c00, c10, c01, c11, wx, wy);
+        }
+    }
+
+    /// A fine value plus the bilinear interpolation, with weights `wx` and `wy` (0 or
+    /// 1/2), of the four coarse values around it (south-west, south-east, north-west,
+    /// north-east).
+    #[stencil_fn]
+    fn corrected<T: Real>(e: T, c00: T, c10: T, c01: T, c11: T, wx: T, wy: T) -> T {
         let low = c00 + wx * (c10 - c00);
         let high = c01 + wx * (c11 - c01);
-        if !fixed(sx, sy) {
-            e = e + low + wy * (high - low);
+        e + low + wy * (high - low)
+    }
+
+    /// The residual `r - A e` of the level operator at an interior node from the values
+    /// of `e` at and around it.
+    #[stencil_fn]
+    fn node_residual<T: Real>(
+        r: T,
+        e: T,
+        west: T,
+        east: T,
+        south: T,
+        north: T,
+        ax: T,
+        ay: T,
+        h2inv: T,
+    ) -> T {
+        let diag = (2.0 * (ax + ay) + 0.0) * h2inv;
+        r - (diag * e - (ax * (west + east) + ay * (south + north)) * h2inv)
+    }
+
+    /// [`residual`] and [`restrict_full`] in one pass, for a 2D level whose four sides are
+    /// Dirichlet imposed directly: each interior coarse node computes the residuals of the
+    /// nine fine nodes it weighs (all interior fine nodes), the fine residual is never
+    /// stored. Boundary coarse nodes get 0 (their right-hand side is never read). The
+    /// fine fields need a halo of 2 (read, then discarded, at the boundary nodes).
+    #[stencil]
+    pub fn restrict_residual<T: Real>(
+        e: Fine<T>,
+        r: Fine<T>,
+        coarse: Out<T>,
+        ax: T,
+        ay: T,
+        h2inv: T,
+    ) {
+        let i = index(0);
+        let j = index(1);
+        let edge = i == 0 || j == 0 || i == extent(0) - 1 || j == extent(1) - 1;
+        let mut rows: T = 0.0;
+        for b in -1..=1 {
+            let mut row: T = 0.0;
+            for a in -1..=1 {
+                let res = node_residual(
+                    r[(a, b)],
+                    e[(a, b)],
+                    e[(a - 1, b)],
+                    e[(a + 1, b)],
+                    e[(a, b - 1)],
+                    e[(a, b + 1)],
+                    ax,
+                    ay,
+                    h2inv,
+                );
+                // [1/4, 1/2, 1/4], summed from the west as `weigh` does.
+                row = if a == -1 {
+                    0.25 * res
+                } else if a == 0 {
+                    row + 0.5 * res
+                } else {
+                    row + 0.25 * res
+                };
+            }
+            rows = if b == -1 {
+                0.25 * row
+            } else if b == 0 {
+                rows + 0.5 * row
+            } else {
+                rows + 0.25 * row
+            };
         }
+        coarse = if edge { 0.0 } else { rows };
+    }
+
+    /// The zero correction followed by the first (colour 0) red-black half-sweep, in one
+    /// pass: from `e = 0` the points of colour 0 solve their rows with zero neighbours,
+    /// `e = r / diag(A)`; every other point is set to 0.
+    #[stencil(dims = 2)]
+    pub fn rbgs_from_zero<T: Real>(
+        r: In<T>,
+        e: Out<T>,
+        ax: T,
+        ay: T,
+        h2inv: T,
+        kappa: T,
+        bw: i64,
+        be: i64,
+        bs: i64,
+        bn: i64,
+    ) {
+        let i = index(0);
+        let j = index(1);
+        let sx = side(i, extent(0), bw, be);
+        let sy = side(j, extent(1), bs, bn);
+        let diag = (2.0 * (ax + ay) + penalty(sx, sy, kappa)) * h2inv;
+        let first = (i + j) % 2 == 0;
+        e = if first && !fixed(sx, sy) {
+            r / diag
+        } else {
+            0.0
+        };
+    }
+
+    /// [`prolong_add`] followed by the first (colour 0) red-black half-sweep, in one
+    /// out-of-place pass (`out` becomes the level's correction), for a 2D level whose four
+    /// sides are Dirichlet imposed directly: points of colour 1 take `e + P coarse`, points
+    /// of colour 0 solve their rows with their neighbours so corrected, boundary points
+    /// keep `e`. The values equal those of the two launches bit for bit.
+    #[stencil]
+    pub fn prolong_rbgs<T: Real>(
+        e: In<T>,
+        coarse: Coarse<T>,
+        r: In<T>,
+        out: Out<T>,
+        ax: T,
+        ay: T,
+        h2inv: T,
+    ) {
+        let i = index(0);
+        let j = index(1);
+        let nx = extent(0);
+        let ny = extent(1);
+        let oi = i % 2 == 1;
+        let oj = j % 2 == 1;
+        let wx = if oi { 0.5 } else { 0.0 };
+        let wy = if oj { 0.5 } else { 0.0 };
+        let c00 = coarse;
+        let c10 = coarse[(1, 0)];
+        let c01 = coarse[(0, 1)];
+        let c11 = coarse[(1, 1)];
+        let here = corrected(e, c00, c10, c01, c11, wx, wy);
+        // The neighbours' corrections: a neighbour across an odd index has the next coarse
+        // node as its base (and weight 0), across an even one the same base (weight 1/2).
+        let east = if oi {
+            corrected(e[(1, 0)], c10, coarse[(2, 0)], c11, coarse[(2, 1)], 0.0, wy)
+        } else {
+            corrected(e[(1, 0)], c00, c10, c01, c11, 0.5, wy)
+        };
+        let west = if oi {
+            corrected(e[(-1, 0)], c00, c10, c01, c11, 0.0, wy)
+        } else {
+            corrected(
+                e[(-1, 0)],
+                coarse[(-1, 0)],
+                c00,
+                coarse[(-1, 1)],
+                c01,
+                0.5,
+                wy,
+            )
+        };
+        let north = if oj {
+            corrected(e[(0, 1)], c01, c11, coarse[(0, 2)], coarse[(1, 2)], wx, 0.0)
+        } else {
+            corrected(e[(0, 1)], c00, c10, c01, c11, wx, 0.5)
+        };
+        let south = if oj {
+            corrected(e[(0, -1)], c00, c10, c01, c11, wx, 0.0)
+        } else {
+            corrected(
+                e[(0, -1)],
+                coarse[(0, -1)],
+                coarse[(1, -1)],
+                c00,
+                c10,
+                wx,
+                0.5,
+            )
+        };
+        // A neighbour on the boundary is fixed: it keeps its value.
+        let west = if i == 1 { e[(-1, 0)] } else { west };
+        let east = if i == nx - 2 { e[(1, 0)] } else { east };
+        let south = if j == 1 { e[(0, -1)] } else { south };
+        let north = if j == ny - 2 { e[(0, 1)] } else { north };
+        let diag = (2.0 * (ax + ay) + 0.0) * h2inv;
+        let boundary = i == 0 || j == 0 || i == nx - 1 || j == ny - 1;
+        out = if boundary {
+            e
+        } else if (i + j) % 2 == 0 {
+            (r + (ax * (west + east) + ay * (south + north)) * h2inv) / diag
+        } else {
+            here
+        };
     }
 
     /// Converts an f64 field to the preconditioner's precision.

@@ -137,6 +137,54 @@ impl Ops {
         }
     }
 
+    /// Whether the launches of the fused residual-restriction and prolongation-smoothing
+    /// kernels apply: 2D with four Dirichlet sides imposed directly.
+    pub fn all_dirichlet_2d(&self) -> bool {
+        self.dims == 2 && self.sides[..4].iter().all(|&k| k == 0)
+    }
+
+    /// The residual of `e` restricted by full weighting to `coarse`, in one launch
+    /// ([`Ops::all_dirichlet_2d`] only).
+    pub fn restrict_residual<T: Real>(
+        &self,
+        b: &Backend,
+        e: &Field<T>,
+        r: &Field<T>,
+        coarse: &mut Field<T>,
+        h2inv: T,
+    ) -> Result<(), Error> {
+        let (ax, ay, _, _) = self.c::<T>();
+        mg::restrict_residual::launch(b, e, r, coarse, ax, ay, h2inv)
+    }
+
+    /// `e = 0` followed by the colour-0 red-black half-sweep, in one launch (2D).
+    pub fn rbgs_from_zero<T: Real>(
+        &self,
+        b: &Backend,
+        r: &Field<T>,
+        e: &mut Field<T>,
+        h2inv: T,
+    ) -> Result<(), Error> {
+        let (ax, ay, _, k) = self.c::<T>();
+        let [bw, be, bs, bn, _, _] = self.sides;
+        mg::rbgs_from_zero::launch(b, r, e, ax, ay, h2inv, k, bw, be, bs, bn)
+    }
+
+    /// `out = e + P coarse` followed by the colour-0 red-black half-sweep, in one launch
+    /// ([`Ops::all_dirichlet_2d`] only).
+    pub fn prolong_rbgs<T: Real>(
+        &self,
+        b: &Backend,
+        e: &Field<T>,
+        coarse: &Field<T>,
+        r: &Field<T>,
+        out: &mut Field<T>,
+        h2inv: T,
+    ) -> Result<(), Error> {
+        let (ax, ay, _, _) = self.c::<T>();
+        mg::prolong_rbgs::launch(b, e, coarse, r, out, ax, ay, h2inv)
+    }
+
     /// Full-weighting restriction of `fine` to `coarse`.
     pub fn restrict<T: Real>(
         &self,

@@ -185,6 +185,12 @@ pub struct Options {
     /// Wait for the device after every launch and charge the time to its level (slower;
     /// for [`crate::Report::levels`]).
     pub profile: bool,
+    /// Fuse launches where the level allows it (2D, red-black smoothing): the zeroed
+    /// correction with the first half-sweep on every level, and, with four Dirichlet sides
+    /// imposed directly, the residual with its restriction and the prolongation with the
+    /// next half-sweep. The iterates are the same as unfused; fewer launches and fewer
+    /// bytes per cycle.
+    pub fuse: bool,
 }
 
 impl Default for Options {
@@ -208,6 +214,7 @@ impl Default for Options {
             az: 1.0,
             graph: true,
             profile: false,
+            fuse: true,
         }
     }
 }

@@ -31,6 +31,11 @@ pub(crate) struct Hierarchy<T: Real> {
     options: Options,
     /// Which Jacobi factor comes next (for SRJ schedules).
     sweep: usize,
+    /// Zeroing a correction and its first red-black half-sweep run as one launch.
+    fused_start: bool,
+    /// The residual and its restriction run as one launch, and so do the prolongation
+    /// and the next red-black half-sweep.
+    fused_transfers: bool,
     pub stats: Vec<LevelStat>,
 }
 
@@ -61,11 +66,15 @@ impl<T: Real> Hierarchy<T> {
         ops: Ops,
         options: &Options,
     ) -> Result<Self, SolveError> {
+        let fused_start = options.fuse && ops.dims == 2 && options.smoother == Smoother::RedBlack;
+        let fused_transfers = fused_start && ops.all_dirichlet_2d();
+        // The fused kernels read two nodes beyond a level's boundary (and discard them).
+        let halo = if fused_transfers { 2 } else { 1 };
         let mut levels = Vec::new();
         let mut m = n;
         loop {
             let h = 1.0 / (m - 1) as f64;
-            let field = || Field::<T>::zeros_on(backend, &vec![m; ops.dims], 1);
+            let field = || Field::<T>::zeros_on(backend, &vec![m; ops.dims], halo);
             levels.push(Level {
                 n: m,
                 h2inv: T::from_f64(1.0 / (h * h)),
@@ -91,6 +100,8 @@ impl<T: Real> Hierarchy<T> {
             ops,
             options: options.clone(),
             sweep: 0,
+            fused_start,
+            fused_transfers,
             stats,
         })
     }
@@ -117,12 +128,13 @@ impl<T: Real> Hierarchy<T> {
         Ok(())
     }
 
-    /// One cycle of the configured shape on level 0, from the current `e` (usually zero).
-    /// Every cycle starts the SRJ schedule afresh, so all cycles do the same work (and a
-    /// cycle recorded into a CUDA graph replays exactly).
-    pub fn cycle(&mut self) -> Result<(), Error> {
+    /// One cycle of the configured shape on level 0 from a zero correction (the zeroing
+    /// fused into the first sweep where it can be). Every cycle starts the SRJ schedule
+    /// afresh, so all cycles do the same work (and a cycle recorded into a CUDA graph
+    /// replays exactly).
+    pub fn cycle_from_zero(&mut self) -> Result<(), Error> {
         self.sweep = 0;
-        self.cycle_on(0, self.options.cycle)
+        self.cycle_on(0, self.options.cycle, true)
     }
 
     /// Full multigrid from scratch: level 0's `e` holds the boundary values (and `r` the
@@ -140,10 +152,10 @@ impl<T: Real> Hierarchy<T> {
                 h.ops.inject(&h.backend, &fine[l].e, &mut coarse[0].e)
             })?;
         }
-        self.coarse_solve()?;
+        self.coarse_solve(false)?;
         for l in (0..last).rev() {
             self.prolong(l)?;
-            self.cycle_on(l, self.options.cycle)?;
+            self.cycle_on(l, self.options.cycle, false)?;
         }
         Ok(())
     }
@@ -153,33 +165,70 @@ impl<T: Real> Hierarchy<T> {
         self.on_level(l, |h| h.ops.zero(&h.backend, &mut h.levels[l].e))
     }
 
-    fn cycle_on(&mut self, l: usize, shape: Cycle) -> Result<(), Error> {
+    /// A cycle of `shape` on level `l`, from its current correction or, with
+    /// `from_zero`, from zero.
+    fn cycle_on(&mut self, l: usize, shape: Cycle, from_zero: bool) -> Result<(), Error> {
         if l + 1 == self.levels.len() {
-            return self.coarse_solve();
+            return self.coarse_solve(from_zero);
         }
         let (pre, post) = (self.options.pre, self.options.post);
-        self.smooth(l, pre)?;
+        self.smooth_from(l, pre, from_zero)?;
         self.restrict_residual(l)?;
-        self.zero(l + 1)?;
         match shape {
-            Cycle::V => self.cycle_on(l + 1, Cycle::V)?,
+            Cycle::V => self.cycle_on(l + 1, Cycle::V, true)?,
             Cycle::W => {
-                self.cycle_on(l + 1, Cycle::W)?;
-                self.cycle_on(l + 1, Cycle::W)?;
+                self.cycle_on(l + 1, Cycle::W, true)?;
+                self.cycle_on(l + 1, Cycle::W, false)?;
             }
             Cycle::F => {
-                self.cycle_on(l + 1, Cycle::F)?;
-                self.cycle_on(l + 1, Cycle::V)?;
+                self.cycle_on(l + 1, Cycle::F, true)?;
+                self.cycle_on(l + 1, Cycle::V, false)?;
             }
         }
-        self.prolong(l)?;
-        self.smooth(l, post)
+        self.prolong_smooth(l, post)
+    }
+
+    /// `sweeps` sweeps on level `l`, from zero with `from_zero` (the zeroing and the
+    /// first half-sweep then fused where that is possible).
+    fn smooth_from(&mut self, l: usize, sweeps: usize, from_zero: bool) -> Result<(), Error> {
+        if !from_zero {
+            return self.smooth(l, sweeps);
+        }
+        if !(self.fused_start && sweeps > 0) {
+            self.zero(l)?;
+            return self.smooth(l, sweeps);
+        }
+        self.on_level(l, |h| {
+            let lv = &mut h.levels[l];
+            h.ops.rbgs_from_zero(&h.backend, &lv.r, &mut lv.e, lv.h2inv)
+        })?;
+        self.half_sweep(l, 1)?;
+        self.smooth(l, sweeps - 1)
+    }
+
+    /// `e_l += P e_{l+1}` followed by `sweeps` sweeps (the prolongation and the first
+    /// half-sweep fused where that is possible).
+    fn prolong_smooth(&mut self, l: usize, sweeps: usize) -> Result<(), Error> {
+        if !(self.fused_transfers && sweeps > 0) {
+            self.prolong(l)?;
+            return self.smooth(l, sweeps);
+        }
+        self.on_level(l, |h| {
+            let (fine, coarse) = h.levels.split_at_mut(l + 1);
+            let lv = &mut fine[l];
+            h.ops
+                .prolong_rbgs(&h.backend, &lv.e, &coarse[0].e, &lv.r, &mut lv.t, lv.h2inv)
+        })?;
+        let lv = &mut self.levels[l];
+        std::mem::swap(&mut lv.e, &mut lv.t);
+        self.half_sweep(l, 1)?;
+        self.smooth(l, sweeps - 1)
     }
 
     /// The coarsest level: 4n sweeps of the smoother, or one where one is exact (3 nodes
     /// per axis with every side Dirichlet imposed directly leave a single unknown, which a
     /// Gauss-Seidel sweep solves).
-    fn coarse_solve(&mut self) -> Result<(), Error> {
+    fn coarse_solve(&mut self, from_zero: bool) -> Result<(), Error> {
         let l = self.levels.len() - 1;
         let dims = self.ops.dims;
         let single_unknown = self.levels[l].n == 3
@@ -192,11 +241,19 @@ impl<T: Real> Hierarchy<T> {
         } else {
             4 * self.levels[l].n
         };
-        self.smooth(l, sweeps)
+        self.smooth_from(l, sweeps, from_zero)
     }
 
     /// `t = r - A e` on level `l`, restricted by full weighting to level `l + 1`'s `r`.
     fn restrict_residual(&mut self, l: usize) -> Result<(), Error> {
+        if self.fused_transfers {
+            return self.on_level(l, |h| {
+                let (fine, coarse) = h.levels.split_at_mut(l + 1);
+                let lv = &fine[l];
+                h.ops
+                    .restrict_residual(&h.backend, &lv.e, &lv.r, &mut coarse[0].r, lv.h2inv)
+            });
+        }
         self.on_level(l, |h| {
             let lv = &mut h.levels[l];
             h.ops
@@ -222,12 +279,8 @@ impl<T: Real> Hierarchy<T> {
         for _ in 0..sweeps {
             match &smoother {
                 Smoother::RedBlack => {
-                    for colour in [0, 1] {
-                        self.on_level(l, |h| {
-                            let lv = &mut h.levels[l];
-                            h.ops.rbgs(&h.backend, &mut lv.e, &lv.r, lv.h2inv, colour)
-                        })?;
-                    }
+                    self.half_sweep(l, 0)?;
+                    self.half_sweep(l, 1)?;
                 }
                 Smoother::Zebra => {
                     for axis in [0, 1] {
@@ -249,6 +302,14 @@ impl<T: Real> Hierarchy<T> {
             }
         }
         Ok(())
+    }
+
+    /// One red-black Gauss-Seidel half-sweep over the points of `colour` on level `l`.
+    fn half_sweep(&mut self, l: usize, colour: i64) -> Result<(), Error> {
+        self.on_level(l, |h| {
+            let lv = &mut h.levels[l];
+            h.ops.rbgs(&h.backend, &mut lv.e, &lv.r, lv.h2inv, colour)
+        })
     }
 
     /// One weighted Jacobi sweep (into `t`, then the buffers swap).

@@ -51,8 +51,7 @@ impl<T: Real> Preconditioner for Hierarchy<T> {
     }
 
     fn correct(&mut self, u: &mut Field<f64>) -> Result<(), Error> {
-        self.zero(0)?;
-        self.cycle()?;
+        self.cycle_from_zero()?;
         self.ops.correct(self.backend(), u, &self.levels[0].e)
     }
 

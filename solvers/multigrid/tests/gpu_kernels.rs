@@ -111,6 +111,29 @@ fn kernels_2d<T: Real>(gpu: &Backend, [bw, be, bs, bn]: [i64; 4]) {
     compare::<T>(gpu, "zero", &N2, 0, 1, &|b, _, s| {
         mg::zero::launch(b, &mut s[0]).map(|_| vec![])
     });
+    compare::<T>(gpu, "fused", &N2, 0, 2, &|b, _, s| {
+        let [from_zero, r1] = s else { unreachable!() };
+        mg::rbgs_from_zero::launch(b, r1, from_zero, ax, ay, h2, kap, bw, be, bs, bn)?;
+        // The residual-restriction and prolongation-smoothing kernels read two layers of
+        // halo.
+        let wave = |k: f64| {
+            Field::<T>::from_fn(&N2, 2, |[i, j, _]| {
+                t((0.37 * i as f64 + 0.61 * k * j as f64).sin())
+            })
+            .to(b)
+        };
+        let (e, r) = (wave(1.0)?, wave(-1.7)?);
+        let mut coarse = Field::<T>::from_fn(&[19, 15], 2, |[i, j, _]| {
+            t((0.5 * i as f64 - 0.3 * j as f64).cos())
+        })
+        .to(b)?;
+        let mut out = Field::<T>::zeros_on(b, &N2, 2)?;
+        mg::prolong_rbgs::launch(b, &e, &coarse, &r, &mut out, ax, ay, h2)?;
+        mg::restrict_residual::launch(b, &e, &r, &mut coarse, ax, ay, h2)?;
+        let mut both = out.interior()?;
+        both.extend(coarse.interior()?);
+        Ok(both.iter().map(|v| v.as_f64()).collect())
+    });
     compare::<T>(gpu, "transfers", &N2, 0, 2, &|b, _, s| {
         let [fine, other] = s else { unreachable!() };
         let mut coarse = Field::<T>::zeros_on(b, &[19, 15], 1)?;
