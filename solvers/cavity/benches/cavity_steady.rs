@@ -3,7 +3,7 @@
 //! rest's effective bandwidth against the device's copy bandwidth.
 //!
 //! `cargo bench -p cavity --bench cavity_steady [-- --cpu] [-- --sizes 257,513]
-//! [-- --re 1000] [-- --tol 1e-5] [-- --precision f64|mixed] [-- --out FILE]`
+//! [-- --re 1000] [-- --tol 1e-5] [-- --precision f64|mixed] [-- --no-fuse] [-- --out FILE]`
 //! (on a GPU machine: `../shared/tools/stage-gpu -p cavity --bench cavity_steady`).
 
 use cavity::{Cavity, Config, Outcome};
@@ -39,12 +39,20 @@ struct Row {
     parts: [f64; 3],
 }
 
-fn run(backend: &Backend, n: usize, re: f64, tol: f64, precision: Precision) -> R<Row> {
+fn run(
+    backend: &Backend,
+    n: usize,
+    re: f64,
+    tol: f64,
+    precision: Precision,
+    fuse_poisson: bool,
+) -> R<Row> {
     let config = Config {
         re,
         n,
         tolerance: tol,
         precision,
+        fuse_poisson,
         ..Config::default()
     };
     let mut flow = Cavity::new(backend, &config)?;
@@ -75,6 +83,7 @@ fn run(backend: &Backend, n: usize, re: f64, tol: f64, precision: Precision) -> 
 
 fn main() -> R<()> {
     let cpu_only = std::env::args().any(|a| a == "--cpu");
+    let fuse = !std::env::args().any(|a| a == "--no-fuse");
     let (backend, device, copy) = if cpu_only {
         let threads = std::thread::available_parallelism().map_or(1, |t| t.get());
         (Backend::Cpu, format!("CPU, {threads} threads"), None)
@@ -105,7 +114,8 @@ fn main() -> R<()> {
     let mut md = String::new();
     writeln!(
         md,
-        "Lid-driven cavity, Re = {re}, to steady state (relative change of w below {tol:e} per unit time), Poisson {precision:?}, one V(1,1) cycle per RK4 stage, on {device}"
+        "Lid-driven cavity, Re = {re}, to steady state (relative change of w below {tol:e} per unit time), Poisson {precision:?}, one V(1,1) cycle per RK4 stage ({}fused launches), on {device}",
+        if fuse { "" } else { "no " }
     )?;
     if let Some(bw) = copy {
         writeln!(md, "(device copy bandwidth {:.0} GB/s)", bw / 1e9)?;
@@ -116,7 +126,7 @@ fn main() -> R<()> {
         "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
     )?;
     for n in sizes {
-        let r = run(&backend, n, re, tol, precision)?;
+        let r = run(&backend, n, re, tol, precision, fuse)?;
         let [step, poisson, rest] = r.parts.map(|s| s * 1e6);
         let bytes = rk4_bytes(r.n);
         let teff = bytes / (rest * 1e-6);

@@ -41,6 +41,9 @@ pub struct Config {
     pub max_steps: u64,
     /// On a CUDA device, record a whole time step into a CUDA graph and replay it.
     pub graph: bool,
+    /// Fuse the Poisson cycle's launches where multigrid can (see
+    /// [`multigrid::Options::fuse`]); the iterates are the same either way.
+    pub fuse_poisson: bool,
 }
 
 impl Default for Config {
@@ -57,6 +60,7 @@ impl Default for Config {
             check_every: 50,
             max_steps: 10_000_000,
             graph: true,
+            fuse_poisson: true,
         }
     }
 }

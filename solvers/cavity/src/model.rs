@@ -140,6 +140,7 @@ impl Cavity {
         let options = Options {
             precision: config.precision,
             graph: config.graph,
+            fuse: config.fuse_poisson,
             pre: 1,
             post: 1,
             ..Options::default()

@@ -7,7 +7,7 @@
 //! Markdown table to the path after `--out` (default `poisson_solve.md`).
 //!
 //! `cargo bench -p multigrid --bench poisson_solve [-- --cpu] [-- --sizes 1025,4097]
-//! [-- --sizes3d 129,257]`
+//! [-- --sizes3d 129,257] [-- --no-fuse]`
 
 use multigrid::{solve, Options, Precision, Problem, Report};
 use std::f64::consts::PI;
@@ -42,23 +42,38 @@ fn source_3d(x: f64, y: f64, z: f64) -> f64 {
 
 /// Bytes one V(2,2) red-black cycle must move on levels of `n` nodes down to 3, with
 /// elements of `s` bytes: each launch reads its inputs once and writes its outputs once
-/// (an in-place field counts twice): per level 4 sweeps x 2 colours x 3 fields, the
-/// residual (3), restriction (1 + 1/4), zeroing the coarse correction (1/4) and the
-/// prolongation (2 + 1/4); plus the f64 defect (8 + 8 + s), the update (16 + s) and
-/// zeroing the correction (s) on the finest grid.
-/// In 3D (`dims = 3`) a coarse level has 1/8 of the points instead of 1/4.
-fn vcycle_bytes(n: usize, dims: u32, s: f64) -> f64 {
+/// (an in-place field counts twice). In 3D (`dims = 3`), unfused: per level 4 sweeps x 2
+/// colours x 3 fields, the residual (3), restriction (1 + 1/8), zeroing the coarse
+/// correction (1/8) and the prolongation (2 + 1/8); plus the f64 defect (8 + 8 + s), the
+/// update (16 + s) and zeroing the correction (s) on the finest grid. In 2D (with `fused`) the launches
+/// are fused (Dirichlet sides): the first half-sweep from zero (2), three more half-sweeps
+/// and the three after the prolongation (3 each), the residual with its restriction
+/// (2 + 1/4), the prolongation with a half-sweep (3 + 1/4); plus the defect and update.
+fn vcycle_bytes(n: usize, dims: u32, s: f64, fused: bool) -> f64 {
     let coarse = 0.5f64.powi(dims as i32);
+    let (per_level, per_coarsest, zeroing) = if dims == 2 && fused {
+        (
+            2.0 + 6.0 * 3.0 + (2.0 + coarse) + (3.0 + coarse),
+            2.0 + 3.0,
+            0.0,
+        )
+    } else {
+        (
+            24.0 + 3.0 + (1.0 + coarse) + coarse + (2.0 + coarse),
+            24.0,
+            1.0,
+        )
+    };
     let mut bytes = 0.0;
     let mut m = n;
     while m > 3 {
         let pts = (m as f64).powi(dims as i32);
-        bytes += pts * s * (24.0 + 3.0 + (1.0 + coarse) + coarse + (2.0 + coarse));
+        bytes += pts * s * per_level;
         m = m.div_ceil(2);
     }
-    bytes += 3f64.powi(dims as i32) * s * 24.0;
+    bytes += 3f64.powi(dims as i32) * s * per_coarsest;
     let fine = (n as f64).powi(dims as i32);
-    bytes + fine * (16.0 + s + 16.0 + s + s)
+    bytes + fine * (16.0 + s + 16.0 + s + zeroing * s)
 }
 
 /// The best of `reps` solves of the 2D (`dims = 2`) or 3D problem (fresh problem each
@@ -96,6 +111,7 @@ fn timed_solve(
 
 fn main() -> R<()> {
     let cpu_only = std::env::args().any(|a| a == "--cpu");
+    let fuse = !std::env::args().any(|a| a == "--no-fuse");
     let (backend, device, copy) = if cpu_only {
         let threads = std::thread::available_parallelism()
             .map(|n| n.get())
@@ -130,6 +146,11 @@ fn main() -> R<()> {
         .unwrap_or(if cpu_only { 1 } else { 3 });
     let mut md = String::new();
     writeln!(md, "Device: {device}")?;
+    writeln!(
+        md,
+        "Fused launches: {}",
+        if fuse { "on" } else { "off (--no-fuse)" }
+    )?;
     if let Some(bw) = copy {
         writeln!(
             md,
@@ -165,6 +186,7 @@ fn main() -> R<()> {
                         precision,
                         fmg,
                         graph,
+                        fuse,
                         ..Options::default()
                     };
                     let (report, total, err) = timed_solve(&backend, n, dims, &options, reps)?;
@@ -214,13 +236,14 @@ fn main() -> R<()> {
                 let options = Options {
                     precision,
                     max_cycles: 12,
+                    fuse,
                     ..Options::default()
                 };
                 let (report, _, _) = timed_solve(&backend, n, dims, &options, reps)?;
                 let mut t: Vec<f64> = report.cycles.iter().map(|c| c.seconds).collect();
                 t.sort_by(f64::total_cmp);
                 let median = t[t.len() / 2];
-                let bytes = vcycle_bytes(n, dims, s);
+                let bytes = vcycle_bytes(n, dims, s, fuse);
                 writeln!(
                     md,
                     "| {n}^{dims} | {precision:?} | {:.3} | {:.0} | {:.0} | {:.2} |",
@@ -236,6 +259,7 @@ fn main() -> R<()> {
     let n = *sizes.last().ok_or("no sizes")?;
     let options = Options {
         profile: true,
+        fuse,
         ..Options::default()
     };
     let (report, _, _) = timed_solve(&backend, n, 2, &options, 1)?;
