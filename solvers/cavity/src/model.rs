@@ -130,9 +130,18 @@ pub struct Cavity {
 }
 
 impl Cavity {
-    /// A cavity at rest on `backend`, after checking `config`.
+    /// A cavity at rest on `backend` (on a device, on a stream of its own), after checking
+    /// `config`.
     pub fn new(backend: &Backend, config: &Config) -> Result<Cavity, CavityError> {
         config.validate()?;
+        // On a device the cavity queues its work on a stream of its own: a step recorded
+        // into a CUDA graph captures everything queued on its stream, which must not
+        // include what other threads queue meanwhile on the caller's.
+        let own = match backend {
+            Backend::Cuda(c) => Backend::Cuda(c.new_stream()?.with_tuning(c.tuning())),
+            Backend::Cpu => Backend::Cpu,
+        };
+        let backend = &own;
         let n = config.n;
         let field = || Field::<f64>::zeros_on(backend, &[n, n], 1);
         // V(1,1): the correction from one stage to the next is small and smooth, and

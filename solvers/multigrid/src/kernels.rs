@@ -490,6 +490,33 @@ pub mod mg {
         };
     }
 
+    /// A whole red-black sweep from a zero correction in one pass, for a 2D level whose
+    /// four sides are Dirichlet imposed directly: points of colour 0 take `r / diag(A)`
+    /// (as in [`rbgs_from_zero`]), points of colour 1 solve their rows with those
+    /// neighbours, boundary points are 0. The values equal those of the two half-sweeps
+    /// bit for bit.
+    #[stencil]
+    pub fn rbgs_sweep_from_zero<T: Real>(r: In<T>, e: Out<T>, ax: T, ay: T, h2inv: T) {
+        let i = index(0);
+        let j = index(1);
+        let nx = extent(0);
+        let ny = extent(1);
+        let diag = (2.0 * (ax + ay) + 0.0) * h2inv;
+        // The neighbours after the first half-sweep (0 on the boundary).
+        let west = if i == 1 { 0.0 } else { r[(-1, 0)] / diag };
+        let east = if i == nx - 2 { 0.0 } else { r[(1, 0)] / diag };
+        let south = if j == 1 { 0.0 } else { r[(0, -1)] / diag };
+        let north = if j == ny - 2 { 0.0 } else { r[(0, 1)] / diag };
+        let boundary = i == 0 || j == 0 || i == nx - 1 || j == ny - 1;
+        e = if boundary {
+            0.0
+        } else if (i + j) % 2 == 0 {
+            r / diag
+        } else {
+            (r + (ax * (west + east) + ay * (south + north)) * h2inv) / diag
+        };
+    }
+
     /// [`prolong_add`] followed by the first (colour 0) red-black half-sweep, in one
     /// out-of-place pass (`out` becomes the level's correction), for a 2D level whose four
     /// sides are Dirichlet imposed directly: points of colour 1 take `e + P coarse`, points

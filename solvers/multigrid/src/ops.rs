@@ -170,6 +170,19 @@ impl Ops {
         mg::rbgs_from_zero::launch(b, r, e, ax, ay, h2inv, k, bw, be, bs, bn)
     }
 
+    /// A whole red-black sweep from `e = 0`, in one launch ([`Ops::all_dirichlet_2d`]
+    /// only).
+    pub fn rbgs_sweep_from_zero<T: Real>(
+        &self,
+        b: &Backend,
+        r: &Field<T>,
+        e: &mut Field<T>,
+        h2inv: T,
+    ) -> Result<(), Error> {
+        let (ax, ay, _, _) = self.c::<T>();
+        mg::rbgs_sweep_from_zero::launch(b, r, e, ax, ay, h2inv)
+    }
+
     /// `out = e + P coarse` followed by the colour-0 red-black half-sweep, in one launch
     /// ([`Ops::all_dirichlet_2d`] only).
     pub fn prolong_rbgs<T: Real>(

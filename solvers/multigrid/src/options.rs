@@ -187,8 +187,8 @@ pub struct Options {
     pub profile: bool,
     /// Fuse launches where the level allows it (2D, red-black smoothing): the zeroed
     /// correction with the first half-sweep on every level, and, with four Dirichlet sides
-    /// imposed directly, the residual with its restriction and the prolongation with the
-    /// next half-sweep. The iterates are the same as unfused; fewer launches and fewer
+    /// imposed directly, the zeroing with the whole first sweep, the residual with its
+    /// restriction and the prolongation with the next half-sweep. The iterates are the same as unfused; fewer launches and fewer
     /// bytes per cycle.
     pub fuse: bool,
 }

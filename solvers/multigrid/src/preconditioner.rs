@@ -34,7 +34,7 @@ pub(crate) struct Hierarchy<T: Real> {
     /// Zeroing a correction and its first red-black half-sweep run as one launch.
     fused_start: bool,
     /// The residual and its restriction run as one launch, and so do the prolongation
-    /// and the next red-black half-sweep.
+    /// and the next red-black half-sweep, and the zeroing and the whole first sweep.
     fused_transfers: bool,
     pub stats: Vec<LevelStat>,
 }
@@ -197,6 +197,14 @@ impl<T: Real> Hierarchy<T> {
         if !(self.fused_start && sweeps > 0) {
             self.zero(l)?;
             return self.smooth(l, sweeps);
+        }
+        if self.fused_transfers {
+            self.on_level(l, |h| {
+                let lv = &mut h.levels[l];
+                h.ops
+                    .rbgs_sweep_from_zero(&h.backend, &lv.r, &mut lv.e, lv.h2inv)
+            })?;
+            return self.smooth(l, sweeps - 1);
         }
         self.on_level(l, |h| {
             let lv = &mut h.levels[l];

@@ -114,6 +114,8 @@ fn kernels_2d<T: Real>(gpu: &Backend, [bw, be, bs, bn]: [i64; 4]) {
     compare::<T>(gpu, "fused", &N2, 0, 2, &|b, _, s| {
         let [from_zero, r1] = s else { unreachable!() };
         mg::rbgs_from_zero::launch(b, r1, from_zero, ax, ay, h2, kap, bw, be, bs, bn)?;
+        let mut swept = Field::<T>::zeros_on(b, &N2, 1)?;
+        mg::rbgs_sweep_from_zero::launch(b, r1, &mut swept, ax, ay, h2)?;
         // The residual-restriction and prolongation-smoothing kernels read two layers of
         // halo.
         let wave = |k: f64| {
@@ -132,6 +134,7 @@ fn kernels_2d<T: Real>(gpu: &Backend, [bw, be, bs, bn]: [i64; 4]) {
         mg::restrict_residual::launch(b, &e, &r, &mut coarse, ax, ay, h2)?;
         let mut both = out.interior()?;
         both.extend(coarse.interior()?);
+        both.extend(swept.interior()?);
         Ok(both.iter().map(|v| v.as_f64()).collect())
     });
     compare::<T>(gpu, "transfers", &N2, 0, 2, &|b, _, s| {
