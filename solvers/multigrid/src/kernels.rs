@@ -441,22 +441,9 @@ pub mod mg {
                     ay,
                     h2inv,
                 );
-                // [1/4, 1/2, 1/4], summed from the west as `weigh` does.
-                row = if a == -1 {
-                    0.25 * res
-                } else if a == 0 {
-                    row + 0.5 * res
-                } else {
-                    row + 0.25 * res
-                };
+                row = weigh_next(a, row, res);
             }
-            rows = if b == -1 {
-                0.25 * row
-            } else if b == 0 {
-                rows + 0.5 * row
-            } else {
-                rows + 0.25 * row
-            };
+            rows = weigh_next(b, rows, row);
         }
         coarse = if edge { 0.0 } else { rows };
     }
@@ -490,38 +477,248 @@ pub mod mg {
         };
     }
 
-    /// A whole red-black sweep from a zero correction in one pass, for a 2D level whose
-    /// four sides are Dirichlet imposed directly: points of colour 0 take `r / diag(A)`
-    /// (as in [`rbgs_from_zero`]), points of colour 1 solve their rows with those
-    /// neighbours, boundary points are 0. The values equal those of the two half-sweeps
-    /// bit for bit.
+    /// The correction at fine node `(fi, fj)` of an `nf x mf` level with four Dirichlet
+    /// sides after one red-black sweep from zero, from the right-hand side at the node
+    /// and its four neighbours: `r / diag(A)` at points of colour 0, at points of colour 1
+    /// the row solved with those neighbours, 0 on the boundary.
+    #[stencil_fn]
+    fn swept<T: Real>(
+        r: T,
+        rw: T,
+        re: T,
+        rs: T,
+        rn: T,
+        fi: i64,
+        fj: i64,
+        nf: i64,
+        mf: i64,
+        ax: T,
+        ay: T,
+        h2inv: T,
+    ) -> T {
+        let diag = (2.0 * (ax + ay) + 0.0) * h2inv;
+        let west = if fi == 1 { 0.0 } else { rw / diag };
+        let east = if fi == nf - 2 { 0.0 } else { re / diag };
+        let south = if fj == 1 { 0.0 } else { rs / diag };
+        let north = if fj == mf - 2 { 0.0 } else { rn / diag };
+        let boundary = fi == 0 || fj == 0 || fi == nf - 1 || fj == mf - 1;
+        if boundary {
+            0.0
+        } else if (fi + fj) % 2 == 0 {
+            r / diag
+        } else {
+            (r + (ax * (west + east) + ay * (south + north)) * h2inv) / diag
+        }
+    }
+
+    /// A whole red-black sweep from a zero correction in one pass ([`swept`]), for a 2D
+    /// level whose four sides are Dirichlet imposed directly. The values equal those of
+    /// [`rbgs_from_zero`] and the colour-1 half-sweep bit for bit.
     #[stencil]
     pub fn rbgs_sweep_from_zero<T: Real>(r: In<T>, e: Out<T>, ax: T, ay: T, h2inv: T) {
         let i = index(0);
         let j = index(1);
         let nx = extent(0);
         let ny = extent(1);
-        let diag = (2.0 * (ax + ay) + 0.0) * h2inv;
-        // The neighbours after the first half-sweep (0 on the boundary).
-        let west = if i == 1 { 0.0 } else { r[(-1, 0)] / diag };
-        let east = if i == nx - 2 { 0.0 } else { r[(1, 0)] / diag };
-        let south = if j == 1 { 0.0 } else { r[(0, -1)] / diag };
-        let north = if j == ny - 2 { 0.0 } else { r[(0, 1)] / diag };
-        let boundary = i == 0 || j == 0 || i == nx - 1 || j == ny - 1;
-        e = if boundary {
-            0.0
-        } else if (i + j) % 2 == 0 {
-            r / diag
+        e = swept(
+            r,
+            r[(-1, 0)],
+            r[(1, 0)],
+            r[(0, -1)],
+            r[(0, 1)],
+            i,
+            j,
+            nx,
+            ny,
+            ax,
+            ay,
+            h2inv,
+        );
+    }
+
+    /// [`restrict_residual`] of the correction that one red-black sweep from zero gives
+    /// ([`swept`]), computed from the right-hand side alone: the level's V(1, .) cycle
+    /// needs neither its first sweep nor its residual stored. The fine right-hand side
+    /// needs a halo of 3.
+    #[stencil]
+    pub fn restrict_swept_residual<T: Real>(r: Fine<T>, coarse: Out<T>, ax: T, ay: T, h2inv: T) {
+        let i = index(0);
+        let j = index(1);
+        let edge = i == 0 || j == 0 || i == extent(0) - 1 || j == extent(1) - 1;
+        let nf = 2 * extent(0) - 1;
+        let mf = 2 * extent(1) - 1;
+        let fi = 2 * i;
+        let fj = 2 * j;
+        let mut rows: T = 0.0;
+        for b in -1..=1 {
+            let mut row: T = 0.0;
+            for a in -1..=1 {
+                let x = fi + a;
+                let y = fj + b;
+                let centre = swept(
+                    r[(a, b)],
+                    r[(a - 1, b)],
+                    r[(a + 1, b)],
+                    r[(a, b - 1)],
+                    r[(a, b + 1)],
+                    x,
+                    y,
+                    nf,
+                    mf,
+                    ax,
+                    ay,
+                    h2inv,
+                );
+                let west = swept(
+                    r[(a - 1, b)],
+                    r[(a - 2, b)],
+                    r[(a, b)],
+                    r[(a - 1, b - 1)],
+                    r[(a - 1, b + 1)],
+                    x - 1,
+                    y,
+                    nf,
+                    mf,
+                    ax,
+                    ay,
+                    h2inv,
+                );
+                let east = swept(
+                    r[(a + 1, b)],
+                    r[(a, b)],
+                    r[(a + 2, b)],
+                    r[(a + 1, b - 1)],
+                    r[(a + 1, b + 1)],
+                    x + 1,
+                    y,
+                    nf,
+                    mf,
+                    ax,
+                    ay,
+                    h2inv,
+                );
+                let south = swept(
+                    r[(a, b - 1)],
+                    r[(a - 1, b - 1)],
+                    r[(a + 1, b - 1)],
+                    r[(a, b - 2)],
+                    r[(a, b)],
+                    x,
+                    y - 1,
+                    nf,
+                    mf,
+                    ax,
+                    ay,
+                    h2inv,
+                );
+                let north = swept(
+                    r[(a, b + 1)],
+                    r[(a - 1, b + 1)],
+                    r[(a + 1, b + 1)],
+                    r[(a, b)],
+                    r[(a, b + 2)],
+                    x,
+                    y + 1,
+                    nf,
+                    mf,
+                    ax,
+                    ay,
+                    h2inv,
+                );
+                let res = node_residual(r[(a, b)], centre, west, east, south, north, ax, ay, h2inv);
+                row = weigh_next(a, row, res);
+            }
+            rows = weigh_next(b, rows, row);
+        }
+        coarse = if edge { 0.0 } else { rows };
+    }
+
+    /// One step of full weighting `[1/4, 1/2, 1/4]` summed from below as [`weigh`] does:
+    /// the partial sum after adding `value` at offset `k` (-1, 0 or 1).
+    #[stencil_fn]
+    fn weigh_next<T: Real>(k: i64, sum: T, value: T) -> T {
+        if k == -1 {
+            0.25 * value
+        } else if k == 0 {
+            sum + 0.5 * value
         } else {
-            (r + (ax * (west + east) + ay * (south + north)) * h2inv) / diag
+            sum + 0.25 * value
+        }
+    }
+
+    /// The prolongation added to a correction followed by the colour-0 half-sweep, at fine
+    /// node `(i, j)` of an `nx x ny` level with four Dirichlet sides, from the correction
+    /// at the node and its four neighbours and the coarse correction: points of colour 1
+    /// take `e + P coarse`, points of colour 0 solve their rows with their neighbours so
+    /// corrected, boundary points keep `e`.
+    #[stencil_fn]
+    fn prolonged_sweep<T: Real>(
+        e: T,
+        ew: T,
+        ee: T,
+        es: T,
+        en: T,
+        coarse: In<T>,
+        r: T,
+        i: i64,
+        j: i64,
+        nx: i64,
+        ny: i64,
+        ax: T,
+        ay: T,
+        h2inv: T,
+    ) -> T {
+        let oi = i % 2 == 1;
+        let oj = j % 2 == 1;
+        let wx = if oi { 0.5 } else { 0.0 };
+        let wy = if oj { 0.5 } else { 0.0 };
+        let c00 = coarse;
+        let c10 = coarse[(1, 0)];
+        let c01 = coarse[(0, 1)];
+        let c11 = coarse[(1, 1)];
+        let here = corrected(e, c00, c10, c01, c11, wx, wy);
+        // The neighbours' corrections: a neighbour across an odd index has the next coarse
+        // node as its base (and weight 0), across an even one the same base (weight 1/2).
+        let east = if oi {
+            corrected(ee, c10, coarse[(2, 0)], c11, coarse[(2, 1)], 0.0, wy)
+        } else {
+            corrected(ee, c00, c10, c01, c11, 0.5, wy)
         };
+        let west = if oi {
+            corrected(ew, c00, c10, c01, c11, 0.0, wy)
+        } else {
+            corrected(ew, coarse[(-1, 0)], c00, coarse[(-1, 1)], c01, 0.5, wy)
+        };
+        let north = if oj {
+            corrected(en, c01, c11, coarse[(0, 2)], coarse[(1, 2)], wx, 0.0)
+        } else {
+            corrected(en, c00, c10, c01, c11, wx, 0.5)
+        };
+        let south = if oj {
+            corrected(es, c00, c10, c01, c11, wx, 0.0)
+        } else {
+            corrected(es, coarse[(0, -1)], coarse[(1, -1)], c00, c10, wx, 0.5)
+        };
+        // A neighbour on the boundary is fixed: it keeps its value.
+        let west = if i == 1 { ew } else { west };
+        let east = if i == nx - 2 { ee } else { east };
+        let south = if j == 1 { es } else { south };
+        let north = if j == ny - 2 { en } else { north };
+        let diag = (2.0 * (ax + ay) + 0.0) * h2inv;
+        let boundary = i == 0 || j == 0 || i == nx - 1 || j == ny - 1;
+        if boundary {
+            e
+        } else if (i + j) % 2 == 0 {
+            (r + (ax * (west + east) + ay * (south + north)) * h2inv) / diag
+        } else {
+            here
+        }
     }
 
     /// [`prolong_add`] followed by the first (colour 0) red-black half-sweep, in one
-    /// out-of-place pass (`out` becomes the level's correction), for a 2D level whose four
-    /// sides are Dirichlet imposed directly: points of colour 1 take `e + P coarse`, points
-    /// of colour 0 solve their rows with their neighbours so corrected, boundary points
-    /// keep `e`. The values equal those of the two launches bit for bit.
+    /// out-of-place pass ([`prolonged_sweep`]; `out` becomes the level's correction), for a
+    /// 2D level whose four sides are Dirichlet imposed directly. The values equal those of
+    /// the two launches bit for bit.
     #[stencil]
     pub fn prolong_rbgs<T: Real>(
         e: In<T>,
@@ -536,67 +733,111 @@ pub mod mg {
         let j = index(1);
         let nx = extent(0);
         let ny = extent(1);
-        let oi = i % 2 == 1;
-        let oj = j % 2 == 1;
-        let wx = if oi { 0.5 } else { 0.0 };
-        let wy = if oj { 0.5 } else { 0.0 };
-        let c00 = coarse;
-        let c10 = coarse[(1, 0)];
-        let c01 = coarse[(0, 1)];
-        let c11 = coarse[(1, 1)];
-        let here = corrected(e, c00, c10, c01, c11, wx, wy);
-        // The neighbours' corrections: a neighbour across an odd index has the next coarse
-        // node as its base (and weight 0), across an even one the same base (weight 1/2).
-        let east = if oi {
-            corrected(e[(1, 0)], c10, coarse[(2, 0)], c11, coarse[(2, 1)], 0.0, wy)
-        } else {
-            corrected(e[(1, 0)], c00, c10, c01, c11, 0.5, wy)
-        };
-        let west = if oi {
-            corrected(e[(-1, 0)], c00, c10, c01, c11, 0.0, wy)
-        } else {
-            corrected(
-                e[(-1, 0)],
-                coarse[(-1, 0)],
-                c00,
-                coarse[(-1, 1)],
-                c01,
-                0.5,
-                wy,
-            )
-        };
-        let north = if oj {
-            corrected(e[(0, 1)], c01, c11, coarse[(0, 2)], coarse[(1, 2)], wx, 0.0)
-        } else {
-            corrected(e[(0, 1)], c00, c10, c01, c11, wx, 0.5)
-        };
-        let south = if oj {
-            corrected(e[(0, -1)], c00, c10, c01, c11, wx, 0.0)
-        } else {
-            corrected(
-                e[(0, -1)],
-                coarse[(0, -1)],
-                coarse[(1, -1)],
-                c00,
-                c10,
-                wx,
-                0.5,
-            )
-        };
-        // A neighbour on the boundary is fixed: it keeps its value.
-        let west = if i == 1 { e[(-1, 0)] } else { west };
-        let east = if i == nx - 2 { e[(1, 0)] } else { east };
-        let south = if j == 1 { e[(0, -1)] } else { south };
-        let north = if j == ny - 2 { e[(0, 1)] } else { north };
-        let diag = (2.0 * (ax + ay) + 0.0) * h2inv;
-        let boundary = i == 0 || j == 0 || i == nx - 1 || j == ny - 1;
-        out = if boundary {
-            e
-        } else if (i + j) % 2 == 0 {
-            (r + (ax * (west + east) + ay * (south + north)) * h2inv) / diag
-        } else {
-            here
-        };
+        out = prolonged_sweep(
+            e,
+            e[(-1, 0)],
+            e[(1, 0)],
+            e[(0, -1)],
+            e[(0, 1)],
+            coarse,
+            r,
+            i,
+            j,
+            nx,
+            ny,
+            ax,
+            ay,
+            h2inv,
+        );
+    }
+
+    /// [`prolong_rbgs`] on a level whose correction is one red-black sweep from zero
+    /// ([`swept`]), recomputed from the right-hand side instead of read (the companion of
+    /// [`restrict_swept_residual`]).
+    #[stencil]
+    pub fn prolong_swept_rbgs<T: Real>(
+        r: In<T>,
+        coarse: Coarse<T>,
+        out: Out<T>,
+        ax: T,
+        ay: T,
+        h2inv: T,
+    ) {
+        let i = index(0);
+        let j = index(1);
+        let nx = extent(0);
+        let ny = extent(1);
+        let e = swept(
+            r,
+            r[(-1, 0)],
+            r[(1, 0)],
+            r[(0, -1)],
+            r[(0, 1)],
+            i,
+            j,
+            nx,
+            ny,
+            ax,
+            ay,
+            h2inv,
+        );
+        let ew = swept(
+            r[(-1, 0)],
+            r[(-2, 0)],
+            r,
+            r[(-1, -1)],
+            r[(-1, 1)],
+            i - 1,
+            j,
+            nx,
+            ny,
+            ax,
+            ay,
+            h2inv,
+        );
+        let ee = swept(
+            r[(1, 0)],
+            r,
+            r[(2, 0)],
+            r[(1, -1)],
+            r[(1, 1)],
+            i + 1,
+            j,
+            nx,
+            ny,
+            ax,
+            ay,
+            h2inv,
+        );
+        let es = swept(
+            r[(0, -1)],
+            r[(-1, -1)],
+            r[(1, -1)],
+            r[(0, -2)],
+            r,
+            i,
+            j - 1,
+            nx,
+            ny,
+            ax,
+            ay,
+            h2inv,
+        );
+        let en = swept(
+            r[(0, 1)],
+            r[(-1, 1)],
+            r[(1, 1)],
+            r,
+            r[(0, 2)],
+            i,
+            j + 1,
+            nx,
+            ny,
+            ax,
+            ay,
+            h2inv,
+        );
+        out = prolonged_sweep(e, ew, ee, es, en, coarse, r, i, j, nx, ny, ax, ay, h2inv);
     }
 
     /// Converts an f64 field to the preconditioner's precision.

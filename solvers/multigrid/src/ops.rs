@@ -183,6 +183,33 @@ impl Ops {
         mg::rbgs_sweep_from_zero::launch(b, r, e, ax, ay, h2inv)
     }
 
+    /// [`Ops::restrict_residual`] of the correction one sweep from zero gives, computed
+    /// from `r` alone ([`Ops::all_dirichlet_2d`] only).
+    pub fn restrict_swept_residual<T: Real>(
+        &self,
+        b: &Backend,
+        r: &Field<T>,
+        coarse: &mut Field<T>,
+        h2inv: T,
+    ) -> Result<(), Error> {
+        let (ax, ay, _, _) = self.c::<T>();
+        mg::restrict_swept_residual::launch(b, r, coarse, ax, ay, h2inv)
+    }
+
+    /// [`Ops::prolong_rbgs`] on a correction that is one sweep from zero, recomputed from
+    /// `r` ([`Ops::all_dirichlet_2d`] only).
+    pub fn prolong_swept_rbgs<T: Real>(
+        &self,
+        b: &Backend,
+        r: &Field<T>,
+        coarse: &Field<T>,
+        out: &mut Field<T>,
+        h2inv: T,
+    ) -> Result<(), Error> {
+        let (ax, ay, _, _) = self.c::<T>();
+        mg::prolong_swept_rbgs::launch(b, r, coarse, out, ax, ay, h2inv)
+    }
+
     /// `out = e + P coarse` followed by the colour-0 red-black half-sweep, in one launch
     /// ([`Ops::all_dirichlet_2d`] only).
     pub fn prolong_rbgs<T: Real>(

@@ -68,8 +68,9 @@ impl<T: Real> Hierarchy<T> {
     ) -> Result<Self, SolveError> {
         let fused_start = options.fuse && ops.dims == 2 && options.smoother == Smoother::RedBlack;
         let fused_transfers = fused_start && ops.all_dirichlet_2d();
-        // The fused kernels read two nodes beyond a level's boundary (and discard them).
-        let halo = if fused_transfers { 2 } else { 1 };
+        // The fused kernels read up to three nodes beyond a level's boundary (and discard
+        // them).
+        let halo = if fused_transfers { 3 } else { 1 };
         let mut levels = Vec::new();
         let mut m = n;
         loop {
@@ -172,8 +173,21 @@ impl<T: Real> Hierarchy<T> {
             return self.coarse_solve(from_zero);
         }
         let (pre, post) = (self.options.pre, self.options.post);
-        self.smooth_from(l, pre, from_zero)?;
-        self.restrict_residual(l)?;
+        // A V(1, post) visit from zero: the level's correction after its one pre-sweep is a
+        // function of its right-hand side, which the restriction and the prolongation
+        // recompute instead of storing it.
+        let swept = from_zero && self.fused_transfers && pre == 1 && post >= 1;
+        if swept {
+            self.on_level(l, |h| {
+                let (fine, coarse) = h.levels.split_at_mut(l + 1);
+                let lv = &fine[l];
+                h.ops
+                    .restrict_swept_residual(&h.backend, &lv.r, &mut coarse[0].r, lv.h2inv)
+            })?;
+        } else {
+            self.smooth_from(l, pre, from_zero)?;
+            self.restrict_residual(l)?;
+        }
         match shape {
             Cycle::V => self.cycle_on(l + 1, Cycle::V, true)?,
             Cycle::W => {
@@ -185,7 +199,7 @@ impl<T: Real> Hierarchy<T> {
                 self.cycle_on(l + 1, Cycle::V, false)?;
             }
         }
-        self.prolong_smooth(l, post)
+        self.prolong_smooth(l, post, swept)
     }
 
     /// `sweeps` sweeps on level `l`, from zero with `from_zero` (the zeroing and the
@@ -215,8 +229,9 @@ impl<T: Real> Hierarchy<T> {
     }
 
     /// `e_l += P e_{l+1}` followed by `sweeps` sweeps (the prolongation and the first
-    /// half-sweep fused where that is possible).
-    fn prolong_smooth(&mut self, l: usize, sweeps: usize) -> Result<(), Error> {
+    /// half-sweep fused where that is possible). With `swept`, level `l`'s correction was
+    /// never stored: it is one sweep from zero, recomputed from the right-hand side.
+    fn prolong_smooth(&mut self, l: usize, sweeps: usize, swept: bool) -> Result<(), Error> {
         if !(self.fused_transfers && sweeps > 0) {
             self.prolong(l)?;
             return self.smooth(l, sweeps);
@@ -224,8 +239,14 @@ impl<T: Real> Hierarchy<T> {
         self.on_level(l, |h| {
             let (fine, coarse) = h.levels.split_at_mut(l + 1);
             let lv = &mut fine[l];
-            h.ops
-                .prolong_rbgs(&h.backend, &lv.e, &coarse[0].e, &lv.r, &mut lv.t, lv.h2inv)
+            let b = &h.backend;
+            if swept {
+                h.ops
+                    .prolong_swept_rbgs(b, &lv.r, &coarse[0].e, &mut lv.t, lv.h2inv)
+            } else {
+                h.ops
+                    .prolong_rbgs(b, &lv.e, &coarse[0].e, &lv.r, &mut lv.t, lv.h2inv)
+            }
         })?;
         let lv = &mut self.levels[l];
         std::mem::swap(&mut lv.e, &mut lv.t);

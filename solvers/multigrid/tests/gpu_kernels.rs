@@ -116,10 +116,10 @@ fn kernels_2d<T: Real>(gpu: &Backend, [bw, be, bs, bn]: [i64; 4]) {
         mg::rbgs_from_zero::launch(b, r1, from_zero, ax, ay, h2, kap, bw, be, bs, bn)?;
         let mut swept = Field::<T>::zeros_on(b, &N2, 1)?;
         mg::rbgs_sweep_from_zero::launch(b, r1, &mut swept, ax, ay, h2)?;
-        // The residual-restriction and prolongation-smoothing kernels read two layers of
-        // halo.
+        // The residual-restriction and prolongation-smoothing kernels read up to three
+        // layers of halo.
         let wave = |k: f64| {
-            Field::<T>::from_fn(&N2, 2, |[i, j, _]| {
+            Field::<T>::from_fn(&N2, 3, |[i, j, _]| {
                 t((0.37 * i as f64 + 0.61 * k * j as f64).sin())
             })
             .to(b)
@@ -130,9 +130,15 @@ fn kernels_2d<T: Real>(gpu: &Backend, [bw, be, bs, bn]: [i64; 4]) {
         })
         .to(b)?;
         let mut out = Field::<T>::zeros_on(b, &N2, 2)?;
+        let mut from_r = Field::<T>::zeros_on(b, &N2, 2)?;
         mg::prolong_rbgs::launch(b, &e, &coarse, &r, &mut out, ax, ay, h2)?;
+        mg::prolong_swept_rbgs::launch(b, &r, &coarse, &mut from_r, ax, ay, h2)?;
+        let mut coarse_from_r = Field::<T>::zeros_on(b, &[19, 15], 2)?;
+        mg::restrict_swept_residual::launch(b, &r, &mut coarse_from_r, ax, ay, h2)?;
         mg::restrict_residual::launch(b, &e, &r, &mut coarse, ax, ay, h2)?;
         let mut both = out.interior()?;
+        both.extend(from_r.interior()?);
+        both.extend(coarse_from_r.interior()?);
         both.extend(coarse.interior()?);
         both.extend(swept.interior()?);
         Ok(both.iter().map(|v| v.as_f64()).collect())
