@@ -7,7 +7,7 @@
 //! Markdown table to the path after `--out` (default `poisson_solve.md`).
 //!
 //! `cargo bench -p multigrid --bench poisson_solve [-- --cpu] [-- --sizes 1025,4097]
-//! [-- --sizes3d 129,257] [-- --no-fuse]`
+//! [-- --sizes3d 129,257] [-- --no-fuse] [-- --pre 2 --post 2]`
 
 use multigrid::{solve, Options, Precision, Problem, Report};
 use std::f64::consts::PI;
@@ -108,6 +108,9 @@ fn timed_solve(
 fn main() -> R<()> {
     let cpu_only = std::env::args().any(|a| a == "--cpu");
     let fuse = !std::env::args().any(|a| a == "--no-fuse");
+    // V(pre, post) cycles (the byte model below assumes V(2, 2)).
+    let pre: usize = arg("--pre").map_or(Ok(2), |s| s.parse())?;
+    let post: usize = arg("--post").map_or(Ok(2), |s| s.parse())?;
     let (backend, device, copy) = if cpu_only {
         let threads = std::thread::available_parallelism()
             .map(|n| n.get())
@@ -183,6 +186,8 @@ fn main() -> R<()> {
                         fmg,
                         graph,
                         fuse,
+                        pre,
+                        post,
                         ..Options::default()
                     };
                     let (report, total, err) = timed_solve(&backend, n, dims, &options, reps)?;
@@ -256,6 +261,8 @@ fn main() -> R<()> {
     let options = Options {
         profile: true,
         fuse,
+        pre,
+        post,
         ..Options::default()
     };
     let (report, _, _) = timed_solve(&backend, n, 2, &options, 1)?;

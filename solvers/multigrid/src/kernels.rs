@@ -121,7 +121,8 @@ pub mod mg {
         };
     }
 
-    /// Red-black Gauss-Seidel: the points of one colour solve their row exactly.
+    /// Red-black Gauss-Seidel: the points of one colour solve their row exactly (times the
+    /// reciprocal of the diagonal, which every red-black kernel computes alike).
     #[stencil(red_black = colour)]
     pub fn rbgs<T: Real>(
         e: InOut<T>,
@@ -162,7 +163,7 @@ pub mod mg {
         };
         let diag = (2.0 * (ax + ay) + penalty(sx, sy, kappa)) * h2inv;
         if !fixed(sx, sy) {
-            e = (r + (ax * (west + east) + ay * (south + north)) * h2inv) / diag;
+            e = (r + (ax * (west + east) + ay * (south + north)) * h2inv) * (1.0 / diag);
         }
     }
 
@@ -471,7 +472,7 @@ pub mod mg {
         let diag = (2.0 * (ax + ay) + penalty(sx, sy, kappa)) * h2inv;
         let first = (i + j) % 2 == 0;
         e = if first && !fixed(sx, sy) {
-            r / diag
+            r * (1.0 / diag)
         } else {
             0.0
         };
@@ -497,17 +498,18 @@ pub mod mg {
         h2inv: T,
     ) -> T {
         let diag = (2.0 * (ax + ay) + 0.0) * h2inv;
-        let west = if fi == 1 { 0.0 } else { rw / diag };
-        let east = if fi == nf - 2 { 0.0 } else { re / diag };
-        let south = if fj == 1 { 0.0 } else { rs / diag };
-        let north = if fj == mf - 2 { 0.0 } else { rn / diag };
+        let inv = 1.0 / diag;
+        let west = if fi == 1 { 0.0 } else { rw * inv };
+        let east = if fi == nf - 2 { 0.0 } else { re * inv };
+        let south = if fj == 1 { 0.0 } else { rs * inv };
+        let north = if fj == mf - 2 { 0.0 } else { rn * inv };
         let boundary = fi == 0 || fj == 0 || fi == nf - 1 || fj == mf - 1;
         if boundary {
             0.0
         } else if (fi + fj) % 2 == 0 {
-            r / diag
+            r * inv
         } else {
-            (r + (ax * (west + east) + ay * (south + north)) * h2inv) / diag
+            (r + (ax * (west + east) + ay * (south + north)) * h2inv) * inv
         }
     }
 
@@ -709,7 +711,7 @@ pub mod mg {
         if boundary {
             e
         } else if (i + j) % 2 == 0 {
-            (r + (ax * (west + east) + ay * (south + north)) * h2inv) / diag
+            (r + (ax * (west + east) + ay * (south + north)) * h2inv) * (1.0 / diag)
         } else {
             here
         }
