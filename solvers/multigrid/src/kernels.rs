@@ -518,11 +518,22 @@ pub mod mg {
     /// [`rbgs_from_zero`] and the colour-1 half-sweep bit for bit.
     #[stencil]
     pub fn rbgs_sweep_from_zero<T: Real>(r: In<T>, e: Out<T>, ax: T, ay: T, h2inv: T) {
-        let i = index(0);
-        let j = index(1);
-        let nx = extent(0);
-        let ny = extent(1);
-        e = swept(
+        e = swept_here(r, index(0), index(1), extent(0), extent(1), ax, ay, h2inv);
+    }
+
+    /// [`swept`] at the kernel's point `(i, j)` of an `nx x ny` level, from the field `r`.
+    #[stencil_fn]
+    fn swept_here<T: Real>(
+        r: In<T>,
+        i: i64,
+        j: i64,
+        nx: i64,
+        ny: i64,
+        ax: T,
+        ay: T,
+        h2inv: T,
+    ) -> T {
+        swept(
             r,
             r[(-1, 0)],
             r[(1, 0)],
@@ -535,7 +546,7 @@ pub mod mg {
             ax,
             ay,
             h2inv,
-        );
+        )
     }
 
     /// [`restrict_residual`] of the correction that one red-black sweep from zero gives
@@ -769,20 +780,7 @@ pub mod mg {
         let j = index(1);
         let nx = extent(0);
         let ny = extent(1);
-        let e = swept(
-            r,
-            r[(-1, 0)],
-            r[(1, 0)],
-            r[(0, -1)],
-            r[(0, 1)],
-            i,
-            j,
-            nx,
-            ny,
-            ax,
-            ay,
-            h2inv,
-        );
+        let e = swept_here(r, i, j, nx, ny, ax, ay, h2inv);
         let ew = swept(
             r[(-1, 0)],
             r[(-2, 0)],
