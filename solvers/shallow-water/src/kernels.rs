@@ -190,12 +190,14 @@ pub mod kp07 {
     /// The central-upwind combination `(a+ f_l - a- f_r + a+ a- (u_r - u_l)) / (a+ - a-)`
     /// of the fluxes `f` and states `u` on the two sides of a face, with the one-sided
     /// speeds `a+ >= 0 >= a-`; 0 where both vanish (dry on both sides). It is evaluated
-    /// as `f_l + a- (f_l - f_r + a+ (u_r - u_l)) / (a+ - a-)`, which is exactly `f_l`
-    /// when the two sides agree (a lake at rest stays balanced to the last bit).
+    /// as `f_l + a- / (a+ - a-) (f_l - f_r + a+ (u_r - u_l))`, which is exactly `f_l`
+    /// when the two sides agree (a lake at rest stays balanced to the last bit); the
+    /// weight `a- / (a+ - a-)` is the same for every component of a face's flux, so one
+    /// division serves all three.
     #[stencil_fn]
     fn central_upwind<T: Real>(ap: T, am: T, fl: T, fr: T, ul: T, ur: T) -> T {
         let d = ap - am;
-        let flux = fl + am * (fl - fr + ap * (ur - ul)) / d;
+        let flux = fl + am / d * (fl - fr + ap * (ur - ul));
         if d > 0.0 {
             flux
         } else {
@@ -203,25 +205,81 @@ pub mod kp07 {
         }
     }
 
-    /// The rates of change of the cell averages (KP07 3.6: minus the flux differences,
-    /// plus the well-balanced bed-slope source `-g (w - B) dB/dx` of 3.12), and the
-    /// largest `a / dx` over the cell's faces and axes (the CFL time step is `C` over its
-    /// maximum: a reduction fused into this pass).
-    ///
-    /// The surface and the velocities are reconstructed, and the face discharges are the
-    /// face depths times the face velocities (as Kurganov recommends in his 2018 review,
-    /// Acta Numerica 27). Reconstructing the discharges instead lets a deep neighbour's
-    /// discharge meet a nearly dry face: velocities of thousands of m/s at wet-dry fronts
-    /// and time steps a thousand times too short (measured on Malpasset).
+    /// One component (as in [`face_flux`]) of the flux through a boundary face that is
+    /// not periodic, from the state just inside it (surface `w_in`, normal velocity
+    /// `n_in`, tangential velocity `t_in`) and the side's condition (`kind`, `value`);
+    /// `inward` is +1 on a low side (west, south) and -1 on a high one, `bed` the bed at
+    /// the face. The outermost cell is reconstructed as a constant, so `n_in` and `t_in`
+    /// are that cell's velocities.
+    #[stencil_fn]
+    fn boundary_flux<T: Real>(
+        component: i64,
+        kind: i64,
+        value: T,
+        inward: T,
+        w_in: T,
+        n_in: T,
+        t_in: T,
+        bed: T,
+        g: T,
+        eps: T,
+    ) -> T {
+        let w_out = outer_surface(kind, w_in, bed, value);
+        let n_out = outer_normal(kind, n_in, (w_out - bed).max(0.0), value, inward, eps);
+        if inward > 0.0 {
+            face_flux(component, w_out, n_out, t_in, w_in, n_in, t_in, bed, g)
+        } else {
+            face_flux(component, w_in, n_in, t_in, w_out, n_out, t_in, bed, g)
+        }
+    }
+
+    /// The desingularised velocities `u = q / h` and `v = p / h` of a state (KP07 2.17),
+    /// which the face fluxes reconstruct: [`advance`] writes them with every new state;
+    /// this kernel gives them for a state set from outside (the start, a restored
+    /// checkpoint).
     #[stencil]
-    pub fn rates<T: Real>(
+    pub fn velocities<T: Real>(
         w: In<T>,
         q: In<T>,
         p: In<T>,
         bed: In<T>,
-        rate_w: Out<T>,
-        rate_q: Out<T>,
-        rate_p: Out<T>,
+        u: Out<T>,
+        v: Out<T>,
+        eps: T,
+    ) {
+        let base = cell_bed(bed, bed[(1, 0)], bed[(0, 1)], bed[(1, 1)]);
+        u = cell_velocity(w, base, q, eps);
+        v = cell_velocity(w, base, p, eps);
+    }
+
+    /// The central-upwind fluxes (KP07 3.7) through each cell's west and south faces,
+    /// each face computed once, and the largest `a / dx` over them (the CFL time step is
+    /// `C` over its maximum: a reduction fused into this pass). A face's two states are
+    /// reconstructed from the four cells around it: the surface with the limited slopes
+    /// and the positivity correction (KP07 2.14), the velocities `u`, `v` (those of
+    /// [`velocities`]) with limited slopes, and the face discharges are the face depths
+    /// times the face velocities (as Kurganov recommends in his 2018 review, Acta
+    /// Numerica 27). Reconstructing the discharges instead lets a deep neighbour's
+    /// discharge meet a nearly dry face: velocities of thousands of m/s at wet-dry fronts
+    /// and time steps a thousand times too short (measured on Malpasset).
+    ///
+    /// `west_q` and `south_p` are the fluxes of the discharge normal to the face, the
+    /// others of the tangential one. The east face of the last column and the north face
+    /// of the last row belong to no cell: on a periodic side they are the first
+    /// column's and row's (the caller wraps the flux fields), on any other [`advance`]
+    /// computes them, and their speeds are counted here.
+    #[stencil]
+    pub fn faces<T: Real>(
+        w: In<T>,
+        u: In<T>,
+        v: In<T>,
+        bed: In<T>,
+        west_w: Out<T>,
+        west_q: Out<T>,
+        west_p: Out<T>,
+        south_w: Out<T>,
+        south_q: Out<T>,
+        south_p: Out<T>,
         speed: Max<T>,
         g: T,
         theta: T,
@@ -241,59 +299,22 @@ pub mod kp07 {
         let j = index(1);
         let nx = extent(0);
         let ny = extent(1);
-
-        // The mean bed of this cell and of the cells up to two away along each axis.
         let base = cell_bed(bed, bed[(1, 0)], bed[(0, 1)], bed[(1, 1)]);
+
+        // Along x: the face between the west neighbour (below) and this cell (above), the
+        // bed at the faces i - 3/2, i - 1/2 and i + 1/2.
         let base_w = cell_bed(bed[(-1, 0)], bed, bed[(-1, 1)], bed[(0, 1)]);
-        let base_ww = cell_bed(bed[(-2, 0)], bed[(-1, 0)], bed[(-2, 1)], bed[(-1, 1)]);
-        let base_e = cell_bed(bed[(1, 0)], bed[(2, 0)], bed[(1, 1)], bed[(2, 1)]);
-        let base_ee = cell_bed(bed[(2, 0)], bed[(3, 0)], bed[(2, 1)], bed[(3, 1)]);
-        let base_s = cell_bed(bed[(0, -1)], bed[(1, -1)], bed, bed[(1, 0)]);
-        let base_ss = cell_bed(bed[(0, -2)], bed[(1, -2)], bed[(0, -1)], bed[(1, -1)]);
-        let base_n = cell_bed(bed[(0, 1)], bed[(1, 1)], bed[(0, 2)], bed[(1, 2)]);
-        let base_nn = cell_bed(bed[(0, 2)], bed[(1, 2)], bed[(0, 3)], bed[(1, 3)]);
-
-        // The velocities of those cells.
-        let u = cell_velocity(w, base, q, eps);
-        let v = cell_velocity(w, base, p, eps);
-        let u_w = cell_velocity(w[(-1, 0)], base_w, q[(-1, 0)], eps);
-        let v_w = cell_velocity(w[(-1, 0)], base_w, p[(-1, 0)], eps);
-        let u_ww = cell_velocity(w[(-2, 0)], base_ww, q[(-2, 0)], eps);
-        let v_ww = cell_velocity(w[(-2, 0)], base_ww, p[(-2, 0)], eps);
-        let u_e = cell_velocity(w[(1, 0)], base_e, q[(1, 0)], eps);
-        let v_e = cell_velocity(w[(1, 0)], base_e, p[(1, 0)], eps);
-        let u_ee = cell_velocity(w[(2, 0)], base_ee, q[(2, 0)], eps);
-        let v_ee = cell_velocity(w[(2, 0)], base_ee, p[(2, 0)], eps);
-        let u_s = cell_velocity(w[(0, -1)], base_s, q[(0, -1)], eps);
-        let v_s = cell_velocity(w[(0, -1)], base_s, p[(0, -1)], eps);
-        let u_ss = cell_velocity(w[(0, -2)], base_ss, q[(0, -2)], eps);
-        let v_ss = cell_velocity(w[(0, -2)], base_ss, p[(0, -2)], eps);
-        let u_n = cell_velocity(w[(0, 1)], base_n, q[(0, 1)], eps);
-        let v_n = cell_velocity(w[(0, 1)], base_n, p[(0, 1)], eps);
-        let u_nn = cell_velocity(w[(0, 2)], base_nn, q[(0, 2)], eps);
-        let v_nn = cell_velocity(w[(0, 2)], base_nn, p[(0, 2)], eps);
-
-        // Along x: the bed at the faces i - 3/2 .. i + 3/2, the differences of the cells
-        // i - 1, i, i + 1.
         let bx0 = 0.5 * (bed[(-1, 0)] + bed[(-1, 1)]);
         let bx1 = 0.5 * (bed + bed[(0, 1)]);
         let bx2 = 0.5 * (bed[(1, 0)] + bed[(1, 1)]);
-        let bx3 = 0.5 * (bed[(2, 0)] + bed[(2, 1)]);
         let fxm = flat(i - 1, nx, west, east);
         let fxc = flat(i, nx, west, east);
-        let fxp = flat(i + 1, nx, west, east);
         let swm = slope(w[(-2, 0)], w[(-1, 0)], w, theta, fxm);
         let swc = slope(w[(-1, 0)], w, w[(1, 0)], theta, fxc);
-        let swp = slope(w, w[(1, 0)], w[(2, 0)], theta, fxp);
-        let sum = slope(u_ww, u_w, u, theta, fxm);
-        let suc = slope(u_w, u, u_e, theta, fxc);
-        let sup = slope(u, u_e, u_ee, theta, fxp);
-        let svm = slope(v_ww, v_w, v, theta, fxm);
-        let svc = slope(v_w, v, v_e, theta, fxc);
-        let svp = slope(v, v_e, v_ee, theta, fxp);
-
-        // The west face: this cell's lower values, the west neighbour's upper ones (or the
-        // west side's condition).
+        let sum = slope(u[(-2, 0)], u[(-1, 0)], u, theta, fxm);
+        let suc = slope(u[(-1, 0)], u, u[(1, 0)], theta, fxc);
+        let svm = slope(v[(-2, 0)], v[(-1, 0)], v, theta, fxm);
+        let svc = slope(v[(-1, 0)], v, v[(1, 0)], theta, fxc);
         let ww_in = lower_surface(w, swc, base, bx1, bx2);
         let uw_in = u - 0.5 * suc;
         let vw_in = v - 0.5 * svc;
@@ -306,54 +327,37 @@ pub mod kp07 {
         let uw_out = if west_edge {
             outer_normal(west, uw_in, (ww_out - bx1).max(0.0), west_value, 1.0, eps)
         } else {
-            u_w + 0.5 * sum
+            u[(-1, 0)] + 0.5 * sum
         };
-        let vw_out = if west_edge { vw_in } else { v_w + 0.5 * svm };
-
-        // The east face.
-        let we_in = upper_surface(w, swc, base, bx1, bx2);
-        let ue_in = u + 0.5 * suc;
-        let ve_in = v + 0.5 * svc;
-        let east_edge = i == nx - 1 && east != 4;
-        let we_out = if east_edge {
-            outer_surface(east, we_in, bx2, east_value)
+        let vw_out = if west_edge {
+            vw_in
         } else {
-            lower_surface(w[(1, 0)], swp, base_e, bx2, bx3)
+            v[(-1, 0)] + 0.5 * svm
         };
-        let ue_out = if east_edge {
-            outer_normal(east, ue_in, (we_out - bx2).max(0.0), east_value, -1.0, eps)
-        } else {
-            u_e - 0.5 * sup
-        };
-        let ve_out = if east_edge { ve_in } else { v_e - 0.5 * svp };
-
-        let west_w = face_flux(0, ww_out, uw_out, vw_out, ww_in, uw_in, vw_in, bx1, g);
-        let west_q = face_flux(1, ww_out, uw_out, vw_out, ww_in, uw_in, vw_in, bx1, g);
-        let west_p = face_flux(2, ww_out, uw_out, vw_out, ww_in, uw_in, vw_in, bx1, g);
+        west_w = face_flux(0, ww_out, uw_out, vw_out, ww_in, uw_in, vw_in, bx1, g);
+        west_q = face_flux(1, ww_out, uw_out, vw_out, ww_in, uw_in, vw_in, bx1, g);
+        west_p = face_flux(2, ww_out, uw_out, vw_out, ww_in, uw_in, vw_in, bx1, g);
         let west_a = face_flux(3, ww_out, uw_out, vw_out, ww_in, uw_in, vw_in, bx1, g);
-        let east_w = face_flux(0, we_in, ue_in, ve_in, we_out, ue_out, ve_out, bx2, g);
-        let east_q = face_flux(1, we_in, ue_in, ve_in, we_out, ue_out, ve_out, bx2, g);
-        let east_p = face_flux(2, we_in, ue_in, ve_in, we_out, ue_out, ve_out, bx2, g);
-        let east_a = face_flux(3, we_in, ue_in, ve_in, we_out, ue_out, ve_out, bx2, g);
+        let we_in = upper_surface(w, swc, base, bx1, bx2);
+        let east_a = if i == nx - 1 && east != 4 {
+            boundary_flux(3, east, east_value, -1.0, we_in, u, v, bx2, g, eps)
+        } else {
+            0.0
+        };
 
         // Along y, the same with v normal and u tangential.
+        let base_s = cell_bed(bed[(0, -1)], bed[(1, -1)], bed, bed[(1, 0)]);
         let by0 = 0.5 * (bed[(0, -1)] + bed[(1, -1)]);
         let by1 = 0.5 * (bed + bed[(1, 0)]);
         let by2 = 0.5 * (bed[(0, 1)] + bed[(1, 1)]);
-        let by3 = 0.5 * (bed[(0, 2)] + bed[(1, 2)]);
         let fym = flat(j - 1, ny, south, north);
         let fyc = flat(j, ny, south, north);
-        let fyp = flat(j + 1, ny, south, north);
         let twm = slope(w[(0, -2)], w[(0, -1)], w, theta, fym);
         let twc = slope(w[(0, -1)], w, w[(0, 1)], theta, fyc);
-        let twp = slope(w, w[(0, 1)], w[(0, 2)], theta, fyp);
-        let tum = slope(u_ss, u_s, u, theta, fym);
-        let tuc = slope(u_s, u, u_n, theta, fyc);
-        let tup = slope(u, u_n, u_nn, theta, fyp);
-        let tvm = slope(v_ss, v_s, v, theta, fym);
-        let tvc = slope(v_s, v, v_n, theta, fyc);
-        let tvp = slope(v, v_n, v_nn, theta, fyp);
-
+        let tum = slope(u[(0, -2)], u[(0, -1)], u, theta, fym);
+        let tuc = slope(u[(0, -1)], u, u[(0, 1)], theta, fyc);
+        let tvm = slope(v[(0, -2)], v[(0, -1)], v, theta, fym);
+        let tvc = slope(v[(0, -1)], v, v[(0, 1)], theta, fyc);
         let ws_in = lower_surface(w, twc, base, by1, by2);
         let us_in = u - 0.5 * tuc;
         let vs_in = v - 0.5 * tvc;
@@ -363,44 +367,123 @@ pub mod kp07 {
         } else {
             upper_surface(w[(0, -1)], twm, base_s, by0, by1)
         };
-        let us_out = if south_edge { us_in } else { u_s + 0.5 * tum };
+        let us_out = if south_edge {
+            us_in
+        } else {
+            u[(0, -1)] + 0.5 * tum
+        };
         let vs_out = if south_edge {
             outer_normal(south, vs_in, (ws_out - by1).max(0.0), south_value, 1.0, eps)
         } else {
-            v_s + 0.5 * tvm
+            v[(0, -1)] + 0.5 * tvm
         };
-
-        let wn_in = upper_surface(w, twc, base, by1, by2);
-        let un_in = u + 0.5 * tuc;
-        let vn_in = v + 0.5 * tvc;
-        let north_edge = j == ny - 1 && north != 4;
-        let wn_out = if north_edge {
-            outer_surface(north, wn_in, by2, north_value)
-        } else {
-            lower_surface(w[(0, 1)], twp, base_n, by2, by3)
-        };
-        let un_out = if north_edge { un_in } else { u_n - 0.5 * tup };
-        let vn_out = if north_edge {
-            outer_normal(
-                north,
-                vn_in,
-                (wn_out - by2).max(0.0),
-                north_value,
-                -1.0,
-                eps,
-            )
-        } else {
-            v_n - 0.5 * tvp
-        };
-
-        let south_w = face_flux(0, ws_out, vs_out, us_out, ws_in, vs_in, us_in, by1, g);
-        let south_p = face_flux(1, ws_out, vs_out, us_out, ws_in, vs_in, us_in, by1, g);
-        let south_q = face_flux(2, ws_out, vs_out, us_out, ws_in, vs_in, us_in, by1, g);
+        south_w = face_flux(0, ws_out, vs_out, us_out, ws_in, vs_in, us_in, by1, g);
+        south_p = face_flux(1, ws_out, vs_out, us_out, ws_in, vs_in, us_in, by1, g);
+        south_q = face_flux(2, ws_out, vs_out, us_out, ws_in, vs_in, us_in, by1, g);
         let south_a = face_flux(3, ws_out, vs_out, us_out, ws_in, vs_in, us_in, by1, g);
-        let north_w = face_flux(0, wn_in, vn_in, un_in, wn_out, vn_out, un_out, by2, g);
-        let north_p = face_flux(1, wn_in, vn_in, un_in, wn_out, vn_out, un_out, by2, g);
-        let north_q = face_flux(2, wn_in, vn_in, un_in, wn_out, vn_out, un_out, by2, g);
-        let north_a = face_flux(3, wn_in, vn_in, un_in, wn_out, vn_out, un_out, by2, g);
+        let wn_in = upper_surface(w, twc, base, by1, by2);
+        let north_a = if j == ny - 1 && north != 4 {
+            boundary_flux(3, north, north_value, -1.0, wn_in, v, u, by2, g, eps)
+        } else {
+            0.0
+        };
+        speed.reduce((west_a.max(east_a) * dx_inv).max(south_a.max(north_a) * dy_inv));
+    }
+
+    /// One Runge-Kutta stage from the face fluxes of [`faces`]:
+    /// `U_to = keep U_to + (1 - keep) (U + dt R)` (`keep` 0 for a forward Euler step or
+    /// the first stage of SSP-RK2, 1/2 for its second), with the rates `R` of KP07 3.6
+    /// (minus the flux differences, plus the well-balanced bed-slope source of 3.12);
+    /// then the surface kept on or above the bed (the depth never negative; dry cells
+    /// lose their discharge), Manning friction applied semi-implicitly,
+    /// `q / (1 + (1 - keep) dt g n^2 |u| / h^(4/3))` with `g_n2 = g n^2`, and the new
+    /// state's velocities written for the next [`faces`].
+    #[stencil]
+    pub fn advance<T: Real>(
+        w: In<T>,
+        q: In<T>,
+        p: In<T>,
+        u: In<T>,
+        v: In<T>,
+        west_w: In<T>,
+        west_q: In<T>,
+        west_p: In<T>,
+        south_w: In<T>,
+        south_q: In<T>,
+        south_p: In<T>,
+        bed: In<T>,
+        w_to: InOut<T>,
+        q_to: InOut<T>,
+        p_to: InOut<T>,
+        u_to: Out<T>,
+        v_to: Out<T>,
+        dt: T,
+        keep: T,
+        g: T,
+        g_n2: T,
+        theta: T,
+        eps: T,
+        dx_inv: T,
+        dy_inv: T,
+        west: i64,
+        east: i64,
+        south: i64,
+        north: i64,
+        east_value: T,
+        north_value: T,
+    ) {
+        let i = index(0);
+        let j = index(1);
+        let nx = extent(0);
+        let ny = extent(1);
+        let base = cell_bed(bed, bed[(1, 0)], bed[(0, 1)], bed[(1, 1)]);
+
+        // The surface at this cell's own faces, as [`faces`] reconstructs it.
+        let bx1 = 0.5 * (bed + bed[(0, 1)]);
+        let bx2 = 0.5 * (bed[(1, 0)] + bed[(1, 1)]);
+        let by1 = 0.5 * (bed + bed[(1, 0)]);
+        let by2 = 0.5 * (bed[(0, 1)] + bed[(1, 1)]);
+        let swc = slope(w[(-1, 0)], w, w[(1, 0)], theta, flat(i, nx, west, east));
+        let twc = slope(w[(0, -1)], w, w[(0, 1)], theta, flat(j, ny, south, north));
+        let ww_in = lower_surface(w, swc, base, bx1, bx2);
+        let we_in = upper_surface(w, swc, base, bx1, bx2);
+        let ws_in = lower_surface(w, twc, base, by1, by2);
+        let wn_in = upper_surface(w, twc, base, by1, by2);
+
+        // The east and north faces: the next cells' west and south faces, or boundary
+        // faces computed here.
+        let east_edge = i == nx - 1 && east != 4;
+        let east_w = if east_edge {
+            boundary_flux(0, east, east_value, -1.0, we_in, u, v, bx2, g, eps)
+        } else {
+            west_w[(1, 0)]
+        };
+        let east_q = if east_edge {
+            boundary_flux(1, east, east_value, -1.0, we_in, u, v, bx2, g, eps)
+        } else {
+            west_q[(1, 0)]
+        };
+        let east_p = if east_edge {
+            boundary_flux(2, east, east_value, -1.0, we_in, u, v, bx2, g, eps)
+        } else {
+            west_p[(1, 0)]
+        };
+        let north_edge = j == ny - 1 && north != 4;
+        let north_w = if north_edge {
+            boundary_flux(0, north, north_value, -1.0, wn_in, v, u, by2, g, eps)
+        } else {
+            south_w[(0, 1)]
+        };
+        let north_p = if north_edge {
+            boundary_flux(1, north, north_value, -1.0, wn_in, v, u, by2, g, eps)
+        } else {
+            south_p[(0, 1)]
+        };
+        let north_q = if north_edge {
+            boundary_flux(2, north, north_value, -1.0, wn_in, v, u, by2, g, eps)
+        } else {
+            south_q[(0, 1)]
+        };
 
         // The bed-slope source `-g h (B_e - B_w) / dx` written, with the cell's own face
         // depths (`h_e + h_w = 2 h` by construction), as
@@ -412,38 +495,14 @@ pub mod kp07 {
         let push_e = pressure(we_in - bx2, g);
         let push_s = pressure(ws_in - by1, g);
         let push_n = pressure(wn_in - by2, g);
-        rate_w = (west_w - east_w) * dx_inv + (south_w - north_w) * dy_inv;
-        rate_q = ((west_q - east_q) + (push_e - push_w)) * dx_inv
+        let rate_w = (west_w - east_w) * dx_inv + (south_w - north_w) * dy_inv;
+        let rate_q = ((west_q - east_q) + (push_e - push_w)) * dx_inv
             - g * depth * (we_in - ww_in) * dx_inv
             + (south_q - north_q) * dy_inv;
-        rate_p = ((south_p - north_p) + (push_n - push_s)) * dy_inv
+        let rate_p = ((south_p - north_p) + (push_n - push_s)) * dy_inv
             - g * depth * (wn_in - ws_in) * dy_inv
             + (west_p - east_p) * dx_inv;
-        speed.reduce((west_a.max(east_a) * dx_inv).max(south_a.max(north_a) * dy_inv));
-    }
 
-    /// One Runge-Kutta stage: `U_to = keep U_to + (1 - keep) (U + dt R)` (`keep` 0 for a
-    /// forward Euler step or the first stage of SSP-RK2, 1/2 for its second), then the
-    /// surface kept on or above the bed (the depth never negative; dry cells lose their
-    /// discharge) and Manning friction applied semi-implicitly:
-    /// `q / (1 + (1 - keep) dt g n^2 |u| / h^(4/3))`, `g_n2 = g n^2`.
-    #[stencil]
-    pub fn advance<T: Real>(
-        w: In<T>,
-        q: In<T>,
-        p: In<T>,
-        rate_w: In<T>,
-        rate_q: In<T>,
-        rate_p: In<T>,
-        bed: In<T>,
-        w_to: InOut<T>,
-        q_to: InOut<T>,
-        p_to: InOut<T>,
-        dt: T,
-        keep: T,
-        g_n2: T,
-        eps: T,
-    ) {
         let fresh = 1.0 - keep;
         let old_w = if keep > 0.0 { keep * w_to } else { 0.0 };
         let old_q = if keep > 0.0 { keep * q_to } else { 0.0 };
@@ -451,21 +510,27 @@ pub mod kp07 {
         let wn = old_w + fresh * (w + dt * rate_w);
         let qn = old_q + fresh * (q + dt * rate_q);
         let pn = old_p + fresh * (p + dt * rate_p);
-        let base = cell_bed(bed, bed[(1, 0)], bed[(0, 1)], bed[(1, 1)]);
         let h = (wn - base).max(0.0);
-        let u = velocity(h, qn, eps);
-        let v = velocity(h, pn, eps);
+        let un = velocity(h, qn, eps);
+        let vn = velocity(h, pn, eps);
         // The floor keeps 0 / 0 out of films thin enough to underflow.
-        let drag = g_n2 * (u * u + v * v).sqrt() / h.powf(4.0 / 3.0).max(1e-30);
+        let drag = g_n2 * (un * un + vn * vn).sqrt() / h.powf(4.0 / 3.0).max(1e-30);
         let h2 = h * h;
         let damp = if h2 * h2 > eps {
             1.0 / (1.0 + fresh * dt * drag)
         } else {
             0.0
         };
-        w_to = wn.max(base);
-        q_to = qn * damp;
-        p_to = pn * damp;
+        let w_new = wn.max(base);
+        let q_new = qn * damp;
+        let p_new = pn * damp;
+        w_to = w_new;
+        q_to = q_new;
+        p_to = p_new;
+        // Exactly what [`velocities`] gives for the new state, so that a state restored
+        // from its conserved fields goes on bit for bit.
+        u_to = cell_velocity(w_new, base, q_new, eps);
+        v_to = cell_velocity(w_new, base, p_new, eps);
     }
 
     /// What a check of the state needs: the water volume per unit cell area (in `f64`),

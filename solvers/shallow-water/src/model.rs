@@ -192,8 +192,16 @@ pub struct Survey {
     pub max_speed: f64,
 }
 
-/// The three conserved fields: surface, x discharge, y discharge.
-type State<T> = [Field<T>; 3];
+/// A state: the three conserved fields (surface, x discharge, y discharge) and the
+/// velocities `u`, `v` derived from them, which the face fluxes reconstruct.
+type State<T> = [Field<T>; 5];
+
+/// The face fluxes of a state (what [`kp07::faces`] writes): through each cell's west
+/// face the fluxes of `w`, `q` and `p`, then through its south face the same.
+type Fluxes<T> = [Field<T>; 6];
+
+/// The halo of the flux fields: a cell reads its east and north neighbours' faces.
+const FLUX_HALO: usize = 1;
 
 /// Three per-cell fields on the host (e.g. depth, x and y velocity), row by row from the
 /// south.
@@ -236,7 +244,7 @@ pub struct ShallowWater<T: Real> {
     bed: Field<T>,
     now: State<T>,
     stage: State<T>,
-    rates: State<T>,
+    fluxes: Fluxes<T>,
     time: f64,
     steps: u64,
     initial_volume: f64,
@@ -322,28 +330,42 @@ impl<T: Real> ShallowWater<T> {
         let p = Field::from_fn(&extent, HALO, |[i, j, _]| {
             T::from_f64(cell(i, j).map_or(0.0, |k| depth(k) * water.v[k]))
         });
-        let zeros = || -> Result<State<T>, FloodError> {
-            Ok([
-                Field::zeros_on(backend, &extent, HALO)?,
-                Field::zeros_on(backend, &extent, HALO)?,
-                Field::zeros_on(backend, &extent, HALO)?,
-            ])
-        };
+        let zeros = |halo: usize| Field::zeros_on(backend, &extent, halo);
         let mut flow = ShallowWater {
             backend: backend.clone(),
             grid,
             boundaries: setup.boundaries.clone(),
             physics: setup.physics,
             bed,
-            now: [surface.to(backend)?, q.to(backend)?, p.to(backend)?],
-            stage: zeros()?,
-            rates: zeros()?,
+            now: [
+                surface.to(backend)?,
+                q.to(backend)?,
+                p.to(backend)?,
+                zeros(HALO)?,
+                zeros(HALO)?,
+            ],
+            stage: [
+                zeros(HALO)?,
+                zeros(HALO)?,
+                zeros(HALO)?,
+                zeros(HALO)?,
+                zeros(HALO)?,
+            ],
+            fluxes: [
+                zeros(FLUX_HALO)?,
+                zeros(FLUX_HALO)?,
+                zeros(FLUX_HALO)?,
+                zeros(FLUX_HALO)?,
+                zeros(FLUX_HALO)?,
+                zeros(FLUX_HALO)?,
+            ],
             time: 0.0,
             steps: 0,
             initial_volume: 0.0,
             skip: None,
             masked: None,
         };
+        flow.derive_velocities()?;
         flow.initial_volume = flow.survey()?.volume;
         // Skipping saves time on a GPU; on the CPU masked launches run densely anyway.
         flow.set_dry_skipping(matches!(backend, Backend::Cuda(_)))?;
@@ -459,11 +481,20 @@ impl<T: Real> ShallowWater<T> {
         T::from_f64(self.physics.dry_depth.powi(4))
     }
 
-    /// Evaluates the rates of change of `which` state at time `t` into `self.rates`;
+    /// Writes the velocities of the present state from its conserved fields (after the
+    /// state was set from outside).
+    fn derive_velocities(&mut self) -> Result<(), FloodError> {
+        let eps = self.eps();
+        let [w, q, p, u, v] = &mut self.now;
+        kp07::velocities::launch(&self.backend, w, q, p, &self.bed, u, v, eps)?;
+        Ok(())
+    }
+
+    /// Evaluates the face fluxes of `which` state at time `t` into `self.fluxes`;
     /// returns the largest `a / dx` (the inverse of the time step at Courant number 1),
     /// or NaN without waiting for it when `read_speed` is false (on a GPU the launch then
     /// queues without a read-back).
-    fn evaluate_rates(
+    fn evaluate_fluxes(
         &mut self,
         which: Which,
         t: f64,
@@ -478,28 +509,32 @@ impl<T: Real> ShallowWater<T> {
             Which::Now => &mut self.now,
             Which::Stage => &mut self.stage,
         };
+        // The faces read the surface and the velocities two cells along.
         for axis in 0..2 {
             if self.boundaries.periodic(axis) {
                 let n = [self.grid.nx, self.grid.ny][axis];
-                for f in state.iter_mut() {
-                    f.wrap_periodic(&self.backend, axis, n, HALO)?;
+                for k in [0, 3, 4] {
+                    state[k].wrap_periodic(&self.backend, axis, n, HALO)?;
                 }
             }
         }
         let b = &self.boundaries;
         let value = |side: &Boundary| T::from_f64(side.value_at(t));
-        let [w, q, p] = &*state;
-        let [rw, rq, rp] = &mut self.rates;
+        let [w, _, _, u, v] = &*state;
+        let [west_w, west_q, west_p, south_w, south_q, south_p] = &mut self.fluxes;
         let f = T::from_f64;
-        let speed = kp07::rates::launch(
+        let speed = kp07::faces::launch(
             &launch_on,
             w,
-            q,
-            p,
+            u,
+            v,
             &self.bed,
-            rw,
-            rq,
-            rp,
+            west_w,
+            west_q,
+            west_p,
+            south_w,
+            south_q,
+            south_p,
             f(self.physics.gravity),
             f(self.physics.theta),
             eps,
@@ -514,37 +549,73 @@ impl<T: Real> ShallowWater<T> {
             value(&b.south),
             value(&b.north),
         )?;
+        // On a periodic axis the last column's east faces are the first column's west
+        // faces (and likewise north and south).
+        for axis in 0..2 {
+            if self.boundaries.periodic(axis) {
+                let n = [self.grid.nx, self.grid.ny][axis];
+                for f in &mut self.fluxes[3 * axis..3 * axis + 3] {
+                    f.wrap_periodic(&self.backend, axis, n, FLUX_HALO)?;
+                }
+            }
+        }
         Ok(speed.as_f64())
     }
 
-    /// One stage `to = keep to + (1 - keep) (from + dt R)`, friction included.
-    fn advance_stage(&mut self, forward: bool, dt: f64, keep: f64) -> Result<(), FloodError> {
+    /// One stage `to = keep to + (1 - keep) (from + dt R)` from the fluxes of `from` at
+    /// time `t`, friction included.
+    fn advance_stage(
+        &mut self,
+        forward: bool,
+        t: f64,
+        dt: f64,
+        keep: f64,
+    ) -> Result<(), FloodError> {
         let eps = self.eps();
         let (from, to) = if forward {
             (&self.now, &mut self.stage)
         } else {
             (&self.stage, &mut self.now)
         };
-        let [w, q, p] = from;
-        let [rw, rq, rp] = &self.rates;
-        let [tw, tq, tp] = to;
+        let [w, q, p, u, v] = from;
+        let [west_w, west_q, west_p, south_w, south_q, south_p] = &self.fluxes;
+        let [tw, tq, tp, tu, tv] = to;
         let ph = &self.physics;
+        let b = &self.boundaries;
+        let f = T::from_f64;
         kp07::advance::launch(
             self.masked.as_ref().unwrap_or(&self.backend),
             w,
             q,
             p,
-            rw,
-            rq,
-            rp,
+            u,
+            v,
+            west_w,
+            west_q,
+            west_p,
+            south_w,
+            south_q,
+            south_p,
             &self.bed,
             tw,
             tq,
             tp,
-            T::from_f64(dt),
-            T::from_f64(keep),
-            T::from_f64(ph.gravity * ph.manning * ph.manning),
+            tu,
+            tv,
+            f(dt),
+            f(keep),
+            f(ph.gravity),
+            f(ph.gravity * ph.manning * ph.manning),
+            f(ph.theta),
             eps,
+            f(1.0 / self.grid.dx),
+            f(1.0 / self.grid.dy),
+            b.west.kind(),
+            b.east.kind(),
+            b.south.kind(),
+            b.north.kind(),
+            f(b.east.value_at(t)),
+            f(b.north.value_at(t)),
         )?;
         Ok(())
     }
@@ -553,7 +624,7 @@ impl<T: Real> ShallowWater<T> {
     /// `limit`); returns the step taken.
     pub fn step(&mut self, limit: f64) -> Result<f64, FloodError> {
         self.update_mask()?;
-        let speed = self.evaluate_rates(Which::Now, self.time, true)?;
+        let speed = self.evaluate_fluxes(Which::Now, self.time, true)?;
         if !(speed >= 0.0 && speed.is_finite()) {
             return Err(self.locate_instability());
         }
@@ -571,13 +642,13 @@ impl<T: Real> ShallowWater<T> {
         }
         match self.physics.integrator {
             Integrator::Euler => {
-                self.advance_stage(true, dt, 0.0)?;
+                self.advance_stage(true, self.time, dt, 0.0)?;
                 std::mem::swap(&mut self.now, &mut self.stage);
             }
             Integrator::Rk2 => {
-                self.advance_stage(true, dt, 0.0)?;
-                self.evaluate_rates(Which::Stage, self.time + dt, false)?;
-                self.advance_stage(false, dt, 0.5)?;
+                self.advance_stage(true, self.time, dt, 0.0)?;
+                self.evaluate_fluxes(Which::Stage, self.time + dt, false)?;
+                self.advance_stage(false, self.time + dt, dt, 0.5)?;
             }
         }
         self.time += dt;
@@ -610,7 +681,7 @@ impl<T: Real> ShallowWater<T> {
 
     /// The volume, depth range and largest speed.
     pub fn survey(&self) -> Result<Survey, FloodError> {
-        let [w, q, p] = &self.now;
+        let [w, q, p, _, _] = &self.now;
         let (volume, min_depth, max_depth, max_speed) = kp07::survey::launch(
             &self.backend,
             w,
@@ -695,6 +766,7 @@ impl<T: Real> ShallowWater<T> {
             });
             self.now[k].copy_from(&host)?;
         }
+        self.derive_velocities()?;
         self.time = time;
         self.steps = steps;
         self.initial_volume = initial_volume;

@@ -21,7 +21,7 @@ fn gpu() -> Option<Backend> {
 /// The kernels' outputs: the fields, the CFL speed and the survey.
 type Outputs<T> = (Vec<Vec<f64>>, f64, (f64, T, T, T));
 
-/// Runs the three kernels on random states (some cells dry) on both backends.
+/// Runs the scheme's kernels on random states (some cells dry) on both backends.
 fn kernels_agree<T: Real>(gpu: &Backend, tolerance: f64) {
     let n = [37, 29];
     let mut r = rng("kp07 kernels");
@@ -37,20 +37,26 @@ fn kernels_agree<T: Real>(gpu: &Backend, tolerance: f64) {
     let run = |b: &Backend, kinds: [i64; 4]| -> Outputs<T> {
         let on = |f: &Field<T>| f.to(b).unwrap();
         let (w, q, p, bed) = (on(&w), on(&q), on(&p), on(&bed));
-        let mut rates: Vec<Field<T>> = (0..3).map(|_| Field::zeros_on(b, &n, 2).unwrap()).collect();
-        let [rw, rq, rp] = &mut rates[..] else {
+        let zeros = |halo| Field::<T>::zeros_on(b, &n, halo).unwrap();
+        let f = T::from_f64;
+        let (mut u, mut v) = (zeros(2), zeros(2));
+        kp07::velocities::launch(b, &w, &q, &p, &bed, &mut u, &mut v, f(1e-8)).unwrap();
+        let mut fluxes: Vec<Field<T>> = (0..6).map(|_| zeros(1)).collect();
+        let [west_w, west_q, west_p, south_w, south_q, south_p] = &mut fluxes[..] else {
             unreachable!()
         };
-        let f = T::from_f64;
-        let speed = kp07::rates::launch(
+        let speed = kp07::faces::launch(
             b,
             &w,
-            &q,
-            &p,
+            &u,
+            &v,
             &bed,
-            rw,
-            rq,
-            rp,
+            west_w,
+            west_q,
+            west_p,
+            south_w,
+            south_q,
+            south_p,
             f(9.81),
             f(1.3),
             f(1e-8),
@@ -66,28 +72,46 @@ fn kernels_agree<T: Real>(gpu: &Backend, tolerance: f64) {
             f(0.1),
         )
         .unwrap();
-        let mut to = [on(&w), on(&q), on(&p)];
-        let [tw, tq, tp] = &mut to;
+        let mut to = [on(&w), on(&q), on(&p), zeros(2), zeros(2)];
+        let [tw, tq, tp, tu, tv] = &mut to;
         kp07::advance::launch(
             b,
             &w,
             &q,
             &p,
-            rw,
-            rq,
-            rp,
+            &u,
+            &v,
+            west_w,
+            west_q,
+            west_p,
+            south_w,
+            south_q,
+            south_p,
             &bed,
             tw,
             tq,
             tp,
+            tu,
+            tv,
             f(1e-3),
             f(0.5),
+            f(9.81),
             f(0.01),
+            f(1.3),
             f(1e-8),
+            f(30.0),
+            f(20.0),
+            kinds[0],
+            kinds[1],
+            kinds[2],
+            kinds[3],
+            f(0.3),
+            f(0.1),
         )
         .unwrap();
         let survey = kp07::survey::launch(b, tw, tq, tp, &bed, f(1e-3)).unwrap();
-        let mut all: Vec<Vec<f64>> = rates.iter().map(values).collect();
+        let mut all: Vec<Vec<f64>> = vec![values(&u), values(&v)];
+        all.extend(fluxes.iter().map(values));
         all.extend(to.iter().map(values));
         (all, speed.as_f64(), survey)
     };
