@@ -8,6 +8,7 @@
 
 pub mod ast;
 pub mod back;
+pub mod branches;
 pub mod compile;
 pub mod front;
 pub mod interp;

@@ -2,9 +2,10 @@
 
 use super::math::MathLib;
 use super::{LlvmError, Target};
+use crate::branches::{Plan, Unit};
 use crate::ir::{
-    Access, Around, Binary, IndexMap, Kernel, LineSolve, Node, ParamKind, Precision, ReduceOp,
-    Step, Topo, Ty, Unary,
+    Access, Around, Binary, IndexMap, Kernel, LineSolve, Node, NodeId, ParamKind, Precision,
+    ReduceOp, Step, Topo, Ty, Unary,
 };
 use inkwell::attributes::{Attribute, AttributeLoc};
 use inkwell::builder::{Builder, BuilderError};
@@ -138,6 +139,8 @@ pub(super) struct Gen<'a, 'ctx> {
     math: MathLib<'ctx>,
     /// How the PTX reads sampled grids.
     sampling: Sampling,
+    /// The `if` arms computed under branches (`None`: every select computes both arms).
+    branches: Option<Plan>,
 }
 
 /// Builds the module of one kernel at one precision for one target, reading sampled
@@ -170,6 +173,7 @@ pub fn build_module_with<'ctx>(
         p,
         target,
         sampling,
+        branches: crate::branches::plan(k, &k.live_nodes()),
     };
     match target {
         Target::Host if k.is_vertex() || !k.sampled.is_empty() => {
@@ -383,6 +387,10 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
     ) -> R<Vec<Option<BasicValueEnum<'ctx>>>> {
         let k = self.k;
         let mut vals: Vec<Option<BasicValueEnum<'ctx>>> = vec![None; k.nodes.len()];
+        if let Some(plan) = &self.branches {
+            self.guarded_values(args, at, &mut memo, &mut vals, plan, &plan.top)?;
+            return Ok(vals);
+        }
         // Each run-time loop's carried values after its last iteration.
         let mut results: Vec<Vec<BasicValueEnum<'ctx>>> = vec![Vec::new(); k.loops.len()];
         for step in k.schedule(&k.live_nodes()) {
@@ -401,6 +409,59 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             }
         }
         Ok(vals)
+    }
+
+    /// Computes `units` of the branch plan `plan` into `vals`: nodes in place, branches
+    /// as a conditional block per arm joined by a phi per select.
+    fn guarded_values(
+        &self,
+        args: &EntryArgs<'ctx>,
+        at: &PointAt<'ctx, '_>,
+        memo: &mut Option<&mut LoadMemo<'ctx>>,
+        vals: &mut Vec<Option<BasicValueEnum<'ctx>>>,
+        plan: &Plan,
+        units: &[Unit],
+    ) -> R<()> {
+        let value = |vals: &[Option<BasicValueEnum<'ctx>>], n: NodeId| {
+            vals[n as usize].expect("operands are lowered before their users")
+        };
+        for unit in units {
+            match *unit {
+                Unit::Node(n) => {
+                    let v = self.node_value(args, at, memo, vals, n)?;
+                    vals[n as usize] = Some(v);
+                }
+                Unit::Branch(i) => {
+                    let branch = &plan.branches[i];
+                    let f = self.current_function();
+                    let arms = [
+                        self.ctx.append_basic_block(f, "then"),
+                        self.ctx.append_basic_block(f, "else"),
+                    ];
+                    let join = self.ctx.append_basic_block(f, "join");
+                    let cond = value(vals, branch.cond).into_int_value();
+                    self.b.build_conditional_branch(cond, arms[0], arms[1])?;
+                    let mut ends = Vec::with_capacity(2);
+                    for (block, arm) in arms.into_iter().zip(&branch.arms) {
+                        self.b.position_at_end(block);
+                        self.guarded_values(args, at, memo, vals, plan, arm)?;
+                        ends.push(self.b.get_insert_block().expect("positioned"));
+                        self.b.build_unconditional_branch(join)?;
+                    }
+                    self.b.position_at_end(join);
+                    for &s in &branch.selects {
+                        let Node::Select(_, a, b) = self.k.nodes[s as usize] else {
+                            unreachable!("a branch joins selects only")
+                        };
+                        let (a, b) = (value(vals, a), value(vals, b));
+                        let phi = self.b.build_phi(a.get_type(), "")?;
+                        phi.add_incoming(&[(&a, ends[0]), (&b, ends[1])]);
+                        vals[s as usize] = Some(phi.as_basic_value());
+                    }
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Run-time loop `l` of a vertex kernel: a phi per carried value in the loop header;

@@ -119,8 +119,9 @@ pub mod kp07 {
     }
 
     /// The normal velocity just outside a boundary face: mirrored at a wall (kind 0),
-    /// the side's inflow discharge over the outer depth `h` on a fixed-discharge side
-    /// (kind 2; `inward` is +1 on a low side and -1 on a high one), else the same.
+    /// the side's inflow discharge over the depth `h` at the face on a fixed-discharge
+    /// side (kind 2, where the surface outside is the one inside, so `h` is the inner
+    /// depth; `inward` is +1 on a low side and -1 on a high one), else the same.
     #[stencil_fn]
     fn outer_normal<T: Real>(kind: i64, inner: T, h: T, value: T, inward: T, eps: T) -> T {
         if kind == 0 {
@@ -225,7 +226,7 @@ pub mod kp07 {
         eps: T,
     ) -> T {
         let w_out = outer_surface(kind, w_in, bed, value);
-        let n_out = outer_normal(kind, n_in, (w_out - bed).max(0.0), value, inward, eps);
+        let n_out = outer_normal(kind, n_in, (w_in - bed).max(0.0), value, inward, eps);
         if inward > 0.0 {
             face_flux(component, w_out, n_out, t_in, w_in, n_in, t_in, bed, g)
         } else {
@@ -325,7 +326,7 @@ pub mod kp07 {
             upper_surface(w[(-1, 0)], swm, base_w, bx0, bx1)
         };
         let uw_out = if west_edge {
-            outer_normal(west, uw_in, (ww_out - bx1).max(0.0), west_value, 1.0, eps)
+            outer_normal(west, uw_in, (ww_in - bx1).max(0.0), west_value, 1.0, eps)
         } else {
             u[(-1, 0)] + 0.5 * sum
         };
@@ -373,7 +374,7 @@ pub mod kp07 {
             u[(0, -1)] + 0.5 * tum
         };
         let vs_out = if south_edge {
-            outer_normal(south, vs_in, (ws_out - by1).max(0.0), south_value, 1.0, eps)
+            outer_normal(south, vs_in, (ws_in - by1).max(0.0), south_value, 1.0, eps)
         } else {
             v[(0, -1)] + 0.5 * tvm
         };
