@@ -111,3 +111,93 @@ fn helpers_are_inlined_and_recursion_is_refused() {
     .unwrap_err();
     assert!(e.message.contains("recursive"), "{e}");
 }
+
+/// The nodes a plan computes unconditionally.
+fn unguarded(plan: &kernels_gen::branches::Plan) -> Vec<u32> {
+    plan.top
+        .iter()
+        .filter_map(|u| match u {
+            kernels_gen::branches::Unit::Node(n) => Some(*n),
+            kernels_gen::branches::Unit::Branch(_) => None,
+        })
+        .collect()
+}
+
+#[test]
+fn costly_if_arms_become_one_branch_per_condition() {
+    let k = one(
+        "#[stencil(dims = 2)] fn f<T: Real>(u: In<T>, a: Out<T>, b: Out<T>) {
+        let edge = index(0) == 0;
+        let s = (u * u + 1.0).sqrt();
+        a = if edge { s / (u + 2.0) } else { u };
+        b = if edge { (s + 1.0).sqrt() / (u + 3.0) } else { u[(1, 0)] };
+    }",
+    );
+    let plan = kernels_gen::branches::plan(&k, &k.live_nodes()).expect("a branch");
+    assert_eq!(plan.branches.len(), 1, "{plan:?}");
+    assert_eq!(
+        plan.branches[0].selects.len(),
+        2,
+        "both selects join the branch"
+    );
+    // The square roots and divisions, the shared one included, are all guarded.
+    let costly = |n: &u32| kernels_gen::branches::cost(&k.nodes[*n as usize]) >= 8;
+    assert!(!unguarded(&plan).iter().any(costly), "{plan:?}\n{k}");
+    // `s` (a multiply, an add, a root), `a`'s arm (an add, a division), `b`'s arm (two
+    // adds, a root, a division).
+    assert_eq!(plan.guarded_nodes(), 3 + 2 + 4, "{plan:?}\n{k}");
+}
+
+#[test]
+fn cheap_if_arms_stay_selects() {
+    let k = one("#[stencil] fn f<T: Real>(u: In<T>, out: Out<T>) {
+        out = if u > 0.0 { 2.0 * u + 1.0 } else { u[(1, 0)] - u };
+    }");
+    assert_eq!(kernels_gen::branches::plan(&k, &k.live_nodes()), None);
+}
+
+#[test]
+fn an_arm_that_needs_a_select_of_its_own_branch_stays_unguarded() {
+    // `b`'s arm needs `a`, which exists only after the branch on `edge` joins.
+    let k = one("#[stencil(dims = 2)] fn f<T: Real>(u: In<T>, out: Out<T>) {
+        let edge = index(1) == 0;
+        let a = if edge { (u + 1.0).sqrt() / (u + 2.0) } else { u };
+        let b = if edge { (a + 1.0).sqrt() / (a * a + 3.0) } else { u[(0, 1)] };
+        out = a + b;
+    }");
+    assert_eq!(kernels_gen::branches::plan(&k, &k.live_nodes()), None);
+}
+
+#[test]
+fn the_conformance_suites_guarded_kernel_branches_where_it_should() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../tests/kernels/suite.stencil"
+    );
+    let source = std::fs::read_to_string(path).expect("the suite's text");
+    let kernels = kernels_gen::compile_text(&source).expect("the suite compiles");
+    let k = kernels
+        .iter()
+        .find(|k| k.name == "guarded")
+        .expect("guarded");
+    let plan = kernels_gen::branches::plan(k, &k.live_nodes()).expect("branches");
+    // The edge's branch joins both of its selects; `deep`'s branch holds a nested one;
+    // the `south` selects (one arm needs the other select) stay selects.
+    assert_eq!(plan.branches.len(), 3, "{plan:?}");
+    let joining: Vec<usize> = plan.branches.iter().map(|b| b.selects.len()).collect();
+    assert_eq!(joining.iter().filter(|&&n| n == 2).count(), 1, "{plan:?}");
+    let nested = plan.branches.iter().any(|b| {
+        b.arms
+            .iter()
+            .flatten()
+            .any(|u| matches!(u, kernels_gen::branches::Unit::Branch(_)))
+    });
+    assert!(nested, "{plan:?}");
+    let on_equality = plan.branches.iter().any(|b| {
+        matches!(
+            k.nodes[b.cond as usize],
+            Node::Binary(kernels_gen::ir::Binary::Eq, ..)
+        )
+    });
+    assert!(!on_equality, "the `south` condition got a branch: {plan:?}");
+}

@@ -118,6 +118,59 @@ pub mod suite {
         out = x + y + min(a, b) - max(a, b) + exp(-30.0 * b) + ln(b * 1e-3);
     }
 
+    /// Costly work only some points need, under `if`s that the compiler turns into
+    /// branches: two outputs sharing an edge's square roots and divisions, a nested
+    /// data-dependent arm, and two selects on one condition where one arm needs the other
+    /// select (which keeps that condition's work unguarded).
+    #[stencil(dims = 2)]
+    pub fn guarded<T: Real>(
+        u: In<T>,
+        v: In<T>,
+        a: Out<T>,
+        b: Out<T>,
+        c: Out<T>,
+        largest: Max<T>,
+        k: T,
+    ) {
+        let edge = index(0) == 0 || index(1) == extent(1) - 1;
+        let s = (u * u + v * v + k).sqrt();
+        let shared = (s + k) / (u.abs() + 1.0);
+        let first = if edge {
+            shared * (s / (v.abs() + 2.0)).sqrt()
+        } else {
+            u[(1, 0)]
+        };
+        let second = if edge {
+            shared.powf(1.5) / (s + 1.0)
+        } else {
+            v[(0, 1)]
+        };
+        let deep = if u > 1.2 {
+            if v > 1.0 {
+                (u / (v + 1.0)).sqrt() / (u + v) + (u + 2.0).ln()
+            } else {
+                u * v
+            }
+        } else {
+            -u
+        };
+        let south = index(1) == 0;
+        let third = if south {
+            (v / (u + 3.0)).sqrt() / (u + 0.5)
+        } else {
+            u[(0, -1)]
+        };
+        let fourth = if south {
+            (third + 1.0).sqrt() / (third * third + 2.0)
+        } else {
+            v
+        };
+        a = first + deep;
+        b = second + fourth;
+        c = third;
+        largest.reduce(first.abs() + fourth);
+    }
+
     /// Cell indices, coordinates and integer arithmetic: a red-black pattern.
     #[stencil(dims = 2)]
     pub fn checker<T: Real>(u: In<T>, out: Out<T>, x0: T, dx: T) {
@@ -170,7 +223,8 @@ registry!(
     maxabs,
     mass,
     intrinsics,
-    checker
+    checker,
+    guarded
 );
 
 /// The kernels whose cost is moving memory: they must not touch local memory.

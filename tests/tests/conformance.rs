@@ -186,6 +186,21 @@ fn intrinsics() {
 }
 
 #[test]
+fn guarded_arms() {
+    for_precisions!(T => {
+        let mut r = rng("guarded");
+        let n = [29, 17];
+        let u = random_field::<T>(&mut r, &n, 1, 0.5, 2.0);
+        let v = random_field::<T>(&mut r, &n, 1, 0.5, 2.0);
+        check("guarded", suite::guarded::SOURCE, &[&u, &v], &n, 3, &[0.7], |o| {
+            let [a, b, c] = o else { unreachable!() };
+            let m = suite::guarded::launch(&Backend::Cpu, &u, &v, a, b, c, T::from_f64(0.7)).unwrap();
+            vec![m.as_f64()]
+        });
+    });
+}
+
+#[test]
 fn indices_and_integers() {
     for_precisions!(T => {
         let mut r = rng("checker");
@@ -196,4 +211,53 @@ fn indices_and_integers() {
             vec![]
         });
     });
+}
+
+/// The language's own `exp`, `ln` and `powf` as the device runs them (the host JIT runs
+/// the same arithmetic), in f32: evaluated in f64 with series cut for an f32 result, they
+/// must round to the correctly rounded f32 value almost always and never be more than one
+/// ulp from it (checked against Rust's f64 functions on inputs over many magnitudes).
+#[test]
+fn f32_transcendentals_round_correctly() {
+    let source = "#[stencil(dims = 1)]
+        fn transcendentals<T: Real>(a: In<T>, b: In<T>, e: Out<T>, l: Out<T>, p: Out<T>) {
+            e = a.exp();
+            l = b.ln();
+            p = b.powf(a);
+        }";
+    let k = kernel_ir(source, "transcendentals");
+    let n = 20_000;
+    let mut r = rng("transcendentals");
+    // Exponents in [-80, 80], positive numbers from 1e-30 to 1e30.
+    let a = random_field::<f32>(&mut r, &[n], 0, -80.0, 80.0);
+    let scale = random_field::<f32>(&mut r, &[n], 0, -30.0, 30.0);
+    let b = Field::from_fn(&[n], 0, |p| {
+        10f32.powf(scale.get(p).unwrap_or(0.0)) * 1.000_123
+    });
+    let mut out: Vec<Field<f32>> = (0..3).map(|_| poisoned(&[n])).collect();
+    run(Path::HostJit, &k, &[&a, &b], &mut out, &[]);
+    let (a, b) = (values(&a), values(&b));
+    let exact: [Box<dyn Fn(usize) -> f64>; 3] = [
+        Box::new(|i| a[i].exp()),
+        Box::new(|i| b[i].ln()),
+        Box::new(|i| b[i].powf(a[i])),
+    ];
+    for (what, (got, exact)) in ["exp", "ln", "powf"].iter().zip(out.iter().zip(&exact)) {
+        let got = values(got);
+        let mut off = 0;
+        for (i, &g) in got.iter().enumerate() {
+            let want = exact(i) as f32;
+            if !want.is_finite() || want == 0.0 {
+                continue;
+            }
+            let ulps = (g as f32).to_bits().abs_diff(want.to_bits());
+            assert!(ulps <= 1, "{what} at input {i}: {g} against {want}");
+            off += usize::from(ulps == 1);
+        }
+        println!("{what}: {off} of {n} one ulp off");
+        assert!(
+            off * 1000 < n,
+            "{what}: {off} of {n} results are not correctly rounded"
+        );
+    }
 }

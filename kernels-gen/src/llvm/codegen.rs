@@ -1,6 +1,6 @@
 //! Lowering of a kernel to an LLVM module: the point computation and the two entries.
 
-use super::math::MathLib;
+use super::math::{Accuracy, MathLib};
 use super::{LlvmError, Target};
 use crate::branches::{Plan, Unit};
 use crate::ir::{
@@ -702,9 +702,19 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             Unary::Abs => self.call(self.intrinsic("llvm.fabs", &[t])?, &[a])?,
             Unary::Sqrt => self.call(self.intrinsic("llvm.sqrt", &[t])?, &[a])?,
             Unary::Floor => self.call(self.intrinsic("llvm.floor", &[t])?, &[a])?,
-            Unary::Exp => self.in_f64(x, |g, y| g.math.exp(&g.b, y))?,
-            Unary::Ln => self.in_f64(x, |g, y| g.math.ln(&g.b, y))?,
+            Unary::Exp => self.in_f64(x, |g, y, acc| g.math.exp(&g.b, y, acc))?,
+            Unary::Ln => self.in_f64(x, |g, y, acc| g.math.ln(&g.b, y, acc))?,
         })
+    }
+
+    /// How accurate an f64 evaluation must be: enough for f32 where it is rounded back
+    /// (`narrowed`), else for f64.
+    fn accuracy(narrowed: bool) -> Accuracy {
+        if narrowed {
+            Accuracy::Single
+        } else {
+            Accuracy::Double
+        }
     }
 
     /// Evaluates a transcendental in f64 and rounds back, so that f32 results are correctly
@@ -712,7 +722,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
     fn in_f64(
         &self,
         x: FloatValue<'ctx>,
-        f: impl Fn(&Self, FloatValue<'ctx>) -> R<FloatValue<'ctx>>,
+        f: impl Fn(&Self, FloatValue<'ctx>, Accuracy) -> R<FloatValue<'ctx>>,
     ) -> R<BasicValueEnum<'ctx>> {
         let f64t = self.ctx.f64_type();
         let wide = x.get_type() != f64t;
@@ -721,7 +731,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         } else {
             x
         };
-        let r = f(self, y)?;
+        let r = f(self, y, Self::accuracy(wide))?;
         Ok(if wide {
             self.b.build_float_trunc(r, x.get_type(), "")?.into()
         } else {
@@ -812,7 +822,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         } else {
             (x, y)
         };
-        let r = self.math.pow(&self.b, xd, yd)?;
+        let r = self.math.pow(&self.b, xd, yd, Self::accuracy(wide))?;
         Ok(if wide {
             self.b.build_float_trunc(r, x.get_type(), "")?.into()
         } else {
@@ -947,6 +957,14 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         }
     }
 
+    /// A row or plane stride as the entry uses it: the run time passes strides below
+    /// 2^32 elements (it refuses larger ones), so index products are 32 x 32 -> 64-bit
+    /// multiplies (one instruction on a GPU instead of three).
+    fn stride(&self, v: IntValue<'ctx>) -> R<IntValue<'ctx>> {
+        let narrow = self.b.build_int_truncate(v, self.ctx.i32_type(), "")?;
+        Ok(self.b.build_int_z_extend(narrow, self.ctx.i64_type(), "")?)
+    }
+
     /// Reads the parameters of the PTX entry into [`EntryArgs`].
     fn unpack_params(&self, f: FunctionValue<'ctx>) -> R<EntryArgs<'ctx>> {
         let p = |i: u32| f.get_nth_param(i).expect("declared parameter");
@@ -970,8 +988,8 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                     let field = &self.k.fields[i as usize];
                     args.fields.push(FieldArgs {
                         ptr: p(pos).into_pointer_value(),
-                        sy: p(pos + 1).into_int_value(),
-                        sz: p(pos + 2).into_int_value(),
+                        sy: self.stride(p(pos + 1).into_int_value())?,
+                        sz: self.stride(p(pos + 2).into_int_value())?,
                         map: field.map,
                         written: field.access.is_written(),
                     });
@@ -1099,6 +1117,11 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                 .b
                 .build_int_compare(IntPredicate::ULE, end, args.n[a], "")?;
             all_inside = self.b.build_and(all_inside, all, "")?;
+            if a >= self.k.dims as usize {
+                // An axis the kernel does not use has extent 1: a thread inside the
+                // domain is at 0 there, and its addresses need no term for it.
+                first[a] = self.i64c(0);
+            }
         }
         let bases: Vec<PointerValue> = args
             .fields

@@ -4,7 +4,10 @@
 //! shipping NVIDIA's libdevice would tie the build to a CUDA installation. These
 //! straight-line versions (range reduction plus polynomial, no branches) are used on both
 //! targets, so the host JIT runs exactly the arithmetic the GPU runs. Accuracy: a few ulp
-//! in f64 over the whole range, including subnormal inputs and results.
+//! in f64 over the whole range, including subnormal inputs and results ([`Accuracy::Double`]);
+//! where the result is rounded to f32 the series are shorter, with errors near 1e-10
+//! relative, far below an f32 ulp ([`Accuracy::Single`]). Polynomials are evaluated with
+//! fused multiply-adds.
 
 use super::LlvmError;
 use inkwell::builder::Builder;
@@ -20,11 +23,21 @@ type R<T> = Result<T, LlvmError>;
 const LN2_HI: f64 = 6.931_471_803_691_238e-1;
 const LN2_LO: f64 = 1.908_214_929_270_587_7e-10;
 
+/// How accurate a result must be: what it is rounded to in the end.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Accuracy {
+    /// An f64 result: series to the last bit of f64.
+    Double,
+    /// A result rounded to f32: series to about 1e-10 relative.
+    Single,
+}
+
 /// Emits the math functions for one module.
 pub(super) struct MathLib<'ctx> {
     ctx: &'ctx Context,
     floor: Option<FunctionValue<'ctx>>,
     fptosi_sat: Option<FunctionValue<'ctx>>,
+    fma: Option<FunctionValue<'ctx>>,
 }
 
 impl<'ctx> MathLib<'ctx> {
@@ -36,6 +49,7 @@ impl<'ctx> MathLib<'ctx> {
             floor: Intrinsic::find("llvm.floor").and_then(|i| i.get_declaration(module, &[f64t])),
             fptosi_sat: Intrinsic::find("llvm.fptosi.sat")
                 .and_then(|i| i.get_declaration(module, &[i64t, f64t])),
+            fma: Intrinsic::find("llvm.fma").and_then(|i| i.get_declaration(module, &[f64t])),
         }
     }
 
@@ -54,16 +68,22 @@ impl<'ctx> MathLib<'ctx> {
         }
     }
 
-    /// Horner evaluation of `sum coeffs[i] * x^i`.
+    /// Horner evaluation of `sum coeffs[i] * x^i`, one fused multiply-add per term.
     fn horner(
         &self,
         b: &Builder<'ctx>,
         x: FloatValue<'ctx>,
         coeffs: &[f64],
     ) -> R<FloatValue<'ctx>> {
+        let fma = self.fma.ok_or_else(|| Self::missing("llvm.fma"))?;
         let mut acc = self.c(*coeffs.last().expect("non-empty"));
         for &c in coeffs.iter().rev().skip(1) {
-            acc = b.build_float_add(b.build_float_mul(acc, x, "")?, self.c(c), "")?;
+            acc = b
+                .build_call(fma, &[acc.into(), x.into(), self.c(c).into()], "")?
+                .try_as_basic_value()
+                .basic()
+                .ok_or_else(|| Self::missing("llvm.fma"))?
+                .into_float_value();
         }
         Ok(acc)
     }
@@ -77,7 +97,12 @@ impl<'ctx> MathLib<'ctx> {
     }
 
     /// `e^x` in f64.
-    pub fn exp(&self, b: &Builder<'ctx>, x: FloatValue<'ctx>) -> R<FloatValue<'ctx>> {
+    pub fn exp(
+        &self,
+        b: &Builder<'ctx>,
+        x: FloatValue<'ctx>,
+        accuracy: Accuracy,
+    ) -> R<FloatValue<'ctx>> {
         let floor = self.floor.ok_or_else(|| Self::missing("llvm.floor"))?;
         let sat = self
             .fptosi_sat
@@ -104,9 +129,14 @@ impl<'ctx> MathLib<'ctx> {
             .into_float_value();
         let r = b.build_float_sub(xc, b.build_float_mul(kf, self.c(LN2_HI), "")?, "")?;
         let r = b.build_float_sub(r, b.build_float_mul(kf, self.c(LN2_LO), "")?, "")?;
-        // Taylor series of e^r for |r| <= ln2/2, to r^13/13!.
-        let mut coeffs = [1.0f64; 14];
-        for n in 1..14 {
+        // Taylor series of e^r for |r| <= ln2/2, to r^13/13! (to r^8/8! for a result
+        // rounded to f32: the remainder is below 2.1e-10 relative).
+        let terms = match accuracy {
+            Accuracy::Double => 14,
+            Accuracy::Single => 9,
+        };
+        let mut coeffs = vec![1.0f64; terms];
+        for n in 1..terms {
             coeffs[n] = coeffs[n - 1] / n as f64;
         }
         let p = self.horner(b, r, &coeffs)?;
@@ -126,7 +156,12 @@ impl<'ctx> MathLib<'ctx> {
     }
 
     /// Natural logarithm in f64.
-    pub fn ln(&self, b: &Builder<'ctx>, x: FloatValue<'ctx>) -> R<FloatValue<'ctx>> {
+    pub fn ln(
+        &self,
+        b: &Builder<'ctx>,
+        x: FloatValue<'ctx>,
+        accuracy: Accuracy,
+    ) -> R<FloatValue<'ctx>> {
         let f64t = self.ctx.f64_type();
         // Scale subnormals into the normal range.
         let tiny = b.build_float_compare(FloatPredicate::OLT, x, self.c(f64::MIN_POSITIVE), "")?;
@@ -153,11 +188,16 @@ impl<'ctx> MathLib<'ctx> {
         let e = b
             .build_select(big, b.build_int_add(e, self.i(1), "")?, e, "")?
             .into_int_value();
-        // ln(m) = 2 atanh(s), s = (m-1)/(m+1), |s| <= 0.1716: series to s^25.
+        // ln(m) = 2 atanh(s), s = (m-1)/(m+1), |s| <= 0.1716: series to s^25 (to s^13
+        // for a result rounded to f32: the remainder is below 5e-13).
         let f = b.build_float_sub(m, self.c(1.0), "")?;
         let s = b.build_float_div(f, b.build_float_add(f, self.c(2.0), "")?, "")?;
         let z = b.build_float_mul(s, s, "")?;
-        let coeffs: Vec<f64> = (0..13).map(|n| 2.0 / (2 * n + 1) as f64).collect();
+        let terms = match accuracy {
+            Accuracy::Double => 13,
+            Accuracy::Single => 7,
+        };
+        let coeffs: Vec<f64> = (0..terms).map(|n| 2.0 / (2 * n + 1) as f64).collect();
         let poly = self.horner(b, z, &coeffs)?;
         let lnm = b.build_float_mul(s, poly, "")?;
         let ef = b.build_signed_int_to_float(e, f64t, "")?;
@@ -181,9 +221,10 @@ impl<'ctx> MathLib<'ctx> {
         b: &Builder<'ctx>,
         x: FloatValue<'ctx>,
         y: FloatValue<'ctx>,
+        accuracy: Accuracy,
     ) -> R<FloatValue<'ctx>> {
-        let l = self.ln(b, x)?;
-        let r = self.exp(b, b.build_float_mul(y, l, "")?)?;
+        let l = self.ln(b, x, accuracy)?;
+        let r = self.exp(b, b.build_float_mul(y, l, "")?, accuracy)?;
         let y0 = b.build_float_compare(FloatPredicate::OEQ, y, self.c(0.0), "")?;
         let x1 = b.build_float_compare(FloatPredicate::OEQ, x, self.c(1.0), "")?;
         let one = b.build_or(y0, x1, "")?;

@@ -187,6 +187,14 @@ impl<'a> CudaLaunch<'a> {
         };
         match f.device_args() {
             Some((ordinal, ptr, strides)) if ordinal == self.cuda.ordinal() => {
+                // Generated code multiplies indices by 32-bit strides.
+                let used = f.dims().saturating_sub(1).min(2);
+                if let Some(s) = strides[..used].iter().find(|&&s| s > u32::MAX as usize) {
+                    return Err(Error::InvalidField(format!(
+                        "field `{param}` of kernel `{}` has a stride of {s} elements; CUDA kernels take row and plane strides below 2^32 elements: split the field into smaller ones",
+                        self.code.name
+                    )));
+                }
                 // Vector accesses need each row of every field aligned to the vector.
                 let v = self.ptx().vector as usize;
                 let bytes = (v * std::mem::size_of::<T>()) as u64;
