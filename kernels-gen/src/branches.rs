@@ -17,9 +17,10 @@ use crate::ir::{operands, Binary, Kernel, Node, NodeId, Unary};
 use std::collections::{BTreeSet, HashMap};
 
 /// The least cost of the work an arm guards for it to get a branch of its own, in units
-/// of one add (see [`cost`]): a branch and its join cost a few instructions, and the
-/// threads of a warp that disagree run both arms.
-pub const BRANCH_THRESHOLD: u32 = 16;
+/// of one add (see [`cost`]): a branch and its join cost about six instructions whichever
+/// way it goes, and the threads of a warp that disagree run both arms, so an arm must
+/// save well more than that when skipped (two divisions or roots, say).
+pub const BRANCH_THRESHOLD: u32 = 20;
 
 /// One step of the computation at one level of nesting.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -62,13 +63,15 @@ impl Plan {
     }
 }
 
-/// The relative cost of computing a node once (an add is 1).
+/// The relative cost of computing a node once (an add is 1), roughly the instructions a
+/// GPU issues for it: a correctly rounded division or root takes about ten, the
+/// language's own transcendentals tens to a hundred.
 pub fn cost(node: &Node) -> u32 {
     match *node {
-        Node::Unary(Unary::Sqrt, _) => 8,
-        Node::Unary(Unary::Exp | Unary::Ln, _) => 30,
-        Node::Binary(Binary::Div | Binary::Rem, ..) => 8,
-        Node::Binary(Binary::Pow, ..) => 60,
+        Node::Unary(Unary::Sqrt, _) => 10,
+        Node::Unary(Unary::Exp | Unary::Ln, _) => 50,
+        Node::Binary(Binary::Div | Binary::Rem, ..) => 10,
+        Node::Binary(Binary::Pow, ..) => 100,
         Node::Unary(..) | Node::Binary(..) | Node::Fma(..) | Node::Select(..) | Node::Cast(_) => 1,
         _ => 0,
     }
@@ -186,7 +189,14 @@ pub fn plan_with(kernel: &Kernel, live: &[NodeId], threshold: u32) -> Option<Pla
             work[r] += cost(&kernel.nodes[x as usize]);
         }
     }
-    let mut kept: Vec<bool> = work.iter().map(|&w| w >= threshold).collect();
+    // A rarely true condition (a domain edge) runs its `else` arm almost everywhere: a
+    // branch around that arm would cost without saving.
+    let mut kept: Vec<bool> = regions
+        .list
+        .iter()
+        .zip(&work)
+        .map(|(r, &w)| w >= threshold && !(r.arm == 1 && rarely_true(kernel, r.cond)))
+        .collect();
     loop {
         if !kept.iter().any(|&k| k) {
             return None;
@@ -202,6 +212,30 @@ pub fn plan_with(kernel: &Kernel, live: &[NodeId], threshold: u32) -> Option<Pla
                 }
             }
         }
+    }
+}
+
+/// Whether condition `c` holds only on a lower-dimensional part of the domain: an index
+/// compared for equality (`index(0) == 0`, `index(1) == extent(1) - 1`), or a
+/// conjunction with one, or a disjunction of such.
+fn rarely_true(kernel: &Kernel, c: NodeId) -> bool {
+    match kernel.nodes[c as usize] {
+        Node::Binary(Binary::Eq, a, b) => {
+            depends_on_index(kernel, a) || depends_on_index(kernel, b)
+        }
+        Node::Binary(Binary::And, a, b) => rarely_true(kernel, a) || rarely_true(kernel, b),
+        Node::Binary(Binary::Or, a, b) => rarely_true(kernel, a) && rarely_true(kernel, b),
+        _ => false,
+    }
+}
+
+/// Whether node `n` is computed from the point's index.
+fn depends_on_index(kernel: &Kernel, n: NodeId) -> bool {
+    match kernel.nodes[n as usize] {
+        Node::Index(_) => true,
+        node => operands(&node)
+            .into_iter()
+            .any(|o| depends_on_index(kernel, o)),
     }
 }
 

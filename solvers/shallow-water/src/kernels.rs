@@ -98,13 +98,21 @@ pub mod kp07 {
         0.25 * (sw + se + nw + ne)
     }
 
-    /// The desingularised velocity `sqrt(2) h q / sqrt(h^4 + max(h^4, eps))` (KP07 2.17):
-    /// `q / h` where `h^4 >> eps`, tending to 0 with `h`.
+    /// The factor `sqrt(2) h / sqrt(h^4 + max(h^4, eps))` that turns a discharge at depth
+    /// `h` into its desingularised velocity (KP07 2.17): `1 / h` where `h^4 >> eps`,
+    /// tending to 0 with `h`. One division serves both discharges of a cell.
     #[stencil_fn]
-    fn velocity<T: Real>(h: T, q: T, eps: T) -> T {
+    fn velocity_factor<T: Real>(h: T, eps: T) -> T {
         let h2 = h * h;
         let h4 = h2 * h2;
-        1.4142135623730951 * h * q / (h4 + h4.max(eps)).sqrt()
+        1.4142135623730951 * h / (h4 + h4.max(eps)).sqrt()
+    }
+
+    /// The desingularised velocity of discharge `q` at depth `h` (see
+    /// [`velocity_factor`]).
+    #[stencil_fn]
+    fn velocity<T: Real>(h: T, q: T, eps: T) -> T {
+        q * velocity_factor(h, eps)
     }
 
     /// The surface just outside a boundary face from the one just inside: the bed plus
@@ -528,10 +536,11 @@ pub mod kp07 {
         w_to = w_new;
         q_to = q_new;
         p_to = p_new;
-        // Exactly what [`velocities`] gives for the new state, so that a state restored
-        // from its conserved fields goes on bit for bit.
-        u_to = cell_velocity(w_new, base, q_new, eps);
-        v_to = cell_velocity(w_new, base, p_new, eps);
+        // Exactly what [`velocities`] gives for the new state (its depth `w_new - base`
+        // is `h` to the bit), so that a state restored from its conserved fields goes on
+        // bit for bit.
+        u_to = velocity(h, q_new, eps);
+        v_to = velocity(h, p_new, eps);
     }
 
     /// What a check of the state needs: the water volume per unit cell area (in `f64`),
