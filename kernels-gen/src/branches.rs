@@ -10,8 +10,10 @@
 //! flux components, which share most of their work, are guarded together.
 //!
 //! Values do not change: the taken arm computes exactly what the select would have
-//! chosen. Reads from memory stay unconditional (they are hoisted and shared between the
-//! points of a thread), so only arithmetic moves into branches.
+//! chosen. Reads from memory that only an arm needs move into its branch too (on a
+//! domain edge, or a stage that reads a field only some of the time, the rest of the
+//! domain then moves fewer bytes); such reads are not shared between the points of a
+//! thread.
 
 use crate::ir::{operands, Binary, Kernel, Node, NodeId, Unary};
 use std::collections::{BTreeSet, HashMap};
@@ -72,16 +74,23 @@ pub fn cost(node: &Node) -> u32 {
         Node::Unary(Unary::Exp | Unary::Ln, _) => 50,
         Node::Binary(Binary::Div | Binary::Rem, ..) => 10,
         Node::Binary(Binary::Pow, ..) => 100,
+        // A read from memory: an address and a load, and the bytes it moves.
+        Node::Load { .. } => 10,
         Node::Unary(..) | Node::Binary(..) | Node::Fma(..) | Node::Select(..) | Node::Cast(_) => 1,
         _ => 0,
     }
 }
 
-/// Whether a node may be computed under a branch: pure arithmetic only.
+/// Whether a node may be computed under a branch: arithmetic and field reads.
 fn movable(node: &Node) -> bool {
     matches!(
         node,
-        Node::Unary(..) | Node::Binary(..) | Node::Fma(..) | Node::Select(..) | Node::Cast(_)
+        Node::Unary(..)
+            | Node::Binary(..)
+            | Node::Fma(..)
+            | Node::Select(..)
+            | Node::Cast(_)
+            | Node::Load { .. }
     )
 }
 
@@ -191,11 +200,16 @@ pub fn plan_with(kernel: &Kernel, live: &[NodeId], threshold: u32) -> Option<Pla
     }
     // A rarely true condition (a domain edge) runs its `else` arm almost everywhere: a
     // branch around that arm would cost without saving.
+    // A pattern of the index (a red-black colouring) splits every warp: no branch.
     let mut kept: Vec<bool> = regions
         .list
         .iter()
         .zip(&work)
-        .map(|(r, &w)| w >= threshold && !(r.arm == 1 && rarely_true(kernel, r.cond)))
+        .map(|(r, &w)| {
+            let rare = rarely_true(kernel, r.cond);
+            let pattern = !rare && depends_on_index(kernel, r.cond);
+            w >= threshold && !pattern && !(r.arm == 1 && rare)
+        })
         .collect();
     loop {
         if !kept.iter().any(|&k| k) {
@@ -215,16 +229,31 @@ pub fn plan_with(kernel: &Kernel, live: &[NodeId], threshold: u32) -> Option<Pla
     }
 }
 
-/// Whether condition `c` holds only on a lower-dimensional part of the domain: an index
-/// compared for equality (`index(0) == 0`, `index(1) == extent(1) - 1`), or a
-/// conjunction with one, or a disjunction of such.
+/// Whether condition `c` holds only on a lower-dimensional part of the domain: a sum of
+/// indices compared for equality with something else (`index(0) == 0`,
+/// `index(1) == extent(1) - 1`), or a conjunction with one, or a disjunction of such.
 fn rarely_true(kernel: &Kernel, c: NodeId) -> bool {
+    let linear = |a: NodeId, b: NodeId| {
+        linear_in_index(kernel, a) && (linear_in_index(kernel, b) || !depends_on_index(kernel, b))
+    };
     match kernel.nodes[c as usize] {
-        Node::Binary(Binary::Eq, a, b) => {
-            depends_on_index(kernel, a) || depends_on_index(kernel, b)
-        }
+        Node::Binary(Binary::Eq, a, b) => linear(a, b) || linear(b, a),
         Node::Binary(Binary::And, a, b) => rarely_true(kernel, a) || rarely_true(kernel, b),
         Node::Binary(Binary::Or, a, b) => rarely_true(kernel, a) && rarely_true(kernel, b),
+        _ => false,
+    }
+}
+
+/// Whether node `n` is an index plus or minus terms that are indices or do not depend on
+/// the index (no products, divisions or remainders of indices).
+fn linear_in_index(kernel: &Kernel, n: NodeId) -> bool {
+    match kernel.nodes[n as usize] {
+        Node::Index(_) => true,
+        Node::Cast(a) => linear_in_index(kernel, a),
+        Node::Binary(Binary::Add | Binary::Sub, a, b) => {
+            let part = |x: NodeId| linear_in_index(kernel, x) || !depends_on_index(kernel, x);
+            (linear_in_index(kernel, a) || linear_in_index(kernel, b)) && part(a) && part(b)
+        }
         _ => false,
     }
 }

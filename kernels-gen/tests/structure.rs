@@ -141,7 +141,10 @@ fn costly_if_arms_become_one_branch_per_condition() {
         "both selects join the branch"
     );
     // The square roots and divisions, the shared one included, are all guarded.
-    let costly = |n: &u32| kernels_gen::branches::cost(&k.nodes[*n as usize]) >= 10;
+    let costly = |n: &u32| {
+        let node = &k.nodes[*n as usize];
+        kernels_gen::branches::cost(node) >= 10 && !matches!(node, Node::Load { .. })
+    };
     assert!(!unguarded(&plan).iter().any(costly), "{plan:?}\n{k}");
     // `s` (a multiply, an add, a root), `a`'s arm (an add, a division), `b`'s arm (two
     // adds, a root, a division).
@@ -217,4 +220,35 @@ fn only_the_rare_arm_of_an_edge_condition_is_guarded() {
     }");
     let plan = kernels_gen::branches::plan(&k, &k.live_nodes()).expect("a branch");
     assert_eq!(plan.branches.len(), 1);
+}
+
+#[test]
+fn a_colouring_of_the_index_gets_no_branch() {
+    // Red and black points alternate within every warp: a branch would split them all.
+    let k = one(
+        "#[stencil(dims = 2)] fn f<T: Real>(u: In<T>, f: In<T>, out: Out<T>) {
+        let red = (index(0) + index(1)) % 2 == 0;
+        out = if red { (f + u[(1, 0)] + u[(-1, 0)] + u[(0, 1)] + u[(0, -1)]) / 4.0 } else { u };
+    }",
+    );
+    assert_eq!(kernels_gen::branches::plan(&k, &k.live_nodes()), None);
+}
+
+#[test]
+fn reads_only_an_arm_needs_move_into_its_branch() {
+    // A Runge-Kutta stage that reads the old state only when it keeps part of it.
+    let k = one("#[stencil(dims = 2)]
+        fn f<T: Real>(u: In<T>, v: In<T>, old_u: In<T>, old_v: In<T>, a: Out<T>, b: Out<T>, keep: T) {
+            a = if keep > 0.0 { keep * old_u + u } else { u };
+            b = if keep > 0.0 { keep * old_v + v } else { v };
+        }");
+    let plan = kernels_gen::branches::plan(&k, &k.live_nodes()).expect("a branch");
+    let loads_in_top = unguarded(&plan)
+        .iter()
+        .filter(|&&n| matches!(k.nodes[n as usize], Node::Load { .. }))
+        .count();
+    assert_eq!(
+        loads_in_top, 2,
+        "only `u` and `v` are read unconditionally: {plan:?}\n{k}"
+    );
 }

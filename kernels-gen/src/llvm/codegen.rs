@@ -141,6 +141,9 @@ pub(super) struct Gen<'a, 'ctx> {
     sampling: Sampling,
     /// The `if` arms computed under branches (`None`: every select computes both arms).
     branches: Option<Plan>,
+    /// How many branches deep the code being emitted is: loads emitted inside a branch
+    /// are not shared with later points (their values exist only on that path).
+    branch_depth: std::cell::Cell<u32>,
 }
 
 /// Builds the module of one kernel at one precision for one target, reading sampled
@@ -174,6 +177,7 @@ pub fn build_module_with<'ctx>(
         target,
         sampling,
         branches: crate::branches::plan(k, &k.live_nodes()),
+        branch_depth: std::cell::Cell::new(0),
     };
     match target {
         Target::Host if k.is_vertex() || !k.sampled.is_empty() => {
@@ -442,12 +446,14 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                     let cond = value(vals, branch.cond).into_int_value();
                     self.b.build_conditional_branch(cond, arms[0], arms[1])?;
                     let mut ends = Vec::with_capacity(2);
+                    self.branch_depth.set(self.branch_depth.get() + 1);
                     for (block, arm) in arms.into_iter().zip(&branch.arms) {
                         self.b.position_at_end(block);
                         self.guarded_values(args, at, memo, vals, plan, arm)?;
                         ends.push(self.b.get_insert_block().expect("positioned"));
                         self.b.build_unconditional_branch(join)?;
                     }
+                    self.branch_depth.set(self.branch_depth.get() - 1);
                     self.b.position_at_end(join);
                     for &s in &branch.selects {
                         let Node::Select(_, a, b) = self.k.nodes[s as usize] else {
@@ -585,7 +591,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                         } else {
                             self.load(ptr, ty)?
                         };
-                        if let Some(m) = memo.as_mut() {
+                        if let Some(m) = memo.as_mut().filter(|_| self.branch_depth.get() == 0) {
                             m.insert(key, v);
                         }
                         v

@@ -412,8 +412,6 @@ pub mod kp07 {
         w: In<T>,
         q: In<T>,
         p: In<T>,
-        u: In<T>,
-        v: In<T>,
         west_w: In<T>,
         west_q: In<T>,
         west_p: In<T>,
@@ -460,7 +458,9 @@ pub mod kp07 {
         let wn_in = upper_surface(w, twc, base, by1, by2);
 
         // The east and north faces: the next cells' west and south faces, or boundary
-        // faces computed here.
+        // faces computed here (from this cell's velocities, as [`velocities`] gives them).
+        let u = cell_velocity(w, base, q, eps);
+        let v = cell_velocity(w, base, p, eps);
         let east_edge = i == nx - 1 && east != 4;
         let east_w = if east_edge {
             boundary_flux(0, east, east_value, -1.0, we_in, u, v, bx2, g, eps)

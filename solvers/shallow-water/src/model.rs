@@ -577,7 +577,7 @@ impl<T: Real> ShallowWater<T> {
         } else {
             (&self.stage, &mut self.now)
         };
-        let [w, q, p, u, v] = from;
+        let [w, q, p, _, _] = from;
         let [west_w, west_q, west_p, south_w, south_q, south_p] = &self.fluxes;
         let [tw, tq, tp, tu, tv] = to;
         let ph = &self.physics;
@@ -588,8 +588,6 @@ impl<T: Real> ShallowWater<T> {
             w,
             q,
             p,
-            u,
-            v,
             west_w,
             west_q,
             west_p,

@@ -79,8 +79,6 @@ fn kernels_agree<T: Real>(gpu: &Backend, tolerance: f64) {
             &w,
             &q,
             &p,
-            &u,
-            &v,
             west_w,
             west_q,
             west_p,
