@@ -10,10 +10,11 @@
 //! flux components, which share most of their work, are guarded together.
 //!
 //! Values do not change: the taken arm computes exactly what the select would have
-//! chosen. Reads from memory that only an arm needs move into its branch too (on a
-//! domain edge, or a stage that reads a field only some of the time, the rest of the
-//! domain then moves fewer bytes); such reads are not shared between the points of a
-//! thread.
+//! chosen. Reads from memory that only an arm needs move into its branch too when the
+//! condition does not itself come from memory (on a domain edge, or in a stage that reads
+//! a field only some of the time, the rest of the domain then moves fewer bytes); such
+//! reads are not shared between the points of a thread. Under a condition on data they
+//! stay before the branch, where their latency overlaps with the other reads.
 
 use crate::ir::{operands, Binary, Kernel, Node, NodeId, Unary};
 use std::collections::{BTreeSet, HashMap};
@@ -187,7 +188,19 @@ pub fn plan_with(kernel: &Kernel, live: &[NodeId], threshold: u32) -> Option<Pla
                 break;
             }
         }
-        region[x as usize] = place.flatten();
+        let mut place = place.flatten();
+        // A read stays out of branches on data: issued before them, it overlaps with other
+        // reads; issued inside, its latency waits on the condition.
+        if matches!(node, Node::Load { .. }) {
+            while let Some(r) = place {
+                if reads_memory(kernel, regions.list[r].cond) {
+                    place = regions.list[r].parent;
+                } else {
+                    break;
+                }
+            }
+        }
+        region[x as usize] = place;
     }
 
     // Keep the regions whose work (their nested regions' included) is worth a branch;
@@ -207,7 +220,8 @@ pub fn plan_with(kernel: &Kernel, live: &[NodeId], threshold: u32) -> Option<Pla
         .zip(&work)
         .map(|(r, &w)| {
             let rare = rarely_true(kernel, r.cond);
-            let pattern = !rare && depends_on_index(kernel, r.cond);
+            let pattern =
+                !rare && depends_on_index(kernel, r.cond) && !reads_memory(kernel, r.cond);
             w >= threshold && !pattern && !(r.arm == 1 && rare)
         })
         .collect();
@@ -255,6 +269,14 @@ fn linear_in_index(kernel: &Kernel, n: NodeId) -> bool {
             (linear_in_index(kernel, a) || linear_in_index(kernel, b)) && part(a) && part(b)
         }
         _ => false,
+    }
+}
+
+/// Whether node `n` is computed from a field read.
+fn reads_memory(kernel: &Kernel, n: NodeId) -> bool {
+    match kernel.nodes[n as usize] {
+        Node::Load { .. } | Node::Gather { .. } | Node::Sample { .. } => true,
+        node => operands(&node).into_iter().any(|o| reads_memory(kernel, o)),
     }
 }
 

@@ -252,3 +252,30 @@ fn reads_only_an_arm_needs_move_into_its_branch() {
         "only `u` and `v` are read unconditionally: {plan:?}\n{k}"
     );
 }
+
+#[test]
+fn reads_stay_out_of_branches_on_data() {
+    let k = one(
+        "#[stencil(dims = 2)] fn f<T: Real>(u: In<T>, v: In<T>, out: Out<T>) {
+        out = if u > 0.0 { (v[(1, 0)] + 1.0).sqrt() / (v[(0, 1)] + 2.0) } else { u };
+    }",
+    );
+    let plan = kernels_gen::branches::plan(&k, &k.live_nodes()).expect("a branch");
+    let loads_in_top = unguarded(&plan)
+        .iter()
+        .filter(|&&n| matches!(k.nodes[n as usize], Node::Load { .. }))
+        .count();
+    assert_eq!(loads_in_top, 3, "{plan:?}\n{k}");
+}
+
+#[test]
+fn a_condition_on_data_near_an_edge_still_branches() {
+    // `x` depends on the index through the edge's select, but `x > 0.5` is a condition on
+    // data, not a pattern of the index.
+    let k = one("#[stencil(dims = 2)] fn f<T: Real>(u: In<T>, out: Out<T>) {
+        let x = if index(0) == 0 { u[(1, 0)] } else { u };
+        out = if x > 0.5 { (x + 1.0).sqrt() / (x + 2.0) } else { x };
+    }");
+    let plan = kernels_gen::branches::plan(&k, &k.live_nodes()).expect("a branch");
+    assert_eq!(plan.branches.len(), 1, "{plan:?}");
+}

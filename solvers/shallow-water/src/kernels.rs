@@ -458,10 +458,21 @@ pub mod kp07 {
         let wn_in = upper_surface(w, twc, base, by1, by2);
 
         // The east and north faces: the next cells' west and south faces, or boundary
-        // faces computed here (from this cell's velocities, as [`velocities`] gives them).
-        let u = cell_velocity(w, base, q, eps);
-        let v = cell_velocity(w, base, p, eps);
+        // faces computed here from this cell's velocities (as [`velocities`] gives them;
+        // only edge cells compute them).
         let east_edge = i == nx - 1 && east != 4;
+        let north_edge = j == ny - 1 && north != 4;
+        let on_edge = east_edge || north_edge;
+        let u = if on_edge {
+            cell_velocity(w, base, q, eps)
+        } else {
+            0.0
+        };
+        let v = if on_edge {
+            cell_velocity(w, base, p, eps)
+        } else {
+            0.0
+        };
         let east_w = if east_edge {
             boundary_flux(0, east, east_value, -1.0, we_in, u, v, bx2, g, eps)
         } else {
@@ -477,7 +488,6 @@ pub mod kp07 {
         } else {
             west_p[(1, 0)]
         };
-        let north_edge = j == ny - 1 && north != 4;
         let north_w = if north_edge {
             boundary_flux(0, north, north_value, -1.0, wn_in, v, u, by2, g, eps)
         } else {
