@@ -25,6 +25,9 @@ use std::collections::{BTreeSet, HashMap};
 /// save well more than that when skipped (two divisions or roots, say).
 pub const BRANCH_THRESHOLD: u32 = 20;
 
+/// How many times [`BRANCH_THRESHOLD`] an arm under a condition on data must guard.
+pub const DATA_FACTOR: u32 = 3;
+
 /// One step of the computation at one level of nesting.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Unit {
@@ -222,7 +225,14 @@ pub fn plan_with(kernel: &Kernel, live: &[NodeId], threshold: u32) -> Option<Pla
             let rare = rarely_true(kernel, r.cond);
             let pattern =
                 !rare && depends_on_index(kernel, r.cond) && !reads_memory(kernel, r.cond);
-            w >= threshold && !pattern && !(r.arm == 1 && rare)
+            // A condition on data may split warps, and the work in its arms is no longer
+            // shared between the points of a thread: it must guard three times as much.
+            let needed = if reads_memory(kernel, r.cond) {
+                DATA_FACTOR * threshold
+            } else {
+                threshold
+            };
+            w >= needed && !pattern && !(r.arm == 1 && rare)
         })
         .collect();
     loop {
