@@ -532,11 +532,12 @@ pub mod kp07 {
         let h = (wn - base).max(0.0);
         let un = velocity(h, qn, eps);
         let vn = velocity(h, pn, eps);
-        // The floor keeps 0 / 0 out of films thin enough to underflow.
-        let drag = g_n2 * (un * un + vn * vn).sqrt() / h.powf(4.0 / 3.0).max(1e-30);
+        // `1 / (1 + (1 - keep) dt g n^2 |u| / h^(4/3))` with one division; the floor keeps
+        // 0 / 0 out of films thin enough to underflow.
+        let h43 = h.powf(4.0 / 3.0).max(1e-30);
         let h2 = h * h;
         let damp = if h2 * h2 > eps {
-            1.0 / (1.0 + fresh * dt * drag)
+            h43 / (h43 + fresh * dt * g_n2 * (un * un + vn * vn).sqrt())
         } else {
             0.0
         };
