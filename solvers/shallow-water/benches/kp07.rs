@@ -1,8 +1,8 @@
 //! Throughput of the KP07 scheme and the Malpasset wall time.
 //!
 //! - Dense, all wet (the [`cases::radial`] case): cell updates per second of a full RK2
-//!   step (two rate evaluations, each with its fused CFL reduction and read-back, and two
-//!   stage updates) on n x n cells in f32 and f64, and the step's effective bandwidth
+//!   step (two face-flux passes, each with its fused CFL reduction, the first read back,
+//!   and two stage updates) on n x n cells in f32 and f64, and the step's effective bandwidth
 //!   against the device's copy bandwidth.
 //! - Malpasset (`--malpasset DIR`, the folder of `topo.asc` and `eta0.asc`): the wall
 //!   time of the 4000 s simulation, its steps and its volume error.
@@ -25,10 +25,11 @@ fn arg(name: &str) -> Option<String> {
         .and_then(|i| args.get(i + 1).cloned())
 }
 
-/// Values one RK2 step must move per cell: per stage the rates read `w, q, p` and the
-/// bed and write three rates (7), the update reads the source state, the rates, the bed
-/// and its target and writes the target (13).
-const VALUES_PER_CELL: f64 = 2.0 * (7.0 + 13.0);
+/// Values one RK2 step must move per cell: per stage the face pass reads `w, u, v` and
+/// the bed and writes six face fluxes (10), the update reads `w, q, p`, the fluxes and
+/// the bed and writes `w, q, p, u, v` (15); the second stage's update also reads the
+/// state it averages with (3).
+const VALUES_PER_CELL: f64 = 2.0 * (10.0 + 15.0) + 3.0;
 
 /// Seconds per RK2 step of `case`, after warm-up steps, with dry-block skipping on or off;
 /// and the fraction of blocks the last step computed (1 without skipping).
