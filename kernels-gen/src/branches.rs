@@ -10,11 +10,11 @@
 //! flux components, which share most of their work, are guarded together.
 //!
 //! Values do not change: the taken arm computes exactly what the select would have
-//! chosen. Reads from memory that only an arm needs move into its branch too when the
-//! condition does not itself come from memory (on a domain edge, or in a stage that reads
-//! a field only some of the time, the rest of the domain then moves fewer bytes); such
-//! reads are not shared between the points of a thread. Under a condition on data they
-//! stay before the branch, where their latency overlaps with the other reads.
+//! chosen. Reads from memory that only an arm needs are placed in its branch too when the
+//! condition does not itself come from memory; under a condition on data they stay
+//! before the branch, where their latency overlaps with the other reads. (The GPU's fast
+//! path still issues all of a thread's reads together before the arithmetic, so there a
+//! guarded read is made anyway; it is skipped on the guarded edge path and on the host.)
 
 use crate::ir::{operands, Binary, Kernel, Node, NodeId, Unary};
 use std::collections::{BTreeSet, HashMap};
@@ -25,7 +25,7 @@ use std::collections::{BTreeSet, HashMap};
 /// save well more than that when skipped (two divisions or roots, say).
 pub const BRANCH_THRESHOLD: u32 = 20;
 
-/// How many times [`BRANCH_THRESHOLD`] an arm under a condition on data must guard.
+/// How many times the threshold an arm under a condition on data must guard.
 pub const DATA_FACTOR: u32 = 3;
 
 /// One step of the computation at one level of nesting.
@@ -150,11 +150,12 @@ pub fn plan(kernel: &Kernel, live: &[NodeId]) -> Option<Plan> {
 }
 
 /// [`plan`] with a chosen threshold.
-pub fn plan_with(kernel: &Kernel, live: &[NodeId], threshold: u32) -> Option<Plan> {
+fn plan_with(kernel: &Kernel, live: &[NodeId], threshold: u32) -> Option<Plan> {
     if !kernel.loops.is_empty() || kernel.line.is_some() {
         return None;
     }
     let n = kernel.nodes.len();
+    let traits = Traits::of(kernel);
     let mut users: Vec<Vec<NodeId>> = vec![Vec::new(); n];
     for &x in live {
         for o in operands(&kernel.nodes[x as usize]) {
@@ -196,7 +197,7 @@ pub fn plan_with(kernel: &Kernel, live: &[NodeId], threshold: u32) -> Option<Pla
         // reads; issued inside, its latency waits on the condition.
         if matches!(node, Node::Load { .. }) {
             while let Some(r) = place {
-                if reads_memory(kernel, regions.list[r].cond) {
+                if traits.reads_memory[regions.list[r].cond as usize] {
                     place = regions.list[r].parent;
                 } else {
                     break;
@@ -206,35 +207,41 @@ pub fn plan_with(kernel: &Kernel, live: &[NodeId], threshold: u32) -> Option<Pla
         region[x as usize] = place;
     }
 
-    // Keep the regions whose work (their nested regions' included) is worth a branch;
-    // drop a branch whose arms would need what it joins, and try again.
+    // Keep the regions whose work (their nested regions' included) is worth a branch.
     let mut work = vec![0u32; regions.list.len()];
     for &x in live {
         for r in regions.ancestors(region[x as usize]) {
             work[r] += cost(&kernel.nodes[x as usize]);
         }
     }
-    // A rarely true condition (a domain edge) runs its `else` arm almost everywhere: a
-    // branch around that arm would cost without saving.
-    // A pattern of the index (a red-black colouring) splits every warp: no branch.
+    // - A rarely true condition (a domain edge) runs its `else` arm almost everywhere: a
+    //   branch around that arm would cost without saving.
+    // - Any other condition on the index alone (a red-black colouring; but also
+    //   `index(0) != 0`, whose rare arm is the `else`) gets no branch: a colouring splits
+    //   every warp.
+    // - A condition on data may split warps, and the work in its arms is no longer shared
+    //   between the points of a thread: its arms must guard `DATA_FACTOR` times as much.
     let mut kept: Vec<bool> = regions
         .list
         .iter()
         .zip(&work)
         .map(|(r, &w)| {
-            let rare = rarely_true(kernel, r.cond);
-            let pattern =
-                !rare && depends_on_index(kernel, r.cond) && !reads_memory(kernel, r.cond);
-            // A condition on data may split warps, and the work in its arms is no longer
-            // shared between the points of a thread: it must guard three times as much.
-            let needed = if reads_memory(kernel, r.cond) {
+            let c = r.cond as usize;
+            let on_data = traits.reads_memory[c];
+            let rare = traits.rare[c];
+            let on_index_alone = traits.on_index[c] && !on_data;
+            let needed = if on_data {
                 DATA_FACTOR * threshold
             } else {
                 threshold
             };
-            w >= needed && !pattern && !(r.arm == 1 && rare)
+            let index_pattern = on_index_alone && !rare;
+            let common_arm = r.arm == 1 && rare;
+            w >= needed && !index_pattern && !common_arm
         })
         .collect();
+    // Drop a branch that cannot be taken (its arms would need what it joins, or it lies on
+    // a cycle of needs), and try again.
     loop {
         if !kept.iter().any(|&k| k) {
             return None;
@@ -253,50 +260,59 @@ pub fn plan_with(kernel: &Kernel, live: &[NodeId], threshold: u32) -> Option<Pla
     }
 }
 
-/// Whether condition `c` holds only on a lower-dimensional part of the domain: a sum of
-/// indices compared for equality with something else (`index(0) == 0`,
-/// `index(1) == extent(1) - 1`), or a conjunction with one, or a disjunction of such.
-fn rarely_true(kernel: &Kernel, c: NodeId) -> bool {
-    let linear = |a: NodeId, b: NodeId| {
-        linear_in_index(kernel, a) && (linear_in_index(kernel, b) || !depends_on_index(kernel, b))
-    };
-    match kernel.nodes[c as usize] {
-        Node::Binary(Binary::Eq, a, b) => linear(a, b) || linear(b, a),
-        Node::Binary(Binary::And, a, b) => rarely_true(kernel, a) || rarely_true(kernel, b),
-        Node::Binary(Binary::Or, a, b) => rarely_true(kernel, a) && rarely_true(kernel, b),
-        _ => false,
-    }
+/// What each node's value comes from, found in one pass over the arena (operands come
+/// before their users).
+struct Traits {
+    /// Computed from a field read.
+    reads_memory: Vec<bool>,
+    /// Computed from the point's index.
+    on_index: Vec<bool>,
+    /// An index plus or minus terms that are indices or do not depend on the index (no
+    /// products, divisions or remainders of indices).
+    linear: Vec<bool>,
+    /// A condition that holds only on a lower-dimensional part of the domain: such a sum
+    /// of indices compared for equality with something else (`index(0) == 0`,
+    /// `index(1) == extent(1) - 1`), a conjunction with one, or a disjunction of such.
+    rare: Vec<bool>,
 }
 
-/// Whether node `n` is an index plus or minus terms that are indices or do not depend on
-/// the index (no products, divisions or remainders of indices).
-fn linear_in_index(kernel: &Kernel, n: NodeId) -> bool {
-    match kernel.nodes[n as usize] {
-        Node::Index(_) => true,
-        Node::Cast(a) => linear_in_index(kernel, a),
-        Node::Binary(Binary::Add | Binary::Sub, a, b) => {
-            let part = |x: NodeId| linear_in_index(kernel, x) || !depends_on_index(kernel, x);
-            (linear_in_index(kernel, a) || linear_in_index(kernel, b)) && part(a) && part(b)
+impl Traits {
+    fn of(kernel: &Kernel) -> Traits {
+        let n = kernel.nodes.len();
+        let mut t = Traits {
+            reads_memory: vec![false; n],
+            on_index: vec![false; n],
+            linear: vec![false; n],
+            rare: vec![false; n],
+        };
+        for (x, node) in kernel.nodes.iter().enumerate() {
+            let ops = operands(node);
+            let any = |v: &[bool]| ops.iter().any(|&o| v[o as usize]);
+            t.reads_memory[x] = matches!(
+                node,
+                Node::Load { .. } | Node::Gather { .. } | Node::Sample { .. }
+            ) || any(&t.reads_memory);
+            t.on_index[x] = matches!(node, Node::Index(_)) || any(&t.on_index);
+            let part = |t: &Traits, o: NodeId| t.linear[o as usize] || !t.on_index[o as usize];
+            let linear = match *node {
+                Node::Index(_) => true,
+                Node::Cast(a) => t.linear[a as usize],
+                Node::Binary(Binary::Add | Binary::Sub, a, b) => {
+                    (t.linear[a as usize] || t.linear[b as usize]) && part(&t, a) && part(&t, b)
+                }
+                _ => false,
+            };
+            t.linear[x] = linear;
+            let sum_vs = |a: NodeId, b: NodeId| t.linear[a as usize] && part(&t, b);
+            let rare = match *node {
+                Node::Binary(Binary::Eq, a, b) => sum_vs(a, b) || sum_vs(b, a),
+                Node::Binary(Binary::And, a, b) => t.rare[a as usize] || t.rare[b as usize],
+                Node::Binary(Binary::Or, a, b) => t.rare[a as usize] && t.rare[b as usize],
+                _ => false,
+            };
+            t.rare[x] = rare;
         }
-        _ => false,
-    }
-}
-
-/// Whether node `n` is computed from a field read.
-fn reads_memory(kernel: &Kernel, n: NodeId) -> bool {
-    match kernel.nodes[n as usize] {
-        Node::Load { .. } | Node::Gather { .. } | Node::Sample { .. } => true,
-        node => operands(&node).into_iter().any(|o| reads_memory(kernel, o)),
-    }
-}
-
-/// Whether node `n` is computed from the point's index.
-fn depends_on_index(kernel: &Kernel, n: NodeId) -> bool {
-    match kernel.nodes[n as usize] {
-        Node::Index(_) => true,
-        node => operands(&node)
-            .into_iter()
-            .any(|o| depends_on_index(kernel, o)),
+        t
     }
 }
 
@@ -465,7 +481,9 @@ impl<'a> Layout<'a> {
                 for o in operands(&self.kernel.nodes[x]) {
                     let o = o as usize;
                     if let Some(j) = self.joined_by[o] {
-                        if self.inside(self.level[x], j) {
+                        // Inside the branch, or joined by it (its phi would take the
+                        // other's phi, which comes after the arms).
+                        if self.inside(self.level[x], j) || self.joined_by[x] == Some(j) {
                             return Err(j);
                         }
                     }

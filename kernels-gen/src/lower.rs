@@ -1374,8 +1374,12 @@ impl<'m> Lowerer<'m> {
             }
         }
         let mut outputs = HashMap::new();
-        for (&f, &a) in &t.outputs {
-            let b = e.outputs[&f];
+        // In field order, so that the selects (and the code built from them) come out the
+        // same on every build.
+        let mut fields: Vec<u32> = t.outputs.keys().copied().collect();
+        fields.sort_unstable();
+        for f in fields {
+            let (a, b) = (t.outputs[&f], e.outputs[&f]);
             use OutState::*;
             let merged = match (a, b) {
                 (Unwritten, Unwritten) => Unwritten,

@@ -288,3 +288,22 @@ fn a_condition_on_data_near_an_edge_still_branches() {
     let plan = kernels_gen::branches::plan(&k, &k.live_nodes()).expect("a branch");
     assert_eq!(plan.branches.len(), 1, "{plan:?}");
 }
+
+#[test]
+fn a_select_on_a_select_of_the_same_condition_is_not_joined_with_it() {
+    // `q`'s phi would take `p`'s phi, which exists only after the join: no such branch.
+    let k = one(
+        "#[stencil(dims = 2)] fn f<T: Real>(u: In<T>, a: Out<T>, b: Out<T>) {
+        let e = index(0) == 0;
+        let p = if e { (u + 1.0).sqrt() / (u + 2.0) } else { u };
+        let q = if e { (u + 3.0).sqrt() / (u + 4.0) } else { p };
+        a = p;
+        b = q;
+    }",
+    );
+    if let Some(plan) = kernels_gen::branches::plan(&k, &k.live_nodes()) {
+        for b in &plan.branches {
+            assert!(b.selects.len() < 2, "{plan:?}");
+        }
+    }
+}

@@ -142,7 +142,9 @@ pub(super) struct Gen<'a, 'ctx> {
     /// The `if` arms computed under branches (`None`: every select computes both arms).
     branches: Option<Plan>,
     /// How many branches deep the code being emitted is: loads emitted inside a branch
-    /// are not shared with later points (their values exist only on that path).
+    /// are not remembered for later points (their values exist only on that path). On
+    /// the fast path a tile's reads are all issued before the arithmetic, so there a
+    /// guarded read finds its value already loaded; this keeps the memo sound anyway.
     branch_depth: std::cell::Cell<u32>,
 }
 
@@ -966,7 +968,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
     /// A row or plane stride as the entry uses it: the run time passes strides below
     /// 2^32 elements (it refuses larger ones), so index products are 32 x 32 -> 64-bit
     /// multiplies (one instruction on a GPU instead of three).
-    fn stride(&self, v: IntValue<'ctx>) -> R<IntValue<'ctx>> {
+    fn narrow_stride(&self, v: IntValue<'ctx>) -> R<IntValue<'ctx>> {
         let narrow = self.b.build_int_truncate(v, self.ctx.i32_type(), "")?;
         Ok(self.b.build_int_z_extend(narrow, self.ctx.i64_type(), "")?)
     }
@@ -994,8 +996,8 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                     let field = &self.k.fields[i as usize];
                     args.fields.push(FieldArgs {
                         ptr: p(pos).into_pointer_value(),
-                        sy: self.stride(p(pos + 1).into_int_value())?,
-                        sz: self.stride(p(pos + 2).into_int_value())?,
+                        sy: self.narrow_stride(p(pos + 1).into_int_value())?,
+                        sz: self.narrow_stride(p(pos + 2).into_int_value())?,
                         map: field.map,
                         written: field.access.is_written(),
                     });
