@@ -187,9 +187,7 @@ impl<'a> CudaLaunch<'a> {
         };
         match f.device_args() {
             Some((ordinal, ptr, strides)) if ordinal == self.cuda.ordinal() => {
-                // Generated code multiplies indices by 32-bit strides.
-                let used = f.dims().saturating_sub(1).min(2);
-                if let Some(s) = strides[..used].iter().find(|&&s| s > u32::MAX as usize) {
+                if let Some(s) = too_wide_stride(f.dims(), strides) {
                     return Err(Error::InvalidField(format!(
                         "field `{param}` of kernel `{}` has a stride of {s} elements; CUDA kernels take row and plane strides below 2^32 elements: split the field into smaller ones",
                         self.code.name
@@ -738,4 +736,30 @@ unsafe fn launch_raw(
             describe(e)
         ),
     })
+}
+
+/// The first stride a field of `dims` dimensions uses (its row stride from 2D on, its
+/// plane stride in 3D) that does not fit the 32 bits generated code multiplies indices by.
+fn too_wide_stride(dims: usize, strides: [usize; 2]) -> Option<usize> {
+    let used = dims.saturating_sub(1).min(2);
+    strides[..used]
+        .iter()
+        .copied()
+        .find(|&s| s > u32::MAX as usize)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::too_wide_stride;
+
+    #[test]
+    fn strides_beyond_32_bits_are_refused_where_they_are_used() {
+        let wide = u32::MAX as usize + 1;
+        // A 1D field uses no stride; a 2D one its row stride; a 3D one both.
+        assert_eq!(too_wide_stride(1, [wide, wide]), None);
+        assert_eq!(too_wide_stride(2, [1000, wide]), None);
+        assert_eq!(too_wide_stride(2, [wide, wide]), Some(wide));
+        assert_eq!(too_wide_stride(3, [1000, wide]), Some(wide));
+        assert_eq!(too_wide_stride(3, [1000, u32::MAX as usize]), None);
+    }
 }
