@@ -7,8 +7,12 @@
 //! bed `B` is continuous and bilinear in each cell, given by its values at the cell
 //! corners: a corner field `bed` of the same extent as the state, `bed[(0, 0)]` being the
 //! south-west corner of the cell and the last row and column of corners lying in the
-//! halo. All fields have a halo of two cells; the state's halo is read only where a
-//! periodic side wraps it (see [`crate::Boundary`]).
+//! halo. The state (with its velocities `u`, `v`) has a halo of two cells, the face
+//! fluxes one; both halos are read only where a periodic side wraps them (see
+//! [`crate::Boundary`]).
+//!
+//! A stage is two passes: [`faces`] computes every face's flux once, [`advance`] takes
+//! their differences and steps the state.
 //!
 //! Each side of the rectangle has a kind, an `i64` chosen at run time, and a value:
 //! 0 reflecting wall, 1 fixed depth (the value), 2 fixed discharge into the domain per
