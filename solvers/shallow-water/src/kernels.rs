@@ -11,7 +11,7 @@
 //! fluxes one; both halos are read only where a periodic side wraps them (see
 //! [`crate::Boundary`]).
 //!
-//! A stage is two passes: [`faces`] computes every face's flux once, [`advance`] takes
+//! A stage is two passes: [`kp07::faces`] computes every face's flux once, [`kp07::advance`] takes
 //! their differences and steps the state.
 //!
 //! Each side of the rectangle has a kind, an `i64` chosen at run time, and a value:
