@@ -11,8 +11,8 @@
 //! fluxes one; both halos are read only where a periodic side wraps them (see
 //! [`crate::Boundary`]).
 //!
-//! A stage is two passes: [`kp07::faces`] computes every face's flux once, [`kp07::advance`] takes
-//! their differences and steps the state.
+//! A stage is two passes: [`kp07::faces`] computes every face's flux once, and
+//! [`kp07::advance`] takes their differences and steps the state.
 //!
 //! Each side of the rectangle has a kind, an `i64` chosen at run time, and a value:
 //! 0 reflecting wall, 1 fixed depth (the value), 2 fixed discharge into the domain per
