@@ -302,6 +302,15 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         Ok(unsafe { b.build_gep(fa.ptr, &[lin], "")? })
     }
 
+    /// Every field's pointer at the point `idx` (see [`Gen::base`]).
+    fn bases(
+        &self,
+        fields: &[FieldArgs<'ctx>],
+        idx: [IntValue<'ctx>; 3],
+    ) -> R<Vec<PointerValue<'ctx>>> {
+        fields.iter().map(|fa| self.base(fa, idx)).collect()
+    }
+
     /// Address at offset `off` from a field's base pointer. The offset is a compile-time
     /// constant times each stride, so rows are one add away from the base and columns fold
     /// into the load's immediate offset.
@@ -1131,11 +1140,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                 first[a] = self.i64c(0);
             }
         }
-        let bases: Vec<PointerValue> = args
-            .fields
-            .iter()
-            .map(|fa| self.base(fa, first))
-            .collect::<R<_>>()?;
+        let bases = self.bases(&args.fields, first)?;
         // Contributions of points outside the domain are the identity.
         let slots = self.contribution_slots()?;
         self.b.build_conditional_branch(all_inside, fast, edge)?;
@@ -1667,11 +1672,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             self.b.position_at_end(body);
             latches.push((phi, head, exit, idx[axis]));
         }
-        let bases: Vec<PointerValue> = args
-            .fields
-            .iter()
-            .map(|fa| self.base(fa, idx))
-            .collect::<R<_>>()?;
+        let bases = self.bases(&args.fields, idx)?;
         let at = PointAt {
             idx,
             bases: &bases,
@@ -1775,11 +1776,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         let v = self.table(mesh.set, t)?;
         let zero = self.i64c(0);
         let idx = [v, zero, zero];
-        let bases: Vec<PointerValue> = args
-            .fields
-            .iter()
-            .map(|fa| self.base(fa, idx))
-            .collect::<R<_>>()?;
+        let bases = self.bases(&args.fields, idx)?;
         let at = PointAt {
             idx,
             bases: &bases,
@@ -1878,11 +1875,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         };
         let eval = |x: IntValue<'ctx>| -> R<Vec<Option<BasicValueEnum<'ctx>>>> {
             let idx = point(x);
-            let bases: Vec<PointerValue> = args
-                .fields
-                .iter()
-                .map(|fa| self.base(fa, idx))
-                .collect::<R<_>>()?;
+            let bases = self.bases(&args.fields, idx)?;
             let at = PointAt {
                 idx,
                 bases: &bases,
