@@ -351,6 +351,21 @@ impl IndexMap {
             IndexMap::Coarse => i.div_euclid(2),
         }
     }
+
+    /// Where a read at `offset` of the point `shift` away from a thread's first point
+    /// lands, relative to the field's index of that first point. For `Coarse` this
+    /// needs the first point's index to be even along every axis the tile spans (a
+    /// tile spans 1 or an even number of points along each axis).
+    pub fn tile_offset(self, shift: [i32; 3], offset: [i32; 3]) -> [i32; 3] {
+        [0, 1, 2].map(|a| {
+            offset[a]
+                + match self {
+                    IndexMap::Same => shift[a],
+                    IndexMap::Fine => 2 * shift[a],
+                    IndexMap::Coarse => shift[a].div_euclid(2),
+                }
+        })
+    }
 }
 
 /// A write of a field at the current point.
@@ -617,14 +632,24 @@ impl Kernel {
     }
 
     /// Whether a thread may compute several points at once (tile variants of the PTX
-    /// entries): not for line kernels, red-black or masked kernels, or grid transfers.
+    /// entries): every grid kernel but line kernels. A red-black kernel's tile holds
+    /// points of both colours (only its colour's are stored, and they read only the other
+    /// colour); a grid transfer's tile reads its mapped fields at mapped offsets
+    /// ([`IndexMap::tile_offset`]).
     pub fn is_tileable(&self) -> bool {
-        self.line.is_none()
-            && self.mesh.is_none()
-            && self.red_black.is_none()
-            && !self.has_mapped_fields()
-            && self.stores.iter().all(|s| s.mask.is_none())
-            && self.fields.iter().all(|f| f.access != Access::InOut)
+        self.line.is_none() && self.mesh.is_none()
+    }
+
+    /// The node of a red-black kernel's colour test (`index sum % 2 == colour`), which
+    /// every store's mask contains.
+    pub fn colour_test(&self) -> Option<NodeId> {
+        let colour = self.red_black?;
+        let is = |n: NodeId, want: &dyn Fn(&Node) -> bool| want(&self.nodes[n as usize]);
+        (0..self.nodes.len() as NodeId).find(|&n| {
+            matches!(self.nodes[n as usize], Node::Binary(Binary::Eq, parity, c)
+                if is(c, &|x| *x == Node::Scalar(colour))
+                    && is(parity, &|x| matches!(x, Node::Binary(Binary::Rem, _, _))))
+        })
     }
 
     /// How many live nodes of each kind: a structural summary for tests and reports.

@@ -16,7 +16,7 @@ use inkwell::module::{Linkage, Module};
 use inkwell::passes::{PassManager, PassManagerBuilder};
 use inkwell::types::{BasicMetadataTypeEnum, BasicType, BasicTypeEnum};
 use inkwell::values::{
-    BasicMetadataValueEnum, BasicValueEnum, FloatValue, FunctionValue, IntValue, PointerValue,
+    BasicMetadataValueEnum, BasicValue, BasicValueEnum, FloatValue, FunctionValue, IntValue, PointerValue,
 };
 use inkwell::{AddressSpace, FloatPredicate, IntPredicate, OptimizationLevel};
 use std::collections::HashMap;
@@ -54,6 +54,9 @@ struct PointAt<'ctx, 'b> {
     bases: &'b [PointerValue<'ctx>],
     /// The point's offset from the thread's first point.
     shift: [i32; 3],
+    /// The value a red-black kernel's colour test takes at this point where the tile
+    /// knows it (see [`Gen::fast_tile`]).
+    colour: Option<(NodeId, BasicValueEnum<'ctx>)>,
 }
 
 /// The points one thread of a PTX entry computes: `vector` consecutive points along axis
@@ -91,6 +94,18 @@ impl Tile {
         }
         out
     }
+}
+
+/// Where one thread's tile lies in a PTX entry's fast path.
+struct TileAt<'ctx, 'b> {
+    /// The index of the thread's first point.
+    first: [IntValue<'ctx>; 3],
+    /// Each field's pointer at the first point.
+    bases: &'b [PointerValue<'ctx>],
+    /// The offsets of the tile's points from the first.
+    shifts: &'b [[i32; 3]],
+    /// The width of vector accesses along axis 0.
+    vector: u32,
 }
 
 /// Per-field values a point needs: base pointer and strides.
@@ -577,8 +592,12 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         n: u32,
     ) -> R<BasicValueEnum<'ctx>> {
         let k = self.k;
+        if let Some((test, known)) = at.colour {
+            if test == n {
+                return Ok(known);
+            }
+        }
         let idx = at.idx;
-        let shifted = |off: [i32; 3]| [0, 1, 2].map(|a| off[a] + at.shift[a]);
         let get = |vals: &[Option<BasicValueEnum<'ctx>>], n: u32| {
             vals[n as usize].expect("operands are lowered before their users")
         };
@@ -591,17 +610,14 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             Node::Index(a) => idx[a as usize].into(),
             Node::Extent(a) => args.n[a as usize].into(),
             Node::Load { field, offset } => {
-                let key = (field, shifted(offset));
+                let map = k.fields[field as usize].map;
+                let key = (field, map.tile_offset(at.shift, offset));
                 match memo.as_ref().and_then(|m| m.get(&key)) {
                     Some(&v) => v,
                     None => {
                         let fa = &args.fields[field as usize];
                         let ptr = self.address(fa, at.bases[field as usize], key.1)?;
-                        let v = if fa.written {
-                            self.b.build_load(ptr, "")?
-                        } else {
-                            self.load(ptr, ty)?
-                        };
+                        let v = self.read(fa, ptr, ty)?;
                         if let Some(m) = memo.as_mut().filter(|_| self.branch_depth.get() == 0) {
                             m.insert(key, v);
                         }
@@ -1147,16 +1163,17 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
 
         // Every point inside: unguarded, loads shared between points, vector accesses.
         self.b.position_at_end(fast);
-        let mut memo = LoadMemo::new();
         let shifts = tile.shifts();
-        self.issue_loads(&args, &bases, &shifts, vector, &mut memo)?;
-        let mut pending = PendingStores::new();
-        for &shift in &shifts {
-            let at = self.point_at(first, &bases, shift)?;
-            let contributions = self.point(&args, &at, Some(&mut memo), Some(&mut pending))?;
-            self.accumulate(&slots, contributions)?;
+        let tile_at = TileAt {
+            first,
+            bases: &bases,
+            shifts: &shifts,
+            vector,
+        };
+        match self.k.colour_test().filter(|_| shifts.len() > 1) {
+            None => self.fast_tile(&args, &tile_at, &slots, |_| None)?,
+            Some(test) => self.coloured_tile(f, &args, &tile_at, &slots, test)?,
         }
-        self.emit_stores(&args, &bases, pending, vector)?;
         self.b.build_unconditional_branch(join)?;
 
         // At the far edges: each point guarded.
@@ -1192,6 +1209,79 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             self.block_reduce(f, &args, &slots)?;
         }
         self.b.build_return(None)?;
+        Ok(())
+    }
+
+    /// The unguarded points of a tile: every load issued first (shared between points,
+    /// vector loads for whole rows), then each point's arithmetic and stores (vector
+    /// stores for whole rows of unmasked stores). `colour` gives the value of the
+    /// red-black colour test at a point where it is known.
+    fn fast_tile(
+        &self,
+        args: &EntryArgs<'ctx>,
+        tile: &TileAt<'ctx, '_>,
+        slots: &[PointerValue<'ctx>],
+        colour: impl Fn([i32; 3]) -> Option<(NodeId, BasicValueEnum<'ctx>)>,
+    ) -> R<()> {
+        let mut memo = LoadMemo::new();
+        self.issue_loads(args, tile.bases, tile.shifts, tile.vector, &mut memo)?;
+        let mut pending = PendingStores::new();
+        for &shift in tile.shifts {
+            let mut at = self.point_at(tile.first, tile.bases, shift)?;
+            at.colour = colour(shift);
+            let contributions = self.point(args, &at, Some(&mut memo), Some(&mut pending))?;
+            self.accumulate(slots, contributions)?;
+        }
+        self.emit_stores(args, tile.bases, pending, tile.vector)
+    }
+
+    /// The unguarded points of a red-black kernel's tile, in two versions chosen by a
+    /// branch that is uniform across a row of threads: whether the points of the colour
+    /// being updated are those at an even or at an odd offset from the tile's first
+    /// point. In each version the colour test is a constant at the other points, whose
+    /// work (only their stores depend on it) LLVM then removes. `test` is the colour
+    /// test's node.
+    fn coloured_tile(
+        &self,
+        f: FunctionValue<'ctx>,
+        args: &EntryArgs<'ctx>,
+        tile: &TileAt<'ctx, '_>,
+        slots: &[PointerValue<'ctx>],
+        test: NodeId,
+    ) -> R<()> {
+        let b = &self.b;
+        let colour_param = self.k.red_black.expect("a colour test belongs to a red-black kernel");
+        let colour = args.scalars[colour_param as usize].into_int_value();
+        let [x, y, z] = tile.first;
+        let sum = b.build_int_add(b.build_int_add(x, y, "")?, z, "")?;
+        let parity = b.build_and(sum, self.i64c(1), "")?;
+        let even_active = b.build_int_compare(IntPredicate::EQ, parity, colour, "")?;
+        let other = b.build_xor(parity, self.i64c(1), "")?;
+        let odd_active = b.build_int_compare(IntPredicate::EQ, other, colour, "")?;
+        let even = self.ctx.append_basic_block(f, "colour_at_even_offsets");
+        let odd = self.ctx.append_basic_block(f, "colour_at_odd_offsets");
+        let done = self.ctx.append_basic_block(f, "coloured");
+        b.build_conditional_branch(even_active, even, odd)?;
+        let bool_t = self.ctx.bool_type();
+        let odd_offset = |s: [i32; 3]| (s[0] + s[1] + s[2]).rem_euclid(2) == 1;
+        b.position_at_end(even);
+        self.fast_tile(args, tile, slots, |s| {
+            Some((test, bool_t.const_int(!odd_offset(s) as u64, false).into()))
+        })?;
+        self.b.build_unconditional_branch(done)?;
+        // Here the colour may still be neither 0 nor 1 (no point is updated): the test at
+        // the odd offsets stays a run-time value.
+        self.b.position_at_end(odd);
+        self.fast_tile(args, tile, slots, |s| {
+            let known = if odd_offset(s) {
+                odd_active
+            } else {
+                bool_t.const_zero()
+            };
+            Some((test, known.into()))
+        })?;
+        self.b.build_unconditional_branch(done)?;
+        self.b.position_at_end(done);
         Ok(())
     }
 
@@ -1255,7 +1345,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         for s in shifts {
             for n in self.k.live_nodes() {
                 if let Node::Load { field, offset } = self.k.nodes[n as usize] {
-                    let off = [0, 1, 2].map(|a| offset[a] + s[a]);
+                    let off = self.k.fields[field as usize].map.tile_offset(*s, offset);
                     if seen.insert((field, off)) {
                         out.push((field, off, self.k.types[n as usize]));
                     }
@@ -1267,7 +1357,9 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
 
     /// Emits every load of the tile, so that all of a thread's loads are in flight before
     /// the first arithmetic uses them: one vector load for each aligned run of `vector`
-    /// values of a row that the tile reads whole, scalar loads for the rest.
+    /// values of a row that the tile reads whole, scalar loads for the rest. (A `Coarse`
+    /// field's index of the first point is aligned to half the vector only: its runs are
+    /// read with scalar loads.)
     fn issue_loads(
         &self,
         args: &EntryArgs<'ctx>,
@@ -1284,19 +1376,19 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             if memo.contains_key(&(field, off)) {
                 continue;
             }
+            let fa = &args.fields[field as usize];
             let start = off[0].div_euclid(v) * v;
             let run = |x: i32| (field, [x, off[1], off[2]]);
-            if v > 1 && (start..start + v).all(|x| wanted.contains(&run(x))) {
-                let fa = &args.fields[field as usize];
+            let aligned = fa.map != IndexMap::Coarse;
+            if v > 1 && aligned && (start..start + v).all(|x| wanted.contains(&run(x))) {
                 let ptr = self.address(fa, bases[field as usize], run(start).1)?;
-                let values = self.load_vector(ptr, ty, vector)?;
+                let values = self.load_vector(fa, ptr, ty, vector)?;
                 for (x, value) in (start..start + v).zip(values) {
                     memo.insert(run(x), value);
                 }
             } else {
-                let fa = &args.fields[field as usize];
                 let ptr = self.address(fa, bases[field as usize], off)?;
-                memo.insert((field, off), self.load(ptr, ty)?);
+                memo.insert((field, off), self.read(fa, ptr, ty)?);
             }
         }
         Ok(())
@@ -1338,23 +1430,51 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         Ok(())
     }
 
-    /// Loads `n` consecutive values of type `ty` at `ptr` (aligned to their total size)
-    /// through the non-coherent path, as one vector instruction.
-    fn load_vector(&self, ptr: PointerValue<'ctx>, ty: Ty, n: u32) -> R<Vec<BasicValueEnum<'ctx>>> {
+    /// A value of field `fa` at `ptr`: through the non-coherent path for an input, a
+    /// plain load for a field the kernel also writes.
+    fn read(&self, fa: &FieldArgs<'ctx>, ptr: PointerValue<'ctx>, ty: Ty) -> R<BasicValueEnum<'ctx>> {
+        if fa.written {
+            Ok(self.b.build_load(ptr, "")?)
+        } else {
+            self.load(ptr, ty)
+        }
+    }
+
+    /// Loads `n` consecutive values of type `ty` of field `fa` at `ptr` (aligned to their
+    /// total size) as one vector instruction: through the non-coherent path for an input,
+    /// a plain load for a field the kernel also writes.
+    fn load_vector(
+        &self,
+        fa: &FieldArgs<'ctx>,
+        ptr: PointerValue<'ctx>,
+        ty: Ty,
+        n: u32,
+    ) -> R<Vec<BasicValueEnum<'ctx>>> {
         let elem = self.ty(ty).into_float_type();
         let vt = elem.vec_type(n);
         let vptr = self
             .b
             .build_pointer_cast(ptr, vt.ptr_type(self.addr_space()), "")?;
-        let f = self.intrinsic(
-            "llvm.nvvm.ldg.global.f",
-            &[vt.into(), vptr.get_type().into()],
-        )?;
         let bytes = n as u64 * if ty.concrete(self.p) == Ty::F32 { 4 } else { 8 };
-        let align = self.ctx.i32_type().const_int(bytes, false);
-        let v = self
-            .call(f, &[vptr.into(), align.into()])?
-            .into_vector_value();
+        let v = if fa.written {
+            let load = self.b.build_load(vptr, "")?;
+            load.as_instruction_value()
+                .expect("a load is an instruction")
+                .set_alignment(bytes as u32)
+                .map_err(|e| LlvmError::Invalid {
+                    kernel: self.k.name.clone(),
+                    message: e.to_string(),
+                })?;
+            load.into_vector_value()
+        } else {
+            let f = self.intrinsic(
+                "llvm.nvvm.ldg.global.f",
+                &[vt.into(), vptr.get_type().into()],
+            )?;
+            let align = self.ctx.i32_type().const_int(bytes, false);
+            self.call(f, &[vptr.into(), align.into()])?
+                .into_vector_value()
+        };
         (0..n)
             .map(|i| {
                 let idx = self.ctx.i32_type().const_int(i as u64, false);
@@ -1399,7 +1519,12 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                     .build_int_nuw_add(first[a], self.i64c(shift[a] as i64), "")?;
             }
         }
-        Ok(PointAt { idx, bases, shift })
+        Ok(PointAt {
+            idx,
+            bases,
+            shift,
+            colour: None,
+        })
     }
 
     /// One accumulator per reduction for a thread's contributions, holding the identity.
@@ -1677,6 +1802,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             idx,
             bases: &bases,
             shift: [0; 3],
+            colour: None,
         };
         let contributions = self.point(&args, &at, None, None)?;
         self.accumulate(&accs, contributions)?;
@@ -1781,6 +1907,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             idx,
             bases: &bases,
             shift: [0; 3],
+            colour: None,
         };
         let contributions = self.point(&args, &at, None, None)?;
         self.accumulate(&slots, contributions)?;
@@ -1880,6 +2007,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                 idx,
                 bases: &bases,
                 shift: [0; 3],
+                colour: None,
             };
             self.values(args, &at, None)
         };
