@@ -183,6 +183,20 @@ impl Ops {
         mg::rbgs_sweep_from_zero::launch(b, r, e, ax, ay, h2inv)
     }
 
+    /// A whole red-black sweep of `e` into `out`, in one launch ([`Ops::all_dirichlet_2d`]
+    /// only; the fields need a halo of 2).
+    pub fn rbgs_sweep<T: Real>(
+        &self,
+        b: &Backend,
+        e: &Field<T>,
+        r: &Field<T>,
+        out: &mut Field<T>,
+        h2inv: T,
+    ) -> Result<(), Error> {
+        let (ax, ay, _, _) = self.c::<T>();
+        mg::rbgs_sweep::launch(b, e, r, out, ax, ay, h2inv)
+    }
+
     /// [`Ops::restrict_residual`] of the correction one sweep from zero gives, computed
     /// from `r` alone ([`Ops::all_dirichlet_2d`] only).
     pub fn restrict_swept_residual<T: Real>(

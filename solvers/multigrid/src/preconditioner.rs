@@ -34,7 +34,8 @@ pub(crate) struct Hierarchy<T: Real> {
     /// Zeroing a correction and its first red-black half-sweep run as one launch.
     fused_start: bool,
     /// The residual and its restriction run as one launch, and so do the prolongation
-    /// and the next red-black half-sweep, and the zeroing and the whole first sweep.
+    /// and the next red-black half-sweep, the zeroing and the whole first sweep, and the
+    /// two half-sweeps of every further whole sweep (out of place).
     fused_transfers: bool,
     pub stats: Vec<LevelStat>,
 }
@@ -307,6 +308,15 @@ impl<T: Real> Hierarchy<T> {
         let smoother = self.options.smoother.clone();
         for _ in 0..sweeps {
             match &smoother {
+                Smoother::RedBlack if self.fused_transfers => {
+                    self.on_level(l, |h| {
+                        let lv = &mut h.levels[l];
+                        h.ops
+                            .rbgs_sweep(&h.backend, &lv.e, &lv.r, &mut lv.t, lv.h2inv)
+                    })?;
+                    let lv = &mut self.levels[l];
+                    std::mem::swap(&mut lv.e, &mut lv.t);
+                }
                 Smoother::RedBlack => {
                     self.half_sweep(l, 0)?;
                     self.half_sweep(l, 1)?;

@@ -6,6 +6,7 @@
 use multigrid::kernels::mg;
 use multigrid::{solve, Boundary, BoundaryKind, Options, Order, Precision, Problem};
 use std::f64::consts::TAU;
+use stencil_runtime::cuda::{LaunchShape, Tuning};
 use stencil_runtime::{Backend, Cuda, Error, Field, Real};
 use stencil_tests::harness::{assert_close, random_field, rng, tolerance, values};
 
@@ -136,7 +137,10 @@ fn kernels_2d<T: Real>(gpu: &Backend, [bw, be, bs, bn]: [i64; 4]) {
         let mut coarse_from_r = Field::<T>::zeros_on(b, &[19, 15], 2)?;
         mg::restrict_swept_residual::launch(b, &r, &mut coarse_from_r, ax, ay, h2)?;
         mg::restrict_residual::launch(b, &e, &r, &mut coarse, ax, ay, h2)?;
+        let mut swept_twice = Field::<T>::zeros_on(b, &N2, 2)?;
+        mg::rbgs_sweep::launch(b, &e, &r, &mut swept_twice, ax, ay, h2)?;
         let mut both = out.interior()?;
+        both.extend(swept_twice.interior()?);
         both.extend(from_r.interior()?);
         both.extend(coarse_from_r.interior()?);
         both.extend(coarse.interior()?);
@@ -275,6 +279,39 @@ fn every_multigrid_kernel_agrees_with_the_cpu() {
     kernels_3d::<f32>(&gpu);
     kernels_3d::<f64>(&gpu);
     println!("every multigrid kernel agrees with the CPU in f32 and f64");
+}
+
+/// Every kernel under fixed launch shapes that use each tile variant (points along the
+/// last axis, vectors along x): red-black tiles hold points of both colours, and the grid
+/// transfers read their fine and coarse fields at mapped offsets.
+#[test]
+fn every_multigrid_kernel_agrees_with_the_cpu_for_every_tile() {
+    let Some(Backend::Cuda(cuda)) = gpu() else {
+        return;
+    };
+    for shape in [
+        "32x2x1p2",
+        "32x4x1p4",
+        "64x1x1p8",
+        "32x4x2p2",
+        "32x2x2p8",
+        "32x4x1v4p1",
+        "32x2x1v4p4",
+        "32x4x1v2p2",
+        "32x2x1v2p8",
+        "32x2x2v2p8",
+        "64x2x2v4p2",
+    ] {
+        let s: LaunchShape = shape.parse().expect("a shape");
+        let gpu = Backend::Cuda(cuda.clone().with_tuning(Tuning::Fixed(s)));
+        for sides in SIDES_2D {
+            kernels_2d::<f32>(&gpu, sides);
+            kernels_2d::<f64>(&gpu, sides);
+        }
+        kernels_3d::<f32>(&gpu);
+        kernels_3d::<f64>(&gpu);
+    }
+    println!("every multigrid kernel agrees with the CPU under every tile shape");
 }
 
 /// The largest difference between two solutions.
