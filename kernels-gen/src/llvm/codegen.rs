@@ -16,7 +16,8 @@ use inkwell::module::{Linkage, Module};
 use inkwell::passes::{PassManager, PassManagerBuilder};
 use inkwell::types::{BasicMetadataTypeEnum, BasicType, BasicTypeEnum};
 use inkwell::values::{
-    BasicMetadataValueEnum, BasicValue, BasicValueEnum, FloatValue, FunctionValue, IntValue, PointerValue,
+    BasicMetadataValueEnum, BasicValue, BasicValueEnum, FloatValue, FunctionValue, IntValue,
+    PointerValue,
 };
 use inkwell::{AddressSpace, FloatPredicate, IntPredicate, OptimizationLevel};
 use std::collections::HashMap;
@@ -1250,7 +1251,10 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         test: NodeId,
     ) -> R<()> {
         let b = &self.b;
-        let colour_param = self.k.red_black.expect("a colour test belongs to a red-black kernel");
+        let colour_param = self
+            .k
+            .red_black
+            .expect("a colour test belongs to a red-black kernel");
         let colour = args.scalars[colour_param as usize].into_int_value();
         let [x, y, z] = tile.first;
         let sum = b.build_int_add(b.build_int_add(x, y, "")?, z, "")?;
@@ -1432,7 +1436,12 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
 
     /// A value of field `fa` at `ptr`: through the non-coherent path for an input, a
     /// plain load for a field the kernel also writes.
-    fn read(&self, fa: &FieldArgs<'ctx>, ptr: PointerValue<'ctx>, ty: Ty) -> R<BasicValueEnum<'ctx>> {
+    fn read(
+        &self,
+        fa: &FieldArgs<'ctx>,
+        ptr: PointerValue<'ctx>,
+        ty: Ty,
+    ) -> R<BasicValueEnum<'ctx>> {
         if fa.written {
             Ok(self.b.build_load(ptr, "")?)
         } else {

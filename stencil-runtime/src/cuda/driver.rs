@@ -45,6 +45,9 @@ pub(crate) struct Device {
     pub ordinal: usize,
     /// The device's name, e.g. `NVIDIA H200`.
     pub name: String,
+    /// How many threads the device holds at once (multiprocessors times threads per
+    /// multiprocessor): a launch with fewer points than this cannot fill it.
+    pub resident_threads: usize,
     ctx: sys::CUcontext,
     /// PTX modules loaded on this device.
     pub modules: Mutex<ModuleCache>,
@@ -90,6 +93,17 @@ pub(crate) fn device(ordinal: usize) -> Result<Arc<Device>, Error> {
     let dev =
         result::device::get(ordinal as i32).map_err(|e| cuda_error("opening the device", e))?;
     let name = result::device::get_name(dev).map_err(|e| cuda_error("reading its name", e))?;
+    let attribute = |a| {
+        // SAFETY: `dev` came from `result::device::get`.
+        unsafe { result::device::get_attribute(dev, a) }
+            .map_err(|e| cuda_error("reading its properties", e))
+            .map(|v| v.max(1) as usize)
+    };
+    let resident_threads =
+        attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?
+            * attribute(
+                sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR,
+            )?;
     // SAFETY: `dev` is a valid device handle; the primary context is retained for the
     // rest of the process.
     let ctx = unsafe { result::primary_ctx::retain(dev) }
@@ -97,6 +111,7 @@ pub(crate) fn device(ordinal: usize) -> Result<Arc<Device>, Error> {
     let d = Arc::new(Device {
         ordinal,
         name,
+        resident_threads,
         ctx,
         modules: Mutex::new(ModuleCache::default()),
         tuned: Mutex::new(TuneCache::default()),

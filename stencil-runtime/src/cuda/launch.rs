@@ -439,10 +439,16 @@ impl<'a> CudaLaunch<'a> {
                 if let Some(s) = cached.filter(usable) {
                     return Ok(s);
                 }
+                // A domain too small to fill the device runs a point per thread: more
+                // points per thread would only lengthen the launch's critical path (which
+                // back-to-back timing hides, and a chain of dependent launches does not).
+                let points: usize = n.iter().product();
+                let small = points <= self.cuda.stream().device.resident_threads;
                 let candidates: Vec<LaunchShape> =
                     LaunchShape::candidates(code.dims, code.points, code.ptx(p).vector)
                         .into_iter()
                         .filter(usable)
+                        .filter(|s| !small || (s.points == 1 && s.vector == 1))
                         .collect();
                 let best = self.search(&candidates, n)?.unwrap_or(default);
                 let device = &self.cuda.stream().device;
