@@ -640,18 +640,6 @@ impl Kernel {
         self.line.is_none() && self.mesh.is_none()
     }
 
-    /// The node of a red-black kernel's colour test (`index sum % 2 == colour`), which
-    /// every store's mask contains.
-    pub fn colour_test(&self) -> Option<NodeId> {
-        let colour = self.red_black?;
-        let is = |n: NodeId, want: &dyn Fn(&Node) -> bool| want(&self.nodes[n as usize]);
-        (0..self.nodes.len() as NodeId).find(|&n| {
-            matches!(self.nodes[n as usize], Node::Binary(Binary::Eq, parity, c)
-                if is(c, &|x| *x == Node::Scalar(colour))
-                    && is(parity, &|x| matches!(x, Node::Binary(Binary::Rem, _, _))))
-        })
-    }
-
     /// How many live nodes of each kind: a structural summary for tests and reports.
     pub fn op_counts(&self) -> OpCounts {
         let mut c = OpCounts::default();

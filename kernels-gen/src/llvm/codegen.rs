@@ -55,9 +55,6 @@ struct PointAt<'ctx, 'b> {
     bases: &'b [PointerValue<'ctx>],
     /// The point's offset from the thread's first point.
     shift: [i32; 3],
-    /// The value a red-black kernel's colour test takes at this point where the tile
-    /// knows it (see [`Gen::fast_tile`]).
-    colour: Option<(NodeId, BasicValueEnum<'ctx>)>,
 }
 
 /// The points one thread of a PTX entry computes: `vector` consecutive points along axis
@@ -593,11 +590,6 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         n: u32,
     ) -> R<BasicValueEnum<'ctx>> {
         let k = self.k;
-        if let Some((test, known)) = at.colour {
-            if test == n {
-                return Ok(known);
-            }
-        }
         let idx = at.idx;
         let get = |vals: &[Option<BasicValueEnum<'ctx>>], n: u32| {
             vals[n as usize].expect("operands are lowered before their users")
@@ -1171,10 +1163,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             shifts: &shifts,
             vector,
         };
-        match self.k.colour_test().filter(|_| shifts.len() > 1) {
-            None => self.fast_tile(&args, &tile_at, &slots, |_| None)?,
-            Some(test) => self.coloured_tile(f, &args, &tile_at, &slots, test)?,
-        }
+        self.fast_tile(&args, &tile_at, &slots)?;
         self.b.build_unconditional_branch(join)?;
 
         // At the far edges: each point guarded.
@@ -1215,78 +1204,25 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
 
     /// The unguarded points of a tile: every load issued first (shared between points,
     /// vector loads for whole rows), then each point's arithmetic and stores (vector
-    /// stores for whole rows of unmasked stores). `colour` gives the value of the
-    /// red-black colour test at a point where it is known.
+    /// stores for whole rows of unmasked stores). In a red-black tile LLVM sees the parity
+    /// of the first point (its indices are multiples of the tile's even spans) and
+    /// branches once on the colour, so only the updated colour's points are computed
+    /// (`tests/tiles.rs` checks that).
     fn fast_tile(
         &self,
         args: &EntryArgs<'ctx>,
         tile: &TileAt<'ctx, '_>,
         slots: &[PointerValue<'ctx>],
-        colour: impl Fn([i32; 3]) -> Option<(NodeId, BasicValueEnum<'ctx>)>,
     ) -> R<()> {
         let mut memo = LoadMemo::new();
         self.issue_loads(args, tile.bases, tile.shifts, tile.vector, &mut memo)?;
         let mut pending = PendingStores::new();
         for &shift in tile.shifts {
-            let mut at = self.point_at(tile.first, tile.bases, shift)?;
-            at.colour = colour(shift);
+            let at = self.point_at(tile.first, tile.bases, shift)?;
             let contributions = self.point(args, &at, Some(&mut memo), Some(&mut pending))?;
             self.accumulate(slots, contributions)?;
         }
         self.emit_stores(args, tile.bases, pending, tile.vector)
-    }
-
-    /// The unguarded points of a red-black kernel's tile, in two versions chosen by a
-    /// branch that is uniform across a row of threads: whether the points of the colour
-    /// being updated are those at an even or at an odd offset from the tile's first
-    /// point. In each version the colour test is a constant at the other points, whose
-    /// work (only their stores depend on it) LLVM then removes. `test` is the colour
-    /// test's node.
-    fn coloured_tile(
-        &self,
-        f: FunctionValue<'ctx>,
-        args: &EntryArgs<'ctx>,
-        tile: &TileAt<'ctx, '_>,
-        slots: &[PointerValue<'ctx>],
-        test: NodeId,
-    ) -> R<()> {
-        let b = &self.b;
-        let colour_param = self
-            .k
-            .red_black
-            .expect("a colour test belongs to a red-black kernel");
-        let colour = args.scalars[colour_param as usize].into_int_value();
-        let [x, y, z] = tile.first;
-        let sum = b.build_int_add(b.build_int_add(x, y, "")?, z, "")?;
-        let parity = b.build_and(sum, self.i64c(1), "")?;
-        let even_active = b.build_int_compare(IntPredicate::EQ, parity, colour, "")?;
-        let other = b.build_xor(parity, self.i64c(1), "")?;
-        let odd_active = b.build_int_compare(IntPredicate::EQ, other, colour, "")?;
-        let even = self.ctx.append_basic_block(f, "colour_at_even_offsets");
-        let odd = self.ctx.append_basic_block(f, "colour_at_odd_offsets");
-        let done = self.ctx.append_basic_block(f, "coloured");
-        b.build_conditional_branch(even_active, even, odd)?;
-        let bool_t = self.ctx.bool_type();
-        let odd_offset = |s: [i32; 3]| (s[0] + s[1] + s[2]).rem_euclid(2) == 1;
-        b.position_at_end(even);
-        self.fast_tile(args, tile, slots, |s| {
-            Some((test, bool_t.const_int(!odd_offset(s) as u64, false).into()))
-        })?;
-        self.b.build_unconditional_branch(done)?;
-        // Here the colour may still be neither 0 nor 1 (no point is updated): the test at
-        // the odd offsets stays a run-time value.
-        self.b.position_at_end(odd);
-        self.fast_tile(args, tile, slots, |s| {
-            let known = if odd_offset(s) {
-                odd_active
-            } else {
-                bool_t.const_zero()
-            };
-            Some((test, known.into()))
-        })?;
-        self.b.build_unconditional_branch(done)?;
-        self.b.position_at_end(done);
-        Ok(())
     }
 
     /// Whether this thread block computes its points: always for a dense launch (a null
@@ -1528,12 +1464,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                     .build_int_nuw_add(first[a], self.i64c(shift[a] as i64), "")?;
             }
         }
-        Ok(PointAt {
-            idx,
-            bases,
-            shift,
-            colour: None,
-        })
+        Ok(PointAt { idx, bases, shift })
     }
 
     /// One accumulator per reduction for a thread's contributions, holding the identity.
@@ -1811,7 +1742,6 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             idx,
             bases: &bases,
             shift: [0; 3],
-            colour: None,
         };
         let contributions = self.point(&args, &at, None, None)?;
         self.accumulate(&accs, contributions)?;
@@ -1916,7 +1846,6 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             idx,
             bases: &bases,
             shift: [0; 3],
-            colour: None,
         };
         let contributions = self.point(&args, &at, None, None)?;
         self.accumulate(&slots, contributions)?;
@@ -2016,7 +1945,6 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                 idx,
                 bases: &bases,
                 shift: [0; 3],
-                colour: None,
             };
             self.values(args, &at, None)
         };
