@@ -16,8 +16,7 @@ use inkwell::module::{Linkage, Module};
 use inkwell::passes::{PassManager, PassManagerBuilder};
 use inkwell::types::{BasicMetadataTypeEnum, BasicType, BasicTypeEnum};
 use inkwell::values::{
-    BasicMetadataValueEnum, BasicValue, BasicValueEnum, FloatValue, FunctionValue, IntValue,
-    PointerValue,
+    BasicMetadataValueEnum, BasicValueEnum, FloatValue, FunctionValue, IntValue, PointerValue,
 };
 use inkwell::{AddressSpace, FloatPredicate, IntPredicate, OptimizationLevel};
 use std::collections::HashMap;
@@ -1300,6 +1299,11 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
     /// values of a row that the tile reads whole, scalar loads for the rest. (A `Coarse`
     /// field's index of the first point is aligned to half the vector only: its runs are
     /// read with scalar loads.)
+    ///
+    /// Every read goes through the non-coherent path, also of fields the kernel writes:
+    /// before any store, and only at points that no other thread writes during the launch
+    /// (its own points, or a red-black kernel's other colour; the updated colour's values
+    /// that a vector load brings in from a neighbouring tile are not used).
     fn issue_loads(
         &self,
         args: &EntryArgs<'ctx>,
@@ -1322,13 +1326,13 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             let aligned = fa.map != IndexMap::Coarse;
             if v > 1 && aligned && (start..start + v).all(|x| wanted.contains(&run(x))) {
                 let ptr = self.address(fa, bases[field as usize], run(start).1)?;
-                let values = self.load_vector(fa, ptr, ty, vector)?;
+                let values = self.load_vector(ptr, ty, vector)?;
                 for (x, value) in (start..start + v).zip(values) {
                     memo.insert(run(x), value);
                 }
             } else {
                 let ptr = self.address(fa, bases[field as usize], off)?;
-                memo.insert((field, off), self.read(fa, ptr, ty)?);
+                memo.insert((field, off), self.load(ptr, ty)?);
             }
         }
         Ok(())
@@ -1370,8 +1374,8 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         Ok(())
     }
 
-    /// A value of field `fa` at `ptr`: through the non-coherent path for an input, a
-    /// plain load for a field the kernel also writes.
+    /// A value of field `fa` at `ptr` outside a tile's fast path: through the
+    /// non-coherent path for an input, a plain load for a field the kernel also writes.
     fn read(
         &self,
         fa: &FieldArgs<'ctx>,
@@ -1385,41 +1389,23 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         }
     }
 
-    /// Loads `n` consecutive values of type `ty` of field `fa` at `ptr` (aligned to their
-    /// total size) as one vector instruction: through the non-coherent path for an input,
-    /// a plain load for a field the kernel also writes.
-    fn load_vector(
-        &self,
-        fa: &FieldArgs<'ctx>,
-        ptr: PointerValue<'ctx>,
-        ty: Ty,
-        n: u32,
-    ) -> R<Vec<BasicValueEnum<'ctx>>> {
+    /// Loads `n` consecutive values of type `ty` at `ptr` (aligned to their total size)
+    /// through the non-coherent path, as one vector instruction.
+    fn load_vector(&self, ptr: PointerValue<'ctx>, ty: Ty, n: u32) -> R<Vec<BasicValueEnum<'ctx>>> {
         let elem = self.ty(ty).into_float_type();
         let vt = elem.vec_type(n);
         let vptr = self
             .b
             .build_pointer_cast(ptr, vt.ptr_type(self.addr_space()), "")?;
+        let f = self.intrinsic(
+            "llvm.nvvm.ldg.global.f",
+            &[vt.into(), vptr.get_type().into()],
+        )?;
         let bytes = n as u64 * if ty.concrete(self.p) == Ty::F32 { 4 } else { 8 };
-        let v = if fa.written {
-            let load = self.b.build_load(vptr, "")?;
-            load.as_instruction_value()
-                .expect("a load is an instruction")
-                .set_alignment(bytes as u32)
-                .map_err(|e| LlvmError::Invalid {
-                    kernel: self.k.name.clone(),
-                    message: e.to_string(),
-                })?;
-            load.into_vector_value()
-        } else {
-            let f = self.intrinsic(
-                "llvm.nvvm.ldg.global.f",
-                &[vt.into(), vptr.get_type().into()],
-            )?;
-            let align = self.ctx.i32_type().const_int(bytes, false);
-            self.call(f, &[vptr.into(), align.into()])?
-                .into_vector_value()
-        };
+        let align = self.ctx.i32_type().const_int(bytes, false);
+        let v = self
+            .call(f, &[vptr.into(), align.into()])?
+            .into_vector_value();
         (0..n)
             .map(|i| {
                 let idx = self.ctx.i32_type().const_int(i as u64, false);

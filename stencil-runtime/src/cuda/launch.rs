@@ -413,7 +413,7 @@ impl<'a> CudaLaunch<'a> {
                     ),
                 });
             }
-            return Ok(if code.points.contains(&4) {
+            return Ok(if code.points.contains(&4) && !code.in_place {
                 crate::block_mask::BLOCK_SHAPE
             } else {
                 crate::block_mask::BLOCK_SHAPE_SINGLE
