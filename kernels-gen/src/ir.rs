@@ -613,11 +613,6 @@ impl Kernel {
         roots
     }
 
-    /// Whether some field is read on another grid (`Fine<T>`, `Coarse<T>`).
-    pub fn has_mapped_fields(&self) -> bool {
-        self.fields.iter().any(|f| f.map != IndexMap::Same)
-    }
-
     /// Whether launching the kernel twice leaves the same result as launching it once: true
     /// unless it updates a field in place and reads that field's own value at the point
     /// (a red-black sweep reads only the other colour, so repeating it changes nothing;

@@ -93,18 +93,6 @@ impl Tile {
     }
 }
 
-/// Where one thread's tile lies in a PTX entry's fast path.
-struct TileAt<'ctx, 'b> {
-    /// The index of the thread's first point.
-    first: [IntValue<'ctx>; 3],
-    /// Each field's pointer at the first point.
-    bases: &'b [PointerValue<'ctx>],
-    /// The offsets of the tile's points from the first.
-    shifts: &'b [[i32; 3]],
-    /// The width of vector accesses along axis 0.
-    vector: u32,
-}
-
 /// Per-field values a point needs: base pointer and strides.
 struct FieldArgs<'ctx> {
     ptr: PointerValue<'ctx>,
@@ -1153,16 +1141,21 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         let slots = self.contribution_slots()?;
         self.b.build_conditional_branch(all_inside, fast, edge)?;
 
-        // Every point inside: unguarded, loads shared between points, vector accesses.
+        // Every point inside: unguarded, loads shared between points, vector accesses. In
+        // a red-black tile LLVM sees the parity of the first point (its indices are
+        // multiples of the tile's even spans) and branches once on the colour, so only the
+        // updated colour's points are computed (`tests/tiles.rs` checks that).
         self.b.position_at_end(fast);
+        let mut memo = LoadMemo::new();
         let shifts = tile.shifts();
-        let tile_at = TileAt {
-            first,
-            bases: &bases,
-            shifts: &shifts,
-            vector,
-        };
-        self.fast_tile(&args, &tile_at, &slots)?;
+        self.issue_loads(&args, &bases, &shifts, vector, &mut memo)?;
+        let mut pending = PendingStores::new();
+        for &shift in &shifts {
+            let at = self.point_at(first, &bases, shift)?;
+            let contributions = self.point(&args, &at, Some(&mut memo), Some(&mut pending))?;
+            self.accumulate(&slots, contributions)?;
+        }
+        self.emit_stores(&args, &bases, pending, vector)?;
         self.b.build_unconditional_branch(join)?;
 
         // At the far edges: each point guarded.
@@ -1199,29 +1192,6 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         }
         self.b.build_return(None)?;
         Ok(())
-    }
-
-    /// The unguarded points of a tile: every load issued first (shared between points,
-    /// vector loads for whole rows), then each point's arithmetic and stores (vector
-    /// stores for whole rows of unmasked stores). In a red-black tile LLVM sees the parity
-    /// of the first point (its indices are multiples of the tile's even spans) and
-    /// branches once on the colour, so only the updated colour's points are computed
-    /// (`tests/tiles.rs` checks that).
-    fn fast_tile(
-        &self,
-        args: &EntryArgs<'ctx>,
-        tile: &TileAt<'ctx, '_>,
-        slots: &[PointerValue<'ctx>],
-    ) -> R<()> {
-        let mut memo = LoadMemo::new();
-        self.issue_loads(args, tile.bases, tile.shifts, tile.vector, &mut memo)?;
-        let mut pending = PendingStores::new();
-        for &shift in tile.shifts {
-            let at = self.point_at(tile.first, tile.bases, shift)?;
-            let contributions = self.point(args, &at, Some(&mut memo), Some(&mut pending))?;
-            self.accumulate(slots, contributions)?;
-        }
-        self.emit_stores(args, tile.bases, pending, tile.vector)
     }
 
     /// Whether this thread block computes its points: always for a dense launch (a null

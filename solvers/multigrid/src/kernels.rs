@@ -834,12 +834,11 @@ pub mod mg {
         let east = if i == nx - 2 { ee } else { east };
         let south = if j == 1 { es } else { south };
         let north = if j == ny - 2 { en } else { north };
-        let diag = (2.0 * (ax + ay) + 0.0) * h2inv;
         let boundary = i == 0 || j == 0 || i == nx - 1 || j == ny - 1;
-        if boundary {
+        if (i + j) % 2 == 0 {
+            dirichlet_update(e, west, east, south, north, r, i, j, nx, ny, ax, ay, h2inv)
+        } else if boundary {
             e
-        } else if (i + j) % 2 == 0 {
-            (r + (ax * (west + east) + ay * (south + north)) * h2inv) * (1.0 / diag)
         } else {
             here
         }
