@@ -1,5 +1,6 @@
 //! Checks on the PTX every kernel embeds: its structure, and that `ptxas` assembles it for
-//! sm_80 and sm_90 without spills.
+//! sm_80 and sm_90 without spills, also as the runtime specialises it for programmatic
+//! dependent launch.
 //!
 //! `ptxas` comes from the PyPI package `nvidia-cuda-nvcc-cu12`; it is found on `PATH`, through
 //! `PTXAS`, or in that package's folder. Without it the assembly test prints why it
@@ -7,6 +8,7 @@
 
 use std::path::PathBuf;
 use std::process::Command;
+use stencil_runtime::cuda::{for_dependent_launch, GRID_DEPENDENCY_POINT};
 use stencil_tests::kernels::{ALL, BANDWIDTH_BOUND};
 
 fn all_ptx() -> impl Iterator<Item = (&'static str, &'static str, &'static str)> {
@@ -28,6 +30,54 @@ fn every_kernel_has_its_entry_and_targets_sm80() {
         assert!(ptx.contains(".target sm_80"), "{name}: target");
         assert!(ptx.contains(".version 7.0"), "{name}: PTX ISA version");
     }
+}
+
+/// The PTX entries of a module: each entry's text from its `.entry` line to the next.
+fn entries(ptx: &str) -> Vec<&str> {
+    let starts: Vec<usize> = ptx.match_indices(".entry ").map(|(i, _)| i).collect();
+    starts
+        .iter()
+        .enumerate()
+        .map(|(k, &a)| &ptx[a..starts.get(k + 1).copied().unwrap_or(ptx.len())])
+        .collect()
+}
+
+#[test]
+fn every_entry_waits_for_the_grids_it_depends_on_before_touching_memory() {
+    for (name, ptx, _) in all_ptx() {
+        for entry in entries(ptx) {
+            let head = entry.lines().next().unwrap_or_default();
+            let Some(point) = entry.find(GRID_DEPENDENCY_POINT) else {
+                panic!("{name}: {head} has no grid dependency point");
+            };
+            for access in ["ld.global", "st.global", "atom.", "red.", "tex."] {
+                if let Some(first) = entry.find(access) {
+                    assert!(
+                        point < first,
+                        "{name}: {head} has {access} before its grid dependency point"
+                    );
+                }
+            }
+        }
+        // On a device with dependent launches every point becomes a wait.
+        let specialised = for_dependent_launch(ptx).expect("dependency points");
+        assert!(!specialised.contains(GRID_DEPENDENCY_POINT), "{name}");
+        assert_eq!(
+            specialised.matches("griddepcontrol.wait;").count(),
+            entries(ptx).len(),
+            "{name}: one wait per entry"
+        );
+        assert!(specialised.contains(".version 7.8") && specialised.contains(".target sm_90"));
+    }
+}
+
+#[cfg(feature = "jit")]
+#[test]
+fn the_runtime_looks_for_the_dependency_point_the_compiler_writes() {
+    assert_eq!(
+        kernels_gen::llvm::GRID_DEPENDENCY_POINT,
+        GRID_DEPENDENCY_POINT
+    );
 }
 
 #[test]
@@ -103,13 +153,18 @@ fn ptxas_assembles_every_kernel_for_sm80_and_sm90_without_spills() {
     std::fs::create_dir_all(&dir).expect("temp dir");
     let mut assembled = 0;
     for (name, ptx, entry) in all_ptx() {
+        // As generated (any device from sm_80), and as the runtime loads it on devices with
+        // programmatic dependent launch.
         let file = dir.join(format!("{entry}.ptx"));
         std::fs::write(&file, ptx).expect("write ptx");
-        for arch in ["sm_80", "sm_90"] {
+        let dependent = dir.join(format!("{entry}_dependent.ptx"));
+        let text = for_dependent_launch(ptx).expect("dependency points");
+        std::fs::write(&dependent, text).expect("write ptx");
+        for (arch, file) in [("sm_80", &file), ("sm_90", &file), ("sm_90", &dependent)] {
             let out = Command::new(&ptxas)
                 .args(["-v", "-arch", arch, "-o"])
                 .arg(dir.join(format!("{entry}_{arch}.cubin")))
-                .arg(&file)
+                .arg(file)
                 .output()
                 .expect("run ptxas");
             let log = String::from_utf8_lossy(&out.stderr);
@@ -126,5 +181,5 @@ fn ptxas_assembles_every_kernel_for_sm80_and_sm90_without_spills() {
     }
     let _ = std::fs::remove_dir_all(&dir);
     println!("ptxas assembled {assembled} kernels");
-    assert_eq!(assembled, ALL.len() * 4);
+    assert_eq!(assembled, ALL.len() * 6);
 }

@@ -16,7 +16,8 @@ use inkwell::module::{Linkage, Module};
 use inkwell::passes::{PassManager, PassManagerBuilder};
 use inkwell::types::{BasicMetadataTypeEnum, BasicType, BasicTypeEnum};
 use inkwell::values::{
-    BasicMetadataValueEnum, BasicValueEnum, FloatValue, FunctionValue, IntValue, PointerValue,
+    BasicMetadataValueEnum, BasicValueEnum, CallableValue, FloatValue, FunctionValue, IntValue,
+    PointerValue,
 };
 use inkwell::{AddressSpace, FloatPredicate, IntPredicate, OptimizationLevel};
 use std::collections::HashMap;
@@ -1055,6 +1056,30 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
 
     /// Declares a CUDA kernel entry `name` with the kernel's parameters, marked as a
     /// kernel in `nvvm.annotations`.
+    /// Declares the PTX entry `name`, positions the builder in its entry block and emits
+    /// the grid dependency point ([`super::GRID_DEPENDENCY_POINT`]) as its first instruction:
+    /// nothing the kernel reads or writes in memory may move above it.
+    fn begin_kernel(&mut self, name: &str) -> R<FunctionValue<'ctx>> {
+        let f = self.declare_kernel(name)?;
+        let entry = self.ctx.append_basic_block(f, "entry");
+        self.b.position_at_end(entry);
+        let asm = self.ctx.create_inline_asm(
+            self.ctx.void_type().fn_type(&[], false),
+            super::GRID_DEPENDENCY_POINT.to_string(),
+            "~{memory}".to_string(),
+            true,
+            false,
+            None,
+            false,
+        );
+        let callable = CallableValue::try_from(asm).map_err(|()| LlvmError::Invalid {
+            kernel: self.k.name.clone(),
+            message: "inline assembly is not callable".into(),
+        })?;
+        self.b.build_call(callable, &[], "")?;
+        Ok(f)
+    }
+
     fn declare_kernel(&self, name: &str) -> R<FunctionValue<'ctx>> {
         let fn_ty = self
             .ctx
@@ -1094,13 +1119,10 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             vector,
             points,
         );
-        let f = self.declare_kernel(&name)?;
-
-        let entry = self.ctx.append_basic_block(f, "entry");
+        let f = self.begin_kernel(&name)?;
         let fast = self.ctx.append_basic_block(f, "all_points_inside");
         let edge = self.ctx.append_basic_block(f, "edge");
         let join = self.ctx.append_basic_block(f, "join");
-        self.b.position_at_end(entry);
         let args = self.unpack_params(f)?;
         let i64t = self.ctx.i64_type();
         let tile = Tile {
@@ -1731,11 +1753,9 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
     fn line_ptx_entry(&mut self) -> R<()> {
         let line = self.k.line.expect("a line kernel");
         let name = super::sampled_entry_name(self.k, self.p, self.sampling);
-        let f = self.declare_kernel(&name)?;
-        let entry = self.ctx.append_basic_block(f, "entry");
+        let f = self.begin_kernel(&name)?;
         let body = self.ctx.append_basic_block(f, "line");
         let exit = self.ctx.append_basic_block(f, "exit");
-        self.b.position_at_end(entry);
         let args = self.unpack_params(f)?;
         let i64t = self.ctx.i64_type();
         let others = Self::other_axes(line.axis as usize);
@@ -1768,11 +1788,9 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
     /// position `t` of the set; block partials for reductions.
     fn vertex_ptx_entry(&mut self) -> R<()> {
         let name = super::sampled_entry_name(self.k, self.p, self.sampling);
-        let f = self.declare_kernel(&name)?;
-        let entry = self.ctx.append_basic_block(f, "entry");
+        let f = self.begin_kernel(&name)?;
         let body = self.ctx.append_basic_block(f, "vertex");
         let join = self.ctx.append_basic_block(f, "join");
-        self.b.position_at_end(entry);
         let args = self.unpack_params(f)?;
         let i64t = self.ctx.i64_type();
         let (ctaid, ntid, tid) = (

@@ -45,6 +45,14 @@ pub const PTX_ARCH: &str = "sm_80";
 /// The PTX ISA version requested from LLVM 14.
 pub const PTX_FEATURES: &str = "+ptx70";
 
+/// The first instruction of every PTX entry: a comment in the PTX as generated, which the
+/// runtime replaces on devices with programmatic dependent launch (compute capability 9.0
+/// and later) by `griddepcontrol.launch_dependents; griddepcontrol.wait;` (PTX ISA 7.8).
+/// The grid then lets the next kernel on its stream start launching at once, and waits
+/// until the grids it depends on have finished and their memory is visible before it
+/// touches memory itself.
+pub const GRID_DEPENDENCY_POINT: &str = "// stencil: grid dependency point";
+
 /// Where the generated code runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Target {

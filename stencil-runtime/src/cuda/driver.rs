@@ -48,6 +48,9 @@ pub(crate) struct Device {
     /// How many threads the device holds at once (multiprocessors times threads per
     /// multiprocessor): a launch with fewer points than this cannot fill it.
     pub resident_threads: usize,
+    /// Whether the device has programmatic dependent launch (compute capability 9.0 and
+    /// later): a kernel may start launching while the one before it on the stream runs.
+    pub dependent_launch: bool,
     ctx: sys::CUcontext,
     /// PTX modules loaded on this device.
     pub modules: Mutex<ModuleCache>,
@@ -104,6 +107,8 @@ pub(crate) fn device(ordinal: usize) -> Result<Arc<Device>, Error> {
             * attribute(
                 sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR,
             )?;
+    let dependent_launch =
+        attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)? >= 9;
     // SAFETY: `dev` is a valid device handle; the primary context is retained for the
     // rest of the process.
     let ctx = unsafe { result::primary_ctx::retain(dev) }
@@ -112,6 +117,7 @@ pub(crate) fn device(ordinal: usize) -> Result<Arc<Device>, Error> {
         ordinal,
         name,
         resident_threads,
+        dependent_launch,
         ctx,
         modules: Mutex::new(ModuleCache::default()),
         tuned: Mutex::new(TuneCache::default()),

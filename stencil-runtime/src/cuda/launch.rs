@@ -7,7 +7,7 @@ use crate::cuda::module::{function, Function};
 use crate::cuda::tune::{cache_key, LaunchShape, Tuning};
 use crate::cuda::Cuda;
 use crate::{Error, Field, Precision, Real};
-use cudarc::driver::result;
+use cudarc::driver::{result, sys};
 use std::ffi::c_void;
 
 /// One precision's PTX of a kernel.
@@ -727,15 +727,40 @@ unsafe fn launch_raw(
     params: &mut Params,
 ) -> Result<(), Error> {
     let mut ptrs = params.pointers();
-    result::launch_kernel(
-        f.0,
-        (grid[0], grid[1], grid[2]),
-        (block[0], block[1], block[2]),
-        0,
-        cuda.raw_stream(),
-        &mut ptrs,
-    )
-    .map_err(|e| Error::Launch {
+    let launched = if f.waits && cuda.dependent_launches() {
+        // Programmatic dependent launch: the grid may start while the kernel before it
+        // on the stream finishes; its entry waits for that kernel's memory first.
+        let mut attribute = sys::CUlaunchAttribute {
+            id: sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION,
+            pad: [0; 4],
+            value: sys::CUlaunchAttributeValue {
+                programmaticStreamSerializationAllowed: 1,
+            },
+        };
+        let config = sys::CUlaunchConfig {
+            gridDimX: grid[0],
+            gridDimY: grid[1],
+            gridDimZ: grid[2],
+            blockDimX: block[0],
+            blockDimY: block[1],
+            blockDimZ: block[2],
+            sharedMemBytes: 0,
+            hStream: cuda.raw_stream(),
+            attrs: &mut attribute,
+            numAttrs: 1,
+        };
+        sys::cuLaunchKernelEx(&config, f.raw, ptrs.as_mut_ptr(), std::ptr::null_mut()).result()
+    } else {
+        result::launch_kernel(
+            f.raw,
+            (grid[0], grid[1], grid[2]),
+            (block[0], block[1], block[2]),
+            0,
+            cuda.raw_stream(),
+            &mut ptrs,
+        )
+    };
+    launched.map_err(|e| Error::Launch {
         kernel: kernel.to_string(),
         cause: format!(
             "the launch (grid {grid:?}, block {block:?}) failed: {}",

@@ -24,6 +24,7 @@ mod tune;
 pub use graph::Graph;
 pub use launch::{CudaLaunch, KernelCode, Ptx, Reduce};
 pub use timer::Timer;
+pub use module::{for_dependent_launch, GRID_DEPENDENCY_POINT};
 pub use tune::{LaunchShape, Tuning, TUNE_CACHE_ENV, TUNE_ENV};
 
 pub(crate) use memory::{BoxCopy, DeviceBuffer, Place, RowCopy};
@@ -35,6 +36,10 @@ use std::sync::Arc;
 /// Environment variable: `1` makes every launch wait for its kernel and report its errors.
 pub const SYNC_ENV: &str = "STENCIL_CUDA_SYNC";
 
+/// Environment variable: `off` launches every kernel only after the one before it has
+/// finished, also on devices with programmatic dependent launch.
+pub const DEPENDENT_LAUNCH_ENV: &str = "STENCIL_DEPENDENT_LAUNCH";
+
 /// A CUDA device and a stream on it: where [`crate::Backend::Cuda`] runs kernels.
 #[derive(Clone)]
 pub struct Cuda {
@@ -45,6 +50,9 @@ pub struct Cuda {
     unread_reductions: bool,
     /// The tiles launches compute (see [`crate::Backend::masked`]); `None`: all.
     mask: Option<crate::block_mask::MaskArg>,
+    /// Whether kernels launch as programmatic dependents (see
+    /// [`Cuda::with_dependent_launches`]).
+    dependent_launches: bool,
 }
 
 impl std::fmt::Debug for Cuda {
@@ -80,6 +88,7 @@ impl Cuda {
             checked: std::env::var(SYNC_ENV).is_ok_and(|v| v == "1"),
             unread_reductions: false,
             mask: None,
+            dependent_launches: std::env::var(DEPENDENT_LAUNCH_ENV).map_or(true, |v| v != "off"),
         })
     }
 
@@ -117,6 +126,22 @@ impl Cuda {
     pub fn with_unread_reductions(mut self, unread: bool) -> Cuda {
         self.unread_reductions = unread;
         self
+    }
+
+    /// This backend launching kernels as programmatic dependents (`true`, the default
+    /// unless `STENCIL_DEPENDENT_LAUNCH=off`) where the device has that (compute
+    /// capability 9.0 and later): a kernel's thread blocks are launched while the kernel
+    /// before it on the stream finishes, and wait for its results at their start. That
+    /// hides most of the launch latency in chains of short kernels (a multigrid cycle's
+    /// coarse levels). Results are the same either way.
+    pub fn with_dependent_launches(mut self, on: bool) -> Cuda {
+        self.dependent_launches = on;
+        self
+    }
+
+    /// Whether kernels launch as programmatic dependents where the device allows it.
+    pub fn dependent_launches(&self) -> bool {
+        self.dependent_launches
     }
 
     /// This backend launching only the tiles of a block mask (`None`: every block).
