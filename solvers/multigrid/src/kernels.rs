@@ -1034,6 +1034,39 @@ pub mod mg {
         u = u + e as f64;
     }
 
+    /// The value `A u` of the 2nd-order operator at a node from its own value `c` and its
+    /// four neighbours' (west, east, south, north: below and above along x, then y), with
+    /// the mirrored neighbour taken at a Neumann or penalty side and the penalty term on a
+    /// penalty side.
+    #[stencil_fn]
+    fn apply2(
+        i: i64,
+        j: i64,
+        nx: i64,
+        ny: i64,
+        c: f64,
+        xm: f64,
+        xp: f64,
+        ym: f64,
+        yp: f64,
+        ax: f64,
+        ay: f64,
+        h2inv: f64,
+        kappa: f64,
+        bw: i64,
+        be: i64,
+        bs: i64,
+        bn: i64,
+    ) -> f64 {
+        let west = if mirror_lo(i, bw) { xp } else { xm };
+        let east = if mirror_hi(i, nx, be) { xm } else { xp };
+        let south = if mirror_lo(j, bs) { yp } else { ym };
+        let north = if mirror_hi(j, ny, bn) { ym } else { yp };
+        let penalised = penalty(side(i, nx, bw, be), side(j, ny, bs, bn), kappa);
+        let diag = (2.0 * (ax + ay) + penalised) * h2inv;
+        diag * c - (ax * (west + east) + ay * (south + north)) * h2inv
+    }
+
     /// The 2nd-order residual `res = f - A u` in f64, stored in the preconditioner's
     /// precision, with its sum of squares.
     #[stencil]
@@ -1053,31 +1086,74 @@ pub mod mg {
     ) {
         let i = index(0);
         let j = index(1);
-        let sx = side(i, extent(0), bw, be);
-        let sy = side(j, extent(1), bs, bn);
-        let west = if mirror_lo(i, bw) {
-            u[(1, 0)]
+        let nx = extent(0);
+        let ny = extent(1);
+        let au = apply2(
+            i,
+            j,
+            nx,
+            ny,
+            u,
+            u[(-1, 0)],
+            u[(1, 0)],
+            u[(0, -1)],
+            u[(0, 1)],
+            ax,
+            ay,
+            h2inv,
+            kappa,
+            bw,
+            be,
+            bs,
+            bn,
+        );
+        let d = if fixed(side(i, nx, bw, be), side(j, ny, bs, bn)) {
+            0.0
         } else {
-            u[(-1, 0)]
+            f - au
         };
-        let east = if mirror_hi(i, extent(0), be) {
-            u[(-1, 0)]
+        res = d as T;
+        norm2.reduce(d * d);
+    }
+
+    /// The defect-correction update and the next 2nd-order defect in one pass:
+    /// `out = u + e` and `res = f - A out` (as [`defect2`]), with its sum of squares. `out`
+    /// must be another field than `u`: every node reads its neighbours' `u + e`.
+    #[stencil]
+    pub fn correct_defect2<T: Real>(
+        u: In<f64>,
+        e: In<T>,
+        f: In<f64>,
+        out: Out<f64>,
+        res: Out<T>,
+        norm2: Sum<f64>,
+        ax: f64,
+        ay: f64,
+        h2inv: f64,
+        kappa: f64,
+        bw: i64,
+        be: i64,
+        bs: i64,
+        bn: i64,
+    ) {
+        let i = index(0);
+        let j = index(1);
+        let nx = extent(0);
+        let ny = extent(1);
+        let c = u + e as f64;
+        let xm = u[(-1, 0)] + e[(-1, 0)] as f64;
+        let xp = u[(1, 0)] + e[(1, 0)] as f64;
+        let ym = u[(0, -1)] + e[(0, -1)] as f64;
+        let yp = u[(0, 1)] + e[(0, 1)] as f64;
+        let au = apply2(
+            i, j, nx, ny, c, xm, xp, ym, yp, ax, ay, h2inv, kappa, bw, be, bs, bn,
+        );
+        let d = if fixed(side(i, nx, bw, be), side(j, ny, bs, bn)) {
+            0.0
         } else {
-            u[(1, 0)]
+            f - au
         };
-        let south = if mirror_lo(j, bs) {
-            u[(0, 1)]
-        } else {
-            u[(0, -1)]
-        };
-        let north = if mirror_hi(j, extent(1), bn) {
-            u[(0, -1)]
-        } else {
-            u[(0, 1)]
-        };
-        let diag = (2.0 * (ax + ay) + penalty(sx, sy, kappa)) * h2inv;
-        let au = diag * u - (ax * (west + east) + ay * (south + north)) * h2inv;
-        let d = if fixed(sx, sy) { 0.0 } else { f - au };
+        out = c;
         res = d as T;
         norm2.reduce(d * d);
     }
@@ -1693,6 +1769,50 @@ pub mod mg {
         u = u + e as f64;
     }
 
+    /// The value `A u` of the 2nd-order operator at node `(i, j, k)` of a box of
+    /// `nx x ny x nz` nodes (3D), from its own value `c` and its six neighbours' (below and
+    /// above along x, y, z), as [`apply2`].
+    #[stencil_fn]
+    fn apply2_3d(
+        i: i64,
+        j: i64,
+        k: i64,
+        nx: i64,
+        ny: i64,
+        nz: i64,
+        c: f64,
+        xm: f64,
+        xp: f64,
+        ym: f64,
+        yp: f64,
+        zm: f64,
+        zp: f64,
+        ax: f64,
+        ay: f64,
+        az: f64,
+        h2inv: f64,
+        kappa: f64,
+        bw: i64,
+        be: i64,
+        bs: i64,
+        bn: i64,
+        bb: i64,
+        bt: i64,
+    ) -> f64 {
+        let west = if mirror_lo(i, bw) { xp } else { xm };
+        let east = if mirror_hi(i, nx, be) { xm } else { xp };
+        let south = if mirror_lo(j, bs) { yp } else { ym };
+        let north = if mirror_hi(j, ny, bn) { ym } else { yp };
+        let bottom = if mirror_lo(k, bb) { zp } else { zm };
+        let top = if mirror_hi(k, nz, bt) { zm } else { zp };
+        let sx = side(i, nx, bw, be);
+        let sy = side(j, ny, bs, bn);
+        let sz = side(k, nz, bb, bt);
+        let diag = (2.0 * (ax + ay + az) + penalty_3d(sx, sy, sz, kappa)) * h2inv;
+        let off = (ax * (west + east) + ay * (south + north) + az * (bottom + top)) * h2inv;
+        diag * c - off
+    }
+
     /// The 2nd-order residual in f64 (3D), stored in the preconditioner's precision, with
     /// its sum of squares.
     #[stencil]
@@ -1716,46 +1836,107 @@ pub mod mg {
         let i = index(0);
         let j = index(1);
         let k = index(2);
-        let sx = side(i, extent(0), bw, be);
-        let sy = side(j, extent(1), bs, bn);
-        let sz = side(k, extent(2), bb, bt);
-        let west = if mirror_lo(i, bw) {
-            u[(1, 0, 0)]
-        } else {
-            u[(-1, 0, 0)]
-        };
-        let east = if mirror_hi(i, extent(0), be) {
-            u[(-1, 0, 0)]
-        } else {
-            u[(1, 0, 0)]
-        };
-        let south = if mirror_lo(j, bs) {
-            u[(0, 1, 0)]
-        } else {
-            u[(0, -1, 0)]
-        };
-        let north = if mirror_hi(j, extent(1), bn) {
-            u[(0, -1, 0)]
-        } else {
-            u[(0, 1, 0)]
-        };
-        let bottom = if mirror_lo(k, bb) {
-            u[(0, 0, 1)]
-        } else {
-            u[(0, 0, -1)]
-        };
-        let top = if mirror_hi(k, extent(2), bt) {
-            u[(0, 0, -1)]
-        } else {
-            u[(0, 0, 1)]
-        };
-        let diag = (2.0 * (ax + ay + az) + penalty_3d(sx, sy, sz, kappa)) * h2inv;
-        let off = (ax * (west + east) + ay * (south + north) + az * (bottom + top)) * h2inv;
-        let d = if fixed_3d(sx, sy, sz) {
-            0.0
-        } else {
-            f - (diag * u - off)
-        };
+        let nx = extent(0);
+        let ny = extent(1);
+        let nz = extent(2);
+        let fixed = fixed_3d(
+            side(i, nx, bw, be),
+            side(j, ny, bs, bn),
+            side(k, nz, bb, bt),
+        );
+        let au = apply2_3d(
+            i,
+            j,
+            k,
+            nx,
+            ny,
+            nz,
+            u,
+            u[(-1, 0, 0)],
+            u[(1, 0, 0)],
+            u[(0, -1, 0)],
+            u[(0, 1, 0)],
+            u[(0, 0, -1)],
+            u[(0, 0, 1)],
+            ax,
+            ay,
+            az,
+            h2inv,
+            kappa,
+            bw,
+            be,
+            bs,
+            bn,
+            bb,
+            bt,
+        );
+        let d = if fixed { 0.0 } else { f - au };
+        res = d as T;
+        norm2.reduce(d * d);
+    }
+
+    /// [`correct_defect2`] in 3D: `out = u + e` and `res = f - A out`, with its sum of
+    /// squares; `out` is another field than `u`.
+    #[stencil]
+    pub fn correct_defect2_3d<T: Real>(
+        u: In<f64>,
+        e: In<T>,
+        f: In<f64>,
+        out: Out<f64>,
+        res: Out<T>,
+        norm2: Sum<f64>,
+        ax: f64,
+        ay: f64,
+        az: f64,
+        h2inv: f64,
+        kappa: f64,
+        bw: i64,
+        be: i64,
+        bs: i64,
+        bn: i64,
+        bb: i64,
+        bt: i64,
+    ) {
+        let i = index(0);
+        let j = index(1);
+        let k = index(2);
+        let nx = extent(0);
+        let ny = extent(1);
+        let nz = extent(2);
+        let fixed = fixed_3d(
+            side(i, nx, bw, be),
+            side(j, ny, bs, bn),
+            side(k, nz, bb, bt),
+        );
+        let c = u + e as f64;
+        let au = apply2_3d(
+            i,
+            j,
+            k,
+            nx,
+            ny,
+            nz,
+            c,
+            u[(-1, 0, 0)] + e[(-1, 0, 0)] as f64,
+            u[(1, 0, 0)] + e[(1, 0, 0)] as f64,
+            u[(0, -1, 0)] + e[(0, -1, 0)] as f64,
+            u[(0, 1, 0)] + e[(0, 1, 0)] as f64,
+            u[(0, 0, -1)] + e[(0, 0, -1)] as f64,
+            u[(0, 0, 1)] + e[(0, 0, 1)] as f64,
+            ax,
+            ay,
+            az,
+            h2inv,
+            kappa,
+            bw,
+            be,
+            bs,
+            bn,
+            bb,
+            bt,
+        );
+        let d = if fixed { 0.0 } else { f - au };
+        out = c;
         res = d as T;
         norm2.reduce(d * d);
     }

@@ -329,6 +329,12 @@ impl Ops {
         }
     }
 
+    /// Whether any side is a Dirichlet side in the penalty form (code 2), whose terms the
+    /// right-hand side carries.
+    pub fn has_penalty_sides(&self) -> bool {
+        self.sides[..2 * self.dims].contains(&2)
+    }
+
     /// The right-hand side with the penalty terms of penalty sides.
     pub fn penalty_rhs(
         &self,
@@ -379,6 +385,35 @@ impl Ops {
             (_, _) => {
                 mg::defect4_3d::launch(b, u, f, res, ax, ay, az, h2inv, bw, be, bs, bn, bb, bt)?
             }
+        };
+        Ok(norm2.sqrt())
+    }
+
+    /// `out = u + e` and the 2nd-order residual `res = f - A out` in one launch; returns
+    /// the residual's 2-norm. `out` must be another field than `u`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn correct_defect2<T: Real>(
+        &self,
+        b: &Backend,
+        u: &mut Field<f64>,
+        e: &mut Field<T>,
+        f: &Field<f64>,
+        out: &mut Field<f64>,
+        res: &mut Field<T>,
+        h2inv: f64,
+    ) -> Result<f64, Error> {
+        self.wrap(b, u, 1)?;
+        self.wrap(b, e, 1)?;
+        let [ax, ay, az] = self.coef;
+        let k = self.kappa;
+        let [bw, be, bs, bn, bb, bt] = self.sides;
+        let norm2 = match self.dims {
+            2 => {
+                mg::correct_defect2::launch(b, u, e, f, out, res, ax, ay, h2inv, k, bw, be, bs, bn)?
+            }
+            _ => mg::correct_defect2_3d::launch(
+                b, u, e, f, out, res, ax, ay, az, h2inv, k, bw, be, bs, bn, bb, bt,
+            )?,
         };
         Ok(norm2.sqrt())
     }

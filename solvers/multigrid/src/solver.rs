@@ -29,8 +29,20 @@ trait Preconditioner {
         rhs: &Field<f64>,
         h2inv: f64,
     ) -> Result<f64, Error>;
-    /// `e = 0`, one cycle for level 0's right-hand side, `u += e`.
+    /// `e = 0` and one cycle for level 0's right-hand side.
+    fn precondition(&mut self) -> Result<(), Error>;
+    /// `u += e`.
     fn correct(&mut self, u: &mut Field<f64>) -> Result<(), Error>;
+    /// `next = u + e` and the 2nd-order defect `rhs - A next` into level 0's right-hand
+    /// side, in one pass; its 2-norm (NaN on a backend whose reductions are unread).
+    fn correct_defect(
+        &mut self,
+        backend: &Backend,
+        u: &mut Field<f64>,
+        next: &mut Field<f64>,
+        rhs: &Field<f64>,
+        h2inv: f64,
+    ) -> Result<f64, Error>;
     /// Full multigrid from `u`'s boundary values for `rhs`, into `u`.
     fn full_multigrid(&mut self, u: &mut Field<f64>, rhs: &Field<f64>) -> Result<(), Error>;
     /// Per-level timing (with [`Options::profile`]).
@@ -50,9 +62,25 @@ impl<T: Real> Preconditioner for Hierarchy<T> {
         ops.defect(backend, order, u, rhs, &mut self.levels[0].r, h2inv)
     }
 
+    fn precondition(&mut self) -> Result<(), Error> {
+        self.cycle_from_zero()
+    }
+
     fn correct(&mut self, u: &mut Field<f64>) -> Result<(), Error> {
-        self.cycle_from_zero()?;
         self.ops.correct(self.backend(), u, &self.levels[0].e)
+    }
+
+    fn correct_defect(
+        &mut self,
+        backend: &Backend,
+        u: &mut Field<f64>,
+        next: &mut Field<f64>,
+        rhs: &Field<f64>,
+        h2inv: f64,
+    ) -> Result<f64, Error> {
+        let ops = self.ops.clone();
+        let l0 = &mut self.levels[0];
+        ops.correct_defect2(backend, u, &mut l0.e, rhs, next, &mut l0.r, h2inv)
     }
 
     fn full_multigrid(&mut self, u: &mut Field<f64>, rhs: &Field<f64>) -> Result<(), Error> {
@@ -72,10 +100,14 @@ impl<T: Real> Preconditioner for Hierarchy<T> {
 /// Which recorded piece of work a graph replays.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Work {
-    /// The preconditioner's correction only (the defect is computed with its norm).
-    Correct = 0,
-    /// The defect (norm unread) and the correction: [`Solver::cycle`].
-    Cycle = 1,
+    /// The preconditioner's cycle alone (the update and the next defect follow it in one
+    /// pass, with the defect's norm).
+    Precondition = 0,
+    /// The preconditioner's cycle and `u += e` (the defect is computed with its norm).
+    Correct = 1,
+    /// The defect (norm unread), the preconditioner's cycle and `u += e`:
+    /// [`Solver::cycle`].
+    Cycle = 2,
 }
 
 /// The fields a recording reads and writes (their device addresses): a graph replays
@@ -125,7 +157,10 @@ pub struct Solver {
     /// The right-hand side with penalty terms, for [`Solver::solve`] (lent to it while
     /// it runs).
     rhs: Option<Field<f64>>,
-    recordings: [Recording; 2],
+    recordings: [Recording; 3],
+    /// The other buffer of the solution while [`Solver::solve`] alternates between two
+    /// (the update and the next defect run as one pass, which cannot write in place).
+    next: Option<Field<f64>>,
 }
 
 impl Solver {
@@ -160,6 +195,7 @@ impl Solver {
             mg,
             rhs: Some(Field::<f64>::zeros_on(backend, &vec![n; dims], HALO)?),
             recordings: Default::default(),
+            next: None,
         })
     }
 
@@ -217,29 +253,88 @@ impl Solver {
             check_compatible(&self.backend, &self.ops, f)?;
         }
         // The penalty form carries kappa g / h^2 in the right-hand side.
-        self.ops.penalty_rhs(&self.backend, u, f, rhs, self.h2inv)?;
+        let penalised = self.ops.has_penalty_sides();
+        if penalised {
+            self.ops.penalty_rhs(&self.backend, u, f, rhs, self.h2inv)?;
+        }
+        let rhs: &Field<f64> = if penalised { rhs } else { f };
         let mut report = Report {
             setup_seconds: setup.elapsed().as_secs_f64(),
             ..Report::default()
         };
+        // With the 2nd-order defect and fused launches, the update and the next defect run
+        // as one pass into a second buffer of the solution, and the two buffers alternate.
+        let fused = self.options.fuse && self.options.order == Order::Second;
+        let mut next = match (fused, self.next.take()) {
+            (true, Some(next)) => Some(next),
+            (true, None) => Some(Field::<f64>::zeros_on(
+                &self.backend,
+                &vec![self.n; self.dims],
+                HALO,
+            )?),
+            (false, _) => None,
+        };
         let start = Instant::now();
+        let mut flipped = false;
+        let outcome = self.cycles(u, rhs, next.as_mut(), &mut flipped, &mut report);
+        if let Some(mut other) = next {
+            if flipped {
+                // `u` holds the solver's buffer, with the answer: copy it into the
+                // caller's and give that back.
+                other.copy_from(u)?;
+                std::mem::swap(u, &mut other);
+            }
+            self.next = Some(other);
+        }
+        outcome?;
+        self.backend.synchronize()?;
+        report.solve_seconds = start.elapsed().as_secs_f64();
+        report.graph_nodes = self
+            .recordings
+            .iter()
+            .find_map(|r| r.graph.as_ref().map(|(_, g)| g.nodes()));
+        if self.options.profile {
+            report.levels = self.mg.stats();
+        }
+        Ok(report)
+    }
+
+    /// The iteration of [`Solver::solve`] from `u` for `rhs`, recording each cycle in
+    /// `report`. With `next`, each cycle's update writes there and the two fields swap
+    /// (`flipped` tells whether they are swapped at the end).
+    fn cycles(
+        &mut self,
+        u: &mut Field<f64>,
+        rhs: &Field<f64>,
+        mut next: Option<&mut Field<f64>>,
+        flipped: &mut bool,
+        report: &mut Report,
+    ) -> Result<(), SolveError> {
         let (order, h2inv) = (self.options.order, self.h2inv);
         let initial = self.mg.defect(&self.backend, order, u, rhs, h2inv)?;
         report.initial = initial;
         if initial == 0.0 {
-            return Ok(report);
+            return Ok(());
         }
         let options = self.options.clone();
         let mut previous = 1.0;
         let mut stagnant = 0;
         for cycle in 1..=options.max_cycles {
             let t0 = Instant::now();
-            if cycle == 1 && options.fmg {
+            let norm = if cycle == 1 && options.fmg {
                 self.mg.full_multigrid(u, rhs)?;
+                self.mg.defect(&self.backend, order, u, rhs, h2inv)?
+            } else if let Some(next) = next.as_deref_mut() {
+                self.replayed(Work::Precondition, u, rhs)?;
+                let norm = self.mg.correct_defect(&self.backend, u, next, rhs, h2inv)?;
+                std::mem::swap(u, next);
+                *flipped = !*flipped;
+                norm
             } else {
                 self.replayed(Work::Correct, u, rhs)?;
-            }
-            let residual = self.mg.defect(&self.backend, order, u, rhs, h2inv)? / initial;
+                self.mg.defect(&self.backend, order, u, rhs, h2inv)?
+            };
+            let residual = norm / initial;
             let rate = residual / previous;
             report.cycles.push(CycleStat {
                 residual,
@@ -278,16 +373,7 @@ impl Solver {
             let mean = self.ops.mean(&self.backend, u)?;
             self.ops.shift(&self.backend, u, mean)?;
         }
-        self.backend.synchronize()?;
-        report.solve_seconds = start.elapsed().as_secs_f64();
-        report.graph_nodes = self.recordings[Work::Correct as usize]
-            .graph
-            .as_ref()
-            .map(|(_, g)| g.nodes());
-        if options.profile {
-            report.levels = self.mg.stats();
-        }
-        Ok(report)
+        Ok(())
     }
 
     /// Runs `work` once, launch by launch.
@@ -295,6 +381,10 @@ impl Solver {
         if work == Work::Cycle {
             let order = self.options.order;
             self.mg.defect(&self.quiet, order, u, f, self.h2inv)?;
+        }
+        self.mg.precondition()?;
+        if work == Work::Precondition {
+            return Ok(());
         }
         self.mg.correct(u)
     }
@@ -318,7 +408,11 @@ impl Solver {
             _ => return Ok(self.run(work, u, f)?),
         };
         let address = |field: &Field<f64>| field.device_args().map_or(0, |a| a.1);
-        let key = (work, address(u), address(f));
+        // The preconditioner's cycle alone touches neither field.
+        let key = match work {
+            Work::Precondition => (work, 0, 0),
+            _ => (work, address(u), address(f)),
+        };
         let slot = &mut self.recordings[work as usize];
         if let Some((k, graph)) = &slot.graph {
             if *k == key {

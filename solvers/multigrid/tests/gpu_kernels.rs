@@ -167,6 +167,13 @@ fn kernels_2d<T: Real>(gpu: &Backend, [bw, be, bs, bn]: [i64; 4]) {
         let n2 = mg::defect2::launch(b, u, f, &mut s[0], 1.3, 0.7, 900.0, 50.0, bw, be, bs, bn)?;
         Ok(vec![n2])
     });
+    compare::<T>(gpu, "correct_defect2", &N2, 3, 2, &|b, w, s| {
+        let [u, f, out] = w else { unreachable!() };
+        let [e, r] = s else { unreachable!() };
+        let (ax, ay, h2, k) = (1.3, 0.7, 900.0, 50.0);
+        let n2 = mg::correct_defect2::launch(b, u, e, f, out, r, ax, ay, h2, k, bw, be, bs, bn)?;
+        Ok(vec![n2])
+    });
     compare::<T>(gpu, "defect4 and defect6", &N2, 2, 1, &|b, w, s| {
         let (u, f) = (widen(b, &w[0])?, widen(b, &w[1])?);
         let a = mg::defect4::launch(b, &u, &f, &mut s[0], 1.3, 0.7, 900.0, bw, be, bs, bn)?;
@@ -235,6 +242,15 @@ fn kernels_3d<T: Real>(gpu: &Backend) {
         let c =
             mg::defect4_3d::launch(b, &u, &f, &mut s[0], ax, ay, az, h2, bw, be, bs, bn, bb, bt)?;
         Ok(vec![a, c])
+    });
+    compare::<T>(gpu, "correct_defect2_3d", &N3, 3, 2, &|b, w, s| {
+        let [u, f, out] = w else { unreachable!() };
+        let [e, r] = s else { unreachable!() };
+        let (ax, ay, az, h2, k) = (1.3, 0.7, 1.1, 900.0, 50.0);
+        let n2 = mg::correct_defect2_3d::launch(
+            b, u, e, f, out, r, ax, ay, az, h2, k, bw, be, bs, bn, bb, bt,
+        )?;
+        Ok(vec![n2])
     });
     compare::<T>(gpu, "pointwise kernels 3d", &N3, 3, 1, &|b, w, s| {
         let [u, f, o] = w else { unreachable!() };
