@@ -23,8 +23,8 @@ mod tune;
 
 pub use graph::Graph;
 pub use launch::{CudaLaunch, KernelCode, Ptx, Reduce};
-pub use timer::Timer;
 pub use module::{for_dependent_launch, GRID_DEPENDENCY_POINT};
+pub use timer::Timer;
 pub use tune::{LaunchShape, Tuning, TUNE_CACHE_ENV, TUNE_ENV};
 
 pub(crate) use memory::{BoxCopy, DeviceBuffer, Place, RowCopy};
