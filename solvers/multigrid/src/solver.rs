@@ -154,8 +154,8 @@ pub struct Solver {
     options: Options,
     ops: Ops,
     mg: Box<dyn Preconditioner>,
-    /// The right-hand side with penalty terms, for [`Solver::solve`] (lent to it while
-    /// it runs).
+    /// The right-hand side with penalty terms, for [`Solver::solve`] with penalty sides
+    /// (allocated by the first such solve, lent to it while it runs).
     rhs: Option<Field<f64>>,
     recordings: [Recording; 3],
     /// The other buffer of the solution while [`Solver::solve`] alternates between two
@@ -193,7 +193,7 @@ impl Solver {
             options: options.clone(),
             ops,
             mg,
-            rhs: Some(Field::<f64>::zeros_on(backend, &vec![n; dims], HALO)?),
+            rhs: None,
             recordings: Default::default(),
             next: None,
         })
@@ -232,32 +232,39 @@ impl Solver {
     /// Solves `-A u = f` to the relative residual `options.tolerance`, starting from `u`
     /// (whose boundary nodes hold the Dirichlet values) and leaving the answer there.
     pub fn solve(&mut self, u: &mut Field<f64>, f: &Field<f64>) -> Result<Report, SolveError> {
+        if !self.ops.has_penalty_sides() {
+            return self.iterate(u, f, None);
+        }
         let mut rhs = match self.rhs.take() {
             Some(rhs) => rhs,
             None => Field::<f64>::zeros_on(&self.backend, &vec![self.n; self.dims], HALO)?,
         };
-        let report = self.iterate(u, f, &mut rhs);
+        let report = self.iterate(u, f, Some(&mut rhs));
         self.rhs = Some(rhs);
         report
     }
 
-    /// [`Solver::solve`] with `rhs` as the buffer of the right-hand side.
+    /// [`Solver::solve`], with `penalty_rhs` as the buffer of the right-hand side when
+    /// sides are in the penalty form (else `f` is the right-hand side as it is).
     fn iterate(
         &mut self,
         u: &mut Field<f64>,
         f: &Field<f64>,
-        rhs: &mut Field<f64>,
+        penalty_rhs: Option<&mut Field<f64>>,
     ) -> Result<Report, SolveError> {
         let setup = Instant::now();
         if self.ops.all_periodic() {
             check_compatible(&self.backend, &self.ops, f)?;
         }
         // The penalty form carries kappa g / h^2 in the right-hand side.
-        let penalised = self.ops.has_penalty_sides();
-        if penalised {
-            self.ops.penalty_rhs(&self.backend, u, f, rhs, self.h2inv)?;
-        }
-        let rhs: &Field<f64> = if penalised { rhs } else { f };
+        let rhs: &Field<f64> = match penalty_rhs {
+            Some(buffer) => {
+                self.ops
+                    .penalty_rhs(&self.backend, u, f, buffer, self.h2inv)?;
+                buffer
+            }
+            None => f,
+        };
         let mut report = Report {
             setup_seconds: setup.elapsed().as_secs_f64(),
             ..Report::default()
@@ -289,10 +296,15 @@ impl Solver {
         outcome?;
         self.backend.synchronize()?;
         report.solve_seconds = start.elapsed().as_secs_f64();
-        report.graph_nodes = self
-            .recordings
-            .iter()
-            .find_map(|r| r.graph.as_ref().map(|(_, g)| g.nodes()));
+        let replayed = if fused {
+            Work::Precondition
+        } else {
+            Work::Correct
+        };
+        report.graph_nodes = self.recordings[replayed as usize]
+            .graph
+            .as_ref()
+            .map(|(_, g)| g.nodes());
         if self.options.profile {
             report.levels = self.mg.stats();
         }
