@@ -234,3 +234,42 @@ fn streams_and_timers_work() {
     assert_eq!(out.get([5, 5, 0]), Some(0.0));
     b.synchronize().expect("sync");
 }
+
+#[test]
+fn deferred_reductions_are_read_later_in_launch_order() {
+    let Some(cuda) = gpu() else { return };
+    let now = Backend::Cuda(cuda.new_stream().expect("stream"));
+    let Backend::Cuda(c) = &now else { unreachable!() };
+    let later = Backend::Cuda(c.clone().with_deferred_reductions(true));
+    let n = [300, 200];
+    let fields: Vec<Field<f64>> = (0..3)
+        .map(|k| {
+            Field::from_fn(&n, 1, |[i, j, _]| ((i * 7 + j * 3 + k) % 11) as f64 - 2.5)
+                .to(&now)
+                .expect("upload")
+        })
+        .collect();
+    use stencil_tests::kernels::suite::mass;
+    let expected: Vec<Vec<f64>> = fields
+        .iter()
+        .map(|h| {
+            let (total, lowest) = mass::launch(&now, h, 0.5).expect("launch");
+            vec![total, lowest]
+        })
+        .collect();
+    // Queued without waiting: NaN placeholders, the values read afterwards in order.
+    for h in &fields {
+        let (total, lowest) = mass::launch(&later, h, 0.5).expect("deferred launch");
+        assert!(total.is_nan() && lowest.is_nan());
+    }
+    let Backend::Cuda(lc) = &later else { unreachable!() };
+    for want in &expected {
+        let got = lc.read_deferred().expect("read").expect("values wait");
+        assert_eq!(&got, want, "deferred values differ from values read at once");
+    }
+    assert!(lc.read_deferred().expect("read").is_none(), "nothing left");
+    // Forgotten values do not linger.
+    mass::launch(&later, &fields[0], 0.5).expect("deferred launch");
+    lc.discard_deferred();
+    assert!(lc.read_deferred().expect("read").is_none());
+}

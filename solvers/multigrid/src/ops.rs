@@ -6,6 +6,12 @@ use crate::kernels::mg;
 use crate::options::{BoundaryKind, Options, Order};
 use stencil_runtime::{Backend, Error, Field, Real};
 
+/// The 2-norm of a residual from the sum of squares its defect kernel reduces (what a
+/// deferred read of [`Ops::defect`] or [`Ops::correct_defect2`] gives).
+pub(crate) fn norm_of_sum(sum_of_squares: f64) -> f64 {
+    sum_of_squares.sqrt()
+}
+
 /// The operator `-(ax u_xx + ay u_yy [+ az u_zz])` with its boundary kinds, and the
 /// launches that apply it.
 #[derive(Clone, Debug)]
@@ -353,7 +359,8 @@ impl Ops {
     }
 
     /// The residual `res = f - A u` of the operator of `order`, computed in f64 and stored
-    /// in `res`'s precision; returns its 2-norm.
+    /// in `res`'s precision; returns its 2-norm. On a backend with deferred reductions it
+    /// returns NaN and the value read later is the sum of squares ([`norm_of_sum`]).
     pub fn defect<T: Real>(
         &self,
         b: &Backend,
@@ -386,11 +393,12 @@ impl Ops {
                 mg::defect4_3d::launch(b, u, f, res, ax, ay, az, h2inv, bw, be, bs, bn, bb, bt)?
             }
         };
-        Ok(norm2.sqrt())
+        Ok(norm_of_sum(norm2))
     }
 
     /// `out = u + e` and the 2nd-order residual `res = f - A out` in one launch; returns
-    /// the residual's 2-norm. `out` must be another field than `u`.
+    /// the residual's 2-norm (deferred like [`Ops::defect`]'s). `out` must be another field
+    /// than `u`.
     #[allow(clippy::too_many_arguments)]
     pub fn correct_defect2<T: Real>(
         &self,
@@ -415,7 +423,7 @@ impl Ops {
                 b, u, e, f, out, res, ax, ay, az, h2inv, k, bw, be, bs, bn, bb, bt,
             )?,
         };
-        Ok(norm2.sqrt())
+        Ok(norm_of_sum(norm2))
     }
 
     /// The mean of `u` over the distinct nodes (a periodic axis's last node repeats the

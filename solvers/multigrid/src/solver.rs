@@ -2,13 +2,14 @@
 //! and recorded CUDA graphs kept across solves, for callers that solve the same operator
 //! many times (a flow solver's pressure or stream-function equation at every time step).
 
-use crate::ops::Ops;
+use crate::ops::{norm_of_sum, Ops};
 use crate::options::{Options, Order, Precision};
 use crate::preconditioner::Hierarchy;
 use crate::problem::HALO;
 use crate::report::{CycleStat, LevelStat, Report};
 use crate::solve::check;
 use crate::SolveError;
+use std::collections::VecDeque;
 use std::time::Instant;
 use stencil_runtime::cuda::Graph;
 use stencil_runtime::{Backend, Error, Field, Real};
@@ -16,6 +17,10 @@ use stencil_runtime::{Backend, Error, Field, Real};
 /// Cycles in a row that must each reduce the residual by less than
 /// [`Options::stagnation`] before the solve stops as stagnated.
 const STAGNANT_CYCLES: usize = 3;
+
+/// How far above the tolerance (as a factor) the predicted residual of a cycle must be for
+/// the next cycle to be queued before that cycle's residual is read.
+const LOOKAHEAD_MARGIN: f64 = 3.0;
 
 /// What the outer iteration asks of the preconditioner, whatever its precision.
 trait Preconditioner {
@@ -314,6 +319,12 @@ impl Solver {
     /// The iteration of [`Solver::solve`] from `u` for `rhs`, recording each cycle in
     /// `report`. With `next`, each cycle's update writes there and the two fields swap
     /// (`flipped` tells whether they are swapped at the end).
+    ///
+    /// A cycle's residual norm is read while the device already runs the next cycle when
+    /// the last rate predicts that the residual stays above [`LOOKAHEAD_MARGIN`] times the
+    /// tolerance, so the device does not sit idle while the host reads a norm. The
+    /// decision depends only on the residuals, so every backend runs the same cycles; when
+    /// the cycle queued ahead turns out to be one more than needed, it is reported too.
     fn cycles(
         &mut self,
         u: &mut Field<f64>,
@@ -328,35 +339,59 @@ impl Solver {
         if initial == 0.0 {
             return Ok(());
         }
+        // The cycles' norms: left on the device and read later, or (on the CPU) kept here.
+        let norms_on = match &self.backend {
+            Backend::Cuda(c) => Backend::Cuda(c.clone().with_deferred_reductions(true)),
+            Backend::Cpu => Backend::Cpu,
+        };
+        let mut host_norms = VecDeque::new();
         let options = self.options.clone();
+        let tolerance = options.tolerance;
+        let mut queue = |solver: &mut Self,
+                         u: &mut Field<f64>,
+                         next: Option<&mut Field<f64>>,
+                         host_norms: &mut VecDeque<f64>,
+                         cycle: usize|
+         -> Result<(), SolveError> {
+            let norm = solver.queue_cycle(cycle, &norms_on, u, rhs, next, flipped)?;
+            if let Backend::Cpu = norms_on {
+                host_norms.push_back(norm);
+            }
+            Ok(())
+        };
+        queue(self, u, next.as_deref_mut(), &mut host_norms, 1)?;
+        let mut queued = 1;
         let mut previous = 1.0;
+        let mut predicting_rate = None;
         let mut stagnant = 0;
+        let mut t0 = Instant::now();
         for cycle in 1..=options.max_cycles {
-            let t0 = Instant::now();
-            let norm = if cycle == 1 && options.fmg {
-                self.mg.full_multigrid(u, rhs)?;
-                self.mg.defect(&self.backend, order, u, rhs, h2inv)?
-            } else if let Some(next) = next.as_deref_mut() {
-                self.replayed(Work::Precondition, u, rhs)?;
-                let norm = self.mg.correct_defect(&self.backend, u, next, rhs, h2inv)?;
-                std::mem::swap(u, next);
-                *flipped = !*flipped;
-                norm
-            } else {
-                self.replayed(Work::Correct, u, rhs)?;
-                self.mg.defect(&self.backend, order, u, rhs, h2inv)?
+            let ahead =
+                predicting_rate.is_some_and(|rate| previous * rate > LOOKAHEAD_MARGIN * tolerance);
+            if queued == cycle && cycle < options.max_cycles && ahead {
+                queue(self, u, next.as_deref_mut(), &mut host_norms, cycle + 1)?;
+                queued += 1;
+            }
+            let norm = match &norms_on {
+                // A deferred value is the defect kernel's sum of squares.
+                Backend::Cuda(c) => c
+                    .read_deferred()?
+                    .and_then(|v| v.first().copied())
+                    .map(norm_of_sum),
+                Backend::Cpu => host_norms.pop_front(),
             };
-            let residual = norm / initial;
+            let residual = norm.unwrap_or(f64::NAN) / initial;
             let rate = residual / previous;
             report.cycles.push(CycleStat {
                 residual,
                 rate,
                 seconds: t0.elapsed().as_secs_f64(),
             });
+            t0 = Instant::now();
             if !residual.is_finite() || residual > 1e3 {
                 return Err(SolveError::Diverged { cycle, residual });
             }
-            if residual <= options.tolerance {
+            if residual <= tolerance && queued == cycle {
                 break;
             }
             stagnant = if rate > options.stagnation {
@@ -375,10 +410,16 @@ impl Solver {
                 return Err(SolveError::NotConverged {
                     cycles: cycle,
                     residual,
-                    tolerance: options.tolerance,
+                    tolerance,
                 });
             }
+            // A full multigrid pass's rate says nothing about the cycles after it.
+            predicting_rate = (cycle > 1 || !options.fmg).then_some(rate);
             previous = residual;
+            if queued == cycle {
+                queue(self, u, next.as_deref_mut(), &mut host_norms, cycle + 1)?;
+                queued += 1;
+            }
         }
         if self.ops.all_periodic() {
             // The solution is defined up to a constant: return the one of zero mean.
@@ -386,6 +427,34 @@ impl Solver {
             self.ops.shift(&self.backend, u, mean)?;
         }
         Ok(())
+    }
+
+    /// Queues cycle `cycle` (full multigrid for the first with [`Options::fmg`]) and the
+    /// defect after it, whose norm is computed on `norms_on` (returned, or NaN there when
+    /// it is deferred).
+    fn queue_cycle(
+        &mut self,
+        cycle: usize,
+        norms_on: &Backend,
+        u: &mut Field<f64>,
+        rhs: &Field<f64>,
+        next: Option<&mut Field<f64>>,
+        flipped: &mut bool,
+    ) -> Result<f64, SolveError> {
+        let (order, h2inv) = (self.options.order, self.h2inv);
+        if cycle == 1 && self.options.fmg {
+            self.mg.full_multigrid(u, rhs)?;
+            return Ok(self.mg.defect(norms_on, order, u, rhs, h2inv)?);
+        }
+        if let Some(next) = next {
+            self.replayed(Work::Precondition, u, rhs)?;
+            let norm = self.mg.correct_defect(norms_on, u, next, rhs, h2inv)?;
+            std::mem::swap(u, next);
+            *flipped = !*flipped;
+            return Ok(norm);
+        }
+        self.replayed(Work::Correct, u, rhs)?;
+        Ok(self.mg.defect(norms_on, order, u, rhs, h2inv)?)
     }
 
     /// Runs `work` once, launch by launch.

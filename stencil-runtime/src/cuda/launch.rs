@@ -278,7 +278,7 @@ impl<'a> CudaLaunch<'a> {
         if self.cuda.is_capturing() && !self.reductions.is_empty() && !unread {
             return Err(Error::Launch {
                 kernel: self.code.name.to_string(),
-                cause: "a kernel with reductions cannot be recorded into a CUDA graph (its values are read back at once); launch it outside the capture, or on a backend `with_unread_reductions(true)`".into(),
+                cause: "a kernel with reductions cannot be recorded into a CUDA graph (its values are read back, at once or deferred); launch it outside the capture, or on a backend `with_unread_reductions(true)`".into(),
             });
         }
         let shape = self.shape(n)?;
@@ -290,12 +290,28 @@ impl<'a> CudaLaunch<'a> {
         if self.cuda.checked && !self.cuda.is_capturing() {
             self.cuda.synchronize().map_err(|e| self.failed(e))?;
         }
-        if unread {
-            return Ok(vec![f64::NAN; partials.len()]);
+        let blocks = grid.iter().map(|&g| g as usize).product();
+        self.values(partials, blocks)
+    }
+
+    /// The reductions' values from their per-block `partials` (`blocks` each): NaN when
+    /// left unread, NaN with the values queued for [`Cuda::read_deferred`] when deferred,
+    /// else combined on the device and read back (waiting).
+    fn values(&self, partials: Vec<DeviceBuffer>, blocks: usize) -> Result<Vec<f64>, Error> {
+        let count = partials.len();
+        if self.cuda.unread_reductions {
+            return Ok(vec![f64::NAN; count]);
         }
-        let mut values = Vec::with_capacity(partials.len());
-        for (&(op, p), buf) in self.reductions.iter().zip(&partials) {
-            let blocks = grid.iter().map(|&g| g as usize).product();
+        if let Some(queue) = &self.cuda.deferred {
+            let mut finals = Vec::with_capacity(count);
+            for (&(op, p), buf) in self.reductions.iter().zip(partials) {
+                finals.push((self.combine(op, p, buf, blocks)?, p));
+            }
+            queue.push(&finals)?;
+            return Ok(vec![f64::NAN; count]);
+        }
+        let mut values = Vec::with_capacity(count);
+        for (&(op, p), buf) in self.reductions.iter().zip(partials) {
             values.push(self.finish(op, p, buf, blocks)?);
         }
         Ok(values)
@@ -315,7 +331,12 @@ impl<'a> CudaLaunch<'a> {
                 .collect()
         };
         if count == 0 {
-            return Ok(identities());
+            let values: Vec<f64> = identities();
+            if let (Some(queue), false) = (&self.cuda.deferred, self.cuda.unread_reductions) {
+                queue.push_ready(values.clone());
+                return Ok(vec![f64::NAN; values.len()]);
+            }
+            return Ok(values);
         }
         let n = [count, 1, 1];
         let blocks =
@@ -331,14 +352,7 @@ impl<'a> CudaLaunch<'a> {
         if self.cuda.checked && !self.cuda.is_capturing() {
             self.cuda.synchronize().map_err(|e| self.failed(e))?;
         }
-        if self.cuda.unread_reductions {
-            return Ok(vec![f64::NAN; partials.len()]);
-        }
-        let mut values = Vec::with_capacity(partials.len());
-        for (&(op, p), buf) in self.reductions.iter().zip(&partials) {
-            values.push(self.finish(op, p, buf, blocks as usize)?);
-        }
-        Ok(values)
+        self.values(partials, blocks as usize)
     }
 
     /// Runs a line kernel: threads along x cover the first axis other than the lines',
@@ -552,52 +566,10 @@ impl<'a> CudaLaunch<'a> {
         &self,
         op: Reduce,
         p: Precision,
-        partials: &DeviceBuffer,
-        mut count: usize,
+        partials: DeviceBuffer,
+        count: usize,
     ) -> Result<f64, Error> {
-        let code = final_pass(op);
-        let ptx = code.ptx(p);
-        let f = function(&self.cuda.stream().device, code.name, ptx, 1, 1)?;
-        let mut current: Option<DeviceBuffer> = None;
-        while count > 1 {
-            let blocks = count.div_ceil(FINAL_BLOCK as usize);
-            let next = DeviceBuffer::new(
-                self.cuda.stream(),
-                blocks * elem_bytes(p),
-                &format!("the reduction partials of `{}`", self.code.name),
-            )?;
-            let src = current.as_ref().unwrap_or(partials);
-            let mut params = Params::default();
-            for v in [
-                count as u64,
-                1,
-                1,
-                src.ptr,
-                count as u64,
-                count as u64,
-                next.ptr,
-                0, // no block mask
-                0,
-            ] {
-                params.push(Arg::Wide(v));
-            }
-            // SAFETY: the final-pass kernels take (n0, n1, n2, partials, sy, sz, result, mask,
-            // pitch),
-            // and `src` holds `count` elements, `next` one per block.
-            unsafe {
-                launch_raw(
-                    self.cuda,
-                    code.name,
-                    f,
-                    [blocks as u32, 1, 1],
-                    [FINAL_BLOCK, 1, 1],
-                    &mut params,
-                )?
-            };
-            current = Some(next);
-            count = blocks;
-        }
-        let last = current.as_ref().unwrap_or(partials);
+        let last = self.combine(op, p, partials, count)?;
         let value = match p {
             Precision::F32 => {
                 let mut v = [0f32];
@@ -611,6 +583,58 @@ impl<'a> CudaLaunch<'a> {
             }
         };
         Ok(value)
+    }
+
+    /// Queues the passes that combine `count` partials of a reduction on the device, in a
+    /// fixed order; returns the buffer whose first element will hold the value.
+    fn combine(
+        &self,
+        op: Reduce,
+        p: Precision,
+        partials: DeviceBuffer,
+        mut count: usize,
+    ) -> Result<DeviceBuffer, Error> {
+        let code = final_pass(op);
+        let ptx = code.ptx(p);
+        let f = function(&self.cuda.stream().device, code.name, ptx, 1, 1)?;
+        let mut current = partials;
+        while count > 1 {
+            let blocks = count.div_ceil(FINAL_BLOCK as usize);
+            let next = DeviceBuffer::new(
+                self.cuda.stream(),
+                blocks * elem_bytes(p),
+                &format!("the reduction partials of `{}`", self.code.name),
+            )?;
+            let mut params = Params::default();
+            for v in [
+                count as u64,
+                1,
+                1,
+                current.ptr,
+                count as u64,
+                count as u64,
+                next.ptr,
+                0, // no block mask
+                0,
+            ] {
+                params.push(Arg::Wide(v));
+            }
+            // SAFETY: the final-pass kernels take (n0, n1, n2, partials, sy, sz, result, mask,
+            // pitch), and `current` holds `count` elements, `next` one per block.
+            unsafe {
+                launch_raw(
+                    self.cuda,
+                    code.name,
+                    f,
+                    [blocks as u32, 1, 1],
+                    [FINAL_BLOCK, 1, 1],
+                    &mut params,
+                )?
+            };
+            current = next;
+            count = blocks;
+        }
+        Ok(current)
     }
 }
 

@@ -11,6 +11,7 @@
 //! wait; set `STENCIL_CUDA_SYNC=1` (or [`Cuda::with_checked_launches`]) to wait after every
 //! launch and have each error name its kernel.
 
+mod deferred;
 mod driver;
 mod graph;
 mod launch;
@@ -53,6 +54,9 @@ pub struct Cuda {
     /// Whether kernels launch as programmatic dependents (see
     /// [`Cuda::with_dependent_launches`]).
     dependent_launches: bool,
+    /// Where launches leave their reductions' values to be read later (see
+    /// [`Cuda::with_deferred_reductions`]); `None`: they are read at once.
+    deferred: Option<deferred::DeferredQueue>,
 }
 
 impl std::fmt::Debug for Cuda {
@@ -89,6 +93,7 @@ impl Cuda {
             unread_reductions: false,
             mask: None,
             dependent_launches: std::env::var(DEPENDENT_LAUNCH_ENV).map_or(true, |v| v != "off"),
+            deferred: None,
         })
     }
 
@@ -142,6 +147,34 @@ impl Cuda {
     /// Whether kernels launch as programmatic dependents where the device allows it.
     pub fn dependent_launches(&self) -> bool {
         self.dependent_launches
+    }
+
+    /// This backend with deferred reductions (`true`): a launch with reductions queues like
+    /// any other and returns NaN for each value; the values stay on the device and
+    /// [`Cuda::read_deferred`] reads them later, launch by launch in order, waiting only for
+    /// the launch that computed them. The host can then queue further work before it
+    /// looks at a value (an iteration checking its residual one step late never leaves
+    /// the device idle). The backend's clones share one queue of values; `false` drops it.
+    pub fn with_deferred_reductions(mut self, on: bool) -> Cuda {
+        self.deferred = on.then(|| deferred::DeferredQueue::new(self.stream.clone()));
+        self
+    }
+
+    /// The reductions' values of the oldest launch not yet read on a backend with
+    /// [`Cuda::with_deferred_reductions`], waiting until they are computed (but not for
+    /// work queued after them); `None` when no values wait.
+    pub fn read_deferred(&self) -> Result<Option<Vec<f64>>, Error> {
+        match &self.deferred {
+            Some(q) => q.pop(),
+            None => Ok(None),
+        }
+    }
+
+    /// Forgets every deferred value not yet read.
+    pub fn discard_deferred(&self) {
+        if let Some(q) = &self.deferred {
+            q.clear();
+        }
     }
 
     /// This backend launching only the tiles of a block mask (`None`: every block).
