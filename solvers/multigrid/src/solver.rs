@@ -153,6 +153,9 @@ pub struct Solver {
     backend: Backend,
     /// The same stream, with reductions unread (their norms are not needed in a cycle).
     quiet: Backend,
+    /// The same stream, with reductions read later (each cycle's residual norm, read while
+    /// the next cycle runs); its page-locked slots are reused from solve to solve.
+    deferred: Backend,
     n: usize,
     dims: usize,
     h2inv: f64,
@@ -185,13 +188,17 @@ impl Solver {
             Precision::F64 => Box::new(Hierarchy::<f64>::new(backend, n, ops.clone(), options)?),
             Precision::Mixed => Box::new(Hierarchy::<f32>::new(backend, n, ops.clone(), options)?),
         };
-        let quiet = match backend {
-            Backend::Cuda(c) => Backend::Cuda(c.clone().with_unread_reductions(true)),
-            Backend::Cpu => Backend::Cpu,
+        let (quiet, deferred) = match backend {
+            Backend::Cuda(c) => (
+                Backend::Cuda(c.clone().with_unread_reductions(true)),
+                Backend::Cuda(c.clone().with_deferred_reductions(true)),
+            ),
+            Backend::Cpu => (Backend::Cpu, Backend::Cpu),
         };
         Ok(Solver {
             backend: backend.clone(),
             quiet,
+            deferred,
             n,
             dims,
             h2inv: 1.0 / (h * h),
@@ -340,10 +347,11 @@ impl Solver {
             return Ok(());
         }
         // The cycles' norms: left on the device and read later, or (on the CPU) kept here.
-        let norms_on = match &self.backend {
-            Backend::Cuda(c) => Backend::Cuda(c.clone().with_deferred_reductions(true)),
-            Backend::Cpu => Backend::Cpu,
-        };
+        // Values an earlier solve left unread (it stopped with an error) are dropped.
+        let norms_on = self.deferred.clone();
+        if let Backend::Cuda(c) = &norms_on {
+            c.discard_deferred();
+        }
         let mut host_norms = VecDeque::new();
         let options = self.options.clone();
         let tolerance = options.tolerance;

@@ -5,6 +5,9 @@
 //! The copies are ordered on the stream like every other operation, so a value read after
 //! its event has fired is the one the launch computed, whatever was queued after it; the
 //! device buffers that held the values can be freed as soon as the copies are queued.
+//! Slots (page-locked memory and an event) are costly to make, so a device keeps the free
+//! ones for every stream's reuse; a slot goes back there only when no copy into it is
+//! pending.
 
 use crate::cuda::driver::{cuda_error, Stream};
 use crate::cuda::memory::DeviceBuffer;
@@ -17,7 +20,7 @@ use std::sync::{Arc, Mutex};
 const SLOT_VALUES: usize = 4;
 
 /// Page-locked host memory for a launch's values, and the event that says they arrived.
-struct Slot {
+pub(crate) struct Slot {
     /// `capacity` 8-byte cells (an f32 value sits in the first 4 bytes of its cell).
     host: *mut u64,
     capacity: usize,
@@ -27,7 +30,7 @@ struct Slot {
 impl Slot {
     /// A slot of `capacity` values on the current context.
     fn new(capacity: usize) -> Result<Slot, Error> {
-        // SAFETY: a plain page-locked allocation; freed in `release`.
+        // SAFETY: a plain page-locked allocation, kept for the life of the process.
         let host = unsafe { result::malloc_host(capacity * 8, 0) }
             .map_err(|e| cuda_error("allocating page-locked memory for reductions", e))?
             as *mut u64;
@@ -47,16 +50,6 @@ impl Slot {
             capacity,
             event,
         })
-    }
-
-    /// Frees the host memory and the event (the context must be current).
-    fn release(self) {
-        // SAFETY: both were created in `new` and are released once; no copy into the slot
-        // is pending when its queue is dropped (the stream is synchronised first).
-        unsafe {
-            let _ = result::event::destroy(self.event);
-            let _ = result::free_host(self.host as *mut _);
-        }
     }
 }
 
@@ -80,27 +73,21 @@ impl PendingValues {
     }
 }
 
-/// A slot's values on their way to the host.
-struct Copying<'a> {
-    slot: &'a Slot,
-    precisions: &'a [Precision],
-}
-
-impl Copying<'_> {
-    /// Waits for the copies (not for later work on the stream) and reads the values.
-    fn read(&self) -> Result<Vec<f64>, Error> {
+impl Slot {
+    /// Waits for the copies into the slot (not for later work on the stream) and reads
+    /// the values, of `precisions`.
+    fn read(&self, precisions: &[Precision]) -> Result<Vec<f64>, Error> {
         // SAFETY: the event was recorded after the copies into the slot.
-        unsafe { result::event::synchronize(self.slot.event) }
+        unsafe { result::event::synchronize(self.event) }
             .map_err(|e| cuda_error("waiting for a reduction", e))?;
-        let values = self
-            .precisions
+        let values = precisions
             .iter()
             .enumerate()
             .map(|(i, p)| {
                 // SAFETY: cell `i` exists (capacity checked when queued) and its copy has
                 // completed; the device wrote it, so read it as volatile.
                 unsafe {
-                    let cell = self.slot.host.add(i);
+                    let cell = self.host.add(i);
                     match p {
                         Precision::F32 => std::ptr::read_volatile(cell as *const f32) as f64,
                         Precision::F64 => std::ptr::read_volatile(cell as *const f64),
@@ -112,27 +99,45 @@ impl Copying<'_> {
     }
 }
 
-/// Launches whose values wait to be read (oldest first) and slots free for reuse.
+/// Launches whose values wait to be read, oldest first.
 struct Queue {
     stream: Arc<Stream>,
     waiting: VecDeque<PendingValues>,
-    free: Vec<Slot>,
 }
 
-// SAFETY: the host pointers and events are only used under the mutex, with the context
-// bound; they belong to the queue alone.
-unsafe impl Send for Queue {}
+impl Queue {
+    /// Gives every waiting launch's slot back to the device once its copies are done.
+    fn forget(&mut self) {
+        let slots: Vec<Slot> = self
+            .waiting
+            .drain(..)
+            .filter_map(PendingValues::slot)
+            .collect();
+        if slots.is_empty() {
+            return;
+        }
+        // Copies into the slots may still be queued: they must land before another stream
+        // reuses a slot. Without a context there is nothing left to copy, and nothing to
+        // reuse the slots with either.
+        if self.stream.synchronize().is_ok() {
+            free_slots(&self.stream).extend(slots);
+        }
+    }
+}
 
 impl Drop for Queue {
     fn drop(&mut self) {
-        if self.stream.device.bind().is_err() || self.stream.synchronize().is_err() {
-            return; // the context is gone: so is its memory
-        }
-        let slots: Vec<Slot> = self.waiting.drain(..).filter_map(PendingValues::slot).collect();
-        for slot in slots.into_iter().chain(self.free.drain(..)) {
-            slot.release();
-        }
+        self.forget();
     }
+}
+
+/// The device's free slots.
+fn free_slots(stream: &Stream) -> std::sync::MutexGuard<'_, Vec<Slot>> {
+    stream
+        .device
+        .reduction_slots
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
 }
 
 /// The launches whose reductions wait to be read, shared by the clones of a backend.
@@ -145,7 +150,6 @@ impl DeferredQueue {
         DeferredQueue(Arc::new(Mutex::new(Queue {
             stream,
             waiting: VecDeque::new(),
-            free: Vec::new(),
         })))
     }
 
@@ -160,8 +164,13 @@ impl DeferredQueue {
         let mut q = self.lock();
         q.stream.device.bind()?;
         let count = values.len();
-        let slot = match q.free.iter().position(|s| s.capacity >= count) {
-            Some(i) => q.free.swap_remove(i),
+        let reused = {
+            let mut free = free_slots(&q.stream);
+            let fits = free.iter().position(|s| s.capacity >= count);
+            fits.map(|i| free.swap_remove(i))
+        };
+        let slot = match reused {
+            Some(slot) => slot,
             None => Slot::new(count.max(SLOT_VALUES))?,
         };
         let raw = q.stream.raw;
@@ -184,7 +193,10 @@ impl DeferredQueue {
                 .map_err(|e| cuda_error("recording an event", e))
         })();
         if let Err(e) = queued {
-            q.free.push(slot);
+            // Whatever copies were queued land before the stream's later work.
+            if q.stream.synchronize().is_ok() {
+                free_slots(&q.stream).push(slot);
+            }
             return Err(e);
         }
         let precisions = values.iter().map(|(_, p)| *p).collect();
@@ -200,7 +212,11 @@ impl DeferredQueue {
 
     /// The oldest launch's values, waiting for them; `None` if none wait.
     pub fn pop(&self) -> Result<Option<Vec<f64>>, Error> {
-        let Some(oldest) = self.lock().waiting.pop_front() else {
+        let (oldest, stream) = {
+            let mut q = self.lock();
+            (q.waiting.pop_front(), q.stream.clone())
+        };
+        let Some(oldest) = oldest else {
             return Ok(None);
         };
         let (slot, precisions) = match oldest {
@@ -208,19 +224,15 @@ impl DeferredQueue {
             PendingValues::Copying { slot, precisions } => (slot, precisions),
         };
         // Read without holding the lock: other clones may queue meanwhile.
-        let values = Copying {
-            slot: &slot,
-            precisions: &precisions,
+        let values = slot.read(&precisions);
+        if values.is_ok() {
+            free_slots(&stream).push(slot);
         }
-        .read();
-        self.lock().free.push(slot);
         values.map(Some)
     }
 
-    /// Forgets every waiting value (their slots are reused after copies queued later).
+    /// Forgets every waiting value (waits for copies still queued into their slots).
     pub fn clear(&self) {
-        let mut q = self.lock();
-        let forgotten: Vec<Slot> = q.waiting.drain(..).filter_map(PendingValues::slot).collect();
-        q.free.extend(forgotten);
+        self.lock().forget();
     }
 }

@@ -57,6 +57,9 @@ pub(crate) struct Device {
     /// Launch shapes found by tuning (and read from the disk cache).
     pub tuned: Mutex<TuneCache>,
     default_stream: OnceLock<Arc<Stream>>,
+    /// Page-locked slots for deferred reductions' values, free for any stream's reuse
+    /// (kept for the life of the process, like the context).
+    pub reduction_slots: Mutex<Vec<crate::cuda::deferred::Slot>>,
 }
 
 // SAFETY: a CUDA context may be used from any thread once made current there; `bind`
@@ -122,6 +125,7 @@ pub(crate) fn device(ordinal: usize) -> Result<Arc<Device>, Error> {
         modules: Mutex::new(ModuleCache::default()),
         tuned: Mutex::new(TuneCache::default()),
         default_stream: OnceLock::new(),
+        reduction_slots: Mutex::new(Vec::new()),
     });
     devices.insert(ordinal, d.clone());
     Ok(d)
