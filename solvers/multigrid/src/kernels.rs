@@ -638,6 +638,223 @@ pub mod mg {
         e = swept_here(r, index(0), index(1), extent(0), extent(1), ax, ay, h2inv);
     }
 
+    /// [`swept`] at offset `(a, b)` from the kernel's point `(i, j)` of an `nx x ny` level,
+    /// from the field `r` (`a`, `b` constants at every call).
+    #[stencil_fn]
+    fn swept_at<T: Real>(
+        r: In<T>,
+        a: i64,
+        b: i64,
+        i: i64,
+        j: i64,
+        nx: i64,
+        ny: i64,
+        ax: T,
+        ay: T,
+        h2inv: T,
+    ) -> T {
+        swept(
+            r[(a, b)],
+            r[(a - 1, b)],
+            r[(a + 1, b)],
+            r[(a, b - 1)],
+            r[(a, b + 1)],
+            i + a,
+            j + b,
+            nx,
+            ny,
+            ax,
+            ay,
+            h2inv,
+        )
+    }
+
+    /// The correction at offset `(a, b)` after one red-black sweep from zero and the
+    /// colour-0 half of a second: colour-0 nodes solve their rows with their neighbours'
+    /// [`swept_at`] values, the others keep theirs (Dirichlet sides imposed directly).
+    #[stencil_fn]
+    fn swept_then_red<T: Real>(
+        r: In<T>,
+        a: i64,
+        b: i64,
+        i: i64,
+        j: i64,
+        nx: i64,
+        ny: i64,
+        ax: T,
+        ay: T,
+        h2inv: T,
+    ) -> T {
+        let here = swept_at(r, a, b, i, j, nx, ny, ax, ay, h2inv);
+        if (i + a + j + b) % 2 == 0 {
+            dirichlet_update(
+                here,
+                swept_at(r, a - 1, b, i, j, nx, ny, ax, ay, h2inv),
+                swept_at(r, a + 1, b, i, j, nx, ny, ax, ay, h2inv),
+                swept_at(r, a, b - 1, i, j, nx, ny, ax, ay, h2inv),
+                swept_at(r, a, b + 1, i, j, nx, ny, ax, ay, h2inv),
+                r[(a, b)],
+                i + a,
+                j + b,
+                nx,
+                ny,
+                ax,
+                ay,
+                h2inv,
+            )
+        } else {
+            here
+        }
+    }
+
+    /// Two whole red-black sweeps from a zero correction in one pass, for a 2D level whose
+    /// four sides are Dirichlet imposed directly: the colour-1 half of the second sweep on
+    /// [`swept_then_red`]. The values equal those of [`rbgs_sweep_from_zero`] followed by
+    /// [`rbgs_sweep`] bit for bit; the right-hand side is read three nodes out (halo 3).
+    #[stencil]
+    pub fn rbgs_two_sweeps_from_zero<T: Real>(r: In<T>, e: Out<T>, ax: T, ay: T, h2inv: T) {
+        let i = index(0);
+        let j = index(1);
+        let nx = extent(0);
+        let ny = extent(1);
+        let here = swept_then_red(r, 0, 0, i, j, nx, ny, ax, ay, h2inv);
+        e = if (i + j) % 2 == 0 {
+            here
+        } else {
+            dirichlet_update(
+                here,
+                swept_then_red(r, -1, 0, i, j, nx, ny, ax, ay, h2inv),
+                swept_then_red(r, 1, 0, i, j, nx, ny, ax, ay, h2inv),
+                swept_then_red(r, 0, -1, i, j, nx, ny, ax, ay, h2inv),
+                swept_then_red(r, 0, 1, i, j, nx, ny, ax, ay, h2inv),
+                r,
+                i,
+                j,
+                nx,
+                ny,
+                ax,
+                ay,
+                h2inv,
+            )
+        };
+    }
+
+    /// The correction `e` at offset `(a, b)` after a red-black half-sweep of colour
+    /// `colour` (Dirichlet sides imposed directly): nodes of that colour solve their rows
+    /// with their neighbours' values in `e`, the others keep theirs.
+    #[stencil_fn]
+    fn half_swept_at<T: Real>(
+        e: In<T>,
+        r: In<T>,
+        colour: i64,
+        a: i64,
+        b: i64,
+        i: i64,
+        j: i64,
+        nx: i64,
+        ny: i64,
+        ax: T,
+        ay: T,
+        h2inv: T,
+    ) -> T {
+        if (i + a + j + b) % 2 == colour {
+            dirichlet_update(
+                e[(a, b)],
+                e[(a - 1, b)],
+                e[(a + 1, b)],
+                e[(a, b - 1)],
+                e[(a, b + 1)],
+                r[(a, b)],
+                i + a,
+                j + b,
+                nx,
+                ny,
+                ax,
+                ay,
+                h2inv,
+            )
+        } else {
+            e[(a, b)]
+        }
+    }
+
+    /// [`half_swept_at`] of colour 1 followed by the colour-0 half-sweep, at offset
+    /// `(a, b)`.
+    #[stencil_fn]
+    fn black_then_red_at<T: Real>(
+        e: In<T>,
+        r: In<T>,
+        a: i64,
+        b: i64,
+        i: i64,
+        j: i64,
+        nx: i64,
+        ny: i64,
+        ax: T,
+        ay: T,
+        h2inv: T,
+    ) -> T {
+        let here = half_swept_at(e, r, 1, a, b, i, j, nx, ny, ax, ay, h2inv);
+        if (i + a + j + b) % 2 == 0 {
+            dirichlet_update(
+                here,
+                half_swept_at(e, r, 1, a - 1, b, i, j, nx, ny, ax, ay, h2inv),
+                half_swept_at(e, r, 1, a + 1, b, i, j, nx, ny, ax, ay, h2inv),
+                half_swept_at(e, r, 1, a, b - 1, i, j, nx, ny, ax, ay, h2inv),
+                half_swept_at(e, r, 1, a, b + 1, i, j, nx, ny, ax, ay, h2inv),
+                r[(a, b)],
+                i + a,
+                j + b,
+                nx,
+                ny,
+                ax,
+                ay,
+                h2inv,
+            )
+        } else {
+            here
+        }
+    }
+
+    /// The colour-1 half-sweep, then a whole red-black sweep (colour 0, colour 1), in one
+    /// out-of-place pass for a 2D level whose four sides are Dirichlet imposed directly:
+    /// what follows [`prolong_rbgs`] in a V(., 2) cycle. `out` equals `e` after the three
+    /// half-sweep launches of [`rbgs`] bit for bit; `e` is read three nodes out (halo 3).
+    #[stencil]
+    pub fn rbgs_sweep_and_a_half<T: Real>(
+        e: In<T>,
+        r: In<T>,
+        out: Out<T>,
+        ax: T,
+        ay: T,
+        h2inv: T,
+    ) {
+        let i = index(0);
+        let j = index(1);
+        let nx = extent(0);
+        let ny = extent(1);
+        let here = black_then_red_at(e, r, 0, 0, i, j, nx, ny, ax, ay, h2inv);
+        out = if (i + j) % 2 == 0 {
+            here
+        } else {
+            dirichlet_update(
+                here,
+                black_then_red_at(e, r, -1, 0, i, j, nx, ny, ax, ay, h2inv),
+                black_then_red_at(e, r, 1, 0, i, j, nx, ny, ax, ay, h2inv),
+                black_then_red_at(e, r, 0, -1, i, j, nx, ny, ax, ay, h2inv),
+                black_then_red_at(e, r, 0, 1, i, j, nx, ny, ax, ay, h2inv),
+                r,
+                i,
+                j,
+                nx,
+                ny,
+                ax,
+                ay,
+                h2inv,
+            )
+        };
+    }
+
     /// [`swept`] at the kernel's point `(i, j)` of an `nx x ny` level, from the field `r`.
     #[stencil_fn]
     fn swept_here<T: Real>(

@@ -189,6 +189,33 @@ impl Ops {
         mg::rbgs_sweep_from_zero::launch(b, r, e, ax, ay, h2inv)
     }
 
+    /// Two whole red-black sweeps from a zero correction into `e`, in one launch
+    /// ([`Ops::all_dirichlet_2d`] only; `r` needs a halo of 3).
+    pub fn rbgs_two_sweeps_from_zero<T: Real>(
+        &self,
+        b: &Backend,
+        r: &Field<T>,
+        e: &mut Field<T>,
+        h2inv: T,
+    ) -> Result<(), Error> {
+        let (ax, ay, _, _) = self.c::<T>();
+        mg::rbgs_two_sweeps_from_zero::launch(b, r, e, ax, ay, h2inv)
+    }
+
+    /// The colour-1 half-sweep of `e` and a whole red-black sweep after it, into `out`, in
+    /// one launch ([`Ops::all_dirichlet_2d`] only; `e` needs a halo of 3).
+    pub fn rbgs_sweep_and_a_half<T: Real>(
+        &self,
+        b: &Backend,
+        e: &Field<T>,
+        r: &Field<T>,
+        out: &mut Field<T>,
+        h2inv: T,
+    ) -> Result<(), Error> {
+        let (ax, ay, _, _) = self.c::<T>();
+        mg::rbgs_sweep_and_a_half::launch(b, e, r, out, ax, ay, h2inv)
+    }
+
     /// A whole red-black sweep of `e` into `out`, in one launch ([`Ops::all_dirichlet_2d`]
     /// only; the fields need a halo of 2).
     pub fn rbgs_sweep<T: Real>(

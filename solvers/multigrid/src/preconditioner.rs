@@ -34,8 +34,9 @@ pub(crate) struct Hierarchy<T: Real> {
     /// Zeroing a correction and its first red-black half-sweep run as one launch.
     fused_start: bool,
     /// The residual and its restriction run as one launch, and so do the prolongation
-    /// and the next red-black half-sweep, the zeroing and the whole first sweep, and the
-    /// two half-sweeps of every further whole sweep (out of place).
+    /// and the next red-black half-sweep, the zeroing and the first two whole sweeps (or
+    /// the first one), the three half-sweeps after the prolongation's, and the two
+    /// half-sweeps of every further whole sweep (out of place).
     fused_transfers: bool,
     pub stats: Vec<LevelStat>,
 }
@@ -213,6 +214,14 @@ impl<T: Real> Hierarchy<T> {
             self.zero(l)?;
             return self.smooth(l, sweeps);
         }
+        if self.fused_transfers && sweeps >= 2 {
+            self.on_level(l, |h| {
+                let lv = &mut h.levels[l];
+                h.ops
+                    .rbgs_two_sweeps_from_zero(&h.backend, &lv.r, &mut lv.e, lv.h2inv)
+            })?;
+            return self.smooth(l, sweeps - 2);
+        }
         if self.fused_transfers {
             self.on_level(l, |h| {
                 let lv = &mut h.levels[l];
@@ -251,8 +260,18 @@ impl<T: Real> Hierarchy<T> {
         })?;
         let lv = &mut self.levels[l];
         std::mem::swap(&mut lv.e, &mut lv.t);
-        self.half_sweep(l, 1)?;
-        self.smooth(l, sweeps - 1)
+        if sweeps == 1 {
+            return self.half_sweep(l, 1);
+        }
+        // The rest of the first sweep and the whole second in one pass.
+        self.on_level(l, |h| {
+            let lv = &mut h.levels[l];
+            h.ops
+                .rbgs_sweep_and_a_half(&h.backend, &lv.e, &lv.r, &mut lv.t, lv.h2inv)
+        })?;
+        let lv = &mut self.levels[l];
+        std::mem::swap(&mut lv.e, &mut lv.t);
+        self.smooth(l, sweeps - 2)
     }
 
     /// The coarsest level: 4n sweeps of the smoother, or one where one is exact (3 nodes

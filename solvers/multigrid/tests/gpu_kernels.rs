@@ -139,7 +139,13 @@ fn kernels_2d<T: Real>(gpu: &Backend, [bw, be, bs, bn]: [i64; 4]) {
         mg::restrict_residual::launch(b, &e, &r, &mut coarse, ax, ay, h2)?;
         let mut swept_twice = Field::<T>::zeros_on(b, &N2, 2)?;
         mg::rbgs_sweep::launch(b, &e, &r, &mut swept_twice, ax, ay, h2)?;
+        let mut two_from_zero = Field::<T>::zeros_on(b, &N2, 2)?;
+        mg::rbgs_two_sweeps_from_zero::launch(b, &r, &mut two_from_zero, ax, ay, h2)?;
+        let mut and_a_half = Field::<T>::zeros_on(b, &N2, 2)?;
+        mg::rbgs_sweep_and_a_half::launch(b, &e, &r, &mut and_a_half, ax, ay, h2)?;
         let mut both = out.interior()?;
+        both.extend(two_from_zero.interior()?);
+        both.extend(and_a_half.interior()?);
         both.extend(swept_twice.interior()?);
         both.extend(from_r.interior()?);
         both.extend(coarse_from_r.interior()?);

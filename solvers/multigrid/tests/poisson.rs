@@ -394,7 +394,14 @@ fn fused_launches_give_the_same_iterates() {
     let mut neumann_west = Boundary::all(BoundaryKind::Dirichlet);
     neumann_west.west = BoundaryKind::Neumann;
     for boundary in [Boundary::all(BoundaryKind::Dirichlet), neumann_west] {
-        for (cycle, pre) in [(Cycle::V, 1), (Cycle::V, 2), (Cycle::W, 1), (Cycle::F, 2)] {
+        for (cycle, pre, post) in [
+            (Cycle::V, 1, 2),
+            (Cycle::V, 2, 2),
+            (Cycle::W, 1, 2),
+            (Cycle::F, 2, 2),
+            (Cycle::V, 3, 3),
+            (Cycle::V, 2, 1),
+        ] {
             for precision in [Precision::F64, Precision::Mixed] {
                 let run = |fuse| {
                     solved(
@@ -404,7 +411,7 @@ fn fused_launches_give_the_same_iterates() {
                             precision,
                             boundary,
                             pre,
-                            post: 2,
+                            post,
                             tolerance: 1e-10,
                             fuse,
                             ..Options::default()
@@ -415,7 +422,7 @@ fn fused_launches_give_the_same_iterates() {
                 let residuals = |r: &multigrid::Report| -> Vec<f64> {
                     r.cycles.iter().map(|c| c.residual).collect()
                 };
-                let case = format!("{boundary:?} {cycle:?}({pre}, 2) {precision:?}");
+                let case = format!("{boundary:?} {cycle:?}({pre}, {post}) {precision:?}");
                 assert!(fr.cycles.len() >= 3, "{case}: {} cycles", fr.cycles.len());
                 assert_eq!(residuals(&fr), residuals(&pr), "{case}");
                 let (a, b) = (fused.u.interior().unwrap(), plain.u.interior().unwrap());
