@@ -47,15 +47,14 @@ fn source_3d(x: f64, y: f64, z: f64) -> f64 {
 /// correction (1/8) and the prolongation (2 + 1/8); plus the f64 defect (8 + 8 + s), the
 /// update (16 + s), or with `fused` both in one pass (24 + 2s), and zeroing the
 /// correction (s) on the finest grid. In 2D (with `fused`) the launches
-/// are fused (Dirichlet sides): the first sweep from zero (2), the second sweep out of
-/// place (3), the residual with its restriction (2 + 1/4), the prolongation with a
-/// half-sweep (3 + 1/4), the other half-sweep (3) and the last sweep out of place (3);
-/// plus the defect and update.
+/// are fused (Dirichlet sides): both sweeps from zero (2), the residual with its
+/// restriction (2 + 1/4), the prolongation with a half-sweep (3 + 1/4), and the other
+/// three half-sweeps out of place (3); plus the defect and update.
 fn vcycle_bytes(n: usize, dims: u32, s: f64, fused: bool) -> f64 {
     let coarse = 0.5f64.powi(dims as i32);
     let (per_level, per_coarsest, zeroing) = if dims == 2 && fused {
         (
-            2.0 + 3.0 + (2.0 + coarse) + (3.0 + coarse) + 3.0 + 3.0,
+            2.0 + (2.0 + coarse) + (3.0 + coarse) + 3.0,
             2.0,
             0.0,
         )
