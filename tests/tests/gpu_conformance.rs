@@ -239,7 +239,9 @@ fn streams_and_timers_work() {
 fn deferred_reductions_are_read_later_in_launch_order() {
     let Some(cuda) = gpu() else { return };
     let now = Backend::Cuda(cuda.new_stream().expect("stream"));
-    let Backend::Cuda(c) = &now else { unreachable!() };
+    let Backend::Cuda(c) = &now else {
+        unreachable!()
+    };
     let later = Backend::Cuda(c.clone().with_deferred_reductions(true));
     let n = [300, 200];
     let fields: Vec<Field<f64>> = (0..3)
@@ -262,10 +264,15 @@ fn deferred_reductions_are_read_later_in_launch_order() {
         let (total, lowest) = mass::launch(&later, h, 0.5).expect("deferred launch");
         assert!(total.is_nan() && lowest.is_nan());
     }
-    let Backend::Cuda(lc) = &later else { unreachable!() };
+    let Backend::Cuda(lc) = &later else {
+        unreachable!()
+    };
     for want in &expected {
         let got = lc.read_deferred().expect("read").expect("values wait");
-        assert_eq!(&got, want, "deferred values differ from values read at once");
+        assert_eq!(
+            &got, want,
+            "deferred values differ from values read at once"
+        );
     }
     assert!(lc.read_deferred().expect("read").is_none(), "nothing left");
     // Forgotten values do not linger.

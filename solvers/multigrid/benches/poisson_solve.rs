@@ -53,11 +53,7 @@ fn source_3d(x: f64, y: f64, z: f64) -> f64 {
 fn vcycle_bytes(n: usize, dims: u32, s: f64, fused: bool) -> f64 {
     let coarse = 0.5f64.powi(dims as i32);
     let (per_level, per_coarsest, zeroing) = if dims == 2 && fused {
-        (
-            2.0 + (2.0 + coarse) + (3.0 + coarse) + 3.0,
-            2.0,
-            0.0,
-        )
+        (2.0 + (2.0 + coarse) + (3.0 + coarse) + 3.0, 2.0, 0.0)
     } else {
         (
             24.0 + 3.0 + (1.0 + coarse) + coarse + (2.0 + coarse),

@@ -821,14 +821,7 @@ pub mod mg {
     /// what follows [`prolong_rbgs`] in a V(., 2) cycle. `out` equals `e` after the three
     /// half-sweep launches of [`rbgs`] bit for bit; `e` is read three nodes out (halo 3).
     #[stencil]
-    pub fn rbgs_sweep_and_a_half<T: Real>(
-        e: In<T>,
-        r: In<T>,
-        out: Out<T>,
-        ax: T,
-        ay: T,
-        h2inv: T,
-    ) {
+    pub fn rbgs_sweep_and_a_half<T: Real>(e: In<T>, r: In<T>, out: Out<T>, ax: T, ay: T, h2inv: T) {
         let i = index(0);
         let j = index(1);
         let nx = extent(0);

@@ -27,6 +27,10 @@ pub(crate) struct Slot {
     event: sys::CUevent,
 }
 
+// SAFETY: a slot's memory and event belong to whoever holds the slot (a queue, or the
+// device's free list, both behind mutexes) and are used with the context bound.
+unsafe impl Send for Slot {}
+
 impl Slot {
     /// A slot of `capacity` values on the current context.
     fn new(capacity: usize) -> Result<Slot, Error> {
