@@ -25,7 +25,8 @@ const LOOKAHEAD_MARGIN: f64 = 3.0;
 /// What the outer iteration asks of the preconditioner, whatever its precision.
 trait Preconditioner {
     /// The defect `rhs - A u` of the operator of `order` into level 0's right-hand side;
-    /// its 2-norm (NaN on a backend whose reductions are unread).
+    /// its 2-norm (NaN on a backend whose reductions are unread or deferred; a deferred
+    /// read gives the sum of squares).
     fn defect(
         &mut self,
         backend: &Backend,
@@ -39,7 +40,7 @@ trait Preconditioner {
     /// `u += e`.
     fn correct(&mut self, u: &mut Field<f64>) -> Result<(), Error>;
     /// `next = u + e` and the 2nd-order defect `rhs - A next` into level 0's right-hand
-    /// side, in one pass; its 2-norm (NaN on a backend whose reductions are unread).
+    /// side, in one pass; its 2-norm (NaN, or deferred, as for `defect`).
     fn correct_defect(
         &mut self,
         backend: &Backend,

@@ -10,6 +10,7 @@
 //! pending.
 
 use crate::cuda::driver::{cuda_error, Stream};
+use crate::cuda::launch::elem_bytes;
 use crate::cuda::memory::DeviceBuffer;
 use crate::{Error, Precision};
 use cudarc::driver::{result, sys};
@@ -55,29 +56,7 @@ impl Slot {
             event,
         })
     }
-}
 
-/// The values of one launch's reductions: on their way to the host, or known at once (a
-/// launch over nothing gives its reductions' identities).
-enum PendingValues {
-    Copying {
-        slot: Slot,
-        precisions: Vec<Precision>,
-    },
-    Ready(Vec<f64>),
-}
-
-impl PendingValues {
-    /// The slot the values are copied into, if any.
-    fn slot(self) -> Option<Slot> {
-        match self {
-            PendingValues::Copying { slot, .. } => Some(slot),
-            PendingValues::Ready(_) => None,
-        }
-    }
-}
-
-impl Slot {
     /// Waits for the copies into the slot (not for later work on the stream) and reads
     /// the values, of `precisions`.
     fn read(&self, precisions: &[Precision]) -> Result<Vec<f64>, Error> {
@@ -100,6 +79,26 @@ impl Slot {
             })
             .collect();
         Ok(values)
+    }
+}
+
+/// The values of one launch's reductions: on their way to the host, or known at once (a
+/// launch over nothing gives its reductions' identities).
+enum PendingValues {
+    Copying {
+        slot: Slot,
+        precisions: Vec<Precision>,
+    },
+    Ready(Vec<f64>),
+}
+
+impl PendingValues {
+    /// The slot the values are copied into, if any.
+    fn slot(self) -> Option<Slot> {
+        match self {
+            PendingValues::Copying { slot, .. } => Some(slot),
+            PendingValues::Ready(_) => None,
+        }
     }
 }
 
@@ -180,10 +179,7 @@ impl DeferredQueue {
         let raw = q.stream.raw;
         let queued = (|| {
             for (i, (buf, p)) in values.iter().enumerate() {
-                let bytes = match p {
-                    Precision::F32 => 4,
-                    Precision::F64 => 8,
-                };
+                let bytes = elem_bytes(*p);
                 // SAFETY: the cell holds 8 bytes and lives until the event has fired (the
                 // slot is reused or freed only after that); the source holds one element.
                 unsafe {

@@ -682,7 +682,8 @@ fn fits(code: &KernelCode, p: Precision, n: [usize; 3], s: &LaunchShape, aligned
         && s.grid(code.dims, n).is_some()
 }
 
-fn elem_bytes(p: Precision) -> usize {
+/// Bytes of one value of precision `p`.
+pub(crate) fn elem_bytes(p: Precision) -> usize {
     match p {
         Precision::F32 => 4,
         Precision::F64 => 8,
