@@ -120,7 +120,18 @@ pub fn cpu_function(k: &Kernel, rt: &TokenStream) -> TokenStream {
         quote!(let #id = #fid.row(#j + (#dy as isize), #k + (#dz as isize));)
     });
 
-    let body = point_body(k, &live, &real, LoadForm::Rows);
+    let strided = colour_strided(k);
+    let body = point_body(
+        k,
+        &live,
+        &real,
+        LoadForm::Rows,
+        strided.and_then(|s| s.parity),
+    );
+    // The scalars and extents as locals of the row's closure: read once per row, kept in
+    // registers (through the captured references LLVM reloads them at every point, as a
+    // store to an output might alias them).
+    let locals = scalar_locals(k);
     let stores = k.stores.iter().map(|st| {
         let row = row_ident(st.field, 0, 0);
         let val = v(st.value);
@@ -140,6 +151,20 @@ pub fn cpu_function(k: &Kernel, rt: &TokenStream) -> TokenStream {
         (quote!(for_each_row), quote!(reduce_rows))
     };
     let red_types: Vec<TokenStream> = k.reductions.iter().map(|r| ty_tokens(r.ty)).collect();
+    // The points of a row: all of them, or those of the colour a red-black kernel updates.
+    let points = match strided {
+        Some(Strided { colour, .. }) => {
+            let c = scalar_ident(&k.scalars[colour as usize].name);
+            quote! {
+                (if #c == 0 || #c == 1 {
+                    r.i0 as isize + (#c - r.i0 as i64 - j as i64 - k as i64).rem_euclid(2) as isize
+                } else {
+                    r.i1 as isize
+                }..r.i1 as isize).step_by(2)
+            }
+        }
+        None => quote!(r.i0 as isize..r.i1 as isize),
+    };
     // A vertex kernel's point is the vertex at position `t` of its set.
     let point = if k.is_vertex() {
         quote! {
@@ -164,10 +189,11 @@ pub fn cpu_function(k: &Kernel, rt: &TokenStream) -> TokenStream {
             /// overlap inputs or each other.
             #[allow(clippy::all, unused, non_snake_case, unused_parens)]
             pub unsafe fn cpu #generics (n: [usize; 3], #(#params),*) {
-                #rt::cpu::#for_each(n, |r: #rt::cpu::Row| {
+                #rt::cpu::#for_each(n, move |r: #rt::cpu::Row| {
                     let (j, k) = (r.j as isize, r.k as isize);
+                    #locals
                     #(#row_ptrs)*
-                    for t in r.i0 as isize..r.i1 as isize {
+                    for t in #points {
                         #point
                     }
                 });
@@ -235,11 +261,12 @@ pub fn cpu_function(k: &Kernel, rt: &TokenStream) -> TokenStream {
                     n,
                     (#(#identities,)*),
                     |a: (#(#red_types,)*), b: (#(#red_types,)*)| (#(#combine_tuple,)*),
-                    |r: #rt::cpu::Row| {
+                    move |r: #rt::cpu::Row| {
                         let (j, k) = (r.j as isize, r.k as isize);
+                        #locals
                         #(#row_ptrs)*
                         let (#(mut #accs,)*) = (#(#identities,)*);
-                        for t in r.i0 as isize..r.i1 as isize {
+                        for t in #points {
                             #point
                             #(#updates)*
                         }
@@ -250,6 +277,51 @@ pub fn cpu_function(k: &Kernel, rt: &TokenStream) -> TokenStream {
             }
         }
     }
+}
+
+/// `let s_x = s_x;` for every scalar parameter, and `let n = n;`.
+fn scalar_locals(k: &Kernel) -> TokenStream {
+    let ids = k.scalars.iter().map(|s| scalar_ident(&s.name));
+    quote!(let n = n; #(let #ids = #ids;)*)
+}
+
+/// A red-black kernel whose rows visit only the points of the updated colour.
+#[derive(Clone, Copy)]
+struct Strided {
+    /// The colour scalar.
+    colour: u32,
+    /// The node `(i + j [+ k]) % 2 == colour` of the stores' masks, true at every visited
+    /// point (when the optimiser left it recognisable).
+    parity: Option<u32>,
+}
+
+/// How a red-black kernel's CPU rows skip the other colour: every store of a red-black
+/// kernel is masked by its colour's parity, so a row visits every other point and does
+/// half the work. Kernels with reductions (which see every point) and vertex kernels
+/// visit every point.
+fn colour_strided(k: &Kernel) -> Option<Strided> {
+    let colour = k.red_black?;
+    if !k.reductions.is_empty() || k.is_vertex() || k.line.is_some() {
+        return None;
+    }
+    let is_parity = |n: u32| match k.nodes[n as usize] {
+        Node::Binary(Binary::Eq, a, b) => {
+            matches!(k.nodes[b as usize], Node::Scalar(c) if c == colour)
+                && matches!(k.nodes[a as usize], Node::Binary(Binary::Rem, _, two)
+                    if matches!(k.nodes[two as usize], Node::IntConst(2)))
+        }
+        _ => false,
+    };
+    // The parity is the mask, or the last operand of the mask's `and`.
+    let parity_of = |m: u32| match k.nodes[m as usize] {
+        _ if is_parity(m) => Some(m),
+        Node::Binary(Binary::And, a, b) => [b, a].into_iter().find(|&x| is_parity(x)),
+        _ => None,
+    };
+    let mut parities = k.stores.iter().map(|st| st.mask.and_then(parity_of));
+    let first = parities.next().flatten();
+    let parity = first.filter(|&p| parities.all(|q| q == Some(p)));
+    Some(Strided { colour, parity })
 }
 
 /// A field index through the field's map: `x`, `2 * x` or `x >> 1` (indices are >= 0).
@@ -369,10 +441,20 @@ fn line_function(
 
 /// The `let`s of a point's live nodes, in the kernel's schedule: a run-time loop with
 /// the nodes of its iterations inside it.
-fn point_body(k: &Kernel, live: &[u32], real: &TokenStream, form: LoadForm) -> Vec<TokenStream> {
+fn point_body(
+    k: &Kernel,
+    live: &[u32],
+    real: &TokenStream,
+    form: LoadForm,
+    known_true: Option<u32>,
+) -> Vec<TokenStream> {
     k.schedule(live)
         .into_iter()
         .map(|step| match step {
+            Step::Node(n) if Some(n) == known_true => {
+                let id = v(n);
+                quote!(let #id: bool = true;)
+            }
             Step::Node(n) => node_let(k, n, real, form),
             Step::Loop { index, body } => runtime_loop(k, index, &body, real, form),
         })

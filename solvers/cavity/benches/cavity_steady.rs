@@ -3,11 +3,11 @@
 //! rest's effective bandwidth against the device's copy bandwidth.
 //!
 //! `cargo bench -p cavity --bench cavity_steady [-- --cpu] [-- --sizes 257,513]
-//! [-- --re 1000] [-- --tol 1e-5] [-- --precision f64|mixed] [-- --no-fuse] [-- --out FILE]`
+//! [-- --re 1000] [-- --tol 1e-5] [-- --precision f64|mixed] [-- --schedule fused|unfused|pass-saving] [-- --out FILE]`
 //! (on a GPU machine: `../shared/tools/stage-gpu -p cavity --bench cavity_steady`).
 
 use cavity::{Cavity, Config, Outcome};
-use multigrid::Precision;
+use multigrid::{Precision, Schedule};
 use std::fmt::Write as _;
 use std::time::Instant;
 use stencil_runtime::{Backend, Cuda};
@@ -45,14 +45,14 @@ fn run(
     re: f64,
     tol: f64,
     precision: Precision,
-    fuse_poisson: bool,
+    poisson_schedule: Option<Schedule>,
 ) -> R<Row> {
     let config = Config {
         re,
         n,
         tolerance: tol,
         precision,
-        fuse_poisson,
+        poisson_schedule,
         ..Config::default()
     };
     let mut flow = Cavity::new(backend, &config)?;
@@ -83,7 +83,7 @@ fn run(
 
 fn main() -> R<()> {
     let cpu_only = std::env::args().any(|a| a == "--cpu");
-    let fuse = !std::env::args().any(|a| a == "--no-fuse");
+    let schedule = arg("--schedule").map(|s| Schedule::parse(&s)).transpose()?;
     let (backend, device, copy) = if cpu_only {
         let threads = std::thread::available_parallelism().map_or(1, |t| t.get());
         (Backend::Cpu, format!("CPU, {threads} threads"), None)
@@ -114,8 +114,8 @@ fn main() -> R<()> {
     let mut md = String::new();
     writeln!(
         md,
-        "Lid-driven cavity, Re = {re}, to steady state (relative change of w below {tol:e} per unit time), Poisson {precision:?}, one V(1,1) cycle per RK4 stage ({}fused launches), on {device}",
-        if fuse { "" } else { "no " }
+        "Lid-driven cavity, Re = {re}, to steady state (relative change of w below {tol:e} per unit time), Poisson {precision:?}, one V(1,1) cycle per RK4 stage (schedule {}), on {device}",
+        schedule.map_or("of the backend".to_string(), |s| format!("{s:?}"))
     )?;
     if let Some(bw) = copy {
         writeln!(md, "(device copy bandwidth {:.0} GB/s)", bw / 1e9)?;
@@ -126,7 +126,7 @@ fn main() -> R<()> {
         "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
     )?;
     for n in sizes {
-        let r = run(&backend, n, re, tol, precision, fuse)?;
+        let r = run(&backend, n, re, tol, precision, schedule)?;
         let [step, poisson, rest] = r.parts.map(|s| s * 1e6);
         let bytes = rk4_bytes(r.n);
         let teff = bytes / (rest * 1e-6);

@@ -41,9 +41,9 @@ pub struct Config {
     pub max_steps: u64,
     /// On a CUDA device, record a whole time step into a CUDA graph and replay it.
     pub graph: bool,
-    /// Fuse the Poisson cycle's launches where multigrid can (see
-    /// [`multigrid::Options::fuse`]); the iterates are the same either way.
-    pub fuse_poisson: bool,
+    /// Which of the Poisson cycle's launches run fused ([`multigrid::Schedule`]); `None`
+    /// takes the backend's; the iterates are the same either way.
+    pub poisson_schedule: Option<multigrid::Schedule>,
 }
 
 impl Default for Config {
@@ -60,7 +60,7 @@ impl Default for Config {
             check_every: 50,
             max_steps: 10_000_000,
             graph: true,
-            fuse_poisson: true,
+            poisson_schedule: None,
         }
     }
 }

@@ -149,7 +149,7 @@ impl Cavity {
         let options = Options {
             precision: config.precision,
             graph: config.graph,
-            fuse: config.fuse_poisson,
+            schedule: config.poisson_schedule,
             pre: 1,
             post: 1,
             ..Options::default()

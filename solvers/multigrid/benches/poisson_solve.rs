@@ -7,9 +7,9 @@
 //! Markdown table to the path after `--out` (default `poisson_solve.md`).
 //!
 //! `cargo bench -p multigrid --bench poisson_solve [-- --cpu] [-- --sizes 1025,4097]
-//! [-- --sizes3d 129,257] [-- --no-fuse] [-- --pre 2 --post 2]`
+//! [-- --sizes3d 129,257] [-- --schedule fused|unfused|pass-saving|FLAGS] [-- --pre 2 --post 2]`
 
-use multigrid::{solve, Options, Precision, Problem, Report, Solver};
+use multigrid::{solve, Options, Precision, Problem, Report, Schedule, Solver};
 use std::f64::consts::PI;
 use std::fmt::Write as _;
 use std::time::Instant;
@@ -45,15 +45,18 @@ fn source_3d(x: f64, y: f64, z: f64) -> f64 {
 /// (an in-place field counts twice). In 3D (`dims = 3`), unfused: per level 4 sweeps x 2
 /// colours x 3 fields, the residual (3), restriction (1 + 1/8), zeroing the coarse
 /// correction (1/8) and the prolongation (2 + 1/8); plus the f64 defect (8 + 8 + s), the
-/// update (16 + s), or with `fused` both in one pass (24 + 2s), and zeroing the
-/// correction (s) on the finest grid. In 2D (with `fused`) the launches
-/// are fused (Dirichlet sides): both sweeps from zero (2), the residual with its
+/// update (16 + s), or with `update_with_defect` both in one pass (24 + 2s), and zeroing
+/// the correction (s) on the finest grid. In 2D with `zero_with_sweep`, the zeroing of each
+/// correction is part of its first half-sweep (which reads one field fewer). In 2D with
+/// `recomputing` (Dirichlet sides): both sweeps from zero (2), the residual with its
 /// restriction (2 + 1/4), the prolongation with a half-sweep (3 + 1/4), and the other
 /// three half-sweeps out of place (3); plus the defect and update.
-fn vcycle_bytes(n: usize, dims: u32, s: f64, fused: bool) -> f64 {
+fn vcycle_bytes(n: usize, dims: u32, s: f64, schedule: Schedule) -> f64 {
     let coarse = 0.5f64.powi(dims as i32);
-    let (per_level, per_coarsest, zeroing) = if dims == 2 && fused {
+    let (per_level, per_coarsest, zeroing) = if dims == 2 && schedule.recomputing {
         (2.0 + (2.0 + coarse) + (3.0 + coarse) + 3.0, 2.0, 0.0)
+    } else if dims == 2 && schedule.zero_with_sweep {
+        (23.0 + 3.0 + (1.0 + coarse) + (2.0 + coarse), 23.0, 0.0)
     } else {
         (
             24.0 + 3.0 + (1.0 + coarse) + coarse + (2.0 + coarse),
@@ -70,9 +73,9 @@ fn vcycle_bytes(n: usize, dims: u32, s: f64, fused: bool) -> f64 {
     }
     bytes += 3f64.powi(dims as i32) * s * per_coarsest;
     let fine = (n as f64).powi(dims as i32);
-    // The update and the next defect: one pass with `fused` (u, e, f read; u', r
-    // written), else two.
-    let update_defect = if fused {
+    // The update and the next defect: one pass with `update_with_defect` (u, e, f read;
+    // u', r written), else two.
+    let update_defect = if schedule.update_with_defect {
         24.0 + 2.0 * s
     } else {
         16.0 + s + 16.0 + s
@@ -166,7 +169,7 @@ fn prepared_solves(
 
 fn main() -> R<()> {
     let cpu_only = std::env::args().any(|a| a == "--cpu");
-    let fuse = !std::env::args().any(|a| a == "--no-fuse");
+    let schedule = arg("--schedule").map(|s| Schedule::parse(&s)).transpose()?;
     // V(pre, post) cycles (the byte model below assumes V(2, 2)).
     let pre: usize = arg("--pre").map_or(Ok(2), |s| s.parse())?;
     let post: usize = arg("--post").map_or(Ok(2), |s| s.parse())?;
@@ -204,11 +207,8 @@ fn main() -> R<()> {
         .unwrap_or(if cpu_only { 1 } else { 3 });
     let mut md = String::new();
     writeln!(md, "Device: {device}")?;
-    writeln!(
-        md,
-        "Fused launches: {}",
-        if fuse { "on" } else { "off (--no-fuse)" }
-    )?;
+    let schedule = schedule.unwrap_or_else(|| Schedule::for_backend(&backend));
+    writeln!(md, "Schedule: {schedule:?}")?;
     if let Some(bw) = copy {
         writeln!(
             md,
@@ -244,7 +244,7 @@ fn main() -> R<()> {
                         precision,
                         fmg,
                         graph,
-                        fuse,
+                        schedule: Some(schedule),
                         pre,
                         post,
                         ..Options::default()
@@ -303,7 +303,7 @@ fn main() -> R<()> {
         for precision in [Precision::F64, Precision::Mixed] {
             let options = Options {
                 precision,
-                fuse,
+                schedule: Some(schedule),
                 pre,
                 post,
                 ..Options::default()
@@ -333,14 +333,14 @@ fn main() -> R<()> {
                 let options = Options {
                     precision,
                     max_cycles: 12,
-                    fuse,
+                    schedule: Some(schedule),
                     ..Options::default()
                 };
                 let (report, _, _) = timed_solve(&backend, n, dims, &options, reps)?;
                 let mut t: Vec<f64> = report.cycles.iter().map(|c| c.seconds).collect();
                 t.sort_by(f64::total_cmp);
                 let median = t[t.len() / 2];
-                let bytes = vcycle_bytes(n, dims, s, fuse);
+                let bytes = vcycle_bytes(n, dims, s, schedule);
                 writeln!(
                     md,
                     "| {n}^{dims} | {precision:?} | {:.3} | {:.0} | {:.0} | {:.2} |",
@@ -356,7 +356,7 @@ fn main() -> R<()> {
     let n = *sizes.last().ok_or("no sizes")?;
     let options = Options {
         profile: true,
-        fuse,
+        schedule: Some(schedule),
         pre,
         post,
         ..Options::default()

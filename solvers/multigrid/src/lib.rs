@@ -24,6 +24,7 @@ mod options;
 mod preconditioner;
 mod problem;
 mod report;
+mod schedule;
 mod solve;
 mod solver;
 
@@ -31,6 +32,7 @@ pub use options::{Boundary, BoundaryKind, Cycle, Options, Order, Precision, Smoo
 pub use preconditioner::srj_schedule;
 pub use problem::Problem;
 pub use report::{CycleStat, LevelStat, Report};
+pub use schedule::Schedule;
 pub use solve::solve;
 pub use solver::Solver;
 

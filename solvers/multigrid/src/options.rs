@@ -1,5 +1,8 @@
 //! What a solve is asked to do.
 
+use crate::schedule::Schedule;
+use stencil_runtime::Backend;
+
 /// The boundary condition on one side of the square.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BoundaryKind {
@@ -185,12 +188,10 @@ pub struct Options {
     /// Wait for the device after every launch and charge the time to its level (slower;
     /// for [`crate::Report::levels`]).
     pub profile: bool,
-    /// Fuse launches where the level allows it (2D, red-black smoothing): the zeroed
-    /// correction with the first half-sweep on every level, and, with four Dirichlet sides
-    /// imposed directly, the zeroing with the whole first sweep, the residual with its
-    /// restriction and the prolongation with the next half-sweep. The iterates are the same as unfused; fewer launches and fewer
-    /// bytes per cycle.
-    pub fuse: bool,
+    /// Which launches run fused ([`Schedule`]); `None` (the default) takes the schedule
+    /// measured fastest on the solve's backend ([`Schedule::for_backend`]). The iterates
+    /// are the same under every schedule.
+    pub schedule: Option<Schedule>,
 }
 
 impl Default for Options {
@@ -214,7 +215,15 @@ impl Default for Options {
             az: 1.0,
             graph: true,
             profile: false,
-            fuse: true,
+            schedule: None,
         }
+    }
+}
+
+impl Options {
+    /// The schedule a solve on `backend` runs: [`Options::schedule`], or the backend's.
+    pub fn schedule_on(&self, backend: &Backend) -> Schedule {
+        self.schedule
+            .unwrap_or_else(|| Schedule::for_backend(backend))
     }
 }

@@ -68,8 +68,10 @@ impl<T: Real> Hierarchy<T> {
         ops: Ops,
         options: &Options,
     ) -> Result<Self, SolveError> {
-        let fused_start = options.fuse && ops.dims == 2 && options.smoother == Smoother::RedBlack;
-        let fused_transfers = fused_start && ops.all_dirichlet_2d();
+        let schedule = options.schedule_on(backend);
+        let red_black_2d = ops.dims == 2 && options.smoother == Smoother::RedBlack;
+        let fused_start = schedule.zero_with_sweep && red_black_2d;
+        let fused_transfers = schedule.recomputing && red_black_2d && ops.all_dirichlet_2d();
         // The fused kernels read up to three nodes beyond a level's boundary (and discard
         // them).
         let halo = if fused_transfers { 3 } else { 1 };

@@ -284,7 +284,8 @@ impl Solver {
         };
         // With the 2nd-order defect and fused launches, the update and the next defect run
         // as one pass into a second buffer of the solution, and the two buffers alternate.
-        let fused = self.options.fuse && self.options.order == Order::Second;
+        let fused = self.options.schedule_on(&self.backend).update_with_defect
+            && self.options.order == Order::Second;
         let mut next = match (fused, self.next.take()) {
             (true, Some(next)) => Some(next),
             (true, None) => Some(Field::<f64>::zeros_on(

@@ -403,7 +403,7 @@ fn fused_launches_give_the_same_iterates() {
             (Cycle::V, 2, 1),
         ] {
             for precision in [Precision::F64, Precision::Mixed] {
-                let run = |fuse| {
+                let run = |schedule| {
                     solved(
                         65,
                         &Options {
@@ -413,12 +413,12 @@ fn fused_launches_give_the_same_iterates() {
                             pre,
                             post,
                             tolerance: 1e-10,
-                            fuse,
+                            schedule: Some(schedule),
                             ..Options::default()
                         },
                     )
                 };
-                let ((fused, fr), (plain, pr)) = (run(true), run(false));
+                let ((fused, fr), (plain, pr)) = (run(Schedule::FUSED), run(Schedule::UNFUSED));
                 let residuals = |r: &multigrid::Report| -> Vec<f64> {
                     r.cycles.iter().map(|c| c.residual).collect()
                 };

@@ -86,7 +86,7 @@ fn config(a: &Args) -> Config {
         check_every: a.check_every,
         max_steps: a.max_steps,
         graph: !a.no_graph,
-        fuse_poisson: true,
+        poisson_schedule: None,
     }
 }
 
