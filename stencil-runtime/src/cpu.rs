@@ -1,9 +1,11 @@
 //! The CPU execution model used by generated code: views and a row scheduler.
 //!
 //! A kernel's domain is split into rows along axis 0 (for 1D domains, into fixed chunks);
-//! rows run in parallel on rayon's pool, and reductions combine per-row partials in row
-//! order, so results do not depend on the number of threads.
+//! groups of rows run in parallel on a team of threads kept hot between launches
+//! ([`crate::team`]), and reductions combine per-row partials in row order, so results do
+//! not depend on the number of threads.
 
+use crate::team::Team;
 use crate::Real;
 use rayon::prelude::*;
 
@@ -102,32 +104,58 @@ fn rows(n: [usize; 3]) -> (usize, impl Fn(usize) -> Row + Sync) {
     (if n[0] == 0 { 0 } else { count }, row)
 }
 
-/// Domains of fewer points run on the calling thread: handing them to the pool costs
-/// more than the work (a multigrid hierarchy's coarse levels, small grids).
-const SERIAL_POINTS: usize = 64 * 1024;
+/// Domains of fewer points run on the calling thread: even a hot team's fork-join costs
+/// more than their work (a multigrid hierarchy's coarsest levels).
+const SERIAL_POINTS: usize = 2048;
 
-/// Points per parallel task at least, so that rows of small grids are grouped.
-const TASK_POINTS: usize = 4096;
+/// Points per task at least, so that the rows of small grids are grouped.
+const TASK_POINTS: usize = 1024;
 
-/// Whether domain `n` runs serially, and otherwise the fewest rows per parallel task.
-fn split(n: [usize; 3], count: usize) -> Option<usize> {
+/// Tasks per thread at most: a few, so that a thread that finishes early takes another.
+const TASKS_PER_THREAD: usize = 4;
+
+/// The rows of each task when domain `n`, cut into `count` rows, runs in parallel
+/// (`None`: on the calling thread alone).
+fn rows_per_task(n: [usize; 3], count: usize) -> Option<usize> {
     let points = n[0] * n[1] * n[2];
-    if points < SERIAL_POINTS {
+    let threads = Team::global().threads();
+    if points < SERIAL_POINTS || count < 2 || threads < 2 {
         return None;
     }
-    let per_row = (points / count.max(1)).max(1);
-    Some(TASK_POINTS.div_ceil(per_row))
+    let tasks = (points / TASK_POINTS).clamp(2, threads * TASKS_PER_THREAD);
+    Some(count.div_ceil(tasks))
+}
+
+/// Runs `f(r)` for every `r` in `0..count`, in tasks of `per_task` consecutive values on
+/// the team.
+fn on_team(count: usize, per_task: usize, f: &(dyn Fn(usize) + Sync)) {
+    Team::global().run(count.div_ceil(per_task), &|t| {
+        (t * per_task..((t + 1) * per_task).min(count)).for_each(f)
+    });
 }
 
 /// Runs `f` on every row of domain `n`, in parallel (serially when small).
 pub fn for_each_row(n: [usize; 3], f: impl Fn(Row) + Sync + Send) {
     let (count, row) = rows(n);
-    match split(n, count) {
+    match rows_per_task(n, count) {
         None => (0..count).for_each(|r| f(row(r))),
-        Some(min) => (0..count)
-            .into_par_iter()
-            .with_min_len(min)
-            .for_each(|r| f(row(r))),
+        Some(per_task) => on_team(count, per_task, &|r| f(row(r))),
+    }
+}
+
+/// Per-row values written by parallel tasks, each row's slot by one task only.
+struct Slots<A>(Vec<std::cell::UnsafeCell<A>>);
+
+// SAFETY: every slot is written by exactly one task and read after all tasks finished.
+unsafe impl<A: Send> Sync for Slots<A> {}
+
+impl<A> Slots<A> {
+    /// Writes slot `r`.
+    ///
+    /// # Safety
+    /// No other thread may access slot `r` meanwhile.
+    unsafe fn set(&self, r: usize, value: A) {
+        *self.0[r].get() = value;
     }
 }
 
@@ -141,20 +169,24 @@ pub fn reduce_rows<A: Copy + Send + Sync>(
 ) -> A {
     let (count, row) = rows(n);
     // Per-row partials combined in row order either way: the result does not depend on
-    // the split.
-    let partials: Vec<A> = match split(n, count) {
-        None => (0..count).map(|r| f(row(r))).collect(),
-        Some(min) => (0..count)
-            .into_par_iter()
-            .with_min_len(min)
-            .map(|r| f(row(r)))
-            .collect(),
-    };
-    partials.into_iter().fold(identity, combine)
+    // the split or on the number of threads.
+    match rows_per_task(n, count) {
+        None => (0..count).map(|r| f(row(r))).fold(identity, combine),
+        Some(per_task) => {
+            let slots = Slots((0..count).map(|_| identity.into()).collect());
+            // SAFETY: row `r` is run by one task, which alone writes slot `r`.
+            on_team(count, per_task, &|r| unsafe { slots.set(r, f(row(r))) });
+            slots
+                .0
+                .into_iter()
+                .map(std::cell::UnsafeCell::into_inner)
+                .fold(identity, combine)
+        }
+    }
 }
 
 /// Runs `f` on every grid line along `axis` of domain `n`, in parallel: `f` gets the
-/// line's first point (its index on `axis` is 0) and a per-thread scratch value that it
+/// line's first point (its index on `axis` is 0) and a per-task scratch value that it
 /// may reuse from line to line.
 pub fn for_each_line<S: Default + Send>(
     n: [usize; 3],
@@ -173,15 +205,15 @@ pub fn for_each_line<S: Default + Send>(
         let k = r / (others[0] * others[1]);
         f(scratch, [i as isize, j as isize, k as isize]);
     };
-    match split(n, count) {
+    match rows_per_task(n, count) {
         None => {
             let mut scratch = S::default();
             (0..count).for_each(|r| line(&mut scratch, r));
         }
-        Some(min) => (0..count)
-            .into_par_iter()
-            .with_min_len(min)
-            .for_each_init(S::default, line),
+        Some(per_task) => Team::global().run(count.div_ceil(per_task), &|t| {
+            let mut scratch = S::default();
+            (t * per_task..((t + 1) * per_task).min(count)).for_each(|r| line(&mut scratch, r))
+        }),
     }
 }
 

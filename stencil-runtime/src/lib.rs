@@ -42,6 +42,7 @@ pub mod launch;
 pub mod mesh;
 pub mod real;
 pub mod sampled;
+mod team;
 
 pub use backend::Backend;
 pub use block_mask::{BlockMask, BLOCK_TILE};

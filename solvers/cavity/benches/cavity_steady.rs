@@ -3,7 +3,7 @@
 //! rest's effective bandwidth against the device's copy bandwidth.
 //!
 //! `cargo bench -p cavity --bench cavity_steady [-- --cpu] [-- --sizes 257,513]
-//! [-- --re 1000] [-- --tol 1e-5] [-- --precision f64|mixed] [-- --schedule fused|unfused|pass-saving] [-- --out FILE]`
+//! [-- --re 1000] [-- --tol 1e-5] [-- --precision f64|mixed] [-- --schedule fused|unfused|FLAGS] [-- --out FILE]`
 //! (on a GPU machine: `../shared/tools/stage-gpu -p cavity --bench cavity_steady`).
 
 use cavity::{Cavity, Config, Outcome};

@@ -7,7 +7,7 @@
 //! Markdown table to the path after `--out` (default `poisson_solve.md`).
 //!
 //! `cargo bench -p multigrid --bench poisson_solve [-- --cpu] [-- --sizes 1025,4097]
-//! [-- --sizes3d 129,257] [-- --schedule fused|unfused|pass-saving|FLAGS] [-- --pre 2 --post 2]`
+//! [-- --sizes3d 129,257] [-- --schedule fused|unfused|FLAGS] [-- --pre 2 --post 2]`
 
 use multigrid::{solve, Options, Precision, Problem, Report, Schedule, Solver};
 use std::f64::consts::PI;

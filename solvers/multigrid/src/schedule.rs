@@ -41,30 +41,27 @@ impl Schedule {
         update_with_defect: false,
     };
 
-    /// The fusions that save a pass without recomputing anything.
-    pub const PASS_SAVING: Schedule = Schedule {
-        recomputing: false,
-        ..Schedule::FUSED
-    };
-
     /// The schedule measured fastest on `backend`'s kind (`docs/benchmarks.md`, "Schedules
     /// per backend"): on a CUDA device every fusion (the cycle is bound by memory
-    /// traffic); on the CPU the fusions that save a pass, and none that recomputes (the
-    /// recomputing fusions made a 1025^2 solve 2.2x slower on two cores).
+    /// traffic); on the CPU only the zeroing with the first half-sweep (on two cores a
+    /// 1025^2 solve took 1.8x as long with the recomputing fusions, and 10% longer with
+    /// the update and defect in one pass, whose odd cycle counts cost a copy back).
     pub fn for_backend(backend: &Backend) -> Schedule {
         match backend {
             Backend::Cuda(_) => Schedule::FUSED,
-            Backend::Cpu => Schedule::PASS_SAVING,
+            Backend::Cpu => Schedule {
+                zero_with_sweep: true,
+                ..Schedule::UNFUSED
+            },
         }
     }
 
-    /// Parses `fused`, `unfused`, `pass-saving`, or a comma-separated list of the flags
-    /// to turn on (`zero-with-sweep`, `recomputing`, `update-with-defect`).
+    /// Parses `fused`, `unfused`, or a comma-separated list of the fusions to turn on
+    /// (`zero-with-sweep`, `recomputing`, `update-with-defect`).
     pub fn parse(text: &str) -> Result<Schedule, String> {
         match text {
             "fused" => return Ok(Schedule::FUSED),
             "unfused" => return Ok(Schedule::UNFUSED),
-            "pass-saving" => return Ok(Schedule::PASS_SAVING),
             _ => {}
         }
         let mut s = Schedule::UNFUSED;
@@ -75,7 +72,7 @@ impl Schedule {
                 "update-with-defect" => s.update_with_defect = true,
                 other => {
                     return Err(format!(
-                        "unknown schedule `{other}`: use fused, unfused, pass-saving or a list of \
+                        "unknown schedule `{other}`: use fused, unfused or a list of \
                          zero-with-sweep, recomputing, update-with-defect"
                     ))
                 }
@@ -94,8 +91,8 @@ mod tests {
         assert_eq!(Schedule::parse("fused"), Ok(Schedule::FUSED));
         assert_eq!(Schedule::parse("unfused"), Ok(Schedule::UNFUSED));
         assert_eq!(
-            Schedule::parse("zero-with-sweep, update-with-defect"),
-            Ok(Schedule::PASS_SAVING)
+            Schedule::parse("zero-with-sweep, recomputing,update-with-defect"),
+            Ok(Schedule::FUSED)
         );
         let err = Schedule::parse("recompute").unwrap_err();
         assert!(err.contains("unknown schedule `recompute`"), "{err}");

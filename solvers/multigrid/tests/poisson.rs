@@ -419,12 +419,14 @@ fn fused_launches_give_the_same_iterates() {
                     )
                 };
                 let ((fused, fr), (plain, pr)) = (run(Schedule::FUSED), run(Schedule::UNFUSED));
+                let (_, cpu) = run(Schedule::for_backend(&Backend::Cpu));
                 let residuals = |r: &multigrid::Report| -> Vec<f64> {
                     r.cycles.iter().map(|c| c.residual).collect()
                 };
                 let case = format!("{boundary:?} {cycle:?}({pre}, {post}) {precision:?}");
                 assert!(fr.cycles.len() >= 3, "{case}: {} cycles", fr.cycles.len());
                 assert_eq!(residuals(&fr), residuals(&pr), "{case}");
+                assert_eq!(residuals(&cpu), residuals(&pr), "{case}");
                 let (a, b) = (fused.u.interior().unwrap(), plain.u.interior().unwrap());
                 assert!(a.iter().zip(&b).all(|(x, y)| x == y), "{case}");
             }
