@@ -369,3 +369,34 @@ fn cell<T: Real>(x: T, origin: T, inverse_spacing: T, n: i64) -> (i64, T) {
     let i = Real::as_i64(Real::floor(u)).min(n - 2);
     (i, u - T::from_i64(i))
 }
+
+/// The machine's memory bandwidth as the CPU backend sees it: the best of five parallel
+/// copies of `bytes` bytes (on every thread of the team), counted as bytes read plus
+/// bytes written per second. Benchmarks report CPU figures against it.
+pub fn copy_bandwidth(bytes: usize) -> f64 {
+    let len = (bytes / std::mem::size_of::<f64>()).max(1 << 10);
+    let src: Vec<f64> = (0..len).map(|i| i as f64).collect();
+    let mut dst = vec![0.0f64; len];
+    let chunk = 1 << 15;
+    let tasks = len.div_ceil(chunk);
+    let out = ViewMut {
+        ptr: dst.as_mut_ptr(),
+        sy: 0,
+        sz: 0,
+    };
+    let mut best = f64::INFINITY;
+    for _ in 0..5 {
+        let start = std::time::Instant::now();
+        Team::global().run(tasks, &|t| {
+            let (a, b) = (t * chunk, ((t + 1) * chunk).min(len));
+            let out = out; // the whole view, which is Sync (not its bare pointer)
+                           // SAFETY: tasks write disjoint ranges of `dst`, which outlives the launch.
+            unsafe {
+                std::ptr::copy_nonoverlapping(src.as_ptr().add(a), out.ptr.add(a), b - a);
+            }
+        });
+        best = best.min(start.elapsed().as_secs_f64());
+    }
+    std::hint::black_box(&dst);
+    2.0 * (len * std::mem::size_of::<f64>()) as f64 / best
+}

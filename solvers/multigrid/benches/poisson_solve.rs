@@ -9,11 +9,11 @@
 //! `cargo bench -p multigrid --bench poisson_solve [-- --cpu] [-- --sizes 1025,4097]
 //! [-- --sizes3d 129,257] [-- --schedule fused|unfused|FLAGS] [-- --pre 2 --post 2]`
 
-use multigrid::{solve, Options, Precision, Problem, Report, Schedule, Solver};
+use multigrid::{kernels, solve, Options, Precision, Problem, Report, Schedule, Solver};
 use std::f64::consts::PI;
 use std::fmt::Write as _;
 use std::time::Instant;
-use stencil_runtime::{Backend, Cuda};
+use stencil_runtime::{Backend, Cuda, Field, Real};
 
 type R<T> = Result<T, Box<dyn std::error::Error>>;
 
@@ -81,6 +81,62 @@ fn vcycle_bytes(n: usize, dims: u32, s: f64, schedule: Schedule) -> f64 {
         16.0 + s + 16.0 + s
     };
     bytes + fine * (update_defect + zeroing * s)
+}
+
+/// The best of 20 timed red-black sweeps (red then black half-sweep, the generated
+/// `rbgs` kernel) on an `n x n` level with four Dirichlet sides, and the bytes a sweep must
+/// move: per half-sweep the correction read and written and the right-hand side read.
+fn finest_sweep<T: Real>(backend: &Backend, n: usize) -> R<(f64, f64)> {
+    let h = 1.0 / (n - 1) as f64;
+    let r = Field::<T>::from_fn(&[n, n], 1, |[i, j, _]| {
+        T::from_f64(((i * 7 + j * 3) % 11) as f64)
+    })
+    .to(backend)?;
+    let mut e = Field::<T>::zeros_on(backend, &[n, n], 1)?;
+    let (one, h2inv) = (T::one(), T::from_f64(1.0 / (h * h)));
+    let sweep = |e: &mut Field<T>| -> R<()> {
+        for colour in [0, 1] {
+            kernels::mg::rbgs::launch(
+                backend,
+                e,
+                &r,
+                one,
+                one,
+                h2inv,
+                T::zero(),
+                0,
+                0,
+                0,
+                0,
+                colour,
+            )?;
+        }
+        Ok(())
+    };
+    sweep(&mut e)?;
+    let mut best = f64::INFINITY;
+    for _ in 0..20 {
+        backend.synchronize()?;
+        let t = Instant::now();
+        sweep(&mut e)?;
+        backend.synchronize()?;
+        best = best.min(t.elapsed().as_secs_f64());
+    }
+    let bytes = 2.0 * 3.0 * (n * n * std::mem::size_of::<T>()) as f64;
+    Ok((best, bytes))
+}
+
+/// A row of the finest-sweep table.
+fn sweep_row(md: &mut String, n: usize, precision: &str, t: f64, bytes: f64, bw: f64) -> R<()> {
+    writeln!(
+        md,
+        "| {n}^2 | {precision} | {:.3} | {:.1} | {:.1} | {:.2} |",
+        t * 1e3,
+        bytes / 1e6,
+        bytes / t / 1e9,
+        bytes / t / bw
+    )?;
+    Ok(())
 }
 
 /// The best of `reps` solves of the 2D (`dims = 2`) or 3D problem (fresh problem each
@@ -177,7 +233,9 @@ fn main() -> R<()> {
         let threads = std::thread::available_parallelism()
             .map(|n| n.get())
             .unwrap_or(1);
-        (Backend::Cpu, format!("CPU ({threads} threads)"), None)
+        // The machine's memory bandwidth, for the T_eff ratios (a 256 MiB copy).
+        let bw = stencil_runtime::cpu::copy_bandwidth(256 << 20);
+        (Backend::Cpu, format!("CPU ({threads} threads)"), Some(bw))
     } else {
         match Cuda::new(0) {
             Ok(c) => {
@@ -212,7 +270,7 @@ fn main() -> R<()> {
     if let Some(bw) = copy {
         writeln!(
             md,
-            "Copy bandwidth (device to device, read + write): {:.0} GB/s",
+            "Copy bandwidth (read + write, measured in this run): {:.0} GB/s",
             bw / 1e9
         )?;
     }
@@ -350,6 +408,20 @@ fn main() -> R<()> {
                     bytes / median / bw
                 )?;
             }
+        }
+    }
+    if let Some(bw) = copy {
+        writeln!(md, "\nOne red-black Gauss-Seidel sweep (both colours) on the finest level, Dirichlet sides, best of 20 (bytes: per half-sweep `e` read and written and `r` read, whole lines):\n")?;
+        writeln!(
+            md,
+            "| grid | precision | sweep (ms) | bytes (MB) | T_eff (GB/s) | T_eff / copy |"
+        )?;
+        writeln!(md, "| --- | --- | --- | --- | --- | --- |")?;
+        for &n in &sizes {
+            let (t, bytes) = finest_sweep::<f64>(&backend, n)?;
+            sweep_row(&mut md, n, "f64", t, bytes, bw)?;
+            let (t, bytes) = finest_sweep::<f32>(&backend, n)?;
+            sweep_row(&mut md, n, "f32", t, bytes, bw)?;
         }
     }
     // Where the time goes: each level's share (waits after every launch: slower overall).
