@@ -389,10 +389,11 @@ pub fn copy_bandwidth(bytes: usize) -> f64 {
         let start = std::time::Instant::now();
         Team::global().run(tasks, &|t| {
             let (a, b) = (t * chunk, ((t + 1) * chunk).min(len));
-            let out = out; // the whole view, which is Sync (not its bare pointer)
-                           // SAFETY: tasks write disjoint ranges of `dst`, which outlives the launch.
+            // SAFETY: tasks write disjoint ranges of `dst`, which outlives the launch; the
+            // method call makes the closure capture the whole (Sync) view, not its pointer.
             unsafe {
-                std::ptr::copy_nonoverlapping(src.as_ptr().add(a), out.ptr.add(a), b - a);
+                let to = out.row(0, 0);
+                std::ptr::copy_nonoverlapping(src.as_ptr().add(a), to.add(a), b - a);
             }
         });
         best = best.min(start.elapsed().as_secs_f64());

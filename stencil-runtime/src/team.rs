@@ -193,7 +193,7 @@ fn helper(s: &Shared, h: usize) {
             continue;
         }
         polls = polls.wrapping_add(1);
-        if polls % 64 != 0 || idle_since.elapsed() < SPIN {
+        if !polls.is_multiple_of(64) || idle_since.elapsed() < SPIN {
             std::hint::spin_loop();
             continue;
         }

@@ -328,7 +328,9 @@ fn colour_strided(k: &Kernel) -> Option<Strided> {
 fn mapped(map: IndexMap, x: TokenStream) -> TokenStream {
     match map {
         IndexMap::Same => x,
-        IndexMap::Fine => quote!((2 * #x)),
+        // A shift, not `2 * x`: integer arithmetic in the inner loop would carry overflow
+        // checks in builds that have them, and those keep LLVM from vectorising the loop.
+        IndexMap::Fine => quote!((#x << 1)),
         IndexMap::Coarse => quote!((#x >> 1)),
     }
 }
@@ -536,7 +538,12 @@ fn node_let(k: &Kernel, n: u32, real: &TokenStream, form: LoadForm) -> TokenStre
             match form {
                 LoadForm::Rows => {
                     let row = row_ident(field, offset[1], offset[2]);
-                    quote!(*#row.offset(#x + #dx))
+                    // Pointer steps rather than `x + dx` (see `mapped`).
+                    if dx == 0 {
+                        quote!(*#row.offset(#x))
+                    } else {
+                        quote!(*#row.offset(#x).offset(#dx))
+                    }
                 }
                 LoadForm::Point => {
                     let fid = field_ident(&f.name);

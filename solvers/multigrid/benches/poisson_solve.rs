@@ -8,6 +8,11 @@
 //!
 //! `cargo bench -p multigrid --bench poisson_solve [-- --cpu] [-- --sizes 1025,4097]
 //! [-- --sizes3d 129,257] [-- --schedule fused|unfused|FLAGS] [-- --pre 2 --post 2]`
+//!
+//! With `--cpu` it also times the generated cycle against a hand-written Rust V(2,2) cycle
+//! ([`hand_cycle`]) on the same problem, and checks that both give the same residuals.
+
+mod hand_cycle;
 
 use multigrid::{kernels, solve, Options, Precision, Problem, Report, Schedule, Solver};
 use std::f64::consts::PI;
@@ -223,6 +228,47 @@ fn prepared_solves(
     Ok((cycles, times[0], times[times.len() / 2], queued))
 }
 
+/// The generated f64 V(2,2) cycle (the CPU's schedule, prepared solver, cycles back to
+/// back) against the hand-written one, per size: time per cycle, their ratio, and the
+/// largest relative difference of their residual histories (the same iterates up to
+/// rounding).
+fn hand_comparison(md: &mut String, backend: &Backend, sizes: &[usize], reps: usize) -> R<()> {
+    hand_cycle::self_check()?;
+    writeln!(md, "\nThe generated f64 V(2,2) cycle against a hand-written Rust one (`benches/hand_cycle`, rayon, same passes), per cycle, best of {} runs of the solve's cycles:\n", reps.max(3))?;
+    writeln!(
+        md,
+        "| grid | cycles | generated (ms) | hand-written (ms) | generated / hand | max residual difference |"
+    )?;
+    writeln!(md, "| --- | --- | --- | --- | --- | --- |")?;
+    for &n in sizes {
+        let options = Options {
+            schedule: Some(Schedule::for_backend(backend)),
+            ..Options::default()
+        };
+        let (report, _, _) = timed_solve(backend, n, 2, &options, 1)?;
+        let (cycles, _, _, generated) = prepared_solves(backend, n, 2, &options, reps.max(3))?;
+        let mut hand_time = f64::INFINITY;
+        let mut difference: f64 = 0.0;
+        for _ in 0..reps.max(3) {
+            let mut hand = hand_cycle::HandCycle::new(n, exact, source);
+            let t = Instant::now();
+            let residuals: Vec<f64> = (0..cycles).map(|_| hand.cycle()).collect();
+            hand_time = hand_time.min(t.elapsed().as_secs_f64() / cycles as f64);
+            for (h, g) in residuals.iter().zip(&report.cycles) {
+                difference = difference.max((h - g.residual).abs() / g.residual);
+            }
+        }
+        writeln!(
+            md,
+            "| {n}^2 | {cycles} | {:.3} | {:.3} | {:.2} | {difference:.1e} |",
+            generated * 1e3,
+            hand_time * 1e3,
+            generated / hand_time
+        )?;
+    }
+    Ok(())
+}
+
 fn main() -> R<()> {
     let cpu_only = std::env::args().any(|a| a == "--cpu");
     let schedule = arg("--schedule").map(|s| Schedule::parse(&s)).transpose()?;
@@ -423,6 +469,9 @@ fn main() -> R<()> {
             let (t, bytes) = finest_sweep::<f32>(&backend, n)?;
             sweep_row(&mut md, n, "f32", t, bytes, bw)?;
         }
+    }
+    if copy.is_some() {
+        hand_comparison(&mut md, &backend, &sizes, reps)?;
     }
     // Where the time goes: each level's share (waits after every launch: slower overall).
     let n = *sizes.last().ok_or("no sizes")?;

@@ -4,7 +4,7 @@
 
 use multigrid::{
     solve, srj_schedule, Boundary, BoundaryKind, Cycle, Options, Order, Precision, Problem,
-    Smoother, SolveError,
+    Schedule, Smoother, SolveError,
 };
 use std::f64::consts::PI;
 use stencil_runtime::Backend;
