@@ -159,6 +159,46 @@ impl<A> Slots<A> {
     }
 }
 
+/// Whether generated kernels run their AVX copies (8 f32 or 4 f64 lanes per instruction,
+/// where x86-64's baseline SSE2 has 4 and 2): where the CPU has AVX, unless the
+/// environment variable `STENCIL_CPU_AVX` is `0` (to compare). Decided once per process.
+pub fn wide_vectors() -> bool {
+    static WIDE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *WIDE.get_or_init(|| {
+        let allowed = std::env::var("STENCIL_CPU_AVX").map_or(true, |v| v.trim() != "0");
+        #[cfg(target_arch = "x86_64")]
+        let present = std::arch::is_x86_feature_detected!("avx");
+        #[cfg(not(target_arch = "x86_64"))]
+        let present = false;
+        allowed && present
+    })
+}
+
+/// The points of a row whose reduction values a generated kernel buffers before folding
+/// them with [`fold_lanes`].
+pub const REDUCTION_TILE: usize = 256;
+
+/// The lanes [`fold_lanes`] folds in.
+const LANES: usize = 8;
+
+/// Folds `values` with `combine` from `identity` in [`LANES`] interleaved lanes (value `i`
+/// into lane `i % LANES`, the lanes then in order, the values past the last whole group of
+/// lanes last): independent chains that LLVM turns into packed arithmetic, in a fixed
+/// order, so the result depends only on `values`.
+#[inline(always)]
+pub fn fold_lanes<A: Copy>(values: &[A], identity: A, combine: impl Fn(A, A) -> A) -> A {
+    let mut lanes = [identity; LANES];
+    let groups = values.chunks_exact(LANES);
+    let rest = groups.remainder();
+    for group in groups {
+        for (lane, &v) in lanes.iter_mut().zip(group) {
+            *lane = combine(*lane, v);
+        }
+    }
+    let folded = lanes.into_iter().fold(identity, &combine);
+    rest.iter().fold(folded, |a, &v| combine(a, v))
+}
+
 /// Runs `f` on every row of domain `n` in parallel and combines the per-row results in
 /// row order with `combine`, starting from `identity`.
 pub fn reduce_rows<A: Copy + Send + Sync>(

@@ -55,6 +55,54 @@ fn row_ident(field: u32, dy: i32, dz: i32) -> Ident {
     format_ident!("row_{}_{}_{}", field, s(dy), s(dz))
 }
 
+/// The signature of a kernel's `cpu` function.
+struct Signature<'a> {
+    /// The path of the runtime crate.
+    rt: &'a TokenStream,
+    /// `<T: Real>` for a generic kernel, else nothing.
+    generics: &'a TokenStream,
+    /// The parameters after the domain `n`, with their types.
+    params: &'a [TokenStream],
+    /// The parameters' names, in order.
+    args: &'a [Ident],
+}
+
+impl Signature<'_> {
+    /// `pub unsafe fn cpu(n, params..) ret { body }` (attributes go before it). On x86-64
+    /// the body is also compiled for AVX (8 f32 or 4 f64 lanes, where the baseline has
+    /// SSE2's 4 and 2) and that copy runs where the CPU has it
+    /// ([`cpu::wide_vectors`](../../stencil_runtime/cpu/fn.wide_vectors.html)): the
+    /// closures inside inherit the target feature.
+    fn item(&self, ret: TokenStream, body: TokenStream) -> TokenStream {
+        let Signature {
+            rt,
+            generics,
+            params,
+            args,
+        } = self;
+        let turbofish = if generics.is_empty() {
+            quote!()
+        } else {
+            quote!(::<T>)
+        };
+        quote! {
+            pub unsafe fn cpu #generics (n: [usize; 3], #(#params),*) #ret {
+                #[cfg(target_arch = "x86_64")]
+                {
+                    #[target_feature(enable = "avx")]
+                    unsafe fn wide #generics (n: [usize; 3], #(#params),*) #ret {
+                        #body
+                    }
+                    if #rt::cpu::wide_vectors() {
+                        return wide #turbofish (n, #(#args),*);
+                    }
+                }
+                #body
+            }
+        }
+    }
+}
+
 /// The `cpu` function of a kernel. `rt` is the path of the runtime crate.
 pub fn cpu_function(k: &Kernel, rt: &TokenStream) -> TokenStream {
     let real = quote!(#rt::Real);
@@ -64,12 +112,14 @@ pub fn cpu_function(k: &Kernel, rt: &TokenStream) -> TokenStream {
         quote!()
     };
     let mut params = Vec::new();
+    let mut args: Vec<Ident> = Vec::new();
     for &(kind, i) in &k.param_order {
         match kind {
             ParamKind::Field => {
                 let f = &k.fields[i as usize];
                 let id = field_ident(&f.name);
                 let t = ty_tokens(f.elem);
+                args.push(id.clone());
                 params.push(match f.access {
                     Access::In => quote!(#id: #rt::cpu::View<#t>),
                     Access::Out | Access::InOut => quote!(#id: #rt::cpu::ViewMut<#t>),
@@ -79,21 +129,32 @@ pub fn cpu_function(k: &Kernel, rt: &TokenStream) -> TokenStream {
                 let s = &k.scalars[i as usize];
                 let id = scalar_ident(&s.name);
                 let t = ty_tokens(s.ty);
+                args.push(id.clone());
                 params.push(quote!(#id: #t));
             }
             ParamKind::Reduction => {}
-            ParamKind::Mesh => params.push(quote!(mesh_view: #rt::cpu::MeshView)),
+            ParamKind::Mesh => {
+                args.push(format_ident!("mesh_view"));
+                params.push(quote!(mesh_view: #rt::cpu::MeshView));
+            }
             ParamKind::Sampled => {
                 let g = &k.sampled[i as usize];
                 let id = sampled_ident(&g.name);
                 let t = ty_tokens(g.elem);
+                args.push(id.clone());
                 params.push(quote!(#id: #rt::cpu::SampledView<#t>));
             }
         }
     }
 
+    let sig = Signature {
+        rt,
+        generics: &generics,
+        params: &params,
+        args: &args,
+    };
     if let Some(line) = &k.line {
-        return line_function(k, line, rt, &generics, &params);
+        return line_function(k, line, &sig);
     }
     // Row pointers: one per (field, dy, dz) read or written.
     let live = k.live_nodes();
@@ -151,20 +212,30 @@ pub fn cpu_function(k: &Kernel, rt: &TokenStream) -> TokenStream {
         (quote!(for_each_row), quote!(reduce_rows))
     };
     let red_types: Vec<TokenStream> = k.reductions.iter().map(|r| ty_tokens(r.ty)).collect();
-    // The points of a row: all of them, or those of the colour a red-black kernel updates.
-    let points = match strided {
+    // The points of a row: all of them, or those of the colour a red-black kernel updates:
+    // the first, one past the last, and the step.
+    let (first, step) = match strided {
         Some(Strided { colour, .. }) => {
             let c = scalar_ident(&k.scalars[colour as usize].name);
-            quote! {
-                (if #c == 0 || #c == 1 {
+            let first = quote! {
+                if #c == 0 || #c == 1 {
                     r.i0 as isize + (#c - r.i0 as i64 - j as i64 - k as i64).rem_euclid(2) as isize
                 } else {
                     r.i1 as isize
-                }..r.i1 as isize).step_by(2)
-            }
+                }
+            };
+            (first, 2usize)
         }
-        None => quote!(r.i0 as isize..r.i1 as isize),
+        None => (quote!(r.i0 as isize), 1),
     };
+    let stepped = |range: TokenStream| {
+        if step == 1 {
+            range
+        } else {
+            quote!((#range).step_by(#step))
+        }
+    };
+    let points = stepped(quote!(#first..r.i1 as isize));
     // A vertex kernel's point is the vertex at position `t` of its set.
     let point = if k.is_vertex() {
         quote! {
@@ -180,6 +251,22 @@ pub fn cpu_function(k: &Kernel, rt: &TokenStream) -> TokenStream {
         }
     };
     if k.reductions.is_empty() {
+        let row_loops = quote! {
+            for t in #points {
+                #point
+            }
+        };
+        let item = sig.item(
+            quote!(),
+            quote! {
+                    #rt::cpu::#for_each(n, move |r: #rt::cpu::Row| {
+                        let (j, k) = (r.j as isize, r.k as isize);
+                        #locals
+                    #(#row_ptrs)*
+                    #row_loops
+                });
+            },
+        );
         quote! {
             /// The CPU implementation: every interior point of the domain `n`, rows in
             /// parallel.
@@ -188,16 +275,7 @@ pub fn cpu_function(k: &Kernel, rt: &TokenStream) -> TokenStream {
             /// Every view must cover the domain plus the kernel's halo, and outputs must not
             /// overlap inputs or each other.
             #[allow(clippy::all, unused, non_snake_case, unused_parens)]
-            pub unsafe fn cpu #generics (n: [usize; 3], #(#params),*) {
-                #rt::cpu::#for_each(n, move |r: #rt::cpu::Row| {
-                    let (j, k) = (r.j as isize, r.k as isize);
-                    #locals
-                    #(#row_ptrs)*
-                    for t in #points {
-                        #point
-                    }
-                });
-            }
+            #item
         }
     } else {
         let accs: Vec<Ident> = (0..k.reductions.len())
@@ -226,12 +304,32 @@ pub fn cpu_function(k: &Kernel, rt: &TokenStream) -> TokenStream {
                 ReduceOp::Min => quote!(<#t as #rt::num_traits::Float>::min(#a, #b)),
             }
         };
-        let updates = k.contributions.iter().map(|&(r, n)| {
+        // Each contribution's values of a tile of points go to a buffer on the stack (a
+        // loop without a loop-carried dependence, which vectorises), and the buffer is
+        // folded in lanes (`cpu::fold_lanes`): LLVM may not reorder a floating-point
+        // reduction itself, so a reduction inside the point loop would keep the whole
+        // loop scalar.
+        let parts: Vec<Ident> = (0..k.contributions.len())
+            .map(|c| format_ident!("part{}", c))
+            .collect();
+        let part_decls = k.contributions.iter().zip(&parts).map(|(&(r, _), part)| {
+            let id = &identities[r as usize];
+            quote!(let mut #part = [#id; #rt::cpu::REDUCTION_TILE];)
+        });
+        let part_writes = k.contributions.iter().zip(&parts).map(|(&(_, n), part)| {
+            let val = v(n);
+            quote!(*#part.get_unchecked_mut((t - t0) as usize) = #val;)
+        });
+        let updates = k.contributions.iter().zip(&parts).map(|(&(r, _), part)| {
             let acc = &accs[r as usize];
-            let e = combine_acc(r as usize, quote!(#acc), {
-                let val = v(n);
-                quote!(#val)
-            });
+            let id = &identities[r as usize];
+            let t = &red_types[r as usize];
+            let fold = combine_acc(r as usize, quote!(a), quote!(b));
+            let e = combine_acc(
+                r as usize,
+                quote!(#acc),
+                quote!(#rt::cpu::fold_lanes(&#part[..(t1 - t0) as usize], #id, |a: #t, b: #t| #fold)),
+            );
             quote!(#acc = #e;)
         });
         let combine_tuple = (0..k.reductions.len()).map(|r| {
@@ -248,6 +346,36 @@ pub fn cpu_function(k: &Kernel, rt: &TokenStream) -> TokenStream {
         } else {
             quote!(total)
         };
+        let item = sig.item(
+            quote!(-> #ret),
+            quote! {
+                    let total = #rt::cpu::#reduce(
+                        n,
+                        (#(#identities,)*),
+                        |a: (#(#red_types,)*), b: (#(#red_types,)*)| (#(#combine_tuple,)*),
+                        move |r: #rt::cpu::Row| {
+                            let (j, k) = (r.j as isize, r.k as isize);
+                            #locals
+                            #(#row_ptrs)*
+                            let (#(mut #accs,)*) = (#(#identities,)*);
+                            #(#part_decls)*
+                            let points = #points;
+                            let (mut t0, end) = (points.start, points.end);
+                            while t0 < end {
+                                let t1 = end.min(t0 + #rt::cpu::REDUCTION_TILE as isize);
+                                for t in t0..t1 {
+                                    #point
+                                    #(#part_writes)*
+                                }
+                                #(#updates)*
+                                t0 = t1;
+                            }
+                            (#(#accs,)*)
+                        },
+                    );
+                    #finish
+            },
+        );
         quote! {
             /// The CPU implementation: every interior point of the domain `n`, rows in
             /// parallel; returns the reductions, combined row by row in a fixed order.
@@ -256,25 +384,7 @@ pub fn cpu_function(k: &Kernel, rt: &TokenStream) -> TokenStream {
             /// Every view must cover the domain plus the kernel's halo, and outputs must not
             /// overlap inputs or each other.
             #[allow(clippy::all, unused, non_snake_case, unused_parens, unused_mut)]
-            pub unsafe fn cpu #generics (n: [usize; 3], #(#params),*) -> #ret {
-                let total = #rt::cpu::#reduce(
-                    n,
-                    (#(#identities,)*),
-                    |a: (#(#red_types,)*), b: (#(#red_types,)*)| (#(#combine_tuple,)*),
-                    move |r: #rt::cpu::Row| {
-                        let (j, k) = (r.j as isize, r.k as isize);
-                        #locals
-                        #(#row_ptrs)*
-                        let (#(mut #accs,)*) = (#(#identities,)*);
-                        for t in #points {
-                            #point
-                            #(#updates)*
-                        }
-                        (#(#accs,)*)
-                    },
-                );
-                #finish
-            }
+            #item
         }
     }
 }
@@ -347,13 +457,8 @@ enum LoadForm {
 /// The `cpu` function of a line kernel: lines in parallel, each solved by the Thomas
 /// algorithm (forward elimination into per-thread scratch, then back substitution), with
 /// the same operations in the same order as the interpreter and the LLVM back end.
-fn line_function(
-    k: &Kernel,
-    line: &crate::ir::LineSolve,
-    rt: &TokenStream,
-    generics: &TokenStream,
-    params: &[TokenStream],
-) -> TokenStream {
+fn line_function(k: &Kernel, line: &crate::ir::LineSolve, sig: &Signature) -> TokenStream {
+    let rt = sig.rt;
     let real = quote!(#rt::Real);
     let axis = line.axis as usize;
     let live = k.live_nodes();
@@ -380,15 +485,7 @@ fn line_function(
         }
     };
     let (ai, aj, ak) = (at(0), at(1), at(2));
-    quote! {
-        /// The CPU implementation of a line kernel: every line of the domain `n`, in
-        /// parallel, solved by the Thomas algorithm.
-        ///
-        /// # Safety
-        /// Every view must cover the domain plus the kernel's halo, and the solved field must
-        /// not overlap the others.
-        #[allow(clippy::all, unused, non_snake_case, unused_parens, unused_variables)]
-        pub unsafe fn cpu #generics (n: [usize; 3], #(#params),*) {
+    let item = sig.item(quote!(), quote! {
             let len = n[#axis] as isize;
             #rt::cpu::for_each_line(n, #axis, |scratch: &mut (Vec<#t>, Vec<#t>), s: [isize; 3]| {
                 if len == 0 {
@@ -437,7 +534,16 @@ fn line_function(
                     *at(x, 0) = next;
                 }
             });
-        }
+    });
+    quote! {
+        /// The CPU implementation of a line kernel: every line of the domain `n`, in
+        /// parallel, solved by the Thomas algorithm.
+        ///
+        /// # Safety
+        /// Every view must cover the domain plus the kernel's halo, and the solved field must
+        /// not overlap the others.
+        #[allow(clippy::all, unused, non_snake_case, unused_parens, unused_variables)]
+        #item
     }
 }
 
