@@ -110,8 +110,15 @@ fn main() -> R<()> {
             Some(bw)
         }
         Backend::Cpu => {
-            writeln!(out, "device: the CPU, {} threads\n", rayon_threads())?;
-            None
+            let bw = stencil_runtime::cpu::copy_bandwidth(256 << 20);
+            writeln!(
+                out,
+                "device: the CPU, {} threads (copy bandwidth {:.0} GB/s; AVX copies of the kernels: {})\n",
+                rayon_threads(),
+                bw / 1e9,
+                stencil_runtime::cpu::wide_vectors()
+            )?;
+            Some(bw)
         }
     };
     writeln!(
