@@ -174,6 +174,33 @@ pub fn wide_vectors() -> bool {
     })
 }
 
+/// Splits the points `start, start + step, ..` below `end` of a row of a domain `n0`
+/// points wide into those less than `margin` from its low edge, those between, and those
+/// less than `margin` from its high edge, as `(first, end)` pairs whose firsts lie on the
+/// points' grid (or at `end`). Generated kernels run the three in separate loops, the
+/// middle one with the edge tests decided.
+#[inline(always)]
+pub fn split_row(
+    start: isize,
+    end: isize,
+    step: usize,
+    n0: isize,
+    margin: isize,
+) -> [(isize, isize); 3] {
+    let step = step as isize;
+    // The first point at or after `x`, at most `end`.
+    let at_or_after = |x: isize| {
+        if x <= start {
+            start
+        } else {
+            (start + (x - start + step - 1) / step * step).min(end)
+        }
+    };
+    let low_end = at_or_after(margin).min(end);
+    let high_start = at_or_after(n0 - margin).max(low_end).min(end);
+    [(start, low_end), (low_end, high_start), (high_start, end)]
+}
+
 /// The points of a row whose reduction values a generated kernel buffers before folding
 /// them with [`fold_lanes`].
 pub const REDUCTION_TILE: usize = 256;

@@ -182,6 +182,27 @@ pub mod suite {
             u + (extent(1) - index(1)) as T
         };
     }
+
+    /// Edge tests of every form along axis 0, each adding its own power of two: the CPU
+    /// runs a row's middle points with such tests decided, which must change nothing.
+    #[stencil(dims = 2)]
+    pub fn edge_tests<T: Real>(u: In<T>, out: Out<T>, total: Sum<T>) {
+        let i = index(0);
+        let n = extent(0);
+        let a = if i == 0 { 1.0 } else { 0.0 };
+        let b = if i == 1 { 2.0 } else { 0.0 };
+        let c = if i == n - 1 { 4.0 } else { 0.0 };
+        let d = if n - 2 == i { 8.0 } else { 0.0 };
+        let e = if i < 2 { 16.0 } else { 0.0 };
+        let f = if i >= n - 2 { 32.0 } else { 0.0 };
+        let g = if 1 >= i { 64.0 } else { 0.0 };
+        let h = if i > n - 3 { 128.0 } else { 0.0 };
+        let p = if i != 0 { 256.0 } else { 0.0 };
+        let q = if i <= n - 3 { 512.0 } else { 0.0 };
+        let w = a + b + c + d + e + f + g + h + p + q;
+        out = u * w;
+        total.reduce(w);
+    }
 }
 
 /// What the macro embedded for one kernel.

@@ -213,6 +213,23 @@ fn indices_and_integers() {
     });
 }
 
+/// Edge tests along axis 0 on rows of every width from 1 to 9 and on a wide one: the
+/// CPU's middle points (those at least 2 from either edge) run with the tests decided.
+#[test]
+fn edge_tests_on_rows_of_every_width() {
+    for_precisions!(T => {
+        let mut r = rng("edge_tests");
+        for width in (1..=9).chain([37]) {
+            let n = [width, 3];
+            let u = random_field::<T>(&mut r, &n, 0, 0.5, 1.5);
+            check("edge_tests", suite::edge_tests::SOURCE, &[&u], &n, 1, &[], |o| {
+                let total = suite::edge_tests::launch(&Backend::Cpu, &u, &mut o[0]).unwrap();
+                vec![total.as_f64()]
+            });
+        }
+    });
+}
+
 /// The language's own `exp`, `ln` and `powf` as the device runs them (the host JIT runs
 /// the same arithmetic), in f32: evaluated in f64 with series cut for an f32 result, they
 /// must round to the correctly rounded f32 value almost always and never be more than one

@@ -1,3 +1,4 @@
 //! Back ends that do not need LLVM.
 
+pub mod edges;
 pub mod rust;

@@ -1,16 +1,24 @@
 //! The CPU back end: IR -> Rust tokens.
 //!
 //! Emits `unsafe fn cpu<T: Real>(n, fields.., scalars..) -> (reductions..)`, parallel over
-//! grid rows with rayon (through `stencil_runtime::cpu`), with one pointer per (field, row
-//! offset) hoisted out of the inner loop so that the inner loop is plain pointer arithmetic
-//! that LLVM can vectorise. Each IR node becomes one `let`, in dependency order, so the
+//! grid rows on the runtime's team of threads (through `stencil_runtime::cpu`), with one
+//! pointer per (field, row offset) hoisted out of the inner loop so that the inner loop is
+//! plain pointer arithmetic that LLVM can vectorise; a row's points near the edges along
+//! axis 0 and those between run in separate loops, the middle one with the edge tests
+//! decided (`back::edges`). Each IR node becomes one `let`, in dependency order, so the
 //! generated code performs exactly the operations of the IR in the same order as the LLVM
 //! back end: the two paths agree to rounding.
+//!
+//! `nodes.rs` turns IR nodes into `let`s, `line.rs` writes line (tridiagonal) kernels.
 
-use crate::ir::{
-    Access, Around, Binary, IndexMap, Kernel, Node, ParamKind, ReduceOp, Step, Topo, Ty, Unary,
-};
-use proc_macro2::{Ident, Span, TokenStream};
+mod line;
+mod nodes;
+
+use super::edges;
+use crate::ir::{Access, Binary, Kernel, Node, ParamKind, ReduceOp, Ty};
+use line::line_function;
+use nodes::{mapped, point_body, LoadForm};
+use proc_macro2::{Ident, TokenStream};
 use quote::{format_ident, quote};
 use std::collections::BTreeSet;
 
@@ -182,28 +190,41 @@ pub fn cpu_function(k: &Kernel, rt: &TokenStream) -> TokenStream {
     });
 
     let strided = colour_strided(k);
-    let body = point_body(
-        k,
-        &live,
-        &real,
-        LoadForm::Rows,
-        strided.and_then(|s| s.parity),
-    );
+    let parity: Vec<(u32, bool)> = strided
+        .and_then(|s| s.parity)
+        .map(|p| (p, true))
+        .into_iter()
+        .collect();
+    let body = point_body(k, &live, &real, LoadForm::Rows, &parity);
+    // The body of a row's middle points, with the edge tests decided there (`edges.rs`).
+    let edge_tests = if k.is_vertex() {
+        Vec::new()
+    } else {
+        edges::decided_in_middle(k, &live)
+    };
+    let middle_body = (!edge_tests.is_empty()).then(|| {
+        let known: Vec<(u32, bool)> = parity.iter().chain(&edge_tests).copied().collect();
+        point_body(k, &live, &real, LoadForm::Rows, &known)
+    });
     // The scalars and extents as locals of the row's closure: read once per row, kept in
     // registers (through the captured references LLVM reloads them at every point, as a
     // store to an output might alias them).
     let locals = scalar_locals(k);
-    let stores = k.stores.iter().map(|st| {
-        let row = row_ident(st.field, 0, 0);
-        let val = v(st.value);
-        match st.mask {
-            Some(m) => {
-                let m = v(m);
-                quote!(if #m { *#row.offset(i) = #val; })
+    let stores: Vec<TokenStream> = k
+        .stores
+        .iter()
+        .map(|st| {
+            let row = row_ident(st.field, 0, 0);
+            let val = v(st.value);
+            match st.mask {
+                Some(m) => {
+                    let m = v(m);
+                    quote!(if #m { *#row.offset(i) = #val; })
+                }
+                None => quote!(*#row.offset(i) = #val;),
             }
-            None => quote!(*#row.offset(i) = #val;),
-        }
-    });
+        })
+        .collect();
 
     // A vertex kernel's points are heavy: its runner splits the set into small chunks.
     let (for_each, reduce) = if k.is_vertex() {
@@ -250,10 +271,37 @@ pub fn cpu_function(k: &Kernel, rt: &TokenStream) -> TokenStream {
             #(#stores)*
         }
     };
+    let middle_point = middle_body.map(|body| {
+        quote! {
+            let i = t;
+            #(#body)*
+            #(#stores)*
+        }
+    });
     if k.reductions.is_empty() {
-        let row_loops = quote! {
-            for t in #points {
-                #point
+        let row_loops = if let Some(middle_point) = &middle_point {
+            let m = edges::EDGE_MARGIN as isize;
+            let low = stepped(quote!(low.0..low.1));
+            let middle = stepped(quote!(middle.0.max(#m)..middle.1.min(n[0] as isize - #m)));
+            let high = stepped(quote!(high.0..high.1));
+            quote! {
+                let [low, middle, high] =
+                    #rt::cpu::split_row(#first, r.i1 as isize, #step, n[0] as isize, #m);
+                for t in #low {
+                    #point
+                }
+                for t in #middle {
+                    #middle_point
+                }
+                for t in #high {
+                    #point
+                }
+            }
+        } else {
+            quote! {
+                for t in #points {
+                    #point
+                }
             }
         };
         let item = sig.item(
@@ -332,6 +380,50 @@ pub fn cpu_function(k: &Kernel, rt: &TokenStream) -> TokenStream {
             );
             quote!(#acc = #e;)
         });
+        let part_writes: Vec<TokenStream> = part_writes.collect();
+        let updates: Vec<TokenStream> = updates.collect();
+        // The points `from..to` of a row in tiles, each computed by `point`.
+        let tiles = |from: TokenStream, to: TokenStream, point: &TokenStream| {
+            quote! {
+                let (mut t0, end) = (#from, #to);
+                while t0 < end {
+                    let t1 = end.min(t0 + #rt::cpu::REDUCTION_TILE as isize);
+                    for t in t0..t1 {
+                        #point
+                        #(#part_writes)*
+                    }
+                    #(#updates)*
+                    t0 = t1;
+                }
+            }
+        };
+        // As without reductions: the middle points with the edge tests decided.
+        let tile_loops = match &middle_point {
+            Some(middle_point) => {
+                let m = edges::EDGE_MARGIN as isize;
+                let low = tiles(quote!(low.0), quote!(low.1), &point);
+                let middle = tiles(
+                    quote!(middle.0.max(#m)),
+                    quote!(middle.1.min(n[0] as isize - #m)),
+                    middle_point,
+                );
+                let high = tiles(quote!(high.0), quote!(high.1), &point);
+                quote! {
+                    let [low, middle, high] =
+                        #rt::cpu::split_row(#first, r.i1 as isize, #step, n[0] as isize, #m);
+                    { #low }
+                    { #middle }
+                    { #high }
+                }
+            }
+            None => {
+                let all = tiles(quote!(points.start), quote!(points.end), &point);
+                quote! {
+                    let points = #points;
+                    #all
+                }
+            }
+        };
         let combine_tuple = (0..k.reductions.len()).map(|r| {
             let idx = syn::Index::from(r);
             combine_acc(r, quote!(a.#idx), quote!(b.#idx))
@@ -359,17 +451,7 @@ pub fn cpu_function(k: &Kernel, rt: &TokenStream) -> TokenStream {
                             #(#row_ptrs)*
                             let (#(mut #accs,)*) = (#(#identities,)*);
                             #(#part_decls)*
-                            let points = #points;
-                            let (mut t0, end) = (points.start, points.end);
-                            while t0 < end {
-                                let t1 = end.min(t0 + #rt::cpu::REDUCTION_TILE as isize);
-                                for t in t0..t1 {
-                                    #point
-                                    #(#part_writes)*
-                                }
-                                #(#updates)*
-                                t0 = t1;
-                            }
+                            #tile_loops
                             (#(#accs,)*)
                         },
                     );
@@ -432,338 +514,4 @@ fn colour_strided(k: &Kernel) -> Option<Strided> {
     let first = parities.next().flatten();
     let parity = first.filter(|&p| parities.all(|q| q == Some(p)));
     Some(Strided { colour, parity })
-}
-
-/// A field index through the field's map: `x`, `2 * x` or `x >> 1` (indices are >= 0).
-fn mapped(map: IndexMap, x: TokenStream) -> TokenStream {
-    match map {
-        IndexMap::Same => x,
-        // A shift, not `2 * x`: integer arithmetic in the inner loop would carry overflow
-        // checks in builds that have them, and those keep LLVM from vectorising the loop.
-        IndexMap::Fine => quote!((#x << 1)),
-        IndexMap::Coarse => quote!((#x >> 1)),
-    }
-}
-
-/// How generated code reaches a field value.
-#[derive(Clone, Copy)]
-enum LoadForm {
-    /// Through the row pointers hoisted out of the inner loop.
-    Rows,
-    /// From the view at the point `(i, j, k)` directly (line kernels).
-    Point,
-}
-
-/// The `cpu` function of a line kernel: lines in parallel, each solved by the Thomas
-/// algorithm (forward elimination into per-thread scratch, then back substitution), with
-/// the same operations in the same order as the interpreter and the LLVM back end.
-fn line_function(k: &Kernel, line: &crate::ir::LineSolve, sig: &Signature) -> TokenStream {
-    let rt = sig.rt;
-    let real = quote!(#rt::Real);
-    let axis = line.axis as usize;
-    let live = k.live_nodes();
-    let body: Vec<TokenStream> = live
-        .iter()
-        .map(|&n| node_let(k, n, &real, LoadForm::Point))
-        .collect();
-    let field = &k.fields[line.field as usize];
-    let fid = field_ident(&field.name);
-    let t = ty_tokens(field.elem);
-    let (lo, di, up, rh) = (v(line.lower), v(line.diag), v(line.upper), v(line.rhs));
-    let mask = match line.mask {
-        Some(m) => {
-            let m = v(m);
-            quote!(#m)
-        }
-        None => quote!(true),
-    };
-    let at = |c: usize| -> TokenStream {
-        if c == axis {
-            quote!(x)
-        } else {
-            quote!(s[#c])
-        }
-    };
-    let (ai, aj, ak) = (at(0), at(1), at(2));
-    let item = sig.item(quote!(), quote! {
-            let len = n[#axis] as isize;
-            #rt::cpu::for_each_line(n, #axis, |scratch: &mut (Vec<#t>, Vec<#t>), s: [isize; 3]| {
-                if len == 0 {
-                    return;
-                }
-                let (cp, dp) = scratch;
-                cp.resize(len as usize, <#t as #real>::from_f64(0.0));
-                dp.resize(len as usize, <#t as #real>::from_f64(0.0));
-                let coefficients = |x: isize| -> (#t, #t, #t, #t, bool) {
-                    let (i, j, k) = (#ai, #aj, #ak);
-                    #(#body)*
-                    (#lo, #di, #up, #rh, #mask)
-                };
-                if !coefficients(0).4 {
-                    return;
-                }
-                let at = |x: isize, dx: isize| -> *mut #t {
-                    let mut p = [s[0], s[1], s[2]];
-                    p[#axis] = x + dx;
-                    #fid.row(p[1], p[2]).offset(p[0])
-                };
-                let before = *at(0, -1);
-                let after = *at(len - 1, 1);
-                for x in 0..len {
-                    let (a, b, c, mut d, _) = coefficients(x);
-                    if x == 0 {
-                        d = d - a * before;
-                    }
-                    if x == len - 1 {
-                        d = d - c * after;
-                    }
-                    let xi = x as usize;
-                    let (denom, d) = if x == 0 {
-                        (b, d)
-                    } else {
-                        (b - a * cp[xi - 1], d - a * dp[xi - 1])
-                    };
-                    cp[xi] = c / denom;
-                    dp[xi] = d / denom;
-                }
-                let mut next = dp[len as usize - 1];
-                *at(len - 1, 0) = next;
-                for x in (0..len - 1).rev() {
-                    let xi = x as usize;
-                    next = dp[xi] - cp[xi] * next;
-                    *at(x, 0) = next;
-                }
-            });
-    });
-    quote! {
-        /// The CPU implementation of a line kernel: every line of the domain `n`, in
-        /// parallel, solved by the Thomas algorithm.
-        ///
-        /// # Safety
-        /// Every view must cover the domain plus the kernel's halo, and the solved field must
-        /// not overlap the others.
-        #[allow(clippy::all, unused, non_snake_case, unused_parens, unused_variables)]
-        #item
-    }
-}
-
-/// The `let`s of a point's live nodes, in the kernel's schedule: a run-time loop with
-/// the nodes of its iterations inside it.
-fn point_body(
-    k: &Kernel,
-    live: &[u32],
-    real: &TokenStream,
-    form: LoadForm,
-    known_true: Option<u32>,
-) -> Vec<TokenStream> {
-    k.schedule(live)
-        .into_iter()
-        .map(|step| match step {
-            Step::Node(n) if Some(n) == known_true => {
-                let id = v(n);
-                quote!(let #id: bool = true;)
-            }
-            Step::Node(n) => node_let(k, n, real, form),
-            Step::Loop { index, body } => runtime_loop(k, index, &body, real, form),
-        })
-        .collect()
-}
-
-fn carried_ident(l: u32, c: usize) -> Ident {
-    format_ident!("c{}_{}", l, c)
-}
-
-/// Run-time loop `l`: its carried variables as `mut` locals, updated at the end of each
-/// iteration from the nodes computed in it (`body`).
-fn runtime_loop(
-    k: &Kernel,
-    l: u32,
-    body: &[u32],
-    real: &TokenStream,
-    form: LoadForm,
-) -> TokenStream {
-    let lp = &k.loops[l as usize];
-    let carried: Vec<Ident> = (0..lp.init.len()).map(|c| carried_ident(l, c)).collect();
-    let types: Vec<TokenStream> = lp
-        .init
-        .iter()
-        .map(|&n| ty_tokens(k.types[n as usize]))
-        .collect();
-    let inits = lp.init.iter().map(|&n| v(n));
-    let nexts = lp.next.iter().map(|&n| v(n));
-    let body = body.iter().map(|&n| node_let(k, n, real, form));
-    let range = match lp.over {
-        Around::Neighbours => quote!(mesh_view.neighbour_range(i)),
-        Around::Triangles => quote!(mesh_view.triangle_range(i)),
-    };
-    quote! {
-        #(let mut #carried: #types = #inits;)*
-        for p in #range {
-            #(#body)*
-            #(#carried = #nexts;)*
-        }
-    }
-}
-
-/// `let vN: Ty = <expr>;` for one node.
-fn node_let(k: &Kernel, n: u32, real: &TokenStream, form: LoadForm) -> TokenStream {
-    let ty = k.types[n as usize];
-    let t = ty_tokens(ty);
-    let fl = |op: &str, args: &[TokenStream]| -> TokenStream {
-        let m = Ident::new(op, Span::call_site());
-        quote!(<#t as #real>::#m(#(#args),*))
-    };
-    let id = v(n);
-    let a = |x: u32| {
-        let i = v(x);
-        quote!(#i)
-    };
-    let expr = match k.nodes[n as usize] {
-        Node::RealConst(bits) => {
-            let x = f64::from_bits(bits);
-            let lit = float_literal(x);
-            quote!(<#t as #real>::from_f64(#lit))
-        }
-        Node::IntConst(x) => quote!(#x),
-        Node::BoolConst(b) => quote!(#b),
-        Node::Scalar(s) => {
-            let i = scalar_ident(&k.scalars[s as usize].name);
-            quote!(#i)
-        }
-        Node::Index(0) => quote!((i as i64)),
-        Node::Index(1) => quote!((j as i64)),
-        Node::Index(_) => quote!((k as i64)),
-        Node::Extent(axis) => {
-            let ax = axis as usize;
-            quote!((n[#ax] as i64))
-        }
-        Node::Load { field, offset } => {
-            let f = &k.fields[field as usize];
-            let [dx, dy, dz] = offset.map(|o| o as isize);
-            let x = mapped(f.map, quote!(i));
-            match form {
-                LoadForm::Rows => {
-                    let row = row_ident(field, offset[1], offset[2]);
-                    // Pointer steps rather than `x + dx` (see `mapped`).
-                    if dx == 0 {
-                        quote!(*#row.offset(#x))
-                    } else {
-                        quote!(*#row.offset(#x).offset(#dx))
-                    }
-                }
-                LoadForm::Point => {
-                    let fid = field_ident(&f.name);
-                    let (y, z) = (mapped(f.map, quote!(j)), mapped(f.map, quote!(k)));
-                    quote!(*#fid.row(#y + #dy, #z + #dz).offset(#x + #dx))
-                }
-            }
-        }
-        Node::Unary(op, x) => {
-            let x = a(x);
-            match (op, ty) {
-                (Unary::Neg, Ty::Int) => quote!(#x.wrapping_neg()),
-                (Unary::Neg, _) => quote!(-#x),
-                (Unary::Not, _) => quote!(!#x),
-                (Unary::Abs, Ty::Int) => quote!(#x.wrapping_abs()),
-                (Unary::Abs, _) => fl("abs", &[x]),
-                (Unary::Sqrt, _) => fl("sqrt", &[x]),
-                (Unary::Floor, _) => fl("floor", &[x]),
-                (Unary::Exp, _) => fl("exp", &[x]),
-                (Unary::Ln, _) => fl("ln", &[x]),
-            }
-        }
-        Node::Binary(op, x, y) => {
-            let operand_ty = k.types[x as usize];
-            let (x, y) = (a(x), a(y));
-            let int = operand_ty == Ty::Int;
-            match op {
-                Binary::Add if int => quote!(#x.wrapping_add(#y)),
-                Binary::Sub if int => quote!(#x.wrapping_sub(#y)),
-                Binary::Mul if int => quote!(#x.wrapping_mul(#y)),
-                Binary::Div if int => quote!(if #y == 0 { 0 } else { #x.wrapping_div(#y) }),
-                Binary::Rem if int => quote!(if #y == 0 { 0 } else { #x.wrapping_rem(#y) }),
-                Binary::Min if int => quote!(::core::cmp::Ord::min(#x, #y)),
-                Binary::Max if int => quote!(::core::cmp::Ord::max(#x, #y)),
-                Binary::Add => quote!(#x + #y),
-                Binary::Sub => quote!(#x - #y),
-                Binary::Mul => quote!(#x * #y),
-                Binary::Div => quote!(#x / #y),
-                Binary::Rem => quote!(#x % #y),
-                Binary::Min => fl("min", &[x, y]),
-                Binary::Max => fl("max", &[x, y]),
-                Binary::CopySign => fl("copysign", &[x, y]),
-                Binary::Pow => fl("powf", &[x, y]),
-                Binary::And => quote!(#x & #y),
-                Binary::Or => quote!(#x | #y),
-                Binary::Eq => quote!(#x == #y),
-                Binary::Ne => quote!(#x != #y),
-                Binary::Lt => quote!(#x < #y),
-                Binary::Le => quote!(#x <= #y),
-                Binary::Gt => quote!(#x > #y),
-                Binary::Ge => quote!(#x >= #y),
-            }
-        }
-        Node::Fma(x, y, z) => fl("fma", &[a(x), a(y), a(z)]),
-        Node::Select(c, x, y) => {
-            let (c, x, y) = (a(c), a(x), a(y));
-            quote!(if #c { #x } else { #y })
-        }
-        Node::LineSolution(_) => unreachable!("never live in a finished kernel"),
-        Node::Gather { field, vertex } => {
-            let row = row_ident(field, 0, 0);
-            let at = a(vertex);
-            quote!(*#row.offset(#at as isize))
-        }
-        Node::Sample { grid, x, y } => {
-            let g = sampled_ident(&k.sampled[grid as usize].name);
-            let (x, y) = (a(x), a(y));
-            quote!(#g.sample(#x, #y))
-        }
-        Node::Topo { table, pos } => {
-            let p = a(pos);
-            match table {
-                Topo::Neighbour => quote!(mesh_view.neighbour(#p)),
-                Topo::Corner1 => quote!(mesh_view.corner(#p, 0)),
-                Topo::Corner2 => quote!(mesh_view.corner(#p, 1)),
-            }
-        }
-        Node::LoopPos(_) => quote!((p as i64)),
-        Node::Carried(l, c) => {
-            let c = carried_ident(l, c as usize);
-            quote!(#c)
-        }
-        Node::LoopResult(l, c) => {
-            let c = carried_ident(l, c as usize);
-            quote!(#c)
-        }
-        Node::Cast(x) => {
-            let from = k.types[x as usize];
-            let xi = a(x);
-            let ft = ty_tokens(from);
-            match (from, ty) {
-                (Ty::Int, to) if to.is_float() => quote!(<#t as #real>::from_i64(#xi)),
-                (Ty::Bool, Ty::Int) => quote!(#xi as i64),
-                (f, Ty::Int) if f.is_float() => quote!(<#ft as #real>::as_i64(#xi)),
-                (f, to) if f.is_float() && to.is_float() => {
-                    quote!(<#t as #real>::from_f64(<#ft as #real>::as_f64(#xi)))
-                }
-                _ => quote!(#xi),
-            }
-        }
-    };
-    quote!(let #id: #t = #expr;)
-}
-
-/// A literal token for an `f64`, including the non-finite values.
-fn float_literal(x: f64) -> TokenStream {
-    if x.is_nan() {
-        quote!(f64::NAN)
-    } else if x == f64::INFINITY {
-        quote!(f64::INFINITY)
-    } else if x == f64::NEG_INFINITY {
-        quote!(f64::NEG_INFINITY)
-    } else {
-        let l = proc_macro2::Literal::f64_suffixed(x);
-        quote!(#l)
-    }
 }

@@ -1,0 +1,118 @@
+//! Edge tests decided away from the edges.
+//!
+//! Kernels handle the domain's edges with tests on the point's index (`i == 0`,
+//! `i == n - 1`, `i <= 1`, ...). A CPU row runs the points near the low and the high edge
+//! along axis 0 and those between in separate loops (`stencil_runtime::cpu::split_row`);
+//! in the middle loop every index `i` lies in `[EDGE_MARGIN, n - 1 - EDGE_MARGIN]`, and the
+//! tests this module decides are emitted there as constants, so that the code they guard
+//! folds away and what depends only on the row (a diagonal, its reciprocal) is hoisted
+//! out of the loop.
+
+use crate::ir::{Binary, Kernel, Node, NodeId};
+
+/// The distance from either edge along axis 0 of every point of the middle loop (the
+/// generated code hands it to `split_row`).
+pub const EDGE_MARGIN: i64 = 2;
+
+/// The bounds of `i - x` for the middle loop's points, for an operand `x` that is a
+/// constant `c` (`i - c >= EDGE_MARGIN - c`) or `n - c` (`i - (n - c) <= c - 1 -
+/// EDGE_MARGIN`), with `n` the extent along axis 0.
+fn difference_bounds(k: &Kernel, x: NodeId) -> Option<(Option<i64>, Option<i64>)> {
+    let extent_minus = |c: i64| Some((None, Some(c - 1 - EDGE_MARGIN)));
+    match k.nodes[x as usize] {
+        Node::IntConst(c) => Some((Some(EDGE_MARGIN - c), None)),
+        Node::Extent(0) => extent_minus(0),
+        Node::Binary(Binary::Sub, a, b) => match (&k.nodes[a as usize], &k.nodes[b as usize]) {
+            (Node::Extent(0), &Node::IntConst(c)) => extent_minus(c),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// The value of `d op 0` for every `d` in `[lo, hi]` (an absent bound is unbounded), if
+/// it is the same for all.
+fn decide(op: Binary, lo: Option<i64>, hi: Option<i64>) -> Option<bool> {
+    let above = lo.is_some_and(|l| l > 0); // d > 0 throughout
+    let below = hi.is_some_and(|h| h < 0); // d < 0 throughout
+    let at_least = lo.is_some_and(|l| l >= 0);
+    let at_most = hi.is_some_and(|h| h <= 0);
+    match op {
+        Binary::Eq if above || below => Some(false),
+        Binary::Ne if above || below => Some(true),
+        Binary::Lt if below => Some(true),
+        Binary::Lt if at_least => Some(false),
+        Binary::Le if at_most => Some(true),
+        Binary::Le if above => Some(false),
+        Binary::Gt if above => Some(true),
+        Binary::Gt if at_most => Some(false),
+        Binary::Ge if at_least => Some(true),
+        Binary::Ge if below => Some(false),
+        _ => None,
+    }
+}
+
+/// `x op y` as `y op' x`.
+fn swapped(op: Binary) -> Binary {
+    match op {
+        Binary::Lt => Binary::Gt,
+        Binary::Le => Binary::Ge,
+        Binary::Gt => Binary::Lt,
+        Binary::Ge => Binary::Le,
+        other => other,
+    }
+}
+
+/// The comparisons among `live` that compare the index along axis 0 with a constant or
+/// with the extent minus a constant and have the same value at every point of the middle
+/// loop, with that value.
+pub fn decided_in_middle(k: &Kernel, live: &[NodeId]) -> Vec<(NodeId, bool)> {
+    let is_index = |n: NodeId| matches!(k.nodes[n as usize], Node::Index(0));
+    live.iter()
+        .filter_map(|&n| {
+            let Node::Binary(op, a, b) = k.nodes[n as usize] else {
+                return None;
+            };
+            if !op.is_comparison() {
+                return None;
+            }
+            let (op, other) = if is_index(a) {
+                (op, b)
+            } else if is_index(b) {
+                (swapped(op), a)
+            } else {
+                return None;
+            };
+            let (lo, hi) = difference_bounds(k, other)?;
+            decide(op, lo, hi).map(|value| (n, value))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn comparisons_with_constants_and_the_far_edge_are_decided() {
+        // i >= 2: i - 0 >= 2, i - 1 >= 1, i - 2 >= 0, i - 3 >= -1.
+        assert_eq!(decide(Binary::Eq, Some(2), None), Some(false));
+        assert_eq!(decide(Binary::Eq, Some(0), None), None);
+        assert_eq!(decide(Binary::Ge, Some(0), None), Some(true));
+        assert_eq!(decide(Binary::Lt, Some(1), None), Some(false));
+        assert_eq!(decide(Binary::Gt, Some(-1), None), None);
+        // i <= n - 3: i - (n - 1) <= -2, i - (n - 2) <= -1, i - (n - 3) <= 0.
+        assert_eq!(decide(Binary::Eq, None, Some(-2)), Some(false));
+        assert_eq!(decide(Binary::Ne, None, Some(-1)), Some(true));
+        assert_eq!(decide(Binary::Le, None, Some(0)), Some(true));
+        assert_eq!(decide(Binary::Eq, None, Some(0)), None);
+        assert_eq!(decide(Binary::Gt, None, Some(0)), Some(false));
+    }
+
+    #[test]
+    fn operands_swap_with_their_comparison() {
+        assert_eq!(swapped(Binary::Lt), Binary::Gt);
+        assert_eq!(swapped(Binary::Ge), Binary::Le);
+        assert_eq!(swapped(Binary::Eq), Binary::Eq);
+    }
+}

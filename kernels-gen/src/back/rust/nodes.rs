@@ -1,0 +1,248 @@
+//! IR nodes as Rust `let`s: a point's computation, in dependency order.
+
+use super::{field_ident, row_ident, sampled_ident, scalar_ident, ty_tokens, v};
+use crate::ir::{Around, Binary, IndexMap, Kernel, Node, Step, Topo, Ty, Unary};
+use proc_macro2::{Ident, Span, TokenStream};
+use quote::{format_ident, quote};
+
+/// A field index through the field's map: `x`, `2 * x` or `x >> 1` (indices are >= 0).
+pub(super) fn mapped(map: IndexMap, x: TokenStream) -> TokenStream {
+    match map {
+        IndexMap::Same => x,
+        // A shift, not `2 * x`: integer arithmetic in the inner loop would carry overflow
+        // checks in builds that have them, and those keep LLVM from vectorising the loop.
+        IndexMap::Fine => quote!((#x << 1)),
+        IndexMap::Coarse => quote!((#x >> 1)),
+    }
+}
+
+/// How generated code reaches a field value.
+#[derive(Clone, Copy)]
+pub(super) enum LoadForm {
+    /// Through the row pointers hoisted out of the inner loop.
+    Rows,
+    /// From the view at the point `(i, j, k)` directly (line kernels).
+    Point,
+}
+
+/// The `let`s of a point's live nodes, in the kernel's schedule: a run-time loop with
+/// the nodes of its iterations inside it.
+pub(super) fn point_body(
+    k: &Kernel,
+    live: &[u32],
+    real: &TokenStream,
+    form: LoadForm,
+    known: &[(u32, bool)],
+) -> Vec<TokenStream> {
+    k.schedule(live)
+        .into_iter()
+        .map(|step| match step {
+            Step::Node(n) if known.iter().any(|&(m, _)| m == n) => {
+                let id = v(n);
+                let value = known.iter().any(|&(m, b)| m == n && b);
+                quote!(let #id: bool = #value;)
+            }
+            Step::Node(n) => node_let(k, n, real, form),
+            Step::Loop { index, body } => runtime_loop(k, index, &body, real, form),
+        })
+        .collect()
+}
+
+fn carried_ident(l: u32, c: usize) -> Ident {
+    format_ident!("c{}_{}", l, c)
+}
+
+/// Run-time loop `l`: its carried variables as `mut` locals, updated at the end of each
+/// iteration from the nodes computed in it (`body`).
+fn runtime_loop(
+    k: &Kernel,
+    l: u32,
+    body: &[u32],
+    real: &TokenStream,
+    form: LoadForm,
+) -> TokenStream {
+    let lp = &k.loops[l as usize];
+    let carried: Vec<Ident> = (0..lp.init.len()).map(|c| carried_ident(l, c)).collect();
+    let types: Vec<TokenStream> = lp
+        .init
+        .iter()
+        .map(|&n| ty_tokens(k.types[n as usize]))
+        .collect();
+    let inits = lp.init.iter().map(|&n| v(n));
+    let nexts = lp.next.iter().map(|&n| v(n));
+    let body = body.iter().map(|&n| node_let(k, n, real, form));
+    let range = match lp.over {
+        Around::Neighbours => quote!(mesh_view.neighbour_range(i)),
+        Around::Triangles => quote!(mesh_view.triangle_range(i)),
+    };
+    quote! {
+        #(let mut #carried: #types = #inits;)*
+        for p in #range {
+            #(#body)*
+            #(#carried = #nexts;)*
+        }
+    }
+}
+
+/// `let vN: Ty = <expr>;` for one node.
+pub(super) fn node_let(k: &Kernel, n: u32, real: &TokenStream, form: LoadForm) -> TokenStream {
+    let ty = k.types[n as usize];
+    let t = ty_tokens(ty);
+    let fl = |op: &str, args: &[TokenStream]| -> TokenStream {
+        let m = Ident::new(op, Span::call_site());
+        quote!(<#t as #real>::#m(#(#args),*))
+    };
+    let id = v(n);
+    let a = |x: u32| {
+        let i = v(x);
+        quote!(#i)
+    };
+    let expr = match k.nodes[n as usize] {
+        Node::RealConst(bits) => {
+            let x = f64::from_bits(bits);
+            let lit = float_literal(x);
+            quote!(<#t as #real>::from_f64(#lit))
+        }
+        Node::IntConst(x) => quote!(#x),
+        Node::BoolConst(b) => quote!(#b),
+        Node::Scalar(s) => {
+            let i = scalar_ident(&k.scalars[s as usize].name);
+            quote!(#i)
+        }
+        Node::Index(0) => quote!((i as i64)),
+        Node::Index(1) => quote!((j as i64)),
+        Node::Index(_) => quote!((k as i64)),
+        Node::Extent(axis) => {
+            let ax = axis as usize;
+            quote!((n[#ax] as i64))
+        }
+        Node::Load { field, offset } => {
+            let f = &k.fields[field as usize];
+            let [dx, dy, dz] = offset.map(|o| o as isize);
+            let x = mapped(f.map, quote!(i));
+            match form {
+                LoadForm::Rows => {
+                    let row = row_ident(field, offset[1], offset[2]);
+                    // Pointer steps rather than `x + dx` (see `mapped`).
+                    if dx == 0 {
+                        quote!(*#row.offset(#x))
+                    } else {
+                        quote!(*#row.offset(#x).offset(#dx))
+                    }
+                }
+                LoadForm::Point => {
+                    let fid = field_ident(&f.name);
+                    let (y, z) = (mapped(f.map, quote!(j)), mapped(f.map, quote!(k)));
+                    quote!(*#fid.row(#y + #dy, #z + #dz).offset(#x + #dx))
+                }
+            }
+        }
+        Node::Unary(op, x) => {
+            let x = a(x);
+            match (op, ty) {
+                (Unary::Neg, Ty::Int) => quote!(#x.wrapping_neg()),
+                (Unary::Neg, _) => quote!(-#x),
+                (Unary::Not, _) => quote!(!#x),
+                (Unary::Abs, Ty::Int) => quote!(#x.wrapping_abs()),
+                (Unary::Abs, _) => fl("abs", &[x]),
+                (Unary::Sqrt, _) => fl("sqrt", &[x]),
+                (Unary::Floor, _) => fl("floor", &[x]),
+                (Unary::Exp, _) => fl("exp", &[x]),
+                (Unary::Ln, _) => fl("ln", &[x]),
+            }
+        }
+        Node::Binary(op, x, y) => {
+            let operand_ty = k.types[x as usize];
+            let (x, y) = (a(x), a(y));
+            let int = operand_ty == Ty::Int;
+            match op {
+                Binary::Add if int => quote!(#x.wrapping_add(#y)),
+                Binary::Sub if int => quote!(#x.wrapping_sub(#y)),
+                Binary::Mul if int => quote!(#x.wrapping_mul(#y)),
+                Binary::Div if int => quote!(if #y == 0 { 0 } else { #x.wrapping_div(#y) }),
+                Binary::Rem if int => quote!(if #y == 0 { 0 } else { #x.wrapping_rem(#y) }),
+                Binary::Min if int => quote!(::core::cmp::Ord::min(#x, #y)),
+                Binary::Max if int => quote!(::core::cmp::Ord::max(#x, #y)),
+                Binary::Add => quote!(#x + #y),
+                Binary::Sub => quote!(#x - #y),
+                Binary::Mul => quote!(#x * #y),
+                Binary::Div => quote!(#x / #y),
+                Binary::Rem => quote!(#x % #y),
+                Binary::Min => fl("min", &[x, y]),
+                Binary::Max => fl("max", &[x, y]),
+                Binary::CopySign => fl("copysign", &[x, y]),
+                Binary::Pow => fl("powf", &[x, y]),
+                Binary::And => quote!(#x & #y),
+                Binary::Or => quote!(#x | #y),
+                Binary::Eq => quote!(#x == #y),
+                Binary::Ne => quote!(#x != #y),
+                Binary::Lt => quote!(#x < #y),
+                Binary::Le => quote!(#x <= #y),
+                Binary::Gt => quote!(#x > #y),
+                Binary::Ge => quote!(#x >= #y),
+            }
+        }
+        Node::Fma(x, y, z) => fl("fma", &[a(x), a(y), a(z)]),
+        Node::Select(c, x, y) => {
+            let (c, x, y) = (a(c), a(x), a(y));
+            quote!(if #c { #x } else { #y })
+        }
+        Node::LineSolution(_) => unreachable!("never live in a finished kernel"),
+        Node::Gather { field, vertex } => {
+            let row = row_ident(field, 0, 0);
+            let at = a(vertex);
+            quote!(*#row.offset(#at as isize))
+        }
+        Node::Sample { grid, x, y } => {
+            let g = sampled_ident(&k.sampled[grid as usize].name);
+            let (x, y) = (a(x), a(y));
+            quote!(#g.sample(#x, #y))
+        }
+        Node::Topo { table, pos } => {
+            let p = a(pos);
+            match table {
+                Topo::Neighbour => quote!(mesh_view.neighbour(#p)),
+                Topo::Corner1 => quote!(mesh_view.corner(#p, 0)),
+                Topo::Corner2 => quote!(mesh_view.corner(#p, 1)),
+            }
+        }
+        Node::LoopPos(_) => quote!((p as i64)),
+        Node::Carried(l, c) => {
+            let c = carried_ident(l, c as usize);
+            quote!(#c)
+        }
+        Node::LoopResult(l, c) => {
+            let c = carried_ident(l, c as usize);
+            quote!(#c)
+        }
+        Node::Cast(x) => {
+            let from = k.types[x as usize];
+            let xi = a(x);
+            let ft = ty_tokens(from);
+            match (from, ty) {
+                (Ty::Int, to) if to.is_float() => quote!(<#t as #real>::from_i64(#xi)),
+                (Ty::Bool, Ty::Int) => quote!(#xi as i64),
+                (f, Ty::Int) if f.is_float() => quote!(<#ft as #real>::as_i64(#xi)),
+                (f, to) if f.is_float() && to.is_float() => {
+                    quote!(<#t as #real>::from_f64(<#ft as #real>::as_f64(#xi)))
+                }
+                _ => quote!(#xi),
+            }
+        }
+    };
+    quote!(let #id: #t = #expr;)
+}
+
+/// A literal token for an `f64`, including the non-finite values.
+fn float_literal(x: f64) -> TokenStream {
+    if x.is_nan() {
+        quote!(f64::NAN)
+    } else if x == f64::INFINITY {
+        quote!(f64::INFINITY)
+    } else if x == f64::NEG_INFINITY {
+        quote!(f64::NEG_INFINITY)
+    } else {
+        let l = proc_macro2::Literal::f64_suffixed(x);
+        quote!(#l)
+    }
+}
