@@ -113,6 +113,11 @@ fn launcher(k: &Kernel, rt: &TokenStream) -> TokenStream {
     let mut checks = Vec::new();
     let mut call_args = Vec::new();
     let mut cuda_args = Vec::new();
+    // The same for `launch_blocks`, where fields are block fields.
+    let mut block_params = Vec::new();
+    let mut block_checks = Vec::new();
+    let mut block_call_args = Vec::new();
+    let mut block_cuda_args = Vec::new();
     let mesh_ident = k.mesh.as_ref().map(|m| format_ident!("{}", m));
     let domain_field = k
         .fields
@@ -149,13 +154,19 @@ fn launcher(k: &Kernel, rt: &TokenStream) -> TokenStream {
                     Access::In => {
                         params.push(quote!(#id: &#rt::Field<#t>));
                         call_args.push(quote!(#id.view(NAME, #fname)?));
+                        block_params.push(quote!(#id: &#rt::BlockField<#t>));
+                        block_call_args.push(quote!(#id.cpu_view(NAME, #fname)?));
                     }
                     Access::Out | Access::InOut => {
                         params.push(quote!(#id: &mut #rt::Field<#t>));
                         call_args.push(quote!(#id.view_mut(NAME, #fname)?));
+                        block_params.push(quote!(#id: &mut #rt::BlockField<#t>));
+                        block_call_args.push(quote!(#id.cpu_view_mut(NAME, #fname)?));
                     }
                 }
+                block_checks.push(quote!(blocks.check_field(NAME, DIMS, #fname, #fhalo, &*#id)?;));
                 cuda_args.push(quote!(l.field(#fname, &*#id)?;));
+                block_cuda_args.push(quote!(l.block_field(#fname, &*#id)?;));
             }
             ParamKind::Scalar => {
                 let s = &k.scalars[i as usize];
@@ -163,17 +174,22 @@ fn launcher(k: &Kernel, rt: &TokenStream) -> TokenStream {
                 let t = ty_tokens(s.ty);
                 params.push(quote!(#id: #t));
                 call_args.push(quote!(#id));
+                block_params.push(quote!(#id: #t));
+                block_call_args.push(quote!(#id));
                 if k.red_black == Some(i) {
                     let pname = &s.name;
                     checks.push(quote!(#rt::launch::check_colour(NAME, #pname, #id)?;));
+                    block_checks.push(quote!(#rt::launch::check_colour(NAME, #pname, #id)?;));
                 }
-                cuda_args.push(match s.ty {
+                let arg = match s.ty {
                     Ty::Real => quote!(l.real(#id);),
                     Ty::F32 => quote!(l.f32(#id);),
                     Ty::F64 => quote!(l.f64(#id);),
                     Ty::Int => quote!(l.int(#id);),
                     Ty::Bool => quote!(l.bool(#id);),
-                });
+                };
+                cuda_args.push(arg.clone());
+                block_cuda_args.push(arg);
             }
             ParamKind::Mesh => {
                 let id = mesh_ident.clone().expect("a vertex kernel names its mesh");
@@ -200,6 +216,7 @@ fn launcher(k: &Kernel, rt: &TokenStream) -> TokenStream {
                 };
                 let p = precision_tokens(r.ty, rt);
                 cuda_args.push(quote!(l.reduction(#op, #p);));
+                block_cuda_args.push(quote!(l.reduction(#op, #p);));
             }
         }
     }
@@ -258,7 +275,47 @@ fn launcher(k: &Kernel, rt: &TokenStream) -> TokenStream {
         Some(m) => quote!(vec![#m.len()]),
         None => quote!(#domain_field.extent().to_vec()),
     };
+    // Point kernels whose fields are all on the domain's grid also run over blocks.
+    let on_blocks = k.mesh.is_none()
+        && k.line.is_none()
+        && k.sampled.is_empty()
+        && k.fields.iter().all(|f| f.map == IndexMap::Same);
+    let block_launch = if on_blocks {
+        let block_doc = format!(
+            "Runs `{}` over the blocks of `blocks` (one launch for all of them) on `backend`; \
+             the fields are block fields of the list's grid, on `backend`.{red_doc}\n\n\
+             Indices and extents inside the kernel are the whole domain's. Fails, before \
+             touching any memory, if a field is of another grid or layout, the grid's halo is \
+             narrower than the kernel reads, or (on a device) the block size is not a whole \
+             number of launch tiles.",
+            k.name
+        );
+        quote! {
+            #[doc = #block_doc]
+            pub fn launch_blocks #generics (backend: &#rt::Backend, blocks: &#rt::BlockList, #(#block_params),*) -> ::core::result::Result<#ret, #rt::Error> {
+                #(#block_checks)*
+                let n = blocks.geometry().domain;
+                match backend {
+                    // SAFETY: every field is of the list's layout, whose slots hold each
+                    // block plus a halo at least as wide as the kernel reads, and the
+                    // borrow checker keeps outputs apart from inputs.
+                    #rt::Backend::Cpu => Ok(unsafe { cpu(n, blocks.cpu_over(), #(#block_call_args),*) }),
+                    #rt::Backend::Cuda(cuda) => {
+                        let mut l = #rt::cuda::CudaLaunch::new(cuda, &CODE, #precision);
+                        #(#block_cuda_args)*
+                        #[allow(unused_variables)]
+                        let values = l.run_blocks(blocks)?;
+                        Ok(#cuda_ret)
+                    }
+                }
+            }
+        }
+    } else {
+        quote!()
+    };
     quote! {
+        #block_launch
+
         #[doc = #doc]
         pub fn launch #generics (backend: &#rt::Backend, #(#params),*) -> ::core::result::Result<#ret, #rt::Error> {
             let domain: ::std::vec::Vec<usize> = #domain;
@@ -267,7 +324,7 @@ fn launcher(k: &Kernel, rt: &TokenStream) -> TokenStream {
             match backend {
                 // SAFETY: every view was checked to cover the domain plus the halo the
                 // kernel reads, and the borrow checker keeps outputs apart from inputs.
-                #rt::Backend::Cpu => Ok(unsafe { cpu(n, #(#call_args),*) }),
+                #rt::Backend::Cpu => Ok(unsafe { cpu(n, #rt::cpu::Over::Domain, #(#call_args),*) }),
                 #rt::Backend::Cuda(cuda) => {
                     let mut l = #rt::cuda::CudaLaunch::new(cuda, &CODE, #precision);
                     #(#cuda_args)*

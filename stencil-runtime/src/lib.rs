@@ -33,6 +33,7 @@ extern crate self as stencil_runtime;
 
 pub mod backend;
 pub mod block_mask;
+pub mod blocks;
 pub mod cpu;
 pub mod cuda;
 pub mod dsl;
@@ -46,6 +47,7 @@ mod team;
 
 pub use backend::Backend;
 pub use block_mask::{BlockMask, BLOCK_TILE};
+pub use blocks::{BlockField, BlockGrid, BlockKey, BlockList, HaloExchange, HaloRule};
 pub use cuda::Cuda;
 pub use error::Error;
 pub use field::Field;

@@ -22,6 +22,7 @@ use inkwell::values::{
 use inkwell::{AddressSpace, FloatPredicate, IntPredicate, OptimizationLevel};
 use std::collections::HashMap;
 
+mod blocks;
 mod sample;
 pub use sample::Sampling;
 use sample::{SampledArgs, SAMPLED_PARAMS};
@@ -95,6 +96,7 @@ impl Tile {
 }
 
 /// Per-field values a point needs: base pointer and strides.
+#[derive(Clone, Copy)]
 struct FieldArgs<'ctx> {
     ptr: PointerValue<'ctx>,
     sy: IntValue<'ctx>,
@@ -301,6 +303,22 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         let lin = b.build_int_add(b.build_int_add(idx[0], jy, "")?, kz, "")?;
         // A plain (not in-bounds) GEP: threads outside the domain compute it too.
         Ok(unsafe { b.build_gep(fa.ptr, &[lin], "")? })
+    }
+
+    /// The fields with their pointers moved by `shift` elements (a block's slot).
+    fn shifted(
+        &self,
+        fields: &[FieldArgs<'ctx>],
+        shift: IntValue<'ctx>,
+    ) -> R<Vec<FieldArgs<'ctx>>> {
+        fields
+            .iter()
+            .map(|fa| {
+                // A plain GEP: a dense launch shifts by 0, a block launch into its slot.
+                let ptr = unsafe { self.b.build_gep(fa.ptr, &[shift], "")? };
+                Ok(FieldArgs { ptr, ..*fa })
+            })
+            .collect()
     }
 
     /// Every field's pointer at the point `idx` (see [`Gen::base`]).
@@ -933,6 +951,8 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             // (null for a dense launch), and its row pitch in elements.
             ps.push(self.elem_ptr_type(Ty::Real).into());
             ps.push(i64t.into());
+            // The block list (`blocks.rs`).
+            ps.extend(self.block_param_types());
         }
         ps
     }
@@ -1131,18 +1151,27 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             axis: (self.k.dims as usize).max(1) - 1,
         };
         let mut first = [self.i64c(0); 3];
+        // Within a block of a block grid, `local` indices address the fields (from the
+        // block's slot) and `first` (offset by the block's origin) is what the kernel sees.
+        let mut local = first;
+        let place = self.block_place(f)?;
         let block_on = self.block_mask_allows(f)?;
         let mut any_inside = block_on;
         let mut all_inside = any_inside;
         for (a, name) in ["x", "y", "z"].iter().enumerate() {
-            let ctaid = self.sreg(&format!("ctaid.{name}"))?;
+            let ctaid = if a == 2 {
+                place.tile_z
+            } else {
+                self.sreg(&format!("ctaid.{name}"))?
+            };
             let ntid = self.sreg(&format!("ntid.{name}"))?;
             let tid = self.sreg(&format!("tid.{name}"))?;
             let base = self.b.build_int_nuw_mul(ctaid, ntid, "")?;
             let g = self.b.build_int_nuw_add(base, tid, "")?;
-            first[a] = self.b.build_int_z_extend(g, i64t, "")?;
+            local[a] = self.b.build_int_z_extend(g, i64t, "")?;
             let span = self.i64c(tile.span(a) as i64);
-            first[a] = self.b.build_int_nuw_mul(first[a], span, "")?;
+            local[a] = self.b.build_int_nuw_mul(local[a], span, "")?;
+            first[a] = self.b.build_int_nuw_add(local[a], place.origin[a], "")?;
             let some = self
                 .b
                 .build_int_compare(IntPredicate::ULT, first[a], args.n[a], "")?;
@@ -1156,9 +1185,11 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                 // An axis the kernel does not use has extent 1: a thread inside the
                 // domain is at 0 there, and its addresses need no term for it.
                 first[a] = self.i64c(0);
+                local[a] = self.i64c(0);
             }
         }
-        let bases = self.bases(&args.fields, first)?;
+        let slot_fields = self.shifted(&args.fields, place.shift)?;
+        let bases = self.bases(&slot_fields, local)?;
         // Contributions of points outside the domain are the identity.
         let slots = self.contribution_slots()?;
         self.b.build_conditional_branch(all_inside, fast, edge)?;
@@ -1217,15 +1248,15 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
     }
 
     /// Whether this thread block computes its points: always for a dense launch (a null
-    /// mask, the entry's last parameter but one), else where the mask's element for the
+    /// mask, the parameter before the pitch), else where the mask's element for the
     /// block (`(ctaid.z * nctaid.y + ctaid.y) * pitch + ctaid.x`, the pitch being the
-    /// last parameter) is not 0. A skipped block stores nothing and contributes the
+    /// parameter before the block list) is not 0. A skipped block stores nothing and contributes the
     /// identity to reductions.
     fn block_mask_allows(&self, f: FunctionValue<'ctx>) -> R<IntValue<'ctx>> {
         let count = f.count_params();
         let param = |k: u32| f.get_nth_param(k).expect("the block mask parameters");
-        let mask = param(count - 2).into_pointer_value();
-        let pitch = param(count - 1).into_int_value();
+        let mask = param(count - 2 - blocks::BLOCK_PARAMS).into_pointer_value();
+        let pitch = param(count - 1 - blocks::BLOCK_PARAMS).into_int_value();
         let start = self.b.get_insert_block().expect("positioned in the entry");
         let check = self.ctx.append_basic_block(f, "block_mask");
         let decided = self.ctx.append_basic_block(f, "block_mask_done");

@@ -28,6 +28,7 @@
 
 pub mod codegen;
 pub use codegen::Sampling;
+pub mod halo;
 pub mod jit;
 mod math;
 

@@ -10,6 +10,9 @@ use crate::{Error, Field, Precision, Real};
 use cudarc::driver::{result, sys};
 use std::ffi::c_void;
 
+mod blocks;
+pub(crate) use blocks::queue_halo_exchange;
+
 /// One precision's PTX of a kernel.
 #[derive(Debug)]
 pub struct Ptx {
@@ -95,6 +98,9 @@ pub struct CudaLaunch<'a> {
     aligned: bool,
     /// Whether the sampled grids are read through textures (None before the first grid).
     textured: Option<bool>,
+    /// A launch over blocks: the device address of the block records and the tiles along
+    /// z per block (`blocks.rs`); `None` for a dense launch.
+    block_list: Option<(u64, u64)>,
 }
 
 /// Threads per block of a vertex kernel.
@@ -104,6 +110,10 @@ pub const VERTEX_BLOCK: u32 = 128;
 const TUNE_REPS: usize = 3;
 /// Threads per block of the passes that combine reduction partials.
 const FINAL_BLOCK: u32 = 1024;
+
+/// The tiles along z per block that a dense launch passes for its (absent) block list:
+/// thread block `c` along z is then tile `c` of block 0 (see the codegen's `blocks.rs`).
+const DENSE_TILES_Z: u64 = u32::MAX as u64;
 
 impl<'a> CudaLaunch<'a> {
     /// Starts a launch of `code` at `precision` (the kernel's `T`).
@@ -116,6 +126,7 @@ impl<'a> CudaLaunch<'a> {
             reductions: Vec::new(),
             aligned: true,
             textured: None,
+            block_list: None,
         }
     }
 
@@ -548,12 +559,21 @@ impl<'a> CudaLaunch<'a> {
                 other => other,
             });
         }
-        // The block mask (null: every block) and its pitch, the last parameters of point
-        // kernels.
+        // The block mask (null: every block) and its pitch, and the block list, the last
+        // parameters of point kernels. A launch over blocks has no mask.
         if self.code.line.is_none() && !self.code.vertex {
-            let (ptr, pitch) = self.cuda.mask.as_ref().map_or((0, 0), |m| (m.ptr, m.pitch));
+            let mask = self
+                .cuda
+                .mask
+                .as_ref()
+                .filter(|_| self.block_list.is_none());
+            let (ptr, pitch) = mask.map_or((0, 0), |m| (m.ptr, m.pitch));
             params.push(Arg::Wide(ptr));
             params.push(Arg::Wide(pitch));
+            // The block list (none: a dense launch).
+            let (records, tiles_z) = self.block_list.unwrap_or((0, DENSE_TILES_Z));
+            params.push(Arg::Wide(records));
+            params.push(Arg::Wide(tiles_z));
         }
         // SAFETY: the parameters follow the calling convention of the entry, and every
         // field was checked to cover the domain plus the halo the kernel reads.
@@ -616,11 +636,13 @@ impl<'a> CudaLaunch<'a> {
                 next.ptr,
                 0, // no block mask
                 0,
+                0, // no block list
+                DENSE_TILES_Z,
             ] {
                 params.push(Arg::Wide(v));
             }
             // SAFETY: the final-pass kernels take (n0, n1, n2, partials, sy, sz, result, mask,
-            // pitch), and `current` holds `count` elements, `next` one per block.
+            // pitch, block list, tiles along z), and `current` holds `count` elements, `next` one per block.
             unsafe {
                 launch_raw(
                     self.cuda,

@@ -80,6 +80,32 @@ impl DeviceBuffer {
     }
 
     /// Copies the start of the buffer into `dst` after the stream's pending work.
+    /// Queues a copy of `bytes` bytes from byte `from` of `src` to byte `to` of this
+    /// buffer (on this buffer's stream).
+    pub fn copy_range(
+        &self,
+        to: usize,
+        src: &DeviceBuffer,
+        from: usize,
+        bytes: usize,
+    ) -> Result<(), Error> {
+        assert!(
+            to + bytes <= self.bytes && from + bytes <= src.bytes,
+            "copy fits"
+        );
+        self.stream.device.bind()?;
+        // SAFETY: both ranges lie inside live allocations (checked above).
+        unsafe {
+            result::memcpy_dtod_async(
+                self.ptr + to as u64,
+                src.ptr + from as u64,
+                bytes,
+                self.stream.raw,
+            )
+        }
+        .map_err(|e| cuda_error("copying within the device", e))
+    }
+
     pub fn download<T: Copy>(&self, dst: &mut [T]) -> Result<(), Error> {
         assert!(std::mem::size_of_val(dst) <= self.bytes, "download fits");
         self.stream.device.bind()?;

@@ -23,6 +23,7 @@ mod timer;
 mod tune;
 
 pub use graph::Graph;
+pub(crate) use launch::queue_halo_exchange;
 pub use launch::{CudaLaunch, KernelCode, Ptx, Reduce};
 pub use module::{for_dependent_launch, GRID_DEPENDENCY_POINT};
 pub use timer::Timer;

@@ -94,15 +94,15 @@ impl Signature<'_> {
             quote!(::<T>)
         };
         quote! {
-            pub unsafe fn cpu #generics (n: [usize; 3], #(#params),*) #ret {
+            pub unsafe fn cpu #generics (n: [usize; 3], over: #rt::cpu::Over<'_>, #(#params),*) #ret {
                 #[cfg(target_arch = "x86_64")]
                 {
                     #[target_feature(enable = "avx")]
-                    unsafe fn wide #generics (n: [usize; 3], #(#params),*) #ret {
+                    unsafe fn wide #generics (n: [usize; 3], over: #rt::cpu::Over<'_>, #(#params),*) #ret {
                         #body
                     }
                     if #rt::cpu::wide_vectors() {
-                        return wide #turbofish (n, #(#args),*);
+                        return wide #turbofish (n, over, #(#args),*);
                     }
                 }
                 #body
@@ -185,8 +185,8 @@ pub fn cpu_function(k: &Kernel, rt: &TokenStream) -> TokenStream {
         let id = row_ident(f, dy, dz);
         let field = &k.fields[f as usize];
         let fid = field_ident(&field.name);
-        let (j, k) = (mapped(field.map, quote!(j)), mapped(field.map, quote!(k)));
-        quote!(let #id = #fid.row(#j + (#dy as isize), #k + (#dz as isize));)
+        let (j, k) = (mapped(field.map, quote!(ja)), mapped(field.map, quote!(ka)));
+        quote!(let #id = #fid.row_at(shift, #j + (#dy as isize), #k + (#dz as isize));)
     });
 
     let strided = colour_strided(k);
@@ -219,18 +219,30 @@ pub fn cpu_function(k: &Kernel, rt: &TokenStream) -> TokenStream {
             match st.mask {
                 Some(m) => {
                     let m = v(m);
-                    quote!(if #m { *#row.offset(i) = #val; })
+                    quote!(if #m { *#row.offset(ia) = #val; })
                 }
-                None => quote!(*#row.offset(i) = #val;),
+                None => quote!(*#row.offset(ia) = #val;),
             }
         })
         .collect();
 
     // A vertex kernel's points are heavy: its runner splits the set into small chunks.
-    let (for_each, reduce) = if k.is_vertex() {
-        (quote!(for_each_vertex_chunk), quote!(reduce_vertex_chunks))
+    let (for_each, reduce, covers) = if k.is_vertex() {
+        (
+            quote!(for_each_vertex_chunk),
+            quote!(reduce_vertex_chunks),
+            quote!(n),
+        )
     } else {
-        (quote!(for_each_row), quote!(reduce_rows))
+        (quote!(for_each_row), quote!(reduce_rows), quote!(n, over))
+    };
+    // Where the row is: its global indices `j`, `k` (what the kernel sees) and, for the
+    // views, `ja`, `ka`, the point `i`'s index `ia = i - o0`, and the storage's `shift`
+    // (all plain for a dense launch; a block's slot for a launch over blocks).
+    let row_place = quote! {
+        let (j, k) = (r.j as isize, r.k as isize);
+        let (ja, ka) = (j - r.origin[1] as isize, k - r.origin[2] as isize);
+        let (o0, shift) = (r.origin[0] as isize, r.shift);
     };
     let red_types: Vec<TokenStream> = k.reductions.iter().map(|r| ty_tokens(r.ty)).collect();
     // The points of a row: all of them, or those of the colour a red-black kernel updates:
@@ -261,12 +273,14 @@ pub fn cpu_function(k: &Kernel, rt: &TokenStream) -> TokenStream {
     let point = if k.is_vertex() {
         quote! {
             let i = mesh_view.vertex(t);
+            let ia = i;
             #(#body)*
             #(#stores)*
         }
     } else {
         quote! {
             let i = t;
+            let ia = t - o0;
             #(#body)*
             #(#stores)*
         }
@@ -274,6 +288,7 @@ pub fn cpu_function(k: &Kernel, rt: &TokenStream) -> TokenStream {
     let middle_point = middle_body.map(|body| {
         quote! {
             let i = t;
+            let ia = t - o0;
             #(#body)*
             #(#stores)*
         }
@@ -307,8 +322,8 @@ pub fn cpu_function(k: &Kernel, rt: &TokenStream) -> TokenStream {
         let item = sig.item(
             quote!(),
             quote! {
-                    #rt::cpu::#for_each(n, move |r: #rt::cpu::Row| {
-                        let (j, k) = (r.j as isize, r.k as isize);
+                    #rt::cpu::#for_each(#covers, move |r: #rt::cpu::Row| {
+                        #row_place
                         #locals
                     #(#row_ptrs)*
                     #row_loops
@@ -442,11 +457,11 @@ pub fn cpu_function(k: &Kernel, rt: &TokenStream) -> TokenStream {
             quote!(-> #ret),
             quote! {
                     let total = #rt::cpu::#reduce(
-                        n,
+                        #covers,
                         (#(#identities,)*),
                         |a: (#(#red_types,)*), b: (#(#red_types,)*)| (#(#combine_tuple,)*),
                         move |r: #rt::cpu::Row| {
-                            let (j, k) = (r.j as isize, r.k as isize);
+                            #row_place
                             #locals
                             #(#row_ptrs)*
                             let (#(mut #accs,)*) = (#(#identities,)*);

@@ -119,9 +119,10 @@ pub(super) fn node_let(k: &Kernel, n: u32, real: &TokenStream, form: LoadForm) -
         Node::Load { field, offset } => {
             let f = &k.fields[field as usize];
             let [dx, dy, dz] = offset.map(|o| o as isize);
-            let x = mapped(f.map, quote!(i));
             match form {
                 LoadForm::Rows => {
+                    // `ia`: the point's index in the views (`i` less its block's origin).
+                    let x = mapped(f.map, quote!(ia));
                     let row = row_ident(field, offset[1], offset[2]);
                     // Pointer steps rather than `x + dx` (see `mapped`).
                     if dx == 0 {
@@ -132,6 +133,7 @@ pub(super) fn node_let(k: &Kernel, n: u32, real: &TokenStream, form: LoadForm) -
                 }
                 LoadForm::Point => {
                     let fid = field_ident(&f.name);
+                    let x = mapped(f.map, quote!(i));
                     let (y, z) = (mapped(f.map, quote!(j)), mapped(f.map, quote!(k)));
                     quote!(*#fid.row(#y + #dy, #z + #dz).offset(#x + #dx))
                 }

@@ -5,12 +5,14 @@
 //! ([`crate::team`]), and reductions combine per-row partials in row order, so results do
 //! not depend on the number of threads.
 
+mod rows;
+
+pub use rows::{for_each_row, reduce_rows, BlockRun, Over, Row, CHUNK_1D};
+
 use crate::team::Team;
 use crate::Real;
 use rayon::prelude::*;
-
-/// Points per chunk when a 1D domain is split for parallel work.
-pub const CHUNK_1D: usize = 4096;
+use rows::rows_per_task;
 
 /// A read-only view of a field: a pointer to interior point (0,0,0) and element strides.
 #[derive(Clone, Copy, Debug)]
@@ -50,6 +52,16 @@ impl<T> View<T> {
     pub unsafe fn row(self, j: isize, k: isize) -> *const T {
         self.ptr.offset(j * self.sy + k * self.sz)
     }
+
+    /// Pointer to point (0, j, k) of the storage `shift` elements from the view's pointer
+    /// (a block's slot; see [`Row`]).
+    ///
+    /// # Safety
+    /// That point must lie within the field's allocation.
+    #[inline(always)]
+    pub unsafe fn row_at(self, shift: isize, j: isize, k: isize) -> *const T {
+        self.ptr.offset(shift + j * self.sy + k * self.sz)
+    }
 }
 
 impl<T> ViewMut<T> {
@@ -61,101 +73,15 @@ impl<T> ViewMut<T> {
     pub unsafe fn row(self, j: isize, k: isize) -> *mut T {
         self.ptr.offset(j * self.sy + k * self.sz)
     }
-}
 
-/// A unit of parallel work: points `i0..i1` of row (j, k).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Row {
-    /// First index on axis 0.
-    pub i0: usize,
-    /// One past the last index on axis 0.
-    pub i1: usize,
-    /// Index on axis 1.
-    pub j: usize,
-    /// Index on axis 2.
-    pub k: usize,
-}
-
-/// How the domain `n` is cut into rows: (number of rows, row number -> Row).
-fn rows(n: [usize; 3]) -> (usize, impl Fn(usize) -> Row + Sync) {
-    let chunked = n[1] * n[2] == 1;
-    let count = if chunked {
-        n[0].div_ceil(CHUNK_1D)
-    } else {
-        n[1] * n[2]
-    };
-    let row = move |r: usize| {
-        if chunked {
-            Row {
-                i0: r * CHUNK_1D,
-                i1: ((r + 1) * CHUNK_1D).min(n[0]),
-                j: 0,
-                k: 0,
-            }
-        } else {
-            Row {
-                i0: 0,
-                i1: n[0],
-                j: r % n[1],
-                k: r / n[1],
-            }
-        }
-    };
-    (if n[0] == 0 { 0 } else { count }, row)
-}
-
-/// Domains of fewer points run on the calling thread: even a hot team's fork-join costs
-/// more than their work (a multigrid hierarchy's coarsest levels).
-const SERIAL_POINTS: usize = 2048;
-
-/// Points per task at least, so that the rows of small grids are grouped.
-const TASK_POINTS: usize = 1024;
-
-/// Tasks per thread at most: a few, so that a thread that finishes early takes another.
-const TASKS_PER_THREAD: usize = 4;
-
-/// The rows of each task when domain `n`, cut into `count` rows, runs in parallel
-/// (`None`: on the calling thread alone).
-fn rows_per_task(n: [usize; 3], count: usize) -> Option<usize> {
-    let points = n[0] * n[1] * n[2];
-    let threads = Team::global().threads();
-    if points < SERIAL_POINTS || count < 2 || threads < 2 {
-        return None;
-    }
-    let tasks = (points / TASK_POINTS).clamp(2, threads * TASKS_PER_THREAD);
-    Some(count.div_ceil(tasks))
-}
-
-/// Runs `f(r)` for every `r` in `0..count`, in tasks of `per_task` consecutive values on
-/// the team.
-fn on_team(count: usize, per_task: usize, f: &(dyn Fn(usize) + Sync)) {
-    Team::global().run(count.div_ceil(per_task), &|t| {
-        (t * per_task..((t + 1) * per_task).min(count)).for_each(f)
-    });
-}
-
-/// Runs `f` on every row of domain `n`, in parallel (serially when small).
-pub fn for_each_row(n: [usize; 3], f: impl Fn(Row) + Sync + Send) {
-    let (count, row) = rows(n);
-    match rows_per_task(n, count) {
-        None => (0..count).for_each(|r| f(row(r))),
-        Some(per_task) => on_team(count, per_task, &|r| f(row(r))),
-    }
-}
-
-/// Per-row values written by parallel tasks, each row's slot by one task only.
-struct Slots<A>(Vec<std::cell::UnsafeCell<A>>);
-
-// SAFETY: every slot is written by exactly one task and read after all tasks finished.
-unsafe impl<A: Send> Sync for Slots<A> {}
-
-impl<A> Slots<A> {
-    /// Writes slot `r`.
+    /// Pointer to point (0, j, k) of the storage `shift` elements from the view's pointer
+    /// (a block's slot; see [`Row`]).
     ///
     /// # Safety
-    /// No other thread may access slot `r` meanwhile.
-    unsafe fn set(&self, r: usize, value: A) {
-        *self.0[r].get() = value;
+    /// That point must lie within the field's allocation.
+    #[inline(always)]
+    pub unsafe fn row_at(self, shift: isize, j: isize, k: isize) -> *mut T {
+        self.ptr.offset(shift + j * self.sy + k * self.sz)
     }
 }
 
@@ -226,32 +152,6 @@ pub fn fold_lanes<A: Copy>(values: &[A], identity: A, combine: impl Fn(A, A) -> 
     rest.iter().fold(folded, |a, &v| combine(a, v))
 }
 
-/// Runs `f` on every row of domain `n` in parallel and combines the per-row results in
-/// row order with `combine`, starting from `identity`.
-pub fn reduce_rows<A: Copy + Send + Sync>(
-    n: [usize; 3],
-    identity: A,
-    combine: impl Fn(A, A) -> A,
-    f: impl Fn(Row) -> A + Sync + Send,
-) -> A {
-    let (count, row) = rows(n);
-    // Per-row partials combined in row order either way: the result does not depend on
-    // the split or on the number of threads.
-    match rows_per_task(n, count) {
-        None => (0..count).map(|r| f(row(r))).fold(identity, combine),
-        Some(per_task) => {
-            let slots = Slots((0..count).map(|_| identity.into()).collect());
-            // SAFETY: row `r` is run by one task, which alone writes slot `r`.
-            on_team(count, per_task, &|r| unsafe { slots.set(r, f(row(r))) });
-            slots
-                .0
-                .into_iter()
-                .map(std::cell::UnsafeCell::into_inner)
-                .fold(identity, combine)
-        }
-    }
-}
-
 /// Runs `f` on every grid line along `axis` of domain `n`, in parallel: `f` gets the
 /// line's first point (its index on `axis` is 0) and a per-task scratch value that it
 /// may reuse from line to line.
@@ -272,7 +172,7 @@ pub fn for_each_line<S: Default + Send>(
         let k = r / (others[0] * others[1]);
         f(scratch, [i as isize, j as isize, k as isize]);
     };
-    match rows_per_task(n, count) {
+    match rows_per_task(n[0] * n[1] * n[2], count) {
         None => {
             let mut scratch = S::default();
             (0..count).for_each(|r| line(&mut scratch, r));
@@ -294,6 +194,8 @@ fn vertex_chunk(n: [usize; 3], c: usize) -> Row {
         i1: ((c + 1) * VERTEX_CHUNK).min(n[0]),
         j: 0,
         k: 0,
+        origin: [0; 3],
+        shift: 0,
     }
 }
 

@@ -1,0 +1,143 @@
+//! The sizes of a block grid: domain, blocks, halo, and how a block's points lie in its
+//! slot.
+
+use super::grid::BlockKey;
+use crate::Error;
+
+/// The sizes of a block grid (axes beyond its dimension have extent 1 and no halo).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Geometry {
+    /// 1, 2 or 3.
+    pub dims: usize,
+    /// Points of the domain per axis.
+    pub domain: [usize; 3],
+    /// Points of a block per axis.
+    pub block: [usize; 3],
+    /// Points stored around each block on each used axis.
+    pub halo: usize,
+    /// Blocks per axis covering the domain (the last ones may stick out of it).
+    pub blocks: [usize; 3],
+}
+
+impl Geometry {
+    /// Checks and records the sizes.
+    pub fn new(domain: &[usize], block: &[usize], halo: usize) -> Result<Geometry, Error> {
+        let dims = domain.len();
+        if !(1..=3).contains(&dims) || block.len() != dims {
+            return Err(Error::InvalidField(format!(
+                "a block grid needs 1 to 3 axes and a block size per axis; got a domain of {domain:?} and blocks of {block:?}"
+            )));
+        }
+        if domain.contains(&0) || block.contains(&0) {
+            return Err(Error::InvalidField(format!(
+                "a block grid's domain ({domain:?}) and blocks ({block:?}) need at least one point per axis"
+            )));
+        }
+        if block.iter().any(|&b| b < halo) {
+            return Err(Error::InvalidField(format!(
+                "blocks of {block:?} points are narrower than their halo of {halo}: a halo is filled from the next block only; use larger blocks or a smaller halo"
+            )));
+        }
+        let mut g = Geometry {
+            dims,
+            domain: [1; 3],
+            block: [1; 3],
+            halo,
+            blocks: [1; 3],
+        };
+        for a in 0..dims {
+            g.domain[a] = domain[a];
+            g.block[a] = block[a];
+            g.blocks[a] = domain[a].div_ceil(block[a]);
+        }
+        if g.slot_len()
+            .checked_mul(g.blocks.iter().product())
+            .is_none()
+            || g.slot_len() > u32::MAX as usize
+        {
+            return Err(Error::InvalidField(format!(
+                "a block grid of {domain:?} points in blocks of {block:?} is too large"
+            )));
+        }
+        Ok(g)
+    }
+
+    /// The halo on axis `a` (0 on unused axes).
+    pub fn halo_on(&self, a: usize) -> usize {
+        if a < self.dims {
+            self.halo
+        } else {
+            0
+        }
+    }
+
+    /// Points of a slot per axis: the block and its halo.
+    pub fn padded(&self) -> [usize; 3] {
+        [0, 1, 2].map(|a| self.block[a] + 2 * self.halo_on(a))
+    }
+
+    /// Element strides of axes 1 and 2 inside a slot.
+    pub fn strides(&self) -> [usize; 2] {
+        let p = self.padded();
+        [p[0], p[0] * p[1]]
+    }
+
+    /// Elements per slot.
+    pub fn slot_len(&self) -> usize {
+        self.padded().iter().product()
+    }
+
+    /// The element of a slot holding the block's point (0, 0, 0).
+    pub fn interior_offset(&self) -> usize {
+        let [sy, sz] = self.strides();
+        self.halo_on(0) + self.halo_on(1) * sy + self.halo_on(2) * sz
+    }
+
+    /// The element of a slot holding the block's point `p` (halo points have an index
+    /// below 0 or at or past the block's extent).
+    pub fn element(&self, p: [isize; 3]) -> usize {
+        let [sy, sz] = self.strides();
+        (self.interior_offset() as isize + p[0] + p[1] * sy as isize + p[2] * sz as isize) as usize
+    }
+
+    /// The global index of block `key`'s point (0, 0, 0).
+    pub fn origin(&self, key: BlockKey) -> [usize; 3] {
+        [0, 1, 2].map(|a| key.index[a] as usize * self.block[a])
+    }
+
+    /// The block holding domain point `p`.
+    pub fn key_of(&self, p: [usize; 3]) -> BlockKey {
+        BlockKey::new([0, 1, 2].map(|a| (p[a] / self.block[a]) as u32))
+    }
+
+    /// Every block of the domain at level 0, x fastest.
+    pub fn all_keys(&self) -> impl Iterator<Item = BlockKey> {
+        let b = self.blocks;
+        (0..b[2]).flat_map(move |k| {
+            (0..b[1]).flat_map(move |j| {
+                (0..b[0]).map(move |i| BlockKey::new([i as u32, j as u32, k as u32]))
+            })
+        })
+    }
+
+    /// Checks that `key` names a block of the domain at a level this grid has.
+    pub fn check_key(&self, key: BlockKey) -> Result<(), Error> {
+        if key.level != 0 {
+            return Err(Error::InvalidField(format!(
+                "block {key:?} is of level {}: this grid has level 0 only (refinement levels are not built yet)",
+                key.level
+            )));
+        }
+        for a in 0..3 {
+            if key.index[a] as usize >= self.blocks[a] {
+                return Err(Error::InvalidField(format!(
+                    "block {key:?} lies outside the domain of {:?} points in blocks of {:?} ({:?} blocks per axis)",
+                    &self.domain[..self.dims],
+                    &self.block[..self.dims],
+                    &self.blocks[..self.dims]
+                )));
+            }
+        }
+        Ok(())
+    }
+}

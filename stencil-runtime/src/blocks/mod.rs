@@ -1,0 +1,31 @@
+//! Block grids: domains built from fixed-size blocks that exist only where needed.
+//!
+//! A [`BlockGrid`] tiles a 1D, 2D or 3D domain by blocks of fixed size (the grid's
+//! choice, e.g. 32 x 32 or 16 x 16 x 16 points) and names the blocks that are *present*,
+//! each keyed by ([level](BlockKey::level), index) and owned by this process or another
+//! rank ([`Owner`]). A [`BlockField`] holds values on the present blocks only, in one
+//! allocation (an arena of one slot per block, each slot the block and its halo); memory
+//! follows the present blocks as they are added and removed ([`BlockGrid::update`],
+//! [`BlockField::follow`]).
+//!
+//! Kernels of the language run on block grids unchanged: every `#[stencil]` point
+//! kernel's module has `launch_blocks(backend, &list, fields..)` beside `launch`, which
+//! runs the kernel over the blocks of a [`BlockList`] (all present blocks, or some) in
+//! one launch: on the CPU, rows of the blocks in parallel; on a device, one thread block
+//! per tile of a block, the tiles of all listed blocks in one grid, reading the list's
+//! records (origin and slot). Indices, extents and boundary tests inside the kernel are
+//! those of the whole domain, so a kernel gives the same values on a block grid as on a
+//! dense field. [`HaloExchange`] fills every block's halo (from neighbours, from the
+//! domain's side rules, or by the rule for absent neighbours) in one launch.
+
+mod field;
+mod geometry;
+mod grid;
+mod halo;
+mod list;
+
+pub use field::BlockField;
+pub use geometry::Geometry;
+pub use grid::{BlockGrid, BlockInfo, BlockKey, Owner, Relayout};
+pub use halo::{Absent, HaloExchange, HaloRule, Side};
+pub use list::BlockList;

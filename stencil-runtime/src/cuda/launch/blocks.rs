@@ -1,0 +1,193 @@
+//! Launches over the blocks of a block grid: one launch for all listed blocks, each
+//! thread block a tile of one block (see the codegen's `blocks.rs` for the entry's side).
+
+use super::{function, launch_raw, Arg, CudaLaunch, LaunchShape, Params, Reduce};
+use crate::blocks::{BlockField, BlockList};
+use crate::cuda::Cuda;
+use crate::{Error, Precision, Real};
+
+impl CudaLaunch<'_> {
+    /// A field of a block grid, whose arena must live on this backend's device.
+    pub fn block_field<T: Real>(
+        &mut self,
+        param: &'static str,
+        f: &BlockField<T>,
+    ) -> Result<(), Error> {
+        let Some((ptr, strides)) = f.device_args() else {
+            return Err(Error::Residency {
+                kernel: self.code.name.to_string(),
+                field: param.to_string(),
+                have: "host memory".into(),
+                want: format!(
+                    "CUDA device {} ({})",
+                    self.cuda.ordinal(),
+                    self.cuda.device_name()
+                ),
+            });
+        };
+        self.args.push(Arg::Wide(ptr));
+        self.args.push(Arg::Wide(strides[0] as u64));
+        self.args.push(Arg::Wide(strides[1] as u64));
+        Ok(())
+    }
+
+    /// Runs the kernel over the blocks of `list` (the domain is the grid's) and returns
+    /// the reductions' values: thread blocks of a shape that tiles a block exactly, as
+    /// many along z per block as the block needs, times the number of blocks.
+    pub fn run_blocks(mut self, list: &BlockList) -> Result<Vec<f64>, Error> {
+        self.cuda.bind()?;
+        let g = *list.geometry();
+        if self.code.line.is_some() || self.code.vertex {
+            return Err(self.refused("line and vertex kernels do not run over blocks".into()));
+        }
+        let Some(records) = list.device_records() else {
+            return Err(self.refused("the block list is of a CPU grid".into()));
+        };
+        if self.cuda.is_capturing() && !self.reductions.is_empty() && !self.cuda.unread_reductions {
+            return Err(self
+                .refused("a kernel with reductions cannot be recorded into a CUDA graph".into()));
+        }
+        let shape = block_shape(self.code.dims, self.code.points, g.block).ok_or_else(|| {
+            self.refused(format!(
+                "blocks of {:?} points are not a whole number of thread-block tiles of any launch shape; use block sizes that are multiples of 32 along x and of 8 along the other axes",
+                &g.block[..g.dims]
+            ))
+        })?;
+        let tiles = shape
+            .grid(self.code.dims, g.block)
+            .ok_or_else(|| self.refused("the block is too large for one launch".into()))?;
+        let along_z = tiles[2] as usize * list.len();
+        if along_z > 65535 {
+            return Err(self.refused(format!(
+                "{} blocks of {} tiles along z exceed a launch's 65535 thread blocks along z; launch over fewer blocks at a time",
+                list.len(),
+                tiles[2]
+            )));
+        }
+        if list.is_empty() {
+            return Ok(self
+                .reductions
+                .iter()
+                .map(|&(op, _)| identity(op))
+                .collect());
+        }
+        let grid = [tiles[0], tiles[1], along_z as u32];
+        self.block_list = Some((records, tiles[2] as u64));
+        let partials = self.partials(grid)?;
+        self.launch(g.domain, shape, grid, &partials)?;
+        if self.cuda.checked && !self.cuda.is_capturing() {
+            self.cuda.synchronize().map_err(|e| self.failed(e))?;
+        }
+        let count = grid.iter().map(|&g| g as usize).product();
+        self.values(partials, count)
+    }
+
+    /// A launch error of this kernel.
+    fn refused(&self, cause: String) -> Error {
+        Error::Launch {
+            kernel: self.code.name.to_string(),
+            cause,
+        }
+    }
+}
+
+/// The value of a reduction over no points.
+fn identity(op: Reduce) -> f64 {
+    match op {
+        Reduce::Sum => 0.0,
+        Reduce::Max => f64::NEG_INFINITY,
+        Reduce::Min => f64::INFINITY,
+    }
+}
+
+/// The halo exchange's PTX, f32 and f64 (`kernels-gen`'s `llvm::halo`).
+static HALO_PTX: [super::Ptx; 2] = stencil_macros::halo_exchange_ptx!();
+
+/// Threads per block of the halo exchange.
+const HALO_BLOCK: u32 = 256;
+
+/// Queues the halo exchange of `count` entries (three `u32` each at `entries`), with the
+/// `(scale, add)` table at `ops`, on the arena at `arena`, all of precision `p`.
+///
+/// # Safety
+/// The entries must name elements inside the arena and operations inside the table.
+pub(crate) unsafe fn queue_halo_exchange(
+    cuda: &Cuda,
+    p: Precision,
+    count: usize,
+    entries: u64,
+    ops: u64,
+    arena: u64,
+) -> Result<(), Error> {
+    if count == 0 {
+        return Ok(());
+    }
+    cuda.bind()?;
+    let ptx = &HALO_PTX[match p {
+        Precision::F32 => 0,
+        Precision::F64 => 1,
+    }];
+    let f = function(&cuda.stream().device, "halo_exchange", ptx, 1, 1)?;
+    let blocks = count.div_ceil(HALO_BLOCK as usize);
+    if blocks > (1 << 31) - 1 {
+        return Err(Error::Launch {
+            kernel: "halo_exchange".into(),
+            cause: format!("{count} halo points are too many for one launch"),
+        });
+    }
+    let mut params = Params::default();
+    for v in [count as u64, entries, ops, arena] {
+        params.push(Arg::Wide(v));
+    }
+    launch_raw(
+        cuda,
+        "halo_exchange",
+        f,
+        [blocks as u32, 1, 1],
+        [HALO_BLOCK, 1, 1],
+        &mut params,
+    )
+}
+
+/// A launch shape (one point per thread or more along the last axis, no vectors) whose
+/// tile divides `block` on every axis: the default shape if it does, else the first
+/// candidate that does.
+pub(crate) fn block_shape(dims: usize, points: &[u32], block: [usize; 3]) -> Option<LaunchShape> {
+    let divides = |s: &LaunchShape| {
+        let last = dims.max(1) - 1;
+        (0..3).all(|a| {
+            let mut span = s.block[a] as usize;
+            if a == last {
+                span *= s.points as usize;
+            }
+            block[a].is_multiple_of(span)
+        })
+    };
+    std::iter::once(LaunchShape::default_for(dims))
+        .chain(LaunchShape::candidates(dims, points, 1))
+        .chain(SMALL.iter().map(|&b| LaunchShape {
+            block: b,
+            points: 1,
+            vector: 1,
+        }))
+        .find(|s| s.vector == 1 && divides(s))
+}
+
+/// Shapes for small blocks (16 x 16, 8 x 8 x 8 and the like).
+const SMALL: [[u32; 3]; 5] = [[16, 16, 1], [16, 8, 1], [8, 8, 4], [8, 8, 2], [8, 8, 1]];
+
+#[cfg(test)]
+mod tests {
+    use super::block_shape;
+
+    #[test]
+    fn shapes_tile_the_block() {
+        let s = block_shape(2, &[1, 2, 4], [32, 32, 1]).unwrap();
+        assert_eq!((s.block, s.points), ([32, 8, 1], 1));
+        let s = block_shape(2, &[1], [16, 16, 1]).unwrap();
+        assert_eq!(s.block, [16, 16, 1]);
+        let s = block_shape(3, &[1], [8, 8, 8]).unwrap();
+        assert_eq!(s.block, [8, 8, 4]);
+        assert!(block_shape(2, &[1], [12, 12, 1]).is_none());
+    }
+}

@@ -1,0 +1,347 @@
+//! Block-grid conformance, run per backend (`tests/block_grids.rs` on the CPU,
+//! `tests/gpu_block_grids.rs` on a CUDA device): kernels launched over random sets of
+//! present blocks equal the dense launch on every present point, and a halo exchange
+//! fills every halo point with what the dense field's neighbourhood and side rules give.
+
+use crate::harness::{assert_close, random_field, rng, tolerance};
+use crate::kernels::suite;
+use rand::Rng;
+use stencil_runtime::blocks::{
+    Absent, BlockGrid, BlockKey, BlockList, HaloExchange, HaloRule, Side,
+};
+use stencil_runtime::{stencil, Backend, BlockField, Field, Real};
+
+/// Red-black Gauss-Seidel for -lap(u) = f: an in-place kernel of one colour.
+#[stencil(red_black = colour)]
+pub fn gauss_seidel<T: Real>(u: InOut<T>, f: In<T>, colour: i64, h2: T) {
+    u = (u[(-1, 0)] + u[(1, 0)] + u[(0, -1)] + u[(0, 1)] + h2 * f) * 0.25;
+}
+
+/// The grid's halo in these checks (the widest any kernel here reads is 2).
+pub const HALO: usize = 2;
+
+/// A grid over `domain` in blocks of `block` with each block present with probability
+/// `share` (at least one present).
+pub fn random_grid(
+    backend: &Backend,
+    seed: &str,
+    domain: &[usize],
+    block: &[usize],
+    share: f64,
+) -> BlockGrid {
+    let mut r = rng(seed);
+    let mut grid = BlockGrid::new(backend, domain, block, HALO).expect("a valid grid");
+    let all: Vec<BlockKey> = grid.geometry().all_keys().collect();
+    let mut some: Vec<BlockKey> = all.iter().copied().filter(|_| r.gen_bool(share)).collect();
+    if some.is_empty() {
+        some.push(all[0]);
+    }
+    grid.update(&some, &[]).expect("keys of the domain");
+    grid
+}
+
+/// Whether point `p` of the domain lies in a present block.
+fn present(grid: &BlockGrid, p: [usize; 3]) -> bool {
+    grid.slot(grid.geometry().key_of(p)).is_some()
+}
+
+/// The values of `dense` (halo 0) at the present points, and those of `blocks` there.
+fn on_present<T: Real>(
+    grid: &BlockGrid,
+    dense: &Field<T>,
+    blocks: &BlockField<T>,
+) -> (Vec<f64>, Vec<f64>) {
+    let got = blocks.to_dense(grid, 0, T::nan()).expect("readable");
+    let (want, got) = (dense.to_host().expect("readable"), got);
+    let g = grid.geometry();
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    for k in 0..g.domain[2] {
+        for j in 0..g.domain[1] {
+            for i in 0..g.domain[0] {
+                if present(grid, [i, j, k]) {
+                    let p = [i as isize, j as isize, k as isize];
+                    a.push(got.get(p).expect("inside").as_f64());
+                    b.push(want.get(p).expect("inside").as_f64());
+                }
+            }
+        }
+    }
+    (a, b)
+}
+
+/// A dense random field on `backend` and the block field of `grid` with its values.
+fn pair<T: Real>(
+    backend: &Backend,
+    grid: &BlockGrid,
+    seed: &str,
+    lo: f64,
+    hi: f64,
+) -> (Field<T>, BlockField<T>) {
+    let g = grid.geometry();
+    let host = random_field::<T>(&mut rng(seed), &g.domain[..g.dims], HALO, lo, hi);
+    let blocks = BlockField::from_dense(grid, &host, T::nan()).expect("a block field");
+    (host.to(backend).expect("on the backend"), blocks)
+}
+
+/// An output pair: a dense field and a block field, both NaN.
+fn outputs<T: Real>(backend: &Backend, grid: &BlockGrid) -> (Field<T>, BlockField<T>) {
+    let g = grid.geometry();
+    let dense = Field::from_fn(&g.domain[..g.dims], 0, |_| T::nan())
+        .to(backend)
+        .expect("on the backend");
+    (
+        dense,
+        BlockField::new(grid, T::nan()).expect("a block field"),
+    )
+}
+
+/// Kernels over random block sets equal the dense launch on every present point (2D and
+/// 3D, reductions over all blocks against the dense reduction).
+pub fn kernels_match_dense<T: Real>(backend: &Backend) {
+    let tol = tolerance::<T>();
+    for (case, share) in [("some", 0.55), ("all", 1.0)] {
+        let label = |k: &str| format!("{k} {:?} {case} blocks", T::PRECISION);
+        let grid = random_grid(
+            backend,
+            &format!("grid2 {case}"),
+            &[100, 50],
+            &[32, 16],
+            share,
+        );
+        let list = BlockList::present(&grid).expect("a list");
+
+        let (u, ub) = pair::<T>(backend, &grid, "u", -1.0, 1.0);
+        let (mut out, mut outb) = outputs::<T>(backend, &grid);
+        suite::lap5::launch(backend, &u, &mut out, T::from_f64(3.0)).unwrap();
+        suite::lap5::launch_blocks(backend, &list, &ub, &mut outb, T::from_f64(3.0)).unwrap();
+        let (got, want) = on_present(&grid, &out, &outb);
+        assert_eq!(got, want, "{}", label("lap5"));
+
+        let (vx, vxb) = pair::<T>(backend, &grid, "vx", -1.0, 1.0);
+        let (vy, vyb) = pair::<T>(backend, &grid, "vy", -1.0, 1.0);
+        suite::upwind::launch(backend, &u, &vx, &vy, &mut out, T::from_f64(0.4)).unwrap();
+        suite::upwind::launch_blocks(backend, &list, &ub, &vxb, &vyb, &mut outb, T::from_f64(0.4))
+            .unwrap();
+        let (got, want) = on_present(&grid, &out, &outb);
+        assert_eq!(got, want, "{}", label("upwind"));
+
+        // Indices, extents and coordinates are the domain's.
+        suite::checker::launch(backend, &u, &mut out, T::from_f64(0.5), T::from_f64(0.25)).unwrap();
+        suite::checker::launch_blocks(
+            backend,
+            &list,
+            &ub,
+            &mut outb,
+            T::from_f64(0.5),
+            T::from_f64(0.25),
+        )
+        .unwrap();
+        let (got, want) = on_present(&grid, &out, &outb);
+        assert_eq!(got, want, "{}", label("checker"));
+
+        let dense_total = suite::edge_tests::launch(backend, &u, &mut out).unwrap();
+        let block_total = suite::edge_tests::launch_blocks(backend, &list, &ub, &mut outb).unwrap();
+        let (got, want) = on_present(&grid, &out, &outb);
+        assert_eq!(got, want, "{}", label("edge_tests"));
+        if case == "all" {
+            assert_close(
+                &label("edge_tests total"),
+                &[block_total.as_f64()],
+                &[dense_total.as_f64()],
+                tol,
+            );
+        }
+
+        // A max over the present blocks: the largest |u| of their points.
+        let largest = suite::maxabs::launch_blocks(backend, &list, &ub).unwrap();
+        let host = u.to_host().unwrap();
+        let g = grid.geometry();
+        let mut want = f64::NEG_INFINITY;
+        for j in 0..g.domain[1] {
+            for i in 0..g.domain[0] {
+                if present(&grid, [i, j, 0]) {
+                    want = want.max(
+                        host.get([i as isize, j as isize, 0])
+                            .unwrap()
+                            .as_f64()
+                            .abs(),
+                    );
+                }
+            }
+        }
+        assert_eq!(largest.as_f64(), want, "{}", label("maxabs"));
+
+        // Red-black Gauss-Seidel in place, both colours.
+        let (f, fb) = pair::<T>(backend, &grid, "f", -1.0, 1.0);
+        let (mut e, mut eb) = pair::<T>(backend, &grid, "e", -1.0, 1.0);
+        for colour in [0, 1] {
+            gauss_seidel::launch(backend, &mut e, &f, colour, T::from_f64(0.01)).unwrap();
+            gauss_seidel::launch_blocks(backend, &list, &mut eb, &fb, colour, T::from_f64(0.01))
+                .unwrap();
+        }
+        // (The second colour read first-colour values from neighbouring blocks' halos,
+        // which were not exchanged: compare the first colour's points and the second
+        // colour's points away from block edges.)
+        let dense = eb.to_dense(&grid, 0, T::nan()).unwrap();
+        let want = e.to_host().unwrap();
+        for j in 0..g.domain[1] {
+            for i in 0..g.domain[0] {
+                let (bi, bj) = (i % g.block[0], j % g.block[1]);
+                let inner = bi > 0 && bj > 0 && bi + 1 < g.block[0] && bj + 1 < g.block[1];
+                if present(&grid, [i, j, 0]) && ((i + j) % 2 == 0 || inner) {
+                    let p = [i as isize, j as isize, 0];
+                    assert_eq!(
+                        dense.get(p),
+                        want.get(p),
+                        "{} at {p:?}",
+                        label("gauss_seidel")
+                    );
+                }
+            }
+        }
+
+        // 3D.
+        let grid3 = random_grid(
+            backend,
+            &format!("grid3 {case}"),
+            &[40, 20, 10],
+            &[32, 8, 4],
+            share,
+        );
+        let list3 = BlockList::present(&grid3).unwrap();
+        let (w, wb) = pair::<T>(backend, &grid3, "w", -1.0, 1.0);
+        let (mut out3, mut out3b) = outputs::<T>(backend, &grid3);
+        suite::lap7::launch(backend, &w, &mut out3, T::from_f64(2.0)).unwrap();
+        suite::lap7::launch_blocks(backend, &list3, &wb, &mut out3b, T::from_f64(2.0)).unwrap();
+        let (got, want) = on_present(&grid3, &out3, &out3b);
+        assert_eq!(got, want, "{}", label("lap7"));
+    }
+}
+
+/// The rule the halo checks use: periodic along x, a mirror with the sign flipped below
+/// y and a fixed value above it, zero gradient below z and a plain mirror above it; -7
+/// where a neighbour is absent.
+pub const RULE: HaloRule = HaloRule {
+    sides: [
+        [Side::Periodic, Side::Periodic],
+        [Side::Mirror(-1.0), Side::Value(5.0)],
+        [Side::Clamp, Side::Mirror(1.0)],
+    ],
+    absent: Absent::Value(-7.0),
+};
+
+/// What a halo point at global `p` holds under [`RULE`] on a domain `n`, for a field with
+/// `value(q)` at every point `q` of the domain, or `None` where its source block is absent.
+fn expected(
+    n: [usize; 3],
+    dims: usize,
+    p: [isize; 3],
+    value: &dyn Fn([usize; 3]) -> Option<f64>,
+) -> f64 {
+    let mut q = p;
+    let mut sign = 1.0;
+    let n = n.map(|x| x as isize);
+    if q[0] < 0 || q[0] >= n[0] {
+        q[0] = (q[0] + n[0]) % n[0];
+    }
+    if dims > 1 && q[1] < 0 {
+        q[1] = -1 - q[1];
+        sign = -sign;
+    } else if dims > 1 && q[1] >= n[1] {
+        return 5.0;
+    }
+    if dims > 2 && q[2] < 0 {
+        q[2] = 0;
+    } else if dims > 2 && q[2] >= n[2] {
+        q[2] = 2 * n[2] - 1 - q[2];
+    }
+    match value(q.map(|x| x as usize)) {
+        Some(v) => sign * v,
+        None => -7.0,
+    }
+}
+
+/// After an exchange, every halo point of every present block holds [`expected`].
+pub fn halo_matches_dense<T: Real>(backend: &Backend) {
+    for (domain, block) in [
+        (vec![70usize, 40], vec![32usize, 16]),
+        (vec![40, 20, 12], vec![32, 8, 4]),
+    ] {
+        let dims = domain.len();
+        let grid = random_grid(backend, &format!("halo {dims}"), &domain, &block, 0.6);
+        let g = *grid.geometry();
+        let f = |q: [usize; 3]| ((q[0] * 7 + q[1] * 131 + q[2] * 1013) % 997) as f64 / 8.0;
+        let mut field =
+            BlockField::from_fn(&grid, |p| T::from_f64(f(p.map(|x| x.max(0) as usize)))).unwrap();
+        field.fill_halos(T::nan()).unwrap();
+        let exchange = HaloExchange::new(&grid, &RULE).unwrap();
+        exchange.run(&mut field).unwrap();
+        let arena = field.arena().unwrap();
+        let value = |q: [usize; 3]| present(&grid, q).then(|| f(q));
+        let h = [0, 1, 2].map(|a| g.halo_on(a) as isize);
+        let mut checked = 0;
+        for (slot, info) in grid.blocks() {
+            let o = g.origin(info.key);
+            for k in -h[2]..g.block[2] as isize + h[2] {
+                for j in -h[1]..g.block[1] as isize + h[1] {
+                    for i in -h[0]..g.block[0] as isize + h[0] {
+                        let p = [i, j, k];
+                        let at = arena[slot * g.slot_len() + g.element(p)].as_f64();
+                        let global = [0, 1, 2].map(|a| o[a] as isize + p[a]);
+                        if (0..3).all(|a| p[a] >= 0 && p[a] < g.block[a] as isize) {
+                            continue;
+                        }
+                        let want = expected(g.domain, dims, global, &value);
+                        assert_eq!(
+                            at,
+                            want,
+                            "{dims}D {:?}: halo point {p:?} of block {:?} (global {global:?})",
+                            T::PRECISION,
+                            info.key
+                        );
+                        checked += 1;
+                    }
+                }
+            }
+        }
+        assert!(checked > 0);
+    }
+}
+
+/// Blocks added and removed during a run: kept blocks keep their values, added ones get
+/// theirs, and a field that has not followed is refused by a launch.
+pub fn fields_follow_the_blocks<T: Real>(backend: &Backend) {
+    let mut grid = random_grid(backend, "follow", &[96, 64], &[32, 16], 0.5);
+    let value = |p: [isize; 3]| T::from_f64((p[0] * 3 + p[1] * 1000) as f64);
+    let mut field = BlockField::from_fn(&grid, value).unwrap();
+    let mut other = BlockField::from_fn(&grid, value).unwrap();
+    let keys = grid.keys();
+    let all: Vec<BlockKey> = grid.geometry().all_keys().collect();
+    let absent: Vec<BlockKey> = all.iter().copied().filter(|k| !keys.contains(k)).collect();
+    let change = grid
+        .update(&absent[..absent.len().min(3)], &keys[..keys.len() / 2])
+        .unwrap();
+    field.follow(&grid, &change, value).unwrap();
+    let g = *grid.geometry();
+    for k in grid.keys() {
+        let o = g.origin(k);
+        for j in 0..g.block[1] {
+            for i in 0..g.block[0] {
+                let p = [o[0] + i, o[1] + j, 0];
+                let want = value([p[0] as isize, p[1] as isize, 0]);
+                assert_eq!(field.get(&grid, p).unwrap(), Some(want), "point {p:?}");
+            }
+        }
+    }
+    let list = BlockList::present(&grid).unwrap();
+    let mut out = BlockField::new(&grid, T::zero()).unwrap();
+    let e = suite::lap5::launch_blocks(backend, &list, &other, &mut out, T::one()).unwrap_err();
+    assert!(e.to_string().contains("BlockField::follow"), "{e}");
+    other.follow(&grid, &change, value).unwrap();
+    suite::lap5::launch_blocks(backend, &list, &other, &mut out, T::one()).unwrap();
+    // A field of another grid is refused.
+    let stranger = random_grid(backend, "stranger", &[96, 64], &[32, 16], 1.0);
+    let foreign = BlockField::<T>::new(&stranger, T::zero()).unwrap();
+    let e = suite::lap5::launch_blocks(backend, &list, &foreign, &mut out, T::one()).unwrap_err();
+    assert!(e.to_string().contains("another block grid"), "{e}");
+}
