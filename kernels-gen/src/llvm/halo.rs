@@ -14,6 +14,7 @@ use crate::ir::Precision;
 use inkwell::builder::BuilderError;
 use inkwell::context::Context;
 use inkwell::targets::FileType;
+use inkwell::types::BasicType;
 use inkwell::{AddressSpace, IntPredicate};
 
 /// The name of the exchange's PTX entry at a precision.
@@ -72,6 +73,35 @@ pub fn halo_exchange_ptx(p: Precision) -> Result<String, LlvmError> {
     let store = ctx.append_basic_block(f, "store");
     let done = ctx.append_basic_block(f, "done");
     b.position_at_end(entry);
+    // The grid dependency point first, as in every kernel's entry.
+    let asm = ctx.create_inline_asm(
+        ctx.void_type().fn_type(&[], false),
+        super::GRID_DEPENDENCY_POINT.to_string(),
+        "~{memory}".to_string(),
+        true,
+        false,
+        None,
+        false,
+    );
+    let callable =
+        inkwell::values::CallableValue::try_from(asm).map_err(|()| LlvmError::Invalid {
+            kernel: halo_entry(p).into(),
+            message: "inline assembly is not callable".into(),
+        })?;
+    b.build_call(callable, &[], "").map_err(invalid)?;
+    // Every load goes through the non-coherent path: the tables are read-only, and no
+    // entry reads an element another entry writes.
+    let ldg = |name: &str, ty: inkwell::types::BasicTypeEnum<'_>| {
+        inkwell::intrinsics::Intrinsic::find(name)
+            .and_then(|i| i.get_declaration(&module, &[ty, ty.ptr_type(global).into()]))
+            .ok_or_else(|| LlvmError::Invalid {
+                kernel: halo_entry(p).into(),
+                message: format!("no intrinsic {name}"),
+            })
+    };
+    let load_int = ldg("llvm.nvvm.ldg.global.i", i32t.into())?;
+    let load_real = ldg("llvm.nvvm.ldg.global.f", real.into())?;
+    let real_align = i32t.const_int(if p == Precision::F32 { 4 } else { 8 }, false);
     let sreg = |name: &str| {
         let fn_ty = i32t.fn_type(&[], false);
         let g = module
@@ -104,14 +134,32 @@ pub fn halo_exchange_ptx(p: Precision) -> Result<String, LlvmError> {
         let three = b.build_int_nuw_mul(t, i64t.const_int(3, false), "")?;
         let word = |k: u64| -> Result<_, BuilderError> {
             let i = b.build_int_nuw_add(three, i64t.const_int(k, false), "")?;
-            let v = b.build_load(at(entries, i)?, "")?.into_int_value();
+            let v = b
+                .build_call(
+                    load_int,
+                    &[at(entries, i)?.into(), i32t.const_int(4, false).into()],
+                    "",
+                )?
+                .try_as_basic_value()
+                .basic()
+                .expect("a value")
+                .into_int_value();
             b.build_int_z_extend(v, i64t, "")
         };
         let (dst, src, op) = (word(0)?, word(1)?, word(2)?);
         let op2 = b.build_int_nuw_mul(op, i64t.const_int(2, false), "")?;
-        let scale = b.build_load(at(ops, op2)?, "")?.into_float_value();
+        let read_real = |base, i| -> Result<_, BuilderError> {
+            Ok(
+                b.build_call(load_real, &[at(base, i)?.into(), real_align.into()], "")?
+                    .try_as_basic_value()
+                    .basic()
+                    .expect("a value")
+                    .into_float_value(),
+            )
+        };
+        let scale = read_real(ops, op2)?;
         let add_at = b.build_int_nuw_add(op2, i64t.const_int(1, false), "")?;
-        let add = b.build_load(at(ops, add_at)?, "")?.into_float_value();
+        let add = read_real(ops, add_at)?;
         let none = b.build_int_compare(
             IntPredicate::EQ,
             src,
@@ -121,7 +169,7 @@ pub fn halo_exchange_ptx(p: Precision) -> Result<String, LlvmError> {
         b.build_conditional_branch(none, store, read)?;
 
         b.position_at_end(read);
-        let x = b.build_load(at(arena, src)?, "")?.into_float_value();
+        let x = read_real(arena, src)?;
         let scaled = b.build_float_mul(scale, x, "")?;
         let sum = b.build_float_add(scaled, add, "")?;
         b.build_unconditional_branch(store)?;
@@ -164,7 +212,7 @@ mod tests {
             let ptx = halo_exchange_ptx(p).unwrap();
             assert!(ptx.contains(&format!(".entry {}", halo_entry(p))), "{ptx}");
             let width = if p == Precision::F32 { "f32" } else { "f64" };
-            assert!(ptx.contains(&format!("ld.global.{width}")), "{ptx}");
+            assert!(ptx.contains(&format!("ld.global.nc.{width}")), "{ptx}");
         }
     }
 }

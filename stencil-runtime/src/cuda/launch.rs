@@ -11,6 +11,7 @@ use cudarc::driver::{result, sys};
 use std::ffi::c_void;
 
 mod blocks;
+pub use blocks::halo_exchange_code;
 pub(crate) use blocks::queue_halo_exchange;
 
 /// One precision's PTX of a kernel.

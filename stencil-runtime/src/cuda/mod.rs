@@ -24,7 +24,7 @@ mod tune;
 
 pub use graph::Graph;
 pub(crate) use launch::queue_halo_exchange;
-pub use launch::{CudaLaunch, KernelCode, Ptx, Reduce};
+pub use launch::{halo_exchange_code, CudaLaunch, KernelCode, Ptx, Reduce};
 pub use module::{for_dependent_launch, GRID_DEPENDENCY_POINT};
 pub use timer::Timer;
 pub use tune::{LaunchShape, Tuning, TUNE_CACHE_ENV, TUNE_ENV};

@@ -63,7 +63,16 @@ impl<'ctx> Gen<'_, 'ctx> {
             // SAFETY (of the generated code): the run time passes one record per listed
             // block and launches `tiles_z` thread blocks along z per record.
             let ptr = unsafe { self.b.build_in_bounds_gep(records, &[at], "")? };
-            fields.push(self.b.build_load(ptr, "")?.into_int_value());
+            // Through the non-coherent path, as every read-only load.
+            let ldg = self.intrinsic(
+                "llvm.nvvm.ldg.global.i",
+                &[i64t.into(), ptr.get_type().into()],
+            )?;
+            let align = self.ctx.i32_type().const_int(8, false);
+            fields.push(
+                self.call(ldg, &[ptr.into(), align.into()])?
+                    .into_int_value(),
+            );
         }
         let read_end = self.b.get_insert_block().expect("positioned in the read");
         self.b.build_unconditional_branch(done)?;

@@ -103,6 +103,11 @@ fn identity(op: Reduce) -> f64 {
 /// The halo exchange's PTX, f32 and f64 (`kernels-gen`'s `llvm::halo`).
 static HALO_PTX: [super::Ptx; 2] = stencil_macros::halo_exchange_ptx!();
 
+/// The halo exchange's PTX, f32 then f64 (for inspection and the PTX tests).
+pub fn halo_exchange_code() -> &'static [super::Ptx; 2] {
+    &HALO_PTX
+}
+
 /// Threads per block of the halo exchange.
 const HALO_BLOCK: u32 = 256;
 
