@@ -33,7 +33,8 @@ impl CudaLaunch<'_> {
 
     /// Runs the kernel over the blocks of `list` (the domain is the grid's) and returns
     /// the reductions' values: thread blocks of a shape that tiles a block exactly, as
-    /// many along z per block as the block needs, times the number of blocks.
+    /// many along z per block as the block needs, times the number of blocks (one launch
+    /// per 65535 thread blocks along z).
     pub fn run_blocks(mut self, list: &BlockList) -> Result<Vec<f64>, Error> {
         self.cuda.bind()?;
         let g = *list.geometry();
@@ -56,30 +57,32 @@ impl CudaLaunch<'_> {
         let tiles = shape
             .grid(self.code.dims, g.block)
             .ok_or_else(|| self.refused("the block is too large for one launch".into()))?;
-        let along_z = tiles[2] as usize * list.len();
-        if along_z > 65535 {
-            return Err(self.refused(format!(
-                "{} blocks of {} tiles along z exceed a launch's 65535 thread blocks along z; launch over fewer blocks at a time",
-                list.len(),
-                tiles[2]
-            )));
+        let mut values: Vec<f64> = self
+            .reductions
+            .iter()
+            .map(|&(op, _)| identity(op))
+            .collect();
+        // A launch has at most 65535 thread blocks along z: longer lists run in launches of
+        // as many blocks as fit, their reductions combined in list order.
+        let per_launch = (MAX_GRID_Z / tiles[2] as usize).max(1);
+        let mut start = 0;
+        while start < list.len() {
+            let count = per_launch.min(list.len() - start);
+            let grid = [tiles[0], tiles[1], tiles[2] * count as u32];
+            self.block_list = Some((records + (start * RECORD_BYTES) as u64, tiles[2] as u64));
+            let partials = self.partials(grid)?;
+            self.launch(g.domain, shape, grid, &partials)?;
+            if self.cuda.checked && !self.cuda.is_capturing() {
+                self.cuda.synchronize().map_err(|e| self.failed(e))?;
+            }
+            let blocks = grid.iter().map(|&g| g as usize).product();
+            let part = self.values(partials, blocks)?;
+            for ((v, p), &(op, _)) in values.iter_mut().zip(part).zip(&self.reductions) {
+                *v = combine(op, *v, p);
+            }
+            start += count;
         }
-        if list.is_empty() {
-            return Ok(self
-                .reductions
-                .iter()
-                .map(|&(op, _)| identity(op))
-                .collect());
-        }
-        let grid = [tiles[0], tiles[1], along_z as u32];
-        self.block_list = Some((records, tiles[2] as u64));
-        let partials = self.partials(grid)?;
-        self.launch(g.domain, shape, grid, &partials)?;
-        if self.cuda.checked && !self.cuda.is_capturing() {
-            self.cuda.synchronize().map_err(|e| self.failed(e))?;
-        }
-        let count = grid.iter().map(|&g| g as usize).product();
-        self.values(partials, count)
+        Ok(values)
     }
 
     /// A launch error of this kernel.
@@ -88,6 +91,24 @@ impl CudaLaunch<'_> {
             kernel: self.code.name.to_string(),
             cause,
         }
+    }
+}
+
+/// Thread blocks along z a launch may have.
+const MAX_GRID_Z: usize = 65535;
+
+/// Bytes per block record (four `i64`).
+const RECORD_BYTES: usize = 32;
+
+/// Two values of a reduction combined (NaN stays NaN: a value left unread or deferred).
+fn combine(op: Reduce, a: f64, b: f64) -> f64 {
+    if a.is_nan() || b.is_nan() {
+        return f64::NAN;
+    }
+    match op {
+        Reduce::Sum => a + b,
+        Reduce::Max => a.max(b),
+        Reduce::Min => a.min(b),
     }
 }
 
@@ -155,27 +176,37 @@ pub(crate) unsafe fn queue_halo_exchange(
 }
 
 /// A launch shape (one point per thread or more along the last axis, no vectors) whose
-/// tile divides `block` on every axis: the default shape if it does, else the first
-/// candidate that does.
+/// tile divides `block` on every axis: of those among the default shape, the search
+/// candidates and some small ones, the one with the largest tile (fewer thread blocks,
+/// each sharing its loads between more points) of at most 256 threads, the first of
+/// equals.
 pub(crate) fn block_shape(dims: usize, points: &[u32], block: [usize; 3]) -> Option<LaunchShape> {
-    let divides = |s: &LaunchShape| {
-        let last = dims.max(1) - 1;
-        (0..3).all(|a| {
-            let mut span = s.block[a] as usize;
-            if a == last {
-                span *= s.points as usize;
-            }
-            block[a].is_multiple_of(span)
-        })
+    let last = dims.max(1) - 1;
+    let span = |s: &LaunchShape, a: usize| {
+        let mut span = s.block[a] as usize;
+        if a == last {
+            span *= s.points as usize;
+        }
+        span
     };
-    std::iter::once(LaunchShape::default_for(dims))
+    let divides = |s: &LaunchShape| (0..3).all(|a| block[a].is_multiple_of(span(s, a)));
+    let area = |s: &LaunchShape| (0..3).map(|a| span(s, a)).product::<usize>();
+    let mut best: Option<LaunchShape> = None;
+    let shapes = std::iter::once(LaunchShape::default_for(dims))
         .chain(LaunchShape::candidates(dims, points, 1))
         .chain(SMALL.iter().map(|&b| LaunchShape {
             block: b,
             points: 1,
             vector: 1,
-        }))
-        .find(|s| s.vector == 1 && divides(s))
+        }));
+    // At most 256 threads a block: heavy kernels' registers allow no more.
+    let threads = |s: &LaunchShape| s.block.iter().product::<u32>();
+    for s in shapes.filter(|s| s.vector == 1 && threads(s) <= 256 && divides(s)) {
+        if best.is_none_or(|b| area(&s) > area(&b)) {
+            best = Some(s);
+        }
+    }
+    best
 }
 
 /// Shapes for small blocks (16 x 16, 8 x 8 x 8 and the like).
@@ -187,12 +218,19 @@ mod tests {
 
     #[test]
     fn shapes_tile_the_block() {
+        // The largest tile that divides the block: a thread block per block here.
         let s = block_shape(2, &[1, 2, 4], [32, 32, 1]).unwrap();
+        assert_eq!(
+            s.block[0] as usize * s.block[1] as usize * s.points as usize,
+            32 * 32
+        );
+        let s = block_shape(2, &[1], [32, 32, 1]).unwrap();
         assert_eq!((s.block, s.points), ([32, 8, 1], 1));
         let s = block_shape(2, &[1], [16, 16, 1]).unwrap();
         assert_eq!(s.block, [16, 16, 1]);
         let s = block_shape(3, &[1], [8, 8, 8]).unwrap();
         assert_eq!(s.block, [8, 8, 4]);
+        assert!(block_shape(2, &[1], [32, 32, 1]).is_some());
         assert!(block_shape(2, &[1], [12, 12, 1]).is_none());
     }
 }
