@@ -237,6 +237,7 @@ fn expected(
     dims: usize,
     p: [isize; 3],
     value: &dyn Fn([usize; 3]) -> Option<f64>,
+    absent: &dyn Fn([usize; 3]) -> f64,
 ) -> f64 {
     let mut q = p;
     let mut sign = 1.0;
@@ -255,14 +256,34 @@ fn expected(
     } else if dims > 2 && q[2] >= n[2] {
         q[2] = 2 * n[2] - 1 - q[2];
     }
-    match value(q.map(|x| x as usize)) {
+    let q = q.map(|x| x as usize);
+    match value(q) {
         Some(v) => sign * v,
-        None => -7.0,
+        None => absent(q),
     }
 }
 
 /// After an exchange, every halo point of every present block holds [`expected`].
 pub fn halo_matches_dense<T: Real>(backend: &Backend) {
+    let fixed = |_: [usize; 3]| -7.0;
+    let per_point = HaloRule {
+        absent: Absent::Values(std::sync::Arc::new(own_value)),
+        ..RULE
+    };
+    let cases: [(HaloRule, &dyn Fn([usize; 3]) -> f64); 2] =
+        [(RULE, &fixed), (per_point, &own_value)];
+    for (rule, absent) in &cases {
+        halo_case::<T>(backend, rule, absent);
+    }
+}
+
+/// The value per point of [`Absent::Values`] in the checks.
+fn own_value(q: [usize; 3]) -> f64 {
+    -((q[0] + 10 * q[1] + 100 * q[2]) as f64)
+}
+
+/// One rule of [`halo_matches_dense`].
+fn halo_case<T: Real>(backend: &Backend, rule: &HaloRule, absent: &dyn Fn([usize; 3]) -> f64) {
     for (domain, block) in [
         (vec![70usize, 40], vec![32usize, 16]),
         (vec![40, 20, 12], vec![32, 8, 4]),
@@ -274,7 +295,7 @@ pub fn halo_matches_dense<T: Real>(backend: &Backend) {
         let mut field =
             BlockField::from_fn(&grid, |p| T::from_f64(f(p.map(|x| x.max(0) as usize)))).unwrap();
         field.fill_halos(T::nan()).unwrap();
-        let exchange = HaloExchange::new(&grid, &RULE).unwrap();
+        let exchange = HaloExchange::new(&grid, rule).unwrap();
         exchange.run(&mut field).unwrap();
         let arena = field.arena().unwrap();
         let value = |q: [usize; 3]| present(&grid, q).then(|| f(q));
@@ -291,7 +312,7 @@ pub fn halo_matches_dense<T: Real>(backend: &Backend) {
                         if (0..3).all(|a| p[a] >= 0 && p[a] < g.block[a] as isize) {
                             continue;
                         }
-                        let want = expected(g.domain, dims, global, &value);
+                        let want = expected(g.domain, dims, global, &value, absent);
                         assert_eq!(
                             at,
                             want,

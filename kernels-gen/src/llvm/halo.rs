@@ -3,11 +3,13 @@
 //!
 //! The exchange is a list of entries, three `u32` each: the arena element to fill, the
 //! element to read (`u32::MAX`: none) and an operation, an index into a table of two
-//! reals each, `(scale, add)`. Thread `t` fills entry `t`:
-//! `arena[dst] = scale * arena[src] + add`, or `add` without a source. Entries fill halo
-//! points from interior points only, so their order does not matter.
+//! reals each, `(scale, add)`, or `u32::MAX` for the entry's own value. Thread `t` fills
+//! entry `t`: `arena[dst] = scale * arena[src] + add`, or `add` without a source, or
+//! `own[t]`. Entries fill halo points from interior points only, so their order does
+//! not matter.
 //!
-//! Entry parameters: `count` (`i64`), `entries` (`u32*`), `ops` (`T*`), `arena` (`T*`).
+//! Entry parameters: `count` (`i64`), `entries` (`u32*`), `ops` (`T*`), `own` (`T*`, one
+//! per entry; null when no entry has its own value), `arena` (`T*`).
 
 use super::{nvptx_machine, LlvmError};
 use crate::ir::Precision;
@@ -46,6 +48,7 @@ pub fn halo_exchange_ptx(p: Precision) -> Result<String, LlvmError> {
             i32t.ptr_type(global).into(),
             real.ptr_type(global).into(),
             real.ptr_type(global).into(),
+            real.ptr_type(global).into(),
         ],
         false,
     );
@@ -65,10 +68,13 @@ pub fn halo_exchange_ptx(p: Precision) -> Result<String, LlvmError> {
     let count = param(0).into_int_value();
     let entries = param(1).into_pointer_value();
     let ops = param(2).into_pointer_value();
-    let arena = param(3).into_pointer_value();
+    let own = param(3).into_pointer_value();
+    let arena = param(4).into_pointer_value();
 
     let entry = ctx.append_basic_block(f, "entry");
     let work = ctx.append_basic_block(f, "fill");
+    let own_value = ctx.append_basic_block(f, "own_value");
+    let table = ctx.append_basic_block(f, "table");
     let read = ctx.append_basic_block(f, "read");
     let store = ctx.append_basic_block(f, "store");
     let done = ctx.append_basic_block(f, "done");
@@ -147,7 +153,6 @@ pub fn halo_exchange_ptx(p: Precision) -> Result<String, LlvmError> {
             b.build_int_z_extend(v, i64t, "")
         };
         let (dst, src, op) = (word(0)?, word(1)?, word(2)?);
-        let op2 = b.build_int_nuw_mul(op, i64t.const_int(2, false), "")?;
         let read_real = |base, i| -> Result<_, BuilderError> {
             Ok(
                 b.build_call(load_real, &[at(base, i)?.into(), real_align.into()], "")?
@@ -157,6 +162,16 @@ pub fn halo_exchange_ptx(p: Precision) -> Result<String, LlvmError> {
                     .into_float_value(),
             )
         };
+        let marker = i64t.const_int(u32::MAX as u64, false);
+        let is_own = b.build_int_compare(IntPredicate::EQ, op, marker, "")?;
+        b.build_conditional_branch(is_own, own_value, table)?;
+
+        b.position_at_end(own_value);
+        let mine = read_real(own, t)?;
+        b.build_unconditional_branch(store)?;
+
+        b.position_at_end(table);
+        let op2 = b.build_int_nuw_mul(op, i64t.const_int(2, false), "")?;
         let scale = read_real(ops, op2)?;
         let add_at = b.build_int_nuw_add(op2, i64t.const_int(1, false), "")?;
         let add = read_real(ops, add_at)?;
@@ -176,7 +191,7 @@ pub fn halo_exchange_ptx(p: Precision) -> Result<String, LlvmError> {
 
         b.position_at_end(store);
         let value = b.build_phi(real, "value")?;
-        value.add_incoming(&[(&add, work), (&sum, read)]);
+        value.add_incoming(&[(&add, table), (&sum, read), (&mine, own_value)]);
         b.build_store(at(arena, dst)?, value.as_basic_value())?;
         b.build_unconditional_branch(done)?;
 

@@ -5,7 +5,8 @@
 //! neighbouring block that holds it; past the domain's edges, the side's rule
 //! ([`Side`]); where the neighbouring block is absent, the grid's rule for absent blocks
 //! ([`Absent`]). Each halo point becomes an entry `(destination, source, operation)` with
-//! the operation `value = scale * source + add`; sources are always interior points, so
+//! the operation `value = scale * source + add` (or a value of the entry's own, for
+//! [`Absent::Values`]); sources are always interior points, so
 //! the entries are independent and run in one launch (on the CPU, in parallel).
 //!
 //! Later layers extend the plan rather than the launch: a remote neighbour (another rank)
@@ -17,6 +18,7 @@ use super::grid::{BlockGrid, Owner};
 use crate::cuda::memory::DeviceBuffer;
 use crate::{Backend, Error, Precision, Real};
 use rayon::prelude::*;
+use std::sync::Arc;
 
 /// What a halo point past one side of the domain holds.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -34,17 +36,30 @@ pub enum Side {
 }
 
 /// What a halo point holds where the neighbouring block inside the domain is absent.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone)]
 pub enum Absent {
     /// The nearest point of the block itself (zero gradient).
     Clamp,
-    /// A fixed value (for water: a dry state).
+    /// A fixed value (for water at rest: zero discharge).
     Value(f64),
+    /// A value per point of the domain, given its global index (for water: the dry
+    /// surface, which is the bed's height there). Evaluated when the exchange is planned.
+    Values(Arc<dyn Fn([usize; 3]) -> f64 + Send + Sync>),
+}
+
+impl std::fmt::Debug for Absent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Absent::Clamp => write!(f, "Clamp"),
+            Absent::Value(v) => write!(f, "Value({v})"),
+            Absent::Values(_) => write!(f, "Values(..)"),
+        }
+    }
 }
 
 /// How one field's halos are filled: a rule per side of each axis (low, high) and one
 /// for absent neighbours.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug)]
 pub struct HaloRule {
     /// Per axis, the low and the high side (entries of unused axes are ignored).
     pub sides: [[Side; 2]; 3],
@@ -65,6 +80,10 @@ impl HaloRule {
 /// No source: the entry's value is its operation's `add`.
 const NO_SOURCE: u32 = u32::MAX;
 
+/// The operation of an entry whose value is its own (`Absent::Values`): the entry's
+/// element of the per-entry values.
+const OWN_VALUE: u32 = u32::MAX;
+
 /// The plan of one halo exchange on one layout of a grid (see the module's text).
 #[derive(Debug)]
 pub struct HaloExchange {
@@ -74,10 +93,14 @@ pub struct HaloExchange {
     entries: Vec<u32>,
     /// `(scale, add)` per operation.
     ops: Vec<(f64, f64)>,
+    /// One value per entry, for entries of operation [`OWN_VALUE`] (empty if none).
+    own: Vec<f64>,
     /// The entries on the device, for a CUDA grid.
     device_entries: Option<DeviceBuffer>,
     /// The operations on the device, in f32 and in f64.
     device_ops: Option<[DeviceBuffer; 2]>,
+    /// The per-entry values on the device, in f32 and in f64 (if any entry has one).
+    device_own: Option<[DeviceBuffer; 2]>,
 }
 
 impl HaloExchange {
@@ -86,6 +109,7 @@ impl HaloExchange {
     pub fn new(grid: &BlockGrid, rule: &HaloRule) -> Result<HaloExchange, Error> {
         let g = *grid.geometry();
         let mut entries = Vec::new();
+        let mut own: Vec<(usize, f64)> = Vec::new();
         let mut ops: Vec<(f64, f64)> = Vec::new();
         let mut op = |scale: f64, add: f64| -> u32 {
             let key = (scale, add);
@@ -115,6 +139,7 @@ impl HaloExchange {
                         }
                         let dst = (base + g.element(p)) as u32;
                         let global = [0, 1, 2].map(|a| o[a] as isize + p[a]);
+                        let mut own_value = None;
                         let (src, scale, add) = match resolve(&g, rule, global) {
                             Resolved::Value(v) => (NO_SOURCE, 0.0, v),
                             Resolved::Point(q, scale) => {
@@ -137,8 +162,12 @@ impl HaloExchange {
                                             info.key
                                         )));
                                     }
-                                    None => match rule.absent {
-                                        Absent::Value(v) => (NO_SOURCE, 0.0, v),
+                                    None => match &rule.absent {
+                                        Absent::Value(v) => (NO_SOURCE, 0.0, *v),
+                                        Absent::Values(f) => {
+                                            own_value = Some(f(q));
+                                            (NO_SOURCE, 0.0, 0.0)
+                                        }
                                         Absent::Clamp => {
                                             let c = [0, 1, 2]
                                                 .map(|a| p[a].clamp(0, g.block[a] as isize - 1));
@@ -148,12 +177,38 @@ impl HaloExchange {
                                 }
                             }
                         };
-                        let op = op(scale, add);
+                        let op = match own_value {
+                            Some(v) => {
+                                own.push((entries.len() / 3, v));
+                                OWN_VALUE
+                            }
+                            None => op(scale, add),
+                        };
                         entries.extend([dst, src, op]);
                     }
                 }
             }
         }
+        // Per-entry values, where any entry has one.
+        let own: Vec<f64> = if own.is_empty() {
+            Vec::new()
+        } else {
+            let mut all = vec![0.0; entries.len() / 3];
+            for (e, v) in own {
+                all[e] = v;
+            }
+            all
+        };
+        let device_own = match grid.backend() {
+            Backend::Cuda(c) if !own.is_empty() => {
+                let f32s: Vec<f32> = own.iter().map(|&v| v as f32).collect();
+                Some([
+                    DeviceBuffer::from_slice(c.stream(), &f32s, "a halo exchange")?,
+                    DeviceBuffer::from_slice(c.stream(), &own, "a halo exchange")?,
+                ])
+            }
+            _ => None,
+        };
         let (device_entries, device_ops) = match grid.backend() {
             Backend::Cpu => (None, None),
             Backend::Cuda(c) => {
@@ -177,8 +232,10 @@ impl HaloExchange {
             generation: grid.generation(),
             entries,
             ops,
+            own,
             device_entries,
             device_ops,
+            device_own,
         })
     }
 
@@ -206,27 +263,35 @@ impl HaloExchange {
                 .iter()
                 .map(|&(a, b)| (T::from_f64(a), T::from_f64(b)))
                 .collect();
+            let own: Vec<T> = self.own.iter().map(|&v| T::from_f64(v)).collect();
             let base = SendPtr(arena.as_mut_ptr());
             let len = arena.len();
-            self.entries.par_chunks(3 * CPU_CHUNK).for_each(|chunk| {
-                let base = &base;
-                for e in chunk.chunks_exact(3) {
-                    let (dst, src, op) = (e[0] as usize, e[1], e[2] as usize);
-                    let (scale, add) = ops[op];
-                    assert!(dst < len && (src == NO_SOURCE || (src as usize) < len));
-                    // SAFETY: every destination is a halo point named once, every source
-                    // an interior point: no two entries write the same element and no
-                    // entry reads an element another writes.
-                    unsafe {
-                        let v = if src == NO_SOURCE {
-                            add
+            self.entries
+                .par_chunks(3 * CPU_CHUNK)
+                .enumerate()
+                .for_each(|(c, chunk)| {
+                    let base = &base;
+                    for (k, e) in chunk.chunks_exact(3).enumerate() {
+                        let (dst, src, op) = (e[0] as usize, e[1], e[2]);
+                        let (scale, add) = if op == OWN_VALUE {
+                            (T::zero(), own[c * CPU_CHUNK + k])
                         } else {
-                            scale * *base.0.add(src as usize) + add
+                            ops[op as usize]
                         };
-                        *base.0.add(dst) = v;
+                        assert!(dst < len && (src == NO_SOURCE || (src as usize) < len));
+                        // SAFETY: every destination is a halo point named once, every source
+                        // an interior point: no two entries write the same element and no
+                        // entry reads an element another writes.
+                        unsafe {
+                            let v = if src == NO_SOURCE {
+                                add
+                            } else {
+                                scale * *base.0.add(src as usize) + add
+                            };
+                            *base.0.add(dst) = v;
+                        }
                     }
-                }
-            });
+                });
             return Ok(());
         }
         let (Some(entries), Some(ops), Some(arena)) =
@@ -239,14 +304,23 @@ impl HaloExchange {
         let Backend::Cuda(cuda) = field.backend() else {
             unreachable!("a device arena lives on a CUDA backend")
         };
-        let (ops, p) = match T::PRECISION {
-            Precision::F32 => (&ops[0], Precision::F32),
-            Precision::F64 => (&ops[1], Precision::F64),
+        let k = match T::PRECISION {
+            Precision::F32 => 0,
+            Precision::F64 => 1,
         };
+        let own = self.device_own.as_ref().map_or(0, |o| o[k].ptr);
         // SAFETY: the plan was made for the field's layout (checked above): its entries
         // name elements of the field's arena and operations of the table.
         unsafe {
-            crate::cuda::queue_halo_exchange(cuda, p, self.len(), entries.ptr, ops.ptr, arena)
+            crate::cuda::queue_halo_exchange(
+                cuda,
+                T::PRECISION,
+                self.len(),
+                entries.ptr,
+                ops[k].ptr,
+                own,
+                arena,
+            )
         }
     }
 }

@@ -133,7 +133,8 @@ pub fn halo_exchange_code() -> &'static [super::Ptx; 2] {
 const HALO_BLOCK: u32 = 256;
 
 /// Queues the halo exchange of `count` entries (three `u32` each at `entries`), with the
-/// `(scale, add)` table at `ops`, on the arena at `arena`, all of precision `p`.
+/// `(scale, add)` table at `ops` and the per-entry values at `own` (0: none), on the arena
+/// at `arena`, all of precision `p`.
 ///
 /// # Safety
 /// The entries must name elements inside the arena and operations inside the table.
@@ -143,6 +144,7 @@ pub(crate) unsafe fn queue_halo_exchange(
     count: usize,
     entries: u64,
     ops: u64,
+    own: u64,
     arena: u64,
 ) -> Result<(), Error> {
     if count == 0 {
@@ -162,7 +164,7 @@ pub(crate) unsafe fn queue_halo_exchange(
         });
     }
     let mut params = Params::default();
-    for v in [count as u64, entries, ops, arena] {
+    for v in [count as u64, entries, ops, own, arena] {
         params.push(Arg::Wide(v));
     }
     launch_raw(
