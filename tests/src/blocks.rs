@@ -309,7 +309,12 @@ fn halo_case<T: Real>(backend: &Backend, rule: &HaloRule, absent: &dyn Fn([usize
                         let p = [i, j, k];
                         let at = arena[slot * g.slot_len() + g.element(p)].as_f64();
                         let global = [0, 1, 2].map(|a| o[a] as isize + p[a]);
-                        if (0..3).all(|a| p[a] >= 0 && p[a] < g.block[a] as isize) {
+                        let own = (0..3).all(|a| {
+                            p[a] >= 0
+                                && p[a] < g.block[a] as isize
+                                && global[a] < g.domain[a] as isize
+                        });
+                        if own {
                             continue;
                         }
                         let want = expected(g.domain, dims, global, &value, absent);

@@ -1,7 +1,8 @@
 //! [`HaloExchange`]: filling every present block's halo in one pass.
 //!
 //! An exchange is planned once per layout and rule: for every halo point of every present
-//! block, where its value comes from. Inside the domain that is the point of the
+//! block (and every point of a block that lies past the domain's edge), where its value
+//! comes from. Inside the domain that is the point of the
 //! neighbouring block that holds it; past the domain's edges, the side's rule
 //! ([`Side`]); where the neighbouring block is absent, the grid's rule for absent blocks
 //! ([`Absent`]). Each halo point becomes an entry `(destination, source, operation)` with
@@ -133,12 +134,19 @@ impl HaloExchange {
                 for j in -h[1]..g.block[1] as isize + h[1] {
                     for i in -h[0]..g.block[0] as isize + h[0] {
                         let p = [i, j, k];
-                        let inside_block = (0..3).all(|a| p[a] >= 0 && p[a] < g.block[a] as isize);
-                        if inside_block {
+                        let global = [0, 1, 2].map(|a| o[a] as isize + p[a]);
+                        // The block's own points inside the domain are its values; the
+                        // rest of the slot (its halo, and the points of a block that
+                        // sticks out of the domain past the domain's edge) is filled.
+                        let kept = (0..3).all(|a| {
+                            p[a] >= 0
+                                && p[a] < g.block[a] as isize
+                                && global[a] < g.domain[a] as isize
+                        });
+                        if kept {
                             continue;
                         }
                         let dst = (base + g.element(p)) as u32;
-                        let global = [0, 1, 2].map(|a| o[a] as isize + p[a]);
                         let mut own_value = None;
                         let (src, scale, add) = match resolve(&g, rule, global) {
                             Resolved::Value(v) => (NO_SOURCE, 0.0, v),
