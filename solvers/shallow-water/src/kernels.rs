@@ -583,6 +583,13 @@ pub mod kp07 {
         }
     }
 
+    /// The depth of each cell (what a sparse run's regridding reads to find the wet
+    /// blocks).
+    #[stencil]
+    pub fn depth<T: Real>(w: In<T>, bed: In<T>, h: Out<T>) {
+        h = w - cell_bed(bed, bed[(1, 0)], bed[(0, 1)], bed[(1, 1)]);
+    }
+
     /// Records the flood's extent: the largest depth so far (`deepest`) and the time at
     /// which the depth first exceeded `wet` (`arrival`, negative until then).
     #[stencil]

@@ -41,6 +41,7 @@ mod model;
 pub mod output;
 pub mod run;
 pub mod scenario;
+pub mod sparse;
 
 pub use asc::Raster;
 pub use boundary::{Boundaries, Boundary, Series};
@@ -48,6 +49,7 @@ pub use grid::{Grid, Terrain};
 pub use model::{CellFields, Integrator, Physics, Setup, ShallowWater, Survey, Water};
 pub use run::{Run, RunOptions, Summary};
 pub use scenario::{Gauge, Output, Scenario};
+pub use sparse::SparseShallowWater;
 
 /// Why a simulation could not start or stopped early.
 #[derive(Debug, thiserror::Error)]

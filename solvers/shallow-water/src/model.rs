@@ -5,11 +5,11 @@ use crate::{Boundaries, Boundary, FloodError, Grid, Terrain};
 use stencil_runtime::{Backend, BlockMask, Field, Real};
 
 /// The halo of the state fields: the reconstruction reads two cells along each axis.
-const HALO: usize = 2;
+pub(crate) const HALO: usize = 2;
 
 /// The halo of the bed's corner field: the bed of the cell two along reads the corners
 /// three along.
-const BED_HALO: usize = 3;
+pub(crate) const BED_HALO: usize = 3;
 
 /// Steps between the stability checks of [`ShallowWater::advance_to`] (and of a whole
 /// [`crate::Run`]).
@@ -264,72 +264,10 @@ enum Which {
 impl<T: Real> ShallowWater<T> {
     /// Uploads the setup to `backend`, checking it first.
     pub fn new(backend: &Backend, setup: &Setup) -> Result<ShallowWater<T>, FloodError> {
-        setup.physics.validate()?;
-        setup.boundaries.validate()?;
+        let (surface, q, p) = initial_fields::<T>(setup)?;
         let grid = *setup.terrain.grid();
-        let water = &setup.water;
-        for (name, v) in [
-            ("surface", &water.surface),
-            ("u", &water.u),
-            ("v", &water.v),
-        ] {
-            if v.len() != grid.cells() {
-                return Err(FloodError::Config {
-                    name: format!("initial water {name}"),
-                    value: format!("{} values", v.len()),
-                    expected: format!("one per cell ({} x {})", grid.nx, grid.ny),
-                });
-            }
-            if let Some(k) = v.iter().position(|x| !x.is_finite()) {
-                return Err(FloodError::Config {
-                    name: format!("initial water {name}"),
-                    value: format!("{} in cell ({}, {})", v[k], k % grid.nx, k / grid.nx),
-                    expected: "finite values".into(),
-                });
-            }
-        }
-        for axis in 0..2 {
-            let n = [grid.nx, grid.ny][axis];
-            if setup.boundaries.periodic(axis) && n < HALO {
-                return Err(FloodError::Config {
-                    name: "grid".into(),
-                    value: format!("{} x {}", grid.nx, grid.ny),
-                    expected: format!("at least {HALO} cells along a periodic axis"),
-                });
-            }
-        }
         let extent = [grid.nx, grid.ny];
-        let terrain = &setup.terrain;
-        let bed = corner_field::<T>(terrain, &setup.boundaries).to(backend)?;
-        let cell = |i: isize, j: isize| -> Option<usize> {
-            let inside = (0..grid.nx as isize).contains(&i) && (0..grid.ny as isize).contains(&j);
-            inside.then(|| j as usize * grid.nx + i as usize)
-        };
-        let depth = |k: usize| (water.surface[k] - terrain.cell(k % grid.nx, k / grid.nx)).max(0.0);
-        // The surface no lower than the cell's bed as the kernels compute it (in `T`, in
-        // their order), so that a dry cell starts with a depth of exactly 0.
-        let corner = |i: usize, j: usize| T::from_f64(terrain.corner(i, j));
-        let kernel_bed = |i: usize, j: usize| {
-            T::from_f64(0.25)
-                * (corner(i, j) + corner(i + 1, j) + corner(i, j + 1) + corner(i + 1, j + 1))
-        };
-        let surface = Field::from_fn(&extent, HALO, |[i, j, _]| match cell(i, j) {
-            Some(k) => {
-                let (i, j) = (k % grid.nx, k / grid.nx);
-                if water.surface[k] > terrain.cell(i, j) {
-                    Real::max(T::from_f64(water.surface[k]), kernel_bed(i, j))
-                } else {
-                    kernel_bed(i, j)
-                }
-            }
-            None => T::zero(),
-        });
-        let q = Field::from_fn(&extent, HALO, |[i, j, _]| {
-            T::from_f64(cell(i, j).map_or(0.0, |k| depth(k) * water.u[k]))
-        });
-        let p = Field::from_fn(&extent, HALO, |[i, j, _]| {
-            T::from_f64(cell(i, j).map_or(0.0, |k| depth(k) * water.v[k]))
-        });
+        let bed = corner_field::<T>(&setup.terrain, &setup.boundaries).to(backend)?;
         let zeros = |halo: usize| Field::zeros_on(backend, &extent, halo);
         let mut flow = ShallowWater {
             backend: backend.clone(),
@@ -880,16 +818,90 @@ impl<T: Real> ShallowWater<T> {
     }
 }
 
+/// Checks a setup and makes its initial surface and discharges (host fields of halo
+/// [`HALO`], zero in the halo): the surface no lower than each cell's bed as the kernels
+/// compute it.
+pub(crate) fn initial_fields<T: Real>(
+    setup: &Setup,
+) -> Result<(Field<T>, Field<T>, Field<T>), FloodError> {
+    setup.physics.validate()?;
+    setup.boundaries.validate()?;
+    let grid = *setup.terrain.grid();
+    let water = &setup.water;
+    for (name, v) in [
+        ("surface", &water.surface),
+        ("u", &water.u),
+        ("v", &water.v),
+    ] {
+        if v.len() != grid.cells() {
+            return Err(FloodError::Config {
+                name: format!("initial water {name}"),
+                value: format!("{} values", v.len()),
+                expected: format!("one per cell ({} x {})", grid.nx, grid.ny),
+            });
+        }
+        if let Some(k) = v.iter().position(|x| !x.is_finite()) {
+            return Err(FloodError::Config {
+                name: format!("initial water {name}"),
+                value: format!("{} in cell ({}, {})", v[k], k % grid.nx, k / grid.nx),
+                expected: "finite values".into(),
+            });
+        }
+    }
+    for axis in 0..2 {
+        let n = [grid.nx, grid.ny][axis];
+        if setup.boundaries.periodic(axis) && n < HALO {
+            return Err(FloodError::Config {
+                name: "grid".into(),
+                value: format!("{} x {}", grid.nx, grid.ny),
+                expected: format!("at least {HALO} cells along a periodic axis"),
+            });
+        }
+    }
+    let extent = [grid.nx, grid.ny];
+    let terrain = &setup.terrain;
+    let cell = |i: isize, j: isize| -> Option<usize> {
+        let inside = (0..grid.nx as isize).contains(&i) && (0..grid.ny as isize).contains(&j);
+        inside.then(|| j as usize * grid.nx + i as usize)
+    };
+    let depth = |k: usize| (water.surface[k] - terrain.cell(k % grid.nx, k / grid.nx)).max(0.0);
+    // The surface no lower than the cell's bed as the kernels compute it (in `T`, in
+    // their order), so that a dry cell starts with a depth of exactly 0.
+    let corner = |i: usize, j: usize| T::from_f64(terrain.corner(i, j));
+    let kernel_bed = |i: usize, j: usize| {
+        T::from_f64(0.25)
+            * (corner(i, j) + corner(i + 1, j) + corner(i, j + 1) + corner(i + 1, j + 1))
+    };
+    let surface = Field::from_fn(&extent, HALO, |[i, j, _]| match cell(i, j) {
+        Some(k) => {
+            let (i, j) = (k % grid.nx, k / grid.nx);
+            if water.surface[k] > terrain.cell(i, j) {
+                Real::max(T::from_f64(water.surface[k]), kernel_bed(i, j))
+            } else {
+                kernel_bed(i, j)
+            }
+        }
+        None => T::zero(),
+    });
+    let q = Field::from_fn(&extent, HALO, |[i, j, _]| {
+        T::from_f64(cell(i, j).map_or(0.0, |k| depth(k) * water.u[k]))
+    });
+    let p = Field::from_fn(&extent, HALO, |[i, j, _]| {
+        T::from_f64(cell(i, j).map_or(0.0, |k| depth(k) * water.v[k]))
+    });
+    Ok((surface, q, p))
+}
+
 /// A cell's mean bed from its corners, in `T` and in the order the kernels' `cell_bed`
 /// computes it: a dry cell's depth is then exactly 0 on the host too.
-fn kernel_cell_bed<T: Real>(sw: T, se: T, nw: T, ne: T) -> f64 {
+pub(crate) fn kernel_cell_bed<T: Real>(sw: T, se: T, nw: T, ne: T) -> f64 {
     (T::from_f64(0.25) * (sw + se + nw + ne)).as_f64()
 }
 
 /// The bed's corners as a field of the cells' extent: `(i, j)` holds the south-west
 /// corner of cell `(i, j)`; the halo holds the last row and column of corners and beyond
 /// (the periodic images along a periodic axis, the nearest corner elsewhere).
-fn corner_field<T: Real>(terrain: &Terrain, boundaries: &Boundaries) -> Field<T> {
+pub(crate) fn corner_field<T: Real>(terrain: &Terrain, boundaries: &Boundaries) -> Field<T> {
     let g = terrain.grid();
     let index = |k: isize, n: usize, periodic: bool| -> usize {
         if periodic {

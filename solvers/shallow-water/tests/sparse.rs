@@ -1,0 +1,102 @@
+//! Sparse runs (only wet blocks and their neighbours stored) equal dense runs bit for bit
+//! in f64 on the CPU: a pond on 26% of the domain, a pool that spreads over many blocks
+//! (blocks added and freed as it goes), the fully wet radial dam break, and a periodic
+//! channel whose side length is not a whole number of blocks. The device side is in
+//! `gpu.rs`.
+
+use shallow_water::sparse::BLOCK;
+use shallow_water::*;
+use stencil_runtime::Backend;
+
+/// Runs `steps` steps dense and sparse and compares the states bit for bit.
+fn same_as_dense(setup: &Setup, steps: usize, label: &str) -> SparseShallowWater<f64> {
+    let mut dense = ShallowWater::<f64>::new(&Backend::Cpu, setup).unwrap();
+    let mut sparse = SparseShallowWater::<f64>::new(&Backend::Cpu, setup).unwrap();
+    for step in 0..steps {
+        let a = dense.step(f64::INFINITY).unwrap();
+        let b = sparse.step(f64::INFINITY).unwrap();
+        assert_eq!(a, b, "{label}: time step {step}");
+    }
+    let (a, b) = (dense.state().unwrap(), sparse.state().unwrap());
+    for k in 0..3 {
+        let first = a[k]
+            .iter()
+            .zip(&b[k])
+            .position(|(x, y)| x.to_bits() != y.to_bits());
+        if let Some(c) = first {
+            let g = dense.grid();
+            panic!(
+                "{label}: field {k} differs first at cell ({}, {}): dense {} sparse {}",
+                c % g.nx,
+                c / g.nx,
+                a[k][c],
+                b[k][c]
+            );
+        }
+    }
+    let (va, vb) = (
+        dense.survey().unwrap().volume,
+        sparse.survey().unwrap().volume,
+    );
+    assert!(
+        (va - vb).abs() <= 1e-12 * va.abs(),
+        "{label}: volume {va} vs {vb}"
+    );
+    sparse
+}
+
+#[test]
+fn a_pond_runs_as_dense() {
+    // 12 x 12 blocks, of which the wet circle and a ring around it are present.
+    let case = cases::pond(384).unwrap();
+    let sparse = same_as_dense(&case.setup, 16, "pond");
+    let all = (384usize.div_ceil(BLOCK)).pow(2);
+    assert!(sparse.blocks().len() < all, "some blocks are absent");
+}
+
+#[test]
+fn a_spreading_pool_adds_blocks_as_it_goes() {
+    // Dry but for a pool in one corner block, on a slope towards the far corner.
+    let grid = Grid::new(192, 160, 1.0, 1.0, 0.0, 0.0).unwrap();
+    let terrain = Terrain::from_fn(grid, |x, y| -0.02 * x - 0.01 * y).unwrap();
+    let water = Water::from_depth(
+        &terrain,
+        |x, y| if x < 20.0 && y < 20.0 { 2.0 } else { 0.0 },
+    );
+    let setup = Setup::new(
+        terrain,
+        water,
+        Boundaries::all(Boundary::Wall),
+        Physics::default(),
+    );
+    let start = SparseShallowWater::<f64>::new(&Backend::Cpu, &setup).unwrap();
+    let first = start.blocks().len();
+    let sparse = same_as_dense(&setup, 160, "spreading pool");
+    assert!(
+        sparse.blocks().len() > first,
+        "blocks were added ({first} at first)"
+    );
+}
+
+#[test]
+fn a_wet_domain_runs_as_dense() {
+    let case = cases::radial(100).unwrap();
+    same_as_dense(&case.setup, 20, "radial");
+}
+
+#[test]
+fn a_periodic_channel_runs_as_dense() {
+    let grid = Grid::new(70, 40, 1.0, 1.0, 0.0, 0.0).unwrap();
+    let terrain = Terrain::from_fn(grid, |x, _| 0.1 * (x / 10.0).sin()).unwrap();
+    let water = Water::from_surface(&terrain, |x, y| {
+        1.0 + 0.2 * ((x - 20.0).powi(2) + (y - 20.0).powi(2) < 50.0) as i32 as f64
+    });
+    let boundaries = Boundaries {
+        west: Boundary::Periodic,
+        east: Boundary::Periodic,
+        south: Boundary::Wall,
+        north: Boundary::Wall,
+    };
+    let setup = Setup::new(terrain, water, boundaries, Physics::default());
+    same_as_dense(&setup, 30, "periodic channel");
+}
