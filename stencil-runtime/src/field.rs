@@ -520,6 +520,11 @@ impl<T: Real> Field<T> {
         }
     }
 
+    /// Number of elements stored, halo and row padding included.
+    pub fn storage_len(&self) -> usize {
+        self.layout.len
+    }
+
     /// Number of interior points.
     pub fn len(&self) -> usize {
         self.layout.extent.iter().product()

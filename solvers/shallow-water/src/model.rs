@@ -310,6 +310,24 @@ impl<T: Real> ShallowWater<T> {
         Ok(flow)
     }
 
+    /// Bytes of the fields the simulation keeps on its backend (state, RK stage, fluxes,
+    /// bed, and the wet-block map while dry-block skipping is on).
+    pub fn memory(&self) -> usize {
+        let mut fields: Vec<&Field<T>> = self
+            .now
+            .iter()
+            .chain(&self.stage)
+            .chain(&self.fluxes)
+            .collect();
+        fields.push(&self.bed);
+        if let Some(skip) = &self.skip {
+            fields.extend(skip.levels.iter());
+            fields.push(&skip.previous);
+            fields.push(skip.mask.field());
+        }
+        fields.iter().map(|f| f.storage_len()).sum::<usize>() * std::mem::size_of::<T>()
+    }
+
     /// The grid.
     pub fn grid(&self) -> &Grid {
         &self.grid

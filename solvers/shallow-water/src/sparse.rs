@@ -59,6 +59,10 @@ pub struct SparseShallowWater<T: Real> {
     time: f64,
     steps: u64,
     initial_volume: f64,
+    /// The wet cells found at each regrid times the steps until the next one.
+    wet_cell_steps: f64,
+    /// The largest arena memory so far.
+    peak_memory: usize,
 }
 
 impl<T: Real> SparseShallowWater<T> {
@@ -100,7 +104,10 @@ impl<T: Real> SparseShallowWater<T> {
             time: 0.0,
             steps: 0,
             initial_volume: 0.0,
+            wet_cell_steps: 0.0,
+            peak_memory: 0,
         };
+        flow.peak_memory = flow.memory();
         flow.derive_velocities()?;
         flow.initial_volume = flow.survey()?.volume;
         Ok(flow)
@@ -152,19 +159,27 @@ impl<T: Real> SparseShallowWater<T> {
         let g = *self.blocks.geometry();
         let arena = self.depth.arena()?;
         let mut wet = Vec::new();
+        let mut wet_cells = 0usize;
         for (slot, info) in self.blocks.blocks() {
             let o = g.origin(info.key);
             let base = slot * g.slot_len();
-            let any = (0..g.block[1]).any(|j| {
-                (0..g.block[0]).any(|i| {
-                    let inside = o[0] + i < g.domain[0] && o[1] + j < g.domain[1];
-                    inside && arena[base + g.element([i as isize, j as isize, 0])] > T::zero()
+            let rows = g.block[1].min(g.domain[1] - o[1]);
+            let cols = g.block[0].min(g.domain[0] - o[0]);
+            let count = (0..rows)
+                .map(|j| {
+                    (0..cols)
+                        .filter(|&i| {
+                            arena[base + g.element([i as isize, j as isize, 0])] > T::zero()
+                        })
+                        .count()
                 })
-            });
-            if any {
+                .sum::<usize>();
+            if count > 0 {
                 wet.push(info.key);
+                wet_cells += count;
             }
         }
+        self.wet_cell_steps += (wet_cells as u64 * REGRID_EVERY) as f64;
         let wanted = wanted_blocks(&self.blocks, &wet, &self.boundaries);
         let present = self.blocks.keys();
         let add: Vec<BlockKey> = wanted
@@ -184,6 +199,7 @@ impl<T: Real> SparseShallowWater<T> {
         self.follow(&change)?;
         self.list = BlockList::present(&self.blocks)?;
         self.exchanges = exchanges(&self.blocks, &self.boundaries, &self.corners)?;
+        self.peak_memory = self.peak_memory.max(self.memory());
         Ok(())
     }
 
@@ -418,6 +434,17 @@ impl<T: Real> SparseShallowWater<T> {
                 .collect())
         };
         Ok([dense(0)?, dense(1)?, dense(2)?])
+    }
+
+    /// The wet cells counted at each regrid times the steps until the next (an estimate
+    /// of the wet-cell updates so far).
+    pub fn wet_cell_steps(&self) -> f64 {
+        self.wet_cell_steps
+    }
+
+    /// The largest [`SparseShallowWater::memory`] so far.
+    pub fn peak_memory(&self) -> usize {
+        self.peak_memory
     }
 
     /// Bytes of the block fields' arenas (the memory the state takes on the backend).

@@ -292,3 +292,35 @@ fn skipping_dry_blocks_on_the_device_changes_nothing() {
     let (masked, _) = run(&gpu, true, 0.0);
     assert_close("masked device run against the CPU", &masked, &cpu, 1e-12);
 }
+
+#[test]
+fn sparse_runs_on_the_device_equal_dense_ones() {
+    let Some(gpu) = gpu() else { return };
+    let case = cases::pond(384).unwrap();
+    let steps = 60;
+    let dense = {
+        let mut flow = ShallowWater::<f64>::new(&gpu, &case.setup).unwrap();
+        for _ in 0..steps {
+            flow.step(f64::INFINITY).unwrap();
+        }
+        flow.state().unwrap().concat()
+    };
+    let sparse_on = |b: &Backend| {
+        let mut flow = SparseShallowWater::<f64>::new(b, &case.setup).unwrap();
+        for _ in 0..steps {
+            flow.step(f64::INFINITY).unwrap();
+        }
+        let present = flow.blocks().len();
+        (flow.state().unwrap().concat(), present)
+    };
+    let (sparse, present) = sparse_on(&gpu);
+    println!("{present} of 144 blocks present");
+    assert!(present < 144, "no block was left out");
+    // The same kernels on the same device: bit for bit.
+    assert!(
+        dense == sparse,
+        "the sparse device run differs from the dense one"
+    );
+    let (cpu, _) = sparse_on(&Backend::Cpu);
+    assert_close("sparse device run against the CPU", &sparse, &cpu, 1e-10);
+}

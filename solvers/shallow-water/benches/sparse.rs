@@ -1,0 +1,104 @@
+//! Malpasset dense against sparse (only wet blocks and their neighbours stored): wall
+//! time, the memory of the fields each keeps on the backend (the largest over the run,
+//! for sparse), steps, and cell updates per second counted on wet cells (the wet cells
+//! found every 8 steps by the sparse run, times 8).
+//!
+//! `cargo bench -p shallow-water --bench sparse -- --malpasset ../shared/data/malpasset
+//! [--factor 3] [--end SECONDS] [--cpu] [--f64]` (factor 1: the data's 15 m cells; 3: 5 m,
+//! the terrain resampled bilinearly; end: simulated seconds, default 4000).
+
+use shallow_water::*;
+use std::time::Instant;
+use stencil_runtime::{Backend, Real};
+
+type R<T> = Result<T, Box<dyn std::error::Error>>;
+
+fn arg(name: &str) -> Option<String> {
+    let args: Vec<String> = std::env::args().collect();
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1).cloned())
+}
+
+fn run<T: Real>(backend: &Backend, case: &cases::Case, end: f64) -> R<Vec<String>> {
+    let mut rows = Vec::new();
+    let gib = |b: usize| b as f64 / (1u64 << 30) as f64;
+    // Dense, with dry-block skipping where it is on by default (CUDA).
+    let mut dense = ShallowWater::<T>::new(backend, &case.setup)?;
+    backend.synchronize()?;
+    let start = Instant::now();
+    dense.advance_to(end)?;
+    backend.synchronize()?;
+    let dense_wall = start.elapsed().as_secs_f64();
+    let dense_memory = dense.memory();
+    let dense_steps = dense.steps();
+    drop(dense);
+
+    let mut sparse = SparseShallowWater::<T>::new(backend, &case.setup)?;
+    backend.synchronize()?;
+    let start = Instant::now();
+    sparse.advance_to(end)?;
+    backend.synchronize()?;
+    let sparse_wall = start.elapsed().as_secs_f64();
+    let wet = sparse.wet_cell_steps();
+    let g = sparse.grid();
+    let blocks = g.nx.div_ceil(sparse::BLOCK) * g.ny.div_ceil(sparse::BLOCK);
+    rows.push(format!(
+        "| dense{} | {dense_steps} | {dense_wall:.2} | {:.3} | {:.0} |",
+        if matches!(backend, Backend::Cuda(_)) {
+            " (dry blocks skipped)"
+        } else {
+            ""
+        },
+        gib(dense_memory),
+        wet / dense_wall / 1e6
+    ));
+    rows.push(format!(
+        "| sparse ({} of {blocks} blocks at the end) | {} | {sparse_wall:.2} | {:.3} ({:.0}% of dense) | {:.0} |",
+        sparse.blocks().len(),
+        sparse.steps(),
+        gib(sparse.peak_memory()),
+        100.0 * sparse.peak_memory() as f64 / dense_memory as f64,
+        wet / sparse_wall / 1e6
+    ));
+    Ok(rows)
+}
+
+fn main() -> R<()> {
+    let Some(dir) = arg("--malpasset") else {
+        println!("usage: --malpasset DIR [--factor N] [--end SECONDS] [--cpu] [--f64]");
+        return Ok(());
+    };
+    let factor: usize = arg("--factor").map_or(Ok(1), |s| s.parse())?;
+    let end: f64 = arg("--end").map_or(Ok(4000.0), |s| s.parse())?;
+    let backend = if std::env::args().any(|a| a == "--cpu") {
+        Backend::Cpu
+    } else {
+        Backend::auto()?
+    };
+    let f64 = std::env::args().any(|a| a == "--f64");
+    let case = cases::malpasset_resampled(std::path::Path::new(&dir), factor)?;
+    let g = *case.setup.terrain.grid();
+    println!(
+        "{}: {} x {} cells of {} m, {end} s simulated, on {}, {}\n",
+        case.name,
+        g.nx,
+        g.ny,
+        g.dx,
+        backend.name(),
+        if f64 { "f64" } else { "f32" }
+    );
+    println!(
+        "| run | steps | wall (s) | field memory (GiB) | wet-cell updates per second (millions) |"
+    );
+    println!("| --- | --- | --- | --- | --- |");
+    let rows = if f64 {
+        run::<f64>(&backend, &case, end)?
+    } else {
+        run::<f32>(&backend, &case, end)?
+    };
+    for r in rows {
+        println!("{r}");
+    }
+    Ok(())
+}
