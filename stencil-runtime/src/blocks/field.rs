@@ -105,7 +105,8 @@ impl<T: Real> BlockField<T> {
                 })?;
             fill_slot(&g, &mut fresh, n, g.origin(key), &f);
         }
-        self.arena = self.arena.relaid(grid.backend(), change, len, &fresh)?;
+        let arena = std::mem::replace(&mut self.arena, Arena::Host(Vec::new()));
+        self.arena = arena.relaid(grid.backend(), change, len, &fresh)?;
         self.capacity = change.capacity;
         self.generation = change.to;
         Ok(())
@@ -267,6 +268,20 @@ impl<T: Real> BlockField<T> {
     }
 }
 
+/// `(from, to)` slot pairs as runs `(from, to, count)` of consecutive slots on both sides.
+fn runs(pairs: &[(usize, usize)]) -> Vec<(usize, usize, usize)> {
+    let mut sorted = pairs.to_vec();
+    sorted.sort_unstable();
+    let mut out: Vec<(usize, usize, usize)> = Vec::new();
+    for (from, to) in sorted {
+        match out.last_mut() {
+            Some((f, t, n)) if *f + *n == from && *t + *n == to => *n += 1,
+            _ => out.push((from, to, 1)),
+        }
+    }
+    out
+}
+
 /// The error of a field on the wrong backend.
 fn not_here(kernel: &str, param: &str, wanted: &str, is: &str) -> Error {
     Error::InvalidField(format!(
@@ -327,23 +342,40 @@ impl<T: Real> Arena<T> {
     }
 
     /// The arena after `change`: kept slots moved, added slots from `fresh` (one slot of
-    /// `len` elements per added block, in order).
+    /// `len` elements per added block, in order). Works in place when the slot count
+    /// stays and no kept block moves (the common case: blocks added into free slots or
+    /// freed); copies runs of consecutive slots at once.
     fn relaid(
-        &self,
+        self,
         backend: &Backend,
         change: &Relayout,
         len: usize,
         fresh: &[T],
     ) -> Result<Arena<T>, Error> {
+        let capacity = change.capacity;
+        let in_place = change.kept.iter().all(|&(from, to)| from == to);
+        let added: Vec<(usize, usize)> = change.added.iter().copied().enumerate().collect();
         match self {
-            Arena::Host(old) => {
-                let mut new = vec![T::zero(); change.capacity * len];
-                for &(from, to) in &change.kept {
-                    new[to * len..(to + 1) * len]
-                        .copy_from_slice(&old[from * len..(from + 1) * len]);
+            Arena::Host(mut old) => {
+                if in_place {
+                    old.resize(capacity * len, T::zero());
+                    if 2 * old.len() < old.capacity() {
+                        old.shrink_to_fit();
+                    }
+                    for (from, to, n) in runs(&added) {
+                        old[to * len..(to + n) * len]
+                            .copy_from_slice(&fresh[from * len..(from + n) * len]);
+                    }
+                    return Ok(Arena::Host(old));
                 }
-                for (n, &to) in change.added.iter().enumerate() {
-                    new[to * len..(to + 1) * len].copy_from_slice(&fresh[n * len..(n + 1) * len]);
+                let mut new = vec![T::zero(); capacity * len];
+                for (from, to, n) in runs(&change.kept) {
+                    new[to * len..(to + n) * len]
+                        .copy_from_slice(&old[from * len..(from + n) * len]);
+                }
+                for (from, to, n) in runs(&added) {
+                    new[to * len..(to + n) * len]
+                        .copy_from_slice(&fresh[from * len..(from + n) * len]);
                 }
                 Ok(Arena::Host(new))
             }
@@ -354,15 +386,28 @@ impl<T: Real> Arena<T> {
                     ));
                 };
                 let size = std::mem::size_of::<T>();
-                let new =
-                    DeviceBuffer::new(c.stream(), change.capacity * len * size, "a block field")?;
-                for &(from, to) in &change.kept {
-                    new.copy_range(to * len * size, old, from * len * size, len * size)?;
-                }
-                if !change.added.is_empty() {
+                let bytes = capacity * len * size;
+                // In place unless the buffer is too small, or twice too large (memory
+                // follows the present blocks).
+                let new = if in_place && bytes <= old.bytes && 2 * bytes > old.bytes {
+                    old
+                } else {
+                    let new =
+                        DeviceBuffer::new(c.stream(), capacity * len * size, "a block field")?;
+                    for (from, to, n) in runs(&change.kept) {
+                        new.copy_range(to * len * size, &old, from * len * size, n * len * size)?;
+                    }
+                    new
+                };
+                if !added.is_empty() {
                     let staged = DeviceBuffer::from_slice(c.stream(), fresh, "new blocks")?;
-                    for (n, &to) in change.added.iter().enumerate() {
-                        new.copy_range(to * len * size, &staged, n * len * size, len * size)?;
+                    for (from, to, n) in runs(&added) {
+                        new.copy_range(
+                            to * len * size,
+                            &staged,
+                            from * len * size,
+                            n * len * size,
+                        )?;
                     }
                     c.synchronize()?;
                 }
