@@ -265,16 +265,22 @@ fn expected(
 
 /// After an exchange, every halo point of every present block holds [`expected`].
 pub fn halo_matches_dense<T: Real>(backend: &Backend) {
-    let fixed = |_: [usize; 3]| -7.0;
     let per_point = HaloRule {
         absent: Absent::Values(std::sync::Arc::new(own_value)),
         ..RULE
     };
-    let cases: [(HaloRule, &dyn Fn([usize; 3]) -> f64); 2] =
-        [(RULE, &fixed), (per_point, &own_value)];
+    let cases: [(HaloRule, &PointValue); 2] = [(RULE, &fixed_value), (per_point, &own_value)];
     for (rule, absent) in &cases {
         halo_case::<T>(backend, rule, absent);
     }
+}
+
+/// A value for each point of the domain.
+type PointValue = dyn Fn([usize; 3]) -> f64;
+
+/// The value of [`RULE`]'s absent neighbours, [`Absent::Value`].
+fn fixed_value(_: [usize; 3]) -> f64 {
+    -7.0
 }
 
 /// The value per point of [`Absent::Values`] in the checks.
@@ -283,7 +289,7 @@ fn own_value(q: [usize; 3]) -> f64 {
 }
 
 /// One rule of [`halo_matches_dense`].
-fn halo_case<T: Real>(backend: &Backend, rule: &HaloRule, absent: &dyn Fn([usize; 3]) -> f64) {
+fn halo_case<T: Real>(backend: &Backend, rule: &HaloRule, absent: &PointValue) {
     for (domain, block) in [
         (vec![70usize, 40], vec![32usize, 16]),
         (vec![40, 20, 12], vec![32, 8, 4]),

@@ -836,12 +836,13 @@ impl<T: Real> ShallowWater<T> {
     }
 }
 
+/// The conserved variables on the host: surface, discharge along x, discharge along y.
+pub(crate) type Conserved<T> = (Field<T>, Field<T>, Field<T>);
+
 /// Checks a setup and makes its initial surface and discharges (host fields of halo
 /// [`HALO`], zero in the halo): the surface no lower than each cell's bed as the kernels
 /// compute it.
-pub(crate) fn initial_fields<T: Real>(
-    setup: &Setup,
-) -> Result<(Field<T>, Field<T>, Field<T>), FloodError> {
+pub(crate) fn initial_fields<T: Real>(setup: &Setup) -> Result<Conserved<T>, FloodError> {
     setup.physics.validate()?;
     setup.boundaries.validate()?;
     let grid = *setup.terrain.grid();
