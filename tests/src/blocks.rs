@@ -263,16 +263,31 @@ fn expected(
     }
 }
 
-/// After an exchange, every halo point of every present block holds [`expected`].
+/// After an exchange, every halo point of every present block holds [`expected`]: absent
+/// neighbours by a value, a value per point, or a companion field, the whole halo or one
+/// layer; the shared template (structured blocks) and per-point entries both used.
 pub fn halo_matches_dense<T: Real>(backend: &Backend) {
     let per_point = HaloRule {
         absent: Absent::Values(std::sync::Arc::new(own_value)),
         ..RULE
     };
-    let cases: [(HaloRule, &PointValue); 2] = [(RULE, &fixed_value), (per_point, &own_value)];
-    for (rule, absent) in &cases {
-        halo_case::<T>(backend, rule, absent);
+    let companion = HaloRule {
+        absent: Absent::Companion,
+        ..RULE
+    };
+    let cases: [(HaloRule, &PointValue, usize); 4] = [
+        (RULE, &fixed_value, HALO),
+        (per_point.clone(), &own_value, HALO),
+        (companion.clone(), &own_value, HALO),
+        (companion, &own_value, 1),
+    ];
+    let (mut structured, mut per_point_blocks) = (0, 0);
+    for (rule, absent, width) in &cases {
+        let (s, p) = halo_case::<T>(backend, rule, absent, *width);
+        structured += s;
+        per_point_blocks += p;
     }
+    assert!(structured > 0 && per_point_blocks > 0, "both parts of the plan are checked");
 }
 
 /// A value for each point of the domain.
@@ -283,29 +298,54 @@ fn fixed_value(_: [usize; 3]) -> f64 {
     -7.0
 }
 
-/// The value per point of [`Absent::Values`] in the checks.
+/// The value per point of [`Absent::Values`] (and of the companion field) in the checks.
 fn own_value(q: [usize; 3]) -> f64 {
     -((q[0] + 10 * q[1] + 100 * q[2]) as f64)
 }
 
-/// One rule of [`halo_matches_dense`].
-fn halo_case<T: Real>(backend: &Backend, rule: &HaloRule, absent: &PointValue) {
+/// One rule of [`halo_matches_dense`], filling `width` layers: the blocks planned
+/// through the template and through per-point entries.
+fn halo_case<T: Real>(
+    backend: &Backend,
+    rule: &HaloRule,
+    absent: &PointValue,
+    width: usize,
+) -> (usize, usize) {
+    let (mut structured, mut per_point) = (0, 0);
+    // Domains of whole blocks along the periodic x axis (structured across it) and not.
     for (domain, block) in [
         (vec![70usize, 40], vec![32usize, 16]),
+        (vec![128, 64], vec![16, 16]),
         (vec![40, 20, 12], vec![32, 8, 4]),
+        (vec![32, 32, 16], vec![8, 8, 4]),
     ] {
         let dims = domain.len();
-        let grid = random_grid(backend, &format!("halo {dims}"), &domain, &block, 0.6);
+        let grid = random_grid(backend, &format!("halo {domain:?}"), &domain, &block, 0.6);
         let g = *grid.geometry();
         let f = |q: [usize; 3]| ((q[0] * 7 + q[1] * 131 + q[2] * 1013) % 997) as f64 / 8.0;
         let mut field =
             BlockField::from_fn(&grid, |p| T::from_f64(f(p.map(|x| x.max(0) as usize)))).unwrap();
         field.fill_halos(T::nan()).unwrap();
-        let exchange = HaloExchange::new(&grid, rule).unwrap();
-        exchange.run(&mut field).unwrap();
+        let exchange = HaloExchange::with_width(&grid, rule, width).unwrap();
+        structured += exchange.structured_blocks();
+        per_point += grid.len() - exchange.structured_blocks();
+        if matches!(rule.absent, Absent::Companion) {
+            let e = exchange.run(&mut field).unwrap_err();
+            assert!(e.to_string().contains("companion"), "{e}");
+            // The companion holds at every point what an absent neighbour gives there, the
+            // side rules applied.
+            let values = BlockField::from_fn(&grid, |p| {
+                T::from_f64(expected(g.domain, dims, p, &|_| None, &own_value))
+            })
+            .unwrap();
+            exchange.run_with(&mut field, &values).unwrap();
+        } else {
+            exchange.run(&mut field).unwrap();
+        }
         let arena = field.arena().unwrap();
         let value = |q: [usize; 3]| present(&grid, q).then(|| f(q));
         let h = [0, 1, 2].map(|a| g.halo_on(a) as isize);
+        let w = [0, 1, 2].map(|a| g.halo_on(a).min(width) as isize);
         let mut checked = 0;
         for (slot, info) in grid.blocks() {
             let o = g.origin(info.key);
@@ -315,19 +355,23 @@ fn halo_case<T: Real>(backend: &Backend, rule: &HaloRule, absent: &PointValue) {
                         let p = [i, j, k];
                         let at = arena[slot * g.slot_len() + g.element(p)].as_f64();
                         let global = [0, 1, 2].map(|a| o[a] as isize + p[a]);
-                        let own = (0..3).all(|a| {
-                            p[a] >= 0
-                                && p[a] < g.block[a] as isize
-                                && global[a] < g.domain[a] as isize
-                        });
+                        let in_block = (0..3).all(|a| p[a] >= 0 && p[a] < g.block[a] as isize);
+                        let own = in_block
+                            && (0..3).all(|a| global[a] < g.domain[a] as isize);
                         if own {
+                            continue;
+                        }
+                        let within =
+                            (0..3).all(|a| p[a] >= -w[a] && p[a] < g.block[a] as isize + w[a]);
+                        if !within && !in_block {
+                            assert!(at.is_nan(), "{dims}D: halo point {p:?} past width {width} was written");
                             continue;
                         }
                         let want = expected(g.domain, dims, global, &value, absent);
                         assert_eq!(
                             at,
                             want,
-                            "{dims}D {:?}: halo point {p:?} of block {:?} (global {global:?})",
+                            "{dims}D {:?} width {width}: halo point {p:?} of block {:?} (global {global:?})",
                             T::PRECISION,
                             info.key
                         );
@@ -338,6 +382,82 @@ fn halo_case<T: Real>(backend: &Backend, rule: &HaloRule, absent: &PointValue) {
         }
         assert!(checked > 0);
     }
+    (structured, per_point)
+}
+
+/// Block flags equal what the field holds: per block, any non-zero point, and any within
+/// the margin of each side.
+pub fn flags_match_the_field<T: Real>(backend: &Backend) {
+    for (domain, block) in [
+        (vec![100usize, 70], vec![32usize, 16]),
+        (vec![40, 20, 12], vec![16, 8, 4]),
+    ] {
+        let grid = random_grid(backend, &format!("flags {domain:?}"), &domain, &block, 0.7);
+        let g = *grid.geometry();
+        let mut r = rng("flags values");
+        // Mostly zero; a few non-zero points, one NaN.
+        let mut dense = vec![0.0f64; g.domain.iter().product()];
+        for v in dense.iter_mut() {
+            if r.gen_bool(0.002) {
+                *v = r.gen_range(-1.0..1.0);
+            }
+        }
+        dense[g.domain[0] + 3] = f64::NAN;
+        let index = |q: [usize; 3]| q[0] + g.domain[0] * (q[1] + g.domain[1] * q[2]);
+        let field = BlockField::from_fn(&grid, |p| {
+            let inside = (0..3).all(|a| p[a] >= 0 && (p[a] as usize) < g.domain[a]);
+            // Non-zero halos, which the flags must not see.
+            if inside {
+                T::from_f64(dense[index(p.map(|x| x as usize))])
+            } else {
+                T::one()
+            }
+        })
+        .unwrap();
+        let list = BlockList::present(&grid).unwrap();
+        for margin in [1, 3] {
+            let flags = field.flags(&list, margin).unwrap();
+            assert_eq!(flags.len(), list.len());
+            let mut seen = 0;
+            for (key, got) in list.keys().iter().zip(&flags) {
+                let o = g.origin(*key);
+                let (mut any, mut near) = (false, [[false; 2]; 3]);
+                for q in points_of(&g, o) {
+                    let v = dense[index(q)];
+                    if v != 0.0 {
+                        any = true;
+                        for a in 0..g.dims {
+                            let local = q[a] - o[a];
+                            near[a][0] |= local < margin;
+                            near[a][1] |= local + margin >= g.block[a];
+                        }
+                    }
+                }
+                assert_eq!(got.any(), any, "block {key:?}");
+                seen += usize::from(any);
+                for (a, sides) in near.iter().enumerate().take(g.dims) {
+                    for (side, &want) in sides.iter().enumerate() {
+                        assert_eq!(got.near(a, side), want, "block {key:?} axis {a} side {side}");
+                    }
+                }
+            }
+            assert!(seen > 0 && seen < list.len(), "some blocks flagged, not all");
+        }
+    }
+}
+
+/// The points of the domain in the block at origin `o`.
+fn points_of(g: &stencil_runtime::blocks::Geometry, o: [usize; 3]) -> Vec<[usize; 3]> {
+    let end = [0, 1, 2].map(|a| (o[a] + g.block[a]).min(g.domain[a]));
+    let mut out = Vec::new();
+    for k in o[2]..end[2] {
+        for j in o[1]..end[1] {
+            for i in o[0]..end[0] {
+                out.push([i, j, k]);
+            }
+        }
+    }
+    out
 }
 
 /// Blocks added and removed during a run: kept blocks keep their values, added ones get

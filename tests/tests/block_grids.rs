@@ -4,7 +4,8 @@
 use stencil_runtime::blocks::BlockGrid;
 use stencil_runtime::{Backend, BlockField, BlockList};
 use stencil_tests::blocks::{
-    fields_follow_the_blocks, halo_matches_dense, kernels_match_dense, random_grid,
+    fields_follow_the_blocks, flags_match_the_field, halo_matches_dense, kernels_match_dense,
+    random_grid,
 };
 use stencil_tests::kernels::suite;
 
@@ -18,6 +19,12 @@ fn kernels_on_blocks_equal_dense_launches() {
 fn halo_exchange_fills_what_the_dense_field_holds() {
     halo_matches_dense::<f32>(&Backend::Cpu);
     halo_matches_dense::<f64>(&Backend::Cpu);
+}
+
+#[test]
+fn block_flags_show_where_a_field_is_non_zero() {
+    flags_match_the_field::<f32>(&Backend::Cpu);
+    flags_match_the_field::<f64>(&Backend::Cpu);
 }
 
 #[test]

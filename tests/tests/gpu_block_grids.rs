@@ -7,7 +7,9 @@
 
 use stencil_runtime::blocks::BlockGrid;
 use stencil_runtime::{Backend, BlockField, BlockList, Cuda};
-use stencil_tests::blocks::{fields_follow_the_blocks, halo_matches_dense, kernels_match_dense};
+use stencil_tests::blocks::{
+    fields_follow_the_blocks, flags_match_the_field, halo_matches_dense, kernels_match_dense,
+};
 use stencil_tests::kernels::suite;
 
 fn gpu() -> Option<Backend> {
@@ -32,6 +34,13 @@ fn halo_exchange_on_the_device_fills_what_the_dense_field_holds() {
     let Some(gpu) = gpu() else { return };
     halo_matches_dense::<f32>(&gpu);
     halo_matches_dense::<f64>(&gpu);
+}
+
+#[test]
+fn block_flags_on_the_device_show_where_a_field_is_non_zero() {
+    let Some(gpu) = gpu() else { return };
+    flags_match_the_field::<f32>(&gpu);
+    flags_match_the_field::<f64>(&gpu);
 }
 
 #[test]

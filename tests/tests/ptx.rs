@@ -8,14 +8,19 @@
 
 use std::path::PathBuf;
 use std::process::Command;
-use stencil_runtime::cuda::{for_dependent_launch, halo_exchange_code, GRID_DEPENDENCY_POINT};
+use stencil_runtime::cuda::{
+    block_flags_code, for_dependent_launch, halo_exchange_code, GRID_DEPENDENCY_POINT,
+};
 use stencil_tests::kernels::{ALL, BANDWIDTH_BOUND};
 
 fn all_ptx() -> impl Iterator<Item = (&'static str, &'static str, &'static str)> {
     let halo = halo_exchange_code()
         .iter()
         .map(|p| ("halo_exchange", p.text, p.entry));
-    halo.chain(ALL.iter().flat_map(|c| {
+    let flags = block_flags_code()
+        .iter()
+        .map(|p| ("block_flags", p.text, p.entry));
+    halo.chain(flags).chain(ALL.iter().flat_map(|c| {
         [
             (c.name, c.ptx_f32.0, c.ptx_f32.1),
             (c.name, c.ptx_f64.0, c.ptx_f64.1),
@@ -184,5 +189,6 @@ fn ptxas_assembles_every_kernel_for_sm80_and_sm90_without_spills() {
     }
     let _ = std::fs::remove_dir_all(&dir);
     println!("ptxas assembled {assembled} kernels");
-    assert_eq!(assembled, (ALL.len() + 1) * 6);
+    // The kernels of the suite, the halo exchange and the block flags.
+    assert_eq!(assembled, (ALL.len() + 2) * 6);
 }

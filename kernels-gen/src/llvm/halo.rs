@@ -1,23 +1,37 @@
 //! The halo exchange of block grids (`stencil_runtime::blocks::HaloExchange`), generated
-//! through the same NVPTX back end as the kernels.
+//! through the same NVPTX back end as the kernels. One launch fills every listed block's
+//! halo; its threads are in two parts.
 //!
-//! The exchange is a list of entries, three `u32` each: the arena element to fill, the
-//! element to read (`u32::MAX`: none) and an operation, an index into a table of two
-//! reals each, `(scale, add)`, or `u32::MAX` for the entry's own value. Thread `t` fills
-//! entry `t`: `arena[dst] = scale * arena[src] + add`, or `add` without a source, or
-//! `own[t]`. Entries fill halo points from interior points only, so their order does
-//! not matter.
+//! **Structured part** (blocks whose neighbours all lie inside the domain or across a
+//! periodic side): a *template* lists the halo points of one block, four `u32` each: the
+//! point's element in the slot, the direction of the neighbour that holds it (`sum d_a
+//! 3^a`, `d_a` 0 below, 1 inside, 2 above the block along axis `a`), its element in that
+//! neighbour's slot, and the element of the block's own nearest point. A *table* gives per
+//! block (`stride` `i32` each) its slot, then its neighbours' slots by direction (-1:
+//! absent). Thread `t` fills template point `t % points` of block `t / points`: from the
+//! neighbour, or where it is absent by `mode`: 0 a value (`ops[2 absent + 1]`), 1 the
+//! block's own nearest point, 2 the companion field's value at the same element.
 //!
-//! Entry parameters: `count` (`i64`), `entries` (`u32*`), `ops` (`T*`), `own` (`T*`, one
-//! per entry; null when no entry has its own value), `arena` (`T*`).
+//! **Per-point part** (the other blocks: edges of the domain, absent neighbours with a
+//! value per point): a list of entries, three `u32` each: the arena element to fill, the
+//! element to read (`u32::MAX`: none) and an operation, an index into a table of two reals
+//! each, `(scale, add)`, or `u32::MAX` for the entry's own value. Thread `structured + e`
+//! fills entry `e`: `arena[dst] = scale * arena[src] + add`, or `add` without a source, or
+//! `own[e]`.
+//!
+//! Every point is filled from interior points only, so the order does not matter.
+//!
+//! Entry parameters: `structured` (`i64`, threads of the structured part), `points`
+//! (`i64`), `template` (`u32*`), `table` (`i32*`), `stride` (`i64`), `slot_len` (`i64`),
+//! `mode` (`i64`), `absent` (`i64`), `companion` (`T*`, null unless mode 2), `count`
+//! (`i64`, entries), `entries` (`u32*`), `ops` (`T*`), `own` (`T*`, null when no entry
+//! has its own value), `arena` (`T*`).
 
-use super::{nvptx_machine, LlvmError};
+use super::raw::{global_ptr, RawKernel};
+use super::LlvmError;
 use crate::ir::Precision;
-use inkwell::builder::BuilderError;
 use inkwell::context::Context;
-use inkwell::targets::FileType;
-use inkwell::types::BasicType;
-use inkwell::{AddressSpace, IntPredicate};
+use inkwell::IntPredicate;
 
 /// The name of the exchange's PTX entry at a precision.
 pub fn halo_entry(p: Precision) -> &'static str {
@@ -29,192 +43,187 @@ pub fn halo_entry(p: Precision) -> &'static str {
 
 /// The PTX of the halo exchange at one precision.
 pub fn halo_exchange_ptx(p: Precision) -> Result<String, LlvmError> {
-    let invalid = |e: BuilderError| LlvmError::Invalid {
-        kernel: halo_entry(p).into(),
-        message: e.to_string(),
-    };
     let ctx = Context::create();
-    let module = ctx.create_module("halo_exchange");
-    let b = ctx.create_builder();
-    let global = AddressSpace::from(1u16);
     let (i32t, i64t) = (ctx.i32_type(), ctx.i64_type());
     let real = match p {
-        Precision::F32 => ctx.f32_type(),
-        Precision::F64 => ctx.f64_type(),
+        Precision::F32 => ctx.f32_type().into(),
+        Precision::F64 => ctx.f64_type().into(),
     };
-    let fn_ty = ctx.void_type().fn_type(
-        &[
-            i64t.into(),
-            i32t.ptr_type(global).into(),
-            real.ptr_type(global).into(),
-            real.ptr_type(global).into(),
-            real.ptr_type(global).into(),
-        ],
-        false,
-    );
-    let f = module.add_function(halo_entry(p), fn_ty, None);
-    let kernel_md = ctx.metadata_node(&[
-        f.as_global_value().as_pointer_value().into(),
-        ctx.metadata_string("kernel").into(),
-        i32t.const_int(1, false).into(),
-    ]);
-    module
-        .add_global_metadata("nvvm.annotations", &kernel_md)
-        .map_err(|e| LlvmError::Invalid {
-            kernel: halo_entry(p).into(),
-            message: e.to_string(),
-        })?;
-    let param = |k: u32| f.get_nth_param(k).expect("declared parameter");
-    let count = param(0).into_int_value();
-    let entries = param(1).into_pointer_value();
-    let ops = param(2).into_pointer_value();
-    let own = param(3).into_pointer_value();
-    let arena = param(4).into_pointer_value();
-
-    let entry = ctx.append_basic_block(f, "entry");
-    let work = ctx.append_basic_block(f, "fill");
-    let own_value = ctx.append_basic_block(f, "own_value");
-    let table = ctx.append_basic_block(f, "table");
-    let read = ctx.append_basic_block(f, "read");
-    let store = ctx.append_basic_block(f, "store");
-    let done = ctx.append_basic_block(f, "done");
-    b.position_at_end(entry);
-    // The grid dependency point first, as in every kernel's entry.
-    let asm = ctx.create_inline_asm(
-        ctx.void_type().fn_type(&[], false),
-        super::GRID_DEPENDENCY_POINT.to_string(),
-        "~{memory}".to_string(),
-        true,
-        false,
-        None,
-        false,
-    );
-    let callable =
-        inkwell::values::CallableValue::try_from(asm).map_err(|()| LlvmError::Invalid {
-            kernel: halo_entry(p).into(),
-            message: "inline assembly is not callable".into(),
-        })?;
-    b.build_call(callable, &[], "").map_err(invalid)?;
-    // Every load goes through the non-coherent path: the tables are read-only, and no
-    // entry reads an element another entry writes.
-    let ldg = |name: &str, ty: inkwell::types::BasicTypeEnum<'_>| {
-        inkwell::intrinsics::Intrinsic::find(name)
-            .and_then(|i| i.get_declaration(&module, &[ty, ty.ptr_type(global).into()]))
-            .ok_or_else(|| LlvmError::Invalid {
-                kernel: halo_entry(p).into(),
-                message: format!("no intrinsic {name}"),
-            })
-    };
-    let load_int = ldg("llvm.nvvm.ldg.global.i", i32t.into())?;
-    let load_real = ldg("llvm.nvvm.ldg.global.f", real.into())?;
-    let real_align = i32t.const_int(if p == Precision::F32 { 4 } else { 8 }, false);
-    let sreg = |name: &str| {
-        let fn_ty = i32t.fn_type(&[], false);
-        let g = module
-            .get_function(name)
-            .unwrap_or_else(|| module.add_function(name, fn_ty, None));
-        b.build_call(g, &[], "").map(|v| {
-            v.try_as_basic_value()
-                .basic()
-                .expect("a value")
-                .into_int_value()
-        })
-    };
-    let (ctaid, ntid, tid) = (
-        sreg("llvm.nvvm.read.ptx.sreg.ctaid.x").map_err(invalid)?,
-        sreg("llvm.nvvm.read.ptx.sreg.ntid.x").map_err(invalid)?,
-        sreg("llvm.nvvm.read.ptx.sreg.tid.x").map_err(invalid)?,
-    );
-    let build = || -> Result<(), BuilderError> {
-        let wide = |v| b.build_int_z_extend(v, i64t, "");
-        let t = b.build_int_nuw_add(
-            b.build_int_nuw_mul(wide(ctaid)?, wide(ntid)?, "")?,
-            wide(tid)?,
-            "",
-        )?;
-        let inside = b.build_int_compare(IntPredicate::ULT, t, count, "")?;
-        b.build_conditional_branch(inside, work, done)?;
-
-        b.position_at_end(work);
-        let at = |base, i| unsafe { b.build_in_bounds_gep(base, &[i], "") };
-        let three = b.build_int_nuw_mul(t, i64t.const_int(3, false), "")?;
-        let word = |k: u64| -> Result<_, BuilderError> {
-            let i = b.build_int_nuw_add(three, i64t.const_int(k, false), "")?;
-            let v = b
-                .build_call(
-                    load_int,
-                    &[at(entries, i)?.into(), i32t.const_int(4, false).into()],
-                    "",
-                )?
-                .try_as_basic_value()
-                .basic()
-                .expect("a value")
-                .into_int_value();
+    let params = [
+        i64t.into(),
+        i64t.into(),
+        global_ptr(i32t.into()),
+        global_ptr(i32t.into()),
+        i64t.into(),
+        i64t.into(),
+        i64t.into(),
+        i64t.into(),
+        global_ptr(real),
+        i64t.into(),
+        global_ptr(i32t.into()),
+        global_ptr(real),
+        global_ptr(real),
+        global_ptr(real),
+    ];
+    let k = RawKernel::new(&ctx, halo_entry(p), &params)?;
+    let structured = k.int_param(0);
+    let points = k.int_param(1);
+    let template = k.ptr_param(2);
+    let table = k.ptr_param(3);
+    let stride = k.int_param(4);
+    let slot_len = k.int_param(5);
+    let mode = k.int_param(6);
+    let absent = k.int_param(7);
+    let companion = k.ptr_param(8);
+    let count = k.int_param(9);
+    let entries = k.ptr_param(10);
+    let ops = k.ptr_param(11);
+    let own = k.ptr_param(12);
+    let arena = k.ptr_param(13);
+    let b = &k.b;
+    let c64 = |v: u64| i64t.const_int(v, false);
+    let int = |base, i, signed: bool| -> Result<_, LlvmError> {
+        let v = k.load_nc(i32t.into(), base, i)?.into_int_value();
+        if signed {
+            b.build_int_s_extend(v, i64t, "")
+        } else {
             b.build_int_z_extend(v, i64t, "")
-        };
-        let (dst, src, op) = (word(0)?, word(1)?, word(2)?);
-        let read_real = |base, i| -> Result<_, BuilderError> {
-            Ok(
-                b.build_call(load_real, &[at(base, i)?.into(), real_align.into()], "")?
-                    .try_as_basic_value()
-                    .basic()
-                    .expect("a value")
-                    .into_float_value(),
-            )
-        };
-        let marker = i64t.const_int(u32::MAX as u64, false);
-        let is_own = b.build_int_compare(IntPredicate::EQ, op, marker, "")?;
-        b.build_conditional_branch(is_own, own_value, table)?;
-
-        b.position_at_end(own_value);
-        let mine = read_real(own, t)?;
-        b.build_unconditional_branch(store)?;
-
-        b.position_at_end(table);
-        let op2 = b.build_int_nuw_mul(op, i64t.const_int(2, false), "")?;
-        let scale = read_real(ops, op2)?;
-        let add_at = b.build_int_nuw_add(op2, i64t.const_int(1, false), "")?;
-        let add = read_real(ops, add_at)?;
-        let none = b.build_int_compare(
-            IntPredicate::EQ,
-            src,
-            i64t.const_int(u32::MAX as u64, false),
-            "",
-        )?;
-        b.build_conditional_branch(none, store, read)?;
-
-        b.position_at_end(read);
-        let x = read_real(arena, src)?;
-        let scaled = b.build_float_mul(scale, x, "")?;
-        let sum = b.build_float_add(scaled, add, "")?;
-        b.build_unconditional_branch(store)?;
-
-        b.position_at_end(store);
-        let value = b.build_phi(real, "value")?;
-        value.add_incoming(&[(&add, table), (&sum, read), (&mine, own_value)]);
-        b.build_store(at(arena, dst)?, value.as_basic_value())?;
-        b.build_unconditional_branch(done)?;
-
-        b.position_at_end(done);
-        b.build_return(None)?;
-        Ok(())
+        }
+        .map_err(|e| k.invalid(e))
     };
-    build().map_err(invalid)?;
-    module.verify().map_err(|e| LlvmError::Invalid {
-        kernel: halo_entry(p).into(),
-        message: e.to_string(),
-    })?;
-    let tm = nvptx_machine()?;
-    module.set_triple(&tm.get_triple());
-    module.set_data_layout(&tm.get_target_data().get_data_layout());
-    super::codegen::optimise(&module);
-    let buf = tm
-        .write_to_memory_buffer(&module, FileType::Assembly)
-        .map_err(|e| LlvmError::Target {
-            what: "emit PTX",
-            message: e.to_string(),
-        })?;
-    Ok(String::from_utf8_lossy(buf.as_slice()).into_owned())
+    let read = |base, i| -> Result<_, LlvmError> {
+        Ok(k.load_nc(real, base, i)?.into_float_value())
+    };
+
+    let (s_work, s_present, s_absent, s_clamp, s_test_field, s_field, s_value, s_store) = (
+        k.block("structured"),
+        k.block("neighbour"),
+        k.block("absent"),
+        k.block("clamp"),
+        k.block("companion_or_value"),
+        k.block("companion"),
+        k.block("value"),
+        k.block("store_structured"),
+    );
+    let (p_test, p_work, p_own, p_table, p_read, p_store, done) = (
+        k.block("points_test"),
+        k.block("points"),
+        k.block("own_value"),
+        k.block("table"),
+        k.block("read"),
+        k.block("store_point"),
+        k.block("done"),
+    );
+    let t = k.ok(k.thread_x())?;
+    let in_structured = k.ok(b.build_int_compare(IntPredicate::ULT, t, structured, ""))?;
+    k.ok(b.build_conditional_branch(in_structured, s_work, p_test))?;
+
+    // The structured part.
+    b.position_at_end(s_work);
+    let block = k.ok(b.build_int_unsigned_div(t, points, ""))?;
+    let first = k.ok(b.build_int_nuw_mul(block, points, ""))?;
+    let h = k.ok(b.build_int_nuw_sub(t, first, ""))?;
+    let word = |k4, w: u64| -> Result<_, LlvmError> {
+        let i = k.ok(b.build_int_nuw_add(k4, c64(w), ""))?;
+        int(template, i, false)
+    };
+    let h4 = k.ok(b.build_int_nuw_mul(h, c64(4), ""))?;
+    let (dst_off, dir, src_off, clamp_off) =
+        (word(h4, 0)?, word(h4, 1)?, word(h4, 2)?, word(h4, 3)?);
+    let row = k.ok(b.build_int_nuw_mul(block, stride, ""))?;
+    let own_slot = int(table, row, true)?;
+    let at_dir = k.ok(b.build_int_nuw_add(row, c64(1), ""))?;
+    let at_dir = k.ok(b.build_int_nuw_add(at_dir, dir, ""))?;
+    let neighbour = int(table, at_dir, true)?;
+    let base = k.ok(b.build_int_nuw_mul(own_slot, slot_len, ""))?;
+    let dst = k.ok(b.build_int_nuw_add(base, dst_off, ""))?;
+    let present = k.ok(b.build_int_compare(IntPredicate::SGE, neighbour, c64(0), ""))?;
+    k.ok(b.build_conditional_branch(present, s_present, s_absent))?;
+
+    b.position_at_end(s_present);
+    let nbase = k.ok(b.build_int_nuw_mul(neighbour, slot_len, ""))?;
+    let src = k.ok(b.build_int_nuw_add(nbase, src_off, ""))?;
+    let from_neighbour = read(arena, src)?;
+    k.ok(b.build_unconditional_branch(s_store))?;
+
+    b.position_at_end(s_absent);
+    let is_clamp = k.ok(b.build_int_compare(IntPredicate::EQ, mode, c64(1), ""))?;
+    k.ok(b.build_conditional_branch(is_clamp, s_clamp, s_test_field))?;
+
+    b.position_at_end(s_clamp);
+    let nearest = k.ok(b.build_int_nuw_add(base, clamp_off, ""))?;
+    let from_nearest = read(arena, nearest)?;
+    k.ok(b.build_unconditional_branch(s_store))?;
+
+    b.position_at_end(s_test_field);
+    let is_field = k.ok(b.build_int_compare(IntPredicate::EQ, mode, c64(2), ""))?;
+    k.ok(b.build_conditional_branch(is_field, s_field, s_value))?;
+
+    b.position_at_end(s_field);
+    let from_field = read(companion, dst)?;
+    k.ok(b.build_unconditional_branch(s_store))?;
+
+    b.position_at_end(s_value);
+    let value_at = k.ok(b.build_int_nuw_mul(absent, c64(2), ""))?;
+    let value_at = k.ok(b.build_int_nuw_add(value_at, c64(1), ""))?;
+    let fixed = read(ops, value_at)?;
+    k.ok(b.build_unconditional_branch(s_store))?;
+
+    b.position_at_end(s_store);
+    let value = k.ok(b.build_phi(real, "structured_value"))?;
+    value.add_incoming(&[
+        (&from_neighbour, s_present),
+        (&from_nearest, s_clamp),
+        (&from_field, s_field),
+        (&fixed, s_value),
+    ]);
+    k.ok(b.build_store(k.ok(k.at(arena, dst))?, value.as_basic_value()))?;
+    k.ok(b.build_unconditional_branch(done))?;
+
+    // The per-point part.
+    b.position_at_end(p_test);
+    let entry = k.ok(b.build_int_nuw_sub(t, structured, ""))?;
+    let inside = k.ok(b.build_int_compare(IntPredicate::ULT, entry, count, ""))?;
+    k.ok(b.build_conditional_branch(inside, p_work, done))?;
+
+    b.position_at_end(p_work);
+    let three = k.ok(b.build_int_nuw_mul(entry, c64(3), ""))?;
+    let field = |w: u64| -> Result<_, LlvmError> {
+        let i = k.ok(b.build_int_nuw_add(three, c64(w), ""))?;
+        int(entries, i, false)
+    };
+    let (dst, src, op) = (field(0)?, field(1)?, field(2)?);
+    let marker = c64(u32::MAX as u64);
+    let is_own = k.ok(b.build_int_compare(IntPredicate::EQ, op, marker, ""))?;
+    k.ok(b.build_conditional_branch(is_own, p_own, p_table))?;
+
+    b.position_at_end(p_own);
+    let mine = read(own, entry)?;
+    k.ok(b.build_unconditional_branch(p_store))?;
+
+    b.position_at_end(p_table);
+    let op2 = k.ok(b.build_int_nuw_mul(op, c64(2), ""))?;
+    let scale = read(ops, op2)?;
+    let add_at = k.ok(b.build_int_nuw_add(op2, c64(1), ""))?;
+    let add = read(ops, add_at)?;
+    let none = k.ok(b.build_int_compare(IntPredicate::EQ, src, marker, ""))?;
+    k.ok(b.build_conditional_branch(none, p_store, p_read))?;
+
+    b.position_at_end(p_read);
+    let x = read(arena, src)?;
+    let scaled = k.ok(b.build_float_mul(scale, x, ""))?;
+    let sum = k.ok(b.build_float_add(scaled, add, ""))?;
+    k.ok(b.build_unconditional_branch(p_store))?;
+
+    b.position_at_end(p_store);
+    let value = k.ok(b.build_phi(real, "point_value"))?;
+    value.add_incoming(&[(&add, p_table), (&sum, p_read), (&mine, p_own)]);
+    k.ok(b.build_store(k.ok(k.at(arena, dst))?, value.as_basic_value()))?;
+    k.ok(b.build_unconditional_branch(done))?;
+
+    b.position_at_end(done);
+    k.ok(b.build_return(None))?;
+    k.ptx()
 }
 
 #[cfg(test)]
@@ -228,6 +237,7 @@ mod tests {
             assert!(ptx.contains(&format!(".entry {}", halo_entry(p))), "{ptx}");
             let width = if p == Precision::F32 { "f32" } else { "f64" };
             assert!(ptx.contains(&format!("ld.global.nc.{width}")), "{ptx}");
+            assert!(ptx.contains("ld.global.nc.u32"), "{ptx}");
         }
     }
 }

@@ -26,11 +26,13 @@
 //! launch covers the domain with `ceil(n_a / ntid_a)` blocks along each axis and
 //! `ceil(n_L / (ntid_L * P))` along `L`.
 
+pub mod block_flags;
 pub mod codegen;
 pub use codegen::Sampling;
 pub mod halo;
 pub mod jit;
 mod math;
+mod raw;
 
 use crate::ir::{Kernel, Precision};
 use inkwell::context::Context;

@@ -251,6 +251,14 @@ impl<T: Real> BlockField<T> {
         }
     }
 
+    /// The arena's whole memory, read-only (for halo exchange).
+    pub(crate) fn host_arena(&self) -> Option<&[T]> {
+        match &self.arena {
+            Arena::Host(v) => Some(v),
+            Arena::Device(_) => None,
+        }
+    }
+
     /// The arena's whole memory (for halo exchange).
     pub(crate) fn host_arena_mut(&mut self) -> Option<&mut [T]> {
         match &mut self.arena {

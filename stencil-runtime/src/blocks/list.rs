@@ -97,6 +97,16 @@ impl BlockList {
         }
     }
 
+    /// Where each block lies in the domain and in the arena, in launch order.
+    pub(crate) fn runs(&self) -> &[BlockRun] {
+        &self.runs
+    }
+
+    /// Whether the list was made for the grid's present layout.
+    pub(crate) fn layout(&self) -> (u64, u64) {
+        (self.grid, self.generation)
+    }
+
     /// The device address of the records (`None` for a CPU grid).
     pub(crate) fn device_records(&self) -> Option<u64> {
         self.records.as_ref().map(|b| b.ptr)

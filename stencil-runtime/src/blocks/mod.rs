@@ -17,14 +17,18 @@
 //! those of the whole domain, so a kernel gives the same values on a block grid as on a
 //! dense field. [`HaloExchange`] fills every block's halo (from neighbours, from the
 //! domain's side rules, or by the rule for absent neighbours) in one launch.
+//! [`BlockField::flags`] tells per block where a field is non-zero ([`BlockFlags`]), so a
+//! solver can choose which blocks to keep without reading the field back.
 
 mod field;
+mod flags;
 mod geometry;
 mod grid;
 mod halo;
 mod list;
 
 pub use field::BlockField;
+pub use flags::BlockFlags;
 pub use geometry::Geometry;
 pub use grid::{BlockGrid, BlockInfo, BlockKey, Owner, Relayout};
 pub use halo::{Absent, HaloExchange, HaloRule, Side};

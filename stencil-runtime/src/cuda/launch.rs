@@ -11,8 +11,8 @@ use cudarc::driver::{result, sys};
 use std::ffi::c_void;
 
 mod blocks;
-pub use blocks::halo_exchange_code;
-pub(crate) use blocks::queue_halo_exchange;
+pub use blocks::{block_flags_code, halo_exchange_code};
+pub(crate) use blocks::{queue_block_flags, queue_halo_exchange, HaloLaunch};
 
 /// One precision's PTX of a kernel.
 #[derive(Debug)]

@@ -129,52 +129,161 @@ pub fn halo_exchange_code() -> &'static [super::Ptx; 2] {
     &HALO_PTX
 }
 
-/// Threads per block of the halo exchange.
-const HALO_BLOCK: u32 = 256;
+/// Threads per block of the halo exchange and the block flags.
+const RAW_BLOCK: u32 = 256;
 
-/// Queues the halo exchange of `count` entries (three `u32` each at `entries`), with the
-/// `(scale, add)` table at `ops` and the per-entry values at `own` (0: none), on the arena
-/// at `arena`, all of precision `p`.
+/// What one halo exchange launch fills (see `kernels-gen`'s `llvm::halo` for the
+/// meaning of each value; device addresses, 0 for none).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct HaloLaunch {
+    /// Threads of the structured part: structured blocks times template points.
+    pub structured: usize,
+    /// Points of the template.
+    pub points: usize,
+    /// The template (`u32`, four per point).
+    pub template: u64,
+    /// The structured blocks' table (`i32`, `stride` per block).
+    pub table: u64,
+    /// Values per table row.
+    pub stride: usize,
+    /// Elements per slot.
+    pub slot_len: usize,
+    /// How structured blocks fill points of absent neighbours.
+    pub mode: u64,
+    /// The operation whose `add` those take in the value mode.
+    pub absent: u64,
+    /// The companion arena.
+    pub companion: u64,
+    /// Per-point entries.
+    pub count: usize,
+    /// The entries (`u32`, three each).
+    pub entries: u64,
+    /// The operations (`T`, two each).
+    pub ops: u64,
+    /// The per-entry values (`T`).
+    pub own: u64,
+    /// The arena filled.
+    pub arena: u64,
+}
+
+/// Queues a halo exchange at precision `p`.
 ///
 /// # Safety
-/// The entries must name elements inside the arena and operations inside the table.
+/// The template, table and entries must name elements inside the arena (and the
+/// companion's), and operations inside the table.
 pub(crate) unsafe fn queue_halo_exchange(
     cuda: &Cuda,
     p: Precision,
-    count: usize,
-    entries: u64,
-    ops: u64,
-    own: u64,
-    arena: u64,
+    h: &HaloLaunch,
 ) -> Result<(), Error> {
-    if count == 0 {
+    let threads = h.structured + h.count;
+    if threads == 0 {
         return Ok(());
     }
+    let mut params = Params::default();
+    for v in [
+        h.structured as u64,
+        h.points as u64,
+        h.template,
+        h.table,
+        h.stride as u64,
+        h.slot_len as u64,
+        h.mode,
+        h.absent,
+        h.companion,
+        h.count as u64,
+        h.entries,
+        h.ops,
+        h.own,
+        h.arena,
+    ] {
+        params.push(Arg::Wide(v));
+    }
+    // SAFETY: the caller vouches for the plan's addresses.
+    unsafe { queue_raw(cuda, "halo_exchange", &HALO_PTX, p, threads, &mut params) }
+}
+
+/// The block flags' PTX, f32 and f64 (`kernels-gen`'s `llvm::block_flags`).
+static FLAGS_PTX: [super::Ptx; 2] = stencil_macros::block_flags_ptx!();
+
+/// The block flags' PTX, f32 then f64 (for inspection and the PTX tests).
+pub fn block_flags_code() -> &'static [super::Ptx; 2] {
+    &FLAGS_PTX
+}
+
+/// Queues the block flags of the field at `arena` over the blocks of `records` (see
+/// `kernels-gen`'s `llvm::block_flags`), ORed into `flags` (one `u32` per block, zero
+/// before).
+///
+/// # Safety
+/// `records` must hold `blocks` records of the field's grid, `flags` `blocks` words.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn queue_block_flags(
+    cuda: &Cuda,
+    p: Precision,
+    g: &crate::blocks::Geometry,
+    blocks: usize,
+    records: u64,
+    margin: usize,
+    arena: u64,
+    flags: u64,
+) -> Result<(), Error> {
+    let rows = blocks * g.block[1] * g.block[2];
+    if rows == 0 {
+        return Ok(());
+    }
+    let strides = g.strides();
+    let mut params = Params::default();
+    params.push(Arg::Wide(rows as u64));
+    params.push(Arg::Wide(records));
+    for v in [
+        g.block[0],
+        g.block[1],
+        g.block[2],
+        g.domain[0],
+        g.domain[1],
+        g.domain[2],
+        g.interior_offset(),
+        strides[0],
+        strides[1],
+        margin,
+    ] {
+        params.push(Arg::Wide(v as u64));
+    }
+    params.push(Arg::Wide(arena));
+    params.push(Arg::Wide(flags));
+    // SAFETY: the caller vouches for the records and the words.
+    unsafe { queue_raw(cuda, "block_flags", &FLAGS_PTX, p, rows, &mut params) }
+}
+
+/// Queues a kernel built directly in LLVM IR: `threads` threads along x in blocks of
+/// [`RAW_BLOCK`].
+///
+/// # Safety
+/// `params` must be what the kernel takes, its addresses valid for what it touches.
+unsafe fn queue_raw(
+    cuda: &Cuda,
+    name: &str,
+    ptx: &[super::Ptx; 2],
+    p: Precision,
+    threads: usize,
+    params: &mut Params,
+) -> Result<(), Error> {
     cuda.bind()?;
-    let ptx = &HALO_PTX[match p {
+    let ptx = &ptx[match p {
         Precision::F32 => 0,
         Precision::F64 => 1,
     }];
-    let f = function(&cuda.stream().device, "halo_exchange", ptx, 1, 1)?;
-    let blocks = count.div_ceil(HALO_BLOCK as usize);
+    let f = function(&cuda.stream().device, name, ptx, 1, 1)?;
+    let blocks = threads.div_ceil(RAW_BLOCK as usize);
     if blocks > (1 << 31) - 1 {
         return Err(Error::Launch {
-            kernel: "halo_exchange".into(),
-            cause: format!("{count} halo points are too many for one launch"),
+            kernel: name.into(),
+            cause: format!("{threads} threads are too many for one launch"),
         });
     }
-    let mut params = Params::default();
-    for v in [count as u64, entries, ops, own, arena] {
-        params.push(Arg::Wide(v));
-    }
-    launch_raw(
-        cuda,
-        "halo_exchange",
-        f,
-        [blocks as u32, 1, 1],
-        [HALO_BLOCK, 1, 1],
-        &mut params,
-    )
+    // SAFETY: the caller vouches for the parameters.
+    unsafe { launch_raw(cuda, name, f, [blocks as u32, 1, 1], [RAW_BLOCK, 1, 1], params) }
 }
 
 /// A launch shape (one point per thread or more along the last axis, no vectors) whose

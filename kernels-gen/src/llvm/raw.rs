@@ -1,0 +1,204 @@
+//! Scaffolding for the few kernels built directly in LLVM IR instead of from the language
+//! (the block grids' halo exchange and block flags, which gather through tables): an
+//! entry with the kernel annotation and the grid dependency point first, thread indices,
+//! non-coherent loads, and the PTX at the end.
+
+use super::{nvptx_machine, LlvmError};
+use inkwell::basic_block::BasicBlock;
+use inkwell::builder::{Builder, BuilderError};
+use inkwell::context::Context;
+use inkwell::module::Module;
+use inkwell::targets::FileType;
+use inkwell::types::{BasicMetadataTypeEnum, BasicType, BasicTypeEnum};
+use inkwell::values::{BasicValueEnum, FunctionValue, IntValue, PointerValue};
+use inkwell::AddressSpace;
+
+/// The global address space of NVPTX.
+pub(crate) const GLOBAL: u16 = 1;
+
+/// A pointer type to `ty` in global memory, as a parameter type.
+pub(crate) fn global_ptr(ty: BasicTypeEnum<'_>) -> BasicMetadataTypeEnum<'_> {
+    ty.ptr_type(AddressSpace::from(GLOBAL)).into()
+}
+
+/// One kernel entry being built.
+pub(crate) struct RawKernel<'ctx> {
+    /// The context everything lives in.
+    pub ctx: &'ctx Context,
+    /// The module holding the entry.
+    pub module: Module<'ctx>,
+    /// The builder, positioned after the entry's prologue.
+    pub b: Builder<'ctx>,
+    /// The entry.
+    pub f: FunctionValue<'ctx>,
+    name: &'static str,
+}
+
+impl<'ctx> RawKernel<'ctx> {
+    /// An entry `name` taking `params`, its first block started with the grid dependency
+    /// point.
+    pub fn new(
+        ctx: &'ctx Context,
+        name: &'static str,
+        params: &[BasicMetadataTypeEnum<'ctx>],
+    ) -> Result<RawKernel<'ctx>, LlvmError> {
+        let module = ctx.create_module(name);
+        let b = ctx.create_builder();
+        let f = module.add_function(name, ctx.void_type().fn_type(params, false), None);
+        let i32t = ctx.i32_type();
+        let kernel_md = ctx.metadata_node(&[
+            f.as_global_value().as_pointer_value().into(),
+            ctx.metadata_string("kernel").into(),
+            i32t.const_int(1, false).into(),
+        ]);
+        let k = RawKernel {
+            ctx,
+            module,
+            b,
+            f,
+            name,
+        };
+        k.module
+            .add_global_metadata("nvvm.annotations", &kernel_md)
+            .map_err(|e| k.error(e.to_string()))?;
+        let entry = ctx.append_basic_block(f, "entry");
+        k.b.position_at_end(entry);
+        let asm = ctx.create_inline_asm(
+            ctx.void_type().fn_type(&[], false),
+            super::GRID_DEPENDENCY_POINT.to_string(),
+            "~{memory}".to_string(),
+            true,
+            false,
+            None,
+            false,
+        );
+        let callable = inkwell::values::CallableValue::try_from(asm)
+            .map_err(|()| k.error("inline assembly is not callable".into()))?;
+        k.b.build_call(callable, &[], "").map_err(|e| k.invalid(e))?;
+        Ok(k)
+    }
+
+    /// A failure to build this kernel.
+    pub fn error(&self, message: String) -> LlvmError {
+        LlvmError::Invalid {
+            kernel: self.name.into(),
+            message,
+        }
+    }
+
+    /// A builder failure of this kernel.
+    pub fn invalid(&self, e: BuilderError) -> LlvmError {
+        self.error(e.to_string())
+    }
+
+    /// A builder result as this kernel's result.
+    pub fn ok<T>(&self, r: Result<T, BuilderError>) -> Result<T, LlvmError> {
+        r.map_err(|e| self.invalid(e))
+    }
+
+    /// Parameter `k` as an integer.
+    pub fn int_param(&self, k: u32) -> IntValue<'ctx> {
+        self.f
+            .get_nth_param(k)
+            .expect("declared parameter")
+            .into_int_value()
+    }
+
+    /// Parameter `k` as a pointer.
+    pub fn ptr_param(&self, k: u32) -> PointerValue<'ctx> {
+        self.f
+            .get_nth_param(k)
+            .expect("declared parameter")
+            .into_pointer_value()
+    }
+
+    /// A new basic block of the entry.
+    pub fn block(&self, name: &str) -> BasicBlock<'ctx> {
+        self.ctx.append_basic_block(self.f, name)
+    }
+
+    /// A special register (`llvm.nvvm.read.ptx.sreg.*`), as `i64`.
+    fn sreg(&self, name: &str) -> Result<IntValue<'ctx>, BuilderError> {
+        let fn_ty = self.ctx.i32_type().fn_type(&[], false);
+        let g = self
+            .module
+            .get_function(name)
+            .unwrap_or_else(|| self.module.add_function(name, fn_ty, None));
+        let v = self
+            .b
+            .build_call(g, &[], "")?
+            .try_as_basic_value()
+            .basic()
+            .expect("a value")
+            .into_int_value();
+        self.b.build_int_z_extend(v, self.ctx.i64_type(), "")
+    }
+
+    /// The thread's index along x in the whole launch (`i64`).
+    pub fn thread_x(&self) -> Result<IntValue<'ctx>, BuilderError> {
+        let ctaid = self.sreg("llvm.nvvm.read.ptx.sreg.ctaid.x")?;
+        let ntid = self.sreg("llvm.nvvm.read.ptx.sreg.ntid.x")?;
+        let tid = self.sreg("llvm.nvvm.read.ptx.sreg.tid.x")?;
+        let base = self.b.build_int_nuw_mul(ctaid, ntid, "")?;
+        self.b.build_int_nuw_add(base, tid, "")
+    }
+
+    /// The address of element `i` of `base`.
+    pub fn at(
+        &self,
+        base: PointerValue<'ctx>,
+        i: IntValue<'ctx>,
+    ) -> Result<PointerValue<'ctx>, BuilderError> {
+        // SAFETY (of the IR): the callers index within the buffers the launch names.
+        unsafe { self.b.build_in_bounds_gep(base, &[i], "") }
+    }
+
+    /// Element `i` of read-only `base` (of element type `ty`), through the non-coherent
+    /// path.
+    pub fn load_nc(
+        &self,
+        ty: BasicTypeEnum<'ctx>,
+        base: PointerValue<'ctx>,
+        i: IntValue<'ctx>,
+    ) -> Result<BasicValueEnum<'ctx>, LlvmError> {
+        let name = if ty.is_float_type() {
+            "llvm.nvvm.ldg.global.f"
+        } else {
+            "llvm.nvvm.ldg.global.i"
+        };
+        let ptr_ty = ty.ptr_type(AddressSpace::from(GLOBAL));
+        let decl = inkwell::intrinsics::Intrinsic::find(name)
+            .and_then(|x| x.get_declaration(&self.module, &[ty, ptr_ty.into()]))
+            .ok_or_else(|| self.error(format!("no intrinsic {name}")))?;
+        let align = ty
+            .size_of()
+            .and_then(|s| s.get_zero_extended_constant())
+            .unwrap_or(4);
+        let align = self.ctx.i32_type().const_int(align, false);
+        let ptr = self.at(base, i).map_err(|e| self.invalid(e))?;
+        let v = self
+            .b
+            .build_call(decl, &[ptr.into(), align.into()], "")
+            .map_err(|e| self.invalid(e))?;
+        Ok(v.try_as_basic_value().basic().expect("a value"))
+    }
+
+    /// Verifies the module and emits its PTX.
+    pub fn ptx(self) -> Result<String, LlvmError> {
+        self.module
+            .verify()
+            .map_err(|e| self.error(e.to_string()))?;
+        let tm = nvptx_machine()?;
+        self.module.set_triple(&tm.get_triple());
+        self.module
+            .set_data_layout(&tm.get_target_data().get_data_layout());
+        super::codegen::optimise(&self.module);
+        let buf = tm
+            .write_to_memory_buffer(&self.module, FileType::Assembly)
+            .map_err(|e| LlvmError::Target {
+                what: "emit PTX",
+                message: e.to_string(),
+            })?;
+        Ok(String::from_utf8_lossy(buf.as_slice()).into_owned())
+    }
+}

@@ -1,0 +1,275 @@
+//! [`HaloExchange`]: filling every present block's halo in one pass.
+//!
+//! An exchange is planned once per layout, rule and width (the layers of halo it fills):
+//! for every halo point of every present block (and every point of a block that lies
+//! past the domain's edge), where its value comes from. Inside the domain that is the
+//! point of the neighbouring block that holds it; past the domain's edges, the side's
+//! rule ([`Side`]); where the neighbouring block is absent, the grid's rule for absent
+//! blocks ([`Absent`]). Sources are always interior points, so every point is
+//! independent and one launch fills them all (on the CPU, in parallel).
+//!
+//! The plan has two parts. Blocks away from the domain's edges (or across periodic
+//! sides) share one *template* of their halo points, each naming the neighbour that holds
+//! it, and have a row of a *table*: their slot and their neighbours' slots. Planning them
+//! costs a few lookups per block, so a grid whose blocks change every few steps replans
+//! cheaply. The other blocks (at non-periodic edges, or with an absent neighbour under
+//! [`Absent::Values`]) get an entry `(destination, source, operation)` per point, the
+//! operation `value = scale * source + add` or a value of the entry's own.
+//!
+//! Later layers extend the plan rather than the launch: a remote neighbour (another rank)
+//! becomes entries whose source is a receive buffer, a coarser neighbour (adaptive grids)
+//! entries with several weighted sources.
+
+mod plan;
+mod run;
+
+use super::field::BlockField;
+use super::grid::BlockGrid;
+use crate::cuda::memory::DeviceBuffer;
+use crate::{Backend, Error, Precision, Real};
+use plan::Plan;
+use std::sync::Arc;
+
+/// What a halo point past one side of the domain holds.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Side {
+    /// The point of the opposite side (the domain repeats).
+    Periodic,
+    /// The mirror image of the point across the side (cell-centred: the first point past
+    /// the side mirrors the last one before it), times `sign` (-1 for the velocity normal
+    /// to a wall).
+    Mirror(f64),
+    /// The nearest point inside the domain (zero gradient: an outlet).
+    Clamp,
+    /// A fixed value.
+    Value(f64),
+}
+
+/// What a halo point holds where the neighbouring block inside the domain is absent.
+#[derive(Clone)]
+pub enum Absent {
+    /// The nearest point of the block itself (zero gradient).
+    Clamp,
+    /// A fixed value (for water at rest: zero discharge).
+    Value(f64),
+    /// A value per point of the domain, given its global index. Evaluated when the
+    /// exchange is planned, per point: blocks with an absent neighbour take the slower
+    /// per-point path (prefer [`Absent::Companion`] for grids that change often).
+    Values(Arc<dyn Fn([usize; 3]) -> f64 + Send + Sync>),
+    /// The value of a companion field of the same grid at the same element of the
+    /// block's slot, given to [`HaloExchange::run_with`]: a field whose halos hold,
+    /// everywhere, what an absent neighbour would give there, the side rules applied (for
+    /// water: the dry surface, the bed's height, computed once).
+    Companion,
+}
+
+impl std::fmt::Debug for Absent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Absent::Clamp => write!(f, "Clamp"),
+            Absent::Value(v) => write!(f, "Value({v})"),
+            Absent::Values(_) => write!(f, "Values(..)"),
+            Absent::Companion => write!(f, "Companion"),
+        }
+    }
+}
+
+/// How one field's halos are filled: a rule per side of each axis (low, high) and one
+/// for absent neighbours.
+#[derive(Clone, Debug)]
+pub struct HaloRule {
+    /// Per axis, the low and the high side (entries of unused axes are ignored).
+    pub sides: [[Side; 2]; 3],
+    /// Where a neighbouring block is absent.
+    pub absent: Absent,
+}
+
+impl HaloRule {
+    /// The same rule on every side.
+    pub fn uniform(side: Side, absent: Absent) -> HaloRule {
+        HaloRule {
+            sides: [[side; 2]; 3],
+            absent,
+        }
+    }
+}
+
+/// The plan of one halo exchange on one layout of a grid (see the module's text).
+#[derive(Debug)]
+pub struct HaloExchange {
+    grid: u64,
+    generation: u64,
+    plan: Plan,
+    /// The plan's tables on the device, for a CUDA grid.
+    device: Option<DevicePlan>,
+}
+
+/// A plan's tables on a device.
+#[derive(Debug)]
+struct DevicePlan {
+    template: Option<DeviceBuffer>,
+    table: Option<DeviceBuffer>,
+    entries: Option<DeviceBuffer>,
+    /// The operations in f32 and in f64.
+    ops: [Option<DeviceBuffer>; 2],
+    /// The per-entry values in f32 and in f64 (if any entry has one).
+    own: [Option<DeviceBuffer>; 2],
+}
+
+impl HaloExchange {
+    /// Plans the exchange of `rule` on `grid`'s present layout, filling the whole halo.
+    /// Fails if a neighbouring block is owned by another rank (not exchanged yet).
+    pub fn new(grid: &BlockGrid, rule: &HaloRule) -> Result<HaloExchange, Error> {
+        HaloExchange::with_width(grid, rule, grid.geometry().halo)
+    }
+
+    /// Plans the exchange of `rule` filling the `width` layers of halo next to each block
+    /// (at most the grid's halo; the points of a block past the domain's edge are always
+    /// filled). Kernels must not read further than `width` from a block.
+    pub fn with_width(
+        grid: &BlockGrid,
+        rule: &HaloRule,
+        width: usize,
+    ) -> Result<HaloExchange, Error> {
+        let plan = Plan::new(grid, rule, width.min(grid.geometry().halo))?;
+        let device = match grid.backend() {
+            Backend::Cpu => None,
+            Backend::Cuda(c) => {
+                let s = c.stream();
+                let upload = |v: &[u32]| -> Result<Option<DeviceBuffer>, Error> {
+                    if v.is_empty() {
+                        return Ok(None);
+                    }
+                    DeviceBuffer::from_slice(s, v, "a halo exchange").map(Some)
+                };
+                let table: Vec<u32> = plan.table.iter().map(|&x| x as u32).collect();
+                let reals = |v: &[f64]| -> Result<[Option<DeviceBuffer>; 2], Error> {
+                    if v.is_empty() {
+                        return Ok([None, None]);
+                    }
+                    let f32s: Vec<f32> = v.iter().map(|&x| x as f32).collect();
+                    Ok([
+                        Some(DeviceBuffer::from_slice(s, &f32s, "a halo exchange")?),
+                        Some(DeviceBuffer::from_slice(s, v, "a halo exchange")?),
+                    ])
+                };
+                let ops: Vec<f64> = plan.ops.iter().flat_map(|&(a, b)| [a, b]).collect();
+                Some(DevicePlan {
+                    template: upload(&plan.template)?,
+                    table: upload(&table)?,
+                    entries: upload(&plan.entries)?,
+                    ops: reals(&ops)?,
+                    own: reals(&plan.own)?,
+                })
+            }
+        };
+        Ok(HaloExchange {
+            grid: grid.id(),
+            generation: grid.generation(),
+            plan,
+            device,
+        })
+    }
+
+    /// The number of points the exchange fills.
+    pub fn len(&self) -> usize {
+        self.plan.structured_blocks() * self.plan.template_points() + self.plan.entries.len() / 3
+    }
+
+    /// Whether it fills none.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The blocks filled through the shared template (the rest take per-point entries).
+    pub fn structured_blocks(&self) -> usize {
+        self.plan.structured_blocks()
+    }
+
+    /// Whether the plan was made for the grid's present layout.
+    pub fn is_current(&self, grid: &BlockGrid) -> bool {
+        self.grid == grid.id() && self.generation == grid.generation()
+    }
+
+    /// Fills `field`'s halos (one launch on a device; in parallel on the CPU). A rule
+    /// with [`Absent::Companion`] needs [`HaloExchange::run_with`].
+    pub fn run<T: Real>(&self, field: &mut BlockField<T>) -> Result<(), Error> {
+        self.fill(field, None)
+    }
+
+    /// Fills `field`'s halos, taking the value where a neighbour is absent from
+    /// `companion` (a field of the same grid and layout; see [`Absent::Companion`]).
+    pub fn run_with<T: Real>(
+        &self,
+        field: &mut BlockField<T>,
+        companion: &BlockField<T>,
+    ) -> Result<(), Error> {
+        companion.check_layout("halo exchange", "companion", self.grid, self.generation)?;
+        self.fill(field, Some(companion))
+    }
+
+    /// [`HaloExchange::run`] and [`HaloExchange::run_with`].
+    fn fill<T: Real>(
+        &self,
+        field: &mut BlockField<T>,
+        companion: Option<&BlockField<T>>,
+    ) -> Result<(), Error> {
+        field.check_layout("halo exchange", "field", self.grid, self.generation)?;
+        let needs = self.plan.mode == plan::Mode::Companion
+            && (self.plan.structured_blocks() > 0 || self.plan.entries.contains(&plan::COMPANION));
+        if needs && companion.is_none() {
+            return Err(Error::InvalidField(
+                "the halo rule takes absent neighbours' values from a companion field: use run_with(field, companion)".into(),
+            ));
+        }
+        if field.host_arena_mut().is_some() {
+            let companion = match companion {
+                Some(c) => Some(c.host_arena().ok_or_else(|| {
+                    Error::InvalidField("the companion field lives on another backend than the field".into())
+                })?),
+                None => None,
+            };
+            let arena = field.host_arena_mut().expect("checked above");
+            run::on_host(&self.plan, arena, companion);
+            return Ok(());
+        }
+        let (Some(device), Some(arena), Backend::Cuda(cuda)) =
+            (&self.device, field.device_arena(), field.backend())
+        else {
+            return Err(Error::InvalidField(
+                "the halo exchange was planned on another backend than the field's".into(),
+            ));
+        };
+        let companion = match companion {
+            Some(c) => c.device_arena().ok_or_else(|| {
+                Error::InvalidField("the companion field lives on another backend than the field".into())
+            })?,
+            None => 0,
+        };
+        let k = match T::PRECISION {
+            Precision::F32 => 0,
+            Precision::F64 => 1,
+        };
+        let ptr = |b: &Option<DeviceBuffer>| b.as_ref().map_or(0, |b| b.ptr);
+        let launch = crate::cuda::HaloLaunch {
+            structured: self.plan.structured_blocks() * self.plan.template_points(),
+            points: self.plan.template_points(),
+            template: ptr(&device.template),
+            table: ptr(&device.table),
+            stride: self.plan.stride,
+            slot_len: self.plan.slot_len,
+            mode: self.plan.mode as u64,
+            absent: self.plan.absent_op as u64,
+            companion,
+            count: self.plan.entries.len() / 3,
+            entries: ptr(&device.entries),
+            ops: ptr(&device.ops[k]),
+            own: ptr(&device.own[k]),
+            arena,
+        };
+        // SAFETY: the plan was made for the field's layout (checked above): its template,
+        // table and entries name elements of the field's arena (and of the companion's,
+        // checked to be of the same layout) and operations of the table.
+        unsafe { crate::cuda::queue_halo_exchange(cuda, T::PRECISION, &launch) }
+    }
+}

@@ -1,0 +1,92 @@
+//! Running a planned halo exchange on the CPU (the device runs the generated kernel,
+//! `kernels-gen`'s `llvm::halo`, which does the same).
+
+use super::plan::{Mode, Plan, COMPANION, NO_SOURCE, OWN_VALUE};
+use crate::Real;
+use rayon::prelude::*;
+
+/// Structured blocks per task.
+const BLOCKS_PER_TASK: usize = 16;
+
+/// Entries per task.
+const ENTRIES_PER_TASK: usize = 4096;
+
+/// A pointer shared by the tasks of an exchange.
+struct SendPtr<T>(*mut T);
+// SAFETY: the tasks write disjoint elements (see `on_host`).
+unsafe impl<T> Sync for SendPtr<T> {}
+
+/// Fills the halos of `arena` by `plan`, absent values from `companion` where the plan
+/// asks (the caller checked it is given then).
+pub(super) fn on_host<T: Real>(plan: &Plan, arena: &mut [T], companion: Option<&[T]>) {
+    let ops: Vec<(T, T)> = plan
+        .ops
+        .iter()
+        .map(|&(a, b)| (T::from_f64(a), T::from_f64(b)))
+        .collect();
+    let len = arena.len();
+    let slot_len = plan.slot_len;
+    let base = SendPtr(arena.as_mut_ptr());
+    let read_companion = |dst: usize| companion.map_or(T::nan(), |c| c[dst]);
+    // Every destination is a halo point (or a point past the domain) named once, every
+    // source an interior point: no two tasks write the same element and none reads an
+    // element another writes. Indices are checked against the arena before each access.
+    plan.table
+        .par_chunks(plan.stride * BLOCKS_PER_TASK)
+        .for_each(|rows| {
+            let base = &base;
+            for row in rows.chunks_exact(plan.stride) {
+                let own = row[0] as usize * slot_len;
+                for t in plan.template.chunks_exact(4) {
+                    let (dst_off, dir, src_off, near) =
+                        (t[0] as usize, t[1] as usize, t[2] as usize, t[3] as usize);
+                    let dst = own + dst_off;
+                    let neighbour = row[1 + dir];
+                    let src = if neighbour >= 0 {
+                        Some(neighbour as usize * slot_len + src_off)
+                    } else if plan.mode == Mode::Clamp {
+                        Some(own + near)
+                    } else {
+                        None
+                    };
+                    assert!(dst < len && src.is_none_or(|s| s < len));
+                    // SAFETY: in bounds (checked); disjoint writes (see above).
+                    unsafe {
+                        let v = match (src, plan.mode) {
+                            (Some(s), _) => *base.0.add(s),
+                            (None, Mode::Companion) => read_companion(dst),
+                            (None, _) => ops[plan.absent_op as usize].1,
+                        };
+                        *base.0.add(dst) = v;
+                    }
+                }
+            }
+        });
+    let own: Vec<T> = plan.own.iter().map(|&v| T::from_f64(v)).collect();
+    plan.entries
+        .par_chunks(3 * ENTRIES_PER_TASK)
+        .enumerate()
+        .for_each(|(c, chunk)| {
+            let base = &base;
+            for (k, e) in chunk.chunks_exact(3).enumerate() {
+                let (dst, src, op) = (e[0] as usize, e[1], e[2]);
+                assert!(dst < len && (src == NO_SOURCE || (src as usize) < len));
+                // SAFETY: in bounds (checked); disjoint writes (see above).
+                unsafe {
+                    let v = match op {
+                        OWN_VALUE => own[c * ENTRIES_PER_TASK + k],
+                        COMPANION => read_companion(dst),
+                        _ => {
+                            let (scale, add) = ops[op as usize];
+                            if src == NO_SOURCE {
+                                add
+                            } else {
+                                scale * *base.0.add(src as usize) + add
+                            }
+                        }
+                    };
+                    *base.0.add(dst) = v;
+                }
+            }
+        });
+}
