@@ -583,11 +583,23 @@ pub mod kp07 {
         }
     }
 
-    /// The depth of each cell (what a sparse run's regridding reads to find the wet
-    /// blocks).
+    /// How far each cell is from the dry state (the surface at the bed, no discharge):
+    /// zero exactly where it is dry (NaN stays NaN). A sparse run's regridding keeps the
+    /// blocks where it is not zero. Also counts the wet cells (depth above zero).
     #[stencil]
-    pub fn depth<T: Real>(w: In<T>, bed: In<T>, h: Out<T>) {
-        h = w - cell_bed(bed, bed[(1, 0)], bed[(0, 1)], bed[(1, 1)]);
+    pub fn activity<T: Real>(
+        w: In<T>,
+        q: In<T>,
+        p: In<T>,
+        bed: In<T>,
+        away: Out<T>,
+        wet_cells: Sum<f64>,
+    ) {
+        let h = w - cell_bed(bed, bed[(1, 0)], bed[(0, 1)], bed[(1, 1)]);
+        away = h.abs() + q.abs() + p.abs();
+        if h > 0.0 {
+            wet_cells.reduce(1.0);
+        }
     }
 
     /// Records the flood's extent: the largest depth so far (`deepest`) and the time at

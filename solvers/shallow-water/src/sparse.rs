@@ -1,16 +1,20 @@
 //! Shallow water on a block grid: only the blocks with water and their neighbours are
 //! stored ("sparse memory"), the same kernels run over them (`launch_blocks`), and halos
-//! come from a [`HaloExchange`] instead of the dense fields' memory.
+//! come from [`HaloExchange`]s instead of the dense fields' memory.
 //!
-//! Every [`REGRID_EVERY`] steps the run finds the wet blocks (a depth above 0 anywhere),
-//! keeps them, their eight neighbours and the blocks along sides that feed water in, adds
-//! the missing ones (dry: the surface at the bed, no discharge) and frees the others. In
-//! that many steps water moves less than a block (each RK stage moves it at most a cell,
-//! and the neighbours are a whole block deep), so no absent block ever holds water, and a
-//! halo point in an absent block holds what a dense field holds there: the dry state (the
-//! bed's height for the surface, zero for the rest). The run then equals the dense run
-//! bit for bit (tested in `tests/sparse.rs`), except for the survey's volume, a sum in
-//! another order.
+//! Every [`REGRID_EVERY`] steps the run finds, on the backend, the blocks that are not in
+//! the dry state (surface at the bed, no discharge: `kp07::activity`, then
+//! [`BlockField::flags`]) and keeps them, the neighbours that water may reach before the
+//! next regrid, and the blocks along sides that feed water in; it adds the missing ones
+//! (dry) and frees the others. A step's update of a cell depends on cells at most
+//! [`REACH_PER_STEP`] away (two per stage), so in `REGRID_EVERY` steps the wet region grows
+//! by at most `MARGIN = REACH_PER_STEP * REGRID_EVERY` cells: a neighbour is kept when a
+//! wet cell lies within `MARGIN` of the side it shares (both sides for a diagonal one).
+//! No absent block ever holds water, and a halo point in an absent block holds what a
+//! dense field holds there, the dry state: the bed's height for the surface (from a
+//! companion field computed once from the terrain), zero for the rest. The run then
+//! equals the dense run bit for bit (tested in `tests/sparse.rs`), except for the
+//! survey's volume, a sum in another order.
 
 use crate::kernels::kp07;
 use crate::model::Integrator;
@@ -18,12 +22,19 @@ use crate::model::{corner_field, initial_fields, kernel_cell_bed, BED_HALO};
 use crate::{Boundaries, Boundary, FloodError, Grid, Physics, Setup, Survey};
 use std::sync::Arc;
 use stencil_runtime::blocks::{
-    Absent, BlockGrid, BlockKey, HaloExchange, HaloRule, Relayout, Side,
+    Absent, BlockFlags, BlockGrid, BlockKey, HaloExchange, HaloRule, Relayout, Side,
 };
 use stencil_runtime::{Backend, BlockField, BlockList, Field, Real};
 
 /// Steps between two updates of the present blocks.
-pub const REGRID_EVERY: u64 = 8;
+pub const REGRID_EVERY: u64 = 4;
+
+/// How far (cells) a step's update of a cell reaches: two per RK stage (the faces read two
+/// cells along).
+pub const REACH_PER_STEP: usize = 4;
+
+/// How near a block's side (cells) water must be for the neighbour across it to be kept.
+const MARGIN: usize = REACH_PER_STEP * REGRID_EVERY as usize;
 
 /// The block size of sparse runs (cells per side).
 pub const BLOCK: usize = 32;
@@ -31,12 +42,14 @@ pub const BLOCK: usize = 32;
 /// A state on blocks: surface, discharges, velocities (as the dense model's).
 type State<T> = [BlockField<T>; 5];
 
-/// How each kind of field's halos are filled.
+/// How each kind of field's halos are filled, as wide as the kernels read them.
 struct Exchanges {
-    /// The surface: the dry surface where a block is absent.
+    /// The surface (two layers): the dry surface where a block is absent.
     surface: HaloExchange,
-    /// Everything else: zero where a block is absent.
-    zero: HaloExchange,
+    /// The velocities (two layers): zero where a block is absent.
+    velocity: HaloExchange,
+    /// The face fluxes (one layer): zero where a block is absent.
+    faces: HaloExchange,
 }
 
 /// A shallow-water simulation in precision `T` on the present blocks of a block grid.
@@ -51,11 +64,13 @@ pub struct SparseShallowWater<T: Real> {
     list: BlockList,
     exchanges: Exchanges,
     bed: BlockField<T>,
+    /// The dry surface at every point (halos included): what the surface's halo holds
+    /// where a block is absent.
+    dry: BlockField<T>,
     now: State<T>,
     stage: State<T>,
+    /// The face fluxes; the first also holds `kp07::activity` when regridding.
     fluxes: [BlockField<T>; 6],
-    /// The depth per cell, for regridding.
-    depth: BlockField<T>,
     time: f64,
     steps: u64,
     initial_volume: f64,
@@ -73,12 +88,15 @@ impl<T: Real> SparseShallowWater<T> {
         let grid = *setup.terrain.grid();
         let corners = Arc::new(corner_field::<T>(&setup.terrain, &setup.boundaries));
         let mut blocks = BlockGrid::new(backend, &[grid.nx, grid.ny], &[BLOCK, BLOCK], BED_HALO)?;
-        // The wet blocks of the initial state, from the host fields.
+        // The blocks of the initial state that are not dry, from the host fields, and all
+        // their neighbours (the first step's regrid keeps only those needed).
         let wet = wet_blocks(&blocks, |i, j| {
             let at = [i as isize, j as isize, 0];
-            surface.get(at).unwrap_or(T::zero()).as_f64() > dry_surface(&corners, i, j)
+            let value = |f: &Field<T>| f.get(at).unwrap_or(T::zero()).as_f64();
+            value(&surface) != dry_surface(&corners, i, j) || value(&q) != 0.0 || value(&p) != 0.0
         });
-        let wanted = wanted_blocks(&blocks, &wet, &setup.boundaries);
+        let everywhere = vec![BlockFlags::everywhere(); wet.len()];
+        let wanted = wanted_blocks(&blocks, &wet, &everywhere, &setup.boundaries);
         blocks.update(&wanted, &[])?;
         let cut = |f: &Field<T>| BlockField::from_fn(&blocks, |p| f.get(p).unwrap_or(T::zero()));
         let zeros = || BlockField::new(&blocks, T::zero());
@@ -86,18 +104,19 @@ impl<T: Real> SparseShallowWater<T> {
         let stage = [zeros()?, zeros()?, zeros()?, zeros()?, zeros()?];
         let fluxes = [zeros()?, zeros()?, zeros()?, zeros()?, zeros()?, zeros()?];
         let bed = cut(&corners)?;
-        let exchanges = exchanges(&blocks, &setup.boundaries, &corners)?;
+        let dry = BlockField::from_fn(&blocks, dry_at(&corners, grid, &setup.boundaries))?;
+        let exchanges = exchanges(&blocks, &setup.boundaries)?;
         let mut flow = SparseShallowWater {
             backend: backend.clone(),
             grid,
             boundaries: setup.boundaries.clone(),
             physics: setup.physics,
             list: BlockList::present(&blocks)?,
-            depth: zeros()?,
             corners,
             blocks,
             exchanges,
             bed,
+            dry,
             now,
             stage,
             fluxes,
@@ -154,42 +173,23 @@ impl<T: Real> SparseShallowWater<T> {
     /// Adds the blocks the water may reach before the next regrid and frees those it
     /// cannot (see the module's text).
     fn regrid(&mut self) -> Result<(), FloodError> {
-        let [w, ..] = &self.now;
-        kp07::depth::launch_blocks(&self.backend, &self.list, w, &self.bed, &mut self.depth)?;
-        let g = *self.blocks.geometry();
-        let arena = self.depth.arena()?;
-        let mut wet = Vec::new();
-        let mut wet_cells = 0usize;
-        for (slot, info) in self.blocks.blocks() {
-            let o = g.origin(info.key);
-            let base = slot * g.slot_len();
-            let rows = g.block[1].min(g.domain[1] - o[1]);
-            let cols = g.block[0].min(g.domain[0] - o[0]);
-            let count = (0..rows)
-                .map(|j| {
-                    (0..cols)
-                        .filter(|&i| {
-                            arena[base + g.element([i as isize, j as isize, 0])] > T::zero()
-                        })
-                        .count()
-                })
-                .sum::<usize>();
-            if count > 0 {
-                wet.push(info.key);
-                wet_cells += count;
-            }
-        }
-        self.wet_cell_steps += (wet_cells as u64 * REGRID_EVERY) as f64;
-        let wanted = wanted_blocks(&self.blocks, &wet, &self.boundaries);
-        let present = self.blocks.keys();
+        let [w, q, p, ..] = &self.now;
+        let away = &mut self.fluxes[0];
+        let wet_cells =
+            kp07::activity::launch_blocks(&self.backend, &self.list, w, q, p, &self.bed, away)?;
+        self.wet_cell_steps += wet_cells * REGRID_EVERY as f64;
+        let flags = self.fluxes[0].flags(&self.list, MARGIN)?;
+        let wanted = wanted_blocks(&self.blocks, self.list.keys(), &flags, &self.boundaries);
         let add: Vec<BlockKey> = wanted
             .iter()
             .filter(|k| !self.blocks.contains(**k))
             .copied()
             .collect();
-        let remove: Vec<BlockKey> = present
+        let remove: Vec<BlockKey> = self
+            .list
+            .keys()
             .iter()
-            .filter(|k| !wanted.contains(k))
+            .filter(|k| wanted.binary_search(k).is_err())
             .copied()
             .collect();
         if add.is_empty() && remove.is_empty() {
@@ -198,7 +198,7 @@ impl<T: Real> SparseShallowWater<T> {
         let change = self.blocks.update(&add, &remove)?;
         self.follow(&change)?;
         self.list = BlockList::present(&self.blocks)?;
-        self.exchanges = exchanges(&self.blocks, &self.boundaries, &self.corners)?;
+        self.exchanges = exchanges(&self.blocks, &self.boundaries)?;
         self.peak_memory = self.peak_memory.max(self.memory());
         Ok(())
     }
@@ -222,12 +222,17 @@ impl<T: Real> SparseShallowWater<T> {
                 f.follow(blocks, change, zero)?;
             }
         }
-        for f in self.fluxes.iter_mut().chain([&mut self.depth]) {
+        for f in &mut self.fluxes {
             f.follow(blocks, change, zero)?;
         }
         let corners = self.corners.clone();
         self.bed
             .follow(blocks, change, move |p| corners.get(p).unwrap_or(T::zero()))?;
+        self.dry.follow(
+            blocks,
+            change,
+            dry_at(&self.corners, self.grid, &self.boundaries),
+        )?;
         Ok(())
     }
 
@@ -251,9 +256,9 @@ impl<T: Real> SparseShallowWater<T> {
         };
         // The faces (and the stage after them) read the surface and the velocities two
         // cells along.
-        self.exchanges.surface.run(&mut state[0])?;
+        self.exchanges.surface.run_with(&mut state[0], &self.dry)?;
         for f in &mut state[3..] {
-            self.exchanges.zero.run(f)?;
+            self.exchanges.velocity.run(f)?;
         }
         let b = &self.boundaries;
         let value = |side: &Boundary| T::from_f64(side.value_at(t));
@@ -289,7 +294,7 @@ impl<T: Real> SparseShallowWater<T> {
         )?;
         // A cell reads its east and north neighbours' faces.
         for f in &mut self.fluxes {
-            self.exchanges.zero.run(f)?;
+            self.exchanges.faces.run(f)?;
         }
         Ok(speed.as_f64())
     }
@@ -449,6 +454,7 @@ impl<T: Real> SparseShallowWater<T> {
 
     /// Bytes of the block fields' arenas (the memory the state takes on the backend).
     pub fn memory(&self) -> usize {
+        // State, stage, fluxes, bed, dry surface.
         let fields = 5 + 5 + 6 + 1 + 1;
         fields
             * self.blocks.capacity()
@@ -467,7 +473,7 @@ fn dry_surface<T: Real>(corners: &Field<T>, i: usize, j: usize) -> f64 {
     kernel_cell_bed(c(0, 0), c(1, 0), c(0, 1), c(1, 1))
 }
 
-/// The blocks with a cell for which `wet(i, j)` holds.
+/// The blocks with a cell for which `wet(i, j)` holds (not dry).
 fn wet_blocks(blocks: &BlockGrid, wet: impl Fn(usize, usize) -> bool) -> Vec<BlockKey> {
     let g = *blocks.geometry();
     g.all_keys()
@@ -479,15 +485,25 @@ fn wet_blocks(blocks: &BlockGrid, wet: impl Fn(usize, usize) -> bool) -> Vec<Blo
         .collect()
 }
 
-/// The wet blocks, their eight neighbours (across periodic sides too) and the blocks
-/// along sides that feed water in, sorted.
-fn wanted_blocks(blocks: &BlockGrid, wet: &[BlockKey], sides: &Boundaries) -> Vec<BlockKey> {
+/// The blocks of `listed` flagged as not dry, the neighbours their water may reach
+/// (across periodic sides too; see the module's text), and the blocks along sides that
+/// feed water in, sorted.
+fn wanted_blocks(
+    blocks: &BlockGrid,
+    listed: &[BlockKey],
+    flags: &[BlockFlags],
+    sides: &Boundaries,
+) -> Vec<BlockKey> {
     let g = *blocks.geometry();
     let n = [g.blocks[0] as i64, g.blocks[1] as i64];
     let mut wanted = std::collections::BTreeSet::new();
-    for key in wet {
-        for dj in -1..=1 {
-            for di in -1..=1 {
+    for (key, f) in listed.iter().zip(flags).filter(|(_, f)| f.any()) {
+        for dj in -1..=1i64 {
+            for di in -1..=1i64 {
+                let reaches = |d: i64, axis: usize| d == 0 || f.near(axis, usize::from(d > 0));
+                if !(reaches(di, 0) && reaches(dj, 1)) {
+                    continue;
+                }
                 let mut at = [key.index[0] as i64 + di, key.index[1] as i64 + dj];
                 for a in 0..2 {
                     if sides.periodic(a) {
@@ -500,28 +516,55 @@ fn wanted_blocks(blocks: &BlockGrid, wet: &[BlockKey], sides: &Boundaries) -> Ve
             }
         }
     }
+    wanted.extend(feeding_blocks(&g, sides));
+    wanted.into_iter().collect()
+}
+
+/// The blocks along sides that feed water in (fixed depth or discharge).
+fn feeding_blocks<'a>(
+    g: &'a stencil_runtime::blocks::Geometry,
+    sides: &'a Boundaries,
+) -> impl Iterator<Item = BlockKey> + 'a {
+    let n = [g.blocks[0] as i64, g.blocks[1] as i64];
     let feeds = |b: &Boundary| matches!(b, Boundary::Depth(_) | Boundary::Discharge(_));
-    for key in g.all_keys() {
+    g.all_keys().filter(move |key| {
         let [i, j] = [key.index[0] as i64, key.index[1] as i64];
-        let on = (i == 0 && feeds(&sides.west))
+        (i == 0 && feeds(&sides.west))
             || (i == n[0] - 1 && feeds(&sides.east))
             || (j == 0 && feeds(&sides.south))
-            || (j == n[1] - 1 && feeds(&sides.north));
-        if on {
-            wanted.insert(key);
+            || (j == n[1] - 1 && feeds(&sides.north))
+    })
+}
+
+/// The dry surface at a point of a slot (what the surface's halo holds where a block is
+/// absent): the bed's height inside the domain, across periodic sides the image's, zero
+/// past other sides (where the side rules fill the halo instead).
+fn dry_at<T: Real>(
+    corners: &Arc<Field<T>>,
+    grid: Grid,
+    sides: &Boundaries,
+) -> impl Fn([isize; 3]) -> T + Clone {
+    let corners = corners.clone();
+    let n = [grid.nx as isize, grid.ny as isize];
+    let periodic = [sides.periodic(0), sides.periodic(1)];
+    move |p: [isize; 3]| {
+        let mut q = [p[0], p[1]];
+        for a in 0..2 {
+            if periodic[a] {
+                q[a] = q[a].rem_euclid(n[a]);
+            }
+            if !(0..n[a]).contains(&q[a]) {
+                return T::zero();
+            }
         }
+        T::from_f64(dry_surface(&corners, q[0] as usize, q[1] as usize))
     }
-    wanted.into_iter().collect()
 }
 
 /// The halo exchanges of the present layout: outside the domain what the dense fields
 /// hold there (the periodic images along periodic axes, else zero), in absent blocks the
 /// dry state.
-fn exchanges<T: Real>(
-    blocks: &BlockGrid,
-    boundaries: &Boundaries,
-    corners: &Arc<Field<T>>,
-) -> Result<Exchanges, FloodError> {
+fn exchanges(blocks: &BlockGrid, boundaries: &Boundaries) -> Result<Exchanges, FloodError> {
     let side = |axis: usize| {
         if boundaries.periodic(axis) {
             [Side::Periodic; 2]
@@ -530,17 +573,17 @@ fn exchanges<T: Real>(
         }
     };
     let sides = [side(0), side(1), [Side::Value(0.0); 2]];
-    let c = corners.clone();
     let surface = HaloRule {
         sides,
-        absent: Absent::Values(Arc::new(move |q: [usize; 3]| dry_surface(&c, q[0], q[1]))),
+        absent: Absent::Companion,
     };
     let zero = HaloRule {
         sides,
         absent: Absent::Value(0.0),
     };
     Ok(Exchanges {
-        surface: HaloExchange::new(blocks, &surface)?,
-        zero: HaloExchange::new(blocks, &zero)?,
+        surface: HaloExchange::with_width(blocks, &surface, 2)?,
+        velocity: HaloExchange::with_width(blocks, &zero, 2)?,
+        faces: HaloExchange::with_width(blocks, &zero, 1)?,
     })
 }

@@ -14,6 +14,11 @@ use rayon::prelude::*;
 pub struct BlockFlags(u32);
 
 impl BlockFlags {
+    /// The flags of a block non-zero everywhere (every bit set).
+    pub fn everywhere() -> BlockFlags {
+        BlockFlags(u32::MAX >> 25)
+    }
+
     /// Whether any point of the block (inside the domain) is non-zero.
     pub fn any(self) -> bool {
         self.0 & 1 != 0
