@@ -265,7 +265,8 @@ fn expected(
 
 /// After an exchange, every halo point of every present block holds [`expected`]: absent
 /// neighbours by a value, a value per point, or a companion field, the whole halo or one
-/// layer; the shared template (structured blocks) and per-point entries both used.
+/// layer; the shared template (structured blocks, also at sides of fixed value) and
+/// per-point entries both used; several fields in one exchange fill alike.
 pub fn halo_matches_dense<T: Real>(backend: &Backend) {
     let per_point = HaloRule {
         absent: Absent::Values(std::sync::Arc::new(own_value)),
@@ -287,7 +288,10 @@ pub fn halo_matches_dense<T: Real>(backend: &Backend) {
         structured += s;
         per_point_blocks += p;
     }
-    assert!(structured > 0 && per_point_blocks > 0, "both parts of the plan are checked");
+    assert!(
+        structured > 0 && per_point_blocks > 0,
+        "both parts of the plan are checked"
+    );
 }
 
 /// A value for each point of the domain.
@@ -323,9 +327,14 @@ fn halo_case<T: Real>(
         let grid = random_grid(backend, &format!("halo {domain:?}"), &domain, &block, 0.6);
         let g = *grid.geometry();
         let f = |q: [usize; 3]| ((q[0] * 7 + q[1] * 131 + q[2] * 1013) % 997) as f64 / 8.0;
-        let mut field =
-            BlockField::from_fn(&grid, |p| T::from_f64(f(p.map(|x| x.max(0) as usize)))).unwrap();
-        field.fill_halos(T::nan()).unwrap();
+        let make = || {
+            let mut field =
+                BlockField::from_fn(&grid, |p| T::from_f64(f(p.map(|x| x.max(0) as usize))))
+                    .unwrap();
+            field.fill_halos(T::nan()).unwrap();
+            field
+        };
+        let mut field = make();
         let exchange = HaloExchange::with_width(&grid, rule, width).unwrap();
         structured += exchange.structured_blocks();
         per_point += grid.len() - exchange.structured_blocks();
@@ -340,7 +349,27 @@ fn halo_case<T: Real>(
             .unwrap();
             exchange.run_with(&mut field, &values).unwrap();
         } else {
-            exchange.run(&mut field).unwrap();
+            // Several fields in one exchange (more than one launch takes, for 2D) fill as
+            // one does.
+            let mut twins: Vec<BlockField<T>> =
+                (0..if dims == 2 { 9 } else { 1 }).map(|_| make()).collect();
+            let mut all: Vec<&mut BlockField<T>> = std::iter::once(&mut field)
+                .chain(twins.iter_mut())
+                .collect();
+            exchange.run_many(&mut all).unwrap();
+            let bits = |f: &BlockField<T>| -> Vec<u64> {
+                f.arena()
+                    .unwrap()
+                    .iter()
+                    .map(|x| x.as_f64().to_bits())
+                    .collect()
+            };
+            for twin in &twins {
+                assert!(
+                    bits(twin) == bits(&field),
+                    "{dims}D: fields of one exchange differ"
+                );
+            }
         }
         let arena = field.arena().unwrap();
         let value = |q: [usize; 3]| present(&grid, q).then(|| f(q));
@@ -356,15 +385,17 @@ fn halo_case<T: Real>(
                         let at = arena[slot * g.slot_len() + g.element(p)].as_f64();
                         let global = [0, 1, 2].map(|a| o[a] as isize + p[a]);
                         let in_block = (0..3).all(|a| p[a] >= 0 && p[a] < g.block[a] as isize);
-                        let own = in_block
-                            && (0..3).all(|a| global[a] < g.domain[a] as isize);
+                        let own = in_block && (0..3).all(|a| global[a] < g.domain[a] as isize);
                         if own {
                             continue;
                         }
                         let within =
                             (0..3).all(|a| p[a] >= -w[a] && p[a] < g.block[a] as isize + w[a]);
                         if !within && !in_block {
-                            assert!(at.is_nan(), "{dims}D: halo point {p:?} past width {width} was written");
+                            assert!(
+                                at.is_nan(),
+                                "{dims}D: halo point {p:?} past width {width} was written"
+                            );
                             continue;
                         }
                         let want = expected(g.domain, dims, global, &value, absent);
@@ -437,11 +468,18 @@ pub fn flags_match_the_field<T: Real>(backend: &Backend) {
                 seen += usize::from(any);
                 for (a, sides) in near.iter().enumerate().take(g.dims) {
                     for (side, &want) in sides.iter().enumerate() {
-                        assert_eq!(got.near(a, side), want, "block {key:?} axis {a} side {side}");
+                        assert_eq!(
+                            got.near(a, side),
+                            want,
+                            "block {key:?} axis {a} side {side}"
+                        );
                     }
                 }
             }
-            assert!(seen > 0 && seen < list.len(), "some blocks flagged, not all");
+            assert!(
+                seen > 0 && seen < list.len(),
+                "some blocks flagged, not all"
+            );
         }
     }
 }

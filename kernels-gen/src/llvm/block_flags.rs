@@ -43,8 +43,8 @@ pub fn block_flags_ptx(p: Precision) -> Result<String, LlvmError> {
     let k = RawKernel::new(&ctx, flags_entry(p), &params)?;
     let rows = k.int_param(0);
     let records = k.ptr_param(1);
-    let [b0, b1, b2, n0, n1, n2, first, s1, s2, margin] = [2, 3, 4, 5, 6, 7, 8, 9, 10, 11]
-        .map(|i| k.int_param(i));
+    let [b0, b1, b2, n0, n1, n2, first, s1, s2, margin] =
+        [2, 3, 4, 5, 6, 7, 8, 9, 10, 11].map(|i| k.int_param(i));
     let field = k.ptr_param(12);
     let flags = k.ptr_param(13);
     let b = &k.b;
@@ -84,13 +84,17 @@ pub fn block_flags_ptx(p: Precision) -> Result<String, LlvmError> {
     // The row's points inside the domain: min(b0, n0 - o0).
     let left = k.ok(b.build_int_nuw_sub(n0, o0, ""))?;
     let shorter = k.ok(b.build_int_compare(IntPredicate::ULT, left, b0, ""))?;
-    let len = k.ok(b.build_select(shorter, left, b0, ""))?.into_int_value();
+    let len = k
+        .ok(b.build_select(shorter, left, b0, ""))?
+        .into_int_value();
     let row = k.ok(b.build_int_nuw_add(shift, first, ""))?;
     let row = k.ok(b.build_int_nuw_add(row, k.ok(b.build_int_nuw_mul(j, s1, ""))?, ""))?;
     let row = k.ok(b.build_int_nuw_add(row, k.ok(b.build_int_nuw_mul(kk, s2, ""))?, ""))?;
     let none = i64t.const_all_ones();
     let entry_block = b.get_insert_block().expect("positioned");
-    let len = k.ok(b.build_select(row_in, len, c64(0), ""))?.into_int_value();
+    let len = k
+        .ok(b.build_select(row_in, len, c64(0), ""))?
+        .into_int_value();
     k.ok(b.build_unconditional_branch(head))?;
 
     // for i in 0..len: the lowest and highest non-zero point (`none`: no such point).
@@ -129,7 +133,8 @@ pub fn block_flags_ptx(p: Precision) -> Result<String, LlvmError> {
     // Bit `bit` if `cond`.
     let bit = |cond, bit: u64| -> Result<_, LlvmError> {
         let one = i32t.const_int(1 << bit, false);
-        Ok(k.ok(b.build_select(cond, one, i32t.const_zero(), ""))?.into_int_value())
+        Ok(k.ok(b.build_select(cond, one, i32t.const_zero(), ""))?
+            .into_int_value())
     };
     let near_low = |x| k.ok(b.build_int_compare(IntPredicate::ULT, x, margin, ""));
     // x >= extent - margin, as x + margin >= extent.
@@ -149,12 +154,7 @@ pub fn block_flags_ptx(p: Precision) -> Result<String, LlvmError> {
         bits = k.ok(b.build_or(bits, bit(cond, k_bit)?, ""))?;
     }
     let target = k.ok(k.at(flags, blk))?;
-    k.ok(b.build_atomicrmw(
-        AtomicRMWBinOp::Or,
-        target,
-        bits,
-        AtomicOrdering::Monotonic,
-    ))?;
+    k.ok(b.build_atomicrmw(AtomicRMWBinOp::Or, target, bits, AtomicOrdering::Monotonic))?;
     k.ok(b.build_unconditional_branch(done))?;
 
     b.position_at_end(done);
@@ -171,7 +171,10 @@ mod tests {
         for p in [Precision::F32, Precision::F64] {
             let ptx = block_flags_ptx(p).unwrap();
             assert!(ptx.contains(&format!(".entry {}", flags_entry(p))), "{ptx}");
-            assert!(ptx.contains("atom.global.or.b32") || ptx.contains("red.global.or.b32"), "{ptx}");
+            assert!(
+                ptx.contains("atom.global.or.b32") || ptx.contains("red.global.or.b32"),
+                "{ptx}"
+            );
         }
     }
 }

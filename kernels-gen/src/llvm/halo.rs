@@ -17,21 +17,29 @@
 //! element to read (`u32::MAX`: none) and an operation, an index into a table of two reals
 //! each, `(scale, add)`, or `u32::MAX` for the entry's own value. Thread `structured + e`
 //! fills entry `e`: `arena[dst] = scale * arena[src] + add`, or `add` without a source, or
-//! `own[e]`.
+//! `own[e]`, or for the operation `u32::MAX - 1` the companion field's `companion[dst]`.
 //!
 //! Every point is filled from interior points only, so the order does not matter.
 //!
+//! A table value below -1 is a neighbour past a side of fixed value: `ops[2 (-2 - v) + 1]`.
+//!
+//! One launch fills up to [`MAX_FIELDS`] fields of the same grid and layout: thread
+//! blocks along y are fields, block row `y` filling `arena_y` (with `companion_y`).
+//!
 //! Entry parameters: `structured` (`i64`, threads of the structured part), `points`
 //! (`i64`), `template` (`u32*`), `table` (`i32*`), `stride` (`i64`), `slot_len` (`i64`),
-//! `mode` (`i64`), `absent` (`i64`), `companion` (`T*`, null unless mode 2), `count`
-//! (`i64`, entries), `entries` (`u32*`), `ops` (`T*`), `own` (`T*`, null when no entry
-//! has its own value), `arena` (`T*`).
+//! `mode` (`i64`), `absent` (`i64`), `count` (`i64`, entries), `entries` (`u32*`), `ops`
+//! (`T*`), `own` (`T*`, null when no entry has its own value), then [`MAX_FIELDS`] arenas
+//! (`T*`) and as many companions (`T*`, null unless used).
 
 use super::raw::{global_ptr, RawKernel};
 use super::LlvmError;
 use crate::ir::Precision;
 use inkwell::context::Context;
 use inkwell::IntPredicate;
+
+/// The fields one launch fills at most.
+pub const MAX_FIELDS: usize = 8;
 
 /// The name of the exchange's PTX entry at a precision.
 pub fn halo_entry(p: Precision) -> &'static str {
@@ -49,7 +57,7 @@ pub fn halo_exchange_ptx(p: Precision) -> Result<String, LlvmError> {
         Precision::F32 => ctx.f32_type().into(),
         Precision::F64 => ctx.f64_type().into(),
     };
-    let params = [
+    let mut params = vec![
         i64t.into(),
         i64t.into(),
         global_ptr(i32t.into()),
@@ -58,13 +66,12 @@ pub fn halo_exchange_ptx(p: Precision) -> Result<String, LlvmError> {
         i64t.into(),
         i64t.into(),
         i64t.into(),
-        global_ptr(real),
         i64t.into(),
         global_ptr(i32t.into()),
-        global_ptr(real),
         global_ptr(real),
         global_ptr(real),
     ];
+    params.extend(std::iter::repeat_n(global_ptr(real), 2 * MAX_FIELDS));
     let k = RawKernel::new(&ctx, halo_entry(p), &params)?;
     let structured = k.int_param(0);
     let points = k.int_param(1);
@@ -74,14 +81,27 @@ pub fn halo_exchange_ptx(p: Precision) -> Result<String, LlvmError> {
     let slot_len = k.int_param(5);
     let mode = k.int_param(6);
     let absent = k.int_param(7);
-    let companion = k.ptr_param(8);
-    let count = k.int_param(9);
-    let entries = k.ptr_param(10);
-    let ops = k.ptr_param(11);
-    let own = k.ptr_param(12);
-    let arena = k.ptr_param(13);
+    let count = k.int_param(8);
+    let entries = k.ptr_param(9);
+    let ops = k.ptr_param(10);
+    let own = k.ptr_param(11);
     let b = &k.b;
     let c64 = |v: u64| i64t.const_int(v, false);
+    // This thread block row's field: a chain of selects on the block's index along y.
+    let field = k.ok(k.block_y())?;
+    let pick = |first: u32| -> Result<_, LlvmError> {
+        let mut chosen = k.ptr_param(first);
+        for f in 1..MAX_FIELDS as u32 {
+            let is = k.ok(b.build_int_compare(IntPredicate::EQ, field, c64(f as u64), ""))?;
+            let candidate = k.ptr_param(first + f);
+            chosen = k
+                .ok(b.build_select(is, candidate, chosen, ""))?
+                .into_pointer_value();
+        }
+        Ok(chosen)
+    };
+    let arena = pick(12)?;
+    let companion = pick(12 + MAX_FIELDS as u32)?;
     let int = |base, i, signed: bool| -> Result<_, LlvmError> {
         let v = k.load_nc(i32t.into(), base, i)?.into_int_value();
         if signed {
@@ -91,24 +111,29 @@ pub fn halo_exchange_ptx(p: Precision) -> Result<String, LlvmError> {
         }
         .map_err(|e| k.invalid(e))
     };
-    let read = |base, i| -> Result<_, LlvmError> {
-        Ok(k.load_nc(real, base, i)?.into_float_value())
-    };
+    let read =
+        |base, i| -> Result<_, LlvmError> { Ok(k.load_nc(real, base, i)?.into_float_value()) };
 
-    let (s_work, s_present, s_absent, s_clamp, s_test_field, s_field, s_value, s_store) = (
+    let (s_work, s_present, s_past, s_side, s_absent) = (
         k.block("structured"),
         k.block("neighbour"),
+        k.block("past_or_absent"),
+        k.block("side_value"),
         k.block("absent"),
+    );
+    let (s_clamp, s_test_field, s_field, s_value, s_store) = (
         k.block("clamp"),
         k.block("companion_or_value"),
         k.block("companion"),
         k.block("value"),
         k.block("store_structured"),
     );
-    let (p_test, p_work, p_own, p_table, p_read, p_store, done) = (
+    let (p_test, p_work, p_own, p_test_companion, p_companion, p_table, p_read, p_store, done) = (
         k.block("points_test"),
         k.block("points"),
         k.block("own_value"),
+        k.block("companion_or_table"),
+        k.block("point_companion"),
         k.block("table"),
         k.block("read"),
         k.block("store_point"),
@@ -138,7 +163,19 @@ pub fn halo_exchange_ptx(p: Precision) -> Result<String, LlvmError> {
     let base = k.ok(b.build_int_nuw_mul(own_slot, slot_len, ""))?;
     let dst = k.ok(b.build_int_nuw_add(base, dst_off, ""))?;
     let present = k.ok(b.build_int_compare(IntPredicate::SGE, neighbour, c64(0), ""))?;
-    k.ok(b.build_conditional_branch(present, s_present, s_absent))?;
+    k.ok(b.build_conditional_branch(present, s_present, s_past))?;
+
+    b.position_at_end(s_past);
+    let minus_one = i64t.const_all_ones();
+    let past = k.ok(b.build_int_compare(IntPredicate::SLT, neighbour, minus_one, ""))?;
+    k.ok(b.build_conditional_branch(past, s_side, s_absent))?;
+
+    b.position_at_end(s_side);
+    // ops[2 (-2 - v) + 1] = ops[-2 v - 3]
+    let side_at = k.ok(b.build_int_mul(neighbour, i64t.const_int((-2i64) as u64, true), ""))?;
+    let side_at = k.ok(b.build_int_sub(side_at, c64(3), ""))?;
+    let side_value = read(ops, side_at)?;
+    k.ok(b.build_unconditional_branch(s_store))?;
 
     b.position_at_end(s_present);
     let nbase = k.ok(b.build_int_nuw_mul(neighbour, slot_len, ""))?;
@@ -173,6 +210,7 @@ pub fn halo_exchange_ptx(p: Precision) -> Result<String, LlvmError> {
     let value = k.ok(b.build_phi(real, "structured_value"))?;
     value.add_incoming(&[
         (&from_neighbour, s_present),
+        (&side_value, s_side),
         (&from_nearest, s_clamp),
         (&from_field, s_field),
         (&fixed, s_value),
@@ -195,10 +233,19 @@ pub fn halo_exchange_ptx(p: Precision) -> Result<String, LlvmError> {
     let (dst, src, op) = (field(0)?, field(1)?, field(2)?);
     let marker = c64(u32::MAX as u64);
     let is_own = k.ok(b.build_int_compare(IntPredicate::EQ, op, marker, ""))?;
-    k.ok(b.build_conditional_branch(is_own, p_own, p_table))?;
+    k.ok(b.build_conditional_branch(is_own, p_own, p_test_companion))?;
 
     b.position_at_end(p_own);
     let mine = read(own, entry)?;
+    k.ok(b.build_unconditional_branch(p_store))?;
+
+    b.position_at_end(p_test_companion);
+    let companion_marker = c64(u32::MAX as u64 - 1);
+    let is_companion = k.ok(b.build_int_compare(IntPredicate::EQ, op, companion_marker, ""))?;
+    k.ok(b.build_conditional_branch(is_companion, p_companion, p_table))?;
+
+    b.position_at_end(p_companion);
+    let theirs = read(companion, dst)?;
     k.ok(b.build_unconditional_branch(p_store))?;
 
     b.position_at_end(p_table);
@@ -217,7 +264,12 @@ pub fn halo_exchange_ptx(p: Precision) -> Result<String, LlvmError> {
 
     b.position_at_end(p_store);
     let value = k.ok(b.build_phi(real, "point_value"))?;
-    value.add_incoming(&[(&add, p_table), (&sum, p_read), (&mine, p_own)]);
+    value.add_incoming(&[
+        (&add, p_table),
+        (&sum, p_read),
+        (&mine, p_own),
+        (&theirs, p_companion),
+    ]);
     k.ok(b.build_store(k.ok(k.at(arena, dst))?, value.as_basic_value()))?;
     k.ok(b.build_unconditional_branch(done))?;
 

@@ -74,7 +74,8 @@ impl<'ctx> RawKernel<'ctx> {
         );
         let callable = inkwell::values::CallableValue::try_from(asm)
             .map_err(|()| k.error("inline assembly is not callable".into()))?;
-        k.b.build_call(callable, &[], "").map_err(|e| k.invalid(e))?;
+        k.b.build_call(callable, &[], "")
+            .map_err(|e| k.invalid(e))?;
         Ok(k)
     }
 
@@ -141,6 +142,11 @@ impl<'ctx> RawKernel<'ctx> {
         let tid = self.sreg("llvm.nvvm.read.ptx.sreg.tid.x")?;
         let base = self.b.build_int_nuw_mul(ctaid, ntid, "")?;
         self.b.build_int_nuw_add(base, tid, "")
+    }
+
+    /// The thread block's index along y (`i64`).
+    pub fn block_y(&self) -> Result<IntValue<'ctx>, BuilderError> {
+        self.sreg("llvm.nvvm.read.ptx.sreg.ctaid.y")
     }
 
     /// The address of element `i` of `base`.

@@ -35,6 +35,7 @@ mod asc;
 mod boundary;
 pub mod cases;
 mod checkpoint;
+pub mod flow;
 mod grid;
 pub mod kernels;
 mod model;
@@ -45,6 +46,7 @@ pub mod sparse;
 
 pub use asc::Raster;
 pub use boundary::{Boundaries, Boundary, Series};
+pub use flow::{Flow, Storage};
 pub use grid::{Grid, Terrain};
 pub use model::{CellFields, Integrator, Physics, Setup, ShallowWater, Survey, Water};
 pub use run::{Run, RunOptions, Summary};

@@ -655,29 +655,9 @@ impl<T: Real> ShallowWater<T> {
     /// The first cell (row by row from the south) whose values are not finite, whose
     /// depth is negative or whose speed is the largest, as an error.
     fn locate_instability(&self) -> FloodError {
-        let (h, u, v) = match self.depth_and_velocity() {
-            Ok(fields) => fields,
-            Err(e) => return e,
-        };
-        let bad =
-            |k: usize| !(h[k].is_finite() && u[k].is_finite() && v[k].is_finite()) || h[k] < 0.0;
-        let k = (0..h.len()).find(|&k| bad(k)).unwrap_or_else(|| {
-            (0..h.len())
-                .max_by(|&a, &b| (u[a].abs() + v[a].abs()).total_cmp(&(u[b].abs() + v[b].abs())))
-                .unwrap_or(0)
-        });
-        let (i, j) = (k % self.grid.nx, k / self.grid.nx);
-        let (x, y) = self.grid.centre(i, j);
-        FloodError::Unstable {
-            step: self.steps,
-            time: self.time,
-            i,
-            j,
-            x,
-            y,
-            depth: h.get(k).copied().unwrap_or(f64::NAN),
-            u: u.get(k).copied().unwrap_or(f64::NAN),
-            v: v.get(k).copied().unwrap_or(f64::NAN),
+        match self.depth_and_velocity() {
+            Ok(fields) => instability(&self.grid, self.steps, self.time, &fields),
+            Err(e) => e,
         }
     }
 
@@ -833,6 +813,36 @@ impl<T: Real> ShallowWater<T> {
         };
         let (u, v) = (div(&q), div(&p));
         Ok((h, u, v))
+    }
+}
+
+/// The instability of a run on `grid` after `steps` steps at `time` whose depth and
+/// velocities are `(h, u, v)`: the first cell (row by row from the south) whose values are
+/// not finite or whose depth is negative, else the fastest.
+pub(crate) fn instability(
+    grid: &Grid,
+    steps: u64,
+    time: f64,
+    (h, u, v): &CellFields,
+) -> FloodError {
+    let bad = |k: usize| !(h[k].is_finite() && u[k].is_finite() && v[k].is_finite()) || h[k] < 0.0;
+    let k = (0..h.len()).find(|&k| bad(k)).unwrap_or_else(|| {
+        (0..h.len())
+            .max_by(|&a, &b| (u[a].abs() + v[a].abs()).total_cmp(&(u[b].abs() + v[b].abs())))
+            .unwrap_or(0)
+    });
+    let (i, j) = (k % grid.nx, k / grid.nx);
+    let (x, y) = grid.centre(i, j);
+    FloodError::Unstable {
+        step: steps,
+        time,
+        i,
+        j,
+        x,
+        y,
+        depth: h.get(k).copied().unwrap_or(f64::NAN),
+        u: u.get(k).copied().unwrap_or(f64::NAN),
+        v: v.get(k).copied().unwrap_or(f64::NAN),
     }
 }
 

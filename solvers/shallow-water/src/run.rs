@@ -4,15 +4,14 @@
 //! gauge CSV files, the GIF and a summary with the mass error.
 
 use crate::checkpoint::Checkpoint;
-use crate::kernels::kp07;
 use crate::model::CHECK_EVERY;
 use crate::output::gauges::Sample;
 use crate::output::{self, picture, Snapshot};
-use crate::{FloodError, Raster, Scenario, ShallowWater};
+use crate::{FloodError, Flow, Raster, Scenario, Storage};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
-use stencil_runtime::{Backend, Field, Real};
+use stencil_runtime::{Backend, Real};
 
 /// The value written for "never" in the arrival-time grid.
 const NODATA: f64 = -9999.0;
@@ -24,6 +23,8 @@ pub struct RunOptions {
     pub out: PathBuf,
     /// Whether to draw a progress bar.
     pub progress: bool,
+    /// Dense or sparse storage ([`Storage::Auto`]: sparse where it pays).
+    pub storage: Storage,
 }
 
 /// What a finished run reports.
@@ -85,11 +86,7 @@ impl std::fmt::Display for Summary {
 pub struct Run<T: Real> {
     scenario: Scenario,
     options: RunOptions,
-    flow: ShallowWater<T>,
-    /// The largest depth so far, per cell.
-    deepest: Field<T>,
-    /// The time the depth first exceeded the arrival depth (negative: not yet).
-    arrival: Field<T>,
+    flow: Flow<T>,
     /// Each gauge's samples so far.
     samples: Vec<Vec<Sample>>,
     /// The next output time's index.
@@ -115,11 +112,10 @@ impl<T: Real> Run<T> {
         options: RunOptions,
     ) -> Result<Run<T>, FloodError> {
         output::create_dir(&options.out)?;
-        let flow = ShallowWater::<T>::new(backend, &scenario.setup)?;
+        let arrival_depth = scenario.output.arrival_depth;
+        let mut flow = Flow::<T>::new(backend, &scenario.setup, options.storage, arrival_depth)?;
+        flow.track()?;
         let grid = *flow.grid();
-        let deepest = Field::zeros_on(backend, &[grid.nx, grid.ny], 0)?;
-        let mut arrival = Field::from_fn(&[grid.nx, grid.ny], 0, |_| T::from_f64(-1.0));
-        arrival = arrival.to(backend)?;
         let bed = scenario.setup.terrain.cells();
         let shade = picture::hillshade(&grid, &bed);
         let depth_scale = if scenario.output.depth_scale > 0.0 {
@@ -141,13 +137,10 @@ impl<T: Real> Run<T> {
             scenario,
             options,
             flow,
-            deepest,
-            arrival,
             bed,
             shade,
             depth_scale,
         };
-        run.track()?;
         if !run.scenario.gauges.is_empty() {
             run.sample_gauges()?;
             run.next_gauge = run.scenario.output.gauge_every;
@@ -168,14 +161,7 @@ impl<T: Real> Run<T> {
         saved.matches::<T>(checkpoint, &run.scenario)?;
         run.flow
             .restore(saved.time, saved.steps, saved.initial_volume, &saved.state)?;
-        let g = *run.flow.grid();
-        let field = |values: &[f64]| {
-            Field::from_fn(&[g.nx, g.ny], 0, |[i, j, _]| {
-                T::from_f64(values[j as usize * g.nx + i as usize])
-            })
-        };
-        run.deepest.copy_from(&field(&saved.deepest))?;
-        run.arrival.copy_from(&field(&saved.arrival))?;
+        run.flow.set_flood_extent(&saved.deepest, &saved.arrival)?;
         run.samples = saved.samples;
         run.next_output = saved.next_output;
         run.next_gauge = saved.next_gauge;
@@ -185,7 +171,7 @@ impl<T: Real> Run<T> {
     }
 
     /// The simulation.
-    pub fn flow(&self) -> &ShallowWater<T> {
+    pub fn flow(&self) -> &Flow<T> {
         &self.flow
     }
 
@@ -207,7 +193,6 @@ impl<T: Real> Run<T> {
                 .flatten()
                 .fold(f64::INFINITY, f64::min);
             self.flow.step(target - self.flow.time())?;
-            self.track()?;
             if self.flow.steps().is_multiple_of(CHECK_EVERY) {
                 self.flow.check()?;
             }
@@ -230,7 +215,7 @@ impl<T: Real> Run<T> {
         bar.finish();
         let survey = self.flow.check()?;
         self.finish()?;
-        let deepest = self.deepest.interior()?;
+        let [deepest, _] = self.flow.flood_extent()?;
         let summary = Summary {
             steps: self.flow.steps(),
             time: self.flow.time(),
@@ -239,7 +224,7 @@ impl<T: Real> Run<T> {
             initial_volume: self.flow.initial_volume(),
             final_volume: survey.volume,
             closed: self.scenario.setup.boundaries.closed(),
-            max_depth: deepest.iter().map(|d| d.as_f64()).fold(0.0, f64::max),
+            max_depth: deepest.iter().copied().fold(0.0, f64::max),
         };
         let path = self.options.out.join("summary.txt");
         let text = format!("scenario {}\n{summary}\n", self.scenario.name);
@@ -250,21 +235,6 @@ impl<T: Real> Run<T> {
     /// The next gauge sampling time, if there are gauges.
     fn gauge_time(&self) -> Option<f64> {
         (!self.scenario.gauges.is_empty()).then_some(self.next_gauge)
-    }
-
-    /// Updates the largest depth and the arrival times on the backend.
-    fn track(&mut self) -> Result<(), FloodError> {
-        let (w, bed) = self.flow.surface_and_bed();
-        kp07::track::launch(
-            self.flow.active_backend(),
-            w,
-            bed,
-            &mut self.deepest,
-            &mut self.arrival,
-            T::from_f64(self.flow.time()),
-            T::from_f64(self.scenario.output.arrival_depth),
-        )?;
-        Ok(())
     }
 
     fn sample_gauges(&mut self) -> Result<(), FloodError> {
@@ -321,21 +291,16 @@ impl<T: Real> Run<T> {
         let dir = &self.options.out;
         let grid = *self.flow.grid();
         if out.asc {
-            let values = |f: &Field<T>, never: bool| -> Result<Vec<f64>, FloodError> {
-                Ok(f.interior()?
-                    .iter()
-                    .map(|x| x.as_f64())
-                    .map(|x| if never && x < 0.0 { f64::NAN } else { x })
-                    .collect())
-            };
+            let [deepest, arrival] = self.flow.flood_extent()?;
             let deepest = Raster {
                 grid,
-                values: values(&self.deepest, false)?,
+                values: deepest,
             };
             deepest.write(&dir.join("max_depth.asc"), NODATA)?;
+            let never = |x: f64| if x < 0.0 { f64::NAN } else { x };
             let arrival = Raster {
                 grid,
-                values: values(&self.arrival, true)?,
+                values: arrival.into_iter().map(never).collect(),
             };
             arrival.write(&dir.join("arrival_time.asc"), NODATA)?;
         }
@@ -353,9 +318,7 @@ impl<T: Real> Run<T> {
     }
 
     fn save_checkpoint(&self) -> Result<(), FloodError> {
-        let to_f64 = |f: &Field<T>| -> Result<Vec<f64>, FloodError> {
-            Ok(f.interior()?.iter().map(|x| x.as_f64()).collect())
-        };
+        let [deepest, arrival] = self.flow.flood_extent()?;
         let (format, scenario, nx, ny, precision) = Checkpoint::header::<T>(&self.scenario);
         let checkpoint = Checkpoint {
             format,
@@ -367,8 +330,8 @@ impl<T: Real> Run<T> {
             steps: self.flow.steps(),
             initial_volume: self.flow.initial_volume(),
             state: self.flow.state()?,
-            deepest: to_f64(&self.deepest)?,
-            arrival: to_f64(&self.arrival)?,
+            deepest,
+            arrival,
             samples: self.samples.clone(),
             next_output: self.next_output,
             next_gauge: self.next_gauge,

@@ -236,6 +236,7 @@ fn the_example_scenario_on_the_device_matches_the_cpu() {
         let options = RunOptions {
             out: out.clone(),
             progress: false,
+            storage: Storage::Dense,
         };
         let summary = Run::<f64>::new(b, Scenario::read(&path).unwrap(), options)
             .unwrap()
@@ -296,31 +297,46 @@ fn skipping_dry_blocks_on_the_device_changes_nothing() {
 #[test]
 fn sparse_runs_on_the_device_equal_dense_ones() {
     let Some(gpu) = gpu() else { return };
-    let case = cases::pond(384).unwrap();
-    let steps = 60;
-    let dense = {
-        let mut flow = ShallowWater::<f64>::new(&gpu, &case.setup).unwrap();
-        for _ in 0..steps {
-            flow.step(f64::INFINITY).unwrap();
-        }
-        flow.state().unwrap().concat()
-    };
-    let sparse_on = |b: &Backend| {
-        let mut flow = SparseShallowWater::<f64>::new(b, &case.setup).unwrap();
-        for _ in 0..steps {
-            flow.step(f64::INFINITY).unwrap();
-        }
-        let present = flow.blocks().len();
-        (flow.state().unwrap().concat(), present)
-    };
-    let (sparse, present) = sparse_on(&gpu);
-    println!("{present} of 144 blocks present");
-    assert!(present < 144, "no block was left out");
-    // The same kernels on the same device: bit for bit.
-    assert!(
-        dense == sparse,
-        "the sparse device run differs from the dense one"
-    );
-    let (cpu, _) = sparse_on(&Backend::Cpu);
-    assert_close("sparse device run against the CPU", &sparse, &cpu, 1e-10);
+    let data =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/malpasset");
+    let mut runs = vec![
+        ("pond", cases::pond(384).unwrap(), 60),
+        ("radial", cases::radial(160).unwrap(), 40),
+    ];
+    match cases::malpasset(&data) {
+        Ok(case) => runs.push(("malpasset 15 m", case, 400)),
+        Err(e) => println!("SKIPPED Malpasset: {e}"),
+    }
+    for (name, case, steps) in runs {
+        let dense = {
+            let mut flow = ShallowWater::<f64>::new(&gpu, &case.setup).unwrap();
+            for _ in 0..steps {
+                flow.step(f64::INFINITY).unwrap();
+            }
+            flow.state().unwrap().concat()
+        };
+        let sparse_on = |b: &Backend| {
+            let mut flow = SparseShallowWater::<f64>::new(b, &case.setup).unwrap();
+            for _ in 0..steps {
+                flow.step(f64::INFINITY).unwrap();
+            }
+            let g = flow.grid();
+            let all = g.nx.div_ceil(sparse::BLOCK) * g.ny.div_ceil(sparse::BLOCK);
+            (flow.state().unwrap().concat(), flow.blocks().len(), all)
+        };
+        let (sparse, present, all) = sparse_on(&gpu);
+        println!("{name}: {present} of {all} blocks present after {steps} steps");
+        // The same kernels on the same device: bit for bit.
+        assert!(
+            dense == sparse,
+            "{name}: the sparse device run differs from the dense one"
+        );
+        let (cpu, _, _) = sparse_on(&Backend::Cpu);
+        assert_close(
+            &format!("{name}: sparse device run against the CPU"),
+            &sparse,
+            &cpu,
+            1e-10,
+        );
+    }
 }

@@ -2,7 +2,7 @@
 //! output (pictures, GIF, VTK, grids, gauges, summary); a run resumed from a checkpoint
 //! ends bit for bit where the uninterrupted run does; the command line names bad input.
 
-use shallow_water::{Raster, Run, RunOptions, Scenario};
+use shallow_water::{Raster, Run, RunOptions, Scenario, Storage};
 use std::path::{Path, PathBuf};
 use stencil_runtime::Backend;
 
@@ -24,10 +24,23 @@ fn scenario(text: &str) -> Scenario {
 }
 
 fn options(out: &Path) -> RunOptions {
+    stored(out, Storage::Dense)
+}
+
+fn stored(out: &Path, storage: Storage) -> RunOptions {
     RunOptions {
         out: out.to_path_buf(),
         progress: false,
+        storage,
     }
+}
+
+/// The example channel twice as long with a dry bed below the reservoir: most of it dry
+/// at first, the front crossing blocks as it goes.
+fn dry_channel() -> String {
+    channel()
+        .replace("nx = 80", "nx = 160")
+        .replace("depth = 0.2\n", "depth = 0.0\n")
 }
 
 #[test]
@@ -177,4 +190,56 @@ fn the_command_line_names_bad_input() {
         assert!(!stderr.contains("panicked"), "{args:?} panicked: {stderr}");
     }
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_sparse_run_writes_what_a_dense_one_does() {
+    let dense = fresh_dir("dense");
+    let sparse = fresh_dir("sparse");
+    let parts = fresh_dir("sparse-parts");
+    let run = |text: &str, out: &Path, storage| {
+        Run::<f64>::new(&Backend::Cpu, scenario(text), stored(out, storage))
+            .unwrap()
+            .run()
+            .unwrap()
+    };
+    let a = run(&dry_channel(), &dense, Storage::Dense);
+    let b = run(&dry_channel(), &sparse, Storage::Sparse);
+    assert_eq!((a.steps, a.max_depth), (b.steps, b.max_depth));
+    // Half a run, then the rest from its checkpoint, sparse.
+    let half = dry_channel()
+        .replace("end_time = 4.0", "end_time = 2.0")
+        .replace("times = [2.0, 4.0]", "times = [2.0]");
+    run(&half, &parts, Storage::Sparse);
+    let c = Run::<f64>::resume(
+        &Backend::Cpu,
+        scenario(&dry_channel()),
+        stored(&parts, Storage::Sparse),
+        &parts.join("checkpoint.bin"),
+    )
+    .unwrap()
+    .run()
+    .unwrap();
+    assert_eq!(a.steps, c.steps);
+    for file in [
+        "vtk/state_0001.vtk",
+        "vtk/state_0002.vtk",
+        "pictures/depth_0002.png",
+        "max_depth.asc",
+        "arrival_time.asc",
+        "gauges/near.csv",
+        "gauges/far.csv",
+    ] {
+        let want = std::fs::read(dense.join(file)).unwrap();
+        for (how, dir) in [("sparse", &sparse), ("resumed sparse", &parts)] {
+            let got = std::fs::read(dir.join(file)).unwrap();
+            assert!(
+                want == got,
+                "{file} of the {how} run differs from the dense run's"
+            );
+        }
+    }
+    for dir in [dense, sparse, parts] {
+        std::fs::remove_dir_all(dir).unwrap();
+    }
 }

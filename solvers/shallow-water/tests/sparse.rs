@@ -1,8 +1,9 @@
 //! Sparse runs (only wet blocks and their neighbours stored) equal dense runs bit for bit
 //! in f64 on the CPU: a pond on 26% of the domain, a pool that spreads over many blocks
-//! (blocks added and freed as it goes), the fully wet radial dam break, and a periodic
-//! channel whose side length is not a whole number of blocks. The device side is in
-//! `gpu.rs`.
+//! (blocks added and freed as it goes), the fully wet radial dam break, a periodic
+//! channel whose side length is not a whole number of blocks, and Malpasset at 15 m. The
+//! flood's extent survives blocks that are freed. The device side is in `gpu.rs`; the
+//! program's outputs and resuming in `program.rs`.
 
 use shallow_water::sparse::BLOCK;
 use shallow_water::*;
@@ -99,4 +100,60 @@ fn a_periodic_channel_runs_as_dense() {
     };
     let setup = Setup::new(terrain, water, boundaries, Physics::default());
     same_as_dense(&setup, 30, "periodic channel");
+}
+
+#[test]
+fn malpasset_runs_as_dense() {
+    let dir =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/malpasset");
+    if !dir.exists() {
+        println!("SKIPPED: no Malpasset data at {}", dir.display());
+        return;
+    }
+    let case = cases::malpasset(&dir).unwrap();
+    let sparse = same_as_dense(&case.setup, 40, "malpasset");
+    let g = sparse.grid();
+    let all = g.nx.div_ceil(BLOCK) * g.ny.div_ceil(BLOCK);
+    println!("{} of {all} blocks present", sparse.blocks().len());
+    assert!(sparse.blocks().len() * 4 < all, "most blocks are absent");
+}
+
+#[test]
+fn the_flood_extent_outlives_freed_blocks() {
+    // At the start every neighbour of a wet block is present; the first regrid frees
+    // those the water cannot reach. An extent set beforehand (1 m deepest, arrival at
+    // 0.5 s everywhere) must come back whole: freed blocks hand theirs to the host.
+    let case = cases::pond(384).unwrap();
+    let mut flow = SparseShallowWater::<f64>::new(&Backend::Cpu, &case.setup).unwrap();
+    flow.track_flood(0.01).unwrap();
+    let cells = 384 * 384;
+    flow.set_flood_extent(&vec![1.0; cells], &vec![0.5; cells])
+        .unwrap();
+    let before = flow.blocks().len();
+    for _ in 0..8 {
+        flow.step(f64::INFINITY).unwrap();
+        flow.track().unwrap();
+    }
+    assert!(
+        flow.blocks().len() < before,
+        "the first regrid freed blocks"
+    );
+    let [deepest, arrival] = flow.flood_extent().unwrap().unwrap();
+    assert!(
+        deepest.iter().all(|&d| d >= 1.0),
+        "a cell lost its largest depth"
+    );
+    assert!(
+        arrival.iter().all(|&t| t == 0.5),
+        "a cell lost its arrival time"
+    );
+    // A fresh extent: zero and never outside the water, the pond's depth inside.
+    flow.track_flood(0.01).unwrap();
+    flow.track().unwrap();
+    let [deepest, arrival] = flow.flood_extent().unwrap().unwrap();
+    let (h, _, _) = flow.depth_and_velocity().unwrap();
+    for k in 0..cells {
+        assert_eq!(deepest[k], h[k].max(0.0), "cell {k}");
+        assert_eq!(arrival[k] >= 0.0, h[k] > 0.01, "cell {k}");
+    }
 }

@@ -1,7 +1,7 @@
 //! [`BlockField`]: values on the present blocks of a [`BlockGrid`], in one arena.
 
 use super::geometry::Geometry;
-use super::grid::{BlockGrid, Relayout};
+use super::grid::{BlockGrid, BlockKey, Relayout};
 use crate::cpu::{View, ViewMut};
 use crate::cuda::memory::DeviceBuffer;
 use crate::{Backend, Error, Field, Real};
@@ -162,7 +162,18 @@ impl<T: Real> BlockField<T> {
         let o = g.origin(key);
         let local = [0, 1, 2].map(|a| (p[a] - o[a]) as isize);
         let at = slot * g.slot_len() + g.element(local);
-        Ok(Some(self.arena.to_host()?[at]))
+        Ok(Some(self.arena.read(at, 1)?[0]))
+    }
+
+    /// The values of block `key`'s slot (its points and halo, x fastest; see
+    /// [`Geometry::element`]), `None` where the block is absent: one copy on a device.
+    pub fn slot_values(&self, grid: &BlockGrid, key: BlockKey) -> Result<Option<Vec<T>>, Error> {
+        self.check(grid, "BlockField::slot_values", "field")?;
+        let len = self.geometry.slot_len();
+        match grid.slot(key) {
+            Some(slot) => Ok(Some(self.arena.read(slot * len, len)?)),
+            None => Ok(None),
+        }
     }
 
     /// The whole arena (slots in order, halos included), copied to the host.
@@ -344,6 +355,18 @@ impl<T: Real> Arena<T> {
             Arena::Device(b) => {
                 let mut v = vec![T::zero(); b.bytes / std::mem::size_of::<T>()];
                 b.download(&mut v)?;
+                Ok(v)
+            }
+        }
+    }
+
+    /// `len` values from element `start`, on the host.
+    fn read(&self, start: usize, len: usize) -> Result<Vec<T>, Error> {
+        match self {
+            Arena::Host(v) => Ok(v[start..start + len].to_vec()),
+            Arena::Device(b) => {
+                let mut v = vec![T::zero(); len];
+                b.download_from(start, &mut v)?;
                 Ok(v)
             }
         }

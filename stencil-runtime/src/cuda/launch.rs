@@ -12,7 +12,7 @@ use std::ffi::c_void;
 
 mod blocks;
 pub use blocks::{block_flags_code, halo_exchange_code};
-pub(crate) use blocks::{queue_block_flags, queue_halo_exchange, HaloLaunch};
+pub(crate) use blocks::{queue_block_flags, queue_halo_exchange, HaloLaunch, HALO_FIELDS};
 
 /// One precision's PTX of a kernel.
 #[derive(Debug)]

@@ -79,7 +79,6 @@ impl DeviceBuffer {
         Ok(b)
     }
 
-    /// Copies the start of the buffer into `dst` after the stream's pending work.
     /// Queues a copy of `bytes` bytes from byte `from` of `src` to byte `to` of this
     /// buffer (on this buffer's stream).
     pub fn copy_range(
@@ -106,6 +105,19 @@ impl DeviceBuffer {
         .map_err(|e| cuda_error("copying within the device", e))
     }
 
+    /// Copies `dst.len()` elements starting at element `from` into `dst` after the
+    /// stream's pending work.
+    pub fn download_from<T: Copy>(&self, from: usize, dst: &mut [T]) -> Result<(), Error> {
+        let size = std::mem::size_of::<T>();
+        assert!((from + dst.len()) * size <= self.bytes, "download fits");
+        self.stream.device.bind()?;
+        // SAFETY: the source holds the range (checked); we wait before returning.
+        unsafe { result::memcpy_dtoh_async(dst, self.ptr + (from * size) as u64, self.stream.raw) }
+            .map_err(|e| cuda_error("copying to the host", e))?;
+        self.stream.synchronize()
+    }
+
+    /// Copies the start of the buffer into `dst` after the stream's pending work.
     pub fn download<T: Copy>(&self, dst: &mut [T]) -> Result<(), Error> {
         assert!(std::mem::size_of_val(dst) <= self.bytes, "download fits");
         self.stream.device.bind()?;

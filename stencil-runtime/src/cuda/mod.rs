@@ -23,8 +23,8 @@ mod timer;
 mod tune;
 
 pub use graph::Graph;
-pub(crate) use launch::{queue_block_flags, queue_halo_exchange, HaloLaunch};
 pub use launch::{block_flags_code, halo_exchange_code, CudaLaunch, KernelCode, Ptx, Reduce};
+pub(crate) use launch::{queue_block_flags, queue_halo_exchange, HaloLaunch, HALO_FIELDS};
 pub use module::{for_dependent_launch, GRID_DEPENDENCY_POINT};
 pub use timer::Timer;
 pub use tune::{LaunchShape, Tuning, TUNE_CACHE_ENV, TUNE_ENV};

@@ -5,11 +5,12 @@
 //! flood malpasset --out results/malpasset
 //! flood my_scenario.toml --precision f64 --backend cpu
 //! flood thacker --resume results/thacker/checkpoint.bin
+//! flood malpasset --sparse        # only the blocks with water (the default where it pays)
 //! flood --list
 //! ```
 
 use clap::Parser;
-use shallow_water::{cases, FloodError, Run, RunOptions, Scenario, Summary};
+use shallow_water::{cases, FloodError, Run, RunOptions, Scenario, Storage, Summary};
 use std::path::{Path, PathBuf};
 use stencil_runtime::{Backend, Real};
 
@@ -46,6 +47,13 @@ struct Args {
     /// Continue from this checkpoint (written at every output time as checkpoint.bin).
     #[arg(long)]
     resume: Option<PathBuf>,
+    /// Store only the 32 x 32 blocks with water and their neighbours (a block grid). The
+    /// default when at the start at most half of the blocks would be present.
+    #[arg(long, conflicts_with = "dense")]
+    sparse: bool,
+    /// Store every cell (dense fields; on a GPU dry 16 x 16 blocks are skipped).
+    #[arg(long)]
+    dense: bool,
     /// No progress bar.
     #[arg(long)]
     quiet: bool,
@@ -114,8 +122,14 @@ fn run(args: &Args) -> Result<(), FloodError> {
         .clone()
         .unwrap_or_else(|| Path::new("results").join(&scenario.name));
     let g = *scenario.setup.terrain.grid();
+    let storage = match (args.sparse, args.dense) {
+        (true, _) => Storage::Sparse,
+        (_, true) => Storage::Dense,
+        _ => Storage::Auto,
+    }
+    .choose(&scenario.setup)?;
     println!(
-        "{}: {} x {} cells of {} x {} m, to t = {} s, {} on {}; results in {}",
+        "{}: {} x {} cells of {} x {} m, to t = {} s, {} on {}, {}; results in {}",
         scenario.name,
         g.nx,
         g.ny,
@@ -124,11 +138,16 @@ fn run(args: &Args) -> Result<(), FloodError> {
         scenario.end_time,
         args.precision,
         backend.name(),
+        match storage {
+            Storage::Sparse => "sparse (blocks with water)",
+            _ => "dense",
+        },
         out.display()
     );
     let options = RunOptions {
         out,
         progress: !args.quiet,
+        storage,
     };
     let summary = match args.precision.as_str() {
         "f64" => go::<f64>(&backend, scenario, options, args.resume.as_deref())?,

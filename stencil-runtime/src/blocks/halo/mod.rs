@@ -194,7 +194,14 @@ impl HaloExchange {
     /// Fills `field`'s halos (one launch on a device; in parallel on the CPU). A rule
     /// with [`Absent::Companion`] needs [`HaloExchange::run_with`].
     pub fn run<T: Real>(&self, field: &mut BlockField<T>) -> Result<(), Error> {
-        self.fill(field, None)
+        self.fill(&mut [field], None)
+    }
+
+    /// Fills the halos of several fields of the grid's layout by the same plan: one
+    /// launch for up to eight fields on a device (the face fluxes of a scheme, the
+    /// components of a velocity), rather than one each.
+    pub fn run_many<T: Real>(&self, fields: &mut [&mut BlockField<T>]) -> Result<(), Error> {
+        self.fill(fields, None)
     }
 
     /// Fills `field`'s halos, taking the value where a neighbour is absent from
@@ -204,17 +211,22 @@ impl HaloExchange {
         field: &mut BlockField<T>,
         companion: &BlockField<T>,
     ) -> Result<(), Error> {
-        companion.check_layout("halo exchange", "companion", self.grid, self.generation)?;
-        self.fill(field, Some(companion))
+        self.fill(&mut [field], Some(companion))
     }
 
-    /// [`HaloExchange::run`] and [`HaloExchange::run_with`].
+    /// [`HaloExchange::run_many`] and [`HaloExchange::run_with`] (one companion for all
+    /// the fields).
     fn fill<T: Real>(
         &self,
-        field: &mut BlockField<T>,
+        fields: &mut [&mut BlockField<T>],
         companion: Option<&BlockField<T>>,
     ) -> Result<(), Error> {
-        field.check_layout("halo exchange", "field", self.grid, self.generation)?;
+        for field in fields.iter() {
+            field.check_layout("halo exchange", "field", self.grid, self.generation)?;
+        }
+        if let Some(c) = companion {
+            c.check_layout("halo exchange", "companion", self.grid, self.generation)?;
+        }
         let needs = self.plan.mode == plan::Mode::Companion
             && (self.plan.structured_blocks() > 0 || self.plan.entries.contains(&plan::COMPANION));
         if needs && companion.is_none() {
@@ -222,30 +234,54 @@ impl HaloExchange {
                 "the halo rule takes absent neighbours' values from a companion field: use run_with(field, companion)".into(),
             ));
         }
-        if field.host_arena_mut().is_some() {
+        let other_backend = || {
+            Error::InvalidField(
+                "the companion field lives on another backend than the field".into(),
+            )
+        };
+        let on_host = fields.iter().all(|f| f.host_arena().is_some());
+        if on_host {
             let companion = match companion {
-                Some(c) => Some(c.host_arena().ok_or_else(|| {
-                    Error::InvalidField("the companion field lives on another backend than the field".into())
-                })?),
+                Some(c) => Some(c.host_arena().ok_or_else(other_backend)?),
                 None => None,
             };
-            let arena = field.host_arena_mut().expect("checked above");
-            run::on_host(&self.plan, arena, companion);
+            for field in fields.iter_mut() {
+                let arena = field.host_arena_mut().expect("checked above");
+                run::on_host(&self.plan, arena, companion);
+            }
             return Ok(());
         }
-        let (Some(device), Some(arena), Backend::Cuda(cuda)) =
-            (&self.device, field.device_arena(), field.backend())
-        else {
-            return Err(Error::InvalidField(
-                "the halo exchange was planned on another backend than the field's".into(),
-            ));
-        };
         let companion = match companion {
-            Some(c) => c.device_arena().ok_or_else(|| {
-                Error::InvalidField("the companion field lives on another backend than the field".into())
-            })?,
+            Some(c) => c.device_arena().ok_or_else(other_backend)?,
             None => 0,
         };
+        for group in fields.chunks(crate::cuda::HALO_FIELDS) {
+            self.fill_on_device(group, companion)?;
+        }
+        Ok(())
+    }
+
+    /// One launch filling `fields` (at most [`crate::cuda::HALO_FIELDS`]) on their
+    /// device, absent values from the arena at `companion` (0: none).
+    fn fill_on_device<T: Real>(
+        &self,
+        fields: &[&mut BlockField<T>],
+        companion: u64,
+    ) -> Result<(), Error> {
+        let planned_elsewhere = || {
+            Error::InvalidField(
+                "the halo exchange was planned on another backend than the field's".into(),
+            )
+        };
+        let (Some(device), Some(Backend::Cuda(cuda))) =
+            (&self.device, fields.first().map(|f| f.backend()))
+        else {
+            return Err(planned_elsewhere());
+        };
+        let mut arenas = [0; crate::cuda::HALO_FIELDS];
+        for (a, f) in arenas.iter_mut().zip(fields) {
+            *a = f.device_arena().ok_or_else(planned_elsewhere)?;
+        }
         let k = match T::PRECISION {
             Precision::F32 => 0,
             Precision::F64 => 1,
@@ -260,15 +296,16 @@ impl HaloExchange {
             slot_len: self.plan.slot_len,
             mode: self.plan.mode as u64,
             absent: self.plan.absent_op as u64,
-            companion,
             count: self.plan.entries.len() / 3,
             entries: ptr(&device.entries),
             ops: ptr(&device.ops[k]),
             own: ptr(&device.own[k]),
-            arena,
+            arenas,
+            companions: arenas.map(|a| if a == 0 { 0 } else { companion }),
+            fields: fields.len(),
         };
-        // SAFETY: the plan was made for the field's layout (checked above): its template,
-        // table and entries name elements of the field's arena (and of the companion's,
+        // SAFETY: the plan was made for the fields' layout (checked above): its template,
+        // table and entries name elements of every field's arena (and of the companion's,
         // checked to be of the same layout) and operations of the table.
         unsafe { crate::cuda::queue_halo_exchange(cuda, T::PRECISION, &launch) }
     }

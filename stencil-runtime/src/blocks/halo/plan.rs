@@ -37,7 +37,8 @@ pub(super) struct Plan {
     /// its element there, the element of the block's nearest own point.
     pub template: Vec<u32>,
     /// Per structured block, [`Plan::stride`] values: its slot, then its neighbours'
-    /// slots by direction (-1: absent).
+    /// slots by direction (-1: absent; `-2 - op` past a side of fixed value: operation
+    /// `op`'s `add`).
     pub table: Vec<i32>,
     /// Values per row of [`Plan::table`]: one plus `3^dims`.
     pub stride: usize,
@@ -73,7 +74,8 @@ impl Plan {
         };
         let mut own: Vec<(usize, f64)> = Vec::new();
         for (slot, info) in grid.blocks() {
-            match neighbours(grid, rule, info.key)? {
+            let mut side_value = |v: f64| plan.op(0.0, v);
+            match neighbours(grid, rule, info.key, &mut side_value)? {
                 Some(row) => {
                     plan.table.push(slot as i32);
                     plan.table.extend(row);
@@ -92,7 +94,8 @@ impl Plan {
 
     /// The index of operation `(scale, add)`, added if new.
     fn op(&mut self, scale: f64, add: f64) -> u32 {
-        let same = |o: &(f64, f64)| o.0.to_bits() == scale.to_bits() && o.1.to_bits() == add.to_bits();
+        let same =
+            |o: &(f64, f64)| o.0.to_bits() == scale.to_bits() && o.1.to_bits() == add.to_bits();
         match self.ops.iter().position(same) {
             Some(i) => i as u32,
             None => {
@@ -225,11 +228,17 @@ fn template(g: &Geometry, width: usize) -> Vec<u32> {
     out
 }
 
-/// A structured block's neighbours' slots by direction (-1: absent), or `None` if the
-/// block needs per-point entries: it sticks out of the domain, a neighbour lies past a
-/// side that is not periodic (or periodic over a domain that is not whole blocks), or a
-/// neighbour is absent under [`Absent::Values`].
-fn neighbours(grid: &BlockGrid, rule: &HaloRule, key: BlockKey) -> Result<Option<Vec<i32>>, Error> {
+/// A structured block's neighbours' slots by direction (-1: absent, `-2 - op` past a side
+/// of fixed value, `op` from `side_value`), or `None` if the block needs per-point
+/// entries: it sticks out of the domain, a neighbour lies past a side that mirrors or
+/// clamps (or is periodic over a domain that is not whole blocks), or a neighbour is
+/// absent under [`Absent::Values`].
+fn neighbours(
+    grid: &BlockGrid,
+    rule: &HaloRule,
+    key: BlockKey,
+    side_value: &mut impl FnMut(f64) -> u32,
+) -> Result<Option<Vec<i32>>, Error> {
     let g = *grid.geometry();
     let o = g.origin(key);
     if (0..g.dims).any(|a| o[a] + g.block[a] > g.domain[a]) {
@@ -237,23 +246,32 @@ fn neighbours(grid: &BlockGrid, rule: &HaloRule, key: BlockKey) -> Result<Option
     }
     let count = 3usize.pow(g.dims as u32);
     let mut row = vec![-1; count];
-    for (dir, slot) in row.iter_mut().enumerate() {
+    'directions: for (dir, slot) in row.iter_mut().enumerate() {
         let mut index = key.index;
         let mut rest = dir;
+        let mut wraps_past = None;
         for a in 0..g.dims {
             let d = (rest % 3) as i64 - 1;
             rest /= 3;
             let n = g.blocks[a] as i64;
             let mut at = index[a] as i64 + d;
             if !(0..n).contains(&at) {
-                let wraps = rule.sides[a] == [Side::Periodic; 2]
-                    && g.domain[a].is_multiple_of(g.block[a]);
-                if !wraps {
-                    return Ok(None);
+                // As `resolve`: a fixed value on any axis wins, periodic sides wrap.
+                match rule.sides[a][usize::from(at >= n)] {
+                    Side::Value(v) => {
+                        *slot = -2 - side_value(v) as i32;
+                        continue 'directions;
+                    }
+                    Side::Periodic if g.domain[a].is_multiple_of(g.block[a]) => {
+                        at = at.rem_euclid(n);
+                    }
+                    _ => wraps_past = Some(a),
                 }
-                at = at.rem_euclid(n);
             }
             index[a] = at as u32;
+        }
+        if wraps_past.is_some() {
+            return Ok(None);
         }
         let neighbour = BlockKey {
             level: key.level,

@@ -44,7 +44,7 @@ pub(super) fn on_host<T: Real>(plan: &Plan, arena: &mut [T], companion: Option<&
                     let neighbour = row[1 + dir];
                     let src = if neighbour >= 0 {
                         Some(neighbour as usize * slot_len + src_off)
-                    } else if plan.mode == Mode::Clamp {
+                    } else if neighbour == -1 && plan.mode == Mode::Clamp {
                         Some(own + near)
                     } else {
                         None
@@ -54,6 +54,7 @@ pub(super) fn on_host<T: Real>(plan: &Plan, arena: &mut [T], companion: Option<&
                     unsafe {
                         let v = match (src, plan.mode) {
                             (Some(s), _) => *base.0.add(s),
+                            _ if neighbour < -1 => ops[(-2 - neighbour) as usize].1,
                             (None, Mode::Companion) => read_companion(dst),
                             (None, _) => ops[plan.absent_op as usize].1,
                         };

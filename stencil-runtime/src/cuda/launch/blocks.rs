@@ -132,6 +132,10 @@ pub fn halo_exchange_code() -> &'static [super::Ptx; 2] {
 /// Threads per block of the halo exchange and the block flags.
 const RAW_BLOCK: u32 = 256;
 
+/// The fields one halo exchange launch fills at most (`kernels-gen`'s
+/// `llvm::halo::MAX_FIELDS`; the PTX test checks the entry's parameter count).
+pub(crate) const HALO_FIELDS: usize = 8;
+
 /// What one halo exchange launch fills (see `kernels-gen`'s `llvm::halo` for the
 /// meaning of each value; device addresses, 0 for none).
 #[derive(Clone, Copy, Debug)]
@@ -152,8 +156,6 @@ pub(crate) struct HaloLaunch {
     pub mode: u64,
     /// The operation whose `add` those take in the value mode.
     pub absent: u64,
-    /// The companion arena.
-    pub companion: u64,
     /// Per-point entries.
     pub count: usize,
     /// The entries (`u32`, three each).
@@ -162,14 +164,18 @@ pub(crate) struct HaloLaunch {
     pub ops: u64,
     /// The per-entry values (`T`).
     pub own: u64,
-    /// The arena filled.
-    pub arena: u64,
+    /// The arenas filled (the first `fields`).
+    pub arenas: [u64; HALO_FIELDS],
+    /// Their companions' arenas (0: none).
+    pub companions: [u64; HALO_FIELDS],
+    /// How many arenas the launch fills (1 to [`HALO_FIELDS`]).
+    pub fields: usize,
 }
 
-/// Queues a halo exchange at precision `p`.
+/// Queues a halo exchange at precision `p`: one launch, thread blocks along y the fields.
 ///
 /// # Safety
-/// The template, table and entries must name elements inside the arena (and the
+/// The template, table and entries must name elements inside every arena (and its
 /// companion's), and operations inside the table.
 pub(crate) unsafe fn queue_halo_exchange(
     cuda: &Cuda,
@@ -177,9 +183,13 @@ pub(crate) unsafe fn queue_halo_exchange(
     h: &HaloLaunch,
 ) -> Result<(), Error> {
     let threads = h.structured + h.count;
-    if threads == 0 {
+    if threads == 0 || h.fields == 0 {
         return Ok(());
     }
+    assert!(
+        h.fields <= HALO_FIELDS,
+        "at most {HALO_FIELDS} fields a launch"
+    );
     let mut params = Params::default();
     for v in [
         h.structured as u64,
@@ -190,17 +200,28 @@ pub(crate) unsafe fn queue_halo_exchange(
         h.slot_len as u64,
         h.mode,
         h.absent,
-        h.companion,
         h.count as u64,
         h.entries,
         h.ops,
         h.own,
-        h.arena,
-    ] {
+    ]
+    .into_iter()
+    .chain(h.arenas)
+    .chain(h.companions)
+    {
         params.push(Arg::Wide(v));
     }
     // SAFETY: the caller vouches for the plan's addresses.
-    unsafe { queue_raw(cuda, "halo_exchange", &HALO_PTX, p, threads, &mut params) }
+    unsafe {
+        queue_raw(
+            cuda,
+            "halo_exchange",
+            &HALO_PTX,
+            p,
+            [threads, h.fields],
+            &mut params,
+        )
+    }
 }
 
 /// The block flags' PTX, f32 and f64 (`kernels-gen`'s `llvm::block_flags`).
@@ -253,11 +274,11 @@ pub(crate) unsafe fn queue_block_flags(
     params.push(Arg::Wide(arena));
     params.push(Arg::Wide(flags));
     // SAFETY: the caller vouches for the records and the words.
-    unsafe { queue_raw(cuda, "block_flags", &FLAGS_PTX, p, rows, &mut params) }
+    unsafe { queue_raw(cuda, "block_flags", &FLAGS_PTX, p, [rows, 1], &mut params) }
 }
 
-/// Queues a kernel built directly in LLVM IR: `threads` threads along x in blocks of
-/// [`RAW_BLOCK`].
+/// Queues a kernel built directly in LLVM IR: `threads[0]` threads along x in blocks of
+/// [`RAW_BLOCK`], `threads[1]` rows of them along y.
 ///
 /// # Safety
 /// `params` must be what the kernel takes, its addresses valid for what it touches.
@@ -266,7 +287,7 @@ unsafe fn queue_raw(
     name: &str,
     ptx: &[super::Ptx; 2],
     p: Precision,
-    threads: usize,
+    threads: [usize; 2],
     params: &mut Params,
 ) -> Result<(), Error> {
     cuda.bind()?;
@@ -275,15 +296,16 @@ unsafe fn queue_raw(
         Precision::F64 => 1,
     }];
     let f = function(&cuda.stream().device, name, ptx, 1, 1)?;
-    let blocks = threads.div_ceil(RAW_BLOCK as usize);
-    if blocks > (1 << 31) - 1 {
+    let blocks = threads[0].div_ceil(RAW_BLOCK as usize);
+    if blocks > (1 << 31) - 1 || threads[1] > 65535 {
         return Err(Error::Launch {
             kernel: name.into(),
-            cause: format!("{threads} threads are too many for one launch"),
+            cause: format!("{threads:?} threads are too many for one launch"),
         });
     }
+    let grid = [blocks as u32, threads[1] as u32, 1];
     // SAFETY: the caller vouches for the parameters.
-    unsafe { launch_raw(cuda, name, f, [blocks as u32, 1, 1], [RAW_BLOCK, 1, 1], params) }
+    unsafe { launch_raw(cuda, name, f, grid, [RAW_BLOCK, 1, 1], params) }
 }
 
 /// A launch shape (one point per thread or more along the last axis, no vectors) whose

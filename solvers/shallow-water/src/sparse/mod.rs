@@ -16,14 +16,18 @@
 //! equals the dense run bit for bit (tested in `tests/sparse.rs`), except for the
 //! survey's volume, a sum in another order.
 
+mod extent;
+mod layout;
+mod read;
+
 use crate::kernels::kp07;
 use crate::model::Integrator;
-use crate::model::{corner_field, initial_fields, kernel_cell_bed, BED_HALO};
-use crate::{Boundaries, Boundary, FloodError, Grid, Physics, Setup, Survey};
+use crate::model::{corner_field, initial_fields, BED_HALO, CHECK_EVERY, HALO};
+use crate::{Boundaries, Boundary, FloodError, Grid, Physics, Setup};
+use extent::Extent;
+use layout::{dry_at, dry_surface, exchanges, wanted_blocks, wet_blocks, Exchanges};
 use std::sync::Arc;
-use stencil_runtime::blocks::{
-    Absent, BlockFlags, BlockGrid, BlockKey, HaloExchange, HaloRule, Relayout, Side,
-};
+use stencil_runtime::blocks::{BlockFlags, BlockGrid, BlockKey, Relayout};
 use stencil_runtime::{Backend, BlockField, BlockList, Field, Real};
 
 /// Steps between two updates of the present blocks.
@@ -41,16 +45,6 @@ pub const BLOCK: usize = 32;
 
 /// A state on blocks: surface, discharges, velocities (as the dense model's).
 type State<T> = [BlockField<T>; 5];
-
-/// How each kind of field's halos are filled, as wide as the kernels read them.
-struct Exchanges {
-    /// The surface (two layers): the dry surface where a block is absent.
-    surface: HaloExchange,
-    /// The velocities (two layers): zero where a block is absent.
-    velocity: HaloExchange,
-    /// The face fluxes (one layer): zero where a block is absent.
-    faces: HaloExchange,
-}
 
 /// A shallow-water simulation in precision `T` on the present blocks of a block grid.
 pub struct SparseShallowWater<T: Real> {
@@ -71,6 +65,8 @@ pub struct SparseShallowWater<T: Real> {
     stage: State<T>,
     /// The face fluxes; the first also holds `kp07::activity` when regridding.
     fluxes: [BlockField<T>; 6],
+    /// The flood's extent, when tracked.
+    extent: Option<Extent<T>>,
     time: f64,
     steps: u64,
     initial_volume: f64,
@@ -80,37 +76,82 @@ pub struct SparseShallowWater<T: Real> {
     peak_memory: usize,
 }
 
+/// The blocks a sparse run of `setup` starts with, and all the blocks of its domain.
+pub fn starting_blocks(setup: &Setup) -> Result<(usize, usize), FloodError> {
+    let (surface, q, p) = initial_fields::<f64>(setup)?;
+    let corners = corner_field::<f64>(&setup.terrain, &setup.boundaries);
+    let grid = *setup.terrain.grid();
+    let blocks = BlockGrid::new(
+        &Backend::Cpu,
+        &[grid.nx, grid.ny],
+        &[BLOCK, BLOCK],
+        BED_HALO,
+    )?;
+    let wanted = starting_layout(&blocks, &corners, &setup.boundaries, [&surface, &q, &p]);
+    Ok((wanted.len(), blocks.geometry().all_keys().count()))
+}
+
+/// The blocks of the state `[surface, q, p]` that are not dry, from the host fields, and
+/// all their neighbours (the first step's regrid keeps only those needed).
+fn starting_layout<T: Real>(
+    blocks: &BlockGrid,
+    corners: &Field<T>,
+    boundaries: &Boundaries,
+    [surface, q, p]: [&Field<T>; 3],
+) -> Vec<BlockKey> {
+    let wet = wet_blocks(blocks, |i, j| {
+        let at = [i as isize, j as isize, 0];
+        let value = |f: &Field<T>| f.get(at).unwrap_or(T::zero()).as_f64();
+        value(surface) != dry_surface(corners, i, j) || value(q) != 0.0 || value(p) != 0.0
+    });
+    let everywhere = vec![BlockFlags::everywhere(); wet.len()];
+    wanted_blocks(blocks, &wet, &everywhere, boundaries)
+}
+
 impl<T: Real> SparseShallowWater<T> {
     /// The setup on `backend`, with the blocks that hold water, their neighbours and the
     /// blocks along feeding sides present.
     pub fn new(backend: &Backend, setup: &Setup) -> Result<SparseShallowWater<T>, FloodError> {
         let (surface, q, p) = initial_fields::<T>(setup)?;
-        let grid = *setup.terrain.grid();
         let corners = Arc::new(corner_field::<T>(&setup.terrain, &setup.boundaries));
+        let mut flow = SparseShallowWater::from_state(
+            backend,
+            *setup.terrain.grid(),
+            &setup.boundaries,
+            setup.physics,
+            corners,
+            [&surface, &q, &p],
+        )?;
+        flow.initial_volume = flow.survey()?.volume;
+        Ok(flow)
+    }
+
+    /// A run at time 0 from the conserved fields `[surface, q, p]` (host fields of the
+    /// dense model's halo): present the blocks that are not dry and all their neighbours.
+    fn from_state(
+        backend: &Backend,
+        grid: Grid,
+        boundaries: &Boundaries,
+        physics: Physics,
+        corners: Arc<Field<T>>,
+        [surface, q, p]: [&Field<T>; 3],
+    ) -> Result<SparseShallowWater<T>, FloodError> {
         let mut blocks = BlockGrid::new(backend, &[grid.nx, grid.ny], &[BLOCK, BLOCK], BED_HALO)?;
-        // The blocks of the initial state that are not dry, from the host fields, and all
-        // their neighbours (the first step's regrid keeps only those needed).
-        let wet = wet_blocks(&blocks, |i, j| {
-            let at = [i as isize, j as isize, 0];
-            let value = |f: &Field<T>| f.get(at).unwrap_or(T::zero()).as_f64();
-            value(&surface) != dry_surface(&corners, i, j) || value(&q) != 0.0 || value(&p) != 0.0
-        });
-        let everywhere = vec![BlockFlags::everywhere(); wet.len()];
-        let wanted = wanted_blocks(&blocks, &wet, &everywhere, &setup.boundaries);
+        let wanted = starting_layout(&blocks, &corners, boundaries, [surface, q, p]);
         blocks.update(&wanted, &[])?;
         let cut = |f: &Field<T>| BlockField::from_fn(&blocks, |p| f.get(p).unwrap_or(T::zero()));
         let zeros = || BlockField::new(&blocks, T::zero());
-        let now = [cut(&surface)?, cut(&q)?, cut(&p)?, zeros()?, zeros()?];
+        let now = [cut(surface)?, cut(q)?, cut(p)?, zeros()?, zeros()?];
         let stage = [zeros()?, zeros()?, zeros()?, zeros()?, zeros()?];
         let fluxes = [zeros()?, zeros()?, zeros()?, zeros()?, zeros()?, zeros()?];
         let bed = cut(&corners)?;
-        let dry = BlockField::from_fn(&blocks, dry_at(&corners, grid, &setup.boundaries))?;
-        let exchanges = exchanges(&blocks, &setup.boundaries)?;
+        let dry = BlockField::from_fn(&blocks, dry_at(&corners, grid, boundaries))?;
+        let exchanges = exchanges(&blocks, boundaries)?;
         let mut flow = SparseShallowWater {
             backend: backend.clone(),
             grid,
-            boundaries: setup.boundaries.clone(),
-            physics: setup.physics,
+            boundaries: boundaries.clone(),
+            physics,
             list: BlockList::present(&blocks)?,
             corners,
             blocks,
@@ -120,6 +161,7 @@ impl<T: Real> SparseShallowWater<T> {
             now,
             stage,
             fluxes,
+            extent: None,
             time: 0.0,
             steps: 0,
             initial_volume: 0.0,
@@ -128,8 +170,100 @@ impl<T: Real> SparseShallowWater<T> {
         };
         flow.peak_memory = flow.memory();
         flow.derive_velocities()?;
-        flow.initial_volume = flow.survey()?.volume;
         Ok(flow)
+    }
+
+    /// Puts back a state taken by [`SparseShallowWater::state`] with its time, step count
+    /// and initial volume: the run then goes on bit for bit as if never stopped (the
+    /// blocks present are those the state needs; the flood extent starts anew, see
+    /// [`SparseShallowWater::set_flood_extent`]).
+    pub fn restore(
+        &mut self,
+        time: f64,
+        steps: u64,
+        initial_volume: f64,
+        state: &[Vec<f64>; 3],
+    ) -> Result<(), FloodError> {
+        let g = self.grid;
+        let mut fields = Vec::new();
+        for values in state {
+            if values.len() != g.cells() {
+                return Err(FloodError::Config {
+                    name: "restored state".into(),
+                    value: format!("{} values", values.len()),
+                    expected: format!("one per cell ({} x {})", g.nx, g.ny),
+                });
+            }
+            fields.push(Field::from_fn(&[g.nx, g.ny], HALO, |[i, j, _]| {
+                let inside = (0..g.nx as isize).contains(&i) && (0..g.ny as isize).contains(&j);
+                if inside {
+                    T::from_f64(values[j as usize * g.nx + i as usize])
+                } else {
+                    T::zero()
+                }
+            }));
+        }
+        let arrival_depth = self.extent.as_ref().map(|e| e.arrival_depth());
+        *self = SparseShallowWater::from_state(
+            &self.backend,
+            g,
+            &self.boundaries,
+            self.physics,
+            self.corners.clone(),
+            [&fields[0], &fields[1], &fields[2]],
+        )?;
+        self.time = time;
+        self.steps = steps;
+        self.initial_volume = initial_volume;
+        if let Some(depth) = arrival_depth {
+            self.track_flood(depth)?;
+        }
+        Ok(())
+    }
+
+    /// Starts recording the flood's extent: per cell the largest depth and the time the
+    /// depth first exceeds `arrival_depth` (see [`SparseShallowWater::track`]).
+    pub fn track_flood(&mut self, arrival_depth: f64) -> Result<(), FloodError> {
+        self.extent = Some(Extent::new(&self.blocks, arrival_depth)?);
+        self.peak_memory = self.peak_memory.max(self.memory());
+        Ok(())
+    }
+
+    /// Records the present state in the flood's extent (after
+    /// [`SparseShallowWater::track_flood`]; nothing before).
+    pub fn track(&mut self) -> Result<(), FloodError> {
+        if let Some(extent) = &mut self.extent {
+            extent.track(
+                &self.backend,
+                &self.list,
+                &self.now[0],
+                &self.bed,
+                self.time,
+            )?;
+        }
+        Ok(())
+    }
+
+    /// The largest depth and the arrival time (negative: never) per cell, row by row
+    /// from the south (none without [`SparseShallowWater::track_flood`]).
+    pub fn flood_extent(&self) -> Result<Option<[Vec<f64>; 2]>, FloodError> {
+        match &self.extent {
+            Some(e) => Ok(Some(e.values(&self.blocks)?)),
+            None => Ok(None),
+        }
+    }
+
+    /// Puts back a flood extent taken by [`SparseShallowWater::flood_extent`] (after
+    /// [`SparseShallowWater::track_flood`]).
+    pub fn set_flood_extent(&mut self, deepest: &[f64], arrival: &[f64]) -> Result<(), FloodError> {
+        match &mut self.extent {
+            Some(e) => e.set(&self.blocks, &self.grid, deepest, arrival),
+            None => Err(FloodError::Config {
+                name: "flood extent".into(),
+                value: "set before tracking".into(),
+                expected: "track_flood first".into(),
+            }),
+        }
     }
 
     /// The grid.
@@ -195,8 +329,14 @@ impl<T: Real> SparseShallowWater<T> {
         if add.is_empty() && remove.is_empty() {
             return Ok(());
         }
+        if let Some(extent) = &mut self.extent {
+            extent.retire(&self.blocks, &self.list, &remove)?;
+        }
         let change = self.blocks.update(&add, &remove)?;
         self.follow(&change)?;
+        if let Some(extent) = &mut self.extent {
+            extent.follow(&self.blocks, &change)?;
+        }
         self.list = BlockList::present(&self.blocks)?;
         self.exchanges = exchanges(&self.blocks, &self.boundaries)?;
         self.peak_memory = self.peak_memory.max(self.memory());
@@ -256,10 +396,9 @@ impl<T: Real> SparseShallowWater<T> {
         };
         // The faces (and the stage after them) read the surface and the velocities two
         // cells along.
-        self.exchanges.surface.run_with(&mut state[0], &self.dry)?;
-        for f in &mut state[3..] {
-            self.exchanges.velocity.run(f)?;
-        }
+        let [w, _, _, u, v] = state;
+        self.exchanges.surface.run_with(w, &self.dry)?;
+        self.exchanges.velocity.run_many(&mut [u, v])?;
         let b = &self.boundaries;
         let value = |side: &Boundary| T::from_f64(side.value_at(t));
         let [w, _, _, u, v] = &*state;
@@ -293,9 +432,8 @@ impl<T: Real> SparseShallowWater<T> {
             value(&b.north),
         )?;
         // A cell reads its east and north neighbours' faces.
-        for f in &mut self.fluxes {
-            self.exchanges.faces.run(f)?;
-        }
+        let [a, b, c, d, e, f] = &mut self.fluxes;
+        self.exchanges.faces.run_many(&mut [a, b, c, d, e, f])?;
         Ok(speed.as_f64())
     }
 
@@ -362,14 +500,7 @@ impl<T: Real> SparseShallowWater<T> {
         }
         let speed = self.evaluate_fluxes(false, self.time, true)?;
         if !(speed >= 0.0 && speed.is_finite()) {
-            return Err(FloodError::Config {
-                name: "sparse run".into(),
-                value: format!(
-                    "a wave speed of {speed} at step {} (t = {} s)",
-                    self.steps, self.time
-                ),
-                expected: "a stable run (run it dense to locate the instability)".into(),
-            });
+            return Err(self.instability());
         }
         let dt = if speed > 0.0 {
             (self.physics.courant / speed).min(limit)
@@ -392,53 +523,17 @@ impl<T: Real> SparseShallowWater<T> {
         Ok(dt)
     }
 
-    /// Steps until simulated time `t_end`.
+    /// Steps until simulated time `t_end` (the last step shortened to land on it),
+    /// checking for instability every hundred steps and at the end.
     pub fn advance_to(&mut self, t_end: f64) -> Result<(), FloodError> {
         while self.time < t_end {
             self.step(t_end - self.time)?;
+            if self.steps.is_multiple_of(CHECK_EVERY) {
+                self.check()?;
+            }
         }
+        self.check()?;
         Ok(())
-    }
-
-    /// The volume, depth range and largest speed over the present blocks (absent blocks
-    /// are dry).
-    pub fn survey(&self) -> Result<Survey, FloodError> {
-        let [w, q, p, _, _] = &self.now;
-        let (volume, min_depth, max_depth, max_speed) = kp07::survey::launch_blocks(
-            &self.backend,
-            &self.list,
-            w,
-            q,
-            p,
-            &self.bed,
-            T::from_f64(self.physics.dry_depth),
-        )?;
-        Ok(Survey {
-            volume: volume * self.grid.cell_area(),
-            min_depth: min_depth.as_f64(),
-            max_depth: max_depth.as_f64(),
-            max_speed: max_speed.as_f64().max(0.0),
-        })
-    }
-
-    /// The state as `f64`, dense: surface, x and y discharge per cell, row by row from the
-    /// south (absent blocks dry).
-    pub fn state(&self) -> Result<[Vec<f64>; 3], FloodError> {
-        let g = self.grid;
-        let dense = |k: usize| -> Result<Vec<f64>, FloodError> {
-            let f = self.now[k].to_dense(&self.blocks, 0, T::nan())?;
-            let values = f.interior()?;
-            Ok(values
-                .iter()
-                .enumerate()
-                .map(|(c, v)| match (v.is_nan(), k) {
-                    (true, 0) => dry_surface(&self.corners, c % g.nx, c / g.nx),
-                    (true, _) => 0.0,
-                    (false, _) => v.as_f64(),
-                })
-                .collect())
-        };
-        Ok([dense(0)?, dense(1)?, dense(2)?])
     }
 
     /// The wet cells counted at each regrid times the steps until the next (an estimate
@@ -452,138 +547,15 @@ impl<T: Real> SparseShallowWater<T> {
         self.peak_memory
     }
 
-    /// Bytes of the block fields' arenas (the memory the state takes on the backend).
+    /// Bytes of the block fields' arenas (the memory the run takes on the backend).
     pub fn memory(&self) -> usize {
-        // State, stage, fluxes, bed, dry surface.
+        // State, stage, fluxes, bed, dry surface; the flood's extent.
         let fields = 5 + 5 + 6 + 1 + 1;
+        let extent = self.extent.as_ref().map_or(0, |e| e.memory(&self.blocks));
         fields
             * self.blocks.capacity()
             * self.blocks.geometry().slot_len()
             * std::mem::size_of::<T>()
+            + extent
     }
-}
-
-/// The dry surface of cell `(i, j)`: its bed as the kernels compute it.
-fn dry_surface<T: Real>(corners: &Field<T>, i: usize, j: usize) -> f64 {
-    let c = |di: usize, dj: usize| {
-        corners
-            .get([(i + di) as isize, (j + dj) as isize, 0])
-            .unwrap_or(T::zero())
-    };
-    kernel_cell_bed(c(0, 0), c(1, 0), c(0, 1), c(1, 1))
-}
-
-/// The blocks with a cell for which `wet(i, j)` holds (not dry).
-fn wet_blocks(blocks: &BlockGrid, wet: impl Fn(usize, usize) -> bool) -> Vec<BlockKey> {
-    let g = *blocks.geometry();
-    g.all_keys()
-        .filter(|&key| {
-            let o = g.origin(key);
-            (o[1]..(o[1] + g.block[1]).min(g.domain[1]))
-                .any(|j| (o[0]..(o[0] + g.block[0]).min(g.domain[0])).any(|i| wet(i, j)))
-        })
-        .collect()
-}
-
-/// The blocks of `listed` flagged as not dry, the neighbours their water may reach
-/// (across periodic sides too; see the module's text), and the blocks along sides that
-/// feed water in, sorted.
-fn wanted_blocks(
-    blocks: &BlockGrid,
-    listed: &[BlockKey],
-    flags: &[BlockFlags],
-    sides: &Boundaries,
-) -> Vec<BlockKey> {
-    let g = *blocks.geometry();
-    let n = [g.blocks[0] as i64, g.blocks[1] as i64];
-    let mut wanted = std::collections::BTreeSet::new();
-    for (key, f) in listed.iter().zip(flags).filter(|(_, f)| f.any()) {
-        for dj in -1..=1i64 {
-            for di in -1..=1i64 {
-                let reaches = |d: i64, axis: usize| d == 0 || f.near(axis, usize::from(d > 0));
-                if !(reaches(di, 0) && reaches(dj, 1)) {
-                    continue;
-                }
-                let mut at = [key.index[0] as i64 + di, key.index[1] as i64 + dj];
-                for a in 0..2 {
-                    if sides.periodic(a) {
-                        at[a] = at[a].rem_euclid(n[a]);
-                    }
-                }
-                if (0..2).all(|a| (0..n[a]).contains(&at[a])) {
-                    wanted.insert(BlockKey::new([at[0] as u32, at[1] as u32, 0]));
-                }
-            }
-        }
-    }
-    wanted.extend(feeding_blocks(&g, sides));
-    wanted.into_iter().collect()
-}
-
-/// The blocks along sides that feed water in (fixed depth or discharge).
-fn feeding_blocks<'a>(
-    g: &'a stencil_runtime::blocks::Geometry,
-    sides: &'a Boundaries,
-) -> impl Iterator<Item = BlockKey> + 'a {
-    let n = [g.blocks[0] as i64, g.blocks[1] as i64];
-    let feeds = |b: &Boundary| matches!(b, Boundary::Depth(_) | Boundary::Discharge(_));
-    g.all_keys().filter(move |key| {
-        let [i, j] = [key.index[0] as i64, key.index[1] as i64];
-        (i == 0 && feeds(&sides.west))
-            || (i == n[0] - 1 && feeds(&sides.east))
-            || (j == 0 && feeds(&sides.south))
-            || (j == n[1] - 1 && feeds(&sides.north))
-    })
-}
-
-/// The dry surface at a point of a slot (what the surface's halo holds where a block is
-/// absent): the bed's height inside the domain, across periodic sides the image's, zero
-/// past other sides (where the side rules fill the halo instead).
-fn dry_at<T: Real>(
-    corners: &Arc<Field<T>>,
-    grid: Grid,
-    sides: &Boundaries,
-) -> impl Fn([isize; 3]) -> T + Clone {
-    let corners = corners.clone();
-    let n = [grid.nx as isize, grid.ny as isize];
-    let periodic = [sides.periodic(0), sides.periodic(1)];
-    move |p: [isize; 3]| {
-        let mut q = [p[0], p[1]];
-        for a in 0..2 {
-            if periodic[a] {
-                q[a] = q[a].rem_euclid(n[a]);
-            }
-            if !(0..n[a]).contains(&q[a]) {
-                return T::zero();
-            }
-        }
-        T::from_f64(dry_surface(&corners, q[0] as usize, q[1] as usize))
-    }
-}
-
-/// The halo exchanges of the present layout: outside the domain what the dense fields
-/// hold there (the periodic images along periodic axes, else zero), in absent blocks the
-/// dry state.
-fn exchanges(blocks: &BlockGrid, boundaries: &Boundaries) -> Result<Exchanges, FloodError> {
-    let side = |axis: usize| {
-        if boundaries.periodic(axis) {
-            [Side::Periodic; 2]
-        } else {
-            [Side::Value(0.0); 2]
-        }
-    };
-    let sides = [side(0), side(1), [Side::Value(0.0); 2]];
-    let surface = HaloRule {
-        sides,
-        absent: Absent::Companion,
-    };
-    let zero = HaloRule {
-        sides,
-        absent: Absent::Value(0.0),
-    };
-    Ok(Exchanges {
-        surface: HaloExchange::with_width(blocks, &surface, 2)?,
-        velocity: HaloExchange::with_width(blocks, &zero, 2)?,
-        faces: HaloExchange::with_width(blocks, &zero, 1)?,
-    })
 }

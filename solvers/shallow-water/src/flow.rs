@@ -1,0 +1,315 @@
+//! [`Flow`]: a simulation stored densely or on the blocks that hold water, behind one
+//! interface, with the flood's extent (largest depth, arrival time) tracked on the
+//! backend. What [`crate::Run`] drives.
+
+use crate::kernels::kp07;
+use crate::model::CellFields;
+use crate::{FloodError, Grid, Physics, Setup, ShallowWater, SparseShallowWater, Survey};
+use stencil_runtime::{Backend, Field, Real};
+
+/// How a run stores its domain.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Storage {
+    /// Every cell, in dense fields (on a GPU the kernels skip dry 16 x 16 blocks).
+    Dense,
+    /// Only the 32 x 32 blocks with water and their neighbours (a block grid): memory
+    /// and work follow the water.
+    Sparse,
+    /// Sparse where it pays: when at the start at most half of the domain's blocks would
+    /// be present (see [`Storage::choose`]), else dense.
+    Auto,
+}
+
+impl Storage {
+    /// The storage named `name` (`dense`, `sparse` or `auto`).
+    pub fn from_name(name: &str) -> Result<Storage, FloodError> {
+        match name {
+            "dense" => Ok(Storage::Dense),
+            "sparse" => Ok(Storage::Sparse),
+            "auto" => Ok(Storage::Auto),
+            other => Err(FloodError::Config {
+                name: "storage".into(),
+                value: format!("`{other}`"),
+                expected: "dense, sparse or auto".into(),
+            }),
+        }
+    }
+
+    /// Dense or sparse for `setup`: `Auto` is sparse when the blocks a sparse run would
+    /// start with (the wet ones and their neighbours) are at most half of all blocks.
+    pub fn choose(self, setup: &Setup) -> Result<Storage, FloodError> {
+        match self {
+            Storage::Auto => {
+                let (present, all) = crate::sparse::starting_blocks(setup)?;
+                Ok(if 2 * present <= all {
+                    Storage::Sparse
+                } else {
+                    Storage::Dense
+                })
+            }
+            chosen => Ok(chosen),
+        }
+    }
+}
+
+/// A simulation in precision `T`, dense or sparse, tracking the flood's extent.
+pub enum Flow<T: Real> {
+    /// Dense fields, the extent in two more.
+    Dense {
+        /// The simulation.
+        flow: ShallowWater<T>,
+        /// The largest depth per cell.
+        deepest: Field<T>,
+        /// The time the depth first exceeded the arrival depth (negative: not yet).
+        arrival: Field<T>,
+        /// That depth (m).
+        arrival_depth: f64,
+    },
+    /// The blocks with water, the extent kept by the simulation (it follows the blocks).
+    Sparse(SparseShallowWater<T>),
+}
+
+impl<T: Real> Flow<T> {
+    /// `setup` on `backend` in `storage` (`Auto` decided by [`Storage::choose`]),
+    /// water counting as arrived above `arrival_depth`.
+    pub fn new(
+        backend: &Backend,
+        setup: &Setup,
+        storage: Storage,
+        arrival_depth: f64,
+    ) -> Result<Flow<T>, FloodError> {
+        let flow = match storage.choose(setup)? {
+            Storage::Sparse => {
+                let mut flow = SparseShallowWater::new(backend, setup)?;
+                flow.track_flood(arrival_depth)?;
+                Flow::Sparse(flow)
+            }
+            _ => {
+                let flow = ShallowWater::new(backend, setup)?;
+                let g = *flow.grid();
+                let deepest = Field::zeros_on(backend, &[g.nx, g.ny], 0)?;
+                let arrival = Field::from_fn(&[g.nx, g.ny], 0, |_| T::from_f64(-1.0));
+                Flow::Dense {
+                    flow,
+                    deepest,
+                    arrival: arrival.to(backend)?,
+                    arrival_depth,
+                }
+            }
+        };
+        Ok(flow)
+    }
+
+    /// `Dense` or `Sparse`.
+    pub fn storage(&self) -> Storage {
+        match self {
+            Flow::Dense { .. } => Storage::Dense,
+            Flow::Sparse(_) => Storage::Sparse,
+        }
+    }
+
+    /// The grid.
+    pub fn grid(&self) -> &Grid {
+        match self {
+            Flow::Dense { flow, .. } => flow.grid(),
+            Flow::Sparse(flow) => flow.grid(),
+        }
+    }
+
+    /// The physical parameters.
+    pub fn physics(&self) -> &Physics {
+        match self {
+            Flow::Dense { flow, .. } => flow.physics(),
+            Flow::Sparse(flow) => flow.physics(),
+        }
+    }
+
+    /// Simulated time (s).
+    pub fn time(&self) -> f64 {
+        match self {
+            Flow::Dense { flow, .. } => flow.time(),
+            Flow::Sparse(flow) => flow.time(),
+        }
+    }
+
+    /// Steps taken.
+    pub fn steps(&self) -> u64 {
+        match self {
+            Flow::Dense { flow, .. } => flow.steps(),
+            Flow::Sparse(flow) => flow.steps(),
+        }
+    }
+
+    /// The water volume at the start.
+    pub fn initial_volume(&self) -> f64 {
+        match self {
+            Flow::Dense { flow, .. } => flow.initial_volume(),
+            Flow::Sparse(flow) => flow.initial_volume(),
+        }
+    }
+
+    /// Bytes the simulation keeps on its backend (state, stages, fluxes, bed, extent).
+    pub fn memory(&self) -> usize {
+        match self {
+            Flow::Dense {
+                flow,
+                deepest,
+                arrival,
+                ..
+            } => {
+                let extent = deepest.storage_len() + arrival.storage_len();
+                flow.memory() + extent * std::mem::size_of::<T>()
+            }
+            Flow::Sparse(flow) => flow.memory(),
+        }
+    }
+
+    /// Takes one step of at most `limit` seconds and records it in the extent; returns
+    /// the step taken.
+    pub fn step(&mut self, limit: f64) -> Result<f64, FloodError> {
+        let dt = match self {
+            Flow::Dense { flow, .. } => flow.step(limit)?,
+            Flow::Sparse(flow) => flow.step(limit)?,
+        };
+        self.track()?;
+        Ok(dt)
+    }
+
+    /// Records the present state in the flood's extent.
+    pub fn track(&mut self) -> Result<(), FloodError> {
+        match self {
+            Flow::Dense {
+                flow,
+                deepest,
+                arrival,
+                arrival_depth,
+            } => {
+                let (w, bed) = flow.surface_and_bed();
+                kp07::track::launch(
+                    flow.active_backend(),
+                    w,
+                    bed,
+                    deepest,
+                    arrival,
+                    T::from_f64(flow.time()),
+                    T::from_f64(*arrival_depth),
+                )?;
+                Ok(())
+            }
+            Flow::Sparse(flow) => flow.track(),
+        }
+    }
+
+    /// Surveys the state; [`FloodError::Unstable`] where it went unstable.
+    pub fn check(&mut self) -> Result<Survey, FloodError> {
+        match self {
+            Flow::Dense { flow, .. } => flow.check(),
+            Flow::Sparse(flow) => flow.check(),
+        }
+    }
+
+    /// The volume, depth range and largest speed.
+    pub fn survey(&self) -> Result<Survey, FloodError> {
+        match self {
+            Flow::Dense { flow, .. } => flow.survey(),
+            Flow::Sparse(flow) => flow.survey(),
+        }
+    }
+
+    /// The conserved state per cell as `f64` (what [`Flow::restore`] takes).
+    pub fn state(&self) -> Result<[Vec<f64>; 3], FloodError> {
+        match self {
+            Flow::Dense { flow, .. } => flow.state(),
+            Flow::Sparse(flow) => flow.state(),
+        }
+    }
+
+    /// Puts back a state with its time, step count and initial volume (the run goes on
+    /// bit for bit).
+    pub fn restore(
+        &mut self,
+        time: f64,
+        steps: u64,
+        initial_volume: f64,
+        state: &[Vec<f64>; 3],
+    ) -> Result<(), FloodError> {
+        match self {
+            Flow::Dense { flow, .. } => flow.restore(time, steps, initial_volume, state),
+            Flow::Sparse(flow) => flow.restore(time, steps, initial_volume, state),
+        }
+    }
+
+    /// The largest depth and the arrival time (negative: never) per cell, row by row
+    /// from the south.
+    pub fn flood_extent(&self) -> Result<[Vec<f64>; 2], FloodError> {
+        match self {
+            Flow::Dense {
+                deepest, arrival, ..
+            } => {
+                let values = |f: &Field<T>| -> Result<Vec<f64>, FloodError> {
+                    Ok(f.interior()?.iter().map(|x| x.as_f64()).collect())
+                };
+                Ok([values(deepest)?, values(arrival)?])
+            }
+            Flow::Sparse(flow) => flow.flood_extent()?.ok_or_else(|| FloodError::Config {
+                name: "flood extent".into(),
+                value: "not tracked".into(),
+                expected: "a flow made by Flow::new".into(),
+            }),
+        }
+    }
+
+    /// Puts back an extent taken by [`Flow::flood_extent`].
+    pub fn set_flood_extent(&mut self, deepest: &[f64], arrival: &[f64]) -> Result<(), FloodError> {
+        match self {
+            Flow::Dense {
+                flow,
+                deepest: d,
+                arrival: a,
+                ..
+            } => {
+                let g = *flow.grid();
+                if deepest.len() != g.cells() || arrival.len() != g.cells() {
+                    return Err(FloodError::Config {
+                        name: "restored flood extent".into(),
+                        value: format!("{} and {} values", deepest.len(), arrival.len()),
+                        expected: format!("one per cell ({} x {})", g.nx, g.ny),
+                    });
+                }
+                let field = |values: &[f64]| {
+                    Field::from_fn(&[g.nx, g.ny], 0, |[i, j, _]| {
+                        T::from_f64(values[j as usize * g.nx + i as usize])
+                    })
+                };
+                d.copy_from(&field(deepest))?;
+                a.copy_from(&field(arrival))?;
+                Ok(())
+            }
+            Flow::Sparse(flow) => flow.set_flood_extent(deepest, arrival),
+        }
+    }
+
+    /// Cell `(i, j)`'s mean bed as the kernels compute it.
+    pub fn cell_bed(&self, i: usize, j: usize) -> Result<f64, FloodError> {
+        match self {
+            Flow::Dense { flow, .. } => flow.cell_bed(i, j),
+            Flow::Sparse(flow) => flow.cell_bed(i, j),
+        }
+    }
+
+    /// Depth and velocity `(h, u, v)` in cell `(i, j)` whose bed is `bed`.
+    pub fn probe_over(&self, i: usize, j: usize, bed: f64) -> Result<(f64, f64, f64), FloodError> {
+        match self {
+            Flow::Dense { flow, .. } => flow.probe_over(i, j, bed),
+            Flow::Sparse(flow) => flow.probe_over(i, j, bed),
+        }
+    }
+
+    /// The depth and the velocities `(h, u, v)` per cell, row by row from the south.
+    pub fn depth_and_velocity(&self) -> Result<CellFields, FloodError> {
+        match self {
+            Flow::Dense { flow, .. } => flow.depth_and_velocity(),
+            Flow::Sparse(flow) => flow.depth_and_velocity(),
+        }
+    }
+}

@@ -1,0 +1,134 @@
+//! Reading a sparse run's state: surveys, the dense state, single cells, and the
+//! instability check (absent blocks read as dry).
+
+use super::layout::dry_surface;
+use super::SparseShallowWater;
+use crate::kernels::kp07;
+use crate::model::{instability, CellFields};
+use crate::{FloodError, Physics, Survey};
+use stencil_runtime::Real;
+
+impl<T: Real> SparseShallowWater<T> {
+    /// The volume, depth range and largest speed over the present blocks (absent blocks
+    /// are dry).
+    pub fn survey(&self) -> Result<Survey, FloodError> {
+        let [w, q, p, _, _] = &self.now;
+        let (volume, min_depth, max_depth, max_speed) = kp07::survey::launch_blocks(
+            &self.backend,
+            &self.list,
+            w,
+            q,
+            p,
+            &self.bed,
+            T::from_f64(self.physics.dry_depth),
+        )?;
+        Ok(Survey {
+            volume: volume * self.grid.cell_area(),
+            min_depth: min_depth.as_f64(),
+            max_depth: max_depth.as_f64(),
+            max_speed: max_speed.as_f64().max(0.0),
+        })
+    }
+
+    /// The state as `f64`, dense: surface, x and y discharge per cell, row by row from the
+    /// south (absent blocks dry).
+    pub fn state(&self) -> Result<[Vec<f64>; 3], FloodError> {
+        let g = self.grid;
+        let dense = |k: usize| -> Result<Vec<f64>, FloodError> {
+            let f = self.now[k].to_dense(&self.blocks, 0, T::nan())?;
+            let values = f.interior()?;
+            Ok(values
+                .iter()
+                .enumerate()
+                .map(|(c, v)| match (v.is_nan(), k) {
+                    (true, 0) => dry_surface(&self.corners, c % g.nx, c / g.nx),
+                    (true, _) => 0.0,
+                    (false, _) => v.as_f64(),
+                })
+                .collect())
+        };
+        Ok([dense(0)?, dense(1)?, dense(2)?])
+    }
+
+    /// Surveys the state and stops with [`FloodError::Unstable`] if a value is not
+    /// finite or a depth negative (as the dense model's `check`).
+    pub fn check(&mut self) -> Result<Survey, FloodError> {
+        let s = self.survey()?;
+        if !(s.volume.is_finite() && s.min_depth >= 0.0 && s.max_speed.is_finite()) {
+            return Err(self.instability());
+        }
+        Ok(s)
+    }
+
+    /// The instability of the present state, located (see [`instability`]).
+    pub(super) fn instability(&self) -> FloodError {
+        match self.depth_and_velocity() {
+            Ok(fields) => instability(&self.grid, self.steps, self.time, &fields),
+            Err(e) => e,
+        }
+    }
+
+    /// The physical parameters.
+    pub fn physics(&self) -> &Physics {
+        &self.physics
+    }
+
+    /// Cell `(i, j)`'s mean bed as the kernels compute it.
+    pub fn cell_bed(&self, i: usize, j: usize) -> Result<f64, FloodError> {
+        self.inside(i, j)?;
+        Ok(dry_surface(&self.corners, i, j))
+    }
+
+    /// Depth and velocity `(h, u, v)` in cell `(i, j)` whose bed is `bed` (three element
+    /// copies on a device; a cell of an absent block is dry).
+    pub fn probe_over(&self, i: usize, j: usize, bed: f64) -> Result<(f64, f64, f64), FloodError> {
+        self.inside(i, j)?;
+        let at = [i, j, 0];
+        let value = |k: usize| -> Result<Option<f64>, FloodError> {
+            Ok(self.now[k].get(&self.blocks, at)?.map(|x| x.as_f64()))
+        };
+        let Some(w) = value(0)? else {
+            return Ok((0.0, 0.0, 0.0));
+        };
+        let (h, q, p) = (w - bed, value(1)?.unwrap_or(0.0), value(2)?.unwrap_or(0.0));
+        let (u, v) = if h > self.physics.dry_depth {
+            (q / h, p / h)
+        } else {
+            (0.0, 0.0)
+        };
+        Ok((h, u, v))
+    }
+
+    /// The depth and the velocities `(h, u, v)` per cell, row by row from the south (as
+    /// the dense model's).
+    pub fn depth_and_velocity(&self) -> Result<CellFields, FloodError> {
+        let [w, q, p] = self.state()?;
+        let g = self.grid;
+        let dry = self.physics.dry_depth;
+        let h: Vec<f64> = w
+            .iter()
+            .enumerate()
+            .map(|(k, w)| w - dry_surface(&self.corners, k % g.nx, k / g.nx))
+            .collect();
+        let div = |a: &[f64]| -> Vec<f64> {
+            a.iter()
+                .zip(&h)
+                .map(|(&a, &h)| if h > dry { a / h } else { 0.0 })
+                .collect()
+        };
+        let (u, v) = (div(&q), div(&p));
+        Ok((h, u, v))
+    }
+
+    /// An error unless `(i, j)` is a cell of the grid.
+    fn inside(&self, i: usize, j: usize) -> Result<(), FloodError> {
+        if i < self.grid.nx && j < self.grid.ny {
+            return Ok(());
+        }
+        Err(FloodError::Config {
+            name: "probed cell".into(),
+            value: format!("({i}, {j})"),
+            expected: format!("a cell of the {} x {} grid", self.grid.nx, self.grid.ny),
+        })
+    }
+}
