@@ -1,7 +1,7 @@
 //! Malpasset dense against sparse (only wet blocks and their neighbours stored), after a
 //! warm-up of 20 steps of each: wall time, the memory of the fields each keeps on the backend (the largest over the run,
 //! for sparse), steps, and cell updates per second counted on wet cells (the wet cells
-//! found every 8 steps by the sparse run, times 8).
+//! the sparse run finds at each regrid, times the steps until the next one).
 //!
 //! `cargo bench -p shallow-water --bench sparse -- --malpasset ../shared/data/malpasset
 //! [--factor 3] [--end SECONDS] [--cpu] [--f64]` (factor 1: the data's 15 m cells; 3: 5 m,

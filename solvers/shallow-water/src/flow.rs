@@ -15,8 +15,8 @@ pub enum Storage {
     /// Only the 32 x 32 blocks with water and their neighbours (a block grid): memory
     /// and work follow the water.
     Sparse,
-    /// Sparse where it pays: when at the start at most half of the domain's blocks would
-    /// be present (see [`Storage::choose`]), else dense.
+    /// Sparse where it pays: on the CPU when at the start at most half of the domain's
+    /// blocks would be present, else dense (see [`Storage::choose`]).
     Auto,
 }
 
@@ -35,11 +35,14 @@ impl Storage {
         }
     }
 
-    /// Dense or sparse for `setup`: `Auto` is sparse when the blocks a sparse run would
-    /// start with (the wet ones and their neighbours) are at most half of all blocks.
-    pub fn choose(self, setup: &Setup) -> Result<Storage, FloodError> {
-        match self {
-            Storage::Auto => {
+    /// Dense or sparse for `setup` on `backend`. `Auto` is sparse on the CPU when the
+    /// blocks a sparse run would start with (the wet ones and their neighbours) are at
+    /// most half of all blocks, and dense on a GPU: measured on Malpasset, a sparse run
+    /// takes a third of the dense time on a 2-core CPU but 2.3 to 2.5 times the time of
+    /// a dense run that skips dry blocks on an H100 (docs/benchmarks.md).
+    pub fn choose(self, setup: &Setup, backend: &Backend) -> Result<Storage, FloodError> {
+        match (self, backend) {
+            (Storage::Auto, Backend::Cpu) => {
                 let (present, all) = crate::sparse::starting_blocks(setup)?;
                 Ok(if 2 * present <= all {
                     Storage::Sparse
@@ -47,12 +50,15 @@ impl Storage {
                     Storage::Dense
                 })
             }
-            chosen => Ok(chosen),
+            (Storage::Auto, _) => Ok(Storage::Dense),
+            (chosen, _) => Ok(chosen),
         }
     }
 }
 
 /// A simulation in precision `T`, dense or sparse, tracking the flood's extent.
+// One value per run: the variants' sizes differing costs nothing worth a box.
+#[allow(clippy::large_enum_variant)]
 pub enum Flow<T: Real> {
     /// Dense fields, the extent in two more.
     Dense {
@@ -78,7 +84,7 @@ impl<T: Real> Flow<T> {
         storage: Storage,
         arrival_depth: f64,
     ) -> Result<Flow<T>, FloodError> {
-        let flow = match storage.choose(setup)? {
+        let flow = match storage.choose(setup, backend)? {
             Storage::Sparse => {
                 let mut flow = SparseShallowWater::new(backend, setup)?;
                 flow.track_flood(arrival_depth)?;

@@ -5,7 +5,7 @@
 //! flood malpasset --out results/malpasset
 //! flood my_scenario.toml --precision f64 --backend cpu
 //! flood thacker --resume results/thacker/checkpoint.bin
-//! flood malpasset --sparse        # only the blocks with water (the default where it pays)
+//! flood malpasset --sparse        # only the blocks with water (the CPU's default where it pays)
 //! flood --list
 //! ```
 
@@ -48,10 +48,11 @@ struct Args {
     #[arg(long)]
     resume: Option<PathBuf>,
     /// Store only the 32 x 32 blocks with water and their neighbours (a block grid). The
-    /// default when at the start at most half of the blocks would be present.
+    /// default on the CPU when at the start at most half of the blocks would be present.
     #[arg(long, conflicts_with = "dense")]
     sparse: bool,
-    /// Store every cell (dense fields; on a GPU dry 16 x 16 blocks are skipped).
+    /// Store every cell (dense fields; on a GPU dry 16 x 16 blocks are skipped). The
+    /// default on a GPU, where it is faster.
     #[arg(long)]
     dense: bool,
     /// No progress bar.
@@ -127,7 +128,7 @@ fn run(args: &Args) -> Result<(), FloodError> {
         (_, true) => Storage::Dense,
         _ => Storage::Auto,
     }
-    .choose(&scenario.setup)?;
+    .choose(&scenario.setup, &backend)?;
     println!(
         "{}: {} x {} cells of {} x {} m, to t = {} s, {} on {}, {}; results in {}",
         scenario.name,

@@ -250,11 +250,11 @@ fn neighbours(
         let mut index = key.index;
         let mut rest = dir;
         let mut wraps_past = None;
-        for a in 0..g.dims {
+        for (a, coordinate) in index.iter_mut().enumerate().take(g.dims) {
             let d = (rest % 3) as i64 - 1;
             rest /= 3;
             let n = g.blocks[a] as i64;
-            let mut at = index[a] as i64 + d;
+            let mut at = *coordinate as i64 + d;
             if !(0..n).contains(&at) {
                 // As `resolve`: a fixed value on any axis wins, periodic sides wrap.
                 match rule.sides[a][usize::from(at >= n)] {
@@ -268,7 +268,7 @@ fn neighbours(
                     _ => wraps_past = Some(a),
                 }
             }
-            index[a] = at as u32;
+            *coordinate = at as u32;
         }
         if wraps_past.is_some() {
             return Ok(None);
