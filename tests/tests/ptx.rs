@@ -192,3 +192,16 @@ fn ptxas_assembles_every_kernel_for_sm80_and_sm90_without_spills() {
     // The kernels of the suite, the halo exchange and the block flags.
     assert_eq!(assembled, (ALL.len() + 2) * 6);
 }
+
+#[test]
+fn the_halo_exchange_takes_what_the_runtime_passes() {
+    // Twelve values, then eight arenas and eight companions: the runtime's `HaloLaunch`
+    // (stencil-runtime/src/cuda/launch/blocks.rs, `HALO_FIELDS` = 8) pushes 28.
+    for p in halo_exchange_code() {
+        let start = p.text.find(".entry").expect("an entry");
+        let header = &p.text[start..];
+        let header = &header[..header.find(')').expect("a parameter list")];
+        let params = header.matches(".param ").count();
+        assert_eq!(params, 12 + 2 * 8, "{}: {header}", p.entry);
+    }
+}
