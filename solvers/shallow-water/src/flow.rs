@@ -3,7 +3,7 @@
 //! backend. What [`crate::Run`] drives.
 
 use crate::kernels::kp07;
-use crate::model::CellFields;
+use crate::model::{cell_field, CellFields};
 use crate::{FloodError, Grid, Physics, Setup, ShallowWater, SparseShallowWater, Survey};
 use stencil_runtime::{Backend, Field, Real};
 
@@ -275,20 +275,8 @@ impl<T: Real> Flow<T> {
                 ..
             } => {
                 let g = *flow.grid();
-                if deepest.len() != g.cells() || arrival.len() != g.cells() {
-                    return Err(FloodError::Config {
-                        name: "restored flood extent".into(),
-                        value: format!("{} and {} values", deepest.len(), arrival.len()),
-                        expected: format!("one per cell ({} x {})", g.nx, g.ny),
-                    });
-                }
-                let field = |values: &[f64]| {
-                    Field::from_fn(&[g.nx, g.ny], 0, |[i, j, _]| {
-                        T::from_f64(values[j as usize * g.nx + i as usize])
-                    })
-                };
-                d.copy_from(&field(deepest))?;
-                a.copy_from(&field(arrival))?;
+                d.copy_from(&cell_field::<T>(&g, "restored largest depth", deepest, 0)?)?;
+                a.copy_from(&cell_field::<T>(&g, "restored arrival time", arrival, 0)?)?;
                 Ok(())
             }
             Flow::Sparse(flow) => flow.set_flood_extent(deepest, arrival),

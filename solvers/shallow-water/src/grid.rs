@@ -80,6 +80,18 @@ impl Grid {
         self.nx * self.ny
     }
 
+    /// An error naming `what` unless `count` is one value per cell.
+    pub fn check_cells(&self, what: &str, count: usize) -> Result<(), FloodError> {
+        if count == self.cells() {
+            return Ok(());
+        }
+        Err(FloodError::Config {
+            name: what.into(),
+            value: format!("{count} values"),
+            expected: format!("one per cell ({} x {})", self.nx, self.ny),
+        })
+    }
+
     /// The area of one cell.
     pub fn cell_area(&self) -> f64 {
         self.dx * self.dy

@@ -681,23 +681,7 @@ impl<T: Real> ShallowWater<T> {
     ) -> Result<(), FloodError> {
         let g = self.grid;
         for (k, values) in state.iter().enumerate() {
-            if values.len() != g.cells() {
-                return Err(FloodError::Config {
-                    name: "restored state".into(),
-                    value: format!("{} values", values.len()),
-                    expected: format!("one per cell ({} x {})", g.nx, g.ny),
-                });
-            }
-            let inside = |i: isize, j: isize| {
-                (0..g.nx as isize).contains(&i) && (0..g.ny as isize).contains(&j)
-            };
-            let host = Field::from_fn(&[g.nx, g.ny], HALO, |[i, j, _]| {
-                if inside(i, j) {
-                    T::from_f64(values[j as usize * g.nx + i as usize])
-                } else {
-                    T::zero()
-                }
-            });
+            let host = cell_field::<T>(&g, "restored state", values, HALO)?;
             self.now[k].copy_from(&host)?;
         }
         self.derive_velocities()?;
@@ -844,6 +828,25 @@ pub(crate) fn instability(
         u: u.get(k).copied().unwrap_or(f64::NAN),
         v: v.get(k).copied().unwrap_or(f64::NAN),
     }
+}
+
+/// A host field of `grid`'s cells (halo `halo`, zero there) holding `values`, one per
+/// cell row by row from the south; an error naming `what` for another count.
+pub(crate) fn cell_field<T: Real>(
+    grid: &Grid,
+    what: &str,
+    values: &[f64],
+    halo: usize,
+) -> Result<Field<T>, FloodError> {
+    grid.check_cells(what, values.len())?;
+    let (nx, ny) = (grid.nx as isize, grid.ny as isize);
+    Ok(Field::from_fn(&[grid.nx, grid.ny], halo, |[i, j, _]| {
+        if (0..nx).contains(&i) && (0..ny).contains(&j) {
+            T::from_f64(values[(j * nx + i) as usize])
+        } else {
+            T::zero()
+        }
+    }))
 }
 
 /// The conserved variables on the host: surface, discharge along x, discharge along y.

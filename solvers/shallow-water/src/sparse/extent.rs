@@ -148,14 +148,8 @@ impl<T: Real> Extent<T> {
         deepest: &[f64],
         arrival: &[f64],
     ) -> Result<(), FloodError> {
-        let cells = grid.cells();
-        if deepest.len() != cells || arrival.len() != cells {
-            return Err(FloodError::Config {
-                name: "restored flood extent".into(),
-                value: format!("{} and {} values", deepest.len(), arrival.len()),
-                expected: format!("one per cell ({} x {})", grid.nx, grid.ny),
-            });
-        }
+        grid.check_cells("restored largest depth", deepest.len())?;
+        grid.check_cells("restored arrival time", arrival.len())?;
         let g = *blocks.geometry();
         let at = |values: &[f64], default: f64, p: [isize; 3]| {
             let inside = (0..2).all(|a| (0..g.domain[a] as isize).contains(&p[a]));

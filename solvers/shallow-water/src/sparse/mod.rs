@@ -22,7 +22,7 @@ mod read;
 
 use crate::kernels::kp07;
 use crate::model::Integrator;
-use crate::model::{corner_field, initial_fields, BED_HALO, CHECK_EVERY, HALO};
+use crate::model::{cell_field, corner_field, initial_fields, BED_HALO, CHECK_EVERY, HALO};
 use crate::{Boundaries, Boundary, FloodError, Grid, Physics, Setup};
 use extent::Extent;
 use layout::{dry_at, dry_surface, exchanges, wanted_blocks, wet_blocks, Exchanges};
@@ -187,21 +187,7 @@ impl<T: Real> SparseShallowWater<T> {
         let g = self.grid;
         let mut fields = Vec::new();
         for values in state {
-            if values.len() != g.cells() {
-                return Err(FloodError::Config {
-                    name: "restored state".into(),
-                    value: format!("{} values", values.len()),
-                    expected: format!("one per cell ({} x {})", g.nx, g.ny),
-                });
-            }
-            fields.push(Field::from_fn(&[g.nx, g.ny], HALO, |[i, j, _]| {
-                let inside = (0..g.nx as isize).contains(&i) && (0..g.ny as isize).contains(&j);
-                if inside {
-                    T::from_f64(values[j as usize * g.nx + i as usize])
-                } else {
-                    T::zero()
-                }
-            }));
+            fields.push(cell_field::<T>(&g, "restored state", values, HALO)?);
         }
         let arrival_depth = self.extent.as_ref().map(|e| e.arrival_depth());
         *self = SparseShallowWater::from_state(
