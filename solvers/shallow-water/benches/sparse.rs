@@ -4,7 +4,7 @@
 //! the sparse run finds at each regrid, times the steps until the next one).
 //!
 //! `cargo bench -p shallow-water --bench sparse -- --malpasset ../shared/data/malpasset
-//! [--factor 3] [--end SECONDS] [--cpu] [--f64]` (factor 1: the data's 15 m cells; 3: 5 m,
+//! [--factor 3] [--end SECONDS] [--cpu] [--f64] [--sparse-only]` (factor 1: the data's 15 m cells; 3: 5 m,
 //! the terrain resampled bilinearly; end: simulated seconds, default 4000).
 
 use shallow_water::*;
@@ -20,7 +20,12 @@ fn arg(name: &str) -> Option<String> {
         .and_then(|i| args.get(i + 1).cloned())
 }
 
-fn run<T: Real>(backend: &Backend, case: &cases::Case, end: f64) -> R<Vec<String>> {
+fn run<T: Real>(
+    backend: &Backend,
+    case: &cases::Case,
+    end: f64,
+    sparse_only: bool,
+) -> R<Vec<String>> {
     let mut rows = Vec::new();
     let gib = |b: usize| b as f64 / (1u64 << 30) as f64;
     // Warm-up: the first launches of each kernel load and JIT-compile its PTX and tune
@@ -36,7 +41,8 @@ fn run<T: Real>(backend: &Backend, case: &cases::Case, end: f64) -> R<Vec<String
     let mut dense = ShallowWater::<T>::new(backend, &case.setup)?;
     backend.synchronize()?;
     let start = Instant::now();
-    dense.advance_to(end)?;
+    // With --sparse-only (for profiling the sparse run alone) the dense run only starts.
+    dense.advance_to(if sparse_only { 0.0 } else { end })?;
     backend.synchronize()?;
     let dense_wall = start.elapsed().as_secs_f64();
     let dense_memory = dense.memory();
@@ -52,19 +58,22 @@ fn run<T: Real>(backend: &Backend, case: &cases::Case, end: f64) -> R<Vec<String
     let wet = sparse.wet_cell_steps();
     let g = sparse.grid();
     let blocks = g.nx.div_ceil(sparse::BLOCK) * g.ny.div_ceil(sparse::BLOCK);
+    rows.extend((!sparse_only).then(|| {
+        format!(
+            "| dense{} | {dense_steps} | {dense_wall:.2} | {:.3} | {:.0} |",
+            if matches!(backend, Backend::Cuda(_)) {
+                " (dry blocks skipped)"
+            } else {
+                ""
+            },
+            gib(dense_memory),
+            wet / dense_wall / 1e6
+        )
+    }));
     rows.push(format!(
-        "| dense{} | {dense_steps} | {dense_wall:.2} | {:.3} | {:.0} |",
-        if matches!(backend, Backend::Cuda(_)) {
-            " (dry blocks skipped)"
-        } else {
-            ""
-        },
-        gib(dense_memory),
-        wet / dense_wall / 1e6
-    ));
-    rows.push(format!(
-        "| sparse ({} of {blocks} blocks at the end) | {} | {sparse_wall:.2} | {:.3} ({:.0}% of dense) | {:.0} |",
+        "| sparse ({} of {blocks} blocks at the end, {} layouts) | {} | {sparse_wall:.2} | {:.3} ({:.0}% of dense) | {:.0} |",
         sparse.blocks().len(),
+        sparse.blocks().generation(),
         sparse.steps(),
         gib(sparse.peak_memory()),
         100.0 * sparse.peak_memory() as f64 / dense_memory as f64,
@@ -86,6 +95,7 @@ fn main() -> R<()> {
         Backend::auto()?
     };
     let f64 = std::env::args().any(|a| a == "--f64");
+    let sparse_only = std::env::args().any(|a| a == "--sparse-only");
     let case = cases::malpasset_resampled(std::path::Path::new(&dir), factor)?;
     let g = *case.setup.terrain.grid();
     println!(
@@ -102,9 +112,9 @@ fn main() -> R<()> {
     );
     println!("| --- | --- | --- | --- | --- |");
     let rows = if f64 {
-        run::<f64>(&backend, &case, end)?
+        run::<f64>(&backend, &case, end, sparse_only)?
     } else {
-        run::<f32>(&backend, &case, end)?
+        run::<f32>(&backend, &case, end, sparse_only)?
     };
     for r in rows {
         println!("{r}");
