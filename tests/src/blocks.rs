@@ -499,12 +499,14 @@ fn points_of(g: &stencil_runtime::blocks::Geometry, o: [usize; 3]) -> Vec<[usize
 }
 
 /// Blocks added and removed during a run: kept blocks keep their values, added ones get
-/// theirs, and a field that has not followed is refused by a launch.
+/// theirs (or zero, `follow_zeroed`), and a field that has not followed is refused by a
+/// launch.
 pub fn fields_follow_the_blocks<T: Real>(backend: &Backend) {
     let mut grid = random_grid(backend, "follow", &[96, 64], &[32, 16], 0.5);
     let value = |p: [isize; 3]| T::from_f64((p[0] * 3 + p[1] * 1000) as f64);
     let mut field = BlockField::from_fn(&grid, value).unwrap();
     let mut other = BlockField::from_fn(&grid, value).unwrap();
+    let mut zeroed = BlockField::from_fn(&grid, value).unwrap();
     let keys = grid.keys();
     let all: Vec<BlockKey> = grid.geometry().all_keys().collect();
     let absent: Vec<BlockKey> = all.iter().copied().filter(|k| !keys.contains(k)).collect();
@@ -520,6 +522,24 @@ pub fn fields_follow_the_blocks<T: Real>(backend: &Backend) {
                 let p = [o[0] + i, o[1] + j, 0];
                 let want = value([p[0] as isize, p[1] as isize, 0]);
                 assert_eq!(field.get(&grid, p).unwrap(), Some(want), "point {p:?}");
+            }
+        }
+    }
+    // Following with added blocks zero: kept blocks keep their values, added ones are 0.
+    zeroed.follow_zeroed(&grid, &change).unwrap();
+    let added = &absent[..absent.len().min(3)];
+    let dense = zeroed.to_dense(&grid, 0, T::nan()).unwrap();
+    for k in grid.keys() {
+        let o = g.origin(k);
+        for j in 0..g.block[1] {
+            for i in 0..g.block[0] {
+                let p = [(o[0] + i) as isize, (o[1] + j) as isize, 0];
+                let want = if added.contains(&k) {
+                    T::zero()
+                } else {
+                    value(p)
+                };
+                assert_eq!(dense.get(p), Some(want), "zero-following: point {p:?}");
             }
         }
     }

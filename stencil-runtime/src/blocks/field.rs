@@ -82,15 +82,7 @@ impl<T: Real> BlockField<T> {
         change: &Relayout,
         f: impl Fn([isize; 3]) -> T,
     ) -> Result<(), Error> {
-        if grid.id() != self.grid
-            || change.from != self.generation
-            || change.to != grid.generation()
-        {
-            return Err(Error::InvalidField(format!(
-                "a block field of layout {} (grid {}) cannot follow the change {} -> {} of grid {} (now at {}): apply every change of the field's grid, in order",
-                self.generation, self.grid, change.from, change.to, grid.id(), grid.generation()
-            )));
-        }
+        self.check_change(grid, change)?;
         let g = self.geometry;
         let len = g.slot_len();
         // The added blocks' values, made on the host.
@@ -105,8 +97,41 @@ impl<T: Real> BlockField<T> {
                 })?;
             fill_slot(&g, &mut fresh, n, g.origin(key), &f);
         }
+        self.relay(grid, change, Some(&fresh))
+    }
+
+    /// [`BlockField::follow`] with added blocks zero everywhere: nothing is made on the
+    /// host or copied to a device (the added slots are zeroed where they lie).
+    pub fn follow_zeroed(&mut self, grid: &BlockGrid, change: &Relayout) -> Result<(), Error> {
+        self.check_change(grid, change)?;
+        self.relay(grid, change, None)
+    }
+
+    /// An error unless `change` is `grid`'s latest change and this field of the layout
+    /// before it.
+    fn check_change(&self, grid: &BlockGrid, change: &Relayout) -> Result<(), Error> {
+        if grid.id() != self.grid
+            || change.from != self.generation
+            || change.to != grid.generation()
+        {
+            return Err(Error::InvalidField(format!(
+                "a block field of layout {} (grid {}) cannot follow the change {} -> {} of grid {} (now at {}): apply every change of the field's grid, in order",
+                self.generation, self.grid, change.from, change.to, grid.id(), grid.generation()
+            )));
+        }
+        Ok(())
+    }
+
+    /// Applies `change` (checked), added slots from `fresh` or zero.
+    fn relay(
+        &mut self,
+        grid: &BlockGrid,
+        change: &Relayout,
+        fresh: Option<&[T]>,
+    ) -> Result<(), Error> {
+        let len = self.geometry.slot_len();
         let arena = std::mem::replace(&mut self.arena, Arena::Host(Vec::new()));
-        self.arena = arena.relaid(grid.backend(), change, len, &fresh)?;
+        self.arena = arena.relaid(grid.backend(), change, len, fresh)?;
         self.capacity = change.capacity;
         self.generation = change.to;
         Ok(())
@@ -301,6 +326,18 @@ fn runs(pairs: &[(usize, usize)]) -> Vec<(usize, usize, usize)> {
     out
 }
 
+/// Writes the added slots (`(index among the added, slot)` pairs) of a host arena from
+/// `fresh`, or zero.
+fn fill_added<T: Real>(arena: &mut [T], added: &[(usize, usize)], len: usize, fresh: Option<&[T]>) {
+    for (from, to, n) in runs(added) {
+        let slots = &mut arena[to * len..(to + n) * len];
+        match fresh {
+            Some(fresh) => slots.copy_from_slice(&fresh[from * len..(from + n) * len]),
+            None => slots.fill(T::zero()),
+        }
+    }
+}
+
 /// The error of a field on the wrong backend.
 fn not_here(kernel: &str, param: &str, wanted: &str, is: &str) -> Error {
     Error::InvalidField(format!(
@@ -373,7 +410,7 @@ impl<T: Real> Arena<T> {
     }
 
     /// The arena after `change`: kept slots moved, added slots from `fresh` (one slot of
-    /// `len` elements per added block, in order). Works in place when the slot count
+    /// `len` elements per added block, in order; `None`: zero). Works in place when the slot count
     /// stays and no kept block moves (the common case: blocks added into free slots or
     /// freed); copies runs of consecutive slots at once.
     fn relaid(
@@ -381,7 +418,7 @@ impl<T: Real> Arena<T> {
         backend: &Backend,
         change: &Relayout,
         len: usize,
-        fresh: &[T],
+        fresh: Option<&[T]>,
     ) -> Result<Arena<T>, Error> {
         let capacity = change.capacity;
         let in_place = change.kept.iter().all(|&(from, to)| from == to);
@@ -393,10 +430,7 @@ impl<T: Real> Arena<T> {
                     if 2 * old.len() < old.capacity() {
                         old.shrink_to_fit();
                     }
-                    for (from, to, n) in runs(&added) {
-                        old[to * len..(to + n) * len]
-                            .copy_from_slice(&fresh[from * len..(from + n) * len]);
-                    }
+                    fill_added(&mut old, &added, len, fresh);
                     return Ok(Arena::Host(old));
                 }
                 let mut new = vec![T::zero(); capacity * len];
@@ -404,10 +438,7 @@ impl<T: Real> Arena<T> {
                     new[to * len..(to + n) * len]
                         .copy_from_slice(&old[from * len..(from + n) * len]);
                 }
-                for (from, to, n) in runs(&added) {
-                    new[to * len..(to + n) * len]
-                        .copy_from_slice(&fresh[from * len..(from + n) * len]);
-                }
+                fill_added(&mut new, &added, len, fresh);
                 Ok(Arena::Host(new))
             }
             Arena::Device(old) => {
@@ -430,17 +461,26 @@ impl<T: Real> Arena<T> {
                     }
                     new
                 };
-                if !added.is_empty() {
-                    let staged = DeviceBuffer::from_slice(c.stream(), fresh, "new blocks")?;
-                    for (from, to, n) in runs(&added) {
-                        new.copy_range(
-                            to * len * size,
-                            &staged,
-                            from * len * size,
-                            n * len * size,
-                        )?;
+                match fresh {
+                    _ if added.is_empty() => {}
+                    Some(fresh) => {
+                        let staged = DeviceBuffer::from_slice(c.stream(), fresh, "new blocks")?;
+                        for (from, to, n) in runs(&added) {
+                            new.copy_range(
+                                to * len * size,
+                                &staged,
+                                from * len * size,
+                                n * len * size,
+                            )?;
+                        }
+                        c.synchronize()?;
                     }
-                    c.synchronize()?;
+                    // Zero is all bits zero in f32 and f64.
+                    None => {
+                        for (_, to, n) in runs(&added) {
+                            new.zero_range(to * len * size, n * len * size)?;
+                        }
+                    }
                 }
                 Ok(Arena::Device(new))
             }

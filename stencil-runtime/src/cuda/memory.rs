@@ -79,6 +79,15 @@ impl DeviceBuffer {
         Ok(b)
     }
 
+    /// Queues the zeroing of `bytes` bytes from byte `at` (on this buffer's stream).
+    pub fn zero_range(&self, at: usize, bytes: usize) -> Result<(), Error> {
+        assert!(at + bytes <= self.bytes, "zeroing fits");
+        self.stream.device.bind()?;
+        // SAFETY: the range lies inside the live allocation (checked above).
+        unsafe { result::memset_d8_async(self.ptr + at as u64, 0, bytes, self.stream.raw) }
+            .map_err(|e| cuda_error("zeroing device memory", e))
+    }
+
     /// Queues a copy of `bytes` bytes from byte `from` of `src` to byte `to` of this
     /// buffer (on this buffer's stream).
     pub fn copy_range(

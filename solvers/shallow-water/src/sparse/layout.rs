@@ -52,7 +52,9 @@ pub(super) fn wanted_blocks(
 ) -> Vec<BlockKey> {
     let g = *blocks.geometry();
     let n = [g.blocks[0] as i64, g.blocks[1] as i64];
-    let mut wanted = std::collections::BTreeSet::new();
+    // A vector sorted once: the host decides while the device waits, and a set's
+    // insertions cost more.
+    let mut wanted = Vec::with_capacity(9 * listed.len());
     for (key, f) in listed.iter().zip(flags).filter(|(_, f)| f.any()) {
         for dj in -1..=1i64 {
             for di in -1..=1i64 {
@@ -67,13 +69,15 @@ pub(super) fn wanted_blocks(
                     }
                 }
                 if (0..2).all(|a| (0..n[a]).contains(&at[a])) {
-                    wanted.insert(BlockKey::new([at[0] as u32, at[1] as u32, 0]));
+                    wanted.push(BlockKey::new([at[0] as u32, at[1] as u32, 0]));
                 }
             }
         }
     }
     wanted.extend(feeding_blocks(&g, sides));
-    wanted.into_iter().collect()
+    wanted.sort_unstable();
+    wanted.dedup();
+    wanted
 }
 
 /// The blocks along sides that feed water in (fixed depth or discharge).

@@ -340,16 +340,15 @@ impl<T: Real> SparseShallowWater<T> {
                 T::zero()
             }
         };
-        let zero = |_: [isize; 3]| T::zero();
         let blocks = &self.blocks;
         for state in [&mut self.now, &mut self.stage] {
             state[0].follow(blocks, change, dry.clone())?;
             for f in &mut state[1..] {
-                f.follow(blocks, change, zero)?;
+                f.follow_zeroed(blocks, change)?;
             }
         }
         for f in &mut self.fluxes {
-            f.follow(blocks, change, zero)?;
+            f.follow_zeroed(blocks, change)?;
         }
         let corners = self.corners.clone();
         self.bed

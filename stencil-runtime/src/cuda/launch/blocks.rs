@@ -48,18 +48,7 @@ impl CudaLaunch<'_> {
             return Err(self
                 .refused("a kernel with reductions cannot be recorded into a CUDA graph".into()));
         }
-        // A list too small to fill the device runs a point per thread (as a small dense
-        // domain does): more points per thread only lengthen each thread's serial work
-        // (measured on an H100, Malpasset at 15 m with 104 blocks of 32 x 32: the face
-        // pass took 40 us with 8 points per thread).
-        let listed = list.len() * g.block.iter().product::<usize>();
-        let one_point = std::env::var_os("STENCIL_BLOCK_ONE_POINT").is_some();
-        let points: &[u32] = if one_point || listed <= self.cuda.stream().device.resident_threads {
-            &[1]
-        } else {
-            self.code.points
-        };
-        let shape = block_shape(self.code.dims, points, g.block).ok_or_else(|| {
+        let shape = block_shape(self.code.dims, g.block).ok_or_else(|| {
             self.refused(format!(
                 "blocks of {:?} points are not a whole number of thread-block tiles of any launch shape; use block sizes that are multiples of 32 along x and of 8 along the other axes",
                 &g.block[..g.dims]
@@ -319,34 +308,29 @@ unsafe fn queue_raw(
     unsafe { launch_raw(cuda, name, f, grid, [RAW_BLOCK, 1, 1], params) }
 }
 
-/// A launch shape (one point per thread or more along the last axis, no vectors) whose
-/// tile divides `block` on every axis: of those among the default shape, the search
-/// candidates and some small ones, the one with the largest tile (fewer thread blocks,
-/// each sharing its loads between more points) of at most 256 threads, the first of
-/// equals.
-pub(crate) fn block_shape(dims: usize, points: &[u32], block: [usize; 3]) -> Option<LaunchShape> {
-    let last = dims.max(1) - 1;
-    let span = |s: &LaunchShape, a: usize| {
-        let mut span = s.block[a] as usize;
-        if a == last {
-            span *= s.points as usize;
-        }
-        span
-    };
-    let divides = |s: &LaunchShape| (0..3).all(|a| block[a].is_multiple_of(span(s, a)));
-    let area = |s: &LaunchShape| (0..3).map(|a| span(s, a)).product::<usize>();
-    let mut best: Option<LaunchShape> = None;
+/// A launch shape of one point per thread (no vectors) whose tile divides `block` on
+/// every axis: of the default shape, the search candidates and some small ones, the one
+/// with the most threads, at most 256 (heavy kernels' registers allow no more), the first
+/// of equals.
+///
+/// More points per thread were slower on an H100 (Malpasset's KP07 kernels over blocks of
+/// 32 x 32, tiles of 32 x 32 with 8 points per thread): the face pass took 40 us instead
+/// of 10.8 us over 104 blocks, and a 4000 s run at 5 m over up to 1801 blocks 76.7 s
+/// instead of 56.5 s. A block launch rarely has enough blocks to hide the longer serial
+/// work of each thread.
+pub(crate) fn block_shape(dims: usize, block: [usize; 3]) -> Option<LaunchShape> {
+    let divides = |s: &LaunchShape| (0..3).all(|a| block[a].is_multiple_of(s.block[a] as usize));
+    let threads = |s: &LaunchShape| s.block.iter().product::<u32>();
     let shapes = std::iter::once(LaunchShape::default_for(dims))
-        .chain(LaunchShape::candidates(dims, points, 1))
+        .chain(LaunchShape::candidates(dims, &[1], 1))
         .chain(SMALL.iter().map(|&b| LaunchShape {
             block: b,
             points: 1,
             vector: 1,
         }));
-    // At most 256 threads a block: heavy kernels' registers allow no more.
-    let threads = |s: &LaunchShape| s.block.iter().product::<u32>();
-    for s in shapes.filter(|s| s.vector == 1 && threads(s) <= 256 && divides(s)) {
-        if best.is_none_or(|b| area(&s) > area(&b)) {
+    let mut best: Option<LaunchShape> = None;
+    for s in shapes.filter(|s| s.points == 1 && threads(s) <= 256 && divides(s)) {
+        if best.is_none_or(|b| threads(&s) > threads(&b)) {
             best = Some(s);
         }
     }
@@ -362,19 +346,15 @@ mod tests {
 
     #[test]
     fn shapes_tile_the_block() {
-        // The largest tile that divides the block: a thread block per block here.
-        let s = block_shape(2, &[1, 2, 4], [32, 32, 1]).unwrap();
-        assert_eq!(
-            s.block[0] as usize * s.block[1] as usize * s.points as usize,
-            32 * 32
-        );
-        let s = block_shape(2, &[1], [32, 32, 1]).unwrap();
+        // The most threads (one point each) whose tile divides the block.
+        let s = block_shape(2, [32, 32, 1]).unwrap();
         assert_eq!((s.block, s.points), ([32, 8, 1], 1));
-        let s = block_shape(2, &[1], [16, 16, 1]).unwrap();
-        assert_eq!(s.block, [16, 16, 1]);
-        let s = block_shape(3, &[1], [8, 8, 8]).unwrap();
+        let s = block_shape(2, [16, 16, 1]).unwrap();
+        assert_eq!((s.block, s.points), ([16, 16, 1], 1));
+        let s = block_shape(2, [64, 16, 1]).unwrap();
+        assert_eq!(s.block.iter().product::<u32>(), 256);
+        let s = block_shape(3, [8, 8, 8]).unwrap();
         assert_eq!(s.block, [8, 8, 4]);
-        assert!(block_shape(2, &[1], [32, 32, 1]).is_some());
-        assert!(block_shape(2, &[1], [12, 12, 1]).is_none());
+        assert!(block_shape(2, [12, 12, 1]).is_none());
     }
 }
