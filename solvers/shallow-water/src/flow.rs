@@ -38,7 +38,7 @@ impl Storage {
     /// Dense or sparse for `setup` on `backend`. `Auto` is sparse on the CPU when the
     /// blocks a sparse run would start with (the wet ones and their neighbours) are at
     /// most half of all blocks, and dense on a GPU: measured on Malpasset, a sparse run
-    /// takes a third of the dense time on a 2-core CPU but 2.3 to 2.5 times the time of
+    /// takes a third of the dense time on a 2-core CPU but 1.3 to 1.9 times the time of
     /// a dense run that skips dry blocks on an H100 (docs/benchmarks.md).
     pub fn choose(self, setup: &Setup, backend: &Backend) -> Result<Storage, FloodError> {
         match (self, backend) {
