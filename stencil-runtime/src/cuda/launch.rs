@@ -1,16 +1,19 @@
 //! Launching a kernel's embedded PTX: arguments in the compiler's calling convention
-//! (`kernels_gen::llvm`), the launch shape, and reductions finished on the device.
+//! (`kernels_gen::llvm`), the launch shape (`shape.rs`), reductions finished on the device
+//! (`reduce.rs`), and launches over the blocks of a block grid (`blocks.rs`).
 
 use crate::cuda::driver::describe;
 use crate::cuda::memory::DeviceBuffer;
 use crate::cuda::module::{function, Function};
-use crate::cuda::tune::{cache_key, LaunchShape, Tuning};
+use crate::cuda::tune::LaunchShape;
 use crate::cuda::Cuda;
 use crate::{Error, Field, Precision, Real};
 use cudarc::driver::{result, sys};
 use std::ffi::c_void;
 
 mod blocks;
+mod reduce;
+mod shape;
 pub use blocks::{block_flags_code, halo_exchange_code};
 pub(crate) use blocks::{queue_block_flags, queue_halo_exchange, HaloLaunch, HALO_FIELDS};
 
@@ -106,11 +109,6 @@ pub struct CudaLaunch<'a> {
 
 /// Threads per block of a vertex kernel.
 pub const VERTEX_BLOCK: u32 = 128;
-
-/// Timed launches per candidate shape when tuning (after one untimed).
-const TUNE_REPS: usize = 3;
-/// Threads per block of the passes that combine reduction partials.
-const FINAL_BLOCK: u32 = 1024;
 
 /// The tiles along z per block that a dense launch passes for its (absent) block list:
 /// thread block `c` along z is then tile `c` of block 0 (see the codegen's `blocks.rs`).
@@ -306,29 +304,6 @@ impl<'a> CudaLaunch<'a> {
         self.values(partials, blocks)
     }
 
-    /// The reductions' values from their per-block `partials` (`blocks` each): NaN when
-    /// left unread, NaN with the values queued for [`Cuda::read_deferred`] when deferred,
-    /// else combined on the device and read back (waiting).
-    fn values(&self, partials: Vec<DeviceBuffer>, blocks: usize) -> Result<Vec<f64>, Error> {
-        let count = partials.len();
-        if self.cuda.unread_reductions {
-            return Ok(vec![f64::NAN; count]);
-        }
-        if let Some(queue) = &self.cuda.deferred {
-            let mut finals = Vec::with_capacity(count);
-            for (&(op, p), buf) in self.reductions.iter().zip(partials) {
-                finals.push((self.combine(op, p, buf, blocks)?, p));
-            }
-            queue.push(&finals)?;
-            return Ok(vec![f64::NAN; count]);
-        }
-        let mut values = Vec::with_capacity(count);
-        for (&(op, p), buf) in self.reductions.iter().zip(partials) {
-            values.push(self.finish(op, p, buf, blocks)?);
-        }
-        Ok(values)
-    }
-
     /// Runs a vertex kernel over a set of `count` vertices: one thread each, in blocks of
     /// [`VERTEX_BLOCK`] along x.
     fn run_vertices(&mut self, count: usize) -> Result<Vec<f64>, Error> {
@@ -423,117 +398,6 @@ impl<'a> CudaLaunch<'a> {
         }
     }
 
-    /// The launch shape: by the backend's policy, tuning on first use when it is on; the
-    /// one block-per-tile shape under a block mask (after checking that the launch fits
-    /// the mask).
-    fn shape(&self, n: [usize; 3]) -> Result<LaunchShape, Error> {
-        let (code, p) = (self.code, self.precision);
-        if let Some(m) = &self.cuda.mask {
-            let fits_mask = code.dims == 2 && n[..2] == m.domain[..];
-            if !fits_mask || m.precision != p {
-                return Err(Error::Launch {
-                    kernel: code.name.to_string(),
-                    cause: format!(
-                        "a masked launch needs a 2D kernel over the mask's domain {:?} in its precision {:?}; this one is {}D over {n:?} in {p:?}",
-                        m.domain, m.precision, code.dims
-                    ),
-                });
-            }
-            return Ok(if code.points.contains(&4) && !code.in_place {
-                crate::block_mask::BLOCK_SHAPE
-            } else {
-                crate::block_mask::BLOCK_SHAPE_SINGLE
-            });
-        }
-        let usable = |s: &LaunchShape| fits(code, p, n, s, self.aligned);
-        let default = LaunchShape::default_for(code.dims);
-        match self.cuda.tuning {
-            Tuning::Off => Ok(default),
-            Tuning::Fixed(s) if usable(&s) => Ok(s),
-            Tuning::Fixed(_) => Ok(default),
-            // Running an in-place kernel to time it would change its result.
-            Tuning::On if code.in_place => Ok(default),
-            // Timing needs waiting, which a graph capture cannot do.
-            Tuning::On if self.cuda.is_capturing() => Ok(self
-                .cuda
-                .cached_shape(code, p, n)
-                .1
-                .filter(usable)
-                .unwrap_or(default)),
-            Tuning::On => {
-                let (key, cached) = self.cuda.cached_shape(code, p, n);
-                if let Some(s) = cached.filter(usable) {
-                    return Ok(s);
-                }
-                // A domain too small to fill the device runs a point per thread: more
-                // points per thread would only lengthen the launch's critical path (which
-                // back-to-back timing hides, and a chain of dependent launches does not).
-                let points: usize = n.iter().product();
-                let small = points <= self.cuda.stream().device.resident_threads;
-                let candidates: Vec<LaunchShape> =
-                    LaunchShape::candidates(code.dims, code.points, code.ptx(p).vector)
-                        .into_iter()
-                        .filter(usable)
-                        .filter(|s| !small || (s.points == 1 && s.vector == 1))
-                        .collect();
-                let best = self.search(&candidates, n)?.unwrap_or(default);
-                let device = &self.cuda.stream().device;
-                device
-                    .tuned
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .put(key, best);
-                Ok(best)
-            }
-        }
-    }
-
-    /// Times each candidate on the real arguments (outputs are distinct from inputs, so
-    /// running a kernel again gives the same result) and returns the fastest.
-    fn search(
-        &self,
-        candidates: &[LaunchShape],
-        n: [usize; 3],
-    ) -> Result<Option<LaunchShape>, Error> {
-        let mut timer = self.cuda.timer()?;
-        let mut best: Option<(f64, LaunchShape)> = None;
-        for &shape in candidates {
-            let Some(grid) = shape.grid(self.code.dims, n) else {
-                continue;
-            };
-            let partials = self.partials(grid)?;
-            // A shape the kernel cannot launch with (too many registers for the block) is
-            // skipped; any other failure surfaces when the timer waits.
-            if self.launch(n, shape, grid, &partials).is_err() {
-                continue;
-            }
-            timer.start()?;
-            for _ in 0..TUNE_REPS {
-                self.launch(n, shape, grid, &partials)?;
-            }
-            let t = timer.stop().map_err(|e| self.failed(e))?;
-            if best.is_none_or(|(bt, _)| t < bt) {
-                best = Some((t, shape));
-            }
-        }
-        Ok(best.map(|(_, s)| s))
-    }
-
-    /// One partials buffer per reduction, one element per thread block.
-    fn partials(&self, grid: [u32; 3]) -> Result<Vec<DeviceBuffer>, Error> {
-        let blocks: usize = grid.iter().map(|&g| g as usize).product();
-        self.reductions
-            .iter()
-            .map(|&(_, p)| {
-                DeviceBuffer::new(
-                    self.cuda.stream(),
-                    blocks * elem_bytes(p),
-                    &format!("the reduction partials of `{}`", self.code.name),
-                )
-            })
-            .collect()
-    }
-
     /// Queues one launch.
     fn launch(
         &self,
@@ -580,129 +444,6 @@ impl<'a> CudaLaunch<'a> {
         // field was checked to cover the domain plus the halo the kernel reads.
         unsafe { launch_raw(self.cuda, self.code.name, f, grid, shape.block, &mut params) }
     }
-
-    /// Combines `blocks` partials of a reduction on the device, in a fixed order, and
-    /// returns the value.
-    fn finish(
-        &self,
-        op: Reduce,
-        p: Precision,
-        partials: DeviceBuffer,
-        count: usize,
-    ) -> Result<f64, Error> {
-        let last = self.combine(op, p, partials, count)?;
-        let value = match p {
-            Precision::F32 => {
-                let mut v = [0f32];
-                last.download(&mut v).map_err(|e| self.failed(e))?;
-                v[0] as f64
-            }
-            Precision::F64 => {
-                let mut v = [0f64];
-                last.download(&mut v).map_err(|e| self.failed(e))?;
-                v[0]
-            }
-        };
-        Ok(value)
-    }
-
-    /// Queues the passes that combine `count` partials of a reduction on the device, in a
-    /// fixed order; returns the buffer whose first element will hold the value.
-    fn combine(
-        &self,
-        op: Reduce,
-        p: Precision,
-        partials: DeviceBuffer,
-        mut count: usize,
-    ) -> Result<DeviceBuffer, Error> {
-        let code = final_pass(op);
-        let ptx = code.ptx(p);
-        let f = function(&self.cuda.stream().device, code.name, ptx, 1, 1)?;
-        let mut current = partials;
-        while count > 1 {
-            let blocks = count.div_ceil(FINAL_BLOCK as usize);
-            let next = DeviceBuffer::new(
-                self.cuda.stream(),
-                blocks * elem_bytes(p),
-                &format!("the reduction partials of `{}`", self.code.name),
-            )?;
-            let mut params = Params::default();
-            for v in [
-                count as u64,
-                1,
-                1,
-                current.ptr,
-                count as u64,
-                count as u64,
-                next.ptr,
-                0, // no block mask
-                0,
-                0, // no block list
-                DENSE_TILES_Z,
-            ] {
-                params.push(Arg::Wide(v));
-            }
-            // SAFETY: the final-pass kernels take (n0, n1, n2, partials, sy, sz, result, mask,
-            // pitch, block list, tiles along z), and `current` holds `count` elements, `next` one per block.
-            unsafe {
-                launch_raw(
-                    self.cuda,
-                    code.name,
-                    f,
-                    [blocks as u32, 1, 1],
-                    [FINAL_BLOCK, 1, 1],
-                    &mut params,
-                )?
-            };
-            current = next;
-            count = blocks;
-        }
-        Ok(current)
-    }
-}
-
-impl Cuda {
-    /// The launch shape `code` would use at precision `p` over domain `n` under this
-    /// backend's policy, without searching: the tuned shape if one is cached, else the
-    /// fixed or default shape. (For reports; assumes aligned fields.)
-    pub fn launch_shape(&self, code: &KernelCode, p: Precision, n: [usize; 3]) -> LaunchShape {
-        let default = LaunchShape::default_for(code.dims);
-        match self.tuning {
-            Tuning::Off => default,
-            Tuning::Fixed(s) if fits(code, p, n, &s, true) => s,
-            Tuning::Fixed(_) => default,
-            Tuning::On => self.cached_shape(code, p, n).1.unwrap_or(default),
-        }
-    }
-
-    /// The tuning-cache key of `code` at `p` over `n`, and the shape cached under it.
-    fn cached_shape(
-        &self,
-        code: &KernelCode,
-        p: Precision,
-        n: [usize; 3],
-    ) -> (String, Option<LaunchShape>) {
-        let device = &self.stream().device;
-        let name = match p {
-            Precision::F32 => "f32",
-            Precision::F64 => "f64",
-        };
-        let key = cache_key(code.ptx(p).hash, name, &device.name, n);
-        let cached = device
-            .tuned
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(&key);
-        (key, cached)
-    }
-}
-
-/// Whether `code` at `p` has an entry for shape `s` and the shape's grid covers `n`; vector
-/// shapes also need every field `aligned` to the vector.
-fn fits(code: &KernelCode, p: Precision, n: [usize; 3], s: &LaunchShape, aligned: bool) -> bool {
-    code.points.contains(&s.points)
-        && (s.vector == 1 || (s.vector == code.ptx(p).vector && aligned))
-        && s.grid(code.dims, n).is_some()
 }
 
 /// Bytes of one value of precision `p`.
@@ -710,16 +451,6 @@ pub(crate) fn elem_bytes(p: Precision) -> usize {
     match p {
         Precision::F32 => 4,
         Precision::F64 => 8,
-    }
-}
-
-/// The kernel that combines partials of a reduction: written in the stencil language.
-fn final_pass(op: Reduce) -> &'static KernelCode {
-    use crate::cuda::partials::kernels as k;
-    match op {
-        Reduce::Sum => &k::sum::CODE,
-        Reduce::Max => &k::max::CODE,
-        Reduce::Min => &k::min::CODE,
     }
 }
 
