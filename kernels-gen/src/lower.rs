@@ -12,6 +12,7 @@ use crate::ir::{
 };
 use std::collections::HashMap;
 
+mod early;
 mod sampled;
 mod vertex;
 
@@ -185,6 +186,7 @@ pub fn lower_kernel(module: &Module, f: &FnDef) -> Result<Kernel> {
         );
     }
     let generic = check_generics(f)?;
+    early::no_unsupported_constructs(module, f)?;
     let dims = match vertex::mesh_param(f) {
         Some(_) => vertex::check_attrs(f)?,
         None => infer_dims(module, f)?,
@@ -278,26 +280,40 @@ fn check_generics(f: &FnDef) -> Result<Option<String>> {
     }
 }
 
+/// `f` and the helpers it calls, directly or through other helpers, `f` first.
+fn with_helpers<'m>(module: &'m Module, f: &'m FnDef) -> Vec<&'m FnDef> {
+    let mut all = vec![f];
+    let mut next = 0;
+    while let Some(&body) = all.get(next) {
+        next += 1;
+        let mut called = Vec::new();
+        visit_block(&body.body, &mut |e| {
+            if let ExprKind::Call { func, .. } = &e.kind {
+                called.push(func.name.clone());
+            }
+        });
+        for name in called {
+            let helper = module
+                .items
+                .iter()
+                .find(|h| h.name.name == name && h.kind == FnKind::Helper);
+            if let Some(h) = helper.filter(|h| !all.iter().any(|b| b.name.name == h.name.name)) {
+                all.push(h);
+            }
+        }
+    }
+    all
+}
+
 /// The kernel's dimension: from the attribute, else from the arity of its offsets (those
 /// in the helpers it calls, to which it may pass its fields, included).
 fn infer_dims(module: &Module, f: &FnDef) -> Result<u8> {
     let mut arities = Vec::new();
-    let mut bodies = vec![f];
-    let mut seen: Vec<&str> = vec![&f.name.name];
-    while let Some(body) = bodies.pop() {
-        visit_block(&body.body, &mut |e| match &e.kind {
-            ExprKind::Index { offsets, .. } => arities.push((offsets.len(), e.span)),
-            ExprKind::Call { func, .. } if !seen.contains(&func.name.as_str()) => {
-                let helper = module
-                    .items
-                    .iter()
-                    .find(|h| h.name.name == func.name && h.kind == FnKind::Helper);
-                if let Some(h) = helper {
-                    seen.push(&h.name.name);
-                    bodies.push(h);
-                }
+    for body in with_helpers(module, f) {
+        visit_block(&body.body, &mut |e| {
+            if let ExprKind::Index { offsets, .. } = &e.kind {
+                arities.push((offsets.len(), e.span));
             }
-            _ => {}
         });
     }
     if let Some((d, span)) = f.attrs.dims {
@@ -345,61 +361,69 @@ fn infer_dims(module: &Module, f: &FnDef) -> Result<u8> {
 }
 
 fn visit_block(b: &Block, f: &mut dyn FnMut(&Expr)) {
-    for s in &b.stmts {
-        match s {
-            Stmt::Let { init: Some(e), .. } | Stmt::Expr(e) => visit_expr(e, f),
+    walk_block(b, &mut |_| {}, f);
+}
+
+/// Calls `s` on every statement and `f` on every expression of `b`, nested blocks
+/// included.
+fn walk_block(b: &Block, s: &mut dyn FnMut(&Stmt), f: &mut dyn FnMut(&Expr)) {
+    for st in &b.stmts {
+        s(st);
+        match st {
+            Stmt::Let { init: Some(e), .. } | Stmt::Expr(e) => walk_expr(e, s, f),
             Stmt::Assign { target, value, .. } => {
-                visit_expr(target, f);
-                visit_expr(value, f);
+                walk_expr(target, s, f);
+                walk_expr(value, s, f);
             }
             Stmt::For {
                 start, end, body, ..
             } => {
-                visit_expr(start, f);
-                visit_expr(end, f);
-                visit_block(body, f);
+                walk_expr(start, s, f);
+                walk_expr(end, s, f);
+                walk_block(body, s, f);
             }
             Stmt::ForEach { iter, body, .. } => {
-                visit_expr(iter, f);
-                visit_block(body, f);
+                walk_expr(iter, s, f);
+                walk_block(body, s, f);
             }
             _ => {}
         }
     }
     if let Some(t) = &b.tail {
-        visit_expr(t, f);
+        walk_expr(t, s, f);
     }
 }
 
-fn visit_expr(e: &Expr, f: &mut dyn FnMut(&Expr)) {
+/// [`walk_block`] for an expression.
+fn walk_expr(e: &Expr, s: &mut dyn FnMut(&Stmt), f: &mut dyn FnMut(&Expr)) {
     f(e);
     match &e.kind {
-        ExprKind::Unary(_, a) | ExprKind::Cast(a, _) | ExprKind::Paren(a) => visit_expr(a, f),
+        ExprKind::Unary(_, a) | ExprKind::Cast(a, _) | ExprKind::Paren(a) => walk_expr(a, s, f),
         ExprKind::Binary(_, a, b) => {
-            visit_expr(a, f);
-            visit_expr(b, f);
+            walk_expr(a, s, f);
+            walk_expr(b, s, f);
         }
-        ExprKind::Call { args, .. } => args.iter().for_each(|a| visit_expr(a, f)),
+        ExprKind::Call { args, .. } => args.iter().for_each(|a| walk_expr(a, s, f)),
         ExprKind::MethodCall { receiver, args, .. } => {
-            visit_expr(receiver, f);
-            args.iter().for_each(|a| visit_expr(a, f));
+            walk_expr(receiver, s, f);
+            args.iter().for_each(|a| walk_expr(a, s, f));
         }
         ExprKind::Index { base, offsets } => {
-            visit_expr(base, f);
-            offsets.iter().for_each(|a| visit_expr(a, f));
+            walk_expr(base, s, f);
+            offsets.iter().for_each(|a| walk_expr(a, s, f));
         }
         ExprKind::If {
             cond,
             then,
             otherwise,
         } => {
-            visit_expr(cond, f);
-            visit_block(then, f);
+            walk_expr(cond, s, f);
+            walk_block(then, s, f);
             if let Some(o) = otherwise {
-                visit_expr(o, f);
+                walk_expr(o, s, f);
             }
         }
-        ExprKind::Block(b) => visit_block(b, f),
+        ExprKind::Block(b) => walk_block(b, s, f),
         ExprKind::Lit(_) | ExprKind::Name(_) | ExprKind::Unsupported(_) => {}
     }
 }
@@ -1813,7 +1837,7 @@ impl<'m> Lowerer<'m> {
             n => n,
         };
         let Some(&(_, arity)) = INTRINSICS.iter().find(|(n, _)| *n == name) else {
-            return err(method.span, format!("unknown method `{}`", method.name), Some("methods are sqrt, abs, min, max, sign, copysign, exp, ln, powf, mul_add, floor"));
+            return early::unknown_method(method);
         };
         if args.len() + 1 != arity {
             return err(
@@ -2256,6 +2280,8 @@ fn unsupported_help(what: &str) -> &'static str {
         "use `if` / `else if` / `else`"
     } else if what.contains("closure") {
         "write a `#[stencil_fn]` helper instead"
+    } else if what.contains("destructuring") {
+        "bind each value with a `let` of its own"
     } else {
         "see docs/language.md for what kernels may contain"
     }
