@@ -104,6 +104,12 @@ pub enum Unary {
     Sqrt,
     /// Round toward minus infinity.
     Floor,
+    /// Round toward plus infinity.
+    Ceil,
+    /// Round toward zero.
+    Trunc,
+    /// Round to the nearest integer, halves away from zero (Rust's `round`).
+    Round,
     /// `e^x`.
     Exp,
     /// Natural logarithm.

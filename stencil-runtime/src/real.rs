@@ -40,6 +40,18 @@ pub trait Real:
     fn floor(self) -> Self {
         Float::floor(self)
     }
+    /// Smallest integer not below `x`.
+    fn ceil(self) -> Self {
+        Float::ceil(self)
+    }
+    /// `x` without its fraction (toward zero).
+    fn trunc(self) -> Self {
+        Float::trunc(self)
+    }
+    /// The nearest integer, halves away from zero.
+    fn round(self) -> Self {
+        Float::round(self)
+    }
     /// `e^x`.
     fn exp(self) -> Self {
         Float::exp(self)

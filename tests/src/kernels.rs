@@ -118,6 +118,15 @@ pub mod suite {
         out = x + y + min(a, b) - max(a, b) + exp(-30.0 * b) + ln(b * 1e-3);
     }
 
+    /// Rounding to integers (inputs with halves and negative values).
+    #[stencil(dims = 1)]
+    pub fn rounding<T: Real>(a: In<T>, down: Out<T>, up: Out<T>, zero: Out<T>, near: Out<T>) {
+        down = a.floor();
+        up = ceil(a);
+        zero = a.trunc();
+        near = round(a);
+    }
+
     /// Costly work only some points need, under `if`s that the compiler turns into
     /// branches: two outputs sharing an edge's square roots and divisions, a nested
     /// data-dependent arm, and two selects on one condition where one arm needs the other
@@ -244,6 +253,7 @@ registry!(
     maxabs,
     mass,
     intrinsics,
+    rounding,
     checker,
     guarded
 );

@@ -185,6 +185,44 @@ fn intrinsics() {
     });
 }
 
+/// `floor`, `ceil`, `trunc` and `round` on every path give exactly Rust's values, halves
+/// and negative numbers included.
+#[test]
+fn rounding_is_exact_everywhere() {
+    for_precisions!(T => {
+        let mut r = rng("rounding");
+        let n = [1001];
+        // Quarters in [-6, 6] (exact halves among them), and some arbitrary values.
+        let raw = random_field::<T>(&mut r, &n, 0, -6.0, 6.0);
+        let a = Field::from_fn(&n, 0, |p| {
+            let x = raw.get(p).map_or(0.0, |v| v.as_f64());
+            T::from_f64(if p[0] % 3 == 0 { x } else { (x * 4.0).round() / 4.0 })
+        });
+        let k = kernel_ir(suite::rounding::SOURCE, "rounding");
+        let mut cpu: Vec<Field<T>> = (0..4).map(|_| poisoned(&n)).collect();
+        {
+            let [d, u, z, m] = &mut cpu[..] else { unreachable!() };
+            suite::rounding::launch(&Backend::Cpu, &a, d, u, z, m).unwrap();
+        }
+        let x = values(&a);
+        let exact: [fn(f64) -> f64; 4] = [f64::floor, f64::ceil, f64::trunc, f64::round];
+        let mut halves = 0;
+        for (o, f) in exact.iter().enumerate() {
+            let want: Vec<f64> = x.iter().map(|&v| f(v)).collect();
+            assert!(values(&cpu[o]) == want, "{:?} output {o} on the CPU", T::PRECISION);
+            for path in [Path::Interpreter, Path::HostJit] {
+                let mut out: Vec<Field<T>> = (0..4).map(|_| poisoned(&n)).collect();
+                run(path, &k, &[&a], &mut out, &[]);
+                assert!(values(&out[o]) == want, "{:?} output {o} on {path:?}", T::PRECISION);
+            }
+        }
+        for &v in &x {
+            halves += usize::from(v.fract().abs() == 0.5);
+        }
+        assert!(halves > 50, "{halves} halves checked");
+    });
+}
+
 #[test]
 fn guarded_arms() {
     for_precisions!(T => {

@@ -734,6 +734,9 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             Unary::Abs => self.call(self.intrinsic("llvm.fabs", &[t])?, &[a])?,
             Unary::Sqrt => self.call(self.intrinsic("llvm.sqrt", &[t])?, &[a])?,
             Unary::Floor => self.call(self.intrinsic("llvm.floor", &[t])?, &[a])?,
+            Unary::Ceil => self.call(self.intrinsic("llvm.ceil", &[t])?, &[a])?,
+            Unary::Trunc => self.call(self.intrinsic("llvm.trunc", &[t])?, &[a])?,
+            Unary::Round => self.call(self.intrinsic("llvm.round", &[t])?, &[a])?,
             Unary::Exp => self.in_f64(x, |g, y, acc| g.math.exp(&g.b, y, acc))?,
             Unary::Ln => self.in_f64(x, |g, y, acc| g.math.ln(&g.b, y, acc))?,
         })

@@ -70,6 +70,14 @@ pub(super) fn unknown_method<T>(method: &Ident) -> Result<T> {
     err(
         method.span,
         format!("unknown method `{}`", method.name),
-        Some("methods are sqrt, abs, min, max, sign, copysign, exp, ln, powf, mul_add, floor"),
+        Some(&format!(
+            "methods are {}, mul_add",
+            INTRINSICS
+                .iter()
+                .filter(|(n, _)| *n != "fma")
+                .map(|(n, _)| *n)
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
     )
 }

@@ -149,6 +149,9 @@ pub(super) fn node_let(k: &Kernel, n: u32, real: &TokenStream, form: LoadForm) -
                 (Unary::Abs, _) => fl("abs", &[x]),
                 (Unary::Sqrt, _) => fl("sqrt", &[x]),
                 (Unary::Floor, _) => fl("floor", &[x]),
+                (Unary::Ceil, _) => fl("ceil", &[x]),
+                (Unary::Trunc, _) => fl("trunc", &[x]),
+                (Unary::Round, _) => fl("round", &[x]),
                 (Unary::Exp, _) => fl("exp", &[x]),
                 (Unary::Ln, _) => fl("ln", &[x]),
             }
