@@ -157,3 +157,33 @@ fn the_flood_extent_outlives_freed_blocks() {
         assert_eq!(arrival[k] >= 0.0, h[k] > 0.01, "cell {k}");
     }
 }
+
+#[test]
+fn auto_storage_is_sparse_on_the_cpu_where_most_blocks_are_dry() {
+    let choose = |setup: &Setup| Storage::Auto.choose(setup, &Backend::Cpu).unwrap();
+    assert_eq!(choose(&cases::radial(200).unwrap().setup), Storage::Dense);
+    assert_eq!(choose(&cases::pond(384).unwrap().setup), Storage::Dense);
+    let dir =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/malpasset");
+    if let Ok(case) = cases::malpasset(&dir) {
+        assert_eq!(choose(&case.setup), Storage::Sparse);
+    }
+    // A 2 x 8 block channel, wet in its first block only: 4 of 16 blocks start present.
+    let grid = Grid::new(256, 64, 1.0, 1.0, 0.0, 0.0).unwrap();
+    let terrain = Terrain::from_fn(grid, |_, _| 0.0).unwrap();
+    let water = Water::from_depth(
+        &terrain,
+        |x, y| if x < 10.0 && y < 10.0 { 1.0 } else { 0.0 },
+    );
+    let setup = Setup::new(
+        terrain,
+        water,
+        Boundaries::all(Boundary::Wall),
+        Physics::default(),
+    );
+    assert_eq!(choose(&setup), Storage::Sparse);
+    assert_eq!(
+        shallow_water::sparse::starting_blocks(&setup).unwrap(),
+        (4, 16)
+    );
+}

@@ -76,18 +76,31 @@ pub struct SparseShallowWater<T: Real> {
     peak_memory: usize,
 }
 
-/// The blocks a sparse run of `setup` starts with, and all the blocks of its domain.
+/// About the blocks a sparse run of `setup` would start with (those with a cell whose
+/// surface lies above the bed or whose water moves, and their neighbours), and all the
+/// blocks of its domain: read from the setup on the host, without making its fields.
 pub fn starting_blocks(setup: &Setup) -> Result<(usize, usize), FloodError> {
-    let (surface, q, p) = initial_fields::<f64>(setup)?;
-    let corners = corner_field::<f64>(&setup.terrain, &setup.boundaries);
     let grid = *setup.terrain.grid();
+    let water = &setup.water;
+    for (name, values) in [
+        ("surface", &water.surface),
+        ("u", &water.u),
+        ("v", &water.v),
+    ] {
+        grid.check_cells(&format!("initial water {name}"), values.len())?;
+    }
     let blocks = BlockGrid::new(
         &Backend::Cpu,
         &[grid.nx, grid.ny],
         &[BLOCK, BLOCK],
         BED_HALO,
     )?;
-    let wanted = starting_layout(&blocks, &corners, &setup.boundaries, [&surface, &q, &p]);
+    let wet = wet_blocks(&blocks, |i, j| {
+        let k = j * grid.nx + i;
+        water.surface[k] > setup.terrain.cell(i, j) || water.u[k] != 0.0 || water.v[k] != 0.0
+    });
+    let everywhere = vec![BlockFlags::everywhere(); wet.len()];
+    let wanted = wanted_blocks(&blocks, &wet, &everywhere, &setup.boundaries);
     Ok((wanted.len(), blocks.geometry().all_keys().count()))
 }
 
