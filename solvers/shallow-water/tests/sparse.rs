@@ -187,3 +187,21 @@ fn auto_storage_is_sparse_on_the_cpu_where_most_blocks_are_dry() {
         (4, 16)
     );
 }
+
+#[test]
+fn an_unstable_sparse_run_names_the_cell() {
+    // A NaN put into a wet cell (through a restored state) is found where it is.
+    let case = cases::pond(384).unwrap();
+    let mut flow = SparseShallowWater::<f64>::new(&Backend::Cpu, &case.setup).unwrap();
+    flow.step(f64::INFINITY).unwrap();
+    let mut state = flow.state().unwrap();
+    let (i, j) = (192, 200);
+    state[1][j * 384 + i] = f64::NAN;
+    let volume = flow.initial_volume();
+    flow.restore(flow.time(), flow.steps(), volume, &state)
+        .unwrap();
+    match flow.check() {
+        Err(FloodError::Unstable { i: a, j: b, .. }) => assert_eq!((a, b), (i, j)),
+        other => panic!("expected an instability at ({i}, {j}), got {other:?}"),
+    }
+}

@@ -31,16 +31,22 @@ impl<T: Real> SparseShallowWater<T> {
     }
 
     /// The state as `f64`, dense: surface, x and y discharge per cell, row by row from the
-    /// south (absent blocks dry).
+    /// south (absent blocks dry; a NaN of a present block stays NaN).
     pub fn state(&self) -> Result<[Vec<f64>; 3], FloodError> {
         let g = self.grid;
+        let geometry = *self.blocks.geometry();
+        let absent = |c: usize| {
+            !self
+                .blocks
+                .contains(geometry.key_of([c % g.nx, c / g.nx, 0]))
+        };
         let dense = |k: usize| -> Result<Vec<f64>, FloodError> {
             let f = self.now[k].to_dense(&self.blocks, 0, T::nan())?;
             let values = f.interior()?;
             Ok(values
                 .iter()
                 .enumerate()
-                .map(|(c, v)| match (v.is_nan(), k) {
+                .map(|(c, v)| match (v.is_nan() && absent(c), k) {
                     (true, 0) => dry_surface(&self.corners, c % g.nx, c / g.nx),
                     (true, _) => 0.0,
                     (false, _) => v.as_f64(),
