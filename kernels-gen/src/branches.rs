@@ -75,7 +75,8 @@ impl Plan {
 pub fn cost(node: &Node) -> u32 {
     match *node {
         Node::Unary(Unary::Sqrt, _) => 10,
-        Node::Unary(Unary::Exp | Unary::Ln, _) => 50,
+        Node::Unary(Unary::Exp | Unary::Ln | Unary::Log2 | Unary::Log10, _) => 50,
+        Node::Unary(Unary::Exp2, _) => 55,
         Node::Binary(Binary::Div | Binary::Rem, ..) => 10,
         Node::Binary(Binary::Pow, ..) => 100,
         // A read from memory: an address and a load, and the bytes it moves.

@@ -114,6 +114,12 @@ pub enum Unary {
     Exp,
     /// Natural logarithm.
     Ln,
+    /// `2^x`.
+    Exp2,
+    /// Base-2 logarithm.
+    Log2,
+    /// Base-10 logarithm.
+    Log10,
 }
 
 /// Binary operations. Comparisons yield `bool`; the rest keep the operand type.

@@ -438,6 +438,9 @@ const INTRINSICS: &[(&str, usize)] = &[
     ("round", 1),
     ("exp", 1),
     ("ln", 1),
+    ("exp2", 1),
+    ("log2", 1),
+    ("log10", 1),
     ("sign", 1),
     ("min", 2),
     ("max", 2),
@@ -1731,6 +1734,9 @@ impl<'m> Lowerer<'m> {
                     "round" => self.b.unary(Unary::Round, n),
                     "exp" => self.b.unary(Unary::Exp, n),
                     "ln" => self.b.unary(Unary::Ln, n),
+                    "exp2" => self.b.unary(Unary::Exp2, n),
+                    "log2" => self.b.unary(Unary::Log2, n),
+                    "log10" => self.b.unary(Unary::Log10, n),
                     _ => {
                         // sign(x): 1 for x > 0, -1 for x < 0, else 0 (also for NaN).
                         let zero = self.b.real(0.0, t);

@@ -60,6 +60,18 @@ pub trait Real:
     fn ln(self) -> Self {
         Float::ln(self)
     }
+    /// `2^x`.
+    fn exp2(self) -> Self {
+        Float::exp2(self)
+    }
+    /// Base-2 logarithm.
+    fn log2(self) -> Self {
+        Float::log2(self)
+    }
+    /// Base-10 logarithm.
+    fn log10(self) -> Self {
+        Float::log10(self)
+    }
     /// Minimum; the other operand if one is NaN.
     fn min(self, o: Self) -> Self {
         Float::min(self, o)

@@ -118,6 +118,12 @@ pub mod suite {
         out = x + y + min(a, b) - max(a, b) + exp(-30.0 * b) + ln(b * 1e-3);
     }
 
+    /// Powers of two and the base-2 and base-10 logarithms (inputs in [0.5, 2]).
+    #[stencil(dims = 1)]
+    pub fn binary_logs<T: Real>(a: In<T>, b: In<T>, out: Out<T>) {
+        out = (a * 3.0).exp2() + b.log2() - log10(a * b) + exp2(-40.0 * b);
+    }
+
     /// Rounding to integers (inputs with halves and negative values).
     #[stencil(dims = 1)]
     pub fn rounding<T: Real>(a: In<T>, down: Out<T>, up: Out<T>, zero: Out<T>, near: Out<T>) {
@@ -254,6 +260,7 @@ registry!(
     mass,
     intrinsics,
     rounding,
+    binary_logs,
     checker,
     guarded
 );

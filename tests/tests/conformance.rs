@@ -185,6 +185,20 @@ fn intrinsics() {
     });
 }
 
+#[test]
+fn binary_logs() {
+    for_precisions!(T => {
+        let mut r = rng("binary_logs");
+        let n = [997];
+        let a = random_field::<T>(&mut r, &n, 0, 0.5, 2.0);
+        let b = random_field::<T>(&mut r, &n, 0, 0.5, 2.0);
+        check("binary_logs", suite::binary_logs::SOURCE, &[&a, &b], &n, 1, &[], |o| {
+            suite::binary_logs::launch(&Backend::Cpu, &a, &b, &mut o[0]).unwrap();
+            vec![]
+        });
+    });
+}
+
 /// `floor`, `ceil`, `trunc` and `round` on every path give exactly Rust's values, halves
 /// and negative numbers included.
 #[test]
@@ -322,6 +336,80 @@ fn f32_transcendentals_round_correctly() {
             "{what}: {off} of {checked} results are not correctly rounded"
         );
     }
+}
+
+/// A function's exact value at input `i`.
+type Exact<'a> = Box<dyn Fn(usize) -> f64 + 'a>;
+
+/// `exp2`, `log2` and `log10` as the device runs them (the host JIT runs the same
+/// arithmetic): in f32 never more than one ulp from Rust's value and almost always
+/// equal to it; in f64 within two ulp of Rust's value, with `exp` and `ln` alongside
+/// (inputs over the whole range: huge and tiny, subnormal, and next to 1).
+#[test]
+fn exp2_log2_log10_are_accurate() {
+    let source = "#[stencil(dims = 1)]
+        fn logs<T: Real>(a: In<T>, b: In<T>, p: Out<T>, l2: Out<T>, l10: Out<T>, e: Out<T>, l: Out<T>) {
+            p = a.exp2();
+            l2 = b.log2();
+            l10 = log10(b);
+            e = (a * 0.69).exp();
+            l = b.ln();
+        }";
+    let k = kernel_ir(source, "logs");
+    let n = 40_000;
+    let mut r = rng("logs");
+    for_precisions!(T => {
+        let single = T::PRECISION == stencil_runtime::Precision::F32;
+        let (lo, hi, decades) = if single { (-140.0, 125.0, 40.0) } else { (-1070.0, 1020.0, 320.0) };
+        let a = random_field::<T>(&mut r, &[n], 0, lo, hi);
+        let near = random_field::<T>(&mut r, &[n], 0, -1e-3, 1e-3);
+        let scale = random_field::<T>(&mut r, &[n], 0, -decades, decades);
+        // A third of the inputs next to 1, the rest over every magnitude.
+        let b = Field::from_fn(&[n], 0, |p| {
+            let x = if p[0] % 3 == 0 {
+                1.0 + near.get(p).map_or(0.0, |v| v.as_f64())
+            } else {
+                10f64.powf(scale.get(p).map_or(0.0, |v| v.as_f64())) * 1.000_123
+            };
+            T::from_f64(x)
+        });
+        let mut out: Vec<Field<T>> = (0..5).map(|_| poisoned(&[n])).collect();
+        run(Path::HostJit, &k, &[&a, &b], &mut out, &[]);
+        let (a, b) = (values(&a), values(&b));
+        let exact: [(&str, Exact); 5] = [
+            ("exp2", Box::new(|i| a[i].exp2())),
+            ("log2", Box::new(|i| b[i].log2())),
+            ("log10", Box::new(|i| b[i].log10())),
+            ("exp", Box::new(|i| (T::from_f64(a[i]) * T::from_f64(0.69)).as_f64().exp())),
+            ("ln", Box::new(|i| b[i].ln())),
+        ];
+        for ((what, exact), got) in exact.iter().zip(&out) {
+            let got = values(got);
+            let (mut off, mut worst, mut checked) = (0, 0, 0);
+            for (i, &g) in got.iter().enumerate() {
+                let want = T::from_f64(exact(i)).as_f64();
+                if !want.is_finite() || want == 0.0 {
+                    continue;
+                }
+                let ulps = if single {
+                    u64::from((g as f32).to_bits().abs_diff((want as f32).to_bits()))
+                } else {
+                    g.to_bits().abs_diff(want.to_bits())
+                };
+                worst = worst.max(ulps);
+                off += usize::from(ulps > 0);
+                checked += 1;
+            }
+            println!("{what} {:?}: {off} of {checked} off, worst {worst} ulp", T::PRECISION);
+            assert!(checked * 2 > n, "{what}: only {checked} finite results");
+            if single {
+                assert!(worst <= 1, "{what} f32: {worst} ulp");
+                assert!(off * 1000 < checked, "{what} f32: {off} of {checked} not correctly rounded");
+            } else {
+                assert!(worst <= 2, "{what} f64: {worst} ulp");
+            }
+        }
+    });
 }
 
 /// Two selects on one condition where one's arm is the other select: the compiler may not

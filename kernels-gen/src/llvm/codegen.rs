@@ -739,6 +739,9 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             Unary::Round => self.call(self.intrinsic("llvm.round", &[t])?, &[a])?,
             Unary::Exp => self.in_f64(x, |g, y, acc| g.math.exp(&g.b, y, acc))?,
             Unary::Ln => self.in_f64(x, |g, y, acc| g.math.ln(&g.b, y, acc))?,
+            Unary::Exp2 => self.in_f64(x, |g, y, acc| g.math.exp2(&g.b, y, acc))?,
+            Unary::Log2 => self.in_f64(x, |g, y, acc| g.math.log2(&g.b, y, acc))?,
+            Unary::Log10 => self.in_f64(x, |g, y, acc| g.math.log10(&g.b, y, acc))?,
         })
     }
 

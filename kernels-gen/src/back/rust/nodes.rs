@@ -154,6 +154,9 @@ pub(super) fn node_let(k: &Kernel, n: u32, real: &TokenStream, form: LoadForm) -
                 (Unary::Round, _) => fl("round", &[x]),
                 (Unary::Exp, _) => fl("exp", &[x]),
                 (Unary::Ln, _) => fl("ln", &[x]),
+                (Unary::Exp2, _) => fl("exp2", &[x]),
+                (Unary::Log2, _) => fl("log2", &[x]),
+                (Unary::Log10, _) => fl("log10", &[x]),
             }
         }
         Node::Binary(op, x, y) => {
