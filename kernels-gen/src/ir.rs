@@ -120,6 +120,12 @@ pub enum Unary {
     Log2,
     /// Base-10 logarithm.
     Log10,
+    /// Hyperbolic sine.
+    Sinh,
+    /// Hyperbolic cosine.
+    Cosh,
+    /// Hyperbolic tangent.
+    Tanh,
 }
 
 /// Binary operations. Comparisons yield `bool`; the rest keep the operand type.

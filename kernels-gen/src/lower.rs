@@ -441,6 +441,9 @@ const INTRINSICS: &[(&str, usize)] = &[
     ("exp2", 1),
     ("log2", 1),
     ("log10", 1),
+    ("sinh", 1),
+    ("cosh", 1),
+    ("tanh", 1),
     ("sign", 1),
     ("min", 2),
     ("max", 2),
@@ -1513,7 +1516,15 @@ impl<'m> Lowerer<'m> {
         }
         let found = |m: &'m Module| m.items.iter().find(|f| f.name.name == name);
         let Some(helper) = found(self.module).or_else(|| found(prelude())) else {
-            return err(func.span, format!("unknown function `{name}`"), Some("intrinsics are sqrt, abs, min, max, sign, copysign, exp, ln, powf, fma, floor, index, extent, coord, tridiagonal; the built-in helpers are det2, solve2_x, solve2_y, sym2_length2, sym2_eig_lo, sym2_eig_hi, sym2_eigvec_x, sym2_eigvec_y; your helpers must be marked `#[stencil_fn]` in the same module"));
+            let intrinsics: Vec<&str> = INTRINSICS.iter().map(|(n, _)| *n).collect();
+            return err(
+                func.span,
+                format!("unknown function `{name}`"),
+                Some(&format!(
+                    "intrinsics are {}, index, extent, coord, tridiagonal; the built-in helpers are det2, solve2_x, solve2_y, sym2_length2, sym2_eig_lo, sym2_eig_hi, sym2_eigvec_x, sym2_eigvec_y; your helpers must be marked `#[stencil_fn]` in the same module",
+                    intrinsics.join(", ")
+                )),
+            );
         };
         if helper.kind == FnKind::Kernel {
             return err(
@@ -1737,6 +1748,9 @@ impl<'m> Lowerer<'m> {
                     "exp2" => self.b.unary(Unary::Exp2, n),
                     "log2" => self.b.unary(Unary::Log2, n),
                     "log10" => self.b.unary(Unary::Log10, n),
+                    "sinh" => self.b.unary(Unary::Sinh, n),
+                    "cosh" => self.b.unary(Unary::Cosh, n),
+                    "tanh" => self.b.unary(Unary::Tanh, n),
                     _ => {
                         // sign(x): 1 for x > 0, -1 for x < 0, else 0 (also for NaN).
                         let zero = self.b.real(0.0, t);

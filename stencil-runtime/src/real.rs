@@ -72,6 +72,18 @@ pub trait Real:
     fn log10(self) -> Self {
         Float::log10(self)
     }
+    /// Hyperbolic sine.
+    fn sinh(self) -> Self {
+        Float::sinh(self)
+    }
+    /// Hyperbolic cosine.
+    fn cosh(self) -> Self {
+        Float::cosh(self)
+    }
+    /// Hyperbolic tangent.
+    fn tanh(self) -> Self {
+        Float::tanh(self)
+    }
     /// Minimum; the other operand if one is NaN.
     fn min(self, o: Self) -> Self {
         Float::min(self, o)

@@ -53,6 +53,10 @@ pub fn launch<T: Real>(
             suite::intrinsics::launch(b, ins[0], ins[1], o)?;
             vec![]
         }
+        ("hyperbolic", [o]) => {
+            suite::hyperbolic::launch(b, ins[0], ins[1], o)?;
+            vec![]
+        }
         ("binary_logs", [o]) => {
             suite::binary_logs::launch(b, ins[0], ins[1], o)?;
             vec![]

@@ -186,6 +186,20 @@ fn intrinsics() {
 }
 
 #[test]
+fn hyperbolic() {
+    for_precisions!(T => {
+        let mut r = rng("hyperbolic suite");
+        let n = [997];
+        let a = random_field::<T>(&mut r, &n, 0, -3.0, 3.0);
+        let b = random_field::<T>(&mut r, &n, 0, -3.0, 3.0);
+        check("hyperbolic", suite::hyperbolic::SOURCE, &[&a, &b], &n, 1, &[], |o| {
+            suite::hyperbolic::launch(&Backend::Cpu, &a, &b, &mut o[0]).unwrap();
+            vec![]
+        });
+    });
+}
+
+#[test]
 fn binary_logs() {
     for_precisions!(T => {
         let mut r = rng("binary_logs");
@@ -337,6 +351,70 @@ fn f32_transcendentals_round_correctly() {
         );
     }
 }
+
+/// `sinh`, `cosh` and `tanh` as the device runs them: as `exp2_log2_log10_are_accurate`
+/// (inputs spread over [-720, 720], a third of them within 25 of 0 and a third within
+/// 1e-3).
+#[test]
+fn hyperbolic_functions_are_accurate() {
+    let source = "#[stencil(dims = 1)]
+        fn hyperbolic<T: Real>(a: In<T>, s: Out<T>, c: Out<T>, t: Out<T>) {
+            s = a.sinh();
+            c = cosh(a);
+            t = a.tanh();
+        }";
+    let k = kernel_ir(source, "hyperbolic");
+    let n = 40_000;
+    let mut r = rng("hyperbolic");
+    for_precisions!(T => {
+        let single = T::PRECISION == stencil_runtime::Precision::F32;
+        let wide = random_field::<T>(&mut r, &[n], 0, -720.0, 720.0);
+        let mid = random_field::<T>(&mut r, &[n], 0, -25.0, 25.0);
+        let small = random_field::<T>(&mut r, &[n], 0, -1e-3, 1e-3);
+        let a = Field::from_fn(&[n], 0, |p| {
+            let pick = match p[0] % 3 {
+                0 => &small,
+                1 => &mid,
+                _ => &wide,
+            };
+            T::from_f64(pick.get(p).map_or(0.0, |v| v.as_f64()))
+        });
+        let mut out: Vec<Field<T>> = (0..3).map(|_| poisoned(&[n])).collect();
+        run(Path::HostJit, &k, &[&a], &mut out, &[]);
+        let a = values(&a);
+        let exact: [NamedFn; 3] =
+            [("sinh", f64::sinh), ("cosh", f64::cosh), ("tanh", f64::tanh)];
+        for ((what, f), got) in exact.iter().zip(&out) {
+            let got = values(got);
+            let (mut off, mut worst, mut checked) = (0, 0, 0);
+            for (i, &g) in got.iter().enumerate() {
+                let want = T::from_f64(f(a[i])).as_f64();
+                if !want.is_finite() || want == 0.0 {
+                    continue;
+                }
+                let ulps = if single {
+                    u64::from((g as f32).to_bits().abs_diff((want as f32).to_bits()))
+                } else {
+                    g.to_bits().abs_diff(want.to_bits())
+                };
+                worst = worst.max(ulps);
+                off += usize::from(ulps > 0);
+                checked += 1;
+            }
+            println!("{what} {:?}: {off} of {checked} off, worst {worst} ulp", T::PRECISION);
+            assert!(checked * 2 > n, "{what}: only {checked} finite results");
+            if single {
+                assert!(worst <= 1, "{what} f32: {worst} ulp");
+                assert!(off * 1000 < checked, "{what} f32: {off} of {checked} not correctly rounded");
+            } else {
+                assert!(worst <= 2, "{what} f64: {worst} ulp");
+            }
+        }
+    });
+}
+
+/// A function of Rust's std with its name.
+type NamedFn = (&'static str, fn(f64) -> f64);
 
 /// A function's exact value at input `i`.
 type Exact<'a> = Box<dyn Fn(usize) -> f64 + 'a>;

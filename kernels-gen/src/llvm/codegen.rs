@@ -742,6 +742,9 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             Unary::Exp2 => self.in_f64(x, |g, y, acc| g.math.exp2(&g.b, y, acc))?,
             Unary::Log2 => self.in_f64(x, |g, y, acc| g.math.log2(&g.b, y, acc))?,
             Unary::Log10 => self.in_f64(x, |g, y, acc| g.math.log10(&g.b, y, acc))?,
+            Unary::Sinh => self.in_f64(x, |g, y, acc| g.math.sinh(&g.b, y, acc))?,
+            Unary::Cosh => self.in_f64(x, |g, y, acc| g.math.cosh(&g.b, y, acc))?,
+            Unary::Tanh => self.in_f64(x, |g, y, acc| g.math.tanh(&g.b, y, acc))?,
         })
     }
 

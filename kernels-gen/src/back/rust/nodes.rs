@@ -157,6 +157,9 @@ pub(super) fn node_let(k: &Kernel, n: u32, real: &TokenStream, form: LoadForm) -
                 (Unary::Exp2, _) => fl("exp2", &[x]),
                 (Unary::Log2, _) => fl("log2", &[x]),
                 (Unary::Log10, _) => fl("log10", &[x]),
+                (Unary::Sinh, _) => fl("sinh", &[x]),
+                (Unary::Cosh, _) => fl("cosh", &[x]),
+                (Unary::Tanh, _) => fl("tanh", &[x]),
             }
         }
         Node::Binary(op, x, y) => {
