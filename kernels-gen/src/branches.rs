@@ -80,6 +80,7 @@ pub fn cost(node: &Node) -> u32 {
         Node::Unary(Unary::Sinh | Unary::Cosh, _) => 110,
         Node::Binary(Binary::Div | Binary::Rem, ..) => 10,
         Node::Binary(Binary::Pow, ..) => 100,
+        Node::Binary(Binary::Hypot, ..) => 20,
         // A read from memory: an address and a load, and the bytes it moves.
         Node::Load { .. } => 10,
         Node::Unary(..) | Node::Binary(..) | Node::Fma(..) | Node::Select(..) | Node::Cast(_) => 1,

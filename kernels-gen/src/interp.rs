@@ -337,6 +337,7 @@ fn binary(op: Binary, a: V, b: V, operand: Ty, t: Ty) -> V {
                 Min => x.min(y),
                 Max => x.max(y),
                 CopySign => x.copysign(y),
+                Hypot => x.hypot(y),
                 Pow => {
                     if x < 0.0 {
                         f64::NAN

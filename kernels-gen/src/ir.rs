@@ -149,6 +149,8 @@ pub enum Binary {
     CopySign,
     /// `x^y` for real `x > 0`.
     Pow,
+    /// `sqrt(x^2 + y^2)` without overflow or underflow in between.
+    Hypot,
     /// Logical and (both sides evaluated).
     And,
     /// Logical or (both sides evaluated).

@@ -449,6 +449,7 @@ const INTRINSICS: &[(&str, usize)] = &[
     ("max", 2),
     ("copysign", 2),
     ("powf", 2),
+    ("hypot", 2),
     ("fma", 3),
 ];
 
@@ -1769,6 +1770,7 @@ impl<'m> Lowerer<'m> {
                     "min" => Binary::Min,
                     "max" => Binary::Max,
                     "copysign" => Binary::CopySign,
+                    "hypot" => Binary::Hypot,
                     _ => Binary::Pow,
                 };
                 if op != Binary::Min && op != Binary::Max || self.b.ty(a) == Ty::Bool {

@@ -92,6 +92,10 @@ pub trait Real:
     fn max(self, o: Self) -> Self {
         Float::max(self, o)
     }
+    /// `sqrt(self^2 + o^2)` without overflow or underflow in between.
+    fn hypot(self, o: Self) -> Self {
+        Float::hypot(self, o)
+    }
     /// Magnitude of `self` with the sign of `o`.
     fn copysign(self, o: Self) -> Self {
         Float::copysign(self, o)

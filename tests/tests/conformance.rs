@@ -413,6 +413,72 @@ fn hyperbolic_functions_are_accurate() {
     });
 }
 
+/// `hypot` as the device runs it: within two ulp of Rust's in f64 and almost always
+/// equal to it in f32, for pairs of every magnitude (ratios up to 1e40, near the largest
+/// and the smallest numbers, subnormal ones) and signs.
+#[test]
+fn hypot_is_accurate() {
+    let source = "#[stencil(dims = 1)]
+        fn h<T: Real>(a: In<T>, b: In<T>, out: Out<T>) {
+            out = hypot(a, b);
+        }";
+    let k = kernel_ir(source, "h");
+    let n = 40_000;
+    let mut r = rng("hypot");
+    for_precisions!(T => {
+        let single = T::PRECISION == stencil_runtime::Precision::F32;
+        let decades = if single { 40.0 } else { 310.0 };
+        let ea = random_field::<T>(&mut r, &[n], 0, -decades, decades);
+        let eb = random_field::<T>(&mut r, &[n], 0, -20.0, 20.0);
+        let sign = random_field::<T>(&mut r, &[n], 0, -1.0, 1.0);
+        let get = |f: &Field<T>, p: [isize; 3]| f.get(p).map_or(0.0, |v| v.as_f64());
+        let a = Field::from_fn(&[n], 0, |p| T::from_f64(10f64.powf(get(&ea, p)) * 1.234_567 * get(&sign, p).signum()));
+        // b within 1e20 of a either way (a third of them equal in magnitude).
+        let b = Field::from_fn(&[n], 0, |p| {
+            let x = get(&ea, p) + if p[0] % 3 == 0 { 0.0 } else { get(&eb, p) };
+            T::from_f64(10f64.powf(x) * 0.987_654_3)
+        });
+        let mut out = vec![poisoned::<T>(&[n])];
+        run(Path::HostJit, &k, &[&a, &b], &mut out, &[]);
+        let (a, b, got) = (values(&a), values(&b), values(&out[0]));
+        let (mut off, mut worst, mut checked) = (0, 0, 0);
+        for i in 0..n {
+            let want = T::from_f64(a[i].hypot(b[i])).as_f64();
+            if !want.is_finite() || want == 0.0 {
+                continue;
+            }
+            let g = got[i];
+            let ulps = if single {
+                u64::from((g as f32).to_bits().abs_diff((want as f32).to_bits()))
+            } else {
+                g.to_bits().abs_diff(want.to_bits())
+            };
+            worst = worst.max(ulps);
+            off += usize::from(ulps > 0);
+            checked += 1;
+        }
+        // Special values: infinite if either is (even beside NaN), else NaN if either is.
+        let xs = [f64::INFINITY, f64::NAN, 0.0, -0.0, 3.0, f64::NEG_INFINITY];
+        let ys = [f64::NAN, 1.0, 0.0, 5.0, -4.0, 2.0];
+        let field = |v: &[f64; 6]| Field::from_fn(&[6], 0, |p| T::from_f64(v[p[0] as usize]));
+        let mut special = vec![poisoned::<T>(&[6])];
+        run(Path::HostJit, &k, &[&field(&xs), &field(&ys)], &mut special, &[]);
+        let special = values(&special[0]);
+        let expect = [f64::INFINITY, f64::NAN, 0.0, 5.0, 5.0, f64::INFINITY];
+        for (g, e) in special.iter().zip(expect) {
+            assert!(g == &e || (g.is_nan() && e.is_nan()), "hypot special values: {special:?}");
+        }
+        println!("hypot {:?}: {off} of {checked} off, worst {worst} ulp", T::PRECISION);
+        assert!(checked * 2 > n, "only {checked} finite results");
+        if single {
+            assert!(worst <= 1, "hypot f32: {worst} ulp");
+            assert!(off * 1000 < checked, "hypot f32: {off} of {checked} not correctly rounded");
+        } else {
+            assert!(worst <= 2, "hypot f64: {worst} ulp");
+        }
+    });
+}
+
 /// A function of Rust's std with its name.
 type NamedFn = (&'static str, fn(f64) -> f64);
 

@@ -826,7 +826,9 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                 Binary::Le => cmp(IntPredicate::SLE),
                 Binary::Gt => cmp(IntPredicate::SGT),
                 Binary::Ge => cmp(IntPredicate::SGE),
-                Binary::CopySign | Binary::Pow => unreachable!("checked: real-only operation"),
+                Binary::CopySign | Binary::Pow | Binary::Hypot => {
+                    unreachable!("checked: real-only operation")
+                }
             };
         }
         let (x, y) = (a.into_float_value(), c.into_float_value());
@@ -841,6 +843,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             Binary::Max => self.call(self.intrinsic("llvm.maxnum", &[t])?, &[a, c]),
             Binary::CopySign => Ok(self.math.copysign(b, x, y)?.into()),
             Binary::Pow => self.pow(x, y),
+            Binary::Hypot => self.hypot(x, y),
             // Rust's `!=` is true when either side is NaN: unordered-or-not-equal.
             Binary::Eq => cmp(FloatPredicate::OEQ),
             Binary::Ne => cmp(FloatPredicate::UNE),
@@ -850,6 +853,26 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             Binary::Ge => cmp(FloatPredicate::OGE),
             Binary::Rem | Binary::And | Binary::Or => unreachable!("checked: not for reals"),
         }
+    }
+
+    /// `hypot` in f64 (an f32 one evaluated in f64 and rounded back).
+    fn hypot(&self, x: FloatValue<'ctx>, y: FloatValue<'ctx>) -> R<BasicValueEnum<'ctx>> {
+        let f64t = self.ctx.f64_type();
+        let wide = x.get_type() != f64t;
+        let (xd, yd) = if wide {
+            (
+                self.b.build_float_ext(x, f64t, "")?,
+                self.b.build_float_ext(y, f64t, "")?,
+            )
+        } else {
+            (x, y)
+        };
+        let r = self.math.hypot(&self.b, xd, yd, Self::accuracy(wide))?;
+        Ok(if wide {
+            self.b.build_float_trunc(r, x.get_type(), "")?.into()
+        } else {
+            r.into()
+        })
     }
 
     fn pow(&self, x: FloatValue<'ctx>, y: FloatValue<'ctx>) -> R<BasicValueEnum<'ctx>> {

@@ -5,7 +5,7 @@
 //! straight-line versions (range reduction plus polynomial, no branches) are used on both
 //! targets, so the host JIT runs exactly the arithmetic the GPU runs. Accuracy: within one
 //! ulp of Rust's std in f64 over the whole range, including subnormal inputs and results
-//! (`exp`, `exp2`, `ln`, `log2`, `log10`; two for `sinh`, `cosh`, `tanh`; measured by
+//! (`exp`, `exp2`, `ln`, `log2`, `log10`, `hypot`; two for `sinh`, `cosh`, `tanh`; measured by
 //! `tests/tests/conformance.rs`,
 //! [`Accuracy::Double`]);
 //! where the result is rounded to f32 the series are shorter, with errors near 1e-10
@@ -41,6 +41,7 @@ pub(super) struct MathLib<'ctx> {
     floor: Option<FunctionValue<'ctx>>,
     fptosi_sat: Option<FunctionValue<'ctx>>,
     fma: Option<FunctionValue<'ctx>>,
+    sqrt: Option<FunctionValue<'ctx>>,
 }
 
 impl<'ctx> MathLib<'ctx> {
@@ -53,6 +54,7 @@ impl<'ctx> MathLib<'ctx> {
             fptosi_sat: Intrinsic::find("llvm.fptosi.sat")
                 .and_then(|i| i.get_declaration(module, &[i64t, f64t])),
             fma: Intrinsic::find("llvm.fma").and_then(|i| i.get_declaration(module, &[f64t])),
+            sqrt: Intrinsic::find("llvm.sqrt").and_then(|i| i.get_declaration(module, &[f64t])),
         }
     }
 
@@ -541,6 +543,64 @@ impl<'ctx> MathLib<'ctx> {
             .basic()
             .ok_or_else(|| Self::missing("llvm.fma"))?
             .into_float_value())
+    }
+
+    /// `sqrt(x^2 + y^2)` in f64. For a result rounded to f32 (inputs from f32) the sum
+    /// cannot overflow or underflow in f64 and is taken directly; in f64 both are scaled
+    /// by a power of two that brings the larger into [1, 2) first, and the result back.
+    /// Infinite if either is, else NaN if either is.
+    pub fn hypot(
+        &self,
+        b: &Builder<'ctx>,
+        x: FloatValue<'ctx>,
+        y: FloatValue<'ctx>,
+        accuracy: Accuracy,
+    ) -> R<FloatValue<'ctx>> {
+        let sqrt = self.sqrt.ok_or_else(|| Self::missing("llvm.sqrt"))?;
+        let root = |v: FloatValue<'ctx>| -> R<FloatValue<'ctx>> {
+            Ok(b.build_call(sqrt, &[v.into()], "")?
+                .try_as_basic_value()
+                .basic()
+                .ok_or_else(|| Self::missing("llvm.sqrt"))?
+                .into_float_value())
+        };
+        let (ax, ay) = (self.abs(b, x)?, self.abs(b, y)?);
+        let y_larger = b.build_float_compare(FloatPredicate::OGT, ay, ax, "")?;
+        let big = b.build_select(y_larger, ay, ax, "")?.into_float_value();
+        let small = b.build_select(y_larger, ax, ay, "")?.into_float_value();
+        let r = match accuracy {
+            Accuracy::Single => {
+                root(self.fma(b, big, big, b.build_float_mul(small, small, "")?)?)?
+            }
+            Accuracy::Double => {
+                // The larger's exponent, at least that of the smallest normal number.
+                let bits = b
+                    .build_bit_cast(big, self.ctx.i64_type(), "")?
+                    .into_int_value();
+                let e = b.build_right_shift(bits, self.i(52), false, "")?;
+                let e = b.build_int_sub(b.build_and(e, self.i(0x7ff), "")?, self.i(1023), "")?;
+                let low = b.build_int_compare(inkwell::IntPredicate::SLT, e, self.i(-1022), "")?;
+                let e = b.build_select(low, self.i(-1022), e, "")?.into_int_value();
+                // 2^-e and 2^e, each as two factors in the normal range.
+                let scale = |k: IntValue<'ctx>, v: FloatValue<'ctx>| -> R<FloatValue<'ctx>> {
+                    let k1 = b.build_right_shift(k, self.i(1), true, "")?;
+                    let k2 = b.build_int_sub(k, k1, "")?;
+                    let v = b.build_float_mul(v, self.pow2(b, k1)?, "")?;
+                    Ok(b.build_float_mul(v, self.pow2(b, k2)?, "")?)
+                };
+                let minus_e = b.build_int_neg(e, "")?;
+                let (bs, ss) = (scale(minus_e, big)?, scale(minus_e, small)?);
+                let h = root(self.fma(b, bs, bs, b.build_float_mul(ss, ss, "")?)?)?;
+                scale(e, h)?
+            }
+        };
+        let inf = self.c(f64::INFINITY);
+        let any_inf = b.build_or(
+            b.build_float_compare(FloatPredicate::OEQ, ax, inf, "")?,
+            b.build_float_compare(FloatPredicate::OEQ, ay, inf, "")?,
+            "",
+        )?;
+        Ok(b.build_select(any_inf, inf, r, "")?.into_float_value())
     }
 
     /// `x^y` for `x >= 0` (NaN for negative `x`), as `exp(y ln x)` with exact special cases.

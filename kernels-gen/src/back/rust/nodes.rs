@@ -183,6 +183,7 @@ pub(super) fn node_let(k: &Kernel, n: u32, real: &TokenStream, form: LoadForm) -
                 Binary::Max => fl("max", &[x, y]),
                 Binary::CopySign => fl("copysign", &[x, y]),
                 Binary::Pow => fl("powf", &[x, y]),
+                Binary::Hypot => fl("hypot", &[x, y]),
                 Binary::And => quote!(#x & #y),
                 Binary::Or => quote!(#x | #y),
                 Binary::Eq => quote!(#x == #y),
