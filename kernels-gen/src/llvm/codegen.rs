@@ -857,25 +857,21 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
 
     /// `hypot` in f64 (an f32 one evaluated in f64 and rounded back).
     fn hypot(&self, x: FloatValue<'ctx>, y: FloatValue<'ctx>) -> R<BasicValueEnum<'ctx>> {
-        let f64t = self.ctx.f64_type();
-        let wide = x.get_type() != f64t;
-        let (xd, yd) = if wide {
-            (
-                self.b.build_float_ext(x, f64t, "")?,
-                self.b.build_float_ext(y, f64t, "")?,
-            )
-        } else {
-            (x, y)
-        };
-        let r = self.math.hypot(&self.b, xd, yd, Self::accuracy(wide))?;
-        Ok(if wide {
-            self.b.build_float_trunc(r, x.get_type(), "")?.into()
-        } else {
-            r.into()
-        })
+        self.pair_in_f64(x, y, |g, a, c, acc| g.math.hypot(&g.b, a, c, acc))
     }
 
+    /// `x^y` in f64 (an f32 one evaluated in f64 and rounded back).
     fn pow(&self, x: FloatValue<'ctx>, y: FloatValue<'ctx>) -> R<BasicValueEnum<'ctx>> {
+        self.pair_in_f64(x, y, |g, a, c, acc| g.math.pow(&g.b, a, c, acc))
+    }
+
+    /// [`Self::in_f64`] for a function of two arguments.
+    fn pair_in_f64(
+        &self,
+        x: FloatValue<'ctx>,
+        y: FloatValue<'ctx>,
+        f: impl Fn(&Self, FloatValue<'ctx>, FloatValue<'ctx>, Accuracy) -> R<FloatValue<'ctx>>,
+    ) -> R<BasicValueEnum<'ctx>> {
         let f64t = self.ctx.f64_type();
         let wide = x.get_type() != f64t;
         let (xd, yd) = if wide {
@@ -886,7 +882,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         } else {
             (x, y)
         };
-        let r = self.math.pow(&self.b, xd, yd, Self::accuracy(wide))?;
+        let r = f(self, xd, yd, Self::accuracy(wide))?;
         Ok(if wide {
             self.b.build_float_trunc(r, x.get_type(), "")?.into()
         } else {

@@ -125,32 +125,13 @@ impl<'ctx> MathLib<'ctx> {
         x: FloatValue<'ctx>,
         accuracy: Accuracy,
     ) -> R<FloatValue<'ctx>> {
-        let floor = self.floor.ok_or_else(|| Self::missing("llvm.floor"))?;
-        let sat = self
-            .fptosi_sat
-            .ok_or_else(|| Self::missing("llvm.fptosi.sat"))?;
         // Clamp so that k stays in range; results saturate to 0 and infinity naturally.
-        let lo = b.build_float_compare(FloatPredicate::OLT, x, self.c(-746.0), "")?;
-        let xc = b
-            .build_select(lo, self.c(-746.0), x, "")?
-            .into_float_value();
-        let hi = b.build_float_compare(FloatPredicate::OGT, xc, self.c(710.0), "")?;
-        let xc = b
-            .build_select(hi, self.c(710.0), xc, "")?
-            .into_float_value();
-        let t = b.build_float_add(
+        let xc = self.clamp(b, x, -746.0, 710.0)?;
+        let (kf, k) = self.nearest_int(
+            b,
             b.build_float_mul(xc, self.c(std::f64::consts::LOG2_E), "")?,
-            self.c(0.5),
-            "",
         )?;
-        let kf = b
-            .build_call(floor, &[t.into()], "")?
-            .try_as_basic_value()
-            .basic()
-            .ok_or_else(|| Self::missing("llvm.floor"))?
-            .into_float_value();
-        let r = b.build_float_sub(xc, b.build_float_mul(kf, self.c(LN2_HI), "")?, "")?;
-        let r = b.build_float_sub(r, b.build_float_mul(kf, self.c(LN2_LO), "")?, "")?;
+        let r = self.reduce_ln2(b, xc, kf)?;
         // Taylor series of e^r for |r| <= ln2/2, to r^13/13! (to r^8/8! for a result
         // rounded to f32: the remainder is below 2.1e-10 relative).
         let terms = match accuracy {
@@ -162,19 +143,59 @@ impl<'ctx> MathLib<'ctx> {
             coeffs[n] = coeffs[n - 1] / n as f64;
         }
         let p = self.horner(b, r, &coeffs)?;
+        let y = self.times_pow2(b, p, k)?;
+        let nan = b.build_float_compare(FloatPredicate::UNO, x, x, "")?;
+        Ok(b.build_select(nan, x, y, "")?.into_float_value())
+    }
+
+    /// The integer nearest `v` (halves up), as a float and as an `i64`.
+    fn nearest_int(
+        &self,
+        b: &Builder<'ctx>,
+        v: FloatValue<'ctx>,
+    ) -> R<(FloatValue<'ctx>, IntValue<'ctx>)> {
+        let floor = self.floor.ok_or_else(|| Self::missing("llvm.floor"))?;
+        let sat = self
+            .fptosi_sat
+            .ok_or_else(|| Self::missing("llvm.fptosi.sat"))?;
+        let kf = b
+            .build_call(floor, &[b.build_float_add(v, self.c(0.5), "")?.into()], "")?
+            .try_as_basic_value()
+            .basic()
+            .ok_or_else(|| Self::missing("llvm.floor"))?
+            .into_float_value();
         let k = b
             .build_call(sat, &[kf.into()], "")?
             .try_as_basic_value()
             .basic()
             .ok_or_else(|| Self::missing("llvm.fptosi.sat"))?
             .into_int_value();
-        // 2^k as two factors so that k in [-1077, 1025] never overflows the exponent.
+        Ok((kf, k))
+    }
+
+    /// `x - k ln2` with `ln2` in two parts, so that `k` times the first is exact.
+    fn reduce_ln2(
+        &self,
+        b: &Builder<'ctx>,
+        x: FloatValue<'ctx>,
+        kf: FloatValue<'ctx>,
+    ) -> R<FloatValue<'ctx>> {
+        let r = b.build_float_sub(x, b.build_float_mul(kf, self.c(LN2_HI), "")?, "")?;
+        Ok(b.build_float_sub(r, b.build_float_mul(kf, self.c(LN2_LO), "")?, "")?)
+    }
+
+    /// `y 2^k` as two factors, so that any `k` in [-2044, 2046] stays in the exponent's
+    /// range.
+    fn times_pow2(
+        &self,
+        b: &Builder<'ctx>,
+        y: FloatValue<'ctx>,
+        k: IntValue<'ctx>,
+    ) -> R<FloatValue<'ctx>> {
         let k1 = b.build_right_shift(k, self.i(1), true, "")?;
         let k2 = b.build_int_sub(k, k1, "")?;
-        let y = b.build_float_mul(p, self.pow2(b, k1)?, "")?;
-        let y = b.build_float_mul(y, self.pow2(b, k2)?, "")?;
-        let nan = b.build_float_compare(FloatPredicate::UNO, x, x, "")?;
-        Ok(b.build_select(nan, x, y, "")?.into_float_value())
+        let y = b.build_float_mul(y, self.pow2(b, k1)?, "")?;
+        Ok(b.build_float_mul(y, self.pow2(b, k2)?, "")?)
     }
 
     /// Natural logarithm in f64.
@@ -310,42 +331,16 @@ impl<'ctx> MathLib<'ctx> {
         x: FloatValue<'ctx>,
         accuracy: Accuracy,
     ) -> R<FloatValue<'ctx>> {
-        let floor = self.floor.ok_or_else(|| Self::missing("llvm.floor"))?;
-        let sat = self
-            .fptosi_sat
-            .ok_or_else(|| Self::missing("llvm.fptosi.sat"))?;
         // Clamp so that k stays in range; results saturate to 0 and infinity naturally.
-        let lo = b.build_float_compare(FloatPredicate::OLT, x, self.c(-1080.0), "")?;
-        let xc = b
-            .build_select(lo, self.c(-1080.0), x, "")?
-            .into_float_value();
-        let hi = b.build_float_compare(FloatPredicate::OGT, xc, self.c(1030.0), "")?;
-        let xc = b
-            .build_select(hi, self.c(1030.0), xc, "")?
-            .into_float_value();
-        let kf = b
-            .build_call(floor, &[b.build_float_add(xc, self.c(0.5), "")?.into()], "")?
-            .try_as_basic_value()
-            .basic()
-            .ok_or_else(|| Self::missing("llvm.floor"))?
-            .into_float_value();
+        let xc = self.clamp(b, x, -1080.0, 1030.0)?;
+        let (kf, k) = self.nearest_int(b, xc)?;
         let r = b.build_float_sub(xc, kf, "")?;
         let p = self.exp(
             b,
             b.build_float_mul(r, self.c(std::f64::consts::LN_2), "")?,
             accuracy,
         )?;
-        let k = b
-            .build_call(sat, &[kf.into()], "")?
-            .try_as_basic_value()
-            .basic()
-            .ok_or_else(|| Self::missing("llvm.fptosi.sat"))?
-            .into_int_value();
-        // 2^k as two factors so that k in [-1080, 1030] never overflows the exponent.
-        let k1 = b.build_right_shift(k, self.i(1), true, "")?;
-        let k2 = b.build_int_sub(k, k1, "")?;
-        let y = b.build_float_mul(p, self.pow2(b, k1)?, "")?;
-        let y = b.build_float_mul(y, self.pow2(b, k2)?, "")?;
+        let y = self.times_pow2(b, p, k)?;
         let nan = b.build_float_compare(FloatPredicate::UNO, x, x, "")?;
         Ok(b.build_select(nan, x, y, "")?.into_float_value())
     }
@@ -421,17 +416,11 @@ impl<'ctx> MathLib<'ctx> {
                 let e = b.build_int_sub(b.build_and(e, self.i(0x7ff), "")?, self.i(1023), "")?;
                 let low = b.build_int_compare(inkwell::IntPredicate::SLT, e, self.i(-1022), "")?;
                 let e = b.build_select(low, self.i(-1022), e, "")?.into_int_value();
-                // 2^-e and 2^e, each as two factors in the normal range.
-                let scale = |k: IntValue<'ctx>, v: FloatValue<'ctx>| -> R<FloatValue<'ctx>> {
-                    let k1 = b.build_right_shift(k, self.i(1), true, "")?;
-                    let k2 = b.build_int_sub(k, k1, "")?;
-                    let v = b.build_float_mul(v, self.pow2(b, k1)?, "")?;
-                    Ok(b.build_float_mul(v, self.pow2(b, k2)?, "")?)
-                };
                 let minus_e = b.build_int_neg(e, "")?;
-                let (bs, ss) = (scale(minus_e, big)?, scale(minus_e, small)?);
+                let bs = self.times_pow2(b, big, minus_e)?;
+                let ss = self.times_pow2(b, small, minus_e)?;
                 let h = root(self.fma(b, bs, bs, b.build_float_mul(ss, ss, "")?)?)?;
-                scale(e, h)?
+                self.times_pow2(b, h, e)?
             }
         };
         let inf = self.c(f64::INFINITY);

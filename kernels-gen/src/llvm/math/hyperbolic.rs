@@ -1,9 +1,9 @@
 //! The hyperbolic functions, as fdlibm computes them, over an internal `e^x - 1` that
 //! keeps its accuracy near 0.
 
-use super::{Accuracy, MathLib, LN2_HI, LN2_LO, R};
+use super::{Accuracy, MathLib, R};
 use inkwell::builder::Builder;
-use inkwell::values::{FloatValue, FunctionValue};
+use inkwell::values::FloatValue;
 use inkwell::FloatPredicate;
 
 impl<'ctx> MathLib<'ctx> {
@@ -16,26 +16,13 @@ impl<'ctx> MathLib<'ctx> {
         x: FloatValue<'ctx>,
         accuracy: Accuracy,
     ) -> R<FloatValue<'ctx>> {
-        let floor = self.floor.ok_or_else(|| Self::missing("llvm.floor"))?;
-        let sat = self
-            .fptosi_sat
-            .ok_or_else(|| Self::missing("llvm.fptosi.sat"))?;
-        let call1 = |f: FunctionValue<'ctx>, v: FloatValue<'ctx>| -> R<_> {
-            b.build_call(f, &[v.into()], "")?
-                .try_as_basic_value()
-                .basic()
-                .ok_or_else(|| Self::missing("an intrinsic"))
-        };
         // Below -60 the result is -1 to the last bit; above 22 callers take other paths.
         let xc = self.clamp(b, x, -60.0, 22.0)?;
-        let t = b.build_float_add(
+        let (kf, k) = self.nearest_int(
+            b,
             b.build_float_mul(xc, self.c(std::f64::consts::LOG2_E), "")?,
-            self.c(0.5),
-            "",
         )?;
-        let kf = call1(floor, t)?.into_float_value();
-        let r = b.build_float_sub(xc, b.build_float_mul(kf, self.c(LN2_HI), "")?, "")?;
-        let r = b.build_float_sub(r, b.build_float_mul(kf, self.c(LN2_LO), "")?, "")?;
+        let r = self.reduce_ln2(b, xc, kf)?;
         let terms = match accuracy {
             Accuracy::Double => 14,
             Accuracy::Single => 9,
@@ -49,7 +36,6 @@ impl<'ctx> MathLib<'ctx> {
         }
         let q = b.build_float_mul(r, self.horner(b, r, &coeffs)?, "")?;
         let em1 = self.fma(b, r, q, r)?;
-        let k = call1(sat, kf)?.into_int_value();
         let two_k = self.pow2(b, k)?;
         let y = self.fma(b, two_k, em1, b.build_float_sub(two_k, self.c(1.0), "")?)?;
         let nan = b.build_float_compare(FloatPredicate::UNO, x, x, "")?;
