@@ -76,7 +76,7 @@ pub fn cost(node: &Node) -> u32 {
     match *node {
         Node::Unary(Unary::Sqrt, _) => 10,
         Node::Unary(Unary::Exp | Unary::Ln | Unary::Log2 | Unary::Log10, _) => 50,
-        Node::Unary(Unary::Exp2 | Unary::Tanh, _) => 55,
+        Node::Unary(Unary::Exp2 | Unary::Tanh | Unary::Cbrt, _) => 55,
         Node::Unary(Unary::Sinh | Unary::Cosh, _) => 110,
         Node::Binary(Binary::Div | Binary::Rem, ..) => 10,
         Node::Binary(Binary::Pow, ..) => 100,

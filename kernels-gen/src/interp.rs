@@ -298,6 +298,7 @@ fn unary(op: Unary, a: V, t: Ty) -> V {
                     Unary::Sinh => x.sinh(),
                     Unary::Cosh => x.cosh(),
                     Unary::Tanh => x.tanh(),
+                    Unary::Cbrt => x.cbrt(),
                     Unary::Not => f64::NAN,
                 },
                 t,

@@ -126,6 +126,8 @@ pub enum Unary {
     Cosh,
     /// Hyperbolic tangent.
     Tanh,
+    /// Cube root (of any sign).
+    Cbrt,
 }
 
 /// Binary operations. Comparisons yield `bool`; the rest keep the operand type.

@@ -444,6 +444,7 @@ const INTRINSICS: &[(&str, usize)] = &[
     ("sinh", 1),
     ("cosh", 1),
     ("tanh", 1),
+    ("cbrt", 1),
     ("sign", 1),
     ("min", 2),
     ("max", 2),
@@ -1752,6 +1753,7 @@ impl<'m> Lowerer<'m> {
                     "sinh" => self.b.unary(Unary::Sinh, n),
                     "cosh" => self.b.unary(Unary::Cosh, n),
                     "tanh" => self.b.unary(Unary::Tanh, n),
+                    "cbrt" => self.b.unary(Unary::Cbrt, n),
                     _ => {
                         // sign(x): 1 for x > 0, -1 for x < 0, else 0 (also for NaN).
                         let zero = self.b.real(0.0, t);

@@ -84,6 +84,10 @@ pub trait Real:
     fn tanh(self) -> Self {
         Float::tanh(self)
     }
+    /// Cube root.
+    fn cbrt(self) -> Self {
+        Float::cbrt(self)
+    }
     /// Minimum; the other operand if one is NaN.
     fn min(self, o: Self) -> Self {
         Float::min(self, o)

@@ -124,10 +124,13 @@ pub mod suite {
         out = (a * 3.0).exp2() + b.log2() - log10(a * b) + exp2(-40.0 * b);
     }
 
-    /// The hyperbolic functions and `hypot` (inputs in [-3, 3]).
+    /// The hyperbolic functions, `hypot` and `cbrt` (inputs in [-3, 3]).
     #[stencil(dims = 1)]
     pub fn hyperbolic<T: Real>(a: In<T>, b: In<T>, out: Out<T>) {
-        out = a.sinh() + cosh(b) - (a * b).tanh() + sinh(30.0 * a) * 1e-12 + hypot(a, b);
+        out = a.sinh() + cosh(b) - (a * b).tanh()
+            + sinh(30.0 * a) * 1e-12
+            + hypot(a, b)
+            + (a - b).cbrt();
     }
 
     /// Rounding to integers (inputs with halves and negative values).

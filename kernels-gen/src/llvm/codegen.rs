@@ -745,6 +745,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             Unary::Sinh => self.in_f64(x, |g, y, acc| g.math.sinh(&g.b, y, acc))?,
             Unary::Cosh => self.in_f64(x, |g, y, acc| g.math.cosh(&g.b, y, acc))?,
             Unary::Tanh => self.in_f64(x, |g, y, acc| g.math.tanh(&g.b, y, acc))?,
+            Unary::Cbrt => self.in_f64(x, |g, y, _| g.math.cbrt(&g.b, y))?,
         })
     }
 

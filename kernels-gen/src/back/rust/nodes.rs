@@ -160,6 +160,7 @@ pub(super) fn node_let(k: &Kernel, n: u32, real: &TokenStream, form: LoadForm) -
                 (Unary::Sinh, _) => fl("sinh", &[x]),
                 (Unary::Cosh, _) => fl("cosh", &[x]),
                 (Unary::Tanh, _) => fl("tanh", &[x]),
+                (Unary::Cbrt, _) => fl("cbrt", &[x]),
             }
         }
         Node::Binary(op, x, y) => {
