@@ -128,6 +128,12 @@ pub enum Unary {
     Tanh,
     /// Cube root (of any sign).
     Cbrt,
+    /// Inverse hyperbolic sine.
+    Asinh,
+    /// Inverse hyperbolic cosine.
+    Acosh,
+    /// Inverse hyperbolic tangent.
+    Atanh,
 }
 
 /// Binary operations. Comparisons yield `bool`; the rest keep the operand type.

@@ -445,6 +445,9 @@ const INTRINSICS: &[(&str, usize)] = &[
     ("cosh", 1),
     ("tanh", 1),
     ("cbrt", 1),
+    ("asinh", 1),
+    ("acosh", 1),
+    ("atanh", 1),
     ("sign", 1),
     ("min", 2),
     ("max", 2),
@@ -1754,6 +1757,9 @@ impl<'m> Lowerer<'m> {
                     "cosh" => self.b.unary(Unary::Cosh, n),
                     "tanh" => self.b.unary(Unary::Tanh, n),
                     "cbrt" => self.b.unary(Unary::Cbrt, n),
+                    "asinh" => self.b.unary(Unary::Asinh, n),
+                    "acosh" => self.b.unary(Unary::Acosh, n),
+                    "atanh" => self.b.unary(Unary::Atanh, n),
                     _ => {
                         // sign(x): 1 for x > 0, -1 for x < 0, else 0 (also for NaN).
                         let zero = self.b.real(0.0, t);

@@ -88,6 +88,18 @@ pub trait Real:
     fn cbrt(self) -> Self {
         Float::cbrt(self)
     }
+    /// Inverse hyperbolic sine.
+    fn asinh(self) -> Self {
+        Float::asinh(self)
+    }
+    /// Inverse hyperbolic cosine.
+    fn acosh(self) -> Self {
+        Float::acosh(self)
+    }
+    /// Inverse hyperbolic tangent.
+    fn atanh(self) -> Self {
+        Float::atanh(self)
+    }
     /// Minimum; the other operand if one is NaN.
     fn min(self, o: Self) -> Self {
         Float::min(self, o)

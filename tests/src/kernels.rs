@@ -124,13 +124,16 @@ pub mod suite {
         out = (a * 3.0).exp2() + b.log2() - log10(a * b) + exp2(-40.0 * b);
     }
 
-    /// The hyperbolic functions, `hypot` and `cbrt` (inputs in [-3, 3]).
+    /// The hyperbolic functions and their inverses, `hypot` and `cbrt` (inputs in [-3, 3]).
     #[stencil(dims = 1)]
     pub fn hyperbolic<T: Real>(a: In<T>, b: In<T>, out: Out<T>) {
         out = a.sinh() + cosh(b) - (a * b).tanh()
             + sinh(30.0 * a) * 1e-12
             + hypot(a, b)
-            + (a - b).cbrt();
+            + (a - b).cbrt()
+            + asinh(a)
+            + (0.3 * b).atanh()
+            + acosh(1.0 + a * a);
     }
 
     /// Rounding to integers (inputs with halves and negative values).

@@ -746,6 +746,9 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             Unary::Cosh => self.in_f64(x, |g, y, acc| g.math.cosh(&g.b, y, acc))?,
             Unary::Tanh => self.in_f64(x, |g, y, acc| g.math.tanh(&g.b, y, acc))?,
             Unary::Cbrt => self.in_f64(x, |g, y, _| g.math.cbrt(&g.b, y))?,
+            Unary::Asinh => self.in_f64(x, |g, y, acc| g.math.asinh(&g.b, y, acc))?,
+            Unary::Acosh => self.in_f64(x, |g, y, acc| g.math.acosh(&g.b, y, acc))?,
+            Unary::Atanh => self.in_f64(x, |g, y, acc| g.math.atanh(&g.b, y, acc))?,
         })
     }
 

@@ -5,7 +5,7 @@
 //! straight-line versions (range reduction plus polynomial, no branches) are used on both
 //! targets, so the host JIT runs exactly the arithmetic the GPU runs. Accuracy: within one
 //! ulp of Rust's std in f64 over the whole range, including subnormal inputs and results
-//! (`exp`, `exp2`, `ln`, `log2`, `log10`, `hypot`, `cbrt`; two for `sinh`, `cosh`, `tanh`;
+//! (`exp`, `exp2`, `ln`, `log2`, `log10`, `hypot`, `cbrt`; two for `sinh`, `cosh`, `tanh` and their inverses;
 //! measured by
 //! `tests/tests/conformance.rs`,
 //! [`Accuracy::Double`]);
@@ -14,6 +14,7 @@
 //! fused multiply-adds.
 
 mod hyperbolic;
+mod inverse_hyperbolic;
 
 use super::LlvmError;
 use inkwell::builder::Builder;
@@ -419,6 +420,16 @@ impl<'ctx> MathLib<'ctx> {
         Ok(b.build_select(own, x, y, "")?.into_float_value())
     }
 
+    /// The correctly rounded square root.
+    fn sqrt(&self, b: &Builder<'ctx>, x: FloatValue<'ctx>) -> R<FloatValue<'ctx>> {
+        let sqrt = self.sqrt.ok_or_else(|| Self::missing("llvm.sqrt"))?;
+        Ok(b.build_call(sqrt, &[x.into()], "")?
+            .try_as_basic_value()
+            .basic()
+            .ok_or_else(|| Self::missing("llvm.sqrt"))?
+            .into_float_value())
+    }
+
     /// `sqrt(x^2 + y^2)` in f64. For a result rounded to f32 (inputs from f32) the sum
     /// cannot overflow or underflow in f64 and is taken directly; in f64 both are scaled
     /// by a power of two that brings the larger into [1, 2) first, and the result back.
@@ -430,14 +441,7 @@ impl<'ctx> MathLib<'ctx> {
         y: FloatValue<'ctx>,
         accuracy: Accuracy,
     ) -> R<FloatValue<'ctx>> {
-        let sqrt = self.sqrt.ok_or_else(|| Self::missing("llvm.sqrt"))?;
-        let root = |v: FloatValue<'ctx>| -> R<FloatValue<'ctx>> {
-            Ok(b.build_call(sqrt, &[v.into()], "")?
-                .try_as_basic_value()
-                .basic()
-                .ok_or_else(|| Self::missing("llvm.sqrt"))?
-                .into_float_value())
-        };
+        let root = |v: FloatValue<'ctx>| self.sqrt(b, v);
         let (ax, ay) = (self.abs(b, x)?, self.abs(b, y)?);
         let y_larger = b.build_float_compare(FloatPredicate::OGT, ay, ax, "")?;
         let big = b.build_select(y_larger, ay, ax, "")?.into_float_value();

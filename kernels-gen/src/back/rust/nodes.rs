@@ -161,6 +161,9 @@ pub(super) fn node_let(k: &Kernel, n: u32, real: &TokenStream, form: LoadForm) -
                 (Unary::Cosh, _) => fl("cosh", &[x]),
                 (Unary::Tanh, _) => fl("tanh", &[x]),
                 (Unary::Cbrt, _) => fl("cbrt", &[x]),
+                (Unary::Asinh, _) => fl("asinh", &[x]),
+                (Unary::Acosh, _) => fl("acosh", &[x]),
+                (Unary::Atanh, _) => fl("atanh", &[x]),
             }
         }
         Node::Binary(op, x, y) => {
