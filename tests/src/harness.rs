@@ -189,3 +189,18 @@ pub fn values<T: Real>(f: &Field<T>) -> Vec<f64> {
         .map(|v| v.as_f64())
         .collect()
 }
+
+/// Runs `$body` twice, with `$t` the type `f32` and then `f64`.
+#[macro_export]
+macro_rules! for_precisions {
+    ($t:ident => $body:block) => {{
+        {
+            type $t = f32;
+            $body
+        }
+        {
+            type $t = f64;
+            $body
+        }
+    }};
+}

@@ -7,7 +7,7 @@
 //! ulp of Rust's std in f64 over the whole range, including subnormal inputs and results
 //! (`exp`, `exp2`, `ln`, `log2`, `log10`, `hypot`, `cbrt`; two for `sinh`, `cosh`, `tanh` and their inverses;
 //! measured by
-//! `tests/tests/conformance.rs`,
+//! `tests/tests/math.rs`,
 //! [`Accuracy::Double`]);
 //! where the result is rounded to f32 the series are shorter, with errors near 1e-10
 //! relative, far below an f32 ulp ([`Accuracy::Single`]). Polynomials are evaluated with

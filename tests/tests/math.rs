@@ -1,0 +1,387 @@
+//! The language's math functions as the device runs them (the host JIT runs the same
+//! inline arithmetic the PTX does) against Rust's std: rounding exact on every path,
+//! transcendental functions within one or two ulp in f64 and almost always correctly
+//! rounded in f32, over their whole domains, special values included.
+
+use stencil_runtime::{Backend, Field, Real};
+use stencil_tests::for_precisions;
+use stencil_tests::harness::{kernel_ir, poisoned, random_field, rng, run, values, Path};
+use stencil_tests::kernels::suite;
+
+/// `floor`, `ceil`, `trunc` and `round` on every path give exactly Rust's values, halves
+/// and negative numbers included.
+#[test]
+fn rounding_is_exact_everywhere() {
+    for_precisions!(T => {
+        let mut r = rng("rounding");
+        let n = [1001];
+        // Quarters in [-6, 6] (exact halves among them), and some arbitrary values.
+        let raw = random_field::<T>(&mut r, &n, 0, -6.0, 6.0);
+        let a = Field::from_fn(&n, 0, |p| {
+            let x = raw.get(p).map_or(0.0, |v| v.as_f64());
+            T::from_f64(if p[0] % 3 == 0 { x } else { (x * 4.0).round() / 4.0 })
+        });
+        let k = kernel_ir(suite::rounding::SOURCE, "rounding");
+        let mut cpu: Vec<Field<T>> = (0..4).map(|_| poisoned(&n)).collect();
+        {
+            let [d, u, z, m] = &mut cpu[..] else { unreachable!() };
+            suite::rounding::launch(&Backend::Cpu, &a, d, u, z, m).unwrap();
+        }
+        let x = values(&a);
+        let exact: [fn(f64) -> f64; 4] = [f64::floor, f64::ceil, f64::trunc, f64::round];
+        let mut halves = 0;
+        for (o, f) in exact.iter().enumerate() {
+            let want: Vec<f64> = x.iter().map(|&v| f(v)).collect();
+            assert!(values(&cpu[o]) == want, "{:?} output {o} on the CPU", T::PRECISION);
+            for path in [Path::Interpreter, Path::HostJit] {
+                let mut out: Vec<Field<T>> = (0..4).map(|_| poisoned(&n)).collect();
+                run(path, &k, &[&a], &mut out, &[]);
+                assert!(values(&out[o]) == want, "{:?} output {o} on {path:?}", T::PRECISION);
+            }
+        }
+        for &v in &x {
+            halves += usize::from(v.fract().abs() == 0.5);
+        }
+        assert!(halves > 50, "{halves} halves checked");
+    });
+}
+
+/// The language's own `exp`, `ln` and `powf` as the device runs them (the host JIT runs
+/// the same arithmetic), in f32: evaluated in f64 with series cut for an f32 result, they
+/// must round to the correctly rounded f32 value almost always and never be more than one
+/// ulp from it (checked against Rust's f64 functions on inputs over many magnitudes).
+#[test]
+fn f32_transcendentals_round_correctly() {
+    let source = "#[stencil(dims = 1)]
+        fn transcendentals<T: Real>(a: In<T>, b: In<T>, c: In<T>, e: Out<T>, l: Out<T>, p: Out<T>) {
+            e = a.exp();
+            l = b.ln();
+            p = b.powf(c);
+        }";
+    let k = kernel_ir(source, "transcendentals");
+    let n = 20_000;
+    let mut r = rng("transcendentals");
+    // Exponents in [-80, 80] (`exp`), positive numbers from 1e-30 to 1e30 (`ln`), their
+    // powers with exponents in [-1.2, 1.2] (`powf`, finite in f32).
+    let a = random_field::<f32>(&mut r, &[n], 0, -80.0, 80.0);
+    let scale = random_field::<f32>(&mut r, &[n], 0, -30.0, 30.0);
+    let b = Field::from_fn(&[n], 0, |p| {
+        10f32.powf(scale.get(p).unwrap_or(0.0)) * 1.000_123
+    });
+    let c = random_field::<f32>(&mut r, &[n], 0, -1.2, 1.2);
+    let mut out: Vec<Field<f32>> = (0..3).map(|_| poisoned(&[n])).collect();
+    run(Path::HostJit, &k, &[&a, &b, &c], &mut out, &[]);
+    let (a, b, c) = (values(&a), values(&b), values(&c));
+    let exact: [Box<dyn Fn(usize) -> f64>; 3] = [
+        Box::new(|i| a[i].exp()),
+        Box::new(|i| b[i].ln()),
+        Box::new(|i| b[i].powf(c[i])),
+    ];
+    for (what, (got, exact)) in ["exp", "ln", "powf"].iter().zip(out.iter().zip(&exact)) {
+        let got = values(got);
+        let (mut off, mut checked) = (0, 0);
+        for (i, &g) in got.iter().enumerate() {
+            let want = exact(i) as f32;
+            if !want.is_finite() || want == 0.0 {
+                continue;
+            }
+            let ulps = (g as f32).to_bits().abs_diff(want.to_bits());
+            assert!(ulps <= 1, "{what} at input {i}: {g} against {want}");
+            off += usize::from(ulps == 1);
+            checked += 1;
+        }
+        println!("{what}: {off} of {checked} finite results one ulp off");
+        assert!(
+            checked * 2 > n,
+            "{what}: only {checked} of {n} results are finite"
+        );
+        assert!(
+            off * 1000 < checked,
+            "{what}: {off} of {checked} results are not correctly rounded"
+        );
+    }
+}
+
+/// `sinh`, `cosh` and `tanh` as the device runs them: as `exp2_log2_log10_are_accurate`
+/// (inputs spread over [-720, 720], a third of them within 25 of 0 and a third within
+/// 1e-3).
+#[test]
+fn hyperbolic_functions_are_accurate() {
+    let source = "#[stencil(dims = 1)]
+        fn hyperbolic<T: Real>(a: In<T>, s: Out<T>, c: Out<T>, t: Out<T>) {
+            s = a.sinh();
+            c = cosh(a);
+            t = a.tanh();
+        }";
+    let k = kernel_ir(source, "hyperbolic");
+    let n = 40_000;
+    let mut r = rng("hyperbolic");
+    for_precisions!(T => {
+        let wide = random_field::<T>(&mut r, &[n], 0, -720.0, 720.0);
+        let mid = random_field::<T>(&mut r, &[n], 0, -25.0, 25.0);
+        let small = random_field::<T>(&mut r, &[n], 0, -1e-3, 1e-3);
+        let a = Field::from_fn(&[n], 0, |p| {
+            let pick = match p[0] % 3 {
+                0 => &small,
+                1 => &mid,
+                _ => &wide,
+            };
+            T::from_f64(pick.get(p).map_or(0.0, |v| v.as_f64()))
+        });
+        let mut out: Vec<Field<T>> = (0..3).map(|_| poisoned(&[n])).collect();
+        run(Path::HostJit, &k, &[&a], &mut out, &[]);
+        let a = values(&a);
+        let exact: [NamedFn; 3] =
+            [("sinh", f64::sinh), ("cosh", f64::cosh), ("tanh", f64::tanh)];
+        for ((what, f), got) in exact.iter().zip(&out) {
+            assert_ulps::<T>(what, &values(got), |i| f(a[i]), 2);
+        }
+    });
+}
+
+/// `hypot` as the device runs it: within two ulp of Rust's in f64 and almost always
+/// equal to it in f32, for pairs of every magnitude (ratios up to 1e40, near the largest
+/// and the smallest numbers, subnormal ones) and signs.
+#[test]
+fn hypot_is_accurate() {
+    let source = "#[stencil(dims = 1)]
+        fn h<T: Real>(a: In<T>, b: In<T>, out: Out<T>) {
+            out = hypot(a, b);
+        }";
+    let k = kernel_ir(source, "h");
+    let n = 40_000;
+    let mut r = rng("hypot");
+    for_precisions!(T => {
+        let single = T::PRECISION == stencil_runtime::Precision::F32;
+        let decades = if single { 40.0 } else { 310.0 };
+        let ea = random_field::<T>(&mut r, &[n], 0, -decades, decades);
+        let eb = random_field::<T>(&mut r, &[n], 0, -20.0, 20.0);
+        let sign = random_field::<T>(&mut r, &[n], 0, -1.0, 1.0);
+        let get = |f: &Field<T>, p: [isize; 3]| f.get(p).map_or(0.0, |v| v.as_f64());
+        let a = Field::from_fn(&[n], 0, |p| T::from_f64(10f64.powf(get(&ea, p)) * 1.234_567 * get(&sign, p).signum()));
+        // b within 1e20 of a either way (a third of them equal in magnitude).
+        let b = Field::from_fn(&[n], 0, |p| {
+            let x = get(&ea, p) + if p[0] % 3 == 0 { 0.0 } else { get(&eb, p) };
+            T::from_f64(10f64.powf(x) * 0.987_654_3)
+        });
+        let mut out = vec![poisoned::<T>(&[n])];
+        run(Path::HostJit, &k, &[&a, &b], &mut out, &[]);
+        let (a, b) = (values(&a), values(&b));
+        assert_ulps::<T>("hypot", &values(&out[0]), |i| a[i].hypot(b[i]), 1);
+        // Special values: infinite if either is (even beside NaN), else NaN if either is.
+        let xs = [f64::INFINITY, f64::NAN, 0.0, -0.0, 3.0, f64::NEG_INFINITY];
+        let ys = [f64::NAN, 1.0, 0.0, 5.0, -4.0, 2.0];
+        let field = |v: &[f64; 6]| Field::from_fn(&[6], 0, |p| T::from_f64(v[p[0] as usize]));
+        let mut special = vec![poisoned::<T>(&[6])];
+        run(Path::HostJit, &k, &[&field(&xs), &field(&ys)], &mut special, &[]);
+        let special = values(&special[0]);
+        let expect = [f64::INFINITY, f64::NAN, 0.0, 5.0, 5.0, f64::INFINITY];
+        for (g, e) in special.iter().zip(expect) {
+            assert!(g == &e || (g.is_nan() && e.is_nan()), "hypot special values: {special:?}");
+        }
+    });
+}
+
+/// `asinh`, `acosh` and `atanh` as the device runs them: as
+/// `exp2_log2_log10_are_accurate`, within two ulp in f64, over their domains (from next
+/// to their zero or pole to near the largest numbers).
+#[test]
+fn inverse_hyperbolic_functions_are_accurate() {
+    let source = "#[stencil(dims = 1)]
+        fn inverse<T: Real>(a: In<T>, b: In<T>, c: In<T>, s: Out<T>, h: Out<T>, t: Out<T>) {
+            s = a.asinh();
+            h = acosh(b);
+            t = c.atanh();
+        }";
+    let k = kernel_ir(source, "inverse");
+    let n = 40_000;
+    let mut r = rng("inverse hyperbolic");
+    for_precisions!(T => {
+            let single = T::PRECISION == stencil_runtime::Precision::F32;
+            let decades = if single { 38.0 } else { 300.0 };
+            let e = random_field::<T>(&mut r, &[n], 0, -decades, decades);
+            let f = random_field::<T>(&mut r, &[n], 0, -12.0, 0.0);
+            let sign = random_field::<T>(&mut r, &[n], 0, -1.0, 1.0);
+            let get = |g: &Field<T>, p: [isize; 3]| g.get(p).map_or(0.0, |v| v.as_f64());
+            // Any magnitude for asinh; 1 plus any magnitude for acosh; for atanh 1 minus
+            // 10^-12..1 or magnitudes 10^-12..1, either sign.
+            let a = Field::from_fn(&[n], 0, |p| {
+                T::from_f64(10f64.powf(get(&e, p)) * 1.234_567 * get(&sign, p).signum())
+            });
+            let bb = Field::from_fn(&[n], 0, |p| T::from_f64(1.0 + 10f64.powf(get(&e, p)) * 0.876_543))
+    ;
+            let c = Field::from_fn(&[n], 0, |p| {
+                let m = 10f64.powf(get(&f, p));
+                let v = if p[0] % 2 == 0 { 1.0 - m } else { m * 0.987 };
+                T::from_f64(v * get(&sign, p).signum())
+            });
+            let mut out: Vec<Field<T>> = (0..3).map(|_| poisoned(&[n])).collect();
+            run(Path::HostJit, &k, &[&a, &bb, &c], &mut out, &[]);
+            let (a, bb, c) = (values(&a), values(&bb), values(&c));
+            assert_ulps::<T>("asinh", &values(&out[0]), |i| a[i].asinh(), 2);
+            // Rust's `acosh` is `ln(x + sqrt(x - 1) sqrt(x + 1))`, which loses digits next
+        // to 1 (at 1 + 2^-52 half of them): there the reference is `ln_1p` of the same
+        // sum written from `t = x - 1`.
+        let acosh = |x: f64| {
+            let t = x - 1.0;
+            if t < 1.0 {
+                (t + (t.mul_add(t, 2.0 * t)).sqrt()).ln_1p()
+            } else {
+                x.acosh()
+            }
+        };
+        assert_ulps::<T>("acosh", &values(&out[1]), |i| acosh(bb[i]), 2);
+            // Rust's `atanh` is `ln_1p(2x / (1 - x)) / 2`, which loses digits next to -1 (where
+        // the argument is -1 plus a little): the reference is the odd extension of its
+        // value at |x|.
+        assert_ulps::<T>("atanh", &values(&out[2]), |i| c[i].abs().atanh().copysign(c[i]), 2);
+        // Special values (zeros, infinities and NaN, from their poles and beyond their
+        // domains too), against Rust's.
+        let xs = [0.0, -0.0, 1.0, -1.0, 2.0, -3.0, f64::INFINITY, f64::NEG_INFINITY, f64::NAN];
+        let field = Field::from_fn(&[9], 0, |p| T::from_f64(xs[p[0] as usize]));
+        let mut special: Vec<Field<T>> = (0..3).map(|_| poisoned(&[9])).collect();
+        run(Path::HostJit, &k, &[&field, &field, &field], &mut special, &[]);
+        let fs: [fn(f64) -> f64; 3] = [f64::asinh, f64::acosh, f64::atanh];
+        for (f, got) in fs.iter().zip(&special) {
+            for (x, g) in xs.iter().zip(values(got)) {
+                let want = T::from_f64(f(*x)).as_f64();
+                if want.is_finite() && want != 0.0 {
+                    continue;
+                }
+                let same = g.to_bits() == want.to_bits() || (g.is_nan() && want.is_nan());
+                assert!(same, "{:?} at {x}: {g} against {want}", T::PRECISION);
+            }
+        }
+        });
+}
+
+/// `cbrt` as the device runs it: within one ulp of Rust's in f64 and almost always equal
+/// to it in f32, over every magnitude and both signs (subnormal numbers included), and
+/// zero, infinity and NaN as themselves.
+#[test]
+fn cbrt_is_accurate() {
+    let source = "#[stencil(dims = 1)]
+        fn c<T: Real>(a: In<T>, out: Out<T>) {
+            out = a.cbrt();
+        }";
+    let k = kernel_ir(source, "c");
+    let n = 40_000;
+    let mut r = rng("cbrt");
+    for_precisions!(T => {
+        let single = T::PRECISION == stencil_runtime::Precision::F32;
+        let decades = if single { 44.0 } else { 320.0 };
+        let e = random_field::<T>(&mut r, &[n], 0, -decades, decades);
+        let sign = random_field::<T>(&mut r, &[n], 0, -1.0, 1.0);
+        let get = |f: &Field<T>, p: [isize; 3]| f.get(p).map_or(0.0, |v| v.as_f64());
+        let a = Field::from_fn(&[n], 0, |p| {
+            T::from_f64(10f64.powf(get(&e, p)) * 1.234_567 * get(&sign, p).signum())
+        });
+        let mut out = vec![poisoned::<T>(&[n])];
+        run(Path::HostJit, &k, &[&a], &mut out, &[]);
+        let a = values(&a);
+        assert_ulps::<T>("cbrt", &values(&out[0]), |i| a[i].cbrt(), 1);
+        let xs = [0.0, -0.0, f64::INFINITY, f64::NEG_INFINITY, f64::NAN, -8.0];
+        let field = Field::from_fn(&[6], 0, |p| T::from_f64(xs[p[0] as usize]));
+        let mut special = vec![poisoned::<T>(&[6])];
+        run(Path::HostJit, &k, &[&field], &mut special, &[]);
+        let special = values(&special[0]);
+        let expect = [0.0, -0.0, f64::INFINITY, f64::NEG_INFINITY, f64::NAN, -2.0];
+        for (g, e) in special.iter().zip(expect) {
+            let same = g.to_bits() == e.to_bits() || (g.is_nan() && e.is_nan());
+            assert!(same, "cbrt special values: {special:?}");
+        }
+    });
+}
+
+/// Compares `got` with the exact values `want(i)` (Rust's std) in ulp of `T`, over the
+/// inputs whose value is finite and not zero (more than half of them): in f32 never more
+/// than one ulp off and almost always equal, in f64 at most `f64_ulps` off.
+fn assert_ulps<T: Real>(what: &str, got: &[f64], want: impl Fn(usize) -> f64, f64_ulps: u64) {
+    let single = T::PRECISION == stencil_runtime::Precision::F32;
+    let (mut off, mut worst, mut checked) = (0, 0, 0);
+    for (i, &g) in got.iter().enumerate() {
+        let want = T::from_f64(want(i)).as_f64();
+        if !want.is_finite() || want == 0.0 {
+            continue;
+        }
+        let ulps = if single {
+            u64::from((g as f32).to_bits().abs_diff((want as f32).to_bits()))
+        } else {
+            g.to_bits().abs_diff(want.to_bits())
+        };
+        worst = worst.max(ulps);
+        off += usize::from(ulps > 0);
+        checked += 1;
+    }
+    println!(
+        "{what} {:?}: {off} of {checked} off, worst {worst} ulp",
+        T::PRECISION
+    );
+    assert!(
+        checked * 2 > got.len(),
+        "{what}: only {checked} finite results"
+    );
+    if single {
+        assert!(worst <= 1, "{what} f32: {worst} ulp");
+        assert!(
+            off * 1000 < checked,
+            "{what} f32: {off} of {checked} not correctly rounded"
+        );
+    } else {
+        assert!(worst <= f64_ulps, "{what} f64: {worst} ulp");
+    }
+}
+
+/// A function of Rust's std with its name.
+type NamedFn = (&'static str, fn(f64) -> f64);
+
+/// A function's exact value at input `i`.
+type Exact<'a> = Box<dyn Fn(usize) -> f64 + 'a>;
+
+/// `exp2`, `log2` and `log10` as the device runs them (the host JIT runs the same
+/// arithmetic): in f32 never more than one ulp from Rust's value and almost always
+/// equal to it; in f64 within one ulp of Rust's value, with `exp` and `ln` alongside
+/// (inputs over the whole range: huge and tiny, subnormal, and next to 1).
+#[test]
+fn exp2_log2_log10_are_accurate() {
+    let source = "#[stencil(dims = 1)]
+        fn logs<T: Real>(a: In<T>, b: In<T>, p: Out<T>, l2: Out<T>, l10: Out<T>, e: Out<T>, l: Out<T>) {
+            p = a.exp2();
+            l2 = b.log2();
+            l10 = log10(b);
+            e = (a * 0.69).exp();
+            l = b.ln();
+        }";
+    let k = kernel_ir(source, "logs");
+    let n = 40_000;
+    let mut r = rng("logs");
+    for_precisions!(T => {
+        let single = T::PRECISION == stencil_runtime::Precision::F32;
+        let (lo, hi, decades) = if single { (-140.0, 125.0, 40.0) } else { (-1070.0, 1020.0, 320.0) };
+        let a = random_field::<T>(&mut r, &[n], 0, lo, hi);
+        let near = random_field::<T>(&mut r, &[n], 0, -1e-3, 1e-3);
+        let scale = random_field::<T>(&mut r, &[n], 0, -decades, decades);
+        // A third of the inputs next to 1, the rest over every magnitude.
+        let b = Field::from_fn(&[n], 0, |p| {
+            let x = if p[0] % 3 == 0 {
+                1.0 + near.get(p).map_or(0.0, |v| v.as_f64())
+            } else {
+                10f64.powf(scale.get(p).map_or(0.0, |v| v.as_f64())) * 1.000_123
+            };
+            T::from_f64(x)
+        });
+        let mut out: Vec<Field<T>> = (0..5).map(|_| poisoned(&[n])).collect();
+        run(Path::HostJit, &k, &[&a, &b], &mut out, &[]);
+        let (a, b) = (values(&a), values(&b));
+        let exact: [(&str, Exact); 5] = [
+            ("exp2", Box::new(|i| a[i].exp2())),
+            ("log2", Box::new(|i| b[i].log2())),
+            ("log10", Box::new(|i| b[i].log10())),
+            ("exp", Box::new(|i| (T::from_f64(a[i]) * T::from_f64(0.69)).as_f64().exp())),
+            ("ln", Box::new(|i| b[i].ln())),
+        ];
+        for ((what, exact), got) in exact.iter().zip(&out) {
+            assert_ulps::<T>(what, &values(got), exact, 1);
+        }
+    });
+}
