@@ -7,7 +7,7 @@ use crate::harness::{assert_close, random_field, rng, tolerance};
 use crate::kernels::suite;
 use rand::Rng;
 use stencil_runtime::blocks::{
-    Absent, BlockGrid, BlockKey, BlockList, HaloExchange, HaloRule, Side,
+    Absent, BlockGrid, BlockKey, BlockList, FlagsReader, HaloExchange, HaloRule, Side,
 };
 use stencil_runtime::{stencil, Backend, BlockField, Field, Real};
 
@@ -446,9 +446,20 @@ pub fn flags_match_the_field<T: Real>(backend: &Backend) {
         })
         .unwrap();
         let list = BlockList::present(&grid).unwrap();
+        // One reader for both margins: its memory is reused.
+        let mut reader = FlagsReader::new();
         for margin in [1, 3] {
             let flags = field.flags(&list, margin).unwrap();
             assert_eq!(flags.len(), list.len());
+            reader.start(&field, &list, margin).unwrap();
+            assert!(reader.is_pending());
+            let late = reader.finish(&list).unwrap();
+            assert_eq!(
+                late.as_ref(),
+                Some(&flags),
+                "flags read late, margin {margin}"
+            );
+            assert_eq!(reader.finish(&list).unwrap(), None, "finished twice");
             let mut seen = 0;
             for (key, got) in list.keys().iter().zip(&flags) {
                 let o = g.origin(*key);
@@ -481,6 +492,17 @@ pub fn flags_match_the_field<T: Real>(backend: &Backend) {
                 "some blocks flagged, not all"
             );
         }
+        // Flags started on one layout cannot be finished on another.
+        reader.start(&field, &list, 1).unwrap();
+        let absent = g
+            .all_keys()
+            .find(|k| !grid.contains(*k))
+            .expect("an absent block");
+        let mut grid = grid;
+        grid.update(&[absent], &[]).unwrap();
+        let other = BlockList::present(&grid).unwrap();
+        let err = reader.finish(&other).unwrap_err().to_string();
+        assert!(err.contains("another layout"), "{err}");
     }
 }
 

@@ -4,8 +4,10 @@
 //! neighbours it may reach, without reading the field back.
 
 use super::field::BlockField;
+use super::geometry::Geometry;
 use super::list::BlockList;
 use crate::cuda::memory::DeviceBuffer;
+use crate::cuda::readback::Readback;
 use crate::{Backend, Error, Real};
 use rayon::prelude::*;
 
@@ -47,33 +49,26 @@ impl BlockFlags {
 
 impl<T: Real> BlockField<T> {
     /// Per block of `list` (in its order), where the field is non-zero: any point, and
-    /// any within `margin` points of each side. Waits for the result on a device.
+    /// any within `margin` points of each side. Waits for the result on a device (see
+    /// [`FlagsReader`] to read them later instead).
     pub fn flags(&self, list: &BlockList, margin: usize) -> Result<Vec<BlockFlags>, Error> {
+        match self.start_flags(list, margin)? {
+            Started::Ready(flags) => Ok(flags),
+            Started::Queued(words) => {
+                let mut out = vec![0u32; list.len()];
+                words.download(&mut out)?;
+                Ok(out.into_iter().map(BlockFlags).collect())
+            }
+        }
+    }
+
+    /// The flags computed at once on the CPU, or queued into a word per block on a device.
+    fn start_flags(&self, list: &BlockList, margin: usize) -> Result<Started, Error> {
         let (grid, generation) = list.layout();
         self.check_layout("block flags", "field", grid, generation)?;
         let g = *self.geometry();
         if let Some(arena) = self.host_arena() {
-            let strides = g.strides();
-            let first = g.interior_offset();
-            return Ok(list
-                .runs()
-                .par_iter()
-                .map(|run| {
-                    let mut flags = 0;
-                    let extent = [0, 1, 2].map(|a| g.block[a].min(g.domain[a] - run.origin[a]));
-                    for k in 0..extent[2] {
-                        for j in 0..extent[1] {
-                            let row = run.shift as usize + first + j * strides[0] + k * strides[1];
-                            for (i, v) in arena[row..row + extent[0]].iter().enumerate() {
-                                if *v != T::zero() || v.is_nan() {
-                                    flags |= BlockFlags::of_point([i, j, k], g.block, margin).0;
-                                }
-                            }
-                        }
-                    }
-                    BlockFlags(flags)
-                })
-                .collect());
+            return Ok(Started::Ready(host_flags(&g, list, arena, margin)));
         }
         let (Backend::Cuda(cuda), Some(arena), Some(records)) =
             (self.backend(), self.device_arena(), list.device_records())
@@ -97,8 +92,151 @@ impl<T: Real> BlockField<T> {
                 words.ptr,
             )?;
         }
-        let mut out = vec![0u32; list.len()];
-        words.download(&mut out)?;
-        Ok(out.into_iter().map(BlockFlags).collect())
+        Ok(Started::Queued(words))
+    }
+}
+
+/// Flags just started: known on the CPU, or computed on a device into a word per block.
+enum Started {
+    Ready(Vec<BlockFlags>),
+    Queued(DeviceBuffer),
+}
+
+/// The flags of the blocks of `list` in a host arena, blocks in parallel.
+fn host_flags<T: Real>(
+    g: &Geometry,
+    list: &BlockList,
+    arena: &[T],
+    margin: usize,
+) -> Vec<BlockFlags> {
+    let strides = g.strides();
+    let first = g.interior_offset();
+    list.runs()
+        .par_iter()
+        .map(|run| {
+            let mut flags = 0;
+            let extent = [0, 1, 2].map(|a| g.block[a].min(g.domain[a] - run.origin[a]));
+            for k in 0..extent[2] {
+                for j in 0..extent[1] {
+                    let row = run.shift as usize + first + j * strides[0] + k * strides[1];
+                    for (i, v) in arena[row..row + extent[0]].iter().enumerate() {
+                        if *v != T::zero() || v.is_nan() {
+                            flags |= BlockFlags::of_point([i, j, k], g.block, margin).0;
+                        }
+                    }
+                }
+            }
+            BlockFlags(flags)
+        })
+        .collect()
+}
+
+/// Block flags read one step late: [`FlagsReader::start`] queues their computation and
+/// their copy to the host and returns at once; [`FlagsReader::finish`] waits for that copy
+/// only, not for the work queued after it. A solver that decides its blocks from flags
+/// started a step earlier never leaves the device idle for them. The page-locked memory
+/// the flags land in is kept from one start to the next.
+#[derive(Default)]
+pub struct FlagsReader {
+    readback: Option<Readback>,
+    pending: Option<Pending>,
+}
+
+/// Flags started and not yet finished, for the list of layout `layout`.
+struct Pending {
+    layout: (u64, u64),
+    state: PendingState,
+}
+
+enum PendingState {
+    Ready(Vec<BlockFlags>),
+    /// `len` words on their way into the read-back memory.
+    Copying(usize),
+}
+
+impl std::fmt::Debug for FlagsReader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "FlagsReader {{ pending: {} }}", self.pending.is_some())
+    }
+}
+
+impl FlagsReader {
+    /// A reader with nothing started.
+    pub fn new() -> FlagsReader {
+        FlagsReader::default()
+    }
+
+    /// Starts the flags of `field` on the blocks of `list` (see [`BlockField::flags`]);
+    /// flags started before and not finished are dropped.
+    pub fn start<T: Real>(
+        &mut self,
+        field: &BlockField<T>,
+        list: &BlockList,
+        margin: usize,
+    ) -> Result<(), Error> {
+        // A copy still on its way must land before its memory is reused or freed.
+        if let Some(Pending {
+            state: PendingState::Copying(_),
+            ..
+        }) = self.pending.take()
+        {
+            self.readback
+                .as_ref()
+                .expect("allocated when started")
+                .wait()?;
+        }
+        let state = match field.start_flags(list, margin)? {
+            Started::Ready(flags) => PendingState::Ready(flags),
+            Started::Queued(words) => {
+                let bytes = list.len() * 4;
+                if self.readback.as_ref().is_none_or(|r| r.capacity < bytes) {
+                    // Room to grow before the next allocation.
+                    self.readback = Some(Readback::new(bytes.max(1) * 2)?);
+                }
+                let readback = self.readback.as_ref().expect("allocated above");
+                let stream = &words.stream;
+                // SAFETY: nothing reads the memory until `finish` has waited for the copy,
+                // and no other copy into it is pending (waited for above).
+                unsafe { readback.queue(stream, 0, &words, bytes)? };
+                readback.record(stream)?;
+                // `words` is freed in stream order, after the copy.
+                PendingState::Copying(list.len())
+            }
+        };
+        self.pending = Some(Pending {
+            layout: list.layout(),
+            state,
+        });
+        Ok(())
+    }
+
+    /// Whether flags were started and not yet finished.
+    pub fn is_pending(&self) -> bool {
+        self.pending.is_some()
+    }
+
+    /// The flags last started, per block of `list` (which must be the list they were
+    /// started on, or one of the same layout), waiting for their copy; `None` when none
+    /// were started since the last finish.
+    pub fn finish(&mut self, list: &BlockList) -> Result<Option<Vec<BlockFlags>>, Error> {
+        let Some(pending) = self.pending.take() else {
+            return Ok(None);
+        };
+        if pending.layout != list.layout() {
+            return Err(Error::InvalidField(
+                "block flags: finished for a list of another layout than they were started on; \
+                 finish them before the blocks change"
+                    .into(),
+            ));
+        }
+        match pending.state {
+            PendingState::Ready(flags) => Ok(Some(flags)),
+            PendingState::Copying(len) => {
+                let readback = self.readback.as_ref().expect("allocated when started");
+                readback.wait()?;
+                let words: Vec<u32> = readback.read_slice(len);
+                Ok(Some(words.into_iter().map(BlockFlags).collect()))
+            }
+        }
     }
 }

@@ -28,7 +28,7 @@ mod halo;
 mod list;
 
 pub use field::BlockField;
-pub use flags::BlockFlags;
+pub use flags::{BlockFlags, FlagsReader};
 pub use geometry::Geometry;
 pub use grid::{BlockGrid, BlockInfo, BlockKey, Owner, Relayout};
 pub use halo::{Absent, HaloExchange, HaloRule, Side};

@@ -9,73 +9,42 @@
 //! ones for every stream's reuse; a slot goes back there only when no copy into it is
 //! pending.
 
-use crate::cuda::driver::{cuda_error, Stream};
+use crate::cuda::driver::Stream;
 use crate::cuda::launch::elem_bytes;
 use crate::cuda::memory::DeviceBuffer;
+use crate::cuda::readback::Readback;
 use crate::{Error, Precision};
-use cudarc::driver::{result, sys};
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
 /// Values one slot holds (one launch's reductions; a launch with more takes a larger slot).
 const SLOT_VALUES: usize = 4;
 
-/// Page-locked host memory for a launch's values, and the event that says they arrived.
-pub(crate) struct Slot {
-    /// `capacity` 8-byte cells (an f32 value sits in the first 4 bytes of its cell).
-    host: *mut u64,
-    capacity: usize,
-    event: sys::CUevent,
-}
-
-// SAFETY: a slot's memory and event belong to whoever holds the slot (a queue, or the
-// device's free list, both behind mutexes) and are used with the context bound.
-unsafe impl Send for Slot {}
+/// Page-locked host memory for a launch's values (8 bytes a value: an f32 value sits in
+/// the first 4 bytes of its cell), and the event that says they arrived.
+pub(crate) struct Slot(Readback);
 
 impl Slot {
     /// A slot of `capacity` values on the current context.
     fn new(capacity: usize) -> Result<Slot, Error> {
-        // SAFETY: a plain page-locked allocation, kept for the life of the process.
-        let host = unsafe { result::malloc_host(capacity * 8, 0) }
-            .map_err(|e| cuda_error("allocating page-locked memory for reductions", e))?
-            as *mut u64;
-        let flags = sys::CUevent_flags::CU_EVENT_DISABLE_TIMING;
-        let event = match result::event::create(flags) {
-            Ok(event) => event,
-            Err(e) => {
-                // SAFETY: allocated just above, not shared.
-                unsafe {
-                    let _ = result::free_host(host as *mut _);
-                }
-                return Err(cuda_error("creating an event", e));
-            }
-        };
-        Ok(Slot {
-            host,
-            capacity,
-            event,
-        })
+        Readback::new(capacity * 8).map(Slot)
+    }
+
+    /// Values the slot holds.
+    fn capacity(&self) -> usize {
+        self.0.capacity / 8
     }
 
     /// Waits for the copies into the slot (not for later work on the stream) and reads
     /// the values, of `precisions`.
     fn read(&self, precisions: &[Precision]) -> Result<Vec<f64>, Error> {
-        // SAFETY: the event was recorded after the copies into the slot.
-        unsafe { result::event::synchronize(self.event) }
-            .map_err(|e| cuda_error("waiting for a reduction", e))?;
+        self.0.wait()?;
         let values = precisions
             .iter()
             .enumerate()
-            .map(|(i, p)| {
-                // SAFETY: cell `i` exists (capacity checked when queued) and its copy has
-                // completed; the device wrote it, so read it as volatile.
-                unsafe {
-                    let cell = self.host.add(i);
-                    match p {
-                        Precision::F32 => std::ptr::read_volatile(cell as *const f32) as f64,
-                        Precision::F64 => std::ptr::read_volatile(cell as *const f64),
-                    }
-                }
+            .map(|(i, p)| match p {
+                Precision::F32 => self.0.read::<f32>(8 * i) as f64,
+                Precision::F64 => self.0.read::<f64>(8 * i),
             })
             .collect();
         Ok(values)
@@ -169,28 +138,20 @@ impl DeferredQueue {
         let count = values.len();
         let reused = {
             let mut free = free_slots(&q.stream);
-            let fits = free.iter().position(|s| s.capacity >= count);
+            let fits = free.iter().position(|s| s.capacity() >= count);
             fits.map(|i| free.swap_remove(i))
         };
         let slot = match reused {
             Some(slot) => slot,
             None => Slot::new(count.max(SLOT_VALUES))?,
         };
-        let raw = q.stream.raw;
         let queued = (|| {
             for (i, (buf, p)) in values.iter().enumerate() {
-                let bytes = elem_bytes(*p);
-                // SAFETY: the cell holds 8 bytes and lives until the event has fired (the
-                // slot is reused or freed only after that); the source holds one element.
-                unsafe {
-                    sys::cuMemcpyDtoHAsync_v2(slot.host.add(i) as *mut _, buf.ptr, bytes, raw)
-                        .result()
-                }
-                .map_err(|e| cuda_error("copying a reduction to the host", e))?;
+                // SAFETY: the cell holds 8 bytes and is read only after the event has
+                // fired (the slot is reused only after that); the source holds one element.
+                unsafe { slot.0.queue(&q.stream, 8 * i, buf, elem_bytes(*p))? };
             }
-            // SAFETY: the event and the stream are alive.
-            unsafe { result::event::record(slot.event, raw) }
-                .map_err(|e| cuda_error("recording an event", e))
+            slot.0.record(&q.stream)
         })();
         if let Err(e) = queued {
             // Whatever copies were queued land before the stream's later work.

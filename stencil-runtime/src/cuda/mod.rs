@@ -18,6 +18,7 @@ mod launch;
 pub(crate) mod memory;
 mod module;
 mod partials;
+pub(crate) mod readback;
 pub(crate) mod texture;
 mod timer;
 mod tune;

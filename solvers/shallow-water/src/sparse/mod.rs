@@ -3,13 +3,17 @@
 //! come from [`HaloExchange`]s instead of the dense fields' memory.
 //!
 //! Every [`REGRID_EVERY`] steps the run finds, on the backend, the blocks that are not in
-//! the dry state (surface at the bed, no discharge: `kp07::activity`, then
-//! [`BlockField::flags`]) and keeps them, the neighbours that water may reach before the
-//! next regrid, and the blocks along sides that feed water in; it adds the missing ones
-//! (dry) and frees the others. A step's update of a cell depends on cells at most
-//! [`REACH_PER_STEP`] away (two per stage), so in `REGRID_EVERY` steps the wet region grows
-//! by at most `MARGIN = REACH_PER_STEP * REGRID_EVERY` cells: a neighbour is kept when a
-//! wet cell lies within `MARGIN` of the side it shares (both sides for a diagonal one).
+//! the dry state (surface at the bed, no discharge: `kp07::activity`, then block flags)
+//! and, at the start of the next step, keeps them, the neighbours that water may reach
+//! before the layout after next, and the blocks along sides that feed water in; it adds
+//! the missing ones (dry) and frees the others. Deciding a step late lets the flags reach
+//! the host with the step's own read-back ([`FlagsReader`]): the device never waits for
+//! the host's choice. A step's update of a cell depends on cells at most
+//! [`REACH_PER_STEP`] away (two per stage), and a layout chosen from the state after step
+//! `s` serves the steps up to `s + REGRID_EVERY + 1`, so the wet region it must hold grows
+//! by at most `MARGIN = REACH_PER_STEP * (REGRID_EVERY + 1)` cells: a neighbour is kept
+//! when a wet cell lies within `MARGIN` of the side it shares (both sides for a diagonal
+//! one).
 //! No absent block ever holds water, and a halo point in an absent block holds what a
 //! dense field holds there, the dry state: the bed's height for the surface (from a
 //! companion field computed once from the terrain), zero for the rest. The run then
@@ -27,18 +31,18 @@ use crate::{Boundaries, Boundary, FloodError, Grid, Physics, Setup};
 use extent::Extent;
 use layout::{dry_at, dry_surface, exchanges, wanted_blocks, wet_blocks, Exchanges};
 use std::sync::Arc;
-use stencil_runtime::blocks::{BlockFlags, BlockGrid, BlockKey, Relayout};
+use stencil_runtime::blocks::{BlockFlags, BlockGrid, BlockKey, FlagsReader, Relayout};
 use stencil_runtime::{Backend, BlockField, BlockList, Field, Real};
 
 /// Steps between two updates of the present blocks.
-pub const REGRID_EVERY: u64 = 4;
+pub const REGRID_EVERY: u64 = 2;
 
 /// How far (cells) a step's update of a cell reaches: two per RK stage (the faces read two
 /// cells along).
 pub const REACH_PER_STEP: usize = 4;
 
 /// How near a block's side (cells) water must be for the neighbour across it to be kept.
-const MARGIN: usize = REACH_PER_STEP * REGRID_EVERY as usize;
+const MARGIN: usize = REACH_PER_STEP * (REGRID_EVERY as usize + 1);
 
 /// The block size of sparse runs (cells per side).
 pub const BLOCK: usize = 32;
@@ -67,6 +71,13 @@ pub struct SparseShallowWater<T: Real> {
     fluxes: [BlockField<T>; 6],
     /// The flood's extent, when tracked.
     extent: Option<Extent<T>>,
+    /// The backend the blocks are measured on: on a device, with deferred reductions (the
+    /// wet-cell count is read at the next regrid).
+    measure_on: Backend,
+    /// The flags of the last measure, on their way to the host.
+    flags: FlagsReader,
+    /// The wet cells of the last measure, when known at once (on the CPU).
+    measured_wet: f64,
     time: f64,
     steps: u64,
     initial_volume: f64,
@@ -175,6 +186,12 @@ impl<T: Real> SparseShallowWater<T> {
             stage,
             fluxes,
             extent: None,
+            measure_on: match backend {
+                Backend::Cuda(c) => Backend::Cuda(c.clone().with_deferred_reductions(true)),
+                b => b.clone(),
+            },
+            flags: FlagsReader::new(),
+            measured_wet: 0.0,
             time: 0.0,
             steps: 0,
             initial_volume: 0.0,
@@ -303,15 +320,28 @@ impl<T: Real> SparseShallowWater<T> {
         Ok(())
     }
 
-    /// Adds the blocks the water may reach before the next regrid and frees those it
-    /// cannot (see the module's text).
-    fn regrid(&mut self) -> Result<(), FloodError> {
+    /// Starts finding the blocks that are not dry (see the module's text); the next
+    /// [`SparseShallowWater::regrid`] reads what was found.
+    fn measure(&mut self) -> Result<(), FloodError> {
         let [w, q, p, ..] = &self.now;
         let away = &mut self.fluxes[0];
-        let wet_cells =
-            kp07::activity::launch_blocks(&self.backend, &self.list, w, q, p, &self.bed, away)?;
+        self.measured_wet =
+            kp07::activity::launch_blocks(&self.measure_on, &self.list, w, q, p, &self.bed, away)?;
+        self.flags.start(&self.fluxes[0], &self.list, MARGIN)?;
+        Ok(())
+    }
+
+    /// After a [`SparseShallowWater::measure`], adds the blocks the water may reach before
+    /// the layout after this one and frees those it cannot (see the module's text).
+    fn regrid(&mut self) -> Result<(), FloodError> {
+        let Some(flags) = self.flags.finish(&self.list)? else {
+            return Ok(());
+        };
+        let wet_cells = match &self.measure_on {
+            Backend::Cuda(c) => c.read_deferred()?.map_or(0.0, |v| v[0]),
+            Backend::Cpu => self.measured_wet,
+        };
         self.wet_cell_steps += wet_cells * REGRID_EVERY as f64;
-        let flags = self.fluxes[0].flags(&self.list, MARGIN)?;
         let wanted = wanted_blocks(&self.blocks, self.list.keys(), &flags, &self.boundaries);
         let add: Vec<BlockKey> = wanted
             .iter()
@@ -493,8 +523,9 @@ impl<T: Real> SparseShallowWater<T> {
 
     /// Takes one time step of at most `limit` seconds; returns the step taken.
     pub fn step(&mut self, limit: f64) -> Result<f64, FloodError> {
+        self.regrid()?;
         if self.steps.is_multiple_of(REGRID_EVERY) {
-            self.regrid()?;
+            self.measure()?;
         }
         let speed = self.evaluate_fluxes(false, self.time, true)?;
         if !(speed >= 0.0 && speed.is_finite()) {
