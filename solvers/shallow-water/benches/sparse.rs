@@ -70,10 +70,11 @@ fn run<T: Real>(
             wet / dense_wall / 1e6
         )
     }));
+    let (changes, changing) = sparse.layout_changes();
     rows.push(format!(
-        "| sparse ({} of {blocks} blocks at the end, {} layouts) | {} | {sparse_wall:.2} | {:.3} ({:.0}% of dense) | {:.0} |",
+        "| sparse ({} of {blocks} blocks at the end, {changes} layout changes taking {:.2} s) | {} | {sparse_wall:.2} | {:.3} ({:.0}% of dense) | {:.0} |",
         sparse.blocks().len(),
-        sparse.blocks().generation(),
+        changing.as_secs_f64(),
         sparse.steps(),
         gib(sparse.peak_memory()),
         100.0 * sparse.peak_memory() as f64 / dense_memory as f64,

@@ -473,7 +473,7 @@ impl<T: Real> Arena<T> {
                                 n * len * size,
                             )?;
                         }
-                        c.synchronize()?;
+                        // `staged` is freed in stream order, after the copies.
                     }
                     // Zero is all bits zero in f32 and f64.
                     None => {

@@ -65,17 +65,20 @@ impl DeviceBuffer {
         Ok(b)
     }
 
-    /// A buffer holding a copy of `src` (waits until the copy is done, so `src` may go).
+    /// A buffer holding a copy of `src`, queued on the stream. `src` may go as soon as
+    /// this returns: a copy from pageable host memory returns once the driver has staged
+    /// the bytes (CUDA's "API synchronization behavior"), so no wait for the device is
+    /// needed, and work queued before it goes on running.
     pub fn from_slice<T: Copy>(
         stream: &Arc<Stream>,
         src: &[T],
         what: &str,
     ) -> Result<DeviceBuffer, Error> {
         let b = DeviceBuffer::new(stream, std::mem::size_of_val(src), what)?;
-        // SAFETY: the buffer holds `src`'s bytes; we wait before returning.
+        // SAFETY: the buffer holds `src`'s bytes; `src` is pageable Rust memory, staged by
+        // the driver before the call returns.
         unsafe { result::memcpy_htod_async(b.ptr, src, stream.raw) }
             .map_err(|e| cuda_error(format!("copying {what} to the device"), e))?;
-        stream.synchronize()?;
         Ok(b)
     }
 

@@ -85,6 +85,8 @@ pub struct SparseShallowWater<T: Real> {
     wet_cell_steps: f64,
     /// The largest arena memory so far.
     peak_memory: usize,
+    /// Layout changes so far, and the wall time they took (waits for the device included).
+    layout_changes: (u64, std::time::Duration),
 }
 
 /// About the blocks a sparse run of `setup` would start with (those with a cell whose
@@ -197,6 +199,7 @@ impl<T: Real> SparseShallowWater<T> {
             initial_volume: 0.0,
             wet_cell_steps: 0.0,
             peak_memory: 0,
+            layout_changes: (0, std::time::Duration::ZERO),
         };
         flow.peak_memory = flow.memory();
         flow.derive_velocities()?;
@@ -358,6 +361,7 @@ impl<T: Real> SparseShallowWater<T> {
         if add.is_empty() && remove.is_empty() {
             return Ok(());
         }
+        let start = std::time::Instant::now();
         if let Some(extent) = &mut self.extent {
             extent.retire(&self.blocks, &self.list, &remove)?;
         }
@@ -369,7 +373,16 @@ impl<T: Real> SparseShallowWater<T> {
         self.list = BlockList::present(&self.blocks)?;
         self.exchanges = exchanges(&self.blocks, &self.boundaries)?;
         self.peak_memory = self.peak_memory.max(self.memory());
+        self.layout_changes.0 += 1;
+        self.layout_changes.1 += start.elapsed();
         Ok(())
+    }
+
+    /// The changes of the present blocks so far, and the host's wall time spent on them
+    /// (choosing excluded; moving the fields and planning the exchanges included, with
+    /// any wait for the device they imply).
+    pub fn layout_changes(&self) -> (u64, std::time::Duration) {
+        self.layout_changes
     }
 
     /// Every field follows a change of the blocks; added blocks are dry.
