@@ -82,6 +82,10 @@ pub fn cost(node: &Node) -> u32 {
         Node::Binary(Binary::Div | Binary::Rem, ..) => 10,
         Node::Binary(Binary::Pow, ..) => 100,
         Node::Binary(Binary::Hypot, ..) => 20,
+        // Both reductions run (the integer one of Payne and Hanek is most of it).
+        Node::Unary(Unary::Sin | Unary::Cos | Unary::Tan, _) => 120,
+        Node::Unary(Unary::Asin | Unary::Acos | Unary::Atan, _) => 50,
+        Node::Binary(Binary::Atan2, ..) => 70,
         // A read from memory: an address and a load, and the bytes it moves.
         Node::Load { .. } => 10,
         Node::Unary(..) | Node::Binary(..) | Node::Fma(..) | Node::Select(..) | Node::Cast(_) => 1,

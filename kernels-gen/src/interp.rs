@@ -302,6 +302,12 @@ fn unary(op: Unary, a: V, t: Ty) -> V {
                     Unary::Asinh => x.asinh(),
                     Unary::Acosh => x.acosh(),
                     Unary::Atanh => x.atanh(),
+                    Unary::Sin => x.sin(),
+                    Unary::Cos => x.cos(),
+                    Unary::Tan => x.tan(),
+                    Unary::Asin => x.asin(),
+                    Unary::Acos => x.acos(),
+                    Unary::Atan => x.atan(),
                     Unary::Not => f64::NAN,
                 },
                 t,
@@ -342,6 +348,7 @@ fn binary(op: Binary, a: V, b: V, operand: Ty, t: Ty) -> V {
                 Max => x.max(y),
                 CopySign => x.copysign(y),
                 Hypot => x.hypot(y),
+                Atan2 => x.atan2(y),
                 Pow => {
                     if x < 0.0 {
                         f64::NAN

@@ -134,6 +134,18 @@ pub enum Unary {
     Acosh,
     /// Inverse hyperbolic tangent.
     Atanh,
+    /// Sine.
+    Sin,
+    /// Cosine.
+    Cos,
+    /// Tangent.
+    Tan,
+    /// Arc sine.
+    Asin,
+    /// Arc cosine.
+    Acos,
+    /// Arc tangent.
+    Atan,
 }
 
 /// Binary operations. Comparisons yield `bool`; the rest keep the operand type.
@@ -159,6 +171,8 @@ pub enum Binary {
     Pow,
     /// `sqrt(x^2 + y^2)` without overflow or underflow in between.
     Hypot,
+    /// The angle of the point `(x, y)`, as Rust's `y.atan2(x)` (first operand `y`).
+    Atan2,
     /// Logical and (both sides evaluated).
     And,
     /// Logical or (both sides evaluated).

@@ -448,12 +448,19 @@ const INTRINSICS: &[(&str, usize)] = &[
     ("asinh", 1),
     ("acosh", 1),
     ("atanh", 1),
+    ("sin", 1),
+    ("cos", 1),
+    ("tan", 1),
+    ("asin", 1),
+    ("acos", 1),
+    ("atan", 1),
     ("sign", 1),
     ("min", 2),
     ("max", 2),
     ("copysign", 2),
     ("powf", 2),
     ("hypot", 2),
+    ("atan2", 2),
     ("fma", 3),
 ];
 
@@ -1760,6 +1767,12 @@ impl<'m> Lowerer<'m> {
                     "asinh" => self.b.unary(Unary::Asinh, n),
                     "acosh" => self.b.unary(Unary::Acosh, n),
                     "atanh" => self.b.unary(Unary::Atanh, n),
+                    "sin" => self.b.unary(Unary::Sin, n),
+                    "cos" => self.b.unary(Unary::Cos, n),
+                    "tan" => self.b.unary(Unary::Tan, n),
+                    "asin" => self.b.unary(Unary::Asin, n),
+                    "acos" => self.b.unary(Unary::Acos, n),
+                    "atan" => self.b.unary(Unary::Atan, n),
                     _ => {
                         // sign(x): 1 for x > 0, -1 for x < 0, else 0 (also for NaN).
                         let zero = self.b.real(0.0, t);
@@ -1779,6 +1792,7 @@ impl<'m> Lowerer<'m> {
                     "max" => Binary::Max,
                     "copysign" => Binary::CopySign,
                     "hypot" => Binary::Hypot,
+                    "atan2" => Binary::Atan2,
                     _ => Binary::Pow,
                 };
                 if op != Binary::Min && op != Binary::Max || self.b.ty(a) == Ty::Bool {

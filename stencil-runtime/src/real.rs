@@ -100,6 +100,35 @@ pub trait Real:
     fn atanh(self) -> Self {
         Float::atanh(self)
     }
+    /// Sine. Evaluated in f64 and rounded, as the device does.
+    fn sin(self) -> Self {
+        Self::from_f64(self.as_f64().sin())
+    }
+    /// Cosine. Evaluated in f64 and rounded, as the device does.
+    fn cos(self) -> Self {
+        Self::from_f64(self.as_f64().cos())
+    }
+    /// Tangent. Evaluated in f64 and rounded, as the device does.
+    fn tan(self) -> Self {
+        Self::from_f64(self.as_f64().tan())
+    }
+    /// Arc sine (NaN beyond [-1, 1]). Evaluated in f64 and rounded, as the device does.
+    fn asin(self) -> Self {
+        Self::from_f64(self.as_f64().asin())
+    }
+    /// Arc cosine (NaN beyond [-1, 1]). Evaluated in f64 and rounded, as the device does.
+    fn acos(self) -> Self {
+        Self::from_f64(self.as_f64().acos())
+    }
+    /// Arc tangent. Evaluated in f64 and rounded, as the device does.
+    fn atan(self) -> Self {
+        Self::from_f64(self.as_f64().atan())
+    }
+    /// The angle of the point `(x, self)` from the x axis, in [-pi, pi]. Evaluated in f64
+    /// and rounded, as the device does.
+    fn atan2(self, x: Self) -> Self {
+        Self::from_f64(self.as_f64().atan2(x.as_f64()))
+    }
     /// Minimum; the other operand if one is NaN.
     fn min(self, o: Self) -> Self {
         Float::min(self, o)

@@ -57,6 +57,10 @@ pub fn launch<T: Real>(
             suite::hyperbolic::launch(b, ins[0], ins[1], o)?;
             vec![]
         }
+        ("trigonometric", [o]) => {
+            suite::trigonometric::launch(b, ins[0], ins[1], o)?;
+            vec![]
+        }
         ("binary_logs", [o]) => {
             suite::binary_logs::launch(b, ins[0], ins[1], o)?;
             vec![]

@@ -136,6 +136,20 @@ pub mod suite {
             + acosh(1.0 + a * a);
     }
 
+    /// The trigonometric functions and their inverses (inputs in [0.5, 2]; the sine of
+    /// arguments beyond the first reduction's range too).
+    #[stencil(dims = 1)]
+    pub fn trigonometric<T: Real>(a: In<T>, b: In<T>, out: Out<T>) {
+        out = a.sin()
+            + cos(3.0 * b)
+            + (a * 0.7).tan()
+            + sin(1e7 * a) * 1e-3
+            + asin(0.5 * b)
+            + acos(0.5 * a)
+            + atan(a - b)
+            + atan2(a - 1.0, b - 1.2);
+    }
+
     /// Rounding to integers (inputs with halves and negative values).
     #[stencil(dims = 1)]
     pub fn rounding<T: Real>(a: In<T>, down: Out<T>, up: Out<T>, zero: Out<T>, near: Out<T>) {
@@ -274,6 +288,7 @@ registry!(
     rounding,
     binary_logs,
     hyperbolic,
+    trigonometric,
     checker,
     guarded
 );

@@ -188,6 +188,20 @@ fn hyperbolic() {
 }
 
 #[test]
+fn trigonometric() {
+    for_precisions!(T => {
+        let mut r = rng("trigonometric suite");
+        let n = [997];
+        let a = random_field::<T>(&mut r, &n, 0, 0.5, 2.0);
+        let b = random_field::<T>(&mut r, &n, 0, 0.5, 2.0);
+        check("trigonometric", suite::trigonometric::SOURCE, &[&a, &b], &n, 1, &[], |o| {
+            suite::trigonometric::launch(&Backend::Cpu, &a, &b, &mut o[0]).unwrap();
+            vec![]
+        });
+    });
+}
+
+#[test]
 fn binary_logs() {
     for_precisions!(T => {
         let mut r = rng("binary_logs");

@@ -5,7 +5,9 @@
 
 use stencil_runtime::{Backend, Field, Real};
 use stencil_tests::for_precisions;
-use stencil_tests::harness::{kernel_ir, poisoned, random_field, rng, run, values, Path};
+use stencil_tests::harness::{
+    assert_ulps, kernel_ir, poisoned, random_field, rng, run, values, Path,
+};
 use stencil_tests::kernels::suite;
 
 /// `floor`, `ceil`, `trunc` and `round` on every path give exactly Rust's values, halves
@@ -291,45 +293,6 @@ fn cbrt_is_accurate() {
             assert!(same, "cbrt special values: {special:?}");
         }
     });
-}
-
-/// Compares `got` with the exact values `want(i)` (Rust's std) in ulp of `T`, over the
-/// inputs whose value is finite and not zero (more than half of them): in f32 never more
-/// than one ulp off and almost always equal, in f64 at most `f64_ulps` off.
-fn assert_ulps<T: Real>(what: &str, got: &[f64], want: impl Fn(usize) -> f64, f64_ulps: u64) {
-    let single = T::PRECISION == stencil_runtime::Precision::F32;
-    let (mut off, mut worst, mut checked) = (0, 0, 0);
-    for (i, &g) in got.iter().enumerate() {
-        let want = T::from_f64(want(i)).as_f64();
-        if !want.is_finite() || want == 0.0 {
-            continue;
-        }
-        let ulps = if single {
-            u64::from((g as f32).to_bits().abs_diff((want as f32).to_bits()))
-        } else {
-            g.to_bits().abs_diff(want.to_bits())
-        };
-        worst = worst.max(ulps);
-        off += usize::from(ulps > 0);
-        checked += 1;
-    }
-    println!(
-        "{what} {:?}: {off} of {checked} off, worst {worst} ulp",
-        T::PRECISION
-    );
-    assert!(
-        checked * 2 > got.len(),
-        "{what}: only {checked} finite results"
-    );
-    if single {
-        assert!(worst <= 1, "{what} f32: {worst} ulp");
-        assert!(
-            off * 1000 < checked,
-            "{what} f32: {off} of {checked} not correctly rounded"
-        );
-    } else {
-        assert!(worst <= f64_ulps, "{what} f64: {worst} ulp");
-    }
 }
 
 /// A function of Rust's std with its name.

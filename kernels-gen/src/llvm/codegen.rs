@@ -1,6 +1,6 @@
 //! Lowering of a kernel to an LLVM module: the point computation and the two entries.
 
-use super::math::{Accuracy, MathLib};
+use super::math::{Accuracy, MathLib, Trig};
 use super::{LlvmError, Target};
 use crate::branches::{Plan, Unit};
 use crate::ir::{
@@ -749,6 +749,12 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             Unary::Asinh => self.in_f64(x, |g, y, acc| g.math.asinh(&g.b, y, acc))?,
             Unary::Acosh => self.in_f64(x, |g, y, acc| g.math.acosh(&g.b, y, acc))?,
             Unary::Atanh => self.in_f64(x, |g, y, acc| g.math.atanh(&g.b, y, acc))?,
+            Unary::Sin => self.in_f64(x, |g, y, _| g.math.trig(&g.b, y, Trig::Sin))?,
+            Unary::Cos => self.in_f64(x, |g, y, _| g.math.trig(&g.b, y, Trig::Cos))?,
+            Unary::Tan => self.in_f64(x, |g, y, _| g.math.trig(&g.b, y, Trig::Tan))?,
+            Unary::Asin => self.in_f64(x, |g, y, _| g.math.asin(&g.b, y))?,
+            Unary::Acos => self.in_f64(x, |g, y, _| g.math.acos(&g.b, y))?,
+            Unary::Atan => self.in_f64(x, |g, y, _| g.math.atan(&g.b, y))?,
         })
     }
 
@@ -830,7 +836,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                 Binary::Le => cmp(IntPredicate::SLE),
                 Binary::Gt => cmp(IntPredicate::SGT),
                 Binary::Ge => cmp(IntPredicate::SGE),
-                Binary::CopySign | Binary::Pow | Binary::Hypot => {
+                Binary::CopySign | Binary::Pow | Binary::Hypot | Binary::Atan2 => {
                     unreachable!("checked: real-only operation")
                 }
             };
@@ -848,6 +854,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             Binary::CopySign => Ok(self.math.copysign(b, x, y)?.into()),
             Binary::Pow => self.pow(x, y),
             Binary::Hypot => self.hypot(x, y),
+            Binary::Atan2 => self.pair_in_f64(x, y, |g, a, c, _| g.math.atan2(&g.b, a, c)),
             // Rust's `!=` is true when either side is NaN: unordered-or-not-equal.
             Binary::Eq => cmp(FloatPredicate::OEQ),
             Binary::Ne => cmp(FloatPredicate::UNE),

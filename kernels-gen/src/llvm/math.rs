@@ -5,23 +5,26 @@
 //! straight-line versions (range reduction plus polynomial, no branches) are used on both
 //! targets, so the host JIT runs exactly the arithmetic the GPU runs. Accuracy: within one
 //! ulp of Rust's std in f64 over the whole range, including subnormal inputs and results
-//! (`exp`, `exp2`, `ln`, `log2`, `log10`, `hypot`, `cbrt`; two for `sinh`, `cosh`, `tanh` and their inverses;
-//! measured by
-//! `tests/tests/math.rs`,
-//! [`Accuracy::Double`]);
+//! (`exp`, `exp2`, `ln`, `log2`, `log10`, `hypot`, `cbrt`, `sin`, `cos`, `asin`, `acos`,
+//! `atan`, `atan2`; two for `tan`, `sinh`, `cosh`, `tanh` and their inverses; measured by
+//! `tests/tests/math.rs` and `tests/tests/trig.rs`, [`Accuracy::Double`]);
 //! where the result is rounded to f32 the series are shorter, with errors near 1e-10
 //! relative, far below an f32 ulp ([`Accuracy::Single`]). Polynomials are evaluated with
 //! fused multiply-adds.
 
 mod hyperbolic;
 mod inverse_hyperbolic;
+mod inverse_trig;
+mod trig;
+
+pub(in crate::llvm) use trig::Trig;
 
 use super::LlvmError;
 use inkwell::builder::Builder;
 use inkwell::context::Context;
 use inkwell::intrinsics::Intrinsic;
 use inkwell::module::Module;
-use inkwell::values::{FloatValue, FunctionValue, IntValue};
+use inkwell::values::{FloatValue, FunctionValue, GlobalValue, IntValue, PointerValue};
 use inkwell::FloatPredicate;
 
 type R<T> = Result<T, LlvmError>;
@@ -46,12 +49,25 @@ pub(super) struct MathLib<'ctx> {
     fptosi_sat: Option<FunctionValue<'ctx>>,
     fma: Option<FunctionValue<'ctx>>,
     sqrt: Option<FunctionValue<'ctx>>,
+    ctlz128: Option<FunctionValue<'ctx>>,
+    /// The bits of 2/pi for the reduction of large arguments ([`trig`]).
+    two_over_pi: GlobalValue<'ctx>,
 }
 
 impl<'ctx> MathLib<'ctx> {
     pub fn new(ctx: &'ctx Context, module: &Module<'ctx>) -> Self {
         let f64t = ctx.f64_type().into();
         let i64t = ctx.i64_type().into();
+        let words = ctx.i64_type().array_type(trig::TWO_OVER_PI.len() as u32);
+        // In the default address space: NVPTX moves such globals to its global space.
+        let two_over_pi = module.add_global(words, None, "stencil_two_over_pi");
+        let values: Vec<_> = trig::TWO_OVER_PI
+            .iter()
+            .map(|&w| ctx.i64_type().const_int(w, false))
+            .collect();
+        two_over_pi.set_initializer(&ctx.i64_type().const_array(&values));
+        two_over_pi.set_constant(true);
+        two_over_pi.set_linkage(inkwell::module::Linkage::Private);
         MathLib {
             ctx,
             floor: Intrinsic::find("llvm.floor").and_then(|i| i.get_declaration(module, &[f64t])),
@@ -59,6 +75,9 @@ impl<'ctx> MathLib<'ctx> {
                 .and_then(|i| i.get_declaration(module, &[i64t, f64t])),
             fma: Intrinsic::find("llvm.fma").and_then(|i| i.get_declaration(module, &[f64t])),
             sqrt: Intrinsic::find("llvm.sqrt").and_then(|i| i.get_declaration(module, &[f64t])),
+            ctlz128: Intrinsic::find("llvm.ctlz")
+                .and_then(|i| i.get_declaration(module, &[ctx.i128_type().into()])),
+            two_over_pi,
         }
     }
 
@@ -75,6 +94,22 @@ impl<'ctx> MathLib<'ctx> {
             kernel: String::new(),
             message: format!("intrinsic {what} is not available"),
         }
+    }
+
+    /// The table of the bits of 2/pi.
+    fn two_over_pi(&self) -> R<PointerValue<'ctx>> {
+        Ok(self.two_over_pi.as_pointer_value())
+    }
+
+    /// The leading zero bits of a 128-bit integer (128 for zero).
+    fn leading_zeros_128(&self, b: &Builder<'ctx>, v: IntValue<'ctx>) -> R<IntValue<'ctx>> {
+        let ctlz = self.ctlz128.ok_or_else(|| Self::missing("llvm.ctlz"))?;
+        let no_poison = self.ctx.bool_type().const_zero();
+        Ok(b.build_call(ctlz, &[v.into(), no_poison.into()], "")?
+            .try_as_basic_value()
+            .basic()
+            .ok_or_else(|| Self::missing("llvm.ctlz"))?
+            .into_int_value())
     }
 
     /// Horner evaluation of `sum coeffs[i] * x^i`, one fused multiply-add per term.

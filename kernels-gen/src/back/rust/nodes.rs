@@ -164,6 +164,12 @@ pub(super) fn node_let(k: &Kernel, n: u32, real: &TokenStream, form: LoadForm) -
                 (Unary::Asinh, _) => fl("asinh", &[x]),
                 (Unary::Acosh, _) => fl("acosh", &[x]),
                 (Unary::Atanh, _) => fl("atanh", &[x]),
+                (Unary::Sin, _) => fl("sin", &[x]),
+                (Unary::Cos, _) => fl("cos", &[x]),
+                (Unary::Tan, _) => fl("tan", &[x]),
+                (Unary::Asin, _) => fl("asin", &[x]),
+                (Unary::Acos, _) => fl("acos", &[x]),
+                (Unary::Atan, _) => fl("atan", &[x]),
             }
         }
         Node::Binary(op, x, y) => {
@@ -188,6 +194,7 @@ pub(super) fn node_let(k: &Kernel, n: u32, real: &TokenStream, form: LoadForm) -
                 Binary::CopySign => fl("copysign", &[x, y]),
                 Binary::Pow => fl("powf", &[x, y]),
                 Binary::Hypot => fl("hypot", &[x, y]),
+                Binary::Atan2 => fl("atan2", &[x, y]),
                 Binary::And => quote!(#x & #y),
                 Binary::Or => quote!(#x | #y),
                 Binary::Eq => quote!(#x == #y),

@@ -1,0 +1,285 @@
+//! `atan`, `atan2`, `asin` and `acos` after fdlibm (as in musl), straight-line: every
+//! interval's formula is evaluated and selects keep the one for the argument.
+
+use super::trig::{PIO2_HI, PIO2_LO};
+use super::{MathLib, R};
+use inkwell::builder::Builder;
+use inkwell::values::{FloatValue, IntValue};
+use inkwell::FloatPredicate;
+
+/// atan(0.5), atan(1), atan(1.5), atan(inf) rounded, and what each misses.
+const ATAN_HI: [f64; 4] = [
+    0.4636476090008061,
+    std::f64::consts::FRAC_PI_4,
+    0.982793723247329,
+    std::f64::consts::FRAC_PI_2,
+];
+const ATAN_LO: [f64; 4] = [
+    2.269_877_745_296_168_7e-17,
+    3.061_616_997_868_383e-17,
+    1.390_331_103_123_099_8e-17,
+    6.123_233_995_736_766e-17,
+];
+
+/// atan(t) ~ t - t (aT0 t^2 + aT1 t^4 + ... + aT10 t^22) for |t| below 7/16.
+const AT: [f64; 11] = [
+    0.3333333333333293,
+    -0.19999999999876483,
+    0.14285714272503466,
+    -0.11111110405462356,
+    0.09090887133436507,
+    -0.0769187620504483,
+    0.06661073137387531,
+    -0.058335701337905735,
+    0.049768779946159324,
+    -0.036531572744216916,
+    0.016285820115365782,
+];
+
+/// (asin(x) - x) / x^3 ~ z P(z) / Q(z), z = x^2, on [0, 0.5].
+const PS: [f64; 6] = [
+    0.16666666666666666,
+    -0.3255658186224009,
+    0.20121253213486293,
+    -0.04005553450067941,
+    7.915_349_942_898_145e-4,
+    3.479_331_075_960_212e-5,
+];
+const QS: [f64; 5] = [
+    1.0,
+    -2.403_394_911_734_414,
+    2.020_945_760_233_505_7,
+    -0.6882839716054533,
+    0.07703815055590194,
+];
+
+impl<'ctx> MathLib<'ctx> {
+    fn select_f(
+        &self,
+        b: &Builder<'ctx>,
+        c: IntValue<'ctx>,
+        t: FloatValue<'ctx>,
+        f: FloatValue<'ctx>,
+    ) -> R<FloatValue<'ctx>> {
+        Ok(b.build_select(c, t, f, "")?.into_float_value())
+    }
+
+    fn below(&self, b: &Builder<'ctx>, x: FloatValue<'ctx>, v: f64) -> R<IntValue<'ctx>> {
+        Ok(b.build_float_compare(FloatPredicate::OLT, x, self.c(v), "")?)
+    }
+
+    /// Arc tangent in f64 (fdlibm's five intervals of `|x|`).
+    pub fn atan(&self, b: &Builder<'ctx>, x: FloatValue<'ctx>) -> R<FloatValue<'ctx>> {
+        let a = self.abs(b, x)?;
+        let one = self.c(1.0);
+        // The reduced argument and the interval (0..3; below 7/16 none).
+        let t0 = b.build_float_div(
+            b.build_float_sub(b.build_float_mul(a, self.c(2.0), "")?, one, "")?,
+            b.build_float_add(a, self.c(2.0), "")?,
+            "",
+        )?;
+        let t1 = b.build_float_div(
+            b.build_float_sub(a, one, "")?,
+            b.build_float_add(a, one, "")?,
+            "",
+        )?;
+        let t2 = b.build_float_div(
+            b.build_float_sub(a, self.c(1.5), "")?,
+            self.fma(b, a, self.c(1.5), one)?,
+            "",
+        )?;
+        let t3 = b.build_float_div(self.c(-1.0), a, "")?;
+        let (in0, in1, in2) = (
+            self.below(b, a, 11.0 / 16.0)?,
+            self.below(b, a, 19.0 / 16.0)?,
+            self.below(b, a, 39.0 / 16.0)?,
+        );
+        let direct = self.below(b, a, 7.0 / 16.0)?;
+        let t = self.select_f(b, in2, t2, t3)?;
+        let t = self.select_f(b, in1, t1, t)?;
+        let t = self.select_f(b, in0, t0, t)?;
+        let t = self.select_f(b, direct, a, t)?;
+        let pick = |table: &[f64; 4]| -> R<FloatValue<'ctx>> {
+            let v = self.select_f(b, in2, self.c(table[2]), self.c(table[3]))?;
+            let v = self.select_f(b, in1, self.c(table[1]), v)?;
+            self.select_f(b, in0, self.c(table[0]), v)
+        };
+        let (hi, lo) = (pick(&ATAN_HI)?, pick(&ATAN_LO)?);
+        let z = b.build_float_mul(t, t, "")?;
+        let w = b.build_float_mul(z, z, "")?;
+        let even: Vec<f64> = AT.iter().step_by(2).copied().collect();
+        let odd: Vec<f64> = AT.iter().skip(1).step_by(2).copied().collect();
+        let s1 = b.build_float_mul(z, self.horner(b, w, &even)?, "")?;
+        let s2 = b.build_float_mul(w, self.horner(b, w, &odd)?, "")?;
+        let ts = b.build_float_mul(t, b.build_float_add(s1, s2, "")?, "")?;
+        let near = b.build_float_sub(t, ts, "")?;
+        // hi - ((t (s1 + s2) - lo) - t)
+        let far = b.build_float_sub(
+            hi,
+            b.build_float_sub(b.build_float_sub(ts, lo, "")?, t, "")?,
+            "",
+        )?;
+        let y = self.select_f(b, direct, near, far)?;
+        // NaN stays NaN through the formulas; the sign is x's.
+        self.copysign(b, y, x)
+    }
+
+    /// `atan2(y, x)` in f64: the angle of `(x, y)`, fdlibm's special values (signed zeros,
+    /// infinities) included.
+    pub fn atan2(
+        &self,
+        b: &Builder<'ctx>,
+        y: FloatValue<'ctx>,
+        x: FloatValue<'ctx>,
+    ) -> R<FloatValue<'ctx>> {
+        const PI: f64 = std::f64::consts::PI;
+        const PI_LO: f64 = 1.224_646_799_147_353_2e-16;
+        let (ax, ay) = (self.abs(b, x)?, self.abs(b, y)?);
+        let x_negative = {
+            let bits = b
+                .build_bit_cast(x, self.ctx.i64_type(), "")?
+                .into_int_value();
+            b.build_int_compare(inkwell::IntPredicate::SLT, bits, self.i(0), "")?
+        };
+        let z = self.atan(b, b.build_float_div(ay, ax, "")?)?;
+        // x < 0 (or -0): pi - (z - pi lo).
+        let behind = b.build_float_sub(self.c(PI), b.build_float_sub(z, self.c(PI_LO), "")?, "")?;
+        let r = self.select_f(b, x_negative, behind, z)?;
+        // y = 0 (x = 0 too): 0 or pi.
+        let y_zero = b.build_float_compare(FloatPredicate::OEQ, y, self.c(0.0), "")?;
+        let r = self.select_f(
+            b,
+            y_zero,
+            self.select_f(b, x_negative, self.c(PI), self.c(0.0))?,
+            r,
+        )?;
+        // Both infinite: pi/4 or 3 pi/4.
+        let inf = self.c(f64::INFINITY);
+        let both_inf = b.build_and(
+            b.build_float_compare(FloatPredicate::OEQ, ax, inf, "")?,
+            b.build_float_compare(FloatPredicate::OEQ, ay, inf, "")?,
+            "",
+        )?;
+        let corner = self.select_f(b, x_negative, self.c(0.75 * PI), self.c(0.25 * PI))?;
+        let r = self.select_f(b, both_inf, corner, r)?;
+        let r = self.copysign(b, r, y)?;
+        let nan = b.build_float_compare(FloatPredicate::UNO, x, y, "")?;
+        self.select_f(b, nan, b.build_float_add(x, y, "")?, r)
+    }
+
+    /// fdlibm's `R(z) = z P(z) / Q(z)`.
+    fn asin_ratio(&self, b: &Builder<'ctx>, z: FloatValue<'ctx>) -> R<FloatValue<'ctx>> {
+        let p = b.build_float_mul(z, self.horner(b, z, &PS)?, "")?;
+        let q = self.horner(b, z, &QS)?;
+        Ok(b.build_float_div(p, q, "")?)
+    }
+
+    /// `v` with the low 32 bits of its pattern cleared (exact products of halves).
+    fn high_word(&self, b: &Builder<'ctx>, v: FloatValue<'ctx>) -> R<FloatValue<'ctx>> {
+        let bits = b
+            .build_bit_cast(v, self.ctx.i64_type(), "")?
+            .into_int_value();
+        let high = b.build_and(bits, self.i(!0xffff_ffff), "")?;
+        Ok(b.build_bit_cast(high, self.ctx.f64_type(), "")?
+            .into_float_value())
+    }
+
+    /// Arc sine in f64 (NaN beyond [-1, 1]).
+    pub fn asin(&self, b: &Builder<'ctx>, x: FloatValue<'ctx>) -> R<FloatValue<'ctx>> {
+        let a = self.abs(b, x)?;
+        let small = self.below(b, a, 0.5)?;
+        let near = b.build_float_add(
+            a,
+            b.build_float_mul(a, self.asin_ratio(b, b.build_float_mul(a, a, "")?)?, "")?,
+            "",
+        )?;
+        // asin(a) = pi/2 - 2 asin(sqrt((1 - a)/2)).
+        let z = b.build_float_mul(b.build_float_sub(self.c(1.0), a, "")?, self.c(0.5), "")?;
+        let s = self.sqrt(b, z)?;
+        let r = self.asin_ratio(b, z)?;
+        let two = self.c(2.0);
+        // Above 0.975: pio2_hi - (2 (s + s r) - pio2_lo).
+        let steep = b.build_float_sub(
+            self.c(PIO2_HI),
+            b.build_float_sub(
+                b.build_float_mul(two, self.fma(b, s, r, s)?, "")?,
+                self.c(PIO2_LO),
+                "",
+            )?,
+            "",
+        )?;
+        // Else with s = f + c, f the high word of s.
+        let f = self.high_word(b, s)?;
+        let c = b.build_float_div(
+            b.build_float_sub(z, b.build_float_mul(f, f, "")?, "")?,
+            b.build_float_add(s, f, "")?,
+            "",
+        )?;
+        let pio4_hi = self.c(0.5 * PIO2_HI);
+        let mid = b.build_float_sub(
+            pio4_hi,
+            b.build_float_sub(
+                b.build_float_sub(
+                    b.build_float_mul(b.build_float_mul(two, s, "")?, r, "")?,
+                    b.build_float_sub(self.c(PIO2_LO), b.build_float_mul(two, c, "")?, "")?,
+                    "",
+                )?,
+                b.build_float_sub(pio4_hi, b.build_float_mul(two, f, "")?, "")?,
+                "",
+            )?,
+            "",
+        )?;
+        let far = self.select_f(b, self.below(b, a, 0.975)?, mid, steep)?;
+        let y = self.select_f(b, small, near, far)?;
+        self.copysign(b, y, x)
+    }
+
+    /// Arc cosine in f64 (NaN beyond [-1, 1]).
+    pub fn acos(&self, b: &Builder<'ctx>, x: FloatValue<'ctx>) -> R<FloatValue<'ctx>> {
+        let a = self.abs(b, x)?;
+        let (one, half, two) = (self.c(1.0), self.c(0.5), self.c(2.0));
+        // |x| < 0.5: pio2_hi - (x - (pio2_lo - x R(x^2))).
+        let rx = self.asin_ratio(b, b.build_float_mul(x, x, "")?)?;
+        let near = b.build_float_sub(
+            self.c(PIO2_HI),
+            b.build_float_sub(
+                x,
+                b.build_float_sub(self.c(PIO2_LO), b.build_float_mul(x, rx, "")?, "")?,
+                "",
+            )?,
+            "",
+        )?;
+        // x < -0.5: 2 (pio2_hi - (s + (R(z) s - pio2_lo))), z = (1 + x)/2, s = sqrt(z).
+        let z = b.build_float_mul(b.build_float_sub(one, a, "")?, half, "")?;
+        let s = self.sqrt(b, z)?;
+        let r = self.asin_ratio(b, z)?;
+        let w = b.build_float_sub(b.build_float_mul(r, s, "")?, self.c(PIO2_LO), "")?;
+        let left = b.build_float_mul(
+            two,
+            b.build_float_sub(self.c(PIO2_HI), b.build_float_add(s, w, "")?, "")?,
+            "",
+        )?;
+        // x > 0.5: 2 (f + (R(z) s + c)), s = f + c with f its high word.
+        let f = self.high_word(b, s)?;
+        let c = b.build_float_div(
+            b.build_float_sub(z, b.build_float_mul(f, f, "")?, "")?,
+            b.build_float_add(s, f, "")?,
+            "",
+        )?;
+        let right = b.build_float_mul(
+            two,
+            b.build_float_add(
+                f,
+                b.build_float_add(b.build_float_mul(r, s, "")?, c, "")?,
+                "",
+            )?,
+            "",
+        )?;
+        // At 1, c is 0/0: the result is 0.
+        let at_one = b.build_float_compare(FloatPredicate::OEQ, x, one, "")?;
+        let right = self.select_f(b, at_one, self.c(0.0), right)?;
+        let x_negative = self.below(b, x, 0.0)?;
+        let far = self.select_f(b, x_negative, left, right)?;
+        self.select_f(b, self.below(b, a, 0.5)?, near, far)
+    }
+}
