@@ -3,7 +3,7 @@ use stencil_runtime::prelude::*;
 
 #[stencil]
 fn k<T: Real>(u: In<T>, out: Out<T>) {
-    out = sin(u[(1, 0)]);
+    out = erf(u[(1, 0)]);
 }
 
 fn main() {}

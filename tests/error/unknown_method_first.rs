@@ -3,7 +3,7 @@ use stencil_runtime::prelude::*;
 
 #[stencil]
 fn k<T: Real>(u: In<T>, out: Out<T>) {
-    out = u.sin();
+    out = u.erf();
 }
 
 fn main() {}

@@ -72,8 +72,9 @@ fn run<T: Real>(
     }));
     let (changes, changing) = sparse.layout_changes();
     rows.push(format!(
-        "| sparse ({} of {blocks} blocks at the end, {changes} layout changes taking {:.2} s) | {} | {sparse_wall:.2} | {:.3} ({:.0}% of dense) | {:.0} |",
+        "| sparse ({} of {blocks} blocks at the end; choosing them {:.2} s, {changes} layout changes {:.2} s) | {} | {sparse_wall:.2} | {:.3} ({:.0}% of dense) | {:.0} |",
         sparse.blocks().len(),
+        sparse.choosing_time().as_secs_f64(),
         changing.as_secs_f64(),
         sparse.steps(),
         gib(sparse.peak_memory()),

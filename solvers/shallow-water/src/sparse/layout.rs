@@ -43,18 +43,41 @@ pub(super) fn wet_blocks(blocks: &BlockGrid, wet: impl Fn(usize, usize) -> bool)
 
 /// The blocks of `listed` flagged as not dry, the neighbours their water may reach
 /// (across periodic sides too; see the module's text), and the blocks along sides that
-/// feed water in, sorted.
+/// feed water in, sorted (see [`wanted_map`]).
 pub(super) fn wanted_blocks(
     blocks: &BlockGrid,
     listed: &[BlockKey],
     flags: &[BlockFlags],
     sides: &Boundaries,
 ) -> Vec<BlockKey> {
+    let map = wanted_map(blocks, listed, flags, sides);
+    let ny = blocks.geometry().blocks[1];
+    map.iter()
+        .enumerate()
+        .filter(|(_, &m)| m)
+        .map(|(k, _)| BlockKey::new([(k / ny) as u32, (k % ny) as u32, 0]))
+        .collect()
+}
+
+/// Where a 2D block lies in a map of the domain's blocks (x index first, so the map
+/// reads in key order).
+pub(super) fn map_index(blocks: &BlockGrid, key: BlockKey) -> usize {
+    key.index[0] as usize * blocks.geometry().blocks[1] + key.index[1] as usize
+}
+
+/// [`wanted_blocks`] as a map of the domain's blocks ([`map_index`]): linear in the
+/// blocks, no sort and no hashing, as the host decides every few steps while the device
+/// runs.
+pub(super) fn wanted_map(
+    blocks: &BlockGrid,
+    listed: &[BlockKey],
+    flags: &[BlockFlags],
+    sides: &Boundaries,
+) -> Vec<bool> {
     let g = *blocks.geometry();
     let n = [g.blocks[0] as i64, g.blocks[1] as i64];
-    // A vector sorted once: the host decides while the device waits, and a set's
-    // insertions cost more.
-    let mut wanted = Vec::with_capacity(9 * listed.len());
+    let mut marked = vec![false; g.blocks[0] * g.blocks[1]];
+    let mut mark = |i: i64, j: i64| marked[(i * n[1] + j) as usize] = true;
     for (key, f) in listed.iter().zip(flags).filter(|(_, f)| f.any()) {
         for dj in -1..=1i64 {
             for di in -1..=1i64 {
@@ -69,31 +92,32 @@ pub(super) fn wanted_blocks(
                     }
                 }
                 if (0..2).all(|a| (0..n[a]).contains(&at[a])) {
-                    wanted.push(BlockKey::new([at[0] as u32, at[1] as u32, 0]));
+                    mark(at[0], at[1]);
                 }
             }
         }
     }
-    wanted.extend(feeding_blocks(&g, sides));
-    wanted.sort_unstable();
-    wanted.dedup();
-    wanted
+    for key in feeding_blocks(&g, sides) {
+        mark(key.index[0] as i64, key.index[1] as i64);
+    }
+    marked
 }
 
-/// The blocks along sides that feed water in (fixed depth or discharge).
+/// The blocks along sides that feed water in (fixed depth or discharge), walked along
+/// the sides only.
 fn feeding_blocks<'a>(
     g: &'a Geometry,
     sides: &'a Boundaries,
 ) -> impl Iterator<Item = BlockKey> + 'a {
-    let n = [g.blocks[0] as i64, g.blocks[1] as i64];
+    let n = [g.blocks[0] as u32, g.blocks[1] as u32];
     let feeds = |b: &Boundary| matches!(b, Boundary::Depth(_) | Boundary::Discharge(_));
-    g.all_keys().filter(move |key| {
-        let [i, j] = [key.index[0] as i64, key.index[1] as i64];
-        (i == 0 && feeds(&sides.west))
-            || (i == n[0] - 1 && feeds(&sides.east))
-            || (j == 0 && feeds(&sides.south))
-            || (j == n[1] - 1 && feeds(&sides.north))
-    })
+    let column = move |i: u32, on: bool| (0..n[1]).filter(move |_| on).map(move |j| [i, j]);
+    let row = move |j: u32, on: bool| (0..n[0]).filter(move |_| on).map(move |i| [i, j]);
+    column(0, feeds(&sides.west))
+        .chain(column(n[0] - 1, feeds(&sides.east)))
+        .chain(row(0, feeds(&sides.south)))
+        .chain(row(n[1] - 1, feeds(&sides.north)))
+        .map(|[i, j]| BlockKey::new([i, j, 0]))
 }
 
 /// The dry surface at a point of a slot (what the surface's halo holds where a block is

@@ -29,7 +29,9 @@ use crate::model::Integrator;
 use crate::model::{cell_field, corner_field, initial_fields, BED_HALO, CHECK_EVERY, HALO};
 use crate::{Boundaries, Boundary, FloodError, Grid, Physics, Setup};
 use extent::Extent;
-use layout::{dry_at, dry_surface, exchanges, wanted_blocks, wet_blocks, Exchanges};
+use layout::{
+    dry_at, dry_surface, exchanges, map_index, wanted_blocks, wanted_map, wet_blocks, Exchanges,
+};
 use std::sync::Arc;
 use stencil_runtime::blocks::{BlockFlags, BlockGrid, BlockKey, FlagsReader, Relayout};
 use stencil_runtime::{Backend, BlockField, BlockList, Field, Real};
@@ -87,6 +89,8 @@ pub struct SparseShallowWater<T: Real> {
     peak_memory: usize,
     /// Layout changes so far, and the wall time they took (waits for the device included).
     layout_changes: (u64, std::time::Duration),
+    /// The host's wall time choosing blocks (reading the flags included).
+    choosing: std::time::Duration,
 }
 
 /// About the blocks a sparse run of `setup` would start with (those with a cell whose
@@ -200,6 +204,7 @@ impl<T: Real> SparseShallowWater<T> {
             wet_cell_steps: 0.0,
             peak_memory: 0,
             layout_changes: (0, std::time::Duration::ZERO),
+            choosing: std::time::Duration::ZERO,
         };
         flow.peak_memory = flow.memory();
         flow.derive_velocities()?;
@@ -337,6 +342,10 @@ impl<T: Real> SparseShallowWater<T> {
     /// After a [`SparseShallowWater::measure`], adds the blocks the water may reach before
     /// the layout after this one and frees those it cannot (see the module's text).
     fn regrid(&mut self) -> Result<(), FloodError> {
+        if !self.flags.is_pending() {
+            return Ok(());
+        }
+        let start = std::time::Instant::now();
         let Some(flags) = self.flags.finish(&self.list)? else {
             return Ok(());
         };
@@ -345,19 +354,24 @@ impl<T: Real> SparseShallowWater<T> {
             Backend::Cpu => self.measured_wet,
         };
         self.wet_cell_steps += wet_cells * REGRID_EVERY as f64;
-        let wanted = wanted_blocks(&self.blocks, self.list.keys(), &flags, &self.boundaries);
-        let add: Vec<BlockKey> = wanted
-            .iter()
-            .filter(|k| !self.blocks.contains(**k))
-            .copied()
-            .collect();
+        let wanted = wanted_map(&self.blocks, self.list.keys(), &flags, &self.boundaries);
+        let mut present = vec![false; wanted.len()];
+        for &k in self.list.keys() {
+            present[map_index(&self.blocks, k)] = true;
+        }
         let remove: Vec<BlockKey> = self
             .list
             .keys()
             .iter()
-            .filter(|k| wanted.binary_search(k).is_err())
+            .filter(|&&k| !wanted[map_index(&self.blocks, k)])
             .copied()
             .collect();
+        let ny = self.blocks.geometry().blocks[1];
+        let add: Vec<BlockKey> = (0..wanted.len())
+            .filter(|&k| wanted[k] && !present[k])
+            .map(|k| BlockKey::new([(k / ny) as u32, (k % ny) as u32, 0]))
+            .collect();
+        self.choosing += start.elapsed();
         if add.is_empty() && remove.is_empty() {
             return Ok(());
         }
@@ -383,6 +397,12 @@ impl<T: Real> SparseShallowWater<T> {
     /// any wait for the device they imply).
     pub fn layout_changes(&self) -> (u64, std::time::Duration) {
         self.layout_changes
+    }
+
+    /// The host's wall time spent choosing the blocks so far (reading the flags, which
+    /// should not wait, included).
+    pub fn choosing_time(&self) -> std::time::Duration {
+        self.choosing
     }
 
     /// Every field follows a change of the blocks; added blocks are dry.
