@@ -13,6 +13,7 @@ use crate::ir::{
 use std::collections::HashMap;
 
 mod early;
+mod powi;
 mod sampled;
 mod vertex;
 
@@ -459,6 +460,7 @@ const INTRINSICS: &[(&str, usize)] = &[
     ("max", 2),
     ("copysign", 2),
     ("powf", 2),
+    ("powi", 2),
     ("hypot", 2),
     ("atan2", 2),
     ("fma", 3),
@@ -1725,6 +1727,9 @@ impl<'m> Lowerer<'m> {
     }
 
     fn intrinsic(&mut self, name: &str, vals: &[Val], args: &[Expr], span: SpanId) -> Result<Val> {
+        if name == "powi" {
+            return self.powi(vals, args, span);
+        }
         let real_only = |l: &mut Self, n: NodeId, at: SpanId| -> Result<()> {
             let t = l.b.ty(n);
             if t.is_float() {

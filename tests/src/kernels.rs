@@ -115,7 +115,8 @@ pub mod suite {
     pub fn intrinsics<T: Real>(a: In<T>, b: In<T>, out: Out<T>) {
         let x = a.exp().ln() + a.powf(b) + sign(a - 1.0) * copysign(b, a - 1.2);
         let y = fma(a, b, 0.5) + (a * 3.0).floor() + sqrt(b) + (a - b).abs();
-        out = x + y + min(a, b) - max(a, b) + exp(-30.0 * b) + ln(b * 1e-3);
+        let z = a.powi(3) - powi(b, -2) + (a * b).powi(0) + b.powi(13);
+        out = x + y + z + min(a, b) - max(a, b) + exp(-30.0 * b) + ln(b * 1e-3);
     }
 
     /// Powers of two and the base-2 and base-10 logarithms (inputs in [0.5, 2]).

@@ -348,3 +348,60 @@ fn exp2_log2_log10_are_accurate() {
         }
     });
 }
+
+/// `powi` with a constant exponent is binary powering: 13 = 0b1101 takes three squarings
+/// and two products, a negative exponent one division more, exponent 0 gives 1; exact
+/// where the powers are (small integers), within a few ulp of Rust's `powi` elsewhere.
+#[test]
+fn powi_is_binary_powering() {
+    use kernels_gen::ir::{Binary, Node};
+    let source = "#[stencil(dims = 1)]
+        fn p<T: Real>(a: In<T>, p13: Out<T>, m2: Out<T>, p0: Out<T>) {
+            p13 = a.powi(13);
+            m2 = powi(a, -2);
+            p0 = a.powi(0);
+        }";
+    let k = kernel_ir(source, "p");
+    let count = |op| {
+        k.nodes
+            .iter()
+            .filter(|n| matches!(n, Node::Binary(o, ..) if *o == op))
+            .count()
+    };
+    // a^13: squarings a^2, a^4, a^8; products a * a^4, (a a^4) a^8. a^-2: 1 / a^2 (the
+    // square shared with a^13's).
+    assert_eq!(count(Binary::Mul), 5, "{:?}", k.nodes);
+    assert_eq!(count(Binary::Div), 1, "{:?}", k.nodes);
+    let mut r = rng("powi");
+    for_precisions!(T => {
+        let n = 1000;
+        let a = random_field::<T>(&mut r, &[n], 0, -3.0, 3.0);
+        let ints = Field::from_fn(&[n], 0, |p| T::from_f64((p[0] % 7) as f64 - 3.0));
+        let eps = if T::PRECISION == stencil_runtime::Precision::F32 {
+            f64::from(f32::EPSILON)
+        } else {
+            f64::EPSILON
+        };
+        for (input, exact) in [(&a, false), (&ints, true)] {
+            let mut out: Vec<Field<T>> = (0..3).map(|_| poisoned(&[n])).collect();
+            run(Path::HostJit, &k, &[input], &mut out, &[]);
+            let x = values(input);
+            let [p13, m2, p0] = [0, 1, 2].map(|o| values(&out[o]));
+            for i in 0..n {
+                let want13 = T::from_f64(x[i].powi(13)).as_f64();
+                let want2 = T::from_f64(x[i].powi(-2)).as_f64();
+                assert_eq!(p0[i], 1.0, "x^0 at {}", x[i]);
+                if exact {
+                    assert_eq!(p13[i], want13, "{}^13", x[i]);
+                    if x[i] != 0.0 {
+                        assert_eq!(m2[i], want2, "{}^-2", x[i]);
+                    }
+                } else {
+                    let close = |g: f64, w: f64| (g - w).abs() <= 8.0 * eps * w.abs();
+                    assert!(close(p13[i], want13), "{}^13: {} against {want13}", x[i], p13[i]);
+                    assert!(close(m2[i], want2), "{}^-2: {} against {want2}", x[i], m2[i]);
+                }
+            }
+        }
+    });
+}
