@@ -386,6 +386,10 @@ pub enum ExprKind {
     Cast(Box<Expr>, TypeExpr),
     /// `(expr)`
     Paren(Box<Expr>),
+    /// `break` (no label, no value).
+    Break,
+    /// `continue` (no label).
+    Continue,
     /// A construct the language does not have, kept only to report it.
     Unsupported(String),
 }

@@ -12,6 +12,7 @@ use crate::ir::{
 };
 use std::collections::HashMap;
 
+mod breaks;
 mod early;
 mod powi;
 mod sampled;
@@ -175,6 +176,8 @@ struct Lowerer<'m> {
     loops: Vec<RuntimeLoop>,
     /// The run-time loop being lowered (they do not nest): its number and list.
     in_loop: Option<(u32, Around)>,
+    /// The loops being lowered, innermost last (see `breaks`).
+    open_loops: Vec<breaks::OpenLoop>,
 }
 
 /// Lowers one kernel of `module`.
@@ -233,6 +236,7 @@ pub fn lower_kernel(module: &Module, f: &FnDef) -> Result<Kernel> {
         mesh: None,
         loops: Vec::new(),
         in_loop: None,
+        open_loops: Vec::new(),
     };
     if let Some((axis, span)) = f.attrs.line {
         if axis >= dims {
@@ -425,7 +429,11 @@ fn walk_expr(e: &Expr, s: &mut dyn FnMut(&Stmt), f: &mut dyn FnMut(&Expr)) {
             }
         }
         ExprKind::Block(b) => walk_block(b, s, f),
-        ExprKind::Lit(_) | ExprKind::Name(_) | ExprKind::Unsupported(_) => {}
+        ExprKind::Lit(_)
+        | ExprKind::Name(_)
+        | ExprKind::Unsupported(_)
+        | ExprKind::Break
+        | ExprKind::Continue => {}
     }
 }
 
@@ -864,7 +872,9 @@ impl<'m> Lowerer<'m> {
                         Some("loops are unrolled; use fewer or shorter loops"),
                     );
                 }
+                self.open_unrolled_loop();
                 for k in lo..hi {
+                    self.begin_iteration();
                     self.scopes.push(HashMap::new());
                     let binding = self.new_local(&var.name, Val::IntLit(k), false);
                     self.scopes
@@ -881,6 +891,7 @@ impl<'m> Lowerer<'m> {
                         );
                     }
                 }
+                self.close_loop();
                 Ok(())
             }
             Stmt::ForEach {
@@ -991,7 +1002,15 @@ impl<'m> Lowerer<'m> {
                     value.span,
                     &format!("value written to `{}`", id.name),
                 )?;
-                self.state.outputs.insert(f, OutState::Written(n));
+                // After a `break` or `continue` the write may not happen.
+                let before = self.state.outputs[&f];
+                let written = match before {
+                    OutState::Written(old) => OutState::Written(self.guarded(n, old)),
+                    OutState::Partial(old, s) => OutState::Partial(self.guarded(n, old), s),
+                    OutState::Unwritten if self.writes_guarded() => OutState::Partial(n, span),
+                    OutState::Unwritten => OutState::Written(n),
+                };
+                self.state.outputs.insert(f, written);
                 Ok(())
             }
             Binding::Mesh => err(
@@ -1043,6 +1062,10 @@ impl<'m> Lowerer<'m> {
                     value.span,
                     &format!("value assigned to `{}`", id.name),
                 )?;
+                let n = match old {
+                    Val::Node(o) => self.guarded(n, o),
+                    _ => n,
+                };
                 self.state.slots[slot].val = Val::Node(n);
                 Ok(())
             }
@@ -1083,6 +1106,8 @@ impl<'m> Lowerer<'m> {
                 }
             },
             ExprKind::Lit(Lit::Bool(v)) => Val::Node(self.b.boolean(*v)),
+            ExprKind::Break => return self.exit(true, e.span),
+            ExprKind::Continue => return self.exit(false, e.span),
             ExprKind::Name(id) => match self.lookup(id)? {
                 Binding::Local(slot) => self.state.slots[slot].val,
                 Binding::Field(f) => Val::Node(self.load(f, [0; 3], id, e.span)?),
@@ -1865,6 +1890,8 @@ impl<'m> Lowerer<'m> {
                         ));
                         e
                     })?;
+                let identity = self.b.real(op.identity(), ty);
+                let n = self.guarded(n, identity);
                 let merged = match self.state.contributions.get(&r) {
                     Some(&prev) => self.b.binary(op.combine(), prev, n),
                     None => n,

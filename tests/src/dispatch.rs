@@ -61,6 +61,10 @@ pub fn launch<T: Real>(
             suite::trigonometric::launch(b, ins[0], ins[1], o)?;
             vec![]
         }
+        ("search", [o]) => {
+            suite::search::launch(b, ins[0], o)?;
+            vec![]
+        }
         ("binary_logs", [o]) => {
             suite::binary_logs::launch(b, ins[0], ins[1], o)?;
             vec![]

@@ -151,6 +151,25 @@ pub mod suite {
             + atan2(a - 1.0, b - 1.2);
     }
 
+    /// A search with `break` and `continue`: the distance of the first of the next four
+    /// points above 1.6, skipping distance 2 (inputs in [0.5, 2]).
+    #[stencil(dims = 1)]
+    pub fn search<T: Real>(a: In<T>, out: Out<T>) {
+        let mut found = 0.0;
+        let mut d = 0.0;
+        for k in 1..=4 {
+            d += 1.0;
+            if k == 2 {
+                continue;
+            }
+            if a[k] > 1.6 {
+                found = d;
+                break;
+            }
+        }
+        out = found + 0.1 * d;
+    }
+
     /// Rounding to integers (inputs with halves and negative values).
     #[stencil(dims = 1)]
     pub fn rounding<T: Real>(a: In<T>, down: Out<T>, up: Out<T>, zero: Out<T>, near: Out<T>) {
@@ -290,6 +309,7 @@ registry!(
     binary_logs,
     hyperbolic,
     trigonometric,
+    search,
     checker,
     guarded
 );

@@ -202,6 +202,19 @@ fn trigonometric() {
 }
 
 #[test]
+fn search() {
+    for_precisions!(T => {
+        let mut r = rng("search suite");
+        let n = [997];
+        let a = random_field::<T>(&mut r, &n, 4, 0.5, 2.0);
+        check("search", suite::search::SOURCE, &[&a], &n, 1, &[], |o| {
+            suite::search::launch(&Backend::Cpu, &a, &mut o[0]).unwrap();
+            vec![]
+        });
+    });
+}
+
+#[test]
 fn binary_logs() {
     for_precisions!(T => {
         let mut r = rng("binary_logs");

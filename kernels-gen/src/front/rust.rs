@@ -436,7 +436,10 @@ fn convert_expr(e: &syn::Expr, spans: &mut RustSpans) -> Expr {
         syn::Expr::Field(_) => unsupported("field access (`a.b`)"),
         syn::Expr::Assign(_) => unsupported("assignment used as a value"),
         syn::Expr::Range(_) => unsupported("range outside a `for` loop"),
-        syn::Expr::Break(_) | syn::Expr::Continue(_) => unsupported("`break`/`continue`"),
+        syn::Expr::Break(b) if b.label.is_none() && b.expr.is_none() => ExprKind::Break,
+        syn::Expr::Continue(c) if c.label.is_none() => ExprKind::Continue,
+        syn::Expr::Break(_) => unsupported("`break` with a label or a value"),
+        syn::Expr::Continue(_) => unsupported("`continue` with a label"),
         _ => unsupported("this Rust construct"),
     };
     Expr { kind, span }

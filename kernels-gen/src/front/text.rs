@@ -563,6 +563,8 @@ impl Builder<'_> {
             Rule::block => ExprKind::Block(self.block(p)?),
             Rule::float_lit | Rule::int_lit => ExprKind::Lit(self.literal(p)?),
             Rule::kw_true => ExprKind::Lit(Lit::Bool(true)),
+            Rule::kw_break => ExprKind::Break,
+            Rule::kw_continue => ExprKind::Continue,
             Rule::kw_false => ExprKind::Lit(Lit::Bool(false)),
             Rule::ident => ExprKind::Name(self.ident(p)),
             Rule::while_expr => ExprKind::Unsupported("`while` loop".into()),
@@ -659,6 +661,8 @@ fn cfl<T: Real>(h: In<T>, hu: In<T>, speed: Max<T>, g: T) {
             ExprKind::Cast(x, _) => format!("Cast({})", show(x)),
             ExprKind::Paren(x) => format!("({})", show(x)),
             ExprKind::Unsupported(w) => format!("unsupported {w}"),
+            ExprKind::Break => "break".into(),
+            ExprKind::Continue => "continue".into(),
         }
     }
 

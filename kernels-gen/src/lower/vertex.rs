@@ -297,6 +297,7 @@ impl Lowerer<'_> {
             Around::Triangles => pos,
         };
         self.in_loop = Some((l, over));
+        self.open_loops.push(super::breaks::OpenLoop::Mesh);
         self.scopes.push(HashMap::new());
         let binding = self.new_local(&var.name, Val::Node(item), false);
         self.scopes
@@ -305,6 +306,7 @@ impl Lowerer<'_> {
             .insert(var.name.clone(), binding);
         let r = self.block(body);
         self.scopes.pop();
+        self.close_loop();
         self.in_loop = None;
         if r?.is_some() {
             return err(

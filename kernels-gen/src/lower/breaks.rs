@@ -1,0 +1,123 @@
+//! `break` and `continue` in loops with constant bounds. Such loops are unrolled, so an
+//! exit cannot jump: each loop keeps two hidden boolean locals, *alive* (no `break` taken
+//! yet) and *going on* (no `continue` taken in this iteration), which `break` and
+//! `continue` set to false on their path. Being locals, they are forked and joined by
+//! `if` like any other: after `if c { break; }` alive is `select(c, false, alive)` (an
+//! exit itself counts only where the enclosing flags let it run). Every
+//! later write (to a local, an output or a reduction) is guarded by the conjunction of
+//! the flags of all enclosing loops: it keeps the old value where a flag is false. On a
+//! GPU that is a predicated write, the same for every thread; the iterations after a
+//! `break` are still computed (their results are discarded).
+
+use super::{err, Lowerer, Result, Slot, Val};
+use crate::ast::SpanId;
+use crate::ir::{Binary, Node, NodeId};
+
+/// A loop being lowered.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum OpenLoop {
+    /// An unrolled loop: the slots of its alive and going-on flags.
+    Unrolled { alive: usize, going_on: usize },
+    /// A loop over the mesh (a real loop, where `break` is not supported yet).
+    Mesh,
+}
+
+impl Lowerer<'_> {
+    /// A hidden boolean local holding `true`.
+    fn flag(&mut self, name: &str) -> usize {
+        let t = self.b.boolean(true);
+        self.state.slots.push(Slot {
+            val: Val::Node(t),
+            mutable: true,
+            name: name.to_string(),
+        });
+        self.state.slots.len() - 1
+    }
+
+    /// Opens an unrolled loop (see the module's text).
+    pub(super) fn open_unrolled_loop(&mut self) {
+        let alive = self.flag("(no break yet)");
+        let going_on = self.flag("(no continue yet)");
+        self.open_loops.push(OpenLoop::Unrolled { alive, going_on });
+    }
+
+    /// Starts an iteration of the innermost unrolled loop: no `continue` taken.
+    pub(super) fn begin_iteration(&mut self) {
+        if let Some(OpenLoop::Unrolled { going_on, .. }) = self.open_loops.last() {
+            let t = self.b.boolean(true);
+            self.state.slots[*going_on].val = Val::Node(t);
+        }
+    }
+
+    /// Closes the innermost loop.
+    pub(super) fn close_loop(&mut self) {
+        self.open_loops.pop();
+    }
+
+    /// `break` (or `continue`, when `is_break` is false) at `span`.
+    pub(super) fn exit(&mut self, is_break: bool, span: SpanId) -> Result<Option<Val>> {
+        let word = if is_break { "break" } else { "continue" };
+        match self.open_loops.last().copied() {
+            None => err(
+                span,
+                format!("`{word}` outside a loop"),
+                Some("`break` and `continue` leave `for` loops"),
+            ),
+            Some(OpenLoop::Mesh) => err(
+                span,
+                format!("`{word}` in a loop over the mesh is not supported yet"),
+                Some("keep a `let mut` flag and test it in the loop's body"),
+            ),
+            Some(OpenLoop::Unrolled { alive, going_on }) => {
+                // Only where this point is reached: an exit after an earlier one is none.
+                let slot = if is_break { alive } else { going_on };
+                let f = self.b.boolean(false);
+                let now = match self.state.slots[slot].val {
+                    Val::Node(old) => self.guarded(f, old),
+                    _ => f,
+                };
+                self.state.slots[slot].val = Val::Node(now);
+                Ok(None)
+            }
+        }
+    }
+
+    /// The condition under which a write here takes effect: the flags of all enclosing
+    /// unrolled loops (`None`: always).
+    fn write_guard(&mut self) -> Option<NodeId> {
+        let mut guard: Option<NodeId> = None;
+        let loops = self.open_loops.clone();
+        for l in loops {
+            let OpenLoop::Unrolled { alive, going_on } = l else {
+                continue;
+            };
+            for slot in [alive, going_on] {
+                let Val::Node(flag) = self.state.slots[slot].val else {
+                    continue;
+                };
+                if matches!(self.b.node(flag), Node::BoolConst(true)) {
+                    continue;
+                }
+                guard = Some(match guard {
+                    None => flag,
+                    Some(g) => self.b.binary(Binary::And, g, flag),
+                });
+            }
+        }
+        guard
+    }
+
+    /// `new` where the enclosing loops go on, else `old`.
+    pub(super) fn guarded(&mut self, new: NodeId, old: NodeId) -> NodeId {
+        match self.write_guard() {
+            Some(g) => self.b.select(g, new, old),
+            None => new,
+        }
+    }
+
+    /// Whether a write here may not take effect (a `break` or `continue` came before it
+    /// on some path).
+    pub(super) fn writes_guarded(&mut self) -> bool {
+        self.write_guard().is_some()
+    }
+}
