@@ -153,6 +153,13 @@ pub enum TypeExpr {
         /// The whole type.
         span: SpanId,
     },
+    /// `(T, T)`: a tuple type (a helper's result).
+    Tuple {
+        /// The parts' types.
+        items: Vec<TypeExpr>,
+        /// The whole type.
+        span: SpanId,
+    },
     /// Any other type form, kept only to report it.
     Unsupported {
         /// What it was.
@@ -167,7 +174,9 @@ impl TypeExpr {
     pub fn span(&self) -> SpanId {
         match self {
             TypeExpr::Name(id) => id.span,
-            TypeExpr::Apply { span, .. } | TypeExpr::Unsupported { span, .. } => *span,
+            TypeExpr::Apply { span, .. }
+            | TypeExpr::Tuple { span, .. }
+            | TypeExpr::Unsupported { span, .. } => *span,
         }
     }
 }
@@ -196,6 +205,15 @@ pub enum Stmt {
         ty: Option<TypeExpr>,
         /// Initial value (required).
         init: Option<Expr>,
+        /// The whole statement.
+        span: SpanId,
+    },
+    /// `let (a, mut b, _) = init;`: a tuple's parts bound to names (`_` binds none).
+    LetTuple {
+        /// The names, each with whether it is `mut`.
+        names: Vec<(Ident, bool)>,
+        /// The tuple.
+        init: Expr,
         /// The whole statement.
         span: SpanId,
     },
@@ -386,6 +404,9 @@ pub enum ExprKind {
     Cast(Box<Expr>, TypeExpr),
     /// `(expr)`
     Paren(Box<Expr>),
+    /// `(a, b, ..)`: a tuple of two or more values (a helper's result, destructured by
+    /// `let (x, y) = ..`).
+    Tuple(Vec<Expr>),
     /// `break` (no label, no value).
     Break,
     /// `continue` (no label).

@@ -16,6 +16,7 @@ mod breaks;
 mod early;
 mod powi;
 mod sampled;
+mod tuples;
 mod vertex;
 
 /// The built-in helpers every kernel may call (2x2 matrix arithmetic), written in the
@@ -98,6 +99,8 @@ enum Val {
     Node(NodeId),
     FloatLit(f64),
     IntLit(i64),
+    /// A tuple: its parts in `Lowerer::tuples` (see `tuples`).
+    Tuple(u32),
 }
 
 /// An argument of a helper call: a value, or a field, a sampled grid or the mesh passed by
@@ -178,6 +181,8 @@ struct Lowerer<'m> {
     in_loop: Option<(u32, Around)>,
     /// The loops being lowered, innermost last (see `breaks`).
     open_loops: Vec<breaks::OpenLoop>,
+    /// The parts of the tuples made so far (`Val::Tuple` indexes them).
+    tuples: Vec<Vec<Val>>,
 }
 
 /// Lowers one kernel of `module`.
@@ -237,6 +242,7 @@ pub fn lower_kernel(module: &Module, f: &FnDef) -> Result<Kernel> {
         loops: Vec::new(),
         in_loop: None,
         open_loops: Vec::new(),
+        tuples: Vec::new(),
     };
     if let Some((axis, span)) = f.attrs.line {
         if axis >= dims {
@@ -375,7 +381,9 @@ fn walk_block(b: &Block, s: &mut dyn FnMut(&Stmt), f: &mut dyn FnMut(&Expr)) {
     for st in &b.stmts {
         s(st);
         match st {
-            Stmt::Let { init: Some(e), .. } | Stmt::Expr(e) => walk_expr(e, s, f),
+            Stmt::Let { init: Some(e), .. } | Stmt::LetTuple { init: e, .. } | Stmt::Expr(e) => {
+                walk_expr(e, s, f)
+            }
             Stmt::Assign { target, value, .. } => {
                 walk_expr(target, s, f);
                 walk_expr(value, s, f);
@@ -408,7 +416,9 @@ fn walk_expr(e: &Expr, s: &mut dyn FnMut(&Stmt), f: &mut dyn FnMut(&Expr)) {
             walk_expr(a, s, f);
             walk_expr(b, s, f);
         }
-        ExprKind::Call { args, .. } => args.iter().for_each(|a| walk_expr(a, s, f)),
+        ExprKind::Call { args, .. } | ExprKind::Tuple(args) => {
+            args.iter().for_each(|a| walk_expr(a, s, f))
+        }
         ExprKind::MethodCall { receiver, args, .. } => {
             walk_expr(receiver, s, f);
             args.iter().for_each(|a| walk_expr(a, s, f));
@@ -638,6 +648,11 @@ impl<'m> Lowerer<'m> {
                     other => err(id.span, format!("unknown type `{other}`"), Some("scalar types are `T` (the kernel's `T: Real`), `f32`, `f64`, `i64` and `bool`")),
                 }
             }
+            ast::TypeExpr::Tuple { span, .. } => err(
+                *span,
+                "a tuple type is only a helper's return type",
+                Some("bind a tuple's parts with `let (a, b) = ..;`"),
+            ),
             ast::TypeExpr::Apply { head, span, .. } => {
                 if matches!(
                     head.name.as_str(),
@@ -728,6 +743,7 @@ impl<'m> Lowerer<'m> {
                 format!("{what}: expected `{ty}`, found the integer literal `{x}`"),
                 None,
             ),
+            Val::Tuple(_) => self.tuple_here(span),
         }
     }
 
@@ -777,6 +793,11 @@ impl<'m> Lowerer<'m> {
             Val::Node(n) => n,
             Val::FloatLit(x) => self.b.real(x, self.default_real),
             Val::IntLit(x) => self.b.int(x),
+            // Callers take tuples apart first (`expr` refuses them); a part stands in.
+            Val::Tuple(t) => {
+                let first = self.tuples[t as usize][0];
+                self.materialize(first)
+            }
         }
     }
 
@@ -787,7 +808,7 @@ impl<'m> Lowerer<'m> {
                 Node::IntConst(x) => Some(x),
                 _ => None,
             },
-            Val::FloatLit(_) => None,
+            Val::FloatLit(_) | Val::Tuple(_) => None,
         }
     }
 
@@ -838,6 +859,7 @@ impl<'m> Lowerer<'m> {
                     .insert(name.name.clone(), binding);
                 Ok(())
             }
+            Stmt::LetTuple { names, init, span } => self.let_tuple(names, init, *span),
             Stmt::Assign {
                 target,
                 op,
@@ -1076,6 +1098,7 @@ impl<'m> Lowerer<'m> {
 
     fn expr(&mut self, e: &Expr) -> Result<Val> {
         match self.expr_or_unit(e)? {
+            Some(Val::Tuple(_)) => self.tuple_here(e.span),
             Some(v) => Ok(v),
             None => err(
                 e.span,
@@ -1106,6 +1129,7 @@ impl<'m> Lowerer<'m> {
                 }
             },
             ExprKind::Lit(Lit::Bool(v)) => Val::Node(self.b.boolean(*v)),
+            ExprKind::Tuple(items) => self.tuple_value(items)?,
             ExprKind::Break => return self.exit(true, e.span),
             ExprKind::Continue => return self.exit(false, e.span),
             ExprKind::Name(id) => match self.lookup(id)? {
@@ -1133,6 +1157,7 @@ impl<'m> Lowerer<'m> {
                 match (op, v) {
                     (ast::UnOp::Neg, Val::FloatLit(x)) => Val::FloatLit(-x),
                     (ast::UnOp::Neg, Val::IntLit(x)) => Val::IntLit(x.wrapping_neg()),
+                    (_, Val::Tuple(_)) => return self.tuple_here(a.span),
                     (ast::UnOp::Neg, Val::Node(n)) => {
                         if self.b.ty(n) == Ty::Bool {
                             return err(
@@ -1381,6 +1406,7 @@ impl<'m> Lowerer<'m> {
             Val::IntLit(x) => Val::Node(self.b.real(x as f64, ty)),
             Val::FloatLit(x) if ty == Ty::Int => Val::IntLit(x as i64),
             Val::FloatLit(x) => Val::Node(self.b.real(x, ty)),
+            Val::Tuple(_) => return self.tuple_here(span),
             Val::Node(n) => {
                 let from = self.b.ty(n);
                 if from == Ty::Bool && ty.is_float() {
@@ -1416,10 +1442,7 @@ impl<'m> Lowerer<'m> {
         self.join(c, base, then_state, else_state, span)?;
         match (then_val, else_val) {
             (None, None) => Ok(None),
-            (Some(a), Some(b)) => {
-                let (a, b) = self.unify(a, b, span, "branches of `if`")?;
-                Ok(Some(Val::Node(self.b.select(c, a, b))))
-            }
+            (Some(a), Some(b)) => self.select_values(c, a, b, span).map(Some),
             (Some(_), None) if otherwise.is_none() => err(
                 span,
                 "an `if` without `else` has no value",
@@ -2006,7 +2029,6 @@ impl<'m> Lowerer<'m> {
                     Some("helpers compute a value: add `-> T` and end the body with it"),
                 );
             };
-            let ret_ty = self.resolve_type(ret)?;
             let v = match self.block(&helper.body)? {
                 Some(v) => v,
                 None => {
@@ -2017,9 +2039,9 @@ impl<'m> Lowerer<'m> {
                     )
                 }
             };
-            self.coerce(
+            self.returned(
                 v,
-                ret_ty,
+                ret,
                 helper.body.tail.as_ref().map_or(span, |t| t.span),
                 &format!("value returned by `{}`", helper.name.name),
             )
@@ -2027,7 +2049,7 @@ impl<'m> Lowerer<'m> {
         self.call_stack.pop();
         self.scopes = saved_scopes;
         self.type_params.pop();
-        result.map(Val::Node)
+        result
     }
 
     /// A field or grid passed to a helper's `In<E>` or `Sampled<E>` parameter must hold `E`

@@ -65,6 +65,10 @@ pub fn launch<T: Real>(
             suite::search::launch(b, ins[0], o)?;
             vec![]
         }
+        ("spread", [o]) => {
+            suite::spread::launch(b, ins[0], o)?;
+            vec![]
+        }
         ("binary_logs", [o]) => {
             suite::binary_logs::launch(b, ins[0], ins[1], o)?;
             vec![]

@@ -170,6 +170,26 @@ pub mod suite {
         out = found + 0.1 * d;
     }
 
+    /// Two values in order: a helper returning a tuple.
+    #[stencil_fn]
+    pub fn order<T: Real>(a: T, b: T) -> (T, T) {
+        if a < b {
+            (a, b)
+        } else {
+            (b, a)
+        }
+    }
+
+    /// The spread of the two neighbours, through `order` and destructuring `let`s (inputs in
+    /// [0.5, 2]).
+    #[stencil(dims = 1)]
+    pub fn spread<T: Real>(a: In<T>, out: Out<T>) {
+        let (lo, hi) = order(a[-1], a[1]);
+        let (mut s, _) = (lo * 2.0, hi);
+        s += hi;
+        out = hi - lo + 0.25 * s;
+    }
+
     /// Rounding to integers (inputs with halves and negative values).
     #[stencil(dims = 1)]
     pub fn rounding<T: Real>(a: In<T>, down: Out<T>, up: Out<T>, zero: Out<T>, near: Out<T>) {
@@ -310,6 +330,7 @@ registry!(
     hyperbolic,
     trigonometric,
     search,
+    spread,
     checker,
     guarded
 );

@@ -214,6 +214,29 @@ fn search() {
     });
 }
 
+/// Tuples through a helper and destructuring `let`s, against the same in Rust.
+#[test]
+fn spread() {
+    for_precisions!(T => {
+        let mut r = rng("spread suite");
+        let n = [997];
+        let a = random_field::<T>(&mut r, &n, 1, 0.5, 2.0);
+        check("spread", suite::spread::SOURCE, &[&a], &n, 1, &[], |o| {
+            suite::spread::launch(&Backend::Cpu, &a, &mut o[0]).unwrap();
+            vec![]
+        });
+        let mut out = Field::<T>::zeros(&n, 0).unwrap();
+        suite::spread::launch(&Backend::Cpu, &a, &mut out).unwrap();
+        for i in 0..n[0] as isize {
+            let at = |k: isize| a.get([i + k, 0, 0]).unwrap().as_f64();
+            let (lo, hi) = (at(-1).min(at(1)), at(-1).max(at(1)));
+            let want = hi - lo + 0.25 * (lo * 2.0 + hi);
+            let got = out.get([i, 0, 0]).unwrap().as_f64();
+            assert!((got - want).abs() <= 1e-5 * want.abs(), "{i}: {got} against {want}");
+        }
+    });
+}
+
 #[test]
 fn binary_logs() {
     for_precisions!(T => {

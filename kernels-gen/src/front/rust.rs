@@ -198,7 +198,11 @@ fn convert_type(t: &syn::Type, spans: &mut RustSpans) -> ast::TypeExpr {
         }
         syn::Type::Reference(_) => unsupported("a reference type"),
         syn::Type::Array(_) | syn::Type::Slice(_) => unsupported("an array type"),
-        syn::Type::Tuple(_) => unsupported("a tuple type"),
+        syn::Type::Tuple(t) if t.elems.len() >= 2 => ast::TypeExpr::Tuple {
+            items: t.elems.iter().map(|e| convert_type(e, spans)).collect(),
+            span,
+        },
+        syn::Type::Tuple(_) => unsupported("the unit type or a one-element tuple"),
         syn::Type::Paren(p) => convert_type(&p.elem, spans),
         syn::Type::Group(g) => convert_type(&g.elem, spans),
         _ => unsupported("this type"),
@@ -248,9 +252,18 @@ fn convert_let(l: &syn::Local, spans: &mut RustSpans) -> Stmt {
         syn::Pat::Type(pt) => (&*pt.pat, Some(convert_type(&pt.ty, spans))),
         p => (p, None),
     };
+    if let (syn::Pat::Tuple(t), None, Some(init)) = (pat, &ty, &l.init) {
+        if let Some(names) = tuple_names(t, spans) {
+            return Stmt::LetTuple {
+                names,
+                init: convert_expr(&init.expr, spans),
+                span,
+            };
+        }
+    }
     let syn::Pat::Ident(pi) = pat else {
         return Stmt::Unsupported {
-            what: "destructuring `let`".into(),
+            what: "destructuring `let` of this form (the language binds a tuple's parts to names: `let (a, mut b, _) = ..`, without a type)".into(),
             span: spans.add(pat.span()),
         };
     };
@@ -265,6 +278,33 @@ fn convert_let(l: &syn::Local, spans: &mut RustSpans) -> Stmt {
         init,
         span,
     }
+}
+
+/// The names of a tuple pattern of two or more plain names (`mut` allowed) or `_`.
+fn tuple_names(t: &syn::PatTuple, spans: &mut RustSpans) -> Option<Vec<(Ident, bool)>> {
+    if t.elems.len() < 2 {
+        return None;
+    }
+    t.elems
+        .iter()
+        .map(|p| match p {
+            syn::Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() => Some((
+                Ident {
+                    name: pi.ident.to_string(),
+                    span: spans.add(pi.ident.span()),
+                },
+                pi.mutability.is_some(),
+            )),
+            syn::Pat::Wild(w) => Some((
+                Ident {
+                    name: "_".into(),
+                    span: spans.add(w.span()),
+                },
+                false,
+            )),
+            _ => None,
+        })
+        .collect()
 }
 
 fn compound_op(op: &syn::BinOp) -> Option<ast::BinOp> {
@@ -431,7 +471,10 @@ fn convert_expr(e: &syn::Expr, spans: &mut RustSpans) -> Expr {
         syn::Expr::ForLoop(_) => unsupported("`for` loop used as a value"),
         syn::Expr::Reference(_) => unsupported("reference (`&`)"),
         syn::Expr::Macro(_) => unsupported("macro call"),
-        syn::Expr::Tuple(_) => unsupported("tuple value"),
+        syn::Expr::Tuple(t) if t.elems.len() >= 2 => {
+            ExprKind::Tuple(t.elems.iter().map(|e| convert_expr(e, spans)).collect())
+        }
+        syn::Expr::Tuple(_) => unsupported("`()` or a one-element tuple"),
         syn::Expr::Array(_) => unsupported("array value"),
         syn::Expr::Field(_) => unsupported("field access (`a.b`)"),
         syn::Expr::Assign(_) => unsupported("assignment used as a value"),

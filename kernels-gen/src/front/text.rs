@@ -344,6 +344,10 @@ impl Builder<'_> {
                 let args = it.map(|a| self.ty(a)).collect();
                 TypeExpr::Apply { head, args, span }
             }
+            Rule::ty_tuple => {
+                let items = inner.into_inner().map(|t| self.ty(t)).collect();
+                TypeExpr::Tuple { items, span }
+            }
             _ => {
                 let text = inner
                     .as_str()
@@ -388,6 +392,26 @@ impl Builder<'_> {
         let mut it = p.into_inner();
         let mut next = || it.next().expect("statement part");
         Ok(match rule {
+            Rule::let_tuple => {
+                let (mut names, mut init) = (Vec::new(), None);
+                for c in it {
+                    match c.as_rule() {
+                        Rule::tuple_name => {
+                            let mut mutable = false;
+                            for part in c.into_inner() {
+                                match part.as_rule() {
+                                    Rule::kw_mut => mutable = true,
+                                    _ => names.push((self.ident(part), mutable)),
+                                }
+                            }
+                        }
+                        Rule::expr => init = Some(self.expr(c)?),
+                        _ => {}
+                    }
+                }
+                let init = init.expect("tuple let value");
+                (Stmt::LetTuple { names, init, span }, false)
+            }
             Rule::let_stmt => {
                 let (mut name, mut mutable, mut ty, mut init) = (None, false, None, None);
                 for c in it {
@@ -540,6 +564,12 @@ impl Builder<'_> {
                 return Ok(e);
             }
             Rule::paren => ExprKind::Paren(Box::new(self.expr(p.into_inner().next().expect("e"))?)),
+            Rule::tuple => ExprKind::Tuple(
+                p.into_inner()
+                    .filter(|c| c.as_rule() == Rule::expr)
+                    .map(|c| self.expr(c))
+                    .collect::<Res<Vec<_>>>()?,
+            ),
             Rule::call => {
                 let mut it = p.into_inner();
                 let func = self.ident(it.next().expect("callee"));
@@ -661,6 +691,7 @@ fn cfl<T: Real>(h: In<T>, hu: In<T>, speed: Max<T>, g: T) {
             ExprKind::Cast(x, _) => format!("Cast({})", show(x)),
             ExprKind::Paren(x) => format!("({})", show(x)),
             ExprKind::Unsupported(w) => format!("unsupported {w}"),
+            ExprKind::Tuple(items) => format!("({})", list(items)),
             ExprKind::Break => "break".into(),
             ExprKind::Continue => "continue".into(),
         }

@@ -90,6 +90,7 @@ fn assigned_in_expr(e: &Expr, out: &mut Vec<String>) {
         }
         ExprKind::Block(b) => assigned_names(b, out),
         ExprKind::Paren(a) => assigned_in_expr(a, out),
+        ExprKind::Tuple(items) => items.iter().for_each(|i| assigned_in_expr(i, out)),
         _ => {}
     }
 }

@@ -1,0 +1,168 @@
+//! Tuples: `(a, b)` values, helpers returning them (`-> (T, T)`), and `let (x, mut y, _) =
+//! ..` taking their parts. A tuple lives only while lowering (its parts are ordinary
+//! values, kept in a side table the `Val::Tuple` index names); nothing in the IR is a
+//! tuple. A tuple can be bound by parts, returned by a helper, or be the value of an
+//! `if`'s branches (part by part); anywhere a single value is needed it is an error.
+
+use super::{err, Lowerer, Result, Val};
+use crate::ast::{Expr, Ident, SpanId, TypeExpr};
+use crate::ir::NodeId;
+
+impl Lowerer<'_> {
+    /// `(a, b, ..)` as a value.
+    pub(super) fn tuple_value(&mut self, items: &[Expr]) -> Result<Val> {
+        let mut parts = Vec::with_capacity(items.len());
+        for e in items {
+            parts.push(self.expr(e)?);
+        }
+        self.tuples.push(parts);
+        Ok(Val::Tuple(self.tuples.len() as u32 - 1))
+    }
+
+    /// The parts of tuple `t`.
+    pub(super) fn parts(&self, t: u32) -> Vec<Val> {
+        self.tuples[t as usize].clone()
+    }
+
+    /// The error for a tuple where a single value is needed.
+    pub(super) fn tuple_here<T>(&self, span: SpanId) -> Result<T> {
+        err(
+            span,
+            "a tuple is not a single value",
+            Some("take its parts with `let (a, b) = ..;`"),
+        )
+    }
+
+    /// `let (names..) = init;`
+    pub(super) fn let_tuple(
+        &mut self,
+        names: &[(Ident, bool)],
+        init: &Expr,
+        span: SpanId,
+    ) -> Result<()> {
+        let parts = match self.expr_or_unit(init)? {
+            Some(Val::Tuple(t)) => self.parts(t),
+            _ => {
+                return err(
+                    init.span,
+                    format!(
+                        "`let` takes {} parts from a tuple, but this is not one",
+                        names.len()
+                    ),
+                    Some("destructure a tuple `(a, b)` or a helper returning `(T, T)`"),
+                )
+            }
+        };
+        if parts.len() != names.len() {
+            return err(
+                span,
+                format!(
+                    "`let` takes {} parts from a tuple of {}",
+                    names.len(),
+                    parts.len()
+                ),
+                Some("name every part, `_` for those not needed"),
+            );
+        }
+        for ((name, mutable), v) in names.iter().zip(parts) {
+            if name.name == "_" {
+                continue;
+            }
+            // A mutable local's type is fixed where it is declared.
+            let v = if *mutable {
+                Val::Node(self.materialize(v))
+            } else {
+                v
+            };
+            let binding = self.new_local(&name.name, v, *mutable);
+            self.scopes
+                .last_mut()
+                .expect("scope")
+                .insert(name.name.clone(), binding);
+        }
+        Ok(())
+    }
+
+    /// The value of an `if` on `c` whose branches gave `a` and `b`: tuples part by part.
+    pub(super) fn select_values(&mut self, c: NodeId, a: Val, b: Val, span: SpanId) -> Result<Val> {
+        match (a, b) {
+            (Val::Tuple(x), Val::Tuple(y)) => {
+                let (x, y) = (self.parts(x), self.parts(y));
+                if x.len() != y.len() {
+                    return err(
+                        span,
+                        format!(
+                            "the branches of `if` give tuples of {} and {}",
+                            x.len(),
+                            y.len()
+                        ),
+                        None,
+                    );
+                }
+                let mut parts = Vec::with_capacity(x.len());
+                for (p, q) in x.into_iter().zip(y) {
+                    let (p, q) = self.unify(p, q, span, "branches of `if`")?;
+                    parts.push(Val::Node(self.b.select(c, p, q)));
+                }
+                self.tuples.push(parts);
+                Ok(Val::Tuple(self.tuples.len() as u32 - 1))
+            }
+            (Val::Tuple(_), _) | (_, Val::Tuple(_)) => err(
+                span,
+                "one branch of this `if` gives a tuple and the other does not",
+                None,
+            ),
+            (a, b) => {
+                let (a, b) = self.unify(a, b, span, "branches of `if`")?;
+                Ok(Val::Node(self.b.select(c, a, b)))
+            }
+        }
+    }
+
+    /// A helper's result `v` given its return type `ret` (a tuple type part by part).
+    pub(super) fn returned(
+        &mut self,
+        v: Val,
+        ret: &TypeExpr,
+        span: SpanId,
+        what: &str,
+    ) -> Result<Val> {
+        match (v, ret) {
+            (Val::Tuple(t), TypeExpr::Tuple { items, .. }) => {
+                let parts = self.parts(t);
+                if parts.len() != items.len() {
+                    return err(
+                        span,
+                        format!(
+                            "{what}: a tuple of {}, declared as one of {}",
+                            parts.len(),
+                            items.len()
+                        ),
+                        None,
+                    );
+                }
+                let mut out = Vec::with_capacity(parts.len());
+                for (p, ty) in parts.into_iter().zip(items) {
+                    let ty = self.resolve_type(ty)?;
+                    out.push(Val::Node(self.coerce(p, ty, span, what)?));
+                }
+                self.tuples.push(out);
+                Ok(Val::Tuple(self.tuples.len() as u32 - 1))
+            }
+            (Val::Tuple(_), _) => err(
+                span,
+                format!("{what}: a tuple, but the helper's return type is not one"),
+                Some("declare it as `-> (T, T)`"),
+            ),
+            (_, TypeExpr::Tuple { .. }) => err(
+                span,
+                format!("{what}: a single value, but the helper's return type is a tuple"),
+                Some("end the body with `(a, b)`"),
+            ),
+            (v, ret) => {
+                let ty = self.resolve_type(ret)?;
+                Ok(Val::Node(self.coerce(v, ty, span, what)?))
+            }
+        }
+    }
+}
