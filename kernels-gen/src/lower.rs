@@ -316,14 +316,38 @@ fn with_helpers<'m>(module: &'m Module, f: &'m FnDef) -> Vec<&'m FnDef> {
     all
 }
 
+/// The name an offset expression `d`, `-d` or `(d)` reads, if it is one.
+fn tuple_name(e: &Expr) -> Option<&str> {
+    match &e.kind {
+        ExprKind::Name(id) => Some(&id.name),
+        ExprKind::Unary(ast::UnOp::Neg, a) | ExprKind::Paren(a) => tuple_name(a),
+        _ => None,
+    }
+}
+
 /// The kernel's dimension: from the attribute, else from the arity of its offsets (those
 /// in the helpers it calls, to which it may pass its fields, included).
 fn infer_dims(module: &Module, f: &FnDef) -> Result<u8> {
     let mut arities = Vec::new();
     for body in with_helpers(module, f) {
+        // A helper's tuple parameters (offsets): `u[d]` has as many components as `d`.
+        let tuple_params: HashMap<&str, usize> = body
+            .params
+            .iter()
+            .filter_map(|p| match &p.ty {
+                ast::TypeExpr::Tuple { items, .. } => Some((p.name.name.as_str(), items.len())),
+                _ => None,
+            })
+            .collect();
         visit_block(&body.body, &mut |e| {
             if let ExprKind::Index { offsets, .. } = &e.kind {
-                arities.push((offsets.len(), e.span));
+                let n = match offsets.as_slice() {
+                    [o] => tuple_name(o)
+                        .and_then(|name| tuple_params.get(name).copied())
+                        .unwrap_or(1),
+                    _ => offsets.len(),
+                };
+                arities.push((n, e.span));
             }
         });
     }
@@ -1153,7 +1177,26 @@ impl<'m> Lowerer<'m> {
             },
             ExprKind::Paren(inner) => return self.expr_or_unit(inner),
             ExprKind::Unary(op, a) => {
-                let v = self.expr(a)?;
+                let v = match self.expr_or_unit(a)? {
+                    // `-d` for an offset `d`: each part negated.
+                    Some(Val::Tuple(t)) if *op == ast::UnOp::Neg => {
+                        let mut parts = Vec::new();
+                        for p in self.parts(t) {
+                            parts.push(match p {
+                                Val::IntLit(x) => Val::IntLit(x.wrapping_neg()),
+                                Val::FloatLit(x) => Val::FloatLit(-x),
+                                v => {
+                                    let n = self.materialize(v);
+                                    Val::Node(self.b.unary(Unary::Neg, n))
+                                }
+                            });
+                        }
+                        self.tuples.push(parts);
+                        return Ok(Some(Val::Tuple(self.tuples.len() as u32 - 1)));
+                    }
+                    Some(v) => v,
+                    None => return err(a.span, "this expression has no value", None),
+                };
                 match (op, v) {
                     (ast::UnOp::Neg, Val::FloatLit(x)) => Val::FloatLit(-x),
                     (ast::UnOp::Neg, Val::IntLit(x)) => Val::IntLit(x.wrapping_neg()),
@@ -1206,18 +1249,46 @@ impl<'m> Lowerer<'m> {
                     return self.gather(f, id, offsets, e.span).map(Some);
                 }
                 let mut off = [0i32; 3];
-                for (axis, o) in offsets.iter().enumerate() {
-                    let v = self.expr(o)?;
+                // `u[d]` with `d` a tuple (an offset parameter): its parts.
+                let parts: Vec<(Val, SpanId)> = match offsets.as_slice() {
+                    [o] => match self.expr_or_unit(o)? {
+                        Some(Val::Tuple(t)) => {
+                            let parts = self.parts(t);
+                            if parts.len() != self.dims as usize {
+                                return err(
+                                    o.span,
+                                    format!(
+                                        "this offset has {} components but the kernel is {}-dimensional",
+                                        parts.len(),
+                                        self.dims
+                                    ),
+                                    Some("give one offset per axis"),
+                                );
+                            }
+                            parts.into_iter().map(|p| (p, o.span)).collect()
+                        }
+                        Some(v) => vec![(v, o.span)],
+                        None => return self.tuple_here(o.span),
+                    },
+                    _ => {
+                        let mut out = Vec::new();
+                        for o in offsets {
+                            out.push((self.expr(o)?, o.span));
+                        }
+                        out
+                    }
+                };
+                for (axis, (v, at)) in parts.into_iter().enumerate() {
                     let Some(k) = self.const_int(v) else {
                         return err(
-                            o.span,
+                            at,
                             "offsets must be integer constants",
                             Some("use literals, or expressions of literals and loop variables"),
                         );
                     };
                     if k.abs() > MAX_OFFSET as i64 {
                         return err(
-                            o.span,
+                            at,
                             format!(
                                 "offset {k} is beyond the largest supported offset ({MAX_OFFSET})"
                             ),
@@ -1227,7 +1298,7 @@ impl<'m> Lowerer<'m> {
                     if let Some(h) = self.declared_halo {
                         if k.unsigned_abs() > h as u64 {
                             return err(
-                                o.span,
+                                at,
                                 format!("offset {k} reaches beyond the declared halo ({h})"),
                                 Some("raise `halo` in the attribute, or read closer"),
                             );
@@ -1647,6 +1718,17 @@ impl<'m> Lowerer<'m> {
                     Some("helpers only read fields: declare the parameter `In<T>`"),
                 )
             }
+            // A tuple parameter (an offset, `d: (i64, i64)`) takes a tuple.
+            ast::TypeExpr::Tuple { .. } => {
+                return match self.expr_or_unit(a)? {
+                    Some(v @ Val::Tuple(_)) => Ok(HelperArg::Value(v)),
+                    _ => err(
+                        a.span,
+                        format!("`{}` takes a tuple here (`{}`)", helper.name.name, p.name.name),
+                        Some("pass one, e.g. `(1, 0)`"),
+                    ),
+                };
+            }
             _ => return Ok(HelperArg::Value(self.expr(a)?)),
         };
         let (what, help) = match wants {
@@ -2012,13 +2094,15 @@ impl<'m> Lowerer<'m> {
                         continue;
                     }
                 };
+                let what = format!("argument `{}` of `{}`", p.name.name, helper.name.name);
+                if let ast::TypeExpr::Tuple { .. } = &p.ty {
+                    let t = self.returned(*v, &p.ty, a.span, &what)?;
+                    let binding = self.new_local(&p.name.name, t, false);
+                    self.scopes[0].insert(p.name.name.clone(), binding);
+                    continue;
+                }
                 let ty = self.resolve_type(&p.ty)?;
-                let n = self.coerce(
-                    *v,
-                    ty,
-                    a.span,
-                    &format!("argument `{}` of `{}`", p.name.name, helper.name.name),
-                )?;
+                let n = self.coerce(*v, ty, a.span, &what)?;
                 let binding = self.new_local(&p.name.name, Val::Node(n), false);
                 self.scopes[0].insert(p.name.name.clone(), binding);
             }

@@ -69,6 +69,10 @@ pub fn launch<T: Real>(
             suite::spread::launch(b, ins[0], o)?;
             vec![]
         }
+        ("differences", [o]) => {
+            suite::differences::launch(b, ins[0], o)?;
+            vec![]
+        }
         ("binary_logs", [o]) => {
             suite::binary_logs::launch(b, ins[0], ins[1], o)?;
             vec![]

@@ -190,6 +190,19 @@ pub mod suite {
         out = hi - lo + 0.25 * s;
     }
 
+    /// A central difference along an offset the caller passes (a tuple parameter).
+    #[stencil_fn]
+    pub fn central<T: Real>(u: In<T>, d: (i64, i64)) -> T {
+        u[d] - u[-d]
+    }
+
+    /// Central differences along x and, two cells apart, along y, through `central` (2D,
+    /// inferred from the offset parameter).
+    #[stencil]
+    pub fn differences<T: Real>(u: In<T>, out: Out<T>) {
+        out = central(u, (1, 0)) + 0.5 * central(u, (0, 2));
+    }
+
     /// Rounding to integers (inputs with halves and negative values).
     #[stencil(dims = 1)]
     pub fn rounding<T: Real>(a: In<T>, down: Out<T>, up: Out<T>, zero: Out<T>, near: Out<T>) {
@@ -331,6 +344,7 @@ registry!(
     trigonometric,
     search,
     spread,
+    differences,
     checker,
     guarded
 );

@@ -237,6 +237,30 @@ fn spread() {
     });
 }
 
+/// Offsets passed to a helper as tuples (and negated there), against the same in Rust.
+#[test]
+fn differences() {
+    for_precisions!(T => {
+        let mut r = rng("differences suite");
+        let n = [61, 37];
+        let u = random_field::<T>(&mut r, &n, 2, 0.5, 2.0);
+        check("differences", suite::differences::SOURCE, &[&u], &n, 1, &[], |o| {
+            suite::differences::launch(&Backend::Cpu, &u, &mut o[0]).unwrap();
+            vec![]
+        });
+        let mut out = Field::<T>::zeros(&n, 0).unwrap();
+        suite::differences::launch(&Backend::Cpu, &u, &mut out).unwrap();
+        for j in 0..n[1] as isize {
+            for i in 0..n[0] as isize {
+                let at = |di: isize, dj: isize| u.get([i + di, j + dj, 0]).unwrap().as_f64();
+                let want = at(1, 0) - at(-1, 0) + 0.5 * (at(0, 2) - at(0, -2));
+                let got = out.get([i, j, 0]).unwrap().as_f64();
+                assert!((got - want).abs() <= 1e-5, "({i}, {j}): {got} against {want}");
+            }
+        }
+    });
+}
+
 #[test]
 fn binary_logs() {
     for_precisions!(T => {
