@@ -12,6 +12,7 @@ use crate::ir::{
 };
 use std::collections::HashMap;
 
+mod axes;
 mod breaks;
 mod early;
 mod powi;
@@ -325,6 +326,15 @@ fn tuple_name(e: &Expr) -> Option<&str> {
     }
 }
 
+/// Whether an offset expression is `unit(..)` or `-unit(..)`.
+fn is_unit_call(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Call { func, .. } => func.name == "unit",
+        ExprKind::Unary(ast::UnOp::Neg, a) | ExprKind::Paren(a) => is_unit_call(a),
+        _ => false,
+    }
+}
+
 /// The kernel's dimension: from the attribute, else from the arity of its offsets (those
 /// in the helpers it calls, to which it may pass its fields, included).
 fn infer_dims(module: &Module, f: &FnDef) -> Result<u8> {
@@ -342,6 +352,8 @@ fn infer_dims(module: &Module, f: &FnDef) -> Result<u8> {
         visit_block(&body.body, &mut |e| {
             if let ExprKind::Index { offsets, .. } = &e.kind {
                 let n = match offsets.as_slice() {
+                    // `u[unit(a)]` fits any dimension.
+                    [o] if is_unit_call(o) => return,
                     [o] => tuple_name(o)
                         .and_then(|name| tuple_params.get(name).copied())
                         .unwrap_or(1),
@@ -1645,6 +1657,8 @@ impl<'m> Lowerer<'m> {
                 return Ok(Some(Val::Node(self.b.binary(Binary::Add, o, xh))));
             }
             "tridiagonal" => return self.tridiagonal(args, span).map(Some),
+            "ndims" => return self.ndims(args, span).map(Some),
+            "unit" => return self.unit(args, span).map(Some),
             _ => {}
         }
         let found = |m: &'m Module| m.items.iter().find(|f| f.name.name == name);
@@ -1654,7 +1668,7 @@ impl<'m> Lowerer<'m> {
                 func.span,
                 format!("unknown function `{name}`"),
                 Some(&format!(
-                    "intrinsics are {}, index, extent, coord, tridiagonal; the built-in helpers are det2, solve2_x, solve2_y, sym2_length2, sym2_eig_lo, sym2_eig_hi, sym2_eigvec_x, sym2_eigvec_y; your helpers must be marked `#[stencil_fn]` in the same module",
+                    "intrinsics are {}, index, extent, coord, ndims, unit, tridiagonal; the built-in helpers are det2, solve2_x, solve2_y, sym2_length2, sym2_eig_lo, sym2_eig_hi, sym2_eigvec_x, sym2_eigvec_y; your helpers must be marked `#[stencil_fn]` in the same module",
                     intrinsics.join(", ")
                 )),
             );

@@ -73,6 +73,14 @@ pub fn launch<T: Real>(
             suite::differences::launch(b, ins[0], o)?;
             vec![]
         }
+        ("generic_lap_2d", [o]) => {
+            suite::generic_lap_2d::launch(b, ins[0], o)?;
+            vec![]
+        }
+        ("generic_lap_3d", [o]) => {
+            suite::generic_lap_3d::launch(b, ins[0], o)?;
+            vec![]
+        }
         ("binary_logs", [o]) => {
             suite::binary_logs::launch(b, ins[0], ins[1], o)?;
             vec![]

@@ -203,6 +203,28 @@ pub mod suite {
         out = central(u, (1, 0)) + 0.5 * central(u, (0, 2));
     }
 
+    /// The Laplacian written once for any dimension: per axis, through `ndims` and `unit`.
+    #[stencil_fn]
+    pub fn laplacian<T: Real>(u: In<T>) -> T {
+        let mut s = 0.0;
+        for a in 0..ndims() {
+            s += u[unit(a)] + u[-unit(a)] - 2.0 * u;
+        }
+        s
+    }
+
+    /// The dimension-generic Laplacian in 2D.
+    #[stencil(dims = 2)]
+    pub fn generic_lap_2d<T: Real>(u: In<T>, out: Out<T>) {
+        out = laplacian(u);
+    }
+
+    /// The same helper in 3D.
+    #[stencil(dims = 3)]
+    pub fn generic_lap_3d<T: Real>(u: In<T>, out: Out<T>) {
+        out = laplacian(u);
+    }
+
     /// Rounding to integers (inputs with halves and negative values).
     #[stencil(dims = 1)]
     pub fn rounding<T: Real>(a: In<T>, down: Out<T>, up: Out<T>, zero: Out<T>, near: Out<T>) {
@@ -345,6 +367,8 @@ registry!(
     search,
     spread,
     differences,
+    generic_lap_2d,
+    generic_lap_3d,
     checker,
     guarded
 );

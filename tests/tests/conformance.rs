@@ -261,6 +261,55 @@ fn differences() {
     });
 }
 
+/// One Laplacian helper written per axis (`ndims`, `unit`) for a 2D and a 3D kernel,
+/// against the 5- and 7-point sums in Rust.
+#[test]
+fn generic_laplacian() {
+    for_precisions!(T => {
+        let mut r = rng("generic laplacian");
+        for n in [vec![23usize, 17], vec![13, 11, 9]] {
+            let u = random_field::<T>(&mut r, &n, 1, 0.5, 2.0);
+            let (name, source) = if n.len() == 2 {
+                ("generic_lap_2d", suite::generic_lap_2d::SOURCE)
+            } else {
+                ("generic_lap_3d", suite::generic_lap_3d::SOURCE)
+            };
+            let launch = |o: &mut Field<T>| {
+                if n.len() == 2 {
+                    suite::generic_lap_2d::launch(&Backend::Cpu, &u, o).unwrap()
+                } else {
+                    suite::generic_lap_3d::launch(&Backend::Cpu, &u, o).unwrap()
+                }
+            };
+            check(name, source, &[&u], &n, 1, &[], |o| {
+                launch(&mut o[0]);
+                vec![]
+            });
+            let mut out = Field::<T>::zeros(&n, 0).unwrap();
+            launch(&mut out);
+            let dims = n.len();
+            let extent = [n[0], n[1], n.get(2).copied().unwrap_or(1)];
+            for k in 0..extent[2] as isize {
+                for j in 0..extent[1] as isize {
+                    for i in 0..extent[0] as isize {
+                        let p = [i, j, k];
+                        let at = |q: [isize; 3]| u.get(q).unwrap().as_f64();
+                        let mut want = 0.0;
+                        for a in 0..dims {
+                            let (mut hi, mut lo) = (p, p);
+                            hi[a] += 1;
+                            lo[a] -= 1;
+                            want += at(hi) + at(lo) - 2.0 * at(p);
+                        }
+                        let got = out.get(p).unwrap().as_f64();
+                        assert!((got - want).abs() <= 1e-5, "{p:?}: {got} against {want}");
+                    }
+                }
+            }
+        }
+    });
+}
+
 #[test]
 fn binary_logs() {
     for_precisions!(T => {
