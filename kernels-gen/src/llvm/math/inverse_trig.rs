@@ -174,8 +174,25 @@ impl<'ctx> MathLib<'ctx> {
         Ok(b.build_float_div(p, q, "")?)
     }
 
+    /// `s = sqrt(z)` as `f + c`: `f` its high word (so `f * f` is exact), `c` the rest,
+    /// `(z - f^2) / (s + f)`.
+    fn split_root(
+        &self,
+        b: &Builder<'ctx>,
+        z: FloatValue<'ctx>,
+        s: FloatValue<'ctx>,
+    ) -> R<(FloatValue<'ctx>, FloatValue<'ctx>)> {
+        let f = self.high_word(b, s)?;
+        let c = b.build_float_div(
+            b.build_float_sub(z, b.build_float_mul(f, f, "")?, "")?,
+            b.build_float_add(s, f, "")?,
+            "",
+        )?;
+        Ok((f, c))
+    }
+
     /// `v` with the low 32 bits of its pattern cleared (exact products of halves).
-    fn high_word(&self, b: &Builder<'ctx>, v: FloatValue<'ctx>) -> R<FloatValue<'ctx>> {
+    pub(super) fn high_word(&self, b: &Builder<'ctx>, v: FloatValue<'ctx>) -> R<FloatValue<'ctx>> {
         let bits = b
             .build_bit_cast(v, self.ctx.i64_type(), "")?
             .into_int_value();
@@ -209,12 +226,7 @@ impl<'ctx> MathLib<'ctx> {
             "",
         )?;
         // Else with s = f + c, f the high word of s.
-        let f = self.high_word(b, s)?;
-        let c = b.build_float_div(
-            b.build_float_sub(z, b.build_float_mul(f, f, "")?, "")?,
-            b.build_float_add(s, f, "")?,
-            "",
-        )?;
+        let (f, c) = self.split_root(b, z, s)?;
         let pio4_hi = self.c(0.5 * PIO2_HI);
         let mid = b.build_float_sub(
             pio4_hi,
@@ -260,12 +272,7 @@ impl<'ctx> MathLib<'ctx> {
             "",
         )?;
         // x > 0.5: 2 (f + (R(z) s + c)), s = f + c with f its high word.
-        let f = self.high_word(b, s)?;
-        let c = b.build_float_div(
-            b.build_float_sub(z, b.build_float_mul(f, f, "")?, "")?,
-            b.build_float_add(s, f, "")?,
-            "",
-        )?;
+        let (f, c) = self.split_root(b, z, s)?;
         let right = b.build_float_mul(
             two,
             b.build_float_add(

@@ -463,17 +463,10 @@ impl<'ctx> MathLib<'ctx> {
         )?;
         let folded_result = sel(x_negative, neg(f)?, f)?;
         // Not folded, odd: -1/(x + r) with the low words cleared for a correction.
-        let clear_low = |v: FloatValue<'ctx>| -> R<FloatValue<'ctx>> {
-            let i64t = self.ctx.i64_type();
-            let bits = b.build_bit_cast(v, i64t, "")?.into_int_value();
-            let high = b.build_and(bits, self.i(!0xffff_ffff), "")?;
-            Ok(b.build_bit_cast(high, self.ctx.f64_type(), "")?
-                .into_float_value())
-        };
-        let zh = clear_low(w)?;
+        let zh = self.high_word(b, w)?;
         let v = b.build_float_sub(r, b.build_float_sub(zh, x, "")?, "")?;
         let a = b.build_float_div(self.c(-1.0), w, "")?;
-        let t = clear_low(a)?;
+        let t = self.high_word(b, a)?;
         let s = b.build_float_add(self.c(1.0), b.build_float_mul(t, zh, "")?, "")?;
         let inverse = b.build_float_add(
             t,
