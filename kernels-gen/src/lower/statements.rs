@@ -1,0 +1,287 @@
+//! Lowering of statements: blocks and their scopes, `let` (and `let` of a tuple's
+//! parts), assignments to locals and outputs (guarded after a `break` or `continue`),
+//! unrolled `for` loops and loops over the mesh.
+
+use super::*;
+
+impl Lowerer<'_> {
+    /// Lowers a block in a new scope; returns its tail value, if any.
+    pub(super) fn block(&mut self, b: &Block) -> Result<Option<Val>> {
+        self.scopes.push(HashMap::new());
+        let r = self.block_inner(b);
+        self.scopes.pop();
+        r
+    }
+
+    pub(super) fn block_inner(&mut self, b: &Block) -> Result<Option<Val>> {
+        for s in &b.stmts {
+            self.stmt(s)?;
+        }
+        match &b.tail {
+            Some(t) => self.expr_or_unit(t),
+            None => Ok(None),
+        }
+    }
+
+    pub(super) fn stmt(&mut self, s: &Stmt) -> Result<()> {
+        match s {
+            Stmt::Let {
+                name,
+                mutable,
+                ty,
+                init,
+                span,
+            } => {
+                let Some(init) = init else {
+                    return err(*span, format!("`let {}` needs an initial value", name.name), Some("write `let x = value;`; declare with `let mut` and assign in both branches of an `if` if needed"));
+                };
+                let mut v = self.expr(init)?;
+                if let Some(t) = ty {
+                    let t = self.resolve_type(t)?;
+                    v = Val::Node(self.coerce(v, t, init.span, &format!("`let {}`", name.name))?);
+                } else if *mutable {
+                    // A mutable local's type is fixed where it is declared.
+                    v = Val::Node(self.materialize(v));
+                }
+                let binding = self.new_local(&name.name, v, *mutable);
+                self.scopes
+                    .last_mut()
+                    .expect("scope")
+                    .insert(name.name.clone(), binding);
+                Ok(())
+            }
+            Stmt::LetTuple { names, init, span } => self.let_tuple(names, init, *span),
+            Stmt::Assign {
+                target,
+                op,
+                value,
+                span,
+            } => self.assign(target, *op, value, *span),
+            Stmt::For {
+                var,
+                start,
+                end,
+                inclusive,
+                body,
+                span,
+            } => {
+                let lo = self.expr(start)?;
+                let hi = self.expr(end)?;
+                let (Some(lo), Some(hi)) = (self.const_int(lo), self.const_int(hi)) else {
+                    let bad = if self.const_int(lo).is_none() {
+                        start.span
+                    } else {
+                        end.span
+                    };
+                    return err(bad, "loop bounds must be integer constants", Some("loops are unrolled at compile time: use literals, or expressions of literals and enclosing loop variables"));
+                };
+                let hi = if *inclusive { hi + 1 } else { hi };
+                let count = (hi - lo).max(0) as usize;
+                self.unrolled += count;
+                if self.unrolled > MAX_UNROLL {
+                    return err(
+                        *span,
+                        format!("loops in this kernel unroll to more than {MAX_UNROLL} iterations"),
+                        Some("loops are unrolled; use fewer or shorter loops"),
+                    );
+                }
+                self.open_unrolled_loop();
+                for k in lo..hi {
+                    self.begin_iteration();
+                    self.scopes.push(HashMap::new());
+                    let binding = self.new_local(&var.name, Val::IntLit(k), false);
+                    self.scopes
+                        .last_mut()
+                        .expect("scope")
+                        .insert(var.name.clone(), binding);
+                    let r = self.block(body);
+                    self.scopes.pop();
+                    if r?.is_some() {
+                        return err(
+                            body.span,
+                            "a loop body cannot end in a value",
+                            Some("end the last expression with `;`"),
+                        );
+                    }
+                }
+                self.close_loop();
+                Ok(())
+            }
+            Stmt::ForEach {
+                var,
+                iter,
+                body,
+                span,
+            } => self.runtime_loop(var, iter, body, *span),
+            Stmt::Expr(e) => {
+                self.expr_or_unit(e)?;
+                Ok(())
+            }
+            Stmt::Unsupported { what, span } => err(
+                *span,
+                format!("the stencil language has no {what}"),
+                Some(unsupported_help(what)),
+            ),
+        }
+    }
+
+    fn assign(
+        &mut self,
+        target: &Expr,
+        op: Option<ast::BinOp>,
+        value: &Expr,
+        span: SpanId,
+    ) -> Result<()> {
+        let id = match &target.kind {
+            ExprKind::Name(id) => id,
+            ExprKind::Index { base, .. } => {
+                if let ExprKind::Name(id) = &base.kind {
+                    if let Ok(Binding::Field(f)) = self.lookup(id) {
+                        if self.fields[f as usize].access == Access::Out {
+                            return err(
+                                target.span,
+                                format!(
+                                    "output `{}` can only be written at the current point",
+                                    id.name
+                                ),
+                                Some(&format!(
+                                    "write `{} = value;`; each point writes its own value",
+                                    id.name
+                                )),
+                            );
+                        }
+                        return err(
+                            target.span,
+                            format!("`{}` is an input field and cannot be written", id.name),
+                            Some("declare an `Out<T>` field for the result"),
+                        );
+                    }
+                }
+                return err(target.span, "only names can be assigned to", None);
+            }
+            _ => {
+                return err(
+                    target.span,
+                    "only names can be assigned to",
+                    Some("assign to a `let mut` local or an output field"),
+                )
+            }
+        };
+        let binding = self.lookup(id)?;
+        if matches!(binding, Binding::Field(_)) && self.call_stack.len() > 1 {
+            return err(
+                id.span,
+                format!(
+                    "helpers read fields but do not write them; `{}` is written here",
+                    id.name
+                ),
+                Some("return the value from the helper and assign the field in the kernel"),
+            );
+        }
+        let rhs = self.expr(value)?;
+        match binding {
+            Binding::Field(f) => {
+                let field = &self.fields[f as usize];
+                if field.access == Access::In {
+                    return err(
+                        id.span,
+                        format!("`{}` is an input field and cannot be written", id.name),
+                        Some("declare an `Out<T>` field for the result"),
+                    );
+                }
+                let rhs = match (op, self.state.outputs[&f]) {
+                    (Some(o), OutState::Written(current)) if field.access == Access::InOut => {
+                        self.binary(o, Val::Node(current), rhs, span)?
+                    }
+                    _ => rhs,
+                };
+                let field = &self.fields[f as usize];
+                if op.is_some() && field.access == Access::Out {
+                    return err(
+                        span,
+                        format!(
+                            "`{} {}=` reads output `{}`, and outputs cannot be read",
+                            id.name,
+                            op.map(|o| o.symbol()).unwrap_or(""),
+                            id.name
+                        ),
+                        Some("compute the value in a `let mut` local and assign it once"),
+                    );
+                }
+                let elem = field.elem;
+                let n = self.coerce(
+                    rhs,
+                    elem,
+                    value.span,
+                    &format!("value written to `{}`", id.name),
+                )?;
+                // After a `break` or `continue` the write may not happen.
+                let before = self.state.outputs[&f];
+                let written = match before {
+                    OutState::Written(old) => OutState::Written(self.guarded(n, old)),
+                    OutState::Partial(old, s) => OutState::Partial(self.guarded(n, old), s),
+                    OutState::Unwritten if self.writes_guarded() => OutState::Partial(n, span),
+                    OutState::Unwritten => OutState::Written(n),
+                };
+                self.state.outputs.insert(f, written);
+                Ok(())
+            }
+            Binding::Mesh => err(
+                id.span,
+                format!("the mesh `{}` cannot be assigned", id.name),
+                Some("write results to `Out<T>` or `InOut<T>` fields"),
+            ),
+            Binding::Sampled(_) => err(
+                id.span,
+                format!("the sampled grid `{}` is read-only", id.name),
+                Some("write results to `Out<T>` or `InOut<T>` fields"),
+            ),
+            Binding::Reduction(_) => err(
+                id.span,
+                format!("`{}` is a reduction and cannot be assigned", id.name),
+                Some(&format!(
+                    "contribute a value with `{}.reduce(value);`",
+                    id.name
+                )),
+            ),
+            Binding::Local(slot) => {
+                let s = &self.state.slots[slot];
+                if !s.mutable {
+                    let scalar = self.call_stack.len() == 1
+                        && self.scalars.iter().any(|p| p.name == s.name)
+                        && slot < self.scalars.len();
+                    if scalar {
+                        return err(
+                            id.span,
+                            format!("cannot assign to parameter `{}`", id.name),
+                            Some("parameters are read-only; copy it into a `let mut` local"),
+                        );
+                    }
+                    return err(
+                        id.span,
+                        format!("cannot assign twice to `{}`", id.name),
+                        Some("declare it with `let mut`"),
+                    );
+                }
+                let old = s.val;
+                let new = match op {
+                    None => rhs,
+                    Some(o) => self.binary(o, old, rhs, span)?,
+                };
+                let ty = self.ty_of(old).expect("mutable locals are typed");
+                let n = self.coerce(
+                    new,
+                    ty,
+                    value.span,
+                    &format!("value assigned to `{}`", id.name),
+                )?;
+                let n = match old {
+                    Val::Node(o) => self.guarded(n, o),
+                    _ => n,
+                };
+                self.state.slots[slot].val = Val::Node(n);
+                Ok(())
+            }
+        }
+    }
+}
