@@ -830,10 +830,8 @@ impl<'m> Lowerer<'m> {
             Val::Node(n) => n,
             Val::FloatLit(x) => self.b.real(x, self.default_real),
             Val::IntLit(x) => self.b.int(x),
-            // Callers take tuples apart first (`expr` refuses them); a part stands in.
-            Val::Tuple(t) => {
-                let first = self.tuples[t as usize][0];
-                self.materialize(first)
+            Val::Tuple(_) => {
+                unreachable!("tuples are taken apart before they are used (`expr` refuses them)")
             }
         }
     }

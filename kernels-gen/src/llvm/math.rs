@@ -97,8 +97,35 @@ impl<'ctx> MathLib<'ctx> {
     }
 
     /// The table of the bits of 2/pi.
-    fn two_over_pi(&self) -> R<PointerValue<'ctx>> {
-        Ok(self.two_over_pi.as_pointer_value())
+    fn two_over_pi(&self) -> PointerValue<'ctx> {
+        self.two_over_pi.as_pointer_value()
+    }
+
+    /// `x` where it is NaN, else `y`: a function's NaN passes through.
+    fn nan_or(
+        &self,
+        b: &Builder<'ctx>,
+        x: FloatValue<'ctx>,
+        y: FloatValue<'ctx>,
+    ) -> R<FloatValue<'ctx>> {
+        let nan = b.build_float_compare(FloatPredicate::UNO, x, x, "")?;
+        self.select_f(b, nan, x, y)
+    }
+
+    /// `t` where `c`, else `f`.
+    fn select_f(
+        &self,
+        b: &Builder<'ctx>,
+        c: IntValue<'ctx>,
+        t: FloatValue<'ctx>,
+        f: FloatValue<'ctx>,
+    ) -> R<FloatValue<'ctx>> {
+        Ok(b.build_select(c, t, f, "")?.into_float_value())
+    }
+
+    /// Whether `x < v`.
+    fn below(&self, b: &Builder<'ctx>, x: FloatValue<'ctx>, v: f64) -> R<IntValue<'ctx>> {
+        Ok(b.build_float_compare(FloatPredicate::OLT, x, self.c(v), "")?)
     }
 
     /// The leading zero bits of a 128-bit integer (128 for zero).
@@ -181,8 +208,7 @@ impl<'ctx> MathLib<'ctx> {
         }
         let p = self.horner(b, r, &coeffs)?;
         let y = self.times_pow2(b, p, k)?;
-        let nan = b.build_float_compare(FloatPredicate::UNO, x, x, "")?;
-        Ok(b.build_select(nan, x, y, "")?.into_float_value())
+        self.nan_or(b, x, y)
     }
 
     /// The integer nearest `v` (halves up), as a float and as an `i64`.
@@ -378,8 +404,7 @@ impl<'ctx> MathLib<'ctx> {
             accuracy,
         )?;
         let y = self.times_pow2(b, p, k)?;
-        let nan = b.build_float_compare(FloatPredicate::UNO, x, x, "")?;
-        Ok(b.build_select(nan, x, y, "")?.into_float_value())
+        self.nan_or(b, x, y)
     }
 
     /// `|x|` through the bit pattern.

@@ -86,23 +86,25 @@ impl Lowerer<'_> {
     /// unrolled loops (`None`: always).
     fn write_guard(&mut self) -> Option<NodeId> {
         let mut guard: Option<NodeId> = None;
-        let loops = self.open_loops.clone();
-        for l in loops {
-            let OpenLoop::Unrolled { alive, going_on } = l else {
+        let flags: Vec<usize> = self
+            .open_loops
+            .iter()
+            .flat_map(|l| match *l {
+                OpenLoop::Unrolled { alive, going_on } => vec![alive, going_on],
+                OpenLoop::Mesh => vec![],
+            })
+            .collect();
+        for slot in flags {
+            let Val::Node(flag) = self.state.slots[slot].val else {
                 continue;
             };
-            for slot in [alive, going_on] {
-                let Val::Node(flag) = self.state.slots[slot].val else {
-                    continue;
-                };
-                if matches!(self.b.node(flag), Node::BoolConst(true)) {
-                    continue;
-                }
-                guard = Some(match guard {
-                    None => flag,
-                    Some(g) => self.b.binary(Binary::And, g, flag),
-                });
+            if matches!(self.b.node(flag), Node::BoolConst(true)) {
+                continue;
             }
+            guard = Some(match guard {
+                None => flag,
+                Some(g) => self.b.binary(Binary::And, g, flag),
+            });
         }
         guard
     }

@@ -88,21 +88,7 @@ impl Lowerer<'_> {
                 self.open_unrolled_loop();
                 for k in lo..hi {
                     self.begin_iteration();
-                    self.scopes.push(HashMap::new());
-                    let binding = self.new_local(&var.name, Val::IntLit(k), false);
-                    self.scopes
-                        .last_mut()
-                        .expect("scope")
-                        .insert(var.name.clone(), binding);
-                    let r = self.block(body);
-                    self.scopes.pop();
-                    if r?.is_some() {
-                        return err(
-                            body.span,
-                            "a loop body cannot end in a value",
-                            Some("end the last expression with `;`"),
-                        );
-                    }
+                    self.loop_iteration(var, Val::IntLit(k), body)?;
                 }
                 self.close_loop();
                 Ok(())
@@ -283,5 +269,26 @@ impl Lowerer<'_> {
                 Ok(())
             }
         }
+    }
+
+    /// One iteration of a loop: `body` with `var` bound to `value`, in a scope of its own;
+    /// the body may not end in a value.
+    pub(super) fn loop_iteration(&mut self, var: &Ident, value: Val, body: &Block) -> Result<()> {
+        self.scopes.push(HashMap::new());
+        let binding = self.new_local(&var.name, value, false);
+        self.scopes
+            .last_mut()
+            .expect("scope")
+            .insert(var.name.clone(), binding);
+        let r = self.block(body);
+        self.scopes.pop();
+        if r?.is_some() {
+            return err(
+                body.span,
+                "a loop body cannot end in a value",
+                Some("end the last expression with `;`"),
+            );
+        }
+        Ok(())
     }
 }

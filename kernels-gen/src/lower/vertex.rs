@@ -10,7 +10,6 @@
 use super::{err, Binding, Lowerer, Result, Val};
 use crate::ast::{self, Block, Expr, ExprKind, FnDef, Ident, SpanId, Stmt};
 use crate::ir::{Access, Around, Node, NodeId, ParamKind, RuntimeLoop, Topo, Ty};
-use std::collections::HashMap;
 
 /// The type name of a vertex kernel's mesh parameter.
 pub(super) const MESH_TYPE: &str = "Mesh";
@@ -299,23 +298,10 @@ impl Lowerer<'_> {
         };
         self.in_loop = Some((l, over));
         self.open_loops.push(super::breaks::OpenLoop::Mesh);
-        self.scopes.push(HashMap::new());
-        let binding = self.new_local(&var.name, Val::Node(item), false);
-        self.scopes
-            .last_mut()
-            .expect("scope")
-            .insert(var.name.clone(), binding);
-        let r = self.block(body);
-        self.scopes.pop();
+        let r = self.loop_iteration(var, Val::Node(item), body);
         self.close_loop();
         self.in_loop = None;
-        if r?.is_some() {
-            return err(
-                body.span,
-                "a loop body cannot end in a value",
-                Some("end the last expression with `;`"),
-            );
-        }
+        r?;
         if self.state.outputs != before.outputs || self.state.contributions != before.contributions
         {
             return err(

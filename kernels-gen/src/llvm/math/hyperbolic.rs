@@ -38,8 +38,7 @@ impl<'ctx> MathLib<'ctx> {
         let em1 = self.fma(b, r, q, r)?;
         let two_k = self.pow2(b, k)?;
         let y = self.fma(b, two_k, em1, b.build_float_sub(two_k, self.c(1.0), "")?)?;
-        let nan = b.build_float_compare(FloatPredicate::UNO, x, x, "")?;
-        Ok(b.build_select(nan, x, y, "")?.into_float_value())
+        self.nan_or(b, x, y)
     }
 
     /// Hyperbolic tangent in f64, as fdlibm: `-t / (t + 2)` with `t = e^(-2|x|) - 1`
@@ -70,8 +69,7 @@ impl<'ctx> MathLib<'ctx> {
         let below_one = b.build_float_compare(FloatPredicate::OLT, ax, self.c(1.0), "")?;
         let y = b.build_select(below_one, near, far, "")?.into_float_value();
         let y = self.copysign(b, y, x)?;
-        let nan = b.build_float_compare(FloatPredicate::UNO, x, x, "")?;
-        Ok(b.build_select(nan, x, y, "")?.into_float_value())
+        self.nan_or(b, x, y)
     }
 
     /// Hyperbolic sine in f64: from `t = e^|x| - 1` below 22 (`(2t - t^2/(t+1)) / 2`
@@ -101,8 +99,7 @@ impl<'ctx> MathLib<'ctx> {
         let below_22 = b.build_float_compare(FloatPredicate::OLT, ax, self.c(22.0), "")?;
         let y = b.build_select(below_22, near, far, "")?.into_float_value();
         let y = self.copysign(b, y, x)?;
-        let nan = b.build_float_compare(FloatPredicate::UNO, x, x, "")?;
-        Ok(b.build_select(nan, x, y, "")?.into_float_value())
+        self.nan_or(b, x, y)
     }
 
     /// Hyperbolic cosine in f64: `1 + t^2 / (2 (1 + t))` with `t = e^|x| - 1` below
@@ -140,8 +137,7 @@ impl<'ctx> MathLib<'ctx> {
         let far = self.half_exp_squared(b, ax, accuracy)?;
         let below_22 = b.build_float_compare(FloatPredicate::OLT, ax, self.c(22.0), "")?;
         let y = b.build_select(below_22, near, far, "")?.into_float_value();
-        let nan = b.build_float_compare(FloatPredicate::UNO, x, x, "")?;
-        Ok(b.build_select(nan, x, y, "")?.into_float_value())
+        self.nan_or(b, x, y)
     }
 
     /// `(e^(a/2) / 2) e^(a/2)`: `e^a / 2` without overflowing before the result does.

@@ -4,7 +4,7 @@
 use super::trig::{PIO2_HI, PIO2_LO};
 use super::{MathLib, R};
 use inkwell::builder::Builder;
-use inkwell::values::{FloatValue, IntValue};
+use inkwell::values::FloatValue;
 use inkwell::FloatPredicate;
 
 /// atan(0.5), atan(1), atan(1.5), atan(inf) rounded, and what each misses.
@@ -54,20 +54,6 @@ const QS: [f64; 5] = [
 ];
 
 impl<'ctx> MathLib<'ctx> {
-    fn select_f(
-        &self,
-        b: &Builder<'ctx>,
-        c: IntValue<'ctx>,
-        t: FloatValue<'ctx>,
-        f: FloatValue<'ctx>,
-    ) -> R<FloatValue<'ctx>> {
-        Ok(b.build_select(c, t, f, "")?.into_float_value())
-    }
-
-    fn below(&self, b: &Builder<'ctx>, x: FloatValue<'ctx>, v: f64) -> R<IntValue<'ctx>> {
-        Ok(b.build_float_compare(FloatPredicate::OLT, x, self.c(v), "")?)
-    }
-
     /// Arc tangent in f64 (fdlibm's five intervals of `|x|`).
     pub fn atan(&self, b: &Builder<'ctx>, x: FloatValue<'ctx>) -> R<FloatValue<'ctx>> {
         let a = self.abs(b, x)?;

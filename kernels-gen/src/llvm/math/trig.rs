@@ -241,7 +241,7 @@ impl<'ctx> MathLib<'ctx> {
         let start = b.build_select(low, self.i(0), start, "")?.into_int_value();
         let word = b.build_right_shift(start, self.i(6), false, "")?;
         let shift = b.build_and(start, self.i(63), "")?;
-        let table = self.two_over_pi()?;
+        let table = self.two_over_pi();
         let load = |k: u64| -> R<IntValue<'ctx>> {
             let at = b.build_int_add(word, self.i(k as i64), "")?;
             // SAFETY (of the IR): `word` is at most 1033 / 64 = 16 and the table has 23
