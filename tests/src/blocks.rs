@@ -7,7 +7,7 @@ use crate::harness::{assert_close, random_field, rng, tolerance};
 use crate::kernels::suite;
 use rand::Rng;
 use stencil_runtime::blocks::{
-    Absent, BlockGrid, BlockKey, BlockList, FlagsReader, HaloExchange, HaloRule, Side,
+    Absent, BlockGrid, BlockKey, BlockList, FlagsReader, HaloExchange, HaloRule, HaloWidths, Side,
 };
 use stencil_runtime::{stencil, Backend, BlockField, Field, Real};
 
@@ -276,11 +276,16 @@ pub fn halo_matches_dense<T: Real>(backend: &Backend) {
         absent: Absent::Companion,
         ..RULE
     };
-    let cases: [(HaloRule, &PointValue, usize); 4] = [
-        (RULE, &fixed_value, HALO),
-        (per_point.clone(), &own_value, HALO),
-        (companion.clone(), &own_value, HALO),
-        (companion, &own_value, 1),
+    let all = |w: usize| [[w; 2]; 3];
+    // Above only (a kernel reading its east and north neighbours): [[0, 1], [0, 1], [0, 1]].
+    let above = [[0, 1]; 3];
+    let cases: [(HaloRule, &PointValue, HaloWidths); 6] = [
+        (RULE, &fixed_value, all(HALO)),
+        (RULE, &fixed_value, above),
+        (per_point.clone(), &own_value, all(HALO)),
+        (per_point.clone(), &own_value, above),
+        (companion.clone(), &own_value, all(HALO)),
+        (companion, &own_value, all(1)),
     ];
     let (mut structured, mut per_point_blocks) = (0, 0);
     for (rule, absent, width) in &cases {
@@ -307,13 +312,14 @@ fn own_value(q: [usize; 3]) -> f64 {
     -((q[0] + 10 * q[1] + 100 * q[2]) as f64)
 }
 
-/// One rule of [`halo_matches_dense`], filling `width` layers: the blocks planned
+/// One rule of [`halo_matches_dense`], filling `width` layers (below, above per axis):
+/// the blocks planned
 /// through the template and through per-point entries.
 fn halo_case<T: Real>(
     backend: &Backend,
     rule: &HaloRule,
     absent: &PointValue,
-    width: usize,
+    width: HaloWidths,
 ) -> (usize, usize) {
     let (mut structured, mut per_point) = (0, 0);
     // Domains of whole blocks along the periodic x axis (structured across it) and not.
@@ -334,8 +340,15 @@ fn halo_case<T: Real>(
             field.fill_halos(T::nan()).unwrap();
             field
         };
+        let bits = |f: &BlockField<T>| -> Vec<u64> {
+            f.arena()
+                .unwrap()
+                .iter()
+                .map(|x| x.as_f64().to_bits())
+                .collect()
+        };
         let mut field = make();
-        let exchange = HaloExchange::with_width(&grid, rule, width).unwrap();
+        let exchange = HaloExchange::with_widths(&grid, rule, width).unwrap();
         structured += exchange.structured_blocks();
         per_point += grid.len() - exchange.structured_blocks();
         if matches!(rule.absent, Absent::Companion) {
@@ -348,6 +361,26 @@ fn halo_case<T: Real>(
             })
             .unwrap();
             exchange.run_with(&mut field, &values).unwrap();
+            // A paired exchange fills its paired field as that, and the others as a rule
+            // of zero for absent neighbours would.
+            let (mut paired, mut other, mut zeroed) = (make(), make(), make());
+            exchange
+                .run_paired((&mut paired, &values), &mut [&mut other])
+                .unwrap();
+            let zero = HaloRule {
+                sides: rule.sides,
+                absent: Absent::Value(0.0),
+            };
+            let zero = HaloExchange::with_widths(&grid, &zero, width).unwrap();
+            zero.run(&mut zeroed).unwrap();
+            assert!(
+                bits(&paired) == bits(&field),
+                "{dims}D: paired field differs"
+            );
+            assert!(
+                bits(&other) == bits(&zeroed),
+                "{dims}D: unpaired field differs"
+            );
         } else {
             // Several fields in one exchange (more than one launch takes, for 2D) fill as
             // one does.
@@ -357,13 +390,6 @@ fn halo_case<T: Real>(
                 .chain(twins.iter_mut())
                 .collect();
             exchange.run_many(&mut all).unwrap();
-            let bits = |f: &BlockField<T>| -> Vec<u64> {
-                f.arena()
-                    .unwrap()
-                    .iter()
-                    .map(|x| x.as_f64().to_bits())
-                    .collect()
-            };
             for twin in &twins {
                 assert!(
                     bits(twin) == bits(&field),
@@ -374,7 +400,7 @@ fn halo_case<T: Real>(
         let arena = field.arena().unwrap();
         let value = |q: [usize; 3]| present(&grid, q).then(|| f(q));
         let h = [0, 1, 2].map(|a| g.halo_on(a) as isize);
-        let w = [0, 1, 2].map(|a| g.halo_on(a).min(width) as isize);
+        let w = |a: usize, side: usize| g.halo_on(a).min(width[a][side]) as isize;
         let mut checked = 0;
         for (slot, info) in grid.blocks() {
             let o = g.origin(info.key);
@@ -389,12 +415,12 @@ fn halo_case<T: Real>(
                         if own {
                             continue;
                         }
-                        let within =
-                            (0..3).all(|a| p[a] >= -w[a] && p[a] < g.block[a] as isize + w[a]);
+                        let within = (0..3)
+                            .all(|a| p[a] >= -w(a, 0) && p[a] < g.block[a] as isize + w(a, 1));
                         if !within && !in_block {
                             assert!(
                                 at.is_nan(),
-                                "{dims}D: halo point {p:?} past width {width} was written"
+                                "{dims}D: halo point {p:?} past width {width:?} was written"
                             );
                             continue;
                         }
@@ -402,7 +428,7 @@ fn halo_case<T: Real>(
                         assert_eq!(
                             at,
                             want,
-                            "{dims}D {:?} width {width}: halo point {p:?} of block {:?} (global {global:?})",
+                            "{dims}D {:?} width {width:?}: halo point {p:?} of block {:?} (global {global:?})",
                             T::PRECISION,
                             info.key
                         );

@@ -10,7 +10,8 @@
 //! block (`stride` `i32` each) its slot, then its neighbours' slots by direction (-1:
 //! absent). Thread `t` fills template point `t % points` of block `t / points`: from the
 //! neighbour, or where it is absent by `mode`: 0 a value (`ops[2 absent + 1]`), 1 the
-//! block's own nearest point, 2 the companion field's value at the same element.
+//! block's own nearest point, 2 the companion field's value at the same element (a field
+//! launched without a companion takes the value `ops[2 absent + 1]` there too).
 //!
 //! **Per-point part** (the other blocks: edges of the domain, absent neighbours with a
 //! value per point): a list of entries, three `u32` each: the arena element to fill, the
@@ -102,6 +103,7 @@ pub fn halo_exchange_ptx(p: Precision) -> Result<String, LlvmError> {
     };
     let arena = pick(12)?;
     let companion = pick(12 + MAX_FIELDS as u32)?;
+    let has_companion = k.ok(b.build_is_not_null(companion, ""))?;
     let int = |base, i, signed: bool| -> Result<_, LlvmError> {
         let v = k.load_nc(i32t.into(), base, i)?.into_int_value();
         if signed {
@@ -194,6 +196,7 @@ pub fn halo_exchange_ptx(p: Precision) -> Result<String, LlvmError> {
 
     b.position_at_end(s_test_field);
     let is_field = k.ok(b.build_int_compare(IntPredicate::EQ, mode, c64(2), ""))?;
+    let is_field = k.ok(b.build_and(is_field, has_companion, ""))?;
     k.ok(b.build_conditional_branch(is_field, s_field, s_value))?;
 
     b.position_at_end(s_field);
@@ -242,7 +245,12 @@ pub fn halo_exchange_ptx(p: Precision) -> Result<String, LlvmError> {
     b.position_at_end(p_test_companion);
     let companion_marker = c64(u32::MAX as u64 - 1);
     let is_companion = k.ok(b.build_int_compare(IntPredicate::EQ, op, companion_marker, ""))?;
-    k.ok(b.build_conditional_branch(is_companion, p_companion, p_table))?;
+    let from_companion = k.ok(b.build_and(is_companion, has_companion, ""))?;
+    // A companion entry of a field without a companion takes the absent value.
+    let op = k
+        .ok(b.build_select(is_companion, absent, op, ""))?
+        .into_int_value();
+    k.ok(b.build_conditional_branch(from_companion, p_companion, p_table))?;
 
     b.position_at_end(p_companion);
     let theirs = read(companion, dst)?;

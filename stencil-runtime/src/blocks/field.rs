@@ -206,6 +206,15 @@ impl<T: Real> BlockField<T> {
         self.arena.to_host()
     }
 
+    /// Bytes the arena holds allocated (it may keep room for more slots than are in use,
+    /// up to twice as many, between layout changes).
+    pub fn bytes(&self) -> usize {
+        match &self.arena {
+            Arena::Host(v) => v.capacity() * std::mem::size_of::<T>(),
+            Arena::Device(b) => b.bytes,
+        }
+    }
+
     /// The backend the arena lives on.
     pub fn backend(&self) -> &Backend {
         &self.backend
@@ -453,9 +462,14 @@ impl<T: Real> Arena<T> {
                 // follows the present blocks).
                 let new = if in_place && bytes <= old.bytes && 2 * bytes > old.bytes {
                     old
+                } else if in_place {
+                    // Slots stay put: one copy of the old arena (free slots' garbage too)
+                    // rather than one per run of kept slots.
+                    let new = DeviceBuffer::new(c.stream(), bytes, "a block field")?;
+                    new.copy_range(0, &old, 0, old.bytes.min(bytes))?;
+                    new
                 } else {
-                    let new =
-                        DeviceBuffer::new(c.stream(), capacity * len * size, "a block field")?;
+                    let new = DeviceBuffer::new(c.stream(), bytes, "a block field")?;
                     for (from, to, n) in runs(&change.kept) {
                         new.copy_range(to * len * size, &old, from * len * size, n * len * size)?;
                     }

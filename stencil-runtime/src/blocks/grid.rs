@@ -210,7 +210,8 @@ impl BlockGrid {
             added.push((slot, key));
         }
         drop(free);
-        self.slots.resize(old_capacity + fresh.len(), None);
+        self.slots
+            .resize(grown_capacity(old_capacity, fresh.len()), None);
         for &(slot, key) in &added {
             self.slots[slot] = Some(BlockInfo {
                 key,
@@ -341,6 +342,21 @@ impl Hasher for KeyHasher {
 /// Grids keep at least this many slots before giving memory back.
 const MIN_SLOTS: usize = 4;
 
+/// A grid that grows keeps this fraction (1 / n) of its slots free for the blocks added
+/// next, so that a run adding a block or two at a time moves its fields' memory only
+/// every so often (each move is a new allocation and a copy per field).
+const GROWTH_SLACK: usize = 32;
+
+/// The slots after `fresh` new ones are needed beyond `old`: exactly that for a grid's
+/// first blocks, with [`GROWTH_SLACK`] room after that.
+fn grown_capacity(old: usize, fresh: usize) -> usize {
+    let needed = old + fresh;
+    if old == 0 || fresh == 0 {
+        return needed;
+    }
+    needed + needed / GROWTH_SLACK
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -370,6 +386,22 @@ mod tests {
         assert_eq!((r.added.as_slice(), g.capacity()), (&[1][..], 4));
         assert_eq!(g.slot(all[40]), Some(1));
         assert_eq!(r.from + 1, r.to);
+    }
+
+    #[test]
+    fn a_growing_grid_keeps_a_little_room() {
+        let mut g = BlockGrid::new(&Backend::Cpu, &[512, 512], &[8, 8], 1).unwrap();
+        let all: Vec<BlockKey> = (0..64)
+            .flat_map(|i| (0..64).map(move |j| key(i, j)))
+            .collect();
+        g.update(&all[..64], &[]).unwrap();
+        assert_eq!(g.capacity(), 64);
+        // One more block: 65 needed, 67 kept; the next two fit without growing.
+        let r = g.update(&all[64..65], &[]).unwrap();
+        assert_eq!((r.capacity, r.added.as_slice()), (67, &[64][..]));
+        let r = g.update(&all[65..67], &[]).unwrap();
+        assert_eq!((r.capacity, r.added.as_slice()), (67, &[65, 66][..]));
+        assert!(r.kept.iter().all(|&(from, to)| from == to));
     }
 
     #[test]

@@ -31,5 +31,5 @@ pub use field::BlockField;
 pub use flags::{BlockFlags, FlagsReader};
 pub use geometry::Geometry;
 pub use grid::{BlockGrid, BlockInfo, BlockKey, Owner, Relayout};
-pub use halo::{Absent, HaloExchange, HaloRule, Side};
+pub use halo::{Absent, HaloExchange, HaloRule, HaloWidths, Side};
 pub use list::BlockList;

@@ -191,8 +191,8 @@ impl<T: Real> Extent<T> {
         self.arrival_depth
     }
 
-    /// Bytes of the two fields' arenas.
-    pub fn memory(&self, blocks: &BlockGrid) -> usize {
-        2 * blocks.capacity() * blocks.geometry().slot_len() * std::mem::size_of::<T>()
+    /// Bytes allocated for the two fields' arenas.
+    pub fn memory(&self) -> usize {
+        self.deepest.bytes() + self.arrival.bytes()
     }
 }

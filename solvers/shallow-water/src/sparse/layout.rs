@@ -11,11 +11,11 @@ use stencil_runtime::{Field, Real};
 
 /// How each kind of field's halos are filled, as wide as the kernels read them.
 pub(super) struct Exchanges {
-    /// The surface (two layers): the dry surface where a block is absent.
-    pub surface: HaloExchange,
-    /// The velocities (two layers): zero where a block is absent.
-    pub velocity: HaloExchange,
-    /// The face fluxes (one layer): zero where a block is absent.
+    /// The surface and the velocities (two layers, one launch): where a block is absent,
+    /// the dry surface and zero velocities.
+    pub state: HaloExchange,
+    /// The face fluxes (one layer, east and north: a cell reads the faces of its east and
+    /// north neighbours): zero where a block is absent.
     pub faces: HaloExchange,
 }
 
@@ -169,8 +169,7 @@ pub(super) fn exchanges(
         absent: Absent::Value(0.0),
     };
     Ok(Exchanges {
-        surface: HaloExchange::with_width(blocks, &surface, 2)?,
-        velocity: HaloExchange::with_width(blocks, &zero, 2)?,
-        faces: HaloExchange::with_width(blocks, &zero, 1)?,
+        state: HaloExchange::with_width(blocks, &surface, 2)?,
+        faces: HaloExchange::with_widths(blocks, &zero, [[0, 1], [0, 1], [0, 0]])?,
     })
 }

@@ -4,11 +4,12 @@
 //!
 //! Every [`REGRID_EVERY`] steps the run finds, on the backend, the blocks that are not in
 //! the dry state (surface at the bed, no discharge: `kp07::activity`, then block flags)
-//! and, at the start of the next step, keeps them, the neighbours that water may reach
-//! before the layout after next, and the blocks along sides that feed water in; it adds
-//! the missing ones (dry) and frees the others. Deciding a step late lets the flags reach
-//! the host with the step's own read-back ([`FlagsReader`]): the device never waits for
-//! the host's choice. A step's update of a cell depends on cells at most
+//! and, at the end of the step (its last launches queued, so that the host's choice
+//! overlaps the device's work), chooses to keep them, the neighbours that water may reach
+//! before the layout after next, and the blocks along sides that feed water in; the next
+//! step starts by adding the missing ones (dry) and freeing the others. Deciding at the
+//! step's end lets the flags reach the host with the step's own read-back
+//! ([`FlagsReader`]): the device never waits for the host's choice. A step's update of a cell depends on cells at most
 //! [`REACH_PER_STEP`] away (two per stage), and a layout chosen from the state after step
 //! `s` serves the steps up to `s + REGRID_EVERY + 1`, so the wet region it must hold grows
 //! by at most `MARGIN = REACH_PER_STEP * (REGRID_EVERY + 1)` cells: a neighbour is kept
@@ -91,6 +92,8 @@ pub struct SparseShallowWater<T: Real> {
     layout_changes: (u64, std::time::Duration),
     /// The host's wall time choosing blocks (reading the flags included).
     choosing: std::time::Duration,
+    /// The blocks chosen to add and to free at the next step's start.
+    chosen: Option<(Vec<BlockKey>, Vec<BlockKey>)>,
 }
 
 /// About the blocks a sparse run of `setup` would start with (those with a cell whose
@@ -197,6 +200,7 @@ impl<T: Real> SparseShallowWater<T> {
                 b => b.clone(),
             },
             flags: FlagsReader::new(),
+            chosen: None,
             measured_wet: 0.0,
             time: 0.0,
             steps: 0,
@@ -339,9 +343,11 @@ impl<T: Real> SparseShallowWater<T> {
         Ok(())
     }
 
-    /// After a [`SparseShallowWater::measure`], adds the blocks the water may reach before
-    /// the layout after this one and frees those it cannot (see the module's text).
-    fn regrid(&mut self) -> Result<(), FloodError> {
+    /// After a [`SparseShallowWater::measure`], chooses the blocks to add (those the water
+    /// may reach before the layout after the next one) and to free (see the module's
+    /// text); [`SparseShallowWater::regrid`] makes the change. Called at the end of a step,
+    /// once its last launches are queued, the choice overlaps the device's work.
+    fn choose(&mut self) -> Result<(), FloodError> {
         if !self.flags.is_pending() {
             return Ok(());
         }
@@ -372,9 +378,17 @@ impl<T: Real> SparseShallowWater<T> {
             .map(|k| BlockKey::new([(k / ny) as u32, (k % ny) as u32, 0]))
             .collect();
         self.choosing += start.elapsed();
-        if add.is_empty() && remove.is_empty() {
-            return Ok(());
+        if !(add.is_empty() && remove.is_empty()) {
+            self.chosen = Some((add, remove));
         }
+        Ok(())
+    }
+
+    /// Adds and frees the blocks [`SparseShallowWater::choose`] chose, if any.
+    fn regrid(&mut self) -> Result<(), FloodError> {
+        let Some((add, remove)) = self.chosen.take() else {
+            return Ok(());
+        };
         let start = std::time::Instant::now();
         if let Some(extent) = &mut self.extent {
             extent.retire(&self.blocks, &self.list, &remove)?;
@@ -458,8 +472,9 @@ impl<T: Real> SparseShallowWater<T> {
         // The faces (and the stage after them) read the surface and the velocities two
         // cells along.
         let [w, _, _, u, v] = state;
-        self.exchanges.surface.run_with(w, &self.dry)?;
-        self.exchanges.velocity.run_many(&mut [u, v])?;
+        self.exchanges
+            .state
+            .run_paired((w, &self.dry), &mut [u, v])?;
         let b = &self.boundaries;
         let value = |side: &Boundary| T::from_f64(side.value_at(t));
         let [w, _, _, u, v] = &*state;
@@ -556,6 +571,7 @@ impl<T: Real> SparseShallowWater<T> {
 
     /// Takes one time step of at most `limit` seconds; returns the step taken.
     pub fn step(&mut self, limit: f64) -> Result<f64, FloodError> {
+        self.choose()?;
         self.regrid()?;
         if self.steps.is_multiple_of(REGRID_EVERY) {
             self.measure()?;
@@ -580,6 +596,7 @@ impl<T: Real> SparseShallowWater<T> {
                 self.advance_stage(false, self.time + dt, dt, 0.5)?;
             }
         }
+        self.choose()?;
         self.time += dt;
         self.steps += 1;
         Ok(dt)
@@ -609,15 +626,11 @@ impl<T: Real> SparseShallowWater<T> {
         self.peak_memory
     }
 
-    /// Bytes of the block fields' arenas (the memory the run takes on the backend).
+    /// Bytes allocated for the block fields' arenas (the memory the run takes on the
+    /// backend).
     pub fn memory(&self) -> usize {
-        // State, stage, fluxes, bed, dry surface; the flood's extent.
-        let fields = 5 + 5 + 6 + 1 + 1;
-        let extent = self.extent.as_ref().map_or(0, |e| e.memory(&self.blocks));
-        fields
-            * self.blocks.capacity()
-            * self.blocks.geometry().slot_len()
-            * std::mem::size_of::<T>()
-            + extent
+        let fields = self.now.iter().chain(&self.stage).chain(&self.fluxes);
+        let extent = self.extent.as_ref().map_or(0, |e| e.memory());
+        fields.map(|f| f.bytes()).sum::<usize>() + self.bed.bytes() + self.dry.bytes() + extent
     }
 }

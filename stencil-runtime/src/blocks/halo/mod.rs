@@ -59,7 +59,8 @@ pub enum Absent {
     /// The value of a companion field of the same grid at the same element of the
     /// block's slot, given to [`HaloExchange::run_with`]: a field whose halos hold,
     /// everywhere, what an absent neighbour would give there, the side rules applied (for
-    /// water: the dry surface, the bed's height, computed once).
+    /// water: the dry surface, the bed's height, computed once). Fields exchanged by
+    /// the same launch without a companion ([`HaloExchange::run_paired`]) take zero.
     Companion,
 }
 
@@ -73,6 +74,9 @@ impl std::fmt::Debug for Absent {
         }
     }
 }
+
+/// Layers of halo an exchange fills along each axis: (below the block, above it).
+pub type HaloWidths = [[usize; 2]; 3];
 
 /// How one field's halos are filled: a rule per side of each axis (low, high) and one
 /// for absent neighbours.
@@ -131,7 +135,19 @@ impl HaloExchange {
         rule: &HaloRule,
         width: usize,
     ) -> Result<HaloExchange, Error> {
-        let plan = Plan::new(grid, rule, width.min(grid.geometry().halo))?;
+        HaloExchange::with_widths(grid, rule, [[width; 2]; 3])
+    }
+
+    /// Plans the exchange of `rule` filling, along each axis `a`, `widths[a][0]` layers
+    /// below each block and `widths[a][1]` above (each at most the grid's halo; the
+    /// points of a block past the domain's edge are always filled): a kernel that reads
+    /// only its east and north neighbours needs `[[0, 1], [0, 1], [0, 0]]`.
+    pub fn with_widths(
+        grid: &BlockGrid,
+        rule: &HaloRule,
+        widths: HaloWidths,
+    ) -> Result<HaloExchange, Error> {
+        let plan = Plan::new(grid, rule, widths)?;
         let device = match grid.backend() {
             Backend::Cpu => None,
             Backend::Cuda(c) => {
@@ -214,11 +230,46 @@ impl HaloExchange {
         self.fill(&mut [field], Some(companion))
     }
 
+    /// Fills the halos of `paired` (which take absent neighbours' values from its
+    /// companion, see [`Absent::Companion`]) and of `fields` (which take zero there) in
+    /// one launch on a device: the surface and the velocities of a scheme, say.
+    pub fn run_paired<T: Real>(
+        &self,
+        paired: (&mut BlockField<T>, &BlockField<T>),
+        fields: &mut [&mut BlockField<T>],
+    ) -> Result<(), Error> {
+        let (field, companion) = paired;
+        let mut all: Vec<&mut BlockField<T>> = Vec::with_capacity(1 + fields.len());
+        all.push(field);
+        all.extend(fields.iter_mut().map(|f| &mut **f));
+        self.check(&all, Some(companion))?;
+        let mut companions = vec![None; all.len()];
+        companions[0] = Some(companion);
+        self.fill_each(&mut all, &companions)
+    }
+
     /// [`HaloExchange::run_many`] and [`HaloExchange::run_with`] (one companion for all
     /// the fields).
     fn fill<T: Real>(
         &self,
         fields: &mut [&mut BlockField<T>],
+        companion: Option<&BlockField<T>>,
+    ) -> Result<(), Error> {
+        self.check(fields, companion)?;
+        let needs = self.plan.mode == plan::Mode::Companion
+            && (self.plan.structured_blocks() > 0 || self.plan.entries.contains(&plan::COMPANION));
+        if needs && companion.is_none() {
+            return Err(Error::InvalidField(
+                "the halo rule takes absent neighbours' values from a companion field: use run_with(field, companion)".into(),
+            ));
+        }
+        self.fill_each(fields, &vec![companion; fields.len()])
+    }
+
+    /// Checks that the fields and the companion are of the plan's layout.
+    fn check<T: Real>(
+        &self,
+        fields: &[&mut BlockField<T>],
         companion: Option<&BlockField<T>>,
     ) -> Result<(), Error> {
         for field in fields.iter() {
@@ -227,13 +278,16 @@ impl HaloExchange {
         if let Some(c) = companion {
             c.check_layout("halo exchange", "companion", self.grid, self.generation)?;
         }
-        let needs = self.plan.mode == plan::Mode::Companion
-            && (self.plan.structured_blocks() > 0 || self.plan.entries.contains(&plan::COMPANION));
-        if needs && companion.is_none() {
-            return Err(Error::InvalidField(
-                "the halo rule takes absent neighbours' values from a companion field: use run_with(field, companion)".into(),
-            ));
-        }
+        Ok(())
+    }
+
+    /// Fills each field's halos, absent values from its companion where it has one and
+    /// the plan asks (checked by the caller).
+    fn fill_each<T: Real>(
+        &self,
+        fields: &mut [&mut BlockField<T>],
+        companions: &[Option<&BlockField<T>>],
+    ) -> Result<(), Error> {
         let other_backend = || {
             Error::InvalidField(
                 "the companion field lives on another backend than the field".into(),
@@ -241,32 +295,36 @@ impl HaloExchange {
         };
         let on_host = fields.iter().all(|f| f.host_arena().is_some());
         if on_host {
-            let companion = match companion {
-                Some(c) => Some(c.host_arena().ok_or_else(other_backend)?),
-                None => None,
-            };
-            for field in fields.iter_mut() {
+            for (field, companion) in fields.iter_mut().zip(companions) {
+                let companion = match companion {
+                    Some(c) => Some(c.host_arena().ok_or_else(other_backend)?),
+                    None => None,
+                };
                 let arena = field.host_arena_mut().expect("checked above");
                 run::on_host(&self.plan, arena, companion);
             }
             return Ok(());
         }
-        let companion = match companion {
-            Some(c) => c.device_arena().ok_or_else(other_backend)?,
-            None => 0,
-        };
-        for group in fields.chunks(crate::cuda::HALO_FIELDS) {
-            self.fill_on_device(group, companion)?;
+        let companions = companions
+            .iter()
+            .map(|c| match c {
+                Some(c) => c.device_arena().ok_or_else(other_backend),
+                None => Ok(0),
+            })
+            .collect::<Result<Vec<u64>, Error>>()?;
+        let groups = fields.chunks(crate::cuda::HALO_FIELDS);
+        for (group, companions) in groups.zip(companions.chunks(crate::cuda::HALO_FIELDS)) {
+            self.fill_on_device(group, companions)?;
         }
         Ok(())
     }
 
     /// One launch filling `fields` (at most [`crate::cuda::HALO_FIELDS`]) on their
-    /// device, absent values from the arena at `companion` (0: none).
+    /// device, absent values from the arenas at `companions` (0: none).
     fn fill_on_device<T: Real>(
         &self,
         fields: &[&mut BlockField<T>],
-        companion: u64,
+        companions: &[u64],
     ) -> Result<(), Error> {
         let planned_elsewhere = || {
             Error::InvalidField(
@@ -301,7 +359,7 @@ impl HaloExchange {
             ops: ptr(&device.ops[k]),
             own: ptr(&device.own[k]),
             arenas,
-            companions: arenas.map(|a| if a == 0 { 0 } else { companion }),
+            companions: std::array::from_fn(|f| companions.get(f).copied().unwrap_or(0)),
             fields: fields.len(),
         };
         // SAFETY: the plan was made for the fields' layout (checked above): its template,

@@ -2,7 +2,7 @@
 //! structured blocks' neighbours, and the per-point entries of the other blocks (see
 //! [`super::HaloExchange`]).
 
-use super::{Absent, HaloRule, Side};
+use super::{Absent, HaloRule, HaloWidths, Side};
 use crate::blocks::grid::{BlockGrid, BlockKey, Owner};
 use crate::blocks::Geometry;
 use crate::Error;
@@ -52,23 +52,25 @@ pub(super) struct Plan {
     pub own: Vec<f64>,
     /// How structured blocks fill points of absent neighbours.
     pub mode: Mode,
-    /// The operation whose `add` those points take in [`Mode::Value`].
+    /// The operation whose `add` those points take in [`Mode::Value`] (in
+    /// [`Mode::Companion`], for fields exchanged without a companion: zero).
     pub absent_op: u32,
 }
 
 impl Plan {
-    /// The plan of `rule` on `grid`'s present layout, filling `width` layers of halo.
-    pub fn new(grid: &BlockGrid, rule: &HaloRule, width: usize) -> Result<Plan, Error> {
+    /// The plan of `rule` on `grid`'s present layout, filling `widths[a]` (below, above)
+    /// layers of halo along each axis `a`.
+    pub fn new(grid: &BlockGrid, rule: &HaloRule, widths: HaloWidths) -> Result<Plan, Error> {
         let g = *grid.geometry();
         let mut plan = Plan {
-            template: template(&g, width),
+            template: template(&g, widths),
             stride: 1 + 3usize.pow(g.dims as u32),
             slot_len: g.slot_len(),
             ..Plan::default()
         };
         (plan.mode, plan.absent_op) = match rule.absent {
             Absent::Clamp => (Mode::Clamp, 0),
-            Absent::Companion => (Mode::Companion, 0),
+            Absent::Companion => (Mode::Companion, plan.op(0.0, 0.0)),
             Absent::Value(v) => (Mode::Value, plan.op(0.0, v)),
             Absent::Values(_) => (Mode::Value, 0),
         };
@@ -80,7 +82,7 @@ impl Plan {
                     plan.table.push(slot as i32);
                     plan.table.extend(row);
                 }
-                None => plan.block_points(grid, rule, width, slot, info.key, &mut own)?,
+                None => plan.block_points(grid, rule, widths, slot, info.key, &mut own)?,
             }
         }
         if !own.is_empty() {
@@ -115,25 +117,27 @@ impl Plan {
         self.template.len() / 4
     }
 
-    /// Entries of one block that is not structured: every slot point within `width` of
+    /// Entries of one block that is not structured: every slot point within `widths` of
     /// the block that is not one of its own points inside the domain.
     fn block_points(
         &mut self,
         grid: &BlockGrid,
         rule: &HaloRule,
-        width: usize,
+        widths: HaloWidths,
         slot: usize,
         key: BlockKey,
         own: &mut Vec<(usize, f64)>,
     ) -> Result<(), Error> {
         let g = *grid.geometry();
-        let h = [0, 1, 2].map(|a| g.halo_on(a).min(width) as isize);
+        let (lo, hi) = extents(&g, widths);
         let len = g.slot_len();
         let o = g.origin(key);
         let base = slot * len;
-        for k in -h[2]..g.block[2] as isize + h[2] {
-            for j in -h[1]..g.block[1] as isize + h[1] {
-                for i in -h[0]..g.block[0] as isize + h[0] {
+        // Neighbouring points come in runs of the same block: look each block up once.
+        let mut last: Option<(BlockKey, Option<usize>)> = None;
+        for k in -lo[2]..g.block[2] as isize + hi[2] {
+            for j in -lo[1]..g.block[1] as isize + hi[1] {
+                for i in -lo[0]..g.block[0] as isize + hi[0] {
                     let p = [i, j, k];
                     let global = [0, 1, 2].map(|a| o[a] as isize + p[a]);
                     // The block's own points inside the domain are its values; the rest
@@ -151,7 +155,12 @@ impl Plan {
                         Resolved::Point(q, scale) => {
                             let q = q.map(|x| x as usize);
                             let nkey = g.key_of(q);
-                            match grid.slot(nkey) {
+                            let slot_of = match last {
+                                Some((k, s)) if k == nkey => s,
+                                _ => grid.slot(nkey),
+                            };
+                            last = Some((nkey, slot_of));
+                            match slot_of {
                                 Some(s) => {
                                     let qo = g.origin(nkey);
                                     let local = [0, 1, 2].map(|a| (q[a] - qo[a]) as isize);
@@ -196,15 +205,22 @@ fn remote(grid: &BlockGrid, key: BlockKey, neighbour: BlockKey) -> Error {
     ))
 }
 
-/// The halo points of one block within `width` layers, four values each (see
+/// The layers filled below and above a block along each axis: `widths`, at most the
+/// grid's halo.
+fn extents(g: &Geometry, widths: HaloWidths) -> ([isize; 3], [isize; 3]) {
+    let w = |a: usize, side: usize| g.halo_on(a).min(widths[a][side]) as isize;
+    ([0, 1, 2].map(|a| w(a, 0)), [0, 1, 2].map(|a| w(a, 1)))
+}
+
+/// The halo points of one block within `widths`, four values each (see
 /// [`Plan::template`]).
-fn template(g: &Geometry, width: usize) -> Vec<u32> {
-    let h = [0, 1, 2].map(|a| g.halo_on(a).min(width) as isize);
+fn template(g: &Geometry, widths: HaloWidths) -> Vec<u32> {
+    let (lo, hi) = extents(g, widths);
     let b = g.block.map(|x| x as isize);
     let mut out = Vec::new();
-    for k in -h[2]..b[2] + h[2] {
-        for j in -h[1]..b[1] + h[1] {
-            for i in -h[0]..b[0] + h[0] {
+    for k in -lo[2]..b[2] + hi[2] {
+        for j in -lo[1]..b[1] + hi[1] {
+            for i in -lo[0]..b[0] + hi[0] {
                 let p = [i, j, k];
                 let d = [0, 1, 2].map(|a| {
                     if p[a] < 0 {

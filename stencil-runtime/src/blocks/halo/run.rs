@@ -27,7 +27,9 @@ pub(super) fn on_host<T: Real>(plan: &Plan, arena: &mut [T], companion: Option<&
     let len = arena.len();
     let slot_len = plan.slot_len;
     let base = SendPtr(arena.as_mut_ptr());
-    let read_companion = |dst: usize| companion.map_or(T::nan(), |c| c[dst]);
+    // Without a companion, the absent value (zero for a companion plan).
+    let absent = ops.get(plan.absent_op as usize).map_or(T::zero(), |o| o.1);
+    let read_companion = |dst: usize| companion.map_or(absent, |c| c[dst]);
     // Every destination is a halo point (or a point past the domain) named once, every
     // source an interior point: no two tasks write the same element and none reads an
     // element another writes. Indices are checked against the arena before each access.
