@@ -21,11 +21,35 @@ pub fn kernel_module(k: &Kernel, f: &syn::ItemFn, source: &str) -> syn::Result<T
     let ir = k.to_string();
     let dims = k.dims as usize;
     let halo = k.halo() as usize;
-    let ptx = |p: Precision| {
-        llvm::ptx(k, p)
-            .map_err(|e| syn::Error::new(name.span(), format!("PTX generation failed: {e}")))
-    };
-    let (ptx32, ptx64) = (ptx(Precision::F32)?, ptx(Precision::F64)?);
+    let failed =
+        |e: llvm::LlvmError| syn::Error::new(name.span(), format!("PTX generation failed: {e}"));
+    // The PTX of each precision (and of the texture variants) in a thread of its own,
+    // from the disk cache where the kernel is unchanged.
+    let sampled = !k.sampled.is_empty();
+    let [ptx32, ptx64, tex32, tex64] = std::thread::scope(|s| {
+        let variant = |p: Precision, sampling: llvm::Sampling, wanted: bool| {
+            s.spawn(move || {
+                if wanted {
+                    llvm::cache::cached_ptx(k, p, sampling).map(Some)
+                } else {
+                    Ok(None)
+                }
+            })
+        };
+        let (soft, tex) = (llvm::Sampling::Software, llvm::Sampling::Texture);
+        let handles = [
+            variant(Precision::F32, soft, true),
+            variant(Precision::F64, soft, true),
+            variant(Precision::F32, tex, sampled),
+            variant(Precision::F64, tex, sampled),
+        ];
+        handles.map(|h| h.join().expect("PTX generation does not panic"))
+    });
+    let (ptx32, ptx64) = (
+        ptx32.map_err(failed)?.unwrap_or_default(),
+        ptx64.map_err(failed)?.unwrap_or_default(),
+    );
+    let (tex32, tex64) = (tex32.map_err(failed)?, tex64.map_err(failed)?);
     let (entry32, entry64) = (
         llvm::entry_name(k, Precision::F32),
         llvm::entry_name(k, Precision::F64),
@@ -41,19 +65,18 @@ pub fn kernel_module(k: &Kernel, f: &syn::ItemFn, source: &str) -> syn::Result<T
         }
         None => quote!(None),
     };
-    let texture = if k.sampled.is_empty() {
-        quote!(None)
-    } else {
-        let variant = |p: Precision| -> syn::Result<TokenStream> {
-            let text = llvm::ptx_with(k, p, llvm::Sampling::Texture)
-                .map_err(|e| syn::Error::new(name.span(), format!("PTX generation failed: {e}")))?;
-            let entry = llvm::sampled_entry_name(k, p, llvm::Sampling::Texture);
-            let hash = llvm::ptx_hash(&text);
-            let vector = llvm::vector_width(k, p);
-            Ok(quote!(#rt::cuda::Ptx { text: #text, entry: #entry, hash: #hash, vector: #vector }))
-        };
-        let (t32, t64) = (variant(Precision::F32)?, variant(Precision::F64)?);
-        quote!(Some([#t32, #t64]))
+    let texture = match (tex32, tex64) {
+        (Some(t32), Some(t64)) => {
+            let variant = |p: Precision, text: String| {
+                let entry = llvm::sampled_entry_name(k, p, llvm::Sampling::Texture);
+                let hash = llvm::ptx_hash(&text);
+                let vector = llvm::vector_width(k, p);
+                quote!(#rt::cuda::Ptx { text: #text, entry: #entry, hash: #hash, vector: #vector })
+            };
+            let (t32, t64) = (variant(Precision::F32, t32), variant(Precision::F64, t64));
+            quote!(Some([#t32, #t64]))
+        }
+        _ => quote!(None),
     };
     let in_place = !k.reruns_idempotently();
     let vertex = k.is_vertex();

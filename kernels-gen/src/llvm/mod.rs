@@ -27,6 +27,7 @@
 //! `ceil(n_L / (ntid_L * P))` along `L`.
 
 pub mod block_flags;
+pub mod cache;
 pub mod codegen;
 pub use codegen::Sampling;
 pub mod halo;
