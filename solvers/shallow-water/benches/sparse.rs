@@ -56,8 +56,7 @@ fn run<T: Real>(
     backend.synchronize()?;
     let sparse_wall = start.elapsed().as_secs_f64();
     let wet = sparse.wet_cell_steps();
-    let g = sparse.grid();
-    let blocks = g.nx.div_ceil(sparse::BLOCK) * g.ny.div_ceil(sparse::BLOCK);
+    let blocks = sparse.block_count();
     rows.extend((!sparse_only).then(|| {
         format!(
             "| dense{} | {dense_steps} | {dense_wall:.2} | {:.3} | {:.0} |",

@@ -320,8 +320,7 @@ fn sparse_runs_on_the_device_equal_dense_ones() {
             for _ in 0..steps {
                 flow.step(f64::INFINITY).unwrap();
             }
-            let g = flow.grid();
-            let all = g.nx.div_ceil(sparse::BLOCK) * g.ny.div_ceil(sparse::BLOCK);
+            let all = flow.block_count();
             (flow.state().unwrap().concat(), flow.blocks().len(), all)
         };
         let (sparse, present, all) = sparse_on(&gpu);
@@ -339,4 +338,23 @@ fn sparse_runs_on_the_device_equal_dense_ones() {
             1e-10,
         );
     }
+}
+
+#[test]
+fn the_device_runs_large_mostly_dry_domains_sparse() {
+    let Some(gpu) = gpu() else { return };
+    let data =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/malpasset");
+    let choose = |setup: &Setup| Storage::Auto.choose(setup, &gpu).unwrap();
+    // Small domains, wet or not, run dense on a device.
+    assert_eq!(choose(&cases::pond(384).unwrap().setup), Storage::Dense);
+    let (Ok(at_15_m), Ok(at_5_m)) = (
+        cases::malpasset(&data),
+        cases::malpasset_resampled(&data, 3),
+    ) else {
+        println!("SKIPPED Malpasset: no data at {}", data.display());
+        return;
+    };
+    assert_eq!(choose(&at_15_m.setup), Storage::Dense);
+    assert_eq!(choose(&at_5_m.setup), Storage::Sparse);
 }

@@ -5,7 +5,7 @@
 //! flood malpasset --out results/malpasset
 //! flood my_scenario.toml --precision f64 --backend cpu
 //! flood thacker --resume results/thacker/checkpoint.bin
-//! flood malpasset --sparse        # only the blocks with water (the CPU's default where it pays)
+//! flood malpasset --sparse        # only the blocks with water (the default where it pays)
 //! flood --list
 //! ```
 
@@ -47,12 +47,14 @@ struct Args {
     /// Continue from this checkpoint (written at every output time as checkpoint.bin).
     #[arg(long)]
     resume: Option<PathBuf>,
-    /// Store only the 32 x 32 blocks with water and their neighbours (a block grid). The
-    /// default on the CPU when at the start at most half of the blocks would be present.
+    /// Store only the 64 x 32 blocks with water and their neighbours (a block grid). The
+    /// default when at the start at most half of the blocks would be present (on a GPU,
+    /// for domains of at least 4 million cells).
     #[arg(long, conflicts_with = "dense")]
     sparse: bool,
     /// Store every cell (dense fields; on a GPU dry 16 x 16 blocks are skipped). The
-    /// default on a GPU, where it is faster.
+    /// default for wet domains, and on a GPU for domains under 4 million cells, where it
+    /// is faster.
     #[arg(long)]
     dense: bool,
     /// No progress bar.
