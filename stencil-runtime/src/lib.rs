@@ -32,7 +32,6 @@
 extern crate self as stencil_runtime;
 
 pub mod backend;
-pub mod block_mask;
 pub mod blocks;
 pub mod cpu;
 pub mod cuda;
@@ -46,7 +45,6 @@ pub mod sampled;
 mod team;
 
 pub use backend::Backend;
-pub use block_mask::{BlockMask, BLOCK_TILE};
 pub use blocks::{BlockField, BlockGrid, BlockKey, BlockList, HaloExchange, HaloRule};
 pub use cuda::Cuda;
 pub use error::Error;

@@ -748,17 +748,13 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             }
         }
         if self.k.is_vertex() {
-            // A vertex kernel has no block mask: its threads are the set's vertices.
+            // A vertex kernel has no block list: its threads are the set's vertices.
         } else if let Some(line) = &self.k.line {
             ps.push(
                 self.elem_ptr_type(self.k.fields[line.field as usize].elem)
                     .into(),
             );
         } else {
-            // The block mask: one `T` per thread block, 0 where the block is skipped
-            // (null for a dense launch), and its row pitch in elements.
-            ps.push(self.elem_ptr_type(Ty::Real).into());
-            ps.push(i64t.into());
             // The block list (`blocks.rs`).
             ps.extend(self.block_param_types());
         }
@@ -963,8 +959,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         // block's slot) and `first` (offset by the block's origin) is what the kernel sees.
         let mut local = first;
         let place = self.block_place(f)?;
-        let block_on = self.block_mask_allows(f)?;
-        let mut any_inside = block_on;
+        let mut any_inside = self.ctx.bool_type().const_int(1, false);
         let mut all_inside = any_inside;
         for (a, name) in ["x", "y", "z"].iter().enumerate() {
             let ctaid = if a == 2 {
@@ -1053,58 +1048,6 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         }
         self.b.build_return(None)?;
         Ok(())
-    }
-
-    /// Whether this thread block computes its points: always for a dense launch (a null
-    /// mask, the parameter before the pitch), else where the mask's element for the
-    /// block (`(ctaid.z * nctaid.y + ctaid.y) * pitch + ctaid.x`, the pitch being the
-    /// parameter before the block list) is not 0. A skipped block stores nothing and contributes the
-    /// identity to reductions.
-    fn block_mask_allows(&self, f: FunctionValue<'ctx>) -> R<IntValue<'ctx>> {
-        let count = f.count_params();
-        let param = |k: u32| f.get_nth_param(k).expect("the block mask parameters");
-        let mask = param(count - 2 - blocks::BLOCK_PARAMS).into_pointer_value();
-        let pitch = param(count - 1 - blocks::BLOCK_PARAMS).into_int_value();
-        let start = self.b.get_insert_block().expect("positioned in the entry");
-        let check = self.ctx.append_basic_block(f, "block_mask");
-        let decided = self.ctx.append_basic_block(f, "block_mask_done");
-        let dense = self.b.build_is_null(mask, "")?;
-        self.b.build_conditional_branch(dense, decided, check)?;
-
-        self.b.position_at_end(check);
-        let i64t = self.ctx.i64_type();
-        let wide = |v: IntValue<'ctx>| self.b.build_int_z_extend(v, i64t, "");
-        let (bx, by, bz) = (
-            wide(self.sreg("ctaid.x")?)?,
-            wide(self.sreg("ctaid.y")?)?,
-            wide(self.sreg("ctaid.z")?)?,
-        );
-        let gy = wide(self.sreg("nctaid.y")?)?;
-        let row = self
-            .b
-            .build_int_add(self.b.build_int_mul(bz, gy, "")?, by, "")?;
-        let block = self
-            .b
-            .build_int_add(self.b.build_int_mul(row, pitch, "")?, bx, "")?;
-        let t = self.ty(Ty::Real);
-        // SAFETY (of the generated code): the run time passes a mask of one element per
-        // block of the launch.
-        let at = unsafe { self.b.build_in_bounds_gep(mask, &[block], "")? };
-        let flag = self.load(at, Ty::Real)?.into_float_value();
-        let on = self.b.build_float_compare(
-            FloatPredicate::UNE,
-            flag,
-            t.into_float_type().const_zero(),
-            "",
-        )?;
-        let checked = self.b.get_insert_block().expect("positioned in the check");
-        self.b.build_unconditional_branch(decided)?;
-
-        self.b.position_at_end(decided);
-        let bool_t = self.ctx.bool_type();
-        let phi = self.b.build_phi(bool_t, "block_on")?;
-        phi.add_incoming(&[(&bool_t.const_int(1, false), start), (&on, checked)]);
-        Ok(phi.as_basic_value().into_int_value())
     }
 
     /// The offsets (from the thread's first point) every point of the tile loads, by

@@ -31,16 +31,9 @@ fn arg(name: &str) -> Option<String> {
 /// state it averages with (3).
 const VALUES_PER_CELL: f64 = 2.0 * (10.0 + 15.0) + 3.0;
 
-/// Seconds per RK2 step of `case`, after warm-up steps, with dry-block skipping on or off;
-/// and the fraction of blocks the last step computed (1 without skipping).
-fn timed<T: Real>(
-    backend: &Backend,
-    case: &cases::Case,
-    steps: usize,
-    skip: bool,
-) -> R<(f64, f64)> {
+/// Seconds per RK2 step of `case`, after warm-up steps.
+fn timed<T: Real>(backend: &Backend, case: &cases::Case, steps: usize) -> R<f64> {
     let mut flow = ShallowWater::<T>::new(backend, &case.setup)?;
-    flow.set_dry_skipping(skip)?;
     for _ in 0..3 {
         flow.step(f64::INFINITY)?;
     }
@@ -52,23 +45,19 @@ fn timed<T: Real>(
     backend.synchronize()?;
     let per_step = start.elapsed().as_secs_f64() / steps as f64;
     flow.check()?;
-    let active = flow
-        .active_blocks()?
-        .map_or(1.0, |(on, all)| on as f64 / all as f64);
-    Ok((per_step, active))
+    Ok(per_step)
 }
 
 /// Seconds per RK2 step on the dense (all wet) `n x n` radial case.
 fn dense<T: Real>(backend: &Backend, n: usize, steps: usize) -> R<f64> {
-    Ok(timed::<T>(backend, &cases::radial(n)?, steps, false)?.0)
+    timed::<T>(backend, &cases::radial(n)?, steps)
 }
 
-/// Malpasset to 4000 s with dry-block skipping on or off: wall seconds, steps, relative
-/// volume change.
-fn malpasset<T: Real>(backend: &Backend, dir: &str, skip: bool) -> R<(f64, u64, f64)> {
+/// Malpasset to 4000 s, dense (every cell computed; `benches/sparse.rs` runs it on a
+/// block grid): wall seconds, steps, relative volume change.
+fn malpasset<T: Real>(backend: &Backend, dir: &str) -> R<(f64, u64, f64)> {
     let case = cases::malpasset(std::path::Path::new(dir))?;
     let mut flow = ShallowWater::<T>::new(backend, &case.setup)?;
-    flow.set_dry_skipping(skip)?;
     backend.synchronize()?;
     let start = Instant::now();
     flow.advance_to(case.end_time)?;
@@ -145,30 +134,6 @@ fn main() -> R<()> {
             printed = out.len();
         }
     }
-    writeln!(
-        out,
-        "\nDry-block skipping on the pond case (26% of the cells wet), f32:\n"
-    )?;
-    writeln!(
-        out,
-        "| cells | dense ms per step | skipping ms per step | blocks computed | speed-up |"
-    )?;
-    writeln!(out, "| --- | --- | --- | --- | --- |")?;
-    for &n in &sizes {
-        let case = cases::pond(n)?;
-        let (dense, _) = timed::<f32>(&backend, &case, steps, false)?;
-        let (skipping, active) = timed::<f32>(&backend, &case, steps, true)?;
-        writeln!(
-            out,
-            "| {n}^2 | {:.3} | {:.3} | {:.0}% | {:.2} |",
-            dense * 1e3,
-            skipping * 1e3,
-            active * 100.0,
-            dense / skipping
-        )?;
-        eprint!("{}", &out[printed..]);
-        printed = out.len();
-    }
     if let Some(dir) = arg("--malpasset") {
         writeln!(
             out,
@@ -176,19 +141,14 @@ fn main() -> R<()> {
         )?;
         writeln!(
             out,
-            "| precision | dry-block skipping | wall time s | steps | relative volume change |"
+            "| precision | wall time s | steps | relative volume change |"
         )?;
-        writeln!(out, "| --- | --- | --- | --- | --- |")?;
-        for (name, skip, (wall, steps, drift)) in [
-            ("f32", true, malpasset::<f32>(&backend, &dir, true)?),
-            ("f32", false, malpasset::<f32>(&backend, &dir, false)?),
-            ("f64", true, malpasset::<f64>(&backend, &dir, true)?),
+        writeln!(out, "| --- | --- | --- | --- |")?;
+        for (name, (wall, steps, drift)) in [
+            ("f32", malpasset::<f32>(&backend, &dir)?),
+            ("f64", malpasset::<f64>(&backend, &dir)?),
         ] {
-            let skip = if skip { "on" } else { "off" };
-            writeln!(
-                out,
-                "| {name} | {skip} | {wall:.2} | {steps} | {drift:.2e} |"
-            )?;
+            writeln!(out, "| {name} | {wall:.2} | {steps} | {drift:.2e} |")?;
             eprint!("{}", &out[printed..]);
             printed = out.len();
         }

@@ -59,12 +59,7 @@ fn run<T: Real>(
     let blocks = sparse.block_count();
     rows.extend((!sparse_only).then(|| {
         format!(
-            "| dense{} | {dense_steps} | {dense_wall:.2} | {:.3} | {:.0} |",
-            if matches!(backend, Backend::Cuda(_)) {
-                " (dry blocks skipped)"
-            } else {
-                ""
-            },
+            "| dense | {dense_steps} | {dense_wall:.2} | {:.3} | {:.0} |",
             gib(dense_memory),
             wet / dense_wall / 1e6
         )

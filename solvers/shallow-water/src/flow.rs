@@ -10,14 +10,13 @@ use stencil_runtime::{Backend, Field, Real};
 /// How a run stores its domain.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Storage {
-    /// Every cell, in dense fields (on a GPU the kernels skip dry 16 x 16 blocks).
+    /// Every cell, in dense fields.
     Dense,
     /// Only the 64 x 32 blocks with water and their neighbours (a block grid): memory
     /// and work follow the water.
     Sparse,
     /// Sparse where it pays: when at the start at most half of the domain's blocks
-    /// would be present, on a GPU only for large domains; else dense (see
-    /// [`Storage::choose`]).
+    /// would be present; else dense (see [`Storage::choose`]).
     Auto,
 }
 
@@ -36,37 +35,26 @@ impl Storage {
         }
     }
 
-    /// Dense or sparse for `setup` on `backend`. `Auto` is sparse when the blocks a sparse
-    /// run would start with (the wet ones and their neighbours) are at most half of all
-    /// blocks, on the CPU always, on a GPU only for domains of at least
-    /// [`GPU_SPARSE_CELLS`] cells. Measured on Malpasset (docs/benchmarks.md): on a 2-core
-    /// CPU a sparse run takes a third to a sixth of the dense time; on an H200 it takes
-    /// 0.96 times the time of a dense run that skips dry blocks at 5 m (6.4 million
-    /// cells) but 1.07 times at 15 m (0.7 million cells, f32).
-    pub fn choose(self, setup: &Setup, backend: &Backend) -> Result<Storage, FloodError> {
-        let mostly_dry = || -> Result<bool, FloodError> {
-            let (present, all) = crate::sparse::starting_blocks(setup)?;
-            Ok(2 * present <= all)
-        };
-        let grid = setup.terrain.grid();
-        match (self, backend) {
-            (Storage::Auto, Backend::Cpu) if mostly_dry()? => Ok(Storage::Sparse),
-            (Storage::Auto, Backend::Cuda(_))
-                if grid.nx * grid.ny >= GPU_SPARSE_CELLS && mostly_dry()? =>
-            {
-                Ok(Storage::Sparse)
+    /// Dense or sparse for `setup` (on any backend). `Auto` is sparse when the blocks a
+    /// sparse run would start with (the wet ones and their neighbours) are at most half of
+    /// all blocks. Measured on Malpasset (docs/benchmarks.md): on a 2-core CPU a sparse
+    /// run takes a third to a sixth of the dense time; on an H200 it took 0.96 times the
+    /// time of the dense run with dry-block skipping that it replaced at 5 m (6.4 million
+    /// cells), 1.07 times at 15 m (0.7 million, f32).
+    pub fn choose(self, setup: &Setup, _backend: &Backend) -> Result<Storage, FloodError> {
+        match self {
+            Storage::Auto => {
+                let (present, all) = crate::sparse::starting_blocks(setup)?;
+                Ok(if 2 * present <= all {
+                    Storage::Sparse
+                } else {
+                    Storage::Dense
+                })
             }
-            (Storage::Auto, _) => Ok(Storage::Dense),
-            (chosen, _) => Ok(chosen),
+            chosen => Ok(chosen),
         }
     }
 }
-
-/// The cells from which `Storage::Auto` chooses sparse storage on a GPU (for mostly dry
-/// domains): between Malpasset at 15 m (0.7 million cells, where dense with dry-block
-/// skipping is faster) and at 5 m (6.4 million, where sparse is).
-pub const GPU_SPARSE_CELLS: usize = 4_000_000;
-
 /// A simulation in precision `T`, dense or sparse, tracking the flood's extent.
 // One value per run: the variants' sizes differing costs nothing worth a box.
 #[allow(clippy::large_enum_variant)]
@@ -203,7 +191,7 @@ impl<T: Real> Flow<T> {
             } => {
                 let (w, bed) = flow.surface_and_bed();
                 kp07::track::launch(
-                    flow.active_backend(),
+                    flow.backend(),
                     w,
                     bed,
                     deepest,

@@ -31,14 +31,9 @@ fn malpasset_starts_and_conserves_its_water() {
     // the 150 m wall cells around it, which raises the bed along the shore a little.
     assert!((reservoir / 49.0e6 - 1.0).abs() < 0.04, "{reservoir}");
     let mut flow = ShallowWater::<f64>::new(&Backend::Cpu, &case.setup).unwrap();
-    // The odd-sized grid builds its block mask too; most blocks are dry at the start.
-    flow.set_dry_skipping(true).unwrap();
     for _ in 0..10 {
         flow.step(f64::INFINITY).unwrap();
     }
-    let (on, all) = flow.active_blocks().unwrap().unwrap();
-    println!("blocks computed by the last step: {on} of {all}");
-    assert!(on * 4 < all, "{on} of {all}");
     let s = flow.check().unwrap();
     let drift = (s.volume - flow.initial_volume()).abs() / flow.initial_volume();
     println!(

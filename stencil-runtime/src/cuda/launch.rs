@@ -424,18 +424,8 @@ impl<'a> CudaLaunch<'a> {
                 other => other,
             });
         }
-        // The block mask (null: every block) and its pitch, and the block list, the last
-        // parameters of point kernels. A launch over blocks has no mask.
+        // The block list (none: a dense launch), the last parameters of point kernels.
         if self.code.line.is_none() && !self.code.vertex {
-            let mask = self
-                .cuda
-                .mask
-                .as_ref()
-                .filter(|_| self.block_list.is_none());
-            let (ptr, pitch) = mask.map_or((0, 0), |m| (m.ptr, m.pitch));
-            params.push(Arg::Wide(ptr));
-            params.push(Arg::Wide(pitch));
-            // The block list (none: a dense launch).
             let (records, tiles_z) = self.block_list.unwrap_or((0, DENSE_TILES_Z));
             params.push(Arg::Wide(records));
             params.push(Arg::Wide(tiles_z));

@@ -51,8 +51,6 @@ pub struct Cuda {
     checked: bool,
     /// Whether reductions' values are left unread (see [`Cuda::with_unread_reductions`]).
     unread_reductions: bool,
-    /// The tiles launches compute (see [`crate::Backend::masked`]); `None`: all.
-    mask: Option<crate::block_mask::MaskArg>,
     /// Whether kernels launch as programmatic dependents (see
     /// [`Cuda::with_dependent_launches`]).
     dependent_launches: bool,
@@ -93,7 +91,6 @@ impl Cuda {
             tuning: Tuning::from_env()?,
             checked: std::env::var(SYNC_ENV).is_ok_and(|v| v == "1"),
             unread_reductions: false,
-            mask: None,
             dependent_launches: std::env::var(DEPENDENT_LAUNCH_ENV).map_or(true, |v| v != "off"),
             deferred: None,
         })
@@ -177,17 +174,6 @@ impl Cuda {
         if let Some(q) = &self.deferred {
             q.clear();
         }
-    }
-
-    /// This backend launching only the tiles of a block mask (`None`: every block).
-    pub(crate) fn with_mask(mut self, mask: Option<crate::block_mask::MaskArg>) -> Cuda {
-        self.mask = mask;
-        self
-    }
-
-    /// Whether launches skip blocks (see [`crate::Backend::masked`]).
-    pub fn is_masked(&self) -> bool {
-        self.mask.is_some()
     }
 
     /// Whether reductions are left unread ([`Cuda::with_unread_reductions`]).

@@ -1,7 +1,7 @@
 //! Launches over the blocks of a block grid (`stencil_runtime::blocks`): where a thread
 //! block's tile lies.
 //!
-//! A point kernel's entry ends with two parameters after the block mask: a pointer to one
+//! A point kernel's entry ends with two parameters: a pointer to one
 //! record of four `i64` per listed block (the global index of the block's first point
 //! along x, y, z, and the element offset of its slot from the fields' pointers), null for a
 //! dense launch, and the number of tiles along z per block. A launch over `B` blocks has
@@ -22,9 +22,6 @@ pub(super) struct BlockPlace<'ctx> {
     pub shift: IntValue<'ctx>,
 }
 
-/// The entry parameters the block list takes (the records' address and tiles along z).
-pub(super) const BLOCK_PARAMS: u32 = 2;
-
 impl<'ctx> Gen<'_, 'ctx> {
     /// The parameter types of the block list.
     pub(super) fn block_param_types(&self) -> [inkwell::types::BasicMetadataTypeEnum<'ctx>; 2] {
@@ -32,8 +29,8 @@ impl<'ctx> Gen<'_, 'ctx> {
         [i64t.ptr_type(self.addr_space()).into(), i64t.into()]
     }
 
-    /// Reads the block list's record for this thread block (the last [`BLOCK_PARAMS`]
-    /// parameters of `f`), from the entry block.
+    /// Reads the block list's record for this thread block (the last two parameters of
+    /// `f`: the records' address and the tiles along z), from the entry block.
     pub(super) fn block_place(&self, f: FunctionValue<'ctx>) -> R<BlockPlace<'ctx>> {
         let count = f.count_params();
         let param = |k: u32| f.get_nth_param(k).expect("the block list parameters");

@@ -48,13 +48,10 @@ struct Args {
     #[arg(long)]
     resume: Option<PathBuf>,
     /// Store only the 64 x 32 blocks with water and their neighbours (a block grid). The
-    /// default when at the start at most half of the blocks would be present (on a GPU,
-    /// for domains of at least 4 million cells).
+    /// default when at the start at most half of the blocks would be present.
     #[arg(long, conflicts_with = "dense")]
     sparse: bool,
-    /// Store every cell (dense fields; on a GPU dry 16 x 16 blocks are skipped). The
-    /// default for wet domains, and on a GPU for domains under 4 million cells, where it
-    /// is faster.
+    /// Store every cell (dense fields). The default for mostly wet domains.
     #[arg(long)]
     dense: bool,
     /// No progress bar.

@@ -1,10 +1,8 @@
 //! The simulation: its state on a backend and its time step.
 
-mod dry_skip;
 mod read;
 mod setup;
 
-use dry_skip::DrySkip;
 pub(crate) use setup::{cell_field, corner_field, initial_fields, instability, kernel_cell_bed};
 
 use crate::kernels::kp07;
@@ -227,10 +225,6 @@ pub struct ShallowWater<T: Real> {
     time: f64,
     steps: u64,
     initial_volume: f64,
-    /// Dry-block skipping, when on.
-    skip: Option<DrySkip<T>>,
-    /// The backend restricted to the step's mask (while skipping is on).
-    masked: Option<Backend>,
 }
 
 /// Which state a rate evaluation reads.
@@ -279,18 +273,14 @@ impl<T: Real> ShallowWater<T> {
             time: 0.0,
             steps: 0,
             initial_volume: 0.0,
-            skip: None,
-            masked: None,
         };
         flow.derive_velocities()?;
         flow.initial_volume = flow.survey()?.volume;
-        // Skipping saves time on a GPU; on the CPU masked launches run densely anyway.
-        flow.set_dry_skipping(matches!(backend, Backend::Cuda(_)))?;
         Ok(flow)
     }
 
     /// Bytes of the fields the simulation keeps on its backend (state, RK stage, fluxes,
-    /// bed, and the wet-block map while dry-block skipping is on).
+    /// bed).
     pub fn memory(&self) -> usize {
         let mut fields: Vec<&Field<T>> = self
             .now
@@ -299,11 +289,6 @@ impl<T: Real> ShallowWater<T> {
             .chain(&self.fluxes)
             .collect();
         fields.push(&self.bed);
-        if let Some(skip) = &self.skip {
-            fields.extend(skip.levels.iter());
-            fields.push(&skip.previous);
-            fields.push(skip.mask.field());
-        }
         fields.iter().map(|f| f.storage_len()).sum::<usize>() * std::mem::size_of::<T>()
     }
 
@@ -362,7 +347,7 @@ impl<T: Real> ShallowWater<T> {
         read_speed: bool,
     ) -> Result<f64, FloodError> {
         let eps = self.eps();
-        let launch_on = match (self.active_backend(), read_speed) {
+        let launch_on = match (&self.backend, read_speed) {
             (Backend::Cuda(c), false) => Backend::Cuda(c.clone().with_unread_reductions(true)),
             (b, _) => b.clone(),
         };
@@ -445,7 +430,7 @@ impl<T: Real> ShallowWater<T> {
         let b = &self.boundaries;
         let f = T::from_f64;
         kp07::advance::launch(
-            self.masked.as_ref().unwrap_or(&self.backend),
+            &self.backend,
             w,
             q,
             p,
@@ -482,7 +467,6 @@ impl<T: Real> ShallowWater<T> {
     /// Takes one time step of at most `limit` seconds (the CFL step, shortened to
     /// `limit`); returns the step taken.
     pub fn step(&mut self, limit: f64) -> Result<f64, FloodError> {
-        self.update_mask()?;
         let speed = self.evaluate_fluxes(Which::Now, self.time, true)?;
         if !(speed >= 0.0 && speed.is_finite()) {
             return Err(self.locate_instability());
@@ -593,9 +577,6 @@ impl<T: Real> ShallowWater<T> {
         self.time = time;
         self.steps = steps;
         self.initial_volume = initial_volume;
-        // The next step computes every block (its RK stage copies are stale).
-        let skipping = self.skip.is_some();
-        self.set_dry_skipping(skipping)?;
         Ok(())
     }
 }

@@ -107,15 +107,13 @@ impl CudaLaunch<'_> {
                 count as u64,
                 count as u64,
                 next.ptr,
-                0, // no block mask
-                0,
                 0, // no block list
                 DENSE_TILES_Z,
             ] {
                 params.push(Arg::Wide(v));
             }
-            // SAFETY: the final-pass kernels take (n0, n1, n2, partials, sy, sz, result, mask,
-            // pitch, block list, tiles along z), and `current` holds `count` elements, `next` one per block.
+            // SAFETY: the final-pass kernels take (n0, n1, n2, partials, sy, sz, result, block
+            // list, tiles along z), and `current` holds `count` elements, `next` one per block.
             unsafe {
                 launch_raw(
                     self.cuda,

@@ -1,4 +1,4 @@
-//! Choosing a dense launch's shape: the mask's fixed shape, the default, or the fastest
+//! Choosing a dense launch's shape: the default, or the fastest
 //! candidate found by timing on first use (cached per kernel, device and size).
 
 use super::{CudaLaunch, KernelCode};
@@ -10,28 +10,9 @@ use crate::{Error, Precision};
 const TUNE_REPS: usize = 3;
 
 impl CudaLaunch<'_> {
-    /// The launch shape: by the backend's policy, tuning on first use when it is on; the
-    /// one block-per-tile shape under a block mask (after checking that the launch fits
-    /// the mask).
+    /// The launch shape: by the backend's policy, tuning on first use when it is on.
     pub(super) fn shape(&self, n: [usize; 3]) -> Result<LaunchShape, Error> {
         let (code, p) = (self.code, self.precision);
-        if let Some(m) = &self.cuda.mask {
-            let fits_mask = code.dims == 2 && n[..2] == m.domain[..];
-            if !fits_mask || m.precision != p {
-                return Err(Error::Launch {
-                    kernel: code.name.to_string(),
-                    cause: format!(
-                        "a masked launch needs a 2D kernel over the mask's domain {:?} in its precision {:?}; this one is {}D over {n:?} in {p:?}",
-                        m.domain, m.precision, code.dims
-                    ),
-                });
-            }
-            return Ok(if code.points.contains(&4) && !code.in_place {
-                crate::block_mask::BLOCK_SHAPE
-            } else {
-                crate::block_mask::BLOCK_SHAPE_SINGLE
-            });
-        }
         let usable = |s: &LaunchShape| fits(code, p, n, s, self.aligned);
         let default = LaunchShape::default_for(code.dims);
         match self.cuda.tuning {
