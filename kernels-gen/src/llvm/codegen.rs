@@ -115,9 +115,6 @@ struct EntryArgs<'ctx> {
     fields: Vec<FieldArgs<'ctx>>,
     scalars: Vec<BasicValueEnum<'ctx>>,
     reductions: Vec<PointerValue<'ctx>>,
-    /// The ticket counter the last thread block of a PTX launch with reductions is found
-    /// by (`reduce.rs`); `None` without reductions and on the host.
-    counter: Option<PointerValue<'ctx>>,
     /// A line kernel's scratch for the eliminated upper coefficients.
     scratch: Option<PointerValue<'ctx>>,
     /// A vertex kernel's mesh tables.
@@ -715,25 +712,10 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         }
     }
 
-    /// Whether the entry takes a ticket counter after the extents: a PTX kernel with
-    /// reductions, which finishes them in its last thread block (`reduce.rs`).
-    fn has_ticket_counter(&self) -> bool {
-        self.target == Target::Ptx && !self.k.reductions.is_empty()
-    }
-
-    /// The position of the kernel's first declared parameter in the entry: after the
-    /// three extents and the ticket counter, if any.
-    fn first_kernel_param(&self) -> u32 {
-        3 + u32::from(self.has_ticket_counter())
-    }
-
     /// The parameter types of the PTX entry, in calling-convention order.
     fn entry_param_types(&self) -> Vec<BasicMetadataTypeEnum<'ctx>> {
         let i64t = self.ctx.i64_type();
         let mut ps: Vec<BasicMetadataTypeEnum> = vec![i64t.into(); 3];
-        if self.has_ticket_counter() {
-            ps.push(self.ctx.i32_type().ptr_type(self.addr_space()).into());
-        }
         for &(kind, i) in &self.k.param_order {
             match kind {
                 ParamKind::Field => {
@@ -833,12 +815,11 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             fields: vec![],
             scalars: vec![],
             reductions: vec![],
-            counter: self.has_ticket_counter().then(|| p(3).into_pointer_value()),
             scratch: None,
             mesh: None,
             sampled: vec![],
         };
-        let mut pos = self.first_kernel_param();
+        let mut pos = 3;
         for &(kind, i) in &self.k.param_order {
             match kind {
                 ParamKind::Field => {
@@ -929,7 +910,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             .void_type()
             .fn_type(&self.entry_param_types(), false);
         let f = self.module.add_function(name, fn_ty, None);
-        self.pointer_attributes(f, self.first_kernel_param());
+        self.pointer_attributes(f, 3);
         let kernel_md = self.ctx.metadata_node(&[
             f.as_global_value().as_pointer_value().into(),
             self.ctx.metadata_string("kernel").into(),

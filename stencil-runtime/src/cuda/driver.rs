@@ -190,10 +190,6 @@ pub(crate) struct Stream {
     pub raw: sys::CUstream,
     /// Whether launches are being recorded into a graph (see [`crate::cuda::Graph`]).
     pub capturing: AtomicBool,
-    /// The device address of the ticket counter that kernels with reductions on this
-    /// stream draw from to find their last thread block (0 until the first such launch;
-    /// each launch leaves it at 0, and launches on a stream run one after another).
-    ticket: std::sync::Mutex<u64>,
 }
 
 // SAFETY: stream handles may be used from any thread of the process.
@@ -211,23 +207,7 @@ impl Stream {
             device,
             raw,
             capturing: AtomicBool::new(false),
-            ticket: std::sync::Mutex::new(0),
         }))
-    }
-
-    /// The stream's ticket counter (made, zeroed, on first use).
-    pub fn ticket_counter(&self) -> Result<u64, Error> {
-        let mut ticket = self.ticket.lock().unwrap_or_else(|e| e.into_inner());
-        if *ticket == 0 {
-            self.device.bind()?;
-            // SAFETY: a 4-byte allocation and its zeroing, ordered on this live stream.
-            let ptr = unsafe { result::malloc_async(self.raw, 4) }
-                .map_err(|e| cuda_error("allocating a reduction's ticket counter", e))?;
-            unsafe { result::memset_d8_async(ptr, 0, 4, self.raw) }
-                .map_err(|e| cuda_error("zeroing a reduction's ticket counter", e))?;
-            *ticket = ptr;
-        }
-        Ok(*ticket)
     }
 
     /// Waits until all work on the stream is done; a kernel's failure surfaces here.
@@ -242,13 +222,8 @@ impl Stream {
 impl Drop for Stream {
     fn drop(&mut self) {
         if self.device.bind().is_ok() {
-            let ticket = *self.ticket.lock().unwrap_or_else(|e| e.into_inner());
-            // SAFETY: created in `new`, destroyed once; pending work still completes. The
-            // counter was allocated on this stream and is freed after that work.
+            // SAFETY: created in `new`, destroyed once; pending work still completes.
             unsafe {
-                if ticket != 0 {
-                    let _ = result::free_async(ticket, self.raw);
-                }
                 let _ = result::stream::destroy(self.raw);
             }
         }

@@ -300,7 +300,8 @@ impl<'a> CudaLaunch<'a> {
         if self.cuda.checked && !self.cuda.is_capturing() {
             self.cuda.synchronize().map_err(|e| self.failed(e))?;
         }
-        self.values(partials, grid_blocks(grid), grid_blocks(shape.block))
+        let blocks = grid.iter().map(|&g| g as usize).product();
+        self.values(partials, blocks)
     }
 
     /// Runs a vertex kernel over a set of `count` vertices: one thread each, in blocks of
@@ -338,7 +339,7 @@ impl<'a> CudaLaunch<'a> {
         if self.cuda.checked && !self.cuda.is_capturing() {
             self.cuda.synchronize().map_err(|e| self.failed(e))?;
         }
-        self.values(partials, grid_blocks(grid), grid_blocks(shape.block))
+        self.values(partials, blocks as usize)
     }
 
     /// Runs a line kernel: threads along x cover the first axis other than the lines',
@@ -417,11 +418,6 @@ impl<'a> CudaLaunch<'a> {
         for extent in n {
             params.push(Arg::Wide(extent as u64));
         }
-        // Kernels with reductions finish them in their last thread block, found by
-        // tickets drawn from the stream's counter (the codegen's `reduce.rs`).
-        if !self.reductions.is_empty() {
-            params.push(Arg::Wide(self.cuda.stream().ticket_counter()?));
-        }
         for a in &self.args {
             params.push(match *a {
                 Arg::Partials(r) => Arg::Wide(partials[r].ptr),
@@ -438,11 +434,6 @@ impl<'a> CudaLaunch<'a> {
         // field was checked to cover the domain plus the halo the kernel reads.
         unsafe { launch_raw(self.cuda, self.code.name, f, grid, shape.block, &mut params) }
     }
-}
-
-/// The thread blocks of a launch grid, or the threads of a block shape.
-pub(super) fn grid_blocks(dims: [u32; 3]) -> usize {
-    dims.iter().map(|&g| g as usize).product()
 }
 
 /// Bytes of one value of precision `p`.

@@ -23,7 +23,6 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             fields: vec![],
             scalars: vec![],
             reductions: vec![],
-            counter: None,
             scratch: None,
             mesh: None,
             sampled: vec![],

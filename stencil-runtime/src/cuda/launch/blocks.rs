@@ -1,7 +1,7 @@
 //! Launches over the blocks of a block grid: one launch for all listed blocks, each
 //! thread block a tile of one block (see the codegen's `blocks.rs` for the entry's side).
 
-use super::{function, grid_blocks, launch_raw, Arg, CudaLaunch, LaunchShape, Params, Reduce};
+use super::{function, launch_raw, Arg, CudaLaunch, LaunchShape, Params, Reduce};
 use crate::blocks::{BlockField, BlockList};
 use crate::cuda::Cuda;
 use crate::{Error, Precision, Real};
@@ -75,7 +75,8 @@ impl CudaLaunch<'_> {
             if self.cuda.checked && !self.cuda.is_capturing() {
                 self.cuda.synchronize().map_err(|e| self.failed(e))?;
             }
-            let part = self.values(partials, grid_blocks(grid), grid_blocks(shape.block))?;
+            let blocks = grid.iter().map(|&g| g as usize).product();
+            let part = self.values(partials, blocks)?;
             for ((v, p), &(op, _)) in values.iter_mut().zip(part).zip(&self.reductions) {
                 *v = combine(op, *v, p);
             }

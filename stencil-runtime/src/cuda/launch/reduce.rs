@@ -1,7 +1,5 @@
-//! Reductions finished on the device: per-thread-block partials, combined by the
-//! launch's last thread block when the launch has at most [`FOLD_LIMIT`] thread blocks
-//! per thread (the codegen's `reduce.rs`; most launches of latency-bound runs), else by
-//! final passes of [`FINAL_BLOCK`] threads until one value is left; then read back, left
+//! Reductions finished on the device: per-thread-block partials, combined by final
+//! passes of [`FINAL_BLOCK`] threads until one value is left, then read back, left
 //! unread, or queued for a deferred read.
 
 use super::{elem_bytes, launch_raw, Arg, CudaLaunch, KernelCode, Params, Reduce, DENSE_TILES_Z};
@@ -12,32 +10,19 @@ use crate::{Error, Precision};
 /// Threads per block of the passes that combine reduction partials.
 const FINAL_BLOCK: u32 = 1024;
 
-/// The thread blocks per thread of a block up to which a launch combines its partials
-/// itself (`kernels_gen::llvm::codegen`'s `FOLD_LIMIT`, which the generated code
-/// tests).
-const FOLD_LIMIT: usize = 8;
-
 impl CudaLaunch<'_> {
-    /// The reductions' values from their per-block `partials` (`blocks` each, of
-    /// `threads` threads): NaN when left unread, NaN with the values queued for
-    /// [`Cuda::read_deferred`] when deferred, else read back (waiting); combined by final
-    /// passes first unless the launch combined them itself.
+    /// The reductions' values from their per-block `partials` (`blocks` each): NaN when
+    /// left unread, NaN with the values queued for [`Cuda::read_deferred`] when deferred,
+    /// else combined on the device and read back (waiting).
     pub(super) fn values(
         &self,
         partials: Vec<DeviceBuffer>,
         blocks: usize,
-        threads: usize,
     ) -> Result<Vec<f64>, Error> {
         let count = partials.len();
         if self.cuda.unread_reductions {
             return Ok(vec![f64::NAN; count]);
         }
-        // A count of 1 needs no final pass: the value is in the first element already.
-        let blocks = if blocks <= FOLD_LIMIT * threads {
-            1
-        } else {
-            blocks
-        };
         if let Some(queue) = &self.cuda.deferred {
             let mut finals = Vec::with_capacity(count);
             for (&(op, p), buf) in self.reductions.iter().zip(partials) {
@@ -114,12 +99,10 @@ impl CudaLaunch<'_> {
                 &format!("the reduction partials of `{}`", self.code.name),
             )?;
             let mut params = Params::default();
-            let ticket = self.cuda.stream().ticket_counter()?;
             for v in [
                 count as u64,
                 1,
                 1,
-                ticket,
                 current.ptr,
                 count as u64,
                 count as u64,
@@ -129,9 +112,8 @@ impl CudaLaunch<'_> {
             ] {
                 params.push(Arg::Wide(v));
             }
-            // SAFETY: the final-pass kernels take (n0, n1, n2, ticket counter, partials, sy,
-            // sz, result, block list, tiles along z), and `current` holds `count` elements,
-            // `next` one per block.
+            // SAFETY: the final-pass kernels take (n0, n1, n2, partials, sy, sz, result, block
+            // list, tiles along z), and `current` holds `count` elements, `next` one per block.
             unsafe {
                 launch_raw(
                     self.cuda,
@@ -143,12 +125,7 @@ impl CudaLaunch<'_> {
                 )?
             };
             current = next;
-            // A pass of few enough blocks combined its partials itself (see `values`).
-            count = if blocks <= FOLD_LIMIT * FINAL_BLOCK as usize {
-                1
-            } else {
-                blocks
-            };
+            count = blocks;
         }
         Ok(current)
     }
