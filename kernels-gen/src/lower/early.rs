@@ -4,7 +4,8 @@
 //! the helpers it calls, is reported as itself rather than as a dimension that cannot be
 //! inferred or a type that does not fit.
 
-use super::{err, unsupported_help, walk_block, with_helpers, Result, INTRINSICS};
+use super::walk::{walk_block, with_helpers};
+use super::{err, unsupported_help, Result, INTRINSICS};
 use crate::ast::{ExprKind, FnDef, Ident, Module, SpanId, Stmt};
 use std::cell::RefCell;
 
