@@ -92,21 +92,9 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         let mut idx = [self.i64c(0); 3];
         let mut latches = Vec::new();
         for axis in (0..3).rev() {
-            let pre = self.b.get_insert_block().expect("positioned");
-            let head = self.ctx.append_basic_block(f, "loop");
-            self.b.build_unconditional_branch(head)?;
-            self.b.position_at_end(head);
-            let phi = self.b.build_phi(i64t, "")?;
-            phi.add_incoming(&[(&self.i64c(0), pre)]);
-            idx[axis] = phi.as_basic_value().into_int_value();
-            let body = self.ctx.append_basic_block(f, "body");
-            let exit = self.ctx.append_basic_block(f, "exit");
-            let go = self
-                .b
-                .build_int_compare(IntPredicate::SLT, idx[axis], args.n[axis], "")?;
-            self.b.build_conditional_branch(go, body, exit)?;
-            self.b.position_at_end(body);
-            latches.push((phi, head, exit, idx[axis]));
+            let latch = self.open_loop(f, args.n[axis])?;
+            idx[axis] = latch.index;
+            latches.push(latch);
         }
         let bases = self.bases(&args.fields, idx)?;
         let at = PointAt {
@@ -116,18 +104,50 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         };
         let contributions = self.point(&args, &at, None, None)?;
         self.accumulate(&accs, contributions)?;
-        for (phi, head, exit, i) in latches.into_iter().rev() {
-            let next = self.b.build_int_add(i, self.i64c(1), "")?;
-            let here = self.b.get_insert_block().expect("positioned");
-            phi.add_incoming(&[(&next, here)]);
-            self.b.build_unconditional_branch(head)?;
-            self.b.position_at_end(exit);
-        }
+        self.close_loops(latches)?;
         for (r, out) in args.reductions.iter().enumerate() {
             let v = self.b.build_load(accs[r], "")?;
             self.b.build_store(*out, v)?;
         }
         self.b.build_return(None)?;
+        Ok(())
+    }
+
+    /// Opens a loop `for i in 0..bound` at the builder's position and leaves the builder
+    /// in its body; [`Gen::close_loops`] ends it.
+    fn open_loop(&self, f: FunctionValue<'ctx>, bound: IntValue<'ctx>) -> R<Latch<'ctx>> {
+        let pre = self.b.get_insert_block().expect("positioned");
+        let head = self.ctx.append_basic_block(f, "loop");
+        self.b.build_unconditional_branch(head)?;
+        self.b.position_at_end(head);
+        let phi = self.b.build_phi(self.ctx.i64_type(), "")?;
+        phi.add_incoming(&[(&self.i64c(0), pre)]);
+        let index = phi.as_basic_value().into_int_value();
+        let body = self.ctx.append_basic_block(f, "body");
+        let exit = self.ctx.append_basic_block(f, "exit");
+        let go = self
+            .b
+            .build_int_compare(IntPredicate::SLT, index, bound, "")?;
+        self.b.build_conditional_branch(go, body, exit)?;
+        self.b.position_at_end(body);
+        Ok(Latch {
+            phi,
+            head,
+            exit,
+            index,
+        })
+    }
+
+    /// Closes loops opened by [`Gen::open_loop`], innermost (last) first, leaving the
+    /// builder after the outermost.
+    fn close_loops(&self, latches: Vec<Latch<'ctx>>) -> R<()> {
+        for l in latches.into_iter().rev() {
+            let next = self.b.build_int_add(l.index, self.i64c(1), "")?;
+            let here = self.b.get_insert_block().expect("positioned");
+            l.phi.add_incoming(&[(&next, here)]);
+            self.b.build_unconditional_branch(l.head)?;
+            self.b.position_at_end(l.exit);
+        }
         Ok(())
     }
 
@@ -232,35 +252,16 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         args: &EntryArgs<'ctx>,
         line: &LineSolve,
     ) -> R<()> {
-        let i64t = self.ctx.i64_type();
         let others = Self::other_axes(line.axis as usize);
         let mut start = [self.i64c(0); 3];
         let mut latches = Vec::new();
         for &a in others.iter().rev() {
-            let pre = self.b.get_insert_block().expect("positioned");
-            let head = self.ctx.append_basic_block(f, "lines");
-            self.b.build_unconditional_branch(head)?;
-            self.b.position_at_end(head);
-            let phi = self.b.build_phi(i64t, "")?;
-            phi.add_incoming(&[(&self.i64c(0), pre)]);
-            start[a] = phi.as_basic_value().into_int_value();
-            let body = self.ctx.append_basic_block(f, "line");
-            let exit = self.ctx.append_basic_block(f, "lines_done");
-            let go = self
-                .b
-                .build_int_compare(IntPredicate::SLT, start[a], args.n[a], "")?;
-            self.b.build_conditional_branch(go, body, exit)?;
-            self.b.position_at_end(body);
-            latches.push((phi, head, exit, start[a]));
+            let latch = self.open_loop(f, args.n[a])?;
+            start[a] = latch.index;
+            latches.push(latch);
         }
         self.solve_line(args, line, start)?;
-        for (phi, head, exit, i) in latches.into_iter().rev() {
-            let next = self.b.build_int_add(i, self.i64c(1), "")?;
-            let here = self.b.get_insert_block().expect("positioned");
-            phi.add_incoming(&[(&next, here)]);
-            self.b.build_unconditional_branch(head)?;
-            self.b.position_at_end(exit);
-        }
+        self.close_loops(latches)?;
         self.b.build_return(None)?;
         Ok(())
     }
@@ -417,4 +418,12 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         b.position_at_end(done);
         Ok(())
     }
+}
+
+/// A host loop opened by `Gen::open_loop`: its index's phi, header, exit and index.
+struct Latch<'ctx> {
+    phi: inkwell::values::PhiValue<'ctx>,
+    head: inkwell::basic_block::BasicBlock<'ctx>,
+    exit: inkwell::basic_block::BasicBlock<'ctx>,
+    index: IntValue<'ctx>,
 }
