@@ -40,8 +40,9 @@ pub enum FnKind {
 /// The text front end accepts the same `key = integer` options as the macro.
 #[derive(Clone, Debug, Default)]
 pub struct Attrs {
-    /// Explicit dimension, needed when the kernel uses no offsets.
-    pub dims: Option<(u8, SpanId)>,
+    /// Explicit dimension, needed when the kernel uses no offsets; several (`dims = [2,
+    /// 3]`) make one kernel per dimension from one definition.
+    pub dims: Option<(Vec<u8>, SpanId)>,
     /// Declared halo width: reading farther from the point is an error.
     pub halo: Option<(u32, SpanId)>,
     /// `line = AXIS`: a line kernel, one thread per grid line along `AXIS`, which solves the
@@ -59,6 +60,8 @@ pub enum AttrValue {
     Int(u64),
     /// A name.
     Name(String),
+    /// A list of integers: `[2, 3]`.
+    List(Vec<u64>),
 }
 
 impl Attrs {
@@ -66,12 +69,22 @@ impl Attrs {
     pub fn set(&mut self, key: &str, value: AttrValue, span: SpanId) -> Result<(), String> {
         let int = |what: &str| match &value {
             AttrValue::Int(n) => Ok(*n),
-            AttrValue::Name(_) => Err(format!("`{key}` takes {what}")),
+            AttrValue::Name(_) | AttrValue::List(_) => Err(format!("`{key}` takes {what}")),
         };
+        let small = |n: u64| u8::try_from(n).unwrap_or(u8::MAX);
         match key {
             "dims" => {
-                let n = int("a number of dimensions: `dims = 2`")?;
-                self.dims = Some((u8::try_from(n).unwrap_or(u8::MAX), span));
+                let list = match &value {
+                    AttrValue::Int(n) => vec![small(*n)],
+                    AttrValue::List(ns) if !ns.is_empty() => ns.iter().map(|&n| small(n)).collect(),
+                    _ => {
+                        return Err(
+                            "`dims` takes a number of dimensions, `dims = 2`, or a list of them, `dims = [2, 3]`"
+                                .into(),
+                        )
+                    }
+                };
+                self.dims = Some((list, span));
             }
             "halo" => {
                 let n = int("a width: `halo = 1`")?;
@@ -83,7 +96,7 @@ impl Attrs {
             }
             "red_black" => match value {
                 AttrValue::Name(name) => self.red_black = Some(Ident { name, span }),
-                AttrValue::Int(_) => {
+                AttrValue::Int(_) | AttrValue::List(_) => {
                     return Err(
                         "`red_black` names the `i64` parameter that selects the colour: `red_black = colour`"
                             .into(),
@@ -92,7 +105,7 @@ impl Attrs {
             },
             _ => {
                 return Err(format!(
-                    "unknown stencil option `{key}`\n\n= help: the options are `dims = N`, `halo = N`, `line = AXIS` and `red_black = PARAM`"
+                    "unknown stencil option `{key}`\n\n= help: the options are `dims = N` (or `dims = [2, 3]`), `halo = N`, `line = AXIS` and `red_black = PARAM`"
                 ))
             }
         }

@@ -498,10 +498,12 @@ pub struct SampledParam {
 /// A scalar parameter.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ScalarParam {
-    /// Name as declared.
+    /// Name as declared; for one axis of an `Axes<E>` parameter `a`, `a_0`, `a_1`, ...
     pub name: String,
     /// Its type.
     pub ty: Ty,
+    /// For one axis of an `Axes<E>` parameter: the parameter's name and the axis.
+    pub axis_of: Option<(String, u8)>,
 }
 
 /// A fused reduction parameter.

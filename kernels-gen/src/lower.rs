@@ -78,14 +78,34 @@ fn err<T>(span: SpanId, message: impl Into<String>, help: Option<&str>) -> Resul
     })
 }
 
-/// Checks every function of the module and lowers every kernel, in source order.
+/// Checks every function of the module and lowers every kernel, in source order (a
+/// kernel defined for several dimensions gives one kernel per dimension, in the order its
+/// attribute lists them).
 pub fn lower_module(module: &Module) -> Result<Vec<Kernel>> {
+    Ok(lower_definitions(module)?.into_iter().flatten().collect())
+}
+
+/// [`lower_module`] with the kernels of each definition together: one list per `#[stencil]`
+/// function, of one kernel per dimension it is defined for.
+pub fn lower_definitions(module: &Module) -> Result<Vec<Vec<Kernel>>> {
     check_unique_names(module)?;
     module
         .items
         .iter()
         .filter(|f| f.kind == FnKind::Kernel)
-        .map(|f| lower_kernel(module, f))
+        .map(|f| match &f.attrs.dims {
+            Some((list, span)) if list.len() > 1 => {
+                dims::check_dims_list(list, *span)?;
+                list.iter()
+                    .map(|&d| {
+                        let mut one = f.clone();
+                        one.attrs.dims = Some((vec![d], *span));
+                        lower_kernel(module, &one)
+                    })
+                    .collect()
+            }
+            _ => Ok(vec![lower_kernel(module, f)?]),
+        })
         .collect()
 }
 
@@ -429,8 +449,9 @@ impl<'m> Lowerer<'m> {
                         sampled::SAMPLED_TYPE => {
                             self.declare_sampled(name, elem, args[0].span())?
                         }
+                        axes::AXES_TYPE => self.declare_axes(name, elem),
                         other => {
-                            return err(head.span, format!("unknown parameter type `{other}<..>`"), Some("fields are `In<T>`, `Out<T>`, `InOut<T>`, `Fine<T>` and `Coarse<T>`; reductions are `Sum<T>`, `Max<T>`, `Min<T>`; sampled grids are `Sampled<T>`"));
+                            return err(head.span, format!("unknown parameter type `{other}<..>`"), Some("fields are `In<T>`, `Out<T>`, `InOut<T>`, `Fine<T>` and `Coarse<T>`; reductions are `Sum<T>`, `Max<T>`, `Min<T>`; sampled grids are `Sampled<T>`; one value per axis is `Axes<T>`"));
                         }
                     }
                 }
@@ -443,6 +464,7 @@ impl<'m> Lowerer<'m> {
                     self.scalars.push(ScalarParam {
                         name: name.clone(),
                         ty: t,
+                        axis_of: None,
                     });
                     self.param_order.push((ParamKind::Scalar, idx));
                     let node = self.b.add(Node::Scalar(idx), t);
@@ -451,7 +473,7 @@ impl<'m> Lowerer<'m> {
             };
             self.scopes[0].insert(name.clone(), binding);
         }
-        Ok(())
+        self.check_axes_names(f)
     }
 
     /// The type given to real literals that nothing else types: `T` in a generic kernel,

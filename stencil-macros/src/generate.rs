@@ -1,15 +1,23 @@
 //! From checked IR to the tokens of a kernel module.
 
-use kernels_gen::back::rust::{cpu_function, ty_tokens};
-use kernels_gen::ir::{Access, IndexMap, Kernel, ParamKind, Precision, ReduceOp, Ty};
+use kernels_gen::back::rust::cpu_function;
+use kernels_gen::ir::{Kernel, Precision};
 use kernels_gen::llvm;
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
+mod launcher;
+use launcher::{launcher, Parts};
+
 /// The module that replaces a `#[stencil] fn`: constants, the CPU function, the PTX, and
-/// the typed launcher.
-pub fn kernel_module(k: &Kernel, f: &syn::ItemFn, source: &str) -> syn::Result<TokenStream> {
-    let rt = quote!(::stencil_runtime);
+/// the typed launcher. A kernel defined for several dimensions (`dims = [2, 3]`) becomes a
+/// module with one such module per dimension (`d2`, `d3`) and launchers that pick one by
+/// the dimension of the domain.
+pub fn kernel_module(
+    kernels: &[Kernel],
+    f: &syn::ItemFn,
+    source: &str,
+) -> syn::Result<TokenStream> {
     let name = &f.sig.ident;
     let vis = &f.vis;
     let docs: Vec<&syn::Attribute> = f
@@ -17,6 +25,104 @@ pub fn kernel_module(k: &Kernel, f: &syn::ItemFn, source: &str) -> syn::Result<T
         .iter()
         .filter(|a| a.path().is_ident("doc"))
         .collect();
+    let body = match kernels {
+        [k] => kernel_items(k, f, source)?,
+        _ => family_items(kernels, f, source)?,
+    };
+    Ok(quote! {
+        #(#docs)*
+        #[allow(non_snake_case, non_camel_case_types, clippy::all)]
+        #vis mod #name {
+            #[allow(unused_imports)]
+            use super::*;
+            #body
+        }
+    })
+}
+
+/// The items of a kernel defined for several dimensions: a module per dimension and the
+/// launchers that pick one.
+fn family_items(kernels: &[Kernel], f: &syn::ItemFn, source: &str) -> syn::Result<TokenStream> {
+    let rt = quote!(::stencil_runtime);
+    let mut modules = Vec::new();
+    let mut arms = Vec::new();
+    let mut block_arms = Vec::new();
+    let mut dims = Vec::new();
+    for k in kernels {
+        let d = k.dims as usize;
+        let m = format_ident!("d{}", d);
+        let items = kernel_items(k, f, source)?;
+        let doc = format!("`{}` on {d}-dimensional domains.", k.name);
+        modules.push(quote! {
+            #[doc = #doc]
+            pub mod #m {
+                #[allow(unused_imports)]
+                use super::*;
+                #items
+            }
+        });
+        dims.push(d);
+        let sig = Parts::of(&kernels[0], &rt);
+        let args = &sig.args;
+        arms.push(quote!(#d => #m::launch(backend, #(#args),*),));
+        block_arms.push(quote!(#d => #m::launch_blocks(backend, blocks, #(#args),*),));
+    }
+    let k = &kernels[0];
+    let sig = Parts::of(k, &rt);
+    let Parts {
+        generics,
+        params,
+        block_params,
+        ret,
+        domain_field,
+        ..
+    } = &sig;
+    let name_str = &k.name;
+    let doc = format!(
+        "Runs `{}` over the interior of its first output field on `backend`, with the \
+         kernel of the field's dimension (one of {dims:?}).",
+        k.name
+    );
+    let on_blocks = sig.on_blocks;
+    let block_launch = on_blocks.then(|| {
+        let doc = format!(
+            "Runs `{}` over the blocks of `blocks` on `backend`, with the kernel of the \
+             grid's dimension (one of {dims:?}).",
+            k.name
+        );
+        quote! {
+            #[doc = #doc]
+            pub fn launch_blocks #generics (backend: &#rt::Backend, blocks: &#rt::BlockList, #(#block_params),*) -> ::core::result::Result<#ret, #rt::Error> {
+                match blocks.geometry().dims {
+                    #(#block_arms)*
+                    have => Err(#rt::Error::DefinedDimensions { kernel: NAME, have, defined: DIMS }),
+                }
+            }
+        }
+    });
+    Ok(quote! {
+        /// The kernel's name.
+        pub const NAME: &str = #name_str;
+        /// The numbers of dimensions the kernel is defined for.
+        pub const DIMS: &[usize] = &[#(#dims),*];
+        /// The stencil source this kernel was compiled from (with its helpers).
+        pub const SOURCE: &str = #source;
+        #(#modules)*
+        #[doc = #doc]
+        pub fn launch #generics (backend: &#rt::Backend, #(#params),*) -> ::core::result::Result<#ret, #rt::Error> {
+            match #domain_field.dims() {
+                #(#arms)*
+                have => Err(#rt::Error::DefinedDimensions { kernel: NAME, have, defined: DIMS }),
+            }
+        }
+        #block_launch
+    })
+}
+
+/// The constants, CPU function, PTX and launchers of one kernel.
+fn kernel_items(k: &Kernel, f: &syn::ItemFn, source: &str) -> syn::Result<TokenStream> {
+    let rt = quote!(::stencil_runtime);
+    let name = &f.sig.ident;
     let name_str = k.name.clone();
     let ir = k.to_string();
     let dims = k.dims as usize;
@@ -85,11 +191,6 @@ pub fn kernel_module(k: &Kernel, f: &syn::ItemFn, source: &str) -> syn::Result<T
         llvm::vector_width(k, Precision::F64),
     );
     Ok(quote! {
-        #(#docs)*
-        #[allow(non_snake_case, non_camel_case_types, clippy::all)]
-        #vis mod #name {
-            #[allow(unused_imports)]
-            use super::*;
             /// The kernel's name.
             pub const NAME: &str = #name_str;
             /// Number of grid dimensions.
@@ -122,249 +223,5 @@ pub fn kernel_module(k: &Kernel, f: &syn::ItemFn, source: &str) -> syn::Result<T
             };
             #cpu
             #launch
-        }
     })
-}
-
-fn launcher(k: &Kernel, rt: &TokenStream) -> TokenStream {
-    let generics = if k.is_generic() {
-        quote!(<T: #rt::Real>)
-    } else {
-        quote!()
-    };
-    let mut params = Vec::new();
-    let mut checks = Vec::new();
-    let mut call_args = Vec::new();
-    let mut cuda_args = Vec::new();
-    // The same for `launch_blocks`, where fields are block fields.
-    let mut block_params = Vec::new();
-    let mut block_checks = Vec::new();
-    let mut block_call_args = Vec::new();
-    let mut block_cuda_args = Vec::new();
-    let mesh_ident = k.mesh.as_ref().map(|m| format_ident!("{}", m));
-    let domain_field = k
-        .fields
-        .iter()
-        .find(|f| f.access.is_written())
-        .or(k.fields.first())
-        .map(|f| format_ident!("{}", f.name));
-    for &(kind, i) in &k.param_order {
-        match kind {
-            ParamKind::Field => {
-                let f = &k.fields[i as usize];
-                let id = format_ident!("{}", f.name);
-                let t = ty_tokens(f.elem);
-                let fname = &f.name;
-                let fhalo = f.halo() as usize;
-                let map = match f.map {
-                    IndexMap::Same => quote!(#rt::launch::FieldMap::Same),
-                    IndexMap::Fine => quote!(#rt::launch::FieldMap::Fine),
-                    IndexMap::Coarse => quote!(#rt::launch::FieldMap::Coarse),
-                };
-                let reach = (0..3).map(|a| {
-                    let (lo, hi) = (f.reach_lo[a], f.reach_hi[a]);
-                    quote!((#lo, #hi))
-                });
-                checks.push(match &mesh_ident {
-                    Some(m) => quote! {
-                        #rt::mesh::check_vertex_field(NAME, #fname, #m, #id)?;
-                    },
-                    None => quote! {
-                        #rt::launch::check_field(NAME, DIMS, &domain, #rt::launch::FieldSpec { name: #fname, halo: #fhalo, map: #map, reach: [#(#reach),*] }, #id)?;
-                    },
-                });
-                match f.access {
-                    Access::In => {
-                        params.push(quote!(#id: &#rt::Field<#t>));
-                        call_args.push(quote!(#id.view(NAME, #fname)?));
-                        block_params.push(quote!(#id: &#rt::BlockField<#t>));
-                        block_call_args.push(quote!(#id.cpu_view(NAME, #fname)?));
-                    }
-                    Access::Out | Access::InOut => {
-                        params.push(quote!(#id: &mut #rt::Field<#t>));
-                        call_args.push(quote!(#id.view_mut(NAME, #fname)?));
-                        block_params.push(quote!(#id: &mut #rt::BlockField<#t>));
-                        block_call_args.push(quote!(#id.cpu_view_mut(NAME, #fname)?));
-                    }
-                }
-                block_checks.push(quote!(blocks.check_field(NAME, DIMS, #fname, #fhalo, &*#id)?;));
-                cuda_args.push(quote!(l.field(#fname, &*#id)?;));
-                block_cuda_args.push(quote!(l.block_field(#fname, &*#id)?;));
-            }
-            ParamKind::Scalar => {
-                let s = &k.scalars[i as usize];
-                let id = format_ident!("{}", s.name);
-                let t = ty_tokens(s.ty);
-                params.push(quote!(#id: #t));
-                call_args.push(quote!(#id));
-                block_params.push(quote!(#id: #t));
-                block_call_args.push(quote!(#id));
-                if k.red_black == Some(i) {
-                    let pname = &s.name;
-                    checks.push(quote!(#rt::launch::check_colour(NAME, #pname, #id)?;));
-                    block_checks.push(quote!(#rt::launch::check_colour(NAME, #pname, #id)?;));
-                }
-                let arg = match s.ty {
-                    Ty::Real => quote!(l.real(#id);),
-                    Ty::F32 => quote!(l.f32(#id);),
-                    Ty::F64 => quote!(l.f64(#id);),
-                    Ty::Int => quote!(l.int(#id);),
-                    Ty::Bool => quote!(l.bool(#id);),
-                };
-                cuda_args.push(arg.clone());
-                block_cuda_args.push(arg);
-            }
-            ParamKind::Mesh => {
-                let id = mesh_ident.clone().expect("a vertex kernel names its mesh");
-                let pname = id.to_string();
-                params.push(quote!(#id: &#rt::mesh::VertexSet));
-                call_args.push(quote!(#id.cpu_view()));
-                cuda_args.push(quote!(l.mesh(#pname, #id)?;));
-            }
-            ParamKind::Sampled => {
-                let g = &k.sampled[i as usize];
-                let id = format_ident!("{}", g.name);
-                let t = ty_tokens(g.elem);
-                let gname = &g.name;
-                params.push(quote!(#id: &#rt::SampledGrid<#t>));
-                call_args.push(quote!(#id.cpu_view(NAME, #gname)?));
-                cuda_args.push(quote!(l.sampled(#gname, #id)?;));
-            }
-            ParamKind::Reduction => {
-                let r = &k.reductions[i as usize];
-                let op = match r.op {
-                    ReduceOp::Sum => quote!(#rt::cuda::Reduce::Sum),
-                    ReduceOp::Max => quote!(#rt::cuda::Reduce::Max),
-                    ReduceOp::Min => quote!(#rt::cuda::Reduce::Min),
-                };
-                let p = precision_tokens(r.ty, rt);
-                cuda_args.push(quote!(l.reduction(#op, #p);));
-                block_cuda_args.push(quote!(l.reduction(#op, #p);));
-            }
-        }
-    }
-    let red_types: Vec<TokenStream> = k.reductions.iter().map(|r| ty_tokens(r.ty)).collect();
-    let ret = match red_types.len() {
-        0 => quote!(()),
-        1 => quote!(#(#red_types)*),
-        _ => quote!((#(#red_types),*)),
-    };
-    // The values from the device, converted (exactly) from f64 to each reduction's type.
-    let red_values: Vec<TokenStream> = k
-        .reductions
-        .iter()
-        .enumerate()
-        .map(|(i, r)| match r.ty {
-            Ty::F32 => quote!(values[#i] as f32),
-            Ty::F64 => quote!(values[#i]),
-            _ => quote!(<T as #rt::Real>::from_f64(values[#i])),
-        })
-        .collect();
-    let cuda_ret = match red_values.len() {
-        0 => quote!(()),
-        1 => quote!(#(#red_values)*),
-        _ => quote!((#(#red_values),*)),
-    };
-    let precision = if k.is_generic() {
-        quote!(<T as #rt::Real>::PRECISION)
-    } else {
-        quote!(#rt::Precision::F64)
-    };
-    let red_doc = if k.reductions.is_empty() {
-        String::new()
-    } else {
-        let names: Vec<String> = k
-            .reductions
-            .iter()
-            .map(|r| format!("`{}` ({})", r.name, r.op.type_name().to_lowercase()))
-            .collect();
-        format!(" Returns the reductions {}.", names.join(", "))
-    };
-    let doc = match &k.mesh {
-        Some(m) => format!(
-            "Runs `{}` once per vertex of the set `{m}` on `backend`.{red_doc}\n\n\
-             Fails, before touching any memory, if a field does not hold one value per vertex \
-             of the set's mesh, or the set's tables are not on the backend.",
-            k.name
-        ),
-        None => format!(
-            "Runs `{}` over the interior of its first output field on `backend`.{red_doc}\n\n\
-             Fails, before touching any memory, if a field's dimension or extent differs from the \
-             domain or its halo is narrower than the kernel reads.",
-            k.name
-        ),
-    };
-    let domain = match &mesh_ident {
-        Some(m) => quote!(vec![#m.len()]),
-        None => quote!(#domain_field.extent().to_vec()),
-    };
-    // Point kernels whose fields are all on the domain's grid also run over blocks.
-    let on_blocks = k.mesh.is_none()
-        && k.line.is_none()
-        && k.sampled.is_empty()
-        && k.fields.iter().all(|f| f.map == IndexMap::Same);
-    let block_launch = if on_blocks {
-        let block_doc = format!(
-            "Runs `{}` over the blocks of `blocks` (one launch for all of them) on `backend`; \
-             the fields are block fields of the list's grid, on `backend`.{red_doc}\n\n\
-             Indices and extents inside the kernel are the whole domain's. Fails, before \
-             touching any memory, if a field is of another grid or layout, the grid's halo is \
-             narrower than the kernel reads, or (on a device) the block size is not a whole \
-             number of launch tiles.",
-            k.name
-        );
-        quote! {
-            #[doc = #block_doc]
-            pub fn launch_blocks #generics (backend: &#rt::Backend, blocks: &#rt::BlockList, #(#block_params),*) -> ::core::result::Result<#ret, #rt::Error> {
-                #(#block_checks)*
-                let n = blocks.geometry().domain;
-                match backend {
-                    // SAFETY: every field is of the list's layout, whose slots hold each
-                    // block plus a halo at least as wide as the kernel reads, and the
-                    // borrow checker keeps outputs apart from inputs.
-                    #rt::Backend::Cpu => Ok(unsafe { cpu(n, blocks.cpu_over(), #(#block_call_args),*) }),
-                    #rt::Backend::Cuda(cuda) => {
-                        let mut l = #rt::cuda::CudaLaunch::new(cuda, &CODE, #precision);
-                        #(#block_cuda_args)*
-                        #[allow(unused_variables)]
-                        let values = l.run_blocks(blocks)?;
-                        Ok(#cuda_ret)
-                    }
-                }
-            }
-        }
-    } else {
-        quote!()
-    };
-    quote! {
-        #block_launch
-
-        #[doc = #doc]
-        pub fn launch #generics (backend: &#rt::Backend, #(#params),*) -> ::core::result::Result<#ret, #rt::Error> {
-            let domain: ::std::vec::Vec<usize> = #domain;
-            #(#checks)*
-            let n = #rt::launch::domain3(&domain);
-            match backend {
-                // SAFETY: every view was checked to cover the domain plus the halo the
-                // kernel reads, and the borrow checker keeps outputs apart from inputs.
-                #rt::Backend::Cpu => Ok(unsafe { cpu(n, #rt::cpu::Over::Domain, #(#call_args),*) }),
-                #rt::Backend::Cuda(cuda) => {
-                    let mut l = #rt::cuda::CudaLaunch::new(cuda, &CODE, #precision);
-                    #(#cuda_args)*
-                    #[allow(unused_variables)]
-                    let values = l.run(n)?;
-                    Ok(#cuda_ret)
-                }
-            }
-        }
-    }
-}
-
-/// The run-time precision of a value of type `t` (`T`'s for generic types).
-fn precision_tokens(t: Ty, rt: &TokenStream) -> TokenStream {
-    match t {
-        Ty::F32 => quote!(#rt::Precision::F32),
-        Ty::F64 => quote!(#rt::Precision::F64),
-        _ => quote!(<T as #rt::Real>::PRECISION),
-    }
 }

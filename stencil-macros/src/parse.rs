@@ -3,7 +3,7 @@
 use crate::generate;
 use kernels_gen::ast::{FnKind, Module};
 use kernels_gen::front::rust::{self as front, RustSpans};
-use kernels_gen::lower::{lower_module, LowerError};
+use kernels_gen::lower::{lower_definitions, LowerError};
 use proc_macro2::TokenStream;
 use quote::quote;
 
@@ -44,7 +44,7 @@ pub fn standalone_kernel(attr: TokenStream, item: TokenStream) -> syn::Result<To
     let def = front::convert_fn(&f, FnKind::Kernel, attrs, &mut spans)?;
     let module = Module { items: vec![def] };
     check_reserved(&module, &spans)?;
-    let kernels = lower_module(&module).map_err(|e| to_syn_error(e, &spans))?;
+    let kernels = lower_definitions(&module).map_err(|e| to_syn_error(e, &spans))?;
     let source = quote!(#[stencil(#attr)] #f).to_string();
     generate::kernel_module(&kernels[0], &f, &source)
 }
@@ -74,7 +74,7 @@ pub fn stencil_module(attr: TokenStream, item: TokenStream) -> syn::Result<Token
         .collect();
     front::collect_items(&fns, &mut module, &mut spans)?;
     check_reserved(&module, &spans)?;
-    let kernels = lower_module(&module).map_err(|e| to_syn_error(e, &spans))?;
+    let kernels = lower_definitions(&module).map_err(|e| to_syn_error(e, &spans))?;
     // The source of every stencil function, so that tools can recompile any kernel.
     let stencil_fns: Vec<&syn::ItemFn> = items
         .iter()

@@ -118,6 +118,28 @@ pub enum Error {
         /// What is read, what is held, and what sizes work.
         detail: String,
     },
+    /// An `Axes` parameter given another number of values than the kernel has axes.
+    #[error("kernel `{kernel}`: parameter `{param}` takes one value per axis, {dims}, but {given} were given")]
+    Axes {
+        /// The kernel.
+        kernel: &'static str,
+        /// The parameter.
+        param: &'static str,
+        /// How many values were given.
+        given: usize,
+        /// The kernel's number of dimensions.
+        dims: usize,
+    },
+    /// A kernel defined for some numbers of dimensions launched on a domain of another.
+    #[error("kernel `{kernel}` is defined for {defined:?} dimensions, but its domain is {have}-dimensional")]
+    DefinedDimensions {
+        /// The kernel.
+        kernel: &'static str,
+        /// The domain's number of dimensions.
+        have: usize,
+        /// Those the kernel is defined for.
+        defined: &'static [usize],
+    },
     /// A scalar parameter outside the values the kernel accepts.
     #[error("kernel `{kernel}`: parameter `{param}` is {value}, but {expected}")]
     Parameter {

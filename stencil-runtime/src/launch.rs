@@ -123,6 +123,25 @@ fn check_coverage<T: Real>(
     Ok(())
 }
 
+/// Checks that an `Axes` parameter holds one value per axis of the kernel.
+pub fn check_axes(
+    kernel: &'static str,
+    param: &'static str,
+    given: usize,
+    dims: usize,
+) -> Result<(), Error> {
+    if given == dims {
+        Ok(())
+    } else {
+        Err(Error::Axes {
+            kernel,
+            param,
+            given,
+            dims,
+        })
+    }
+}
+
 /// Checks the colour of a red-black kernel: 0 (even index sum) or 1 (odd).
 pub fn check_colour(kernel: &'static str, param: &'static str, colour: i64) -> Result<(), Error> {
     if colour == 0 || colour == 1 {

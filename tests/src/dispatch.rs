@@ -81,6 +81,12 @@ pub fn launch<T: Real>(
             suite::generic_lap_3d::launch(b, ins[0], o)?;
             vec![]
         }
+        ("diffuse", [o]) => {
+            let d = o.dims();
+            let k: Vec<T> = (0..d).map(t).collect();
+            suite::diffuse::launch(b, ins[0], o, &k, t(d))?;
+            vec![]
+        }
         ("binary_logs", [o]) => {
             suite::binary_logs::launch(b, ins[0], ins[1], o)?;
             vec![]

@@ -15,6 +15,15 @@ pub fn kernel_ir(source: &str, name: &str) -> Kernel {
         .unwrap_or_else(|| panic!("kernel {name} not in its own source"))
 }
 
+/// The `dims`-dimensional kernel `name` of a kernel defined for several dimensions.
+pub fn kernel_ir_of_dims(source: &str, name: &str, dims: usize) -> Kernel {
+    let kernels = compile_rust_source(source).unwrap_or_else(|e| panic!("{name}: {e}"));
+    kernels
+        .into_iter()
+        .find(|k| k.name == name && k.dims as usize == dims)
+        .unwrap_or_else(|| panic!("no {dims}D kernel {name} in its own source"))
+}
+
 /// The precision of `T`.
 pub fn precision<T: Real>() -> Precision {
     match T::PRECISION {

@@ -225,6 +225,23 @@ pub mod suite {
         out = laplacian(u);
     }
 
+    /// The Laplacian weighted per axis, `sum over a of k_a (u(x + e_a) - 2 u(x) + u(x - e_a))`.
+    #[stencil_fn]
+    pub fn weighted_laplacian<T: Real>(u: In<T>, k: Axes<T>) -> T {
+        let mut s = 0.0;
+        for a in 0..ndims() {
+            s += k[a] * (u[unit(a)] - 2.0 * u + u[-unit(a)]);
+        }
+        s
+    }
+
+    /// Anisotropic diffusion, one definition for 2D and 3D: a step of `u_t = sum k_a u_aa`
+    /// with one conductivity per axis.
+    #[stencil(dims = [2, 3])]
+    pub fn diffuse<T: Real>(u: In<T>, out: Out<T>, k: Axes<T>, dt: T) {
+        out = u + dt * weighted_laplacian(u, k);
+    }
+
     /// Rounding to integers (inputs with halves and negative values).
     #[stencil(dims = 1)]
     pub fn rounding<T: Real>(a: In<T>, down: Out<T>, up: Out<T>, zero: Out<T>, near: Out<T>) {
@@ -326,6 +343,8 @@ pub mod suite {
 pub struct Compiled {
     /// Kernel name.
     pub name: &'static str,
+    /// Number of dimensions.
+    pub dims: usize,
     /// IR text.
     pub ir: &'static str,
     /// Source text.
@@ -337,14 +356,16 @@ pub struct Compiled {
 }
 
 macro_rules! registry {
-    ($($k:ident),* $(,)?) => {
-        /// Every kernel of the suite.
+    ($($($k:ident)::+),* $(,)?) => {
+        /// Every kernel of the suite (one entry per dimension of a kernel defined for
+        /// several).
         pub const ALL: &[Compiled] = &[$(Compiled {
-            name: suite::$k::NAME,
-            ir: suite::$k::IR,
-            source: suite::$k::SOURCE,
-            ptx_f32: (suite::$k::PTX_F32, suite::$k::ENTRY_F32),
-            ptx_f64: (suite::$k::PTX_F64, suite::$k::ENTRY_F64),
+            name: suite::$($k)::+::NAME,
+            dims: suite::$($k)::+::DIMS,
+            ir: suite::$($k)::+::IR,
+            source: suite::$($k)::+::SOURCE,
+            ptx_f32: (suite::$($k)::+::PTX_F32, suite::$($k)::+::ENTRY_F32),
+            ptx_f64: (suite::$($k)::+::PTX_F64, suite::$($k)::+::ENTRY_F64),
         }),*];
     };
 }
@@ -369,6 +390,8 @@ registry!(
     differences,
     generic_lap_2d,
     generic_lap_3d,
+    diffuse::d2,
+    diffuse::d3,
     checker,
     guarded
 );

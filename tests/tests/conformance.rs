@@ -5,7 +5,8 @@
 use stencil_runtime::{Backend, Field, Real};
 use stencil_tests::for_precisions;
 use stencil_tests::harness::{
-    assert_close, kernel_ir, poisoned, random_field, rng, run, tolerance, values, Path,
+    assert_close, kernel_ir, kernel_ir_of_dims, poisoned, random_field, rng, run, tolerance,
+    values, Path,
 };
 use stencil_tests::kernels::suite;
 
@@ -20,13 +21,32 @@ fn check<T: Real>(
     scalars: &[f64],
     cpu: impl Fn(&mut [Field<T>]) -> Vec<f64>,
 ) {
-    let k = kernel_ir(source, name);
+    check_ir(
+        &kernel_ir(source, name),
+        inputs,
+        out_extent,
+        n_out,
+        scalars,
+        cpu,
+    );
+}
+
+/// [`check`] of the checked kernel `k`.
+fn check_ir<T: Real>(
+    k: &kernels_gen::ir::Kernel,
+    inputs: &[&Field<T>],
+    out_extent: &[usize],
+    n_out: usize,
+    scalars: &[f64],
+    cpu: impl Fn(&mut [Field<T>]) -> Vec<f64>,
+) {
+    let name = &k.name;
     let tol = tolerance::<T>();
     let mut cpu_out: Vec<Field<T>> = (0..n_out).map(|_| poisoned(out_extent)).collect();
     let cpu_red = cpu(&mut cpu_out);
     for path in [Path::Interpreter, Path::HostJit] {
         let mut out: Vec<Field<T>> = (0..n_out).map(|_| poisoned(out_extent)).collect();
-        let red = run(path, &k, inputs, &mut out, scalars);
+        let red = run(path, k, inputs, &mut out, scalars);
         let what = format!("{name} {:?} {path:?}", T::PRECISION);
         for (o, (a, b)) in out.iter().zip(&cpu_out).enumerate() {
             assert_close(&format!("{what} output {o}"), &values(a), &values(b), tol);
@@ -307,6 +327,62 @@ fn generic_laplacian() {
                 }
             }
         }
+    });
+}
+
+/// One anisotropic diffusion kernel defined for 2D and 3D (`dims = [2, 3]`, one
+/// conductivity per axis as `Axes<T>`): the launcher picks the kernel of the field's
+/// dimension; both agree with the other paths and with the sum written in Rust, and a
+/// wrong number of conductivities or a 1D field is a typed error.
+#[test]
+fn one_definition_for_two_and_three_dimensions() {
+    for_precisions!(T => {
+        let mut r = rng("diffuse");
+        for n in [vec![23usize, 17], vec![13, 11, 9]] {
+            let dims = n.len();
+            let u = random_field::<T>(&mut r, &n, 1, 0.5, 2.0);
+            let k: Vec<f64> = [0.5, 2.0, 1.25][..dims].to_vec();
+            let kt: Vec<T> = k.iter().map(|&x| T::from_f64(x)).collect();
+            let dt = 0.125;
+            let mut scalars = k.clone();
+            scalars.push(dt);
+            let source = suite::diffuse::SOURCE;
+            let k_ir = kernel_ir_of_dims(source, "diffuse", dims);
+            assert_eq!(k_ir.dims as usize, dims);
+            check_ir(&k_ir, &[&u], &n, 1, &scalars, |o| {
+                suite::diffuse::launch(&Backend::Cpu, &u, &mut o[0], &kt, T::from_f64(dt)).unwrap();
+                vec![]
+            });
+            let mut out = Field::<T>::zeros(&n, 0).unwrap();
+            suite::diffuse::launch(&Backend::Cpu, &u, &mut out, &kt, T::from_f64(dt)).unwrap();
+            let extent = [n[0], n[1], n.get(2).copied().unwrap_or(1)];
+            for kk in 0..extent[2] as isize {
+                for j in 0..extent[1] as isize {
+                    for i in 0..extent[0] as isize {
+                        let p = [i, j, kk];
+                        let at = |q: [isize; 3]| u.get(q).unwrap().as_f64();
+                        let mut s = 0.0;
+                        for a in 0..dims {
+                            let (mut hi, mut lo) = (p, p);
+                            hi[a] += 1;
+                            lo[a] -= 1;
+                            s += k[a] * (at(hi) - 2.0 * at(p) + at(lo));
+                        }
+                        let want = at(p) + dt * s;
+                        let got = out.get(p).unwrap().as_f64();
+                        assert!((got - want).abs() <= 1e-5 * want.abs().max(1.0), "{p:?}: {got} against {want}");
+                    }
+                }
+            }
+            // Two conductivities for a 3D field, or three for a 2D one: a typed error.
+            let wrong: Vec<T> = vec![T::from_f64(1.0); 5 - dims];
+            let e = suite::diffuse::launch(&Backend::Cpu, &u, &mut out, &wrong, T::from_f64(dt)).unwrap_err();
+            assert!(e.to_string().contains("one value per axis"), "{e}");
+        }
+        let line = Field::<T>::zeros(&[9], 1).unwrap();
+        let mut out = Field::<T>::zeros(&[9], 0).unwrap();
+        let e = suite::diffuse::launch(&Backend::Cpu, &line, &mut out, &[T::from_f64(1.0)], T::from_f64(0.1)).unwrap_err();
+        assert!(e.to_string().contains("defined for [2, 3] dimensions"), "{e}");
     });
 }
 

@@ -13,7 +13,7 @@ use stencil_runtime::cuda::{CudaLaunch, KernelCode, LaunchShape, Ptx, Tuning};
 use stencil_runtime::{Backend, Cuda, Error, Field, Precision, Real};
 use stencil_tests::dispatch;
 use stencil_tests::harness::{
-    assert_close, kernel_ir, poisoned, random_field, rng, tolerance, values,
+    assert_close, kernel_ir_of_dims, poisoned, random_field, rng, tolerance, values,
 };
 use stencil_tests::kernels::{Compiled, ALL};
 
@@ -38,7 +38,7 @@ fn extent(dims: u8) -> Vec<usize> {
 /// Runs kernel `c` at precision `T` on the CPU and on `cuda` (fields on the device) from
 /// the same random inputs, and compares outputs and reductions.
 fn check<T: Real>(c: &Compiled, cuda: &Cuda, label: &str) {
-    let k = kernel_ir(c.source, c.name);
+    let k = kernel_ir_of_dims(c.source, c.name, c.dims);
     let name = format!("{} {:?} [{label}]", k.name, T::PRECISION);
     let n = extent(k.dims);
     let mut r = rng(&name);

@@ -56,6 +56,19 @@ pub fn parse_attr_args(tokens: TokenStream, spans: &mut RustSpans) -> syn::Resul
         let (v, at) = if value.peek(syn::LitInt) {
             let lit: syn::LitInt = value.parse()?;
             (ast::AttrValue::Int(lit.base10_parse()?), lit.span())
+        } else if value.peek(syn::token::Bracket) {
+            let list: syn::ExprArray = value.parse()?;
+            let mut ns = Vec::new();
+            for e in &list.elems {
+                match e {
+                    syn::Expr::Lit(syn::ExprLit {
+                        lit: syn::Lit::Int(n),
+                        ..
+                    }) => ns.push(n.base10_parse()?),
+                    other => return Err(syn::Error::new(other.span(), "expected an integer")),
+                }
+            }
+            (ast::AttrValue::List(ns), list.span())
         } else {
             let id: syn::Ident = value.parse()?;
             (ast::AttrValue::Name(id.to_string()), id.span())

@@ -136,12 +136,16 @@ impl Builder<'_> {
                             let mut it = opt.clone().into_inner();
                             let key = it.next().expect("option name");
                             let v = it.next().expect("option value");
+                            let int = |n: &Pair<Rule>| {
+                                n.as_str().replace('_', "").parse::<u64>().map_err(|_| {
+                                    self.error(n, format!("`{}` is out of range", n.as_str()))
+                                })
+                            };
                             let value = if v.as_rule() == Rule::int_body {
-                                let n =
-                                    v.as_str().replace('_', "").parse::<u64>().map_err(|_| {
-                                        self.error(&v, format!("`{}` is out of range", v.as_str()))
-                                    })?;
-                                crate::ast::AttrValue::Int(n)
+                                crate::ast::AttrValue::Int(int(&v)?)
+                            } else if v.as_rule() == Rule::int_list {
+                                let ns = v.clone().into_inner().map(|n| int(&n));
+                                crate::ast::AttrValue::List(ns.collect::<Result<_, _>>()?)
                             } else {
                                 crate::ast::AttrValue::Name(v.as_str().to_string())
                             };

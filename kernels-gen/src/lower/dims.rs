@@ -3,7 +3,7 @@
 
 use super::walk::{visit_block, with_helpers};
 use super::{err, Result};
-use crate::ast::{self, Expr, ExprKind, FnDef, Module};
+use crate::ast::{self, Expr, ExprKind, FnDef, Module, SpanId};
 use std::collections::HashMap;
 
 /// The name an offset expression `d`, `-d` or `(d)` reads, if it is one.
@@ -24,6 +24,27 @@ pub(super) fn is_unit_call(e: &Expr) -> bool {
     }
 }
 
+/// Checks a kernel's list of dimensions, `dims = [2, 3]`: each supported, none twice.
+pub(super) fn check_dims_list(list: &[u8], span: SpanId) -> Result<()> {
+    for (i, &d) in list.iter().enumerate() {
+        if !(1..=3).contains(&d) {
+            return err(
+                span,
+                format!("dims = {d} is not supported"),
+                Some("use 1, 2 or 3"),
+            );
+        }
+        if list[..i].contains(&d) {
+            return err(
+                span,
+                format!("dimension {d} is listed twice"),
+                Some("list each dimension once: `dims = [2, 3]`"),
+            );
+        }
+    }
+    Ok(())
+}
+
 /// The kernel's dimension: from the attribute, else from the arity of its offsets (those
 /// in the helpers it calls, to which it may pass its fields, included).
 pub(super) fn infer_dims(module: &Module, f: &FnDef) -> Result<u8> {
@@ -38,8 +59,19 @@ pub(super) fn infer_dims(module: &Module, f: &FnDef) -> Result<u8> {
                 _ => None,
             })
             .collect();
+        // `a[k]` on an `Axes` parameter reads a value, not a field.
+        let axes_params: Vec<&str> = body
+            .params
+            .iter()
+            .filter(|p| matches!(&p.ty, ast::TypeExpr::Apply { head, .. } if head.name == super::axes::AXES_TYPE))
+            .map(|p| p.name.name.as_str())
+            .collect();
         visit_block(&body.body, &mut |e| {
-            if let ExprKind::Index { offsets, .. } = &e.kind {
+            if let ExprKind::Index { base, offsets } = &e.kind {
+                if matches!(&base.kind, ExprKind::Name(id) if axes_params.contains(&id.name.as_str()))
+                {
+                    return;
+                }
                 let n = match offsets.as_slice() {
                     // `u[unit(a)]` fits any dimension.
                     [o] if is_unit_call(o) => return,
@@ -52,7 +84,8 @@ pub(super) fn infer_dims(module: &Module, f: &FnDef) -> Result<u8> {
             }
         });
     }
-    if let Some((d, span)) = f.attrs.dims {
+    if let Some((list, span)) = &f.attrs.dims {
+        let (d, span) = (list[0], *span);
         if !(1..=3).contains(&d) {
             return err(
                 span,

@@ -121,6 +121,12 @@ impl Lowerer<'_> {
                 };
                 let f = match self.lookup(id)? {
                     Binding::Field(f) => f,
+                    Binding::Local(slot) if matches!(self.state.slots[slot].val, Val::Tuple(_)) => {
+                        let Val::Tuple(t) = self.state.slots[slot].val else {
+                            unreachable!("matched above")
+                        };
+                        return self.axis_value(t, offsets, e.span).map(Some);
+                    }
                     _ => {
                         return err(
                             id.span,

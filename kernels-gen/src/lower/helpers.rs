@@ -24,11 +24,14 @@ impl<'m> Lowerer<'m> {
             ast::TypeExpr::Apply { head, .. } if head.name == sampled::SAMPLED_TYPE => {
                 Wants::Sampled
             }
+            ast::TypeExpr::Apply { head, .. } if head.name == axes::AXES_TYPE => {
+                return Ok(HelperArg::Value(self.axes_arg(helper, p, a)?));
+            }
             ast::TypeExpr::Apply { head, span, .. } => {
                 return err(
                     *span,
                     format!(
-                        "helper parameters are values, `In<T>` fields, `Sampled<T>` grids and `Mesh`, not `{}<..>`",
+                        "helper parameters are values, `Axes<T>`, `In<T>` fields, `Sampled<T>` grids and `Mesh`, not `{}<..>`",
                         head.name
                     ),
                     Some("helpers only read fields: declare the parameter `In<T>`"),
@@ -109,6 +112,15 @@ impl<'m> Lowerer<'m> {
         for (p, a) in helper.params.iter().zip(passed) {
             let (t, ty) = match (&p.ty, a) {
                 (ast::TypeExpr::Name(t), HelperArg::Value(v)) => (t, self.ty_of(*v)),
+                (ast::TypeExpr::Apply { head, args, .. }, HelperArg::Value(Val::Tuple(t)))
+                    if head.name == axes::AXES_TYPE =>
+                {
+                    let first = self.parts(*t).first().copied();
+                    match (args.as_slice(), first) {
+                        ([ast::TypeExpr::Name(name)], Some(v)) => (name, self.ty_of(v)),
+                        _ => continue,
+                    }
+                }
                 (ast::TypeExpr::Apply { args, .. }, HelperArg::Bound(b)) => {
                     let elem = match *b {
                         Binding::Field(f) => self.fields[f as usize].elem,
@@ -143,6 +155,29 @@ impl<'m> Lowerer<'m> {
                     }
                 };
                 let what = format!("argument `{}` of `{}`", p.name.name, helper.name.name);
+                if let ast::TypeExpr::Apply { args, .. } = &p.ty {
+                    // An `Axes<E>` parameter: each value made an `E`.
+                    let (Val::Tuple(t), [elem]) = (v, args.as_slice()) else {
+                        return err(
+                            p.ty.span(),
+                            "`Axes` takes one type argument",
+                            Some("write e.g. `Axes<T>`"),
+                        );
+                    };
+                    let ty = self.resolve_type(elem)?;
+                    let mut parts = Vec::new();
+                    for part in self.parts(*t) {
+                        parts.push(Val::Node(self.coerce(part, ty, a.span, &what)?));
+                    }
+                    self.tuples.push(parts);
+                    let binding = self.new_local(
+                        &p.name.name,
+                        Val::Tuple(self.tuples.len() as u32 - 1),
+                        false,
+                    );
+                    self.scopes[0].insert(p.name.name.clone(), binding);
+                    continue;
+                }
                 if let ast::TypeExpr::Tuple { .. } = &p.ty {
                     let t = self.returned(*v, &p.ty, a.span, &what)?;
                     let binding = self.new_local(&p.name.name, t, false);

@@ -26,10 +26,15 @@ pub(super) fn mesh_param(f: &FnDef) -> Option<&ast::Param> {
 /// Checks the attributes of a vertex kernel and returns its dimension (1: one value per
 /// vertex).
 pub(super) fn check_attrs(f: &FnDef) -> Result<u8> {
-    if let Some((d, span)) = f.attrs.dims {
-        if d != 1 {
+    if let Some((list, span)) = &f.attrs.dims {
+        if list.as_slice() != [1] {
+            let d = list
+                .iter()
+                .map(|d| d.to_string())
+                .collect::<Vec<_>>()
+                .join(", ");
             return err(
-                span,
+                *span,
                 format!(
                     "a vertex kernel (it takes a `Mesh`) has no grid: `dims = {d}` does not apply"
                 ),

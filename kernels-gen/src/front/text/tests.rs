@@ -117,7 +117,7 @@ fn parses_the_examples() {
     assert!(tail.ends_with("else Some(\\\"{0}\\\")\")"), "{tail}");
 
     let cfl = &m.items[2];
-    assert_eq!(cfl.attrs.dims.map(|d| d.0), Some(1));
+    assert_eq!(cfl.attrs.dims.as_ref().map(|d| d.0.clone()), Some(vec![1]));
     assert!(matches!(
         &cfl.body.stmts[0],
         Stmt::Let { mutable: true, .. }
