@@ -242,6 +242,34 @@ pub mod suite {
         out = u + dt * weighted_laplacian(u, k);
     }
 
+    /// Cell-centred restriction (a `Fine` field of `2n` points): the coarse cell averages its four children.
+    #[stencil]
+    pub fn restrict_cells<T: Real>(fine: Fine<T>, coarse: Out<T>) {
+        coarse = 0.25 * (fine + fine[(1, 0)] + fine[(0, 1)] + fine[(1, 1)]);
+    }
+
+    /// Cell-centred bilinear prolongation (a `Coarse` field of `n / 2` points): 9/16 of the parent, 3/16 of each parent
+    /// neighbour on the child's side, 1/16 of the diagonal one.
+    #[stencil]
+    pub fn prolong_cells<T: Real>(coarse: Coarse<T>, fine: Out<T>) {
+        let ei = index(0) % 2 == 0;
+        let ej = index(1) % 2 == 0;
+        let cx = if ei { coarse[(-1, 0)] } else { coarse[(1, 0)] };
+        let cy = if ej { coarse[(0, -1)] } else { coarse[(0, 1)] };
+        let cxy = if ei {
+            if ej {
+                coarse[(-1, -1)]
+            } else {
+                coarse[(-1, 1)]
+            }
+        } else if ej {
+            coarse[(1, -1)]
+        } else {
+            coarse[(1, 1)]
+        };
+        fine = 0.5625 * coarse + 0.1875 * (cx + cy) + 0.0625 * cxy;
+    }
+
     /// Rounding to integers (inputs with halves and negative values).
     #[stencil(dims = 1)]
     pub fn rounding<T: Real>(a: In<T>, down: Out<T>, up: Out<T>, zero: Out<T>, near: Out<T>) {

@@ -386,6 +386,49 @@ fn one_definition_for_two_and_three_dimensions() {
     });
 }
 
+/// Cell-centred grid transfers (`Fine` fields of `2n` points, `Coarse` of `n / 2`): the
+/// paths agree, restriction averages the four children, prolongation keeps a linear
+/// function linear away from the edges.
+#[test]
+fn cell_centred_transfers() {
+    for_precisions!(T => {
+        let mut r = rng("cell transfers");
+        let (fine_n, coarse_n) = ([36usize, 28], [18usize, 14]);
+        let fine = random_field::<T>(&mut r, &fine_n, 1, -1.0, 1.0);
+        let restrict = |o: &mut Field<T>| suite::restrict_cells::launch(&Backend::Cpu, &fine, o).unwrap();
+        check("restrict_cells", suite::restrict_cells::SOURCE, &[&fine], &coarse_n, 1, &[], |o| {
+            restrict(&mut o[0]);
+            vec![]
+        });
+        let mut coarse = Field::<T>::zeros(&coarse_n, 1).unwrap();
+        restrict(&mut coarse);
+        for (i, j) in [(0isize, 0isize), (5, 7), (17, 13)] {
+            let f = |a: isize, b: isize| fine.get([2 * i + a, 2 * j + b, 0]).unwrap().as_f64();
+            let want = 0.25 * (f(0, 0) + f(1, 0) + f(0, 1) + f(1, 1));
+            let got = coarse.get([i, j, 0]).unwrap().as_f64();
+            assert!((got - want).abs() <= 1e-6, "({i}, {j}): {got} against {want}");
+        }
+        let linear = Field::<T>::from_fn(&coarse_n, 1, |[i, j, _]| {
+            T::from_f64(0.5 + 2.0 * i as f64 - 0.75 * j as f64)
+        });
+        let prolong = |o: &mut Field<T>| suite::prolong_cells::launch(&Backend::Cpu, &linear, o).unwrap();
+        check("prolong_cells", suite::prolong_cells::SOURCE, &[&linear], &fine_n, 1, &[], |o| {
+            prolong(&mut o[0]);
+            vec![]
+        });
+        let mut out = Field::<T>::zeros(&fine_n, 0).unwrap();
+        prolong(&mut out);
+        for (i, j) in [(2isize, 2isize), (9, 14), (33, 25)] {
+            // Child centres sit a quarter of a coarse cell from the parent's.
+            let x = (i as f64 - 0.5) / 2.0;
+            let y = (j as f64 - 0.5) / 2.0;
+            let want = 0.5 + 2.0 * x - 0.75 * y;
+            let got = out.get([i, j, 0]).unwrap().as_f64();
+            assert!((got - want).abs() <= 1e-4, "({i}, {j}): {got} against {want}");
+        }
+    });
+}
+
 #[test]
 fn binary_logs() {
     for_precisions!(T => {

@@ -15,7 +15,7 @@ use stencil_tests::dispatch;
 use stencil_tests::harness::{
     assert_close, kernel_ir_of_dims, poisoned, random_field, rng, tolerance, values,
 };
-use stencil_tests::kernels::{Compiled, ALL};
+use stencil_tests::kernels::{suite, Compiled, ALL};
 
 fn gpu() -> Option<Cuda> {
     match Cuda::new(0) {
@@ -279,4 +279,29 @@ fn deferred_reductions_are_read_later_in_launch_order() {
     mass::launch(&later, &fields[0], 0.5).expect("deferred launch");
     lc.discard_deferred();
     assert!(lc.read_deferred().expect("read").is_none());
+}
+
+/// The cell-centred transfers (`Fine` of `2n`, `Coarse` of `n / 2` points), which the
+/// suite-wide check cannot size: device and CPU agree.
+#[test]
+fn cell_centred_transfers_agree_with_the_cpu() {
+    let Some(cuda) = gpu() else { return };
+    fn both<T: Real>(cuda: &Cuda) {
+        let backend = Backend::Cuda(cuda.clone());
+        let mut r = rng("cell transfers on the device");
+        let fine: Field<T> = random_field(&mut r, &[36, 28], 1, -1.0, 1.0);
+        let coarse: Field<T> = random_field(&mut r, &[18, 14], 1, -1.0, 1.0);
+        let (mut restricted, mut prolonged) = (poisoned::<T>(&[18, 14]), poisoned::<T>(&[36, 28]));
+        suite::restrict_cells::launch(&Backend::Cpu, &fine, &mut restricted).expect("cpu");
+        suite::prolong_cells::launch(&Backend::Cpu, &coarse, &mut prolonged).expect("cpu");
+        let on = |f: &Field<T>| f.to(&backend).expect("to the device");
+        let (mut gr, mut gp) = (on(&poisoned(&[18, 14])), on(&poisoned(&[36, 28])));
+        suite::restrict_cells::launch(&backend, &on(&fine), &mut gr).expect("restrict");
+        suite::prolong_cells::launch(&backend, &on(&coarse), &mut gp).expect("prolong");
+        let tol = tolerance::<T>();
+        assert_close("restrict_cells", &values(&gr), &values(&restricted), tol);
+        assert_close("prolong_cells", &values(&gp), &values(&prolonged), tol);
+    }
+    both::<f32>(&cuda);
+    both::<f64>(&cuda);
 }

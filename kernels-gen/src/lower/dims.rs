@@ -6,20 +6,23 @@ use super::{err, Result};
 use crate::ast::{self, Expr, ExprKind, FnDef, Module, SpanId};
 use std::collections::HashMap;
 
-/// The name an offset expression `d`, `-d` or `(d)` reads, if it is one.
+/// The name of the offset parameter an offset expression (`d`, `-d`, `2 * d`) reads, if any.
 pub(super) fn tuple_name(e: &Expr) -> Option<&str> {
     match &e.kind {
         ExprKind::Name(id) => Some(&id.name),
         ExprKind::Unary(ast::UnOp::Neg, a) | ExprKind::Paren(a) => tuple_name(a),
+        ExprKind::Binary(_, a, b) => tuple_name(a).or_else(|| tuple_name(b)),
         _ => None,
     }
 }
 
-/// Whether an offset expression is `unit(..)` or `-unit(..)`.
+/// Whether an offset expression is made of `unit(..)` (`-unit(a)`, `2 * unit(a)`,
+/// `unit(a) + unit(b)`), which fits any dimension.
 pub(super) fn is_unit_call(e: &Expr) -> bool {
     match &e.kind {
         ExprKind::Call { func, .. } => func.name == "unit",
         ExprKind::Unary(ast::UnOp::Neg, a) | ExprKind::Paren(a) => is_unit_call(a),
+        ExprKind::Binary(_, a, b) => is_unit_call(a) || is_unit_call(b),
         _ => false,
     }
 }
@@ -59,7 +62,7 @@ pub(super) fn infer_dims(module: &Module, f: &FnDef) -> Result<u8> {
                 _ => None,
             })
             .collect();
-        // `a[k]` on an `Axes` parameter reads a value, not a field.
+        // `a[k]` on an `Axes` or offset parameter takes a part of a tuple, not a field.
         let axes_params: Vec<&str> = body
             .params
             .iter()
@@ -68,13 +71,15 @@ pub(super) fn infer_dims(module: &Module, f: &FnDef) -> Result<u8> {
             .collect();
         visit_block(&body.body, &mut |e| {
             if let ExprKind::Index { base, offsets } = &e.kind {
-                if matches!(&base.kind, ExprKind::Name(id) if axes_params.contains(&id.name.as_str()))
+                if matches!(&base.kind, ExprKind::Name(id)
+                    if axes_params.contains(&id.name.as_str()) || tuple_params.contains_key(id.name.as_str()))
                 {
                     return;
                 }
                 let n = match offsets.as_slice() {
-                    // `u[unit(a)]` fits any dimension.
+                    // `u[unit(a)]` and `u[d]` with `d: Axes<i64>` fit any dimension.
                     [o] if is_unit_call(o) => return,
+                    [o] if tuple_name(o).is_some_and(|name| axes_params.contains(&name)) => return,
                     [o] => tuple_name(o)
                         .and_then(|name| tuple_params.get(name).copied())
                         .unwrap_or(1),

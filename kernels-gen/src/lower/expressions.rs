@@ -102,9 +102,20 @@ impl Lowerer<'_> {
                 }
             }
             ExprKind::Binary(op, a, b) => {
-                let x = self.expr(a)?;
-                let y = self.expr(b)?;
-                self.binary(*op, x, y, e.span)?
+                let (Some(x), Some(y)) = (self.expr_or_unit(a)?, self.expr_or_unit(b)?) else {
+                    return err(e.span, "an operand of this expression has no value", None);
+                };
+                match (x, y) {
+                    // Offsets (tuples of integers) add, subtract and scale.
+                    (Val::Tuple(_), _) | (_, Val::Tuple(_))
+                        if self.is_integer(x) && self.is_integer(y) =>
+                    {
+                        return self.tuple_arithmetic(*op, x, y, e.span).map(Some)
+                    }
+                    (Val::Tuple(_), _) => return self.tuple_here(a.span),
+                    (_, Val::Tuple(_)) => return self.tuple_here(b.span),
+                    _ => self.binary(*op, x, y, e.span)?,
+                }
             }
             ExprKind::Cast(a, t) => {
                 let v = self.expr(a)?;

@@ -5,8 +5,8 @@
 //! `if`'s branches (part by part); anywhere a single value is needed it is an error.
 
 use super::{err, Lowerer, Result, Val};
-use crate::ast::{Expr, Ident, SpanId, TypeExpr};
-use crate::ir::NodeId;
+use crate::ast::{BinOp, Expr, Ident, SpanId, TypeExpr};
+use crate::ir::{NodeId, Ty};
 
 impl Lowerer<'_> {
     /// `(a, b, ..)` as a value.
@@ -17,6 +17,63 @@ impl Lowerer<'_> {
         }
         self.tuples.push(parts);
         Ok(Val::Tuple(self.tuples.len() as u32 - 1))
+    }
+
+    /// Arithmetic on offsets: `d + e` and `d - e` part by part, `k * d` and `d * k` each
+    /// part scaled (`u[2 * unit(a) - unit(b)]`).
+    pub(super) fn tuple_arithmetic(
+        &mut self,
+        op: BinOp,
+        x: Val,
+        y: Val,
+        span: SpanId,
+    ) -> Result<Val> {
+        let pairs: Vec<(Val, Val)> = match (x, y) {
+            (Val::Tuple(a), Val::Tuple(b)) if matches!(op, BinOp::Add | BinOp::Sub) => {
+                let (a, b) = (self.parts(a), self.parts(b));
+                if a.len() != b.len() {
+                    return err(
+                        span,
+                        format!(
+                            "tuples of {} and {} parts cannot be combined",
+                            a.len(),
+                            b.len()
+                        ),
+                        Some("offsets have one part per axis"),
+                    );
+                }
+                a.into_iter().zip(b).collect()
+            }
+            (Val::Tuple(a), k) if op == BinOp::Mul && !matches!(k, Val::Tuple(_)) => {
+                self.parts(a).into_iter().map(|p| (p, k)).collect()
+            }
+            (k, Val::Tuple(b)) if op == BinOp::Mul && !matches!(k, Val::Tuple(_)) => {
+                self.parts(b).into_iter().map(|p| (k, p)).collect()
+            }
+            _ => {
+                return err(
+                    span,
+                    "tuples (offsets) only add, subtract, and scale by a number",
+                    Some("write e.g. `u[unit(a) + unit(b)]` or `u[2 * unit(a)]`"),
+                )
+            }
+        };
+        let mut parts = Vec::with_capacity(pairs.len());
+        for (a, b) in pairs {
+            parts.push(self.binary(op, a, b, span)?);
+        }
+        self.tuples.push(parts);
+        Ok(Val::Tuple(self.tuples.len() as u32 - 1))
+    }
+
+    /// Whether `v` is an integer, or a tuple of integers (an offset).
+    pub(super) fn is_integer(&self, v: Val) -> bool {
+        match v {
+            Val::IntLit(_) => true,
+            Val::FloatLit(_) => false,
+            Val::Node(n) => self.b.ty(n) == Ty::Int,
+            Val::Tuple(t) => self.tuples[t as usize].iter().all(|&p| self.is_integer(p)),
+        }
     }
 
     /// The parts of tuple `t`.

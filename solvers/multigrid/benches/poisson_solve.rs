@@ -101,18 +101,16 @@ fn finest_sweep<T: Real>(backend: &Backend, n: usize) -> R<(f64, f64)> {
     let (one, h2inv) = (T::one(), T::from_f64(1.0 / (h * h)));
     let sweep = |e: &mut Field<T>| -> R<()> {
         for colour in [0, 1] {
+            let (c, sides) = ([one, one], [0, 0]);
             kernels::mg::rbgs::launch(
                 backend,
                 e,
                 &r,
-                one,
-                one,
+                &c,
                 h2inv,
                 T::zero(),
-                0,
-                0,
-                0,
-                0,
+                &sides,
+                &sides,
                 colour,
             )?;
         }

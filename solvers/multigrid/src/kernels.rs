@@ -3,19 +3,25 @@
 //! Grids are vertex-centred: a level of `2^k + 1` nodes per axis stores every node,
 //! boundary nodes included, as its interior, with a halo of one ghost layer that kernels
 //! read only where a selection discards it (the mirrored neighbour of a Neumann node is
-//! read from inside instead). Each side of the square has a boundary kind, an `i64`
-//! chosen at run time (see [`crate::Boundary`]): 0 Dirichlet imposed directly (the node is
-//! fixed), 1 homogeneous Neumann (mirror ghost), 2 Dirichlet by penalty (mirror ghost plus
-//! `kappa / h^2 (u - g)`, with `kappa g / h^2` carried by the right-hand side).
+//! read from inside instead). Each side has a boundary kind, an `i64` chosen at run time
+//! (see [`crate::Boundary`]): 0 Dirichlet imposed directly (the node is fixed), 1
+//! homogeneous Neumann (mirror ghost), 2 Dirichlet by penalty (mirror ghost plus
+//! `kappa / h^2 (u - g)`, with `kappa g / h^2` carried by the right-hand side), 3 periodic.
+//! A kernel takes the kinds of the low and high sides of every axis as `lo` and `hi`, and
+//! the operator's coefficients as `c`, one per axis.
 //!
-//! The operator is the anisotropic Laplacian `-(ax u_xx + ay u_yy)` (`ax = ay = 1` for
-//! Poisson), discretised by the 5-point stencil on the levels of the hierarchy; the
-//! defect-correction residuals use 2nd, 4th or 6th-order stencils on the finest grid.
+//! The operator is the anisotropic Laplacian `-(sum over axes a of c_a u_aa)` (`c_a = 1`
+//! for Poisson), discretised by the 5- or 7-point stencil on the levels of the hierarchy;
+//! the defect-correction residuals use 2nd, 4th or 6th-order stencils on the finest grid.
+//! Kernels written once per axis serve 2D and 3D (`dims = [2, 3]`); the fused kernels of
+//! the 2D Dirichlet levels come after them.
 
 use stencil_runtime::prelude::*;
 
 #[stencils]
 pub mod mg {
+    // ---- Sides, mirrors and the rows of the operator ----------------------------------
+
     /// The boundary kind of the side a node lies on along one axis, or -1 inside.
     #[stencil_fn]
     fn side(i: i64, n: i64, lo: i64, hi: i64) -> i64 {
@@ -28,18 +34,211 @@ pub mod mg {
         }
     }
 
-    /// Whether the neighbour below along an axis is the mirror image of the one above: at
-    /// the low end of a side that is not periodic (at a fixed node it is never used).
+    /// Whether the node lies on a side of boundary kind `kind` along some axis.
     #[stencil_fn]
-    fn mirror_lo(i: i64, lo: i64) -> bool {
-        i == 0 && lo != 3
+    fn on_side(lo: Axes<i64>, hi: Axes<i64>, kind: i64) -> bool {
+        let mut on = false;
+        for a in 0..ndims() {
+            on = on || side(index(a), extent(a), lo[a], hi[a]) == kind;
+        }
+        on
     }
 
-    /// Whether the neighbour above is the mirror image of the one below.
+    /// The values `below` and `above` the node along axis `a`, each replaced by the other's
+    /// mirror image at a mirrored end: an end of the axis on a side that is not periodic
+    /// (at a fixed node the values are never used).
     #[stencil_fn]
-    fn mirror_hi(i: i64, n: i64, hi: i64) -> bool {
-        i == n - 1 && hi != 3
+    fn mirrored<T: Real>(a: i64, lo: Axes<i64>, hi: Axes<i64>, below: T, above: T) -> (T, T) {
+        let (low_end, high_end) = (index(a) == 0, index(a) == extent(a) - 1);
+        let b = if low_end && lo[a] != 3 { above } else { below };
+        let t = if high_end && hi[a] != 3 { below } else { above };
+        (b, t)
     }
+
+    /// The first term of a sum over axes, or the sum so far plus the next: sums over axes
+    /// start from their first term, as written out by hand, never from `0.0`.
+    #[stencil_fn]
+    fn add_axis<T: Real>(a: i64, sum: T, term: T) -> T {
+        if a == 0 {
+            term
+        } else {
+            sum + term
+        }
+    }
+
+    /// The diagonal of the node's row, `(2 sum c_a + kappa on a penalty side) / h^2`.
+    #[stencil_fn]
+    fn diagonal<T: Real>(c: Axes<T>, h2inv: T, kappa: T, lo: Axes<i64>, hi: Axes<i64>) -> T {
+        let mut sum: T = 0.0;
+        for a in 0..ndims() {
+            sum = add_axis(a, sum, c[a]);
+        }
+        let penalty = if on_side(lo, hi, 2) { kappa } else { 0.0 };
+        (2.0 * sum + penalty) * h2inv
+    }
+
+    /// The node's coupling to its neighbours, `sum c_a (e below + e above) / h^2`, the
+    /// mirror image taken beyond a Neumann or penalty side.
+    #[stencil_fn]
+    fn coupling<T: Real>(e: In<T>, c: Axes<T>, h2inv: T, lo: Axes<i64>, hi: Axes<i64>) -> T {
+        let mut sum: T = 0.0;
+        for a in 0..ndims() {
+            let (below, above) = mirrored(a, lo, hi, e[-unit(a)], e[unit(a)]);
+            sum = add_axis(a, sum, c[a] * (below + above));
+        }
+        sum * h2inv
+    }
+
+    /// [`coupling`] of `u + e` (in f64), for the defect after a correction.
+    #[stencil_fn]
+    fn corrected_coupling<T: Real>(
+        u: In<f64>,
+        e: In<T>,
+        c: Axes<f64>,
+        h2inv: f64,
+        lo: Axes<i64>,
+        hi: Axes<i64>,
+    ) -> f64 {
+        let mut sum: f64 = 0.0;
+        for a in 0..ndims() {
+            let below = u[-unit(a)] + e[-unit(a)] as f64;
+            let above = u[unit(a)] + e[unit(a)] as f64;
+            let (below, above) = mirrored(a, lo, hi, below, above);
+            sum = add_axis(a, sum, c[a] * (below + above));
+        }
+        sum * h2inv
+    }
+
+    // ---- Smoothers and residuals, 2D and 3D -------------------------------------------
+
+    /// Weighted Jacobi (and, with a schedule of `omega`, scheduled relaxation Jacobi):
+    /// `out = e + omega (r - A e) / diag(A)`; fixed nodes keep their value.
+    #[stencil(dims = [2, 3])]
+    pub fn jacobi<T: Real>(
+        e: In<T>,
+        r: In<T>,
+        out: Out<T>,
+        c: Axes<T>,
+        h2inv: T,
+        kappa: T,
+        lo: Axes<i64>,
+        hi: Axes<i64>,
+        omega: T,
+    ) {
+        let diag = diagonal(c, h2inv, kappa, lo, hi);
+        let ae = diag * e - coupling(e, c, h2inv, lo, hi);
+        out = if on_side(lo, hi, 0) {
+            e
+        } else {
+            e + omega * (r - ae) / diag
+        };
+    }
+
+    /// Red-black Gauss-Seidel: the points of one colour solve their row exactly (times the
+    /// reciprocal of the diagonal, which every red-black kernel computes alike).
+    #[stencil(dims = [2, 3], red_black = colour)]
+    pub fn rbgs<T: Real>(
+        e: InOut<T>,
+        r: In<T>,
+        c: Axes<T>,
+        h2inv: T,
+        kappa: T,
+        lo: Axes<i64>,
+        hi: Axes<i64>,
+        colour: i64,
+    ) {
+        if !on_side(lo, hi, 0) {
+            let inv = 1.0 / diagonal(c, h2inv, kappa, lo, hi);
+            e = (r + coupling(e, c, h2inv, lo, hi)) * inv;
+        }
+    }
+
+    /// The residual `res = r - A e` of the level operator; 0 at fixed nodes.
+    #[stencil(dims = [2, 3])]
+    pub fn residual<T: Real>(
+        e: In<T>,
+        r: In<T>,
+        res: Out<T>,
+        c: Axes<T>,
+        h2inv: T,
+        kappa: T,
+        lo: Axes<i64>,
+        hi: Axes<i64>,
+    ) {
+        let ae = diagonal(c, h2inv, kappa, lo, hi) * e - coupling(e, c, h2inv, lo, hi);
+        res = if on_side(lo, hi, 0) { 0.0 } else { r - ae };
+    }
+
+    /// Row `i` of the tridiagonal system of a zebra line along `axis` (2D): lower,
+    /// diagonal, upper coefficient and right-hand side, the other axis's neighbours moved
+    /// to the right-hand side; mirror ghosts at Neumann and penalty ends double the inward
+    /// coupling; a fixed node's row is the identity.
+    #[stencil_fn]
+    fn line_row<T: Real>(
+        e: In<T>,
+        r: In<T>,
+        axis: i64,
+        c: Axes<T>,
+        h2inv: T,
+        kappa: T,
+        lo: Axes<i64>,
+        hi: Axes<i64>,
+    ) -> (T, T, T, T) {
+        let (i, n, other) = (index(axis), extent(axis), 1 - axis);
+        let (below, above) = mirrored(other, lo, hi, e[-unit(other)], e[unit(other)]);
+        let diag = diagonal(c, h2inv, kappa, lo, hi);
+        let inside = -c[axis] * h2inv;
+        let inward = -2.0 * c[axis] * h2inv;
+        let lower = if i == n - 1 { inward } else { inside };
+        let upper = if i == 0 { inward } else { inside };
+        let lower = if i == 0 { 0.0 } else { lower };
+        let upper = if i == n - 1 { 0.0 } else { upper };
+        let rhs = r + c[other] * (below + above) * h2inv;
+        if on_side(lo, hi, 0) {
+            (0.0, 1.0, 0.0, e)
+        } else {
+            (lower, diag, upper, rhs)
+        }
+    }
+
+    /// Zebra line Gauss-Seidel along x: the lines (rows) of one colour solve their
+    /// tridiagonal systems exactly, for problems strongly coupled along x.
+    #[stencil(dims = 2, line = 0, red_black = colour)]
+    pub fn zebra_x<T: Real>(
+        e: InOut<T>,
+        r: In<T>,
+        c: Axes<T>,
+        h2inv: T,
+        kappa: T,
+        lo: Axes<i64>,
+        hi: Axes<i64>,
+        colour: i64,
+    ) {
+        let (lower, diag, upper, rhs) = line_row(e, r, 0, c, h2inv, kappa, lo, hi);
+        if side(index(1), extent(1), lo[1], hi[1]) != 0 {
+            e = tridiagonal(lower, diag, upper, rhs);
+        }
+    }
+
+    /// Zebra line Gauss-Seidel along y, for problems strongly coupled along y.
+    #[stencil(dims = 2, line = 1, red_black = colour)]
+    pub fn zebra_y<T: Real>(
+        e: InOut<T>,
+        r: In<T>,
+        c: Axes<T>,
+        h2inv: T,
+        kappa: T,
+        lo: Axes<i64>,
+        hi: Axes<i64>,
+        colour: i64,
+    ) {
+        let (lower, diag, upper, rhs) = line_row(e, r, 1, c, h2inv, kappa, lo, hi);
+        if side(index(0), extent(0), lo[0], hi[0]) != 0 {
+            e = tridiagonal(lower, diag, upper, rhs);
+        }
+    }
+
+    // ---- Grid transfers -----------------------------------------------------------------
 
     /// Full weighting along one axis, `[1/4, 1/2, 1/4]` of the values below, at and above
     /// the node; at a mirrored end the two outer values coincide.
@@ -54,331 +253,57 @@ pub mod mg {
         }
     }
 
-    /// Whether the node is fixed by a Dirichlet side imposed directly.
+    /// [`weigh`] along axis `a` of `fine` at `d - e_a`, `d` and `d + e_a`.
     #[stencil_fn]
-    fn fixed(sx: i64, sy: i64) -> bool {
-        sx == 0 || sy == 0
+    fn weigh_at<T: Real>(fine: In<T>, a: i64, d: Axes<i64>, lo: Axes<i64>, hi: Axes<i64>) -> T {
+        let (below, above) = (fine[d - unit(a)], fine[d + unit(a)]);
+        weigh(index(a), extent(a), lo[a], hi[a], below, fine[d], above)
     }
 
-    /// The penalty coefficient of the node's row: `kappa` on a penalty side, else 0.
+    /// Full weighting across x and y of the fine plane `z` (3D).
     #[stencil_fn]
-    fn penalty<T: Real>(sx: i64, sy: i64, kappa: T) -> T {
-        if sx == 2 || sy == 2 {
-            kappa
-        } else {
-            0.0
-        }
-    }
-
-    /// Weighted Jacobi (and, with a schedule of `omega`, scheduled relaxation Jacobi):
-    /// `out = e + omega (r - A e) / diag(A)`; fixed nodes keep their value.
-    #[stencil]
-    pub fn jacobi<T: Real>(
-        e: In<T>,
-        r: In<T>,
-        out: Out<T>,
-        ax: T,
-        ay: T,
-        h2inv: T,
-        kappa: T,
-        bw: i64,
-        be: i64,
-        bs: i64,
-        bn: i64,
-        omega: T,
-    ) {
-        let i = index(0);
-        let j = index(1);
-        let sx = side(i, extent(0), bw, be);
-        let sy = side(j, extent(1), bs, bn);
-        let west = if mirror_lo(i, bw) {
-            e[(1, 0)]
-        } else {
-            e[(-1, 0)]
-        };
-        let east = if mirror_hi(i, extent(0), be) {
-            e[(-1, 0)]
-        } else {
-            e[(1, 0)]
-        };
-        let south = if mirror_lo(j, bs) {
-            e[(0, 1)]
-        } else {
-            e[(0, -1)]
-        };
-        let north = if mirror_hi(j, extent(1), bn) {
-            e[(0, -1)]
-        } else {
-            e[(0, 1)]
-        };
-        let pen = penalty(sx, sy, kappa);
-        let diag = (2.0 * (ax + ay) + pen) * h2inv;
-        let ae = diag * e - (ax * (west + east) + ay * (south + north)) * h2inv;
-        out = if fixed(sx, sy) {
-            e
-        } else {
-            e + omega * (r - ae) / diag
-        };
-    }
-
-    /// Red-black Gauss-Seidel: the points of one colour solve their row exactly (times the
-    /// reciprocal of the diagonal, which every red-black kernel computes alike).
-    #[stencil(red_black = colour)]
-    pub fn rbgs<T: Real>(
-        e: InOut<T>,
-        r: In<T>,
-        ax: T,
-        ay: T,
-        h2inv: T,
-        kappa: T,
-        bw: i64,
-        be: i64,
-        bs: i64,
-        bn: i64,
-        colour: i64,
-    ) {
-        let i = index(0);
-        let j = index(1);
-        let sx = side(i, extent(0), bw, be);
-        let sy = side(j, extent(1), bs, bn);
-        let west = if mirror_lo(i, bw) {
-            e[(1, 0)]
-        } else {
-            e[(-1, 0)]
-        };
-        let east = if mirror_hi(i, extent(0), be) {
-            e[(-1, 0)]
-        } else {
-            e[(1, 0)]
-        };
-        let south = if mirror_lo(j, bs) {
-            e[(0, 1)]
-        } else {
-            e[(0, -1)]
-        };
-        let north = if mirror_hi(j, extent(1), bn) {
-            e[(0, -1)]
-        } else {
-            e[(0, 1)]
-        };
-        let diag = (2.0 * (ax + ay) + penalty(sx, sy, kappa)) * h2inv;
-        if !fixed(sx, sy) {
-            e = (r + (ax * (west + east) + ay * (south + north)) * h2inv) * (1.0 / diag);
-        }
-    }
-
-    /// Zebra line Gauss-Seidel along x: the lines (rows) of one colour solve their
-    /// tridiagonal systems exactly, for problems strongly coupled along x.
-    #[stencil(line = 0, red_black = colour)]
-    pub fn zebra_x<T: Real>(
-        e: InOut<T>,
-        r: In<T>,
-        ax: T,
-        ay: T,
-        h2inv: T,
-        kappa: T,
-        bw: i64,
-        be: i64,
-        bs: i64,
-        bn: i64,
-        colour: i64,
-    ) {
-        let i = index(0);
-        let j = index(1);
-        let sx = side(i, extent(0), bw, be);
-        let sy = side(j, extent(1), bs, bn);
-        let south = if mirror_lo(j, bs) {
-            e[(0, 1)]
-        } else {
-            e[(0, -1)]
-        };
-        let north = if mirror_hi(j, extent(1), bn) {
-            e[(0, -1)]
-        } else {
-            e[(0, 1)]
-        };
-        let diag = (2.0 * (ax + ay) + penalty(sx, sy, kappa)) * h2inv;
-        // Mirror ghosts at Neumann and penalty ends double the inward coupling.
-        let lower = if i == 0 {
-            0.0
-        } else if i == extent(0) - 1 {
-            -2.0 * ax * h2inv
-        } else {
-            -ax * h2inv
-        };
-        let upper = if i == extent(0) - 1 {
-            0.0
-        } else if i == 0 {
-            -2.0 * ax * h2inv
-        } else {
-            -ax * h2inv
-        };
-        let rhs = r + ay * (south + north) * h2inv;
-        let fix = fixed(sx, sy);
-        let line_fixed = sy == 0;
-        if !line_fixed {
-            e = tridiagonal(
-                if fix { 0.0 } else { lower },
-                if fix { 1.0 } else { diag },
-                if fix { 0.0 } else { upper },
-                if fix { e } else { rhs },
-            );
-        }
-    }
-
-    /// Zebra line Gauss-Seidel along y, for problems strongly coupled along y.
-    #[stencil(line = 1, red_black = colour)]
-    pub fn zebra_y<T: Real>(
-        e: InOut<T>,
-        r: In<T>,
-        ax: T,
-        ay: T,
-        h2inv: T,
-        kappa: T,
-        bw: i64,
-        be: i64,
-        bs: i64,
-        bn: i64,
-        colour: i64,
-    ) {
-        let i = index(0);
-        let j = index(1);
-        let sx = side(i, extent(0), bw, be);
-        let sy = side(j, extent(1), bs, bn);
-        let west = if mirror_lo(i, bw) {
-            e[(1, 0)]
-        } else {
-            e[(-1, 0)]
-        };
-        let east = if mirror_hi(i, extent(0), be) {
-            e[(-1, 0)]
-        } else {
-            e[(1, 0)]
-        };
-        let diag = (2.0 * (ax + ay) + penalty(sx, sy, kappa)) * h2inv;
-        let lower = if j == 0 {
-            0.0
-        } else if j == extent(1) - 1 {
-            -2.0 * ay * h2inv
-        } else {
-            -ay * h2inv
-        };
-        let upper = if j == extent(1) - 1 {
-            0.0
-        } else if j == 0 {
-            -2.0 * ay * h2inv
-        } else {
-            -ay * h2inv
-        };
-        let rhs = r + ax * (west + east) * h2inv;
-        let fix = fixed(sx, sy);
-        let line_fixed = sx == 0;
-        if !line_fixed {
-            e = tridiagonal(
-                if fix { 0.0 } else { lower },
-                if fix { 1.0 } else { diag },
-                if fix { 0.0 } else { upper },
-                if fix { e } else { rhs },
-            );
-        }
-    }
-
-    /// The residual `res = r - A e` of the level operator; 0 at fixed nodes.
-    #[stencil]
-    pub fn residual<T: Real>(
-        e: In<T>,
-        r: In<T>,
-        res: Out<T>,
-        ax: T,
-        ay: T,
-        h2inv: T,
-        kappa: T,
-        bw: i64,
-        be: i64,
-        bs: i64,
-        bn: i64,
-    ) {
-        let i = index(0);
-        let j = index(1);
-        let sx = side(i, extent(0), bw, be);
-        let sy = side(j, extent(1), bs, bn);
-        let west = if mirror_lo(i, bw) {
-            e[(1, 0)]
-        } else {
-            e[(-1, 0)]
-        };
-        let east = if mirror_hi(i, extent(0), be) {
-            e[(-1, 0)]
-        } else {
-            e[(1, 0)]
-        };
-        let south = if mirror_lo(j, bs) {
-            e[(0, 1)]
-        } else {
-            e[(0, -1)]
-        };
-        let north = if mirror_hi(j, extent(1), bn) {
-            e[(0, -1)]
-        } else {
-            e[(0, 1)]
-        };
-        let diag = (2.0 * (ax + ay) + penalty(sx, sy, kappa)) * h2inv;
-        let ae = diag * e - (ax * (west + east) + ay * (south + north)) * h2inv;
-        res = if fixed(sx, sy) { 0.0 } else { r - ae };
+    fn weigh_plane<T: Real>(fine: In<T>, z: i64, lo: Axes<i64>, hi: Axes<i64>) -> T {
+        let below = weigh_at(fine, 0, (0, -1, z), lo, hi);
+        let centre = weigh_at(fine, 0, (0, 0, z), lo, hi);
+        let above = weigh_at(fine, 0, (0, 1, z), lo, hi);
+        weigh(index(1), extent(1), lo[1], hi[1], below, centre, above)
     }
 
     /// Full-weighting restriction (vertex-centred): the coarse node at `2I` of the fine
     /// grid takes 1/4 of it, 1/8 of each edge neighbour and 1/16 of each corner neighbour
-    /// (the tensor product of `[1/4, 1/2, 1/4]`), neighbours beyond a Neumann or penalty
-    /// side mirrored, beyond a periodic one read from the wrapped halo.
-    #[stencil]
-    pub fn restrict_full<T: Real>(
-        fine: Fine<T>,
-        coarse: Out<T>,
-        bw: i64,
-        be: i64,
-        bs: i64,
-        bn: i64,
-    ) {
-        let i = index(0);
-        let j = index(1);
-        let nx = extent(0);
-        let south = weigh(i, nx, bw, be, fine[(-1, -1)], fine[(0, -1)], fine[(1, -1)]);
-        let centre = weigh(i, nx, bw, be, fine[(-1, 0)], fine, fine[(1, 0)]);
-        let north = weigh(i, nx, bw, be, fine[(-1, 1)], fine[(0, 1)], fine[(1, 1)]);
-        coarse = weigh(j, extent(1), bs, bn, south, centre, north);
+    /// (the tensor product of `[1/4, 1/2, 1/4]`, along x first), neighbours beyond a
+    /// Neumann or penalty side mirrored, beyond a periodic one read from the wrapped halo.
+    #[stencil(dims = 2)]
+    pub fn restrict_full<T: Real>(fine: Fine<T>, coarse: Out<T>, lo: Axes<i64>, hi: Axes<i64>) {
+        let below = weigh_at(fine, 0, (0, -1), lo, hi);
+        let centre = weigh_at(fine, 0, (0, 0), lo, hi);
+        let above = weigh_at(fine, 0, (0, 1), lo, hi);
+        coarse = weigh(index(1), extent(1), lo[1], hi[1], below, centre, above);
+    }
+
+    /// Full-weighting restriction in 3D: the tensor product of `[1/4, 1/2, 1/4]` over the
+    /// 27 fine nodes around the coarse node (x, then y, then z).
+    #[stencil(dims = 3)]
+    pub fn restrict_full_3d<T: Real>(fine: Fine<T>, coarse: Out<T>, lo: Axes<i64>, hi: Axes<i64>) {
+        let (below, centre) = (weigh_plane(fine, -1, lo, hi), weigh_plane(fine, 0, lo, hi));
+        let above = weigh_plane(fine, 1, lo, hi);
+        coarse = weigh(index(2), extent(2), lo[2], hi[2], below, centre, above);
     }
 
     /// Injection (vertex-centred): the coarse node takes the fine node it coincides with.
-    #[stencil(dims = 2)]
+    #[stencil(dims = [2, 3])]
     pub fn restrict_inject<T: Real>(fine: Fine<T>, coarse: Out<T>) {
         coarse = fine;
     }
 
-    /// Bilinear prolongation (vertex-centred) added to the fine correction: a fine node at
-    /// an even index coincides with a coarse node, an odd one lies halfway between two.
-    /// Nodes fixed by a Dirichlet side keep their value.
-    #[stencil]
-    pub fn prolong_add<T: Real>(
-        e: InOut<T>,
-        coarse: Coarse<T>,
-        bw: i64,
-        be: i64,
-        bs: i64,
-        bn: i64,
-    ) {
-        let sx = side(index(0), extent(0), bw, be);
-        let sy = side(index(1), extent(1), bs, bn);
-        let oi = index(0) % 2 == 1;
-        let oj = index(1) % 2 == 1;
-        let c00 = coarse;
-        let c10 = coarse[(1, 0)];
-        let c01 = coarse[(0, 1)];
-        let c11 = coarse[(1, 1)];
-        let wx = if oi { 0.5 } else { 0.0 };
-        let wy = if oj { 0.5 } else { 0.0 };
-        if !fixed(sx, sy) {
-            e = corrected(e, c00, c10, c01, c11, wx, wy);
+    /// The weight of the coarse node above along axis `a` in the linear interpolation at a
+    /// fine node: 1/2 at an odd index (halfway between two), else 0.
+    #[stencil_fn]
+    fn odd_weight<T: Real>(a: i64) -> T {
+        if index(a) % 2 == 1 {
+            0.5
+        } else {
+            0.0
         }
     }
 
@@ -392,585 +317,502 @@ pub mod mg {
         e + low + wy * (high - low)
     }
 
-    /// The residual `r - A e` of the level operator at an interior node from the values
-    /// of `e` at and around it.
-    #[stencil_fn]
-    fn node_residual<T: Real>(
-        r: T,
-        e: T,
-        west: T,
-        east: T,
-        south: T,
-        north: T,
-        ax: T,
-        ay: T,
-        h2inv: T,
-    ) -> T {
-        let diag = (2.0 * (ax + ay) + 0.0) * h2inv;
-        r - (diag * e - (ax * (west + east) + ay * (south + north)) * h2inv)
-    }
-
-    /// [`residual`] and [`restrict_full`] in one pass, for a 2D level whose four sides are
-    /// Dirichlet imposed directly: each interior coarse node computes the residuals of the
-    /// nine fine nodes it weighs (all interior fine nodes), the fine residual is never
-    /// stored. Boundary coarse nodes get 0 (their right-hand side is never read). The
-    /// fine fields need a halo of 2 (read, then discarded, at the boundary nodes).
+    /// Bilinear prolongation (vertex-centred) added to the fine correction: a fine node at
+    /// an even index coincides with a coarse node, an odd one lies halfway between two.
+    /// Nodes fixed by a Dirichlet side keep their value.
     #[stencil]
-    pub fn restrict_residual<T: Real>(
-        e: Fine<T>,
-        r: Fine<T>,
-        coarse: Out<T>,
-        ax: T,
-        ay: T,
-        h2inv: T,
-    ) {
-        let i = index(0);
-        let j = index(1);
-        let edge = i == 0 || j == 0 || i == extent(0) - 1 || j == extent(1) - 1;
-        let mut rows: T = 0.0;
-        for b in -1..=1 {
-            let mut row: T = 0.0;
-            for a in -1..=1 {
-                let res = node_residual(
-                    r[(a, b)],
-                    e[(a, b)],
-                    e[(a - 1, b)],
-                    e[(a + 1, b)],
-                    e[(a, b - 1)],
-                    e[(a, b + 1)],
-                    ax,
-                    ay,
-                    h2inv,
-                );
-                row = weigh_next(a, row, res);
-            }
-            rows = weigh_next(b, rows, row);
+    pub fn prolong_add<T: Real>(e: InOut<T>, coarse: Coarse<T>, lo: Axes<i64>, hi: Axes<i64>) {
+        let (c10, c01, c11) = (coarse[(1, 0)], coarse[(0, 1)], coarse[(1, 1)]);
+        if !on_side(lo, hi, 0) {
+            e = corrected(e, coarse, c10, c01, c11, odd_weight(0), odd_weight(1));
         }
-        coarse = if edge { 0.0 } else { rows };
     }
 
-    /// The zero correction followed by the first (colour 0) red-black half-sweep, in one
-    /// pass: from `e = 0` the points of colour 0 solve their rows with zero neighbours,
-    /// `e = r / diag(A)`; every other point is set to 0.
-    #[stencil(dims = 2)]
-    pub fn rbgs_from_zero<T: Real>(
-        r: In<T>,
-        e: Out<T>,
-        ax: T,
-        ay: T,
-        h2inv: T,
-        kappa: T,
-        bw: i64,
-        be: i64,
-        bs: i64,
-        bn: i64,
-    ) {
-        let i = index(0);
-        let j = index(1);
-        let sx = side(i, extent(0), bw, be);
-        let sy = side(j, extent(1), bs, bn);
-        let diag = (2.0 * (ax + ay) + penalty(sx, sy, kappa)) * h2inv;
-        let first = (i + j) % 2 == 0;
-        e = if first && !fixed(sx, sy) {
-            r * (1.0 / diag)
-        } else {
-            0.0
-        };
-    }
-
-    /// The correction at fine node `(fi, fj)` of an `nf x mf` level with four Dirichlet
-    /// sides after one red-black sweep from zero, from the right-hand side at the node
-    /// and its four neighbours: `r / diag(A)` at points of colour 0, at points of colour 1
-    /// the row solved with those neighbours, 0 on the boundary.
+    /// The coarse correction interpolated along x on the coarse line at `(y, z)` from the
+    /// node's base.
     #[stencil_fn]
-    fn swept<T: Real>(
-        r: T,
-        rw: T,
-        re: T,
-        rs: T,
-        rn: T,
-        fi: i64,
-        fj: i64,
-        nf: i64,
-        mf: i64,
-        ax: T,
-        ay: T,
-        h2inv: T,
-    ) -> T {
-        let diag = (2.0 * (ax + ay) + 0.0) * h2inv;
-        let inv = 1.0 / diag;
-        let west = if fi == 1 { 0.0 } else { rw * inv };
-        let east = if fi == nf - 2 { 0.0 } else { re * inv };
-        let south = if fj == 1 { 0.0 } else { rs * inv };
-        let north = if fj == mf - 2 { 0.0 } else { rn * inv };
-        let boundary = fi == 0 || fj == 0 || fi == nf - 1 || fj == mf - 1;
-        if boundary {
-            0.0
-        } else if (fi + fj) % 2 == 0 {
-            r * inv
-        } else {
-            (r + (ax * (west + east) + ay * (south + north)) * h2inv) * inv
+    fn along_x<T: Real>(coarse: In<T>, y: i64, z: i64) -> T {
+        coarse[(0, y, z)] + odd_weight(0) * (coarse[(1, y, z)] - coarse[(0, y, z)])
+    }
+
+    /// Trilinear prolongation (vertex-centred) added to the fine correction: [`corrected`]
+    /// across y and z of the four lines interpolated along x.
+    #[stencil]
+    pub fn prolong_add_3d<T: Real>(e: InOut<T>, coarse: Coarse<T>, lo: Axes<i64>, hi: Axes<i64>) {
+        let (c00, c10) = (along_x(coarse, 0, 0), along_x(coarse, 1, 0));
+        let (c01, c11) = (along_x(coarse, 0, 1), along_x(coarse, 1, 1));
+        if !on_side(lo, hi, 0) {
+            e = corrected(e, c00, c10, c01, c11, odd_weight(1), odd_weight(2));
         }
     }
 
-    /// A node's red-black Gauss-Seidel update on a 2D level with four Dirichlet sides
-    /// imposed directly, from its value `e`, its neighbours' (`w`, `east`, `s`, `n`) and its
-    /// right-hand side: the row solved exactly, as [`rbgs`] computes it, or `e` on the
-    /// boundary.
+    // ---- Precision changes, the penalty form and defect correction ----------------------
+
+    /// Converts an f64 field to the preconditioner's precision.
+    #[stencil(dims = [2, 3])]
+    pub fn narrow<T: Real>(u: In<f64>, out: Out<T>) {
+        out = u as T;
+    }
+
+    /// Replaces the solution by a full-multigrid result, except at nodes fixed by a
+    /// Dirichlet side (whose f64 values must not pass through the preconditioner's
+    /// precision).
+    #[stencil(dims = [2, 3])]
+    pub fn replace<T: Real>(u: InOut<f64>, e: In<T>, lo: Axes<i64>, hi: Axes<i64>) {
+        if !on_side(lo, hi, 0) {
+            u = e as f64;
+        }
+    }
+
+    /// The right-hand side of the penalty form: `f + kappa g / h^2` on penalty sides, `g`
+    /// being the boundary value held by `u`; `f` elsewhere.
+    #[stencil(dims = [2, 3])]
+    pub fn penalty_rhs(
+        u: In<f64>,
+        f: In<f64>,
+        rhs: Out<f64>,
+        h2inv: f64,
+        kappa: f64,
+        lo: Axes<i64>,
+        hi: Axes<i64>,
+    ) {
+        let penalty = if on_side(lo, hi, 2) { kappa } else { 0.0 };
+        rhs = f + penalty * h2inv * u;
+    }
+
+    /// Sets a field to zero.
+    #[stencil(dims = [2, 3])]
+    pub fn zero<T: Real>(e: Out<T>) {
+        e = 0.0;
+    }
+
+    /// The defect-correction update `u = u + e`: `u` in f64, the correction in the
+    /// preconditioner's precision.
+    #[stencil(dims = [2, 3])]
+    pub fn correct<T: Real>(u: InOut<f64>, e: In<T>) {
+        u = u + e as f64;
+    }
+
+    /// The 2nd-order residual `res = f - A u` in f64, stored in the preconditioner's
+    /// precision, with its sum of squares.
+    #[stencil(dims = [2, 3])]
+    pub fn defect2<T: Real>(
+        u: In<f64>,
+        f: In<f64>,
+        res: Out<T>,
+        norm2: Sum<f64>,
+        c: Axes<f64>,
+        h2inv: f64,
+        kappa: f64,
+        lo: Axes<i64>,
+        hi: Axes<i64>,
+    ) {
+        let au = diagonal(c, h2inv, kappa, lo, hi) * u - coupling(u, c, h2inv, lo, hi);
+        let d = if on_side(lo, hi, 0) { 0.0 } else { f - au };
+        res = d as T;
+        norm2.reduce(d * d);
+    }
+
+    /// The defect-correction update and the next 2nd-order defect in one pass:
+    /// `out = u + e` and `res = f - A out` (as [`defect2`]), with its sum of squares. `out`
+    /// must be another field than `u`: every node reads its neighbours' `u + e`.
+    #[stencil(dims = [2, 3])]
+    pub fn correct_defect2<T: Real>(
+        u: In<f64>,
+        e: In<T>,
+        f: In<f64>,
+        out: Out<f64>,
+        res: Out<T>,
+        norm2: Sum<f64>,
+        c: Axes<f64>,
+        h2inv: f64,
+        kappa: f64,
+        lo: Axes<i64>,
+        hi: Axes<i64>,
+    ) {
+        let centre = u + e as f64;
+        let diag = diagonal(c, h2inv, kappa, lo, hi);
+        let au = diag * centre - corrected_coupling(u, e, c, h2inv, lo, hi);
+        let d = if on_side(lo, hi, 0) { 0.0 } else { f - au };
+        out = centre;
+        res = d as T;
+        norm2.reduce(d * d);
+    }
+
+    /// The distance of a node from a side, as the one-sided stencils see it: a periodic
+    /// side is never near.
+    #[stencil_fn]
+    fn reach(dist: i64, kind: i64) -> i64 {
+        if kind == 3 {
+            1000
+        } else {
+            dist
+        }
+    }
+
+    /// `-u''` to 4th order along axis `a`: centred 5-point inside, one-sided 6-point next
+    /// to a boundary of kind `lo` or `hi`.
+    #[stencil_fn]
+    fn d2_o4(u: In<f64>, a: i64, lo: i64, hi: i64) -> f64 {
+        let (m4, m3, m2, m1) = (
+            u[-4 * unit(a)],
+            u[-3 * unit(a)],
+            u[-2 * unit(a)],
+            u[-unit(a)],
+        );
+        let (p1, p2, p3, p4) = (u[unit(a)], u[2 * unit(a)], u[3 * unit(a)], u[4 * unit(a)]);
+        let c = u;
+        if reach(index(a), lo) == 1 {
+            -(10.0 * m1 - 15.0 * c - 4.0 * p1 + 14.0 * p2 - 6.0 * p3 + p4) / 12.0
+        } else if reach(extent(a) - 1 - index(a), hi) == 1 {
+            -(10.0 * p1 - 15.0 * c - 4.0 * m1 + 14.0 * m2 - 6.0 * m3 + m4) / 12.0
+        } else {
+            -(-m2 + 16.0 * m1 - 30.0 * c + 16.0 * p1 - p2) / 12.0
+        }
+    }
+
+    /// `-u''` to 6th order along axis `a`: centred 7-point from three nodes in, one-sided
+    /// 8-point at one and two nodes from a boundary.
+    #[stencil_fn]
+    fn d2_o6(u: In<f64>, a: i64, lo: i64, hi: i64) -> f64 {
+        let (m6, m5, m4) = (u[-6 * unit(a)], u[-5 * unit(a)], u[-4 * unit(a)]);
+        let (m3, m2, m1) = (u[-3 * unit(a)], u[-2 * unit(a)], u[-unit(a)]);
+        let (c, p1, p2, p3) = (u, u[unit(a)], u[2 * unit(a)], u[3 * unit(a)]);
+        let (p4, p5, p6) = (u[4 * unit(a)], u[5 * unit(a)], u[6 * unit(a)]);
+        let dist = reach(index(a), lo);
+        let rdist = reach(extent(a) - 1 - index(a), hi);
+        if dist == 1 {
+            -(126.0 * m1 - 70.0 * c - 486.0 * p1 + 855.0 * p2 - 670.0 * p3 + 324.0 * p4 - 90.0 * p5
+                + 11.0 * p6)
+                / 180.0
+        } else if dist == 2 {
+            -(-11.0 * m2 + 214.0 * m1 - 378.0 * c + 130.0 * p1 + 85.0 * p2 - 54.0 * p3 + 16.0 * p4
+                - 2.0 * p5)
+                / 180.0
+        } else if rdist == 1 {
+            -(126.0 * p1 - 70.0 * c - 486.0 * m1 + 855.0 * m2 - 670.0 * m3 + 324.0 * m4 - 90.0 * m5
+                + 11.0 * m6)
+                / 180.0
+        } else if rdist == 2 {
+            -(-11.0 * p2 + 214.0 * p1 - 378.0 * c + 130.0 * m1 + 85.0 * m2 - 54.0 * m3 + 16.0 * m4
+                - 2.0 * m5)
+                / 180.0
+        } else {
+            -(2.0 * m3 - 27.0 * m2 + 270.0 * m1 - 490.0 * c + 270.0 * p1 - 27.0 * p2 + 2.0 * p3)
+                / 180.0
+        }
+    }
+
+    /// The 4th-order residual of `-(sum c_a u_aa) = f` with Dirichlet sides imposed
+    /// directly or periodic ones, in f64, stored in the preconditioner's precision.
+    #[stencil(dims = [2, 3])]
+    pub fn defect4<T: Real>(
+        u: In<f64>,
+        f: In<f64>,
+        res: Out<T>,
+        norm2: Sum<f64>,
+        c: Axes<f64>,
+        h2inv: f64,
+        lo: Axes<i64>,
+        hi: Axes<i64>,
+    ) {
+        let mut au: f64 = 0.0;
+        for a in 0..ndims() {
+            au = add_axis(a, au, c[a] * d2_o4(u, a, lo[a], hi[a]));
+        }
+        let d = if on_side(lo, hi, 0) {
+            0.0
+        } else {
+            f - au * h2inv
+        };
+        res = d as T;
+        norm2.reduce(d * d);
+    }
+
+    /// The 6th-order residual, as [`defect4`] (2D).
+    #[stencil(dims = 2)]
+    pub fn defect6<T: Real>(
+        u: In<f64>,
+        f: In<f64>,
+        res: Out<T>,
+        norm2: Sum<f64>,
+        c: Axes<f64>,
+        h2inv: f64,
+        lo: Axes<i64>,
+        hi: Axes<i64>,
+    ) {
+        let mut au: f64 = 0.0;
+        for a in 0..ndims() {
+            au = add_axis(a, au, c[a] * d2_o6(u, a, lo[a], hi[a]));
+        }
+        let d = if on_side(lo, hi, 0) {
+            0.0
+        } else {
+            f - au * h2inv
+        };
+        res = d as T;
+        norm2.reduce(d * d);
+    }
+
+    /// The sum of `u` over the distinct nodes of a periodic grid (the last node along a
+    /// periodic axis, `periodic[a] == 1`, repeats the first and is left out), for
+    /// zero-mean solutions.
+    #[stencil(dims = [2, 3])]
+    pub fn periodic_sum(u: In<f64>, total: Sum<f64>, periodic: Axes<i64>) {
+        let mut repeat = false;
+        for a in 0..ndims() {
+            repeat = repeat || (periodic[a] == 1 && index(a) == extent(a) - 1);
+        }
+        total.reduce(if repeat { 0.0 } else { u });
+    }
+
+    /// `u = u - c`.
+    #[stencil(dims = [2, 3])]
+    pub fn shift(u: InOut<f64>, c: f64) {
+        u = u - c;
+    }
+
+    // ---- Fused kernels of 2D levels with four Dirichlet sides imposed directly ----------
+    //
+    // Each equals a sequence of the launches above bit for bit (`tests/gpu_kernels.rs`).
+    // Offsets `d` are from the kernel's point; a node's colour is the parity of its
+    // index sum.
+
+    /// Whether node `(i, j)` of the kernel's grid is on its boundary.
+    #[stencil_fn]
+    fn on_edge(i: i64, j: i64) -> bool {
+        i == 0 || j == 0 || i == extent(0) - 1 || j == extent(1) - 1
+    }
+
+    /// The colour of the node at offset `d`.
+    #[stencil_fn]
+    fn colour_at(d: (i64, i64)) -> i64 {
+        (index(0) + d[0] + index(1) + d[1]) % 2
+    }
+
+    /// The diagonal of an interior row on a Dirichlet level, as [`diagonal`] computes it.
+    #[stencil_fn]
+    fn dirichlet_diagonal<T: Real>(c: Axes<T>, h2inv: T) -> T {
+        (2.0 * (c[0] + c[1]) + 0.0) * h2inv
+    }
+
+    /// The residual `r - A e` at an interior node from the values of `e` at and around it.
+    #[stencil_fn]
+    fn node_residual<T: Real>(r: T, e: T, w: T, east: T, s: T, n: T, c: Axes<T>, h2inv: T) -> T {
+        let diag = dirichlet_diagonal(c, h2inv);
+        r - (diag * e - (c[0] * (w + east) + c[1] * (s + n)) * h2inv)
+    }
+
+    /// The red-black update of the node at offset `d` from its value `e`, its neighbours'
+    /// (`w`, `east`, `s`, `n`) and its right-hand side: the row solved exactly, as
+    /// [`rbgs`] computes it, or `e` on the boundary.
     #[stencil_fn]
     fn dirichlet_update<T: Real>(
+        d: (i64, i64),
         e: T,
         w: T,
         east: T,
         s: T,
         n: T,
         r: T,
-        i: i64,
-        j: i64,
-        nx: i64,
-        ny: i64,
-        ax: T,
-        ay: T,
+        c: Axes<T>,
         h2inv: T,
     ) -> T {
-        let diag = (2.0 * (ax + ay) + 0.0) * h2inv;
-        let boundary = i == 0 || j == 0 || i == nx - 1 || j == ny - 1;
-        if boundary {
+        let inv = 1.0 / dirichlet_diagonal(c, h2inv);
+        if on_edge(index(0) + d[0], index(1) + d[1]) {
             e
         } else {
-            (r + (ax * (w + east) + ay * (s + n)) * h2inv) * (1.0 / diag)
+            (r + (c[0] * (w + east) + c[1] * (s + n)) * h2inv) * inv
         }
+    }
+
+    /// [`dirichlet_update`] of the node at offset `d` with its neighbours' values in `e`.
+    #[stencil_fn]
+    fn updated_at<T: Real>(e: In<T>, r: In<T>, d: (i64, i64), c: Axes<T>, h2inv: T) -> T {
+        let (w, east) = (e[d - unit(0)], e[d + unit(0)]);
+        let (s, n) = (e[d - unit(1)], e[d + unit(1)]);
+        dirichlet_update(d, e[d], w, east, s, n, r[d], c, h2inv)
+    }
+
+    /// The correction at node `(fi, fj)` of an `nf x mf` level after one red-black sweep
+    /// from zero, from the right-hand side `r` read at offset `d` and its four neighbours:
+    /// `r / diag(A)` at points of colour 0, at points of colour 1 the row solved with
+    /// those neighbours, 0 on the boundary.
+    #[stencil_fn]
+    fn swept<T: Real>(
+        r: In<T>,
+        d: (i64, i64),
+        fi: i64,
+        fj: i64,
+        nf: i64,
+        mf: i64,
+        c: Axes<T>,
+        h2inv: T,
+    ) -> T {
+        let inv = 1.0 / dirichlet_diagonal(c, h2inv);
+        let west = if fi == 1 { 0.0 } else { r[d - unit(0)] * inv };
+        let east = if fi == nf - 2 {
+            0.0
+        } else {
+            r[d + unit(0)] * inv
+        };
+        let south = if fj == 1 { 0.0 } else { r[d - unit(1)] * inv };
+        let north = if fj == mf - 2 {
+            0.0
+        } else {
+            r[d + unit(1)] * inv
+        };
+        let boundary = fi == 0 || fj == 0 || fi == nf - 1 || fj == mf - 1;
+        if boundary {
+            0.0
+        } else if (fi + fj) % 2 == 0 {
+            r[d] * inv
+        } else {
+            (r[d] + (c[0] * (west + east) + c[1] * (south + north)) * h2inv) * inv
+        }
+    }
+
+    /// [`swept`] at offset `d` from the kernel's point, on the kernel's grid.
+    #[stencil_fn]
+    fn swept_at<T: Real>(r: In<T>, d: (i64, i64), c: Axes<T>, h2inv: T) -> T {
+        let (i, j) = (index(0) + d[0], index(1) + d[1]);
+        swept(r, d, i, j, extent(0), extent(1), c, h2inv)
+    }
+
+    /// The zero correction followed by the first (colour 0) red-black half-sweep, in one
+    /// pass: from `e = 0` the points of colour 0 solve their rows with zero neighbours,
+    /// `e = r / diag(A)`; every other point is set to 0 (any sides).
+    #[stencil(dims = 2)]
+    pub fn rbgs_from_zero<T: Real>(
+        r: In<T>,
+        e: Out<T>,
+        c: Axes<T>,
+        h2inv: T,
+        kappa: T,
+        lo: Axes<i64>,
+        hi: Axes<i64>,
+    ) {
+        let first = (index(0) + index(1)) % 2 == 0;
+        let inv = 1.0 / diagonal(c, h2inv, kappa, lo, hi);
+        e = if first && !on_side(lo, hi, 0) {
+            r * inv
+        } else {
+            0.0
+        };
     }
 
     /// A whole red-black sweep (the colour-0 half-sweep, then the colour-1 one) in one
-    /// out-of-place pass, for a 2D level whose four sides are Dirichlet imposed directly:
-    /// `out` equals `e` after the two launches of [`rbgs`] bit for bit. A colour-1 node
-    /// recomputes its four colour-0 neighbours' new values, so `e` is read two nodes out.
+    /// out-of-place pass: `out` equals `e` after the two launches of [`rbgs`]. A colour-1
+    /// node recomputes its four colour-0 neighbours' new values, so `e` is read two nodes
+    /// out.
     #[stencil]
-    pub fn rbgs_sweep<T: Real>(e: In<T>, r: In<T>, out: Out<T>, ax: T, ay: T, h2inv: T) {
-        let i = index(0);
-        let j = index(1);
-        let nx = extent(0);
-        let ny = extent(1);
-        let c = e;
-        let w = e[(-1, 0)];
-        let east = e[(1, 0)];
-        let s = e[(0, -1)];
-        let n = e[(0, 1)];
-        out = if (i + j) % 2 == 0 {
-            dirichlet_update(c, w, east, s, n, r, i, j, nx, ny, ax, ay, h2inv)
+    pub fn rbgs_sweep<T: Real>(e: In<T>, r: In<T>, out: Out<T>, c: Axes<T>, h2inv: T) {
+        out = if colour_at((0, 0)) == 0 {
+            updated_at(e, r, (0, 0), c, h2inv)
         } else {
-            let sw = e[(-1, -1)];
-            let se = e[(1, -1)];
-            let nw = e[(-1, 1)];
-            let ne = e[(1, 1)];
-            let new_w = dirichlet_update(
-                w,
-                e[(-2, 0)],
-                c,
-                sw,
-                nw,
-                r[(-1, 0)],
-                i - 1,
-                j,
-                nx,
-                ny,
-                ax,
-                ay,
-                h2inv,
+            let (w, east) = (
+                updated_at(e, r, (-1, 0), c, h2inv),
+                updated_at(e, r, (1, 0), c, h2inv),
             );
-            let new_e = dirichlet_update(
-                east,
-                c,
-                e[(2, 0)],
-                se,
-                ne,
-                r[(1, 0)],
-                i + 1,
-                j,
-                nx,
-                ny,
-                ax,
-                ay,
-                h2inv,
+            let (s, n) = (
+                updated_at(e, r, (0, -1), c, h2inv),
+                updated_at(e, r, (0, 1), c, h2inv),
             );
-            let new_s = dirichlet_update(
-                s,
-                sw,
-                se,
-                e[(0, -2)],
-                c,
-                r[(0, -1)],
-                i,
-                j - 1,
-                nx,
-                ny,
-                ax,
-                ay,
-                h2inv,
-            );
-            let new_n = dirichlet_update(
-                n,
-                nw,
-                ne,
-                c,
-                e[(0, 2)],
-                r[(0, 1)],
-                i,
-                j + 1,
-                nx,
-                ny,
-                ax,
-                ay,
-                h2inv,
-            );
-            dirichlet_update(
-                c, new_w, new_e, new_s, new_n, r, i, j, nx, ny, ax, ay, h2inv,
-            )
+            dirichlet_update((0, 0), e, w, east, s, n, r, c, h2inv)
         };
     }
 
-    /// A whole red-black sweep from a zero correction in one pass ([`swept`]), for a 2D
-    /// level whose four sides are Dirichlet imposed directly. The values equal those of
-    /// [`rbgs_from_zero`] and the colour-1 half-sweep bit for bit.
+    /// A whole red-black sweep from a zero correction in one pass ([`swept`]): the values
+    /// of [`rbgs_from_zero`] and the colour-1 half-sweep.
     #[stencil]
-    pub fn rbgs_sweep_from_zero<T: Real>(r: In<T>, e: Out<T>, ax: T, ay: T, h2inv: T) {
-        e = swept_here(r, index(0), index(1), extent(0), extent(1), ax, ay, h2inv);
+    pub fn rbgs_sweep_from_zero<T: Real>(r: In<T>, e: Out<T>, c: Axes<T>, h2inv: T) {
+        e = swept_at(r, (0, 0), c, h2inv);
     }
 
-    /// [`swept`] at offset `(a, b)` from the kernel's point `(i, j)` of an `nx x ny` level,
-    /// from the field `r` (`a`, `b` constants at every call).
+    /// The correction at offset `d` after one red-black sweep from zero and the colour-0
+    /// half of a second: colour-0 nodes solve their rows with their neighbours'
+    /// [`swept_at`] values, the others keep theirs.
     #[stencil_fn]
-    fn swept_at<T: Real>(
-        r: In<T>,
-        a: i64,
-        b: i64,
-        i: i64,
-        j: i64,
-        nx: i64,
-        ny: i64,
-        ax: T,
-        ay: T,
-        h2inv: T,
-    ) -> T {
-        swept(
-            r[(a, b)],
-            r[(a - 1, b)],
-            r[(a + 1, b)],
-            r[(a, b - 1)],
-            r[(a, b + 1)],
-            i + a,
-            j + b,
-            nx,
-            ny,
-            ax,
-            ay,
-            h2inv,
-        )
-    }
-
-    /// The correction at offset `(a, b)` after one red-black sweep from zero and the
-    /// colour-0 half of a second: colour-0 nodes solve their rows with their neighbours'
-    /// [`swept_at`] values, the others keep theirs (Dirichlet sides imposed directly).
-    #[stencil_fn]
-    fn swept_then_red<T: Real>(
-        r: In<T>,
-        a: i64,
-        b: i64,
-        i: i64,
-        j: i64,
-        nx: i64,
-        ny: i64,
-        ax: T,
-        ay: T,
-        h2inv: T,
-    ) -> T {
-        let here = swept_at(r, a, b, i, j, nx, ny, ax, ay, h2inv);
-        if (i + a + j + b) % 2 == 0 {
-            dirichlet_update(
-                here,
-                swept_at(r, a - 1, b, i, j, nx, ny, ax, ay, h2inv),
-                swept_at(r, a + 1, b, i, j, nx, ny, ax, ay, h2inv),
-                swept_at(r, a, b - 1, i, j, nx, ny, ax, ay, h2inv),
-                swept_at(r, a, b + 1, i, j, nx, ny, ax, ay, h2inv),
-                r[(a, b)],
-                i + a,
-                j + b,
-                nx,
-                ny,
-                ax,
-                ay,
-                h2inv,
-            )
+    fn swept_then_red<T: Real>(r: In<T>, d: (i64, i64), c: Axes<T>, h2inv: T) -> T {
+        let here = swept_at(r, d, c, h2inv);
+        if colour_at(d) == 0 {
+            let w = swept_at(r, d - unit(0), c, h2inv);
+            let east = swept_at(r, d + unit(0), c, h2inv);
+            let s = swept_at(r, d - unit(1), c, h2inv);
+            let n = swept_at(r, d + unit(1), c, h2inv);
+            dirichlet_update(d, here, w, east, s, n, r[d], c, h2inv)
         } else {
             here
         }
     }
 
-    /// Two whole red-black sweeps from a zero correction in one pass, for a 2D level whose
-    /// four sides are Dirichlet imposed directly: the colour-1 half of the second sweep on
-    /// [`swept_then_red`]. The values equal those of [`rbgs_sweep_from_zero`] followed by
-    /// [`rbgs_sweep`] bit for bit; the right-hand side is read three nodes out (halo 3).
+    /// Two whole red-black sweeps from a zero correction in one pass: the colour-1 half of
+    /// the second sweep on [`swept_then_red`], the values of [`rbgs_sweep_from_zero`]
+    /// followed by [`rbgs_sweep`]; the right-hand side is read three nodes out (halo 3).
     #[stencil]
-    pub fn rbgs_two_sweeps_from_zero<T: Real>(r: In<T>, e: Out<T>, ax: T, ay: T, h2inv: T) {
-        let i = index(0);
-        let j = index(1);
-        let nx = extent(0);
-        let ny = extent(1);
-        let here = swept_then_red(r, 0, 0, i, j, nx, ny, ax, ay, h2inv);
-        e = if (i + j) % 2 == 0 {
+    pub fn rbgs_two_sweeps_from_zero<T: Real>(r: In<T>, e: Out<T>, c: Axes<T>, h2inv: T) {
+        let here = swept_then_red(r, (0, 0), c, h2inv);
+        e = if colour_at((0, 0)) == 0 {
             here
         } else {
-            dirichlet_update(
-                here,
-                swept_then_red(r, -1, 0, i, j, nx, ny, ax, ay, h2inv),
-                swept_then_red(r, 1, 0, i, j, nx, ny, ax, ay, h2inv),
-                swept_then_red(r, 0, -1, i, j, nx, ny, ax, ay, h2inv),
-                swept_then_red(r, 0, 1, i, j, nx, ny, ax, ay, h2inv),
-                r,
-                i,
-                j,
-                nx,
-                ny,
-                ax,
-                ay,
-                h2inv,
-            )
+            let w = swept_then_red(r, (-1, 0), c, h2inv);
+            let east = swept_then_red(r, (1, 0), c, h2inv);
+            let s = swept_then_red(r, (0, -1), c, h2inv);
+            let n = swept_then_red(r, (0, 1), c, h2inv);
+            dirichlet_update((0, 0), here, w, east, s, n, r, c, h2inv)
         };
     }
 
-    /// The correction `e` at offset `(a, b)` after a red-black half-sweep of colour
-    /// `colour` (Dirichlet sides imposed directly): nodes of that colour solve their rows
-    /// with their neighbours' values in `e`, the others keep theirs.
+    /// The correction `e` at offset `d` after a red-black half-sweep of colour `colour`:
+    /// nodes of that colour solve their rows with their neighbours' values in `e`, the
+    /// others keep theirs.
     #[stencil_fn]
     fn half_swept_at<T: Real>(
         e: In<T>,
         r: In<T>,
         colour: i64,
-        a: i64,
-        b: i64,
-        i: i64,
-        j: i64,
-        nx: i64,
-        ny: i64,
-        ax: T,
-        ay: T,
+        d: (i64, i64),
+        c: Axes<T>,
         h2inv: T,
     ) -> T {
-        if (i + a + j + b) % 2 == colour {
-            dirichlet_update(
-                e[(a, b)],
-                e[(a - 1, b)],
-                e[(a + 1, b)],
-                e[(a, b - 1)],
-                e[(a, b + 1)],
-                r[(a, b)],
-                i + a,
-                j + b,
-                nx,
-                ny,
-                ax,
-                ay,
-                h2inv,
-            )
+        if colour_at(d) == colour {
+            updated_at(e, r, d, c, h2inv)
         } else {
-            e[(a, b)]
+            e[d]
         }
     }
 
-    /// [`half_swept_at`] of colour 1 followed by the colour-0 half-sweep, at offset
-    /// `(a, b)`.
+    /// [`half_swept_at`] of colour 1 followed by the colour-0 half-sweep, at offset `d`.
     #[stencil_fn]
-    fn black_then_red_at<T: Real>(
-        e: In<T>,
-        r: In<T>,
-        a: i64,
-        b: i64,
-        i: i64,
-        j: i64,
-        nx: i64,
-        ny: i64,
-        ax: T,
-        ay: T,
-        h2inv: T,
-    ) -> T {
-        let here = half_swept_at(e, r, 1, a, b, i, j, nx, ny, ax, ay, h2inv);
-        if (i + a + j + b) % 2 == 0 {
-            dirichlet_update(
-                here,
-                half_swept_at(e, r, 1, a - 1, b, i, j, nx, ny, ax, ay, h2inv),
-                half_swept_at(e, r, 1, a + 1, b, i, j, nx, ny, ax, ay, h2inv),
-                half_swept_at(e, r, 1, a, b - 1, i, j, nx, ny, ax, ay, h2inv),
-                half_swept_at(e, r, 1, a, b + 1, i, j, nx, ny, ax, ay, h2inv),
-                r[(a, b)],
-                i + a,
-                j + b,
-                nx,
-                ny,
-                ax,
-                ay,
-                h2inv,
-            )
+    fn black_then_red_at<T: Real>(e: In<T>, r: In<T>, d: (i64, i64), c: Axes<T>, h2inv: T) -> T {
+        let here = half_swept_at(e, r, 1, d, c, h2inv);
+        if colour_at(d) == 0 {
+            let w = half_swept_at(e, r, 1, d - unit(0), c, h2inv);
+            let east = half_swept_at(e, r, 1, d + unit(0), c, h2inv);
+            let s = half_swept_at(e, r, 1, d - unit(1), c, h2inv);
+            let n = half_swept_at(e, r, 1, d + unit(1), c, h2inv);
+            dirichlet_update(d, here, w, east, s, n, r[d], c, h2inv)
         } else {
             here
         }
     }
 
     /// The colour-1 half-sweep, then a whole red-black sweep (colour 0, colour 1), in one
-    /// out-of-place pass for a 2D level whose four sides are Dirichlet imposed directly:
-    /// what follows [`prolong_rbgs`] in a V(., 2) cycle. `out` equals `e` after the three
-    /// half-sweep launches of [`rbgs`] bit for bit; `e` is read three nodes out (halo 3).
+    /// out-of-place pass: what follows [`prolong_rbgs`] in a V(., 2) cycle. `out` equals
+    /// `e` after the three half-sweep launches of [`rbgs`]; `e` is read three nodes out
+    /// (halo 3).
     #[stencil]
-    pub fn rbgs_sweep_and_a_half<T: Real>(e: In<T>, r: In<T>, out: Out<T>, ax: T, ay: T, h2inv: T) {
-        let i = index(0);
-        let j = index(1);
-        let nx = extent(0);
-        let ny = extent(1);
-        let here = black_then_red_at(e, r, 0, 0, i, j, nx, ny, ax, ay, h2inv);
-        out = if (i + j) % 2 == 0 {
+    pub fn rbgs_sweep_and_a_half<T: Real>(e: In<T>, r: In<T>, out: Out<T>, c: Axes<T>, h2inv: T) {
+        let here = black_then_red_at(e, r, (0, 0), c, h2inv);
+        out = if colour_at((0, 0)) == 0 {
             here
         } else {
-            dirichlet_update(
-                here,
-                black_then_red_at(e, r, -1, 0, i, j, nx, ny, ax, ay, h2inv),
-                black_then_red_at(e, r, 1, 0, i, j, nx, ny, ax, ay, h2inv),
-                black_then_red_at(e, r, 0, -1, i, j, nx, ny, ax, ay, h2inv),
-                black_then_red_at(e, r, 0, 1, i, j, nx, ny, ax, ay, h2inv),
-                r,
-                i,
-                j,
-                nx,
-                ny,
-                ax,
-                ay,
-                h2inv,
-            )
+            let w = black_then_red_at(e, r, (-1, 0), c, h2inv);
+            let east = black_then_red_at(e, r, (1, 0), c, h2inv);
+            let s = black_then_red_at(e, r, (0, -1), c, h2inv);
+            let n = black_then_red_at(e, r, (0, 1), c, h2inv);
+            dirichlet_update((0, 0), here, w, east, s, n, r, c, h2inv)
         };
-    }
-
-    /// [`swept`] at the kernel's point `(i, j)` of an `nx x ny` level, from the field `r`.
-    #[stencil_fn]
-    fn swept_here<T: Real>(
-        r: In<T>,
-        i: i64,
-        j: i64,
-        nx: i64,
-        ny: i64,
-        ax: T,
-        ay: T,
-        h2inv: T,
-    ) -> T {
-        swept(
-            r,
-            r[(-1, 0)],
-            r[(1, 0)],
-            r[(0, -1)],
-            r[(0, 1)],
-            i,
-            j,
-            nx,
-            ny,
-            ax,
-            ay,
-            h2inv,
-        )
-    }
-
-    /// [`restrict_residual`] of the correction that one red-black sweep from zero gives
-    /// ([`swept`]), computed from the right-hand side alone: the level's V(1, .) cycle
-    /// needs neither its first sweep nor its residual stored. The fine right-hand side
-    /// needs a halo of 3.
-    #[stencil]
-    pub fn restrict_swept_residual<T: Real>(r: Fine<T>, coarse: Out<T>, ax: T, ay: T, h2inv: T) {
-        let i = index(0);
-        let j = index(1);
-        let edge = i == 0 || j == 0 || i == extent(0) - 1 || j == extent(1) - 1;
-        let nf = 2 * extent(0) - 1;
-        let mf = 2 * extent(1) - 1;
-        let fi = 2 * i;
-        let fj = 2 * j;
-        let mut rows: T = 0.0;
-        for b in -1..=1 {
-            let mut row: T = 0.0;
-            for a in -1..=1 {
-                let x = fi + a;
-                let y = fj + b;
-                let centre = swept(
-                    r[(a, b)],
-                    r[(a - 1, b)],
-                    r[(a + 1, b)],
-                    r[(a, b - 1)],
-                    r[(a, b + 1)],
-                    x,
-                    y,
-                    nf,
-                    mf,
-                    ax,
-                    ay,
-                    h2inv,
-                );
-                let west = swept(
-                    r[(a - 1, b)],
-                    r[(a - 2, b)],
-                    r[(a, b)],
-                    r[(a - 1, b - 1)],
-                    r[(a - 1, b + 1)],
-                    x - 1,
-                    y,
-                    nf,
-                    mf,
-                    ax,
-                    ay,
-                    h2inv,
-                );
-                let east = swept(
-                    r[(a + 1, b)],
-                    r[(a, b)],
-                    r[(a + 2, b)],
-                    r[(a + 1, b - 1)],
-                    r[(a + 1, b + 1)],
-                    x + 1,
-                    y,
-                    nf,
-                    mf,
-                    ax,
-                    ay,
-                    h2inv,
-                );
-                let south = swept(
-                    r[(a, b - 1)],
-                    r[(a - 1, b - 1)],
-                    r[(a + 1, b - 1)],
-                    r[(a, b - 2)],
-                    r[(a, b)],
-                    x,
-                    y - 1,
-                    nf,
-                    mf,
-                    ax,
-                    ay,
-                    h2inv,
-                );
-                let north = swept(
-                    r[(a, b + 1)],
-                    r[(a - 1, b + 1)],
-                    r[(a + 1, b + 1)],
-                    r[(a, b)],
-                    r[(a, b + 2)],
-                    x,
-                    y + 1,
-                    nf,
-                    mf,
-                    ax,
-                    ay,
-                    h2inv,
-                );
-                let res = node_residual(r[(a, b)], centre, west, east, south, north, ax, ay, h2inv);
-                row = weigh_next(a, row, res);
-            }
-            rows = weigh_next(b, rows, row);
-        }
-        coarse = if edge { 0.0 } else { rows };
     }
 
     /// One step of full weighting `[1/4, 1/2, 1/4]` summed from below as [`weigh`] does:
@@ -986,11 +828,81 @@ pub mod mg {
         }
     }
 
-    /// The prolongation added to a correction followed by the colour-0 half-sweep, at fine
-    /// node `(i, j)` of an `nx x ny` level with four Dirichlet sides, from the correction
-    /// at the node and its four neighbours and the coarse correction: points of colour 1
-    /// take `e + P coarse`, points of colour 0 solve their rows with their neighbours so
-    /// corrected, boundary points keep `e`.
+    /// The residual at the fine node at offset `d` (from the fine fields `e` and `r`).
+    #[stencil_fn]
+    fn residual_at<T: Real>(e: In<T>, r: In<T>, d: (i64, i64), c: Axes<T>, h2inv: T) -> T {
+        let (w, east) = (e[d - unit(0)], e[d + unit(0)]);
+        let (s, n) = (e[d - unit(1)], e[d + unit(1)]);
+        node_residual(r[d], e[d], w, east, s, n, c, h2inv)
+    }
+
+    /// The residual at the fine node at offset `d` of the correction one sweep from zero
+    /// gives, from the fine right-hand side `r` alone ([`swept`] at it and its neighbours).
+    #[stencil_fn]
+    fn swept_residual_at<T: Real>(r: In<T>, d: (i64, i64), c: Axes<T>, h2inv: T) -> T {
+        let (x, y) = (2 * index(0) + d[0], 2 * index(1) + d[1]);
+        let (nf, mf) = (2 * extent(0) - 1, 2 * extent(1) - 1);
+        let centre = swept(r, d, x, y, nf, mf, c, h2inv);
+        let w = swept(r, d - unit(0), x - 1, y, nf, mf, c, h2inv);
+        let east = swept(r, d + unit(0), x + 1, y, nf, mf, c, h2inv);
+        let s = swept(r, d - unit(1), x, y - 1, nf, mf, c, h2inv);
+        let n = swept(r, d + unit(1), x, y + 1, nf, mf, c, h2inv);
+        node_residual(r[d], centre, w, east, s, n, c, h2inv)
+    }
+
+    /// [`residual`] and [`restrict_full`] in one pass: each interior coarse node computes
+    /// the residuals of the nine fine nodes it weighs (all interior fine nodes), the fine
+    /// residual is never stored. Boundary coarse nodes get 0 (their right-hand side is
+    /// never read). The fine fields need a halo of 2 (read, then discarded, at the
+    /// boundary nodes).
+    #[stencil]
+    pub fn restrict_residual<T: Real>(
+        e: Fine<T>,
+        r: Fine<T>,
+        coarse: Out<T>,
+        c: Axes<T>,
+        h2inv: T,
+    ) {
+        let mut rows: T = 0.0;
+        for b in -1..=1 {
+            let mut row: T = 0.0;
+            for a in -1..=1 {
+                row = weigh_next(a, row, residual_at(e, r, (a, b), c, h2inv));
+            }
+            rows = weigh_next(b, rows, row);
+        }
+        coarse = if on_edge(index(0), index(1)) {
+            0.0
+        } else {
+            rows
+        };
+    }
+
+    /// [`restrict_residual`] of the correction that one red-black sweep from zero gives
+    /// ([`swept`]), computed from the right-hand side alone: the level's V(1, .) cycle
+    /// needs neither its first sweep nor its residual stored. The fine right-hand side
+    /// needs a halo of 3.
+    #[stencil]
+    pub fn restrict_swept_residual<T: Real>(r: Fine<T>, coarse: Out<T>, c: Axes<T>, h2inv: T) {
+        let mut rows: T = 0.0;
+        for b in -1..=1 {
+            let mut row: T = 0.0;
+            for a in -1..=1 {
+                row = weigh_next(a, row, swept_residual_at(r, (a, b), c, h2inv));
+            }
+            rows = weigh_next(b, rows, row);
+        }
+        coarse = if on_edge(index(0), index(1)) {
+            0.0
+        } else {
+            rows
+        };
+    }
+
+    /// The prolongation added to a correction followed by the colour-0 half-sweep, at the
+    /// kernel's fine node, from the correction at the node and its four neighbours and the
+    /// coarse correction: points of colour 1 take `e + P coarse`, points of colour 0 solve
+    /// their rows with their neighbours so corrected, boundary points keep `e`.
     #[stencil_fn]
     fn prolonged_sweep<T: Real>(
         e: T,
@@ -1000,22 +912,13 @@ pub mod mg {
         en: T,
         coarse: In<T>,
         r: T,
-        i: i64,
-        j: i64,
-        nx: i64,
-        ny: i64,
-        ax: T,
-        ay: T,
+        c: Axes<T>,
         h2inv: T,
     ) -> T {
-        let oi = i % 2 == 1;
-        let oj = j % 2 == 1;
-        let wx = if oi { 0.5 } else { 0.0 };
-        let wy = if oj { 0.5 } else { 0.0 };
-        let c00 = coarse;
-        let c10 = coarse[(1, 0)];
-        let c01 = coarse[(0, 1)];
-        let c11 = coarse[(1, 1)];
+        let (i, j) = (index(0), index(1));
+        let (oi, oj) = (i % 2 == 1, j % 2 == 1);
+        let (wx, wy) = (odd_weight(0), odd_weight(1));
+        let (c00, c10, c01, c11) = (coarse, coarse[(1, 0)], coarse[(0, 1)], coarse[(1, 1)]);
         let here = corrected(e, c00, c10, c01, c11, wx, wy);
         // The neighbours' corrections: a neighbour across an odd index has the next coarse
         // node as its base (and weight 0), across an even one the same base (weight 1/2).
@@ -1041,13 +944,12 @@ pub mod mg {
         };
         // A neighbour on the boundary is fixed: it keeps its value.
         let west = if i == 1 { ew } else { west };
-        let east = if i == nx - 2 { ee } else { east };
+        let east = if i == extent(0) - 2 { ee } else { east };
         let south = if j == 1 { es } else { south };
-        let north = if j == ny - 2 { en } else { north };
-        let boundary = i == 0 || j == 0 || i == nx - 1 || j == ny - 1;
+        let north = if j == extent(1) - 2 { en } else { north };
         if (i + j) % 2 == 0 {
-            dirichlet_update(e, west, east, south, north, r, i, j, nx, ny, ax, ay, h2inv)
-        } else if boundary {
+            dirichlet_update((0, 0), e, west, east, south, north, r, c, h2inv)
+        } else if on_edge(i, j) {
             e
         } else {
             here
@@ -1055,39 +957,18 @@ pub mod mg {
     }
 
     /// [`prolong_add`] followed by the first (colour 0) red-black half-sweep, in one
-    /// out-of-place pass ([`prolonged_sweep`]; `out` becomes the level's correction), for a
-    /// 2D level whose four sides are Dirichlet imposed directly. The values equal those of
-    /// the two launches bit for bit.
+    /// out-of-place pass ([`prolonged_sweep`]; `out` becomes the level's correction).
     #[stencil]
     pub fn prolong_rbgs<T: Real>(
         e: In<T>,
         coarse: Coarse<T>,
         r: In<T>,
         out: Out<T>,
-        ax: T,
-        ay: T,
+        c: Axes<T>,
         h2inv: T,
     ) {
-        let i = index(0);
-        let j = index(1);
-        let nx = extent(0);
-        let ny = extent(1);
-        out = prolonged_sweep(
-            e,
-            e[(-1, 0)],
-            e[(1, 0)],
-            e[(0, -1)],
-            e[(0, 1)],
-            coarse,
-            r,
-            i,
-            j,
-            nx,
-            ny,
-            ax,
-            ay,
-            h2inv,
-        );
+        let (w, east, s, n) = (e[(-1, 0)], e[(1, 0)], e[(0, -1)], e[(0, 1)]);
+        out = prolonged_sweep(e, w, east, s, n, coarse, r, c, h2inv);
     }
 
     /// [`prolong_rbgs`] on a level whose correction is one red-black sweep from zero
@@ -1098,1152 +979,18 @@ pub mod mg {
         r: In<T>,
         coarse: Coarse<T>,
         out: Out<T>,
-        ax: T,
-        ay: T,
+        c: Axes<T>,
         h2inv: T,
     ) {
-        let i = index(0);
-        let j = index(1);
-        let nx = extent(0);
-        let ny = extent(1);
-        let e = swept_here(r, i, j, nx, ny, ax, ay, h2inv);
-        let ew = swept(
-            r[(-1, 0)],
-            r[(-2, 0)],
-            r,
-            r[(-1, -1)],
-            r[(-1, 1)],
-            i - 1,
-            j,
-            nx,
-            ny,
-            ax,
-            ay,
-            h2inv,
+        let e = swept_at(r, (0, 0), c, h2inv);
+        let (w, east) = (
+            swept_at(r, (-1, 0), c, h2inv),
+            swept_at(r, (1, 0), c, h2inv),
         );
-        let ee = swept(
-            r[(1, 0)],
-            r,
-            r[(2, 0)],
-            r[(1, -1)],
-            r[(1, 1)],
-            i + 1,
-            j,
-            nx,
-            ny,
-            ax,
-            ay,
-            h2inv,
+        let (s, n) = (
+            swept_at(r, (0, -1), c, h2inv),
+            swept_at(r, (0, 1), c, h2inv),
         );
-        let es = swept(
-            r[(0, -1)],
-            r[(-1, -1)],
-            r[(1, -1)],
-            r[(0, -2)],
-            r,
-            i,
-            j - 1,
-            nx,
-            ny,
-            ax,
-            ay,
-            h2inv,
-        );
-        let en = swept(
-            r[(0, 1)],
-            r[(-1, 1)],
-            r[(1, 1)],
-            r,
-            r[(0, 2)],
-            i,
-            j + 1,
-            nx,
-            ny,
-            ax,
-            ay,
-            h2inv,
-        );
-        out = prolonged_sweep(e, ew, ee, es, en, coarse, r, i, j, nx, ny, ax, ay, h2inv);
-    }
-
-    /// Converts an f64 field to the preconditioner's precision.
-    #[stencil(dims = 2)]
-    pub fn narrow<T: Real>(u: In<f64>, out: Out<T>) {
-        out = u as T;
-    }
-
-    /// Replaces the solution by a full-multigrid result, except at nodes fixed by a
-    /// Dirichlet side (whose f64 values must not pass through the preconditioner's
-    /// precision).
-    #[stencil(dims = 2)]
-    pub fn replace<T: Real>(u: InOut<f64>, e: In<T>, bw: i64, be: i64, bs: i64, bn: i64) {
-        let sx = side(index(0), extent(0), bw, be);
-        let sy = side(index(1), extent(1), bs, bn);
-        if !fixed(sx, sy) {
-            u = e as f64;
-        }
-    }
-
-    /// Cell-centred restriction: the coarse cell averages its four children.
-    #[stencil]
-    pub fn restrict_cells<T: Real>(fine: Fine<T>, coarse: Out<T>) {
-        coarse = 0.25 * (fine + fine[(1, 0)] + fine[(0, 1)] + fine[(1, 1)]);
-    }
-
-    /// Cell-centred bilinear prolongation: 9/16 of the parent, 3/16 of each parent
-    /// neighbour on the child's side, 1/16 of the diagonal one.
-    #[stencil]
-    pub fn prolong_cells<T: Real>(coarse: Coarse<T>, fine: Out<T>) {
-        let ei = index(0) % 2 == 0;
-        let ej = index(1) % 2 == 0;
-        let cx = if ei { coarse[(-1, 0)] } else { coarse[(1, 0)] };
-        let cy = if ej { coarse[(0, -1)] } else { coarse[(0, 1)] };
-        let cxy = if ei {
-            if ej {
-                coarse[(-1, -1)]
-            } else {
-                coarse[(-1, 1)]
-            }
-        } else if ej {
-            coarse[(1, -1)]
-        } else {
-            coarse[(1, 1)]
-        };
-        fine = 0.5625 * coarse + 0.1875 * (cx + cy) + 0.0625 * cxy;
-    }
-
-    /// The right-hand side of the penalty form: `f + kappa g / h^2` on penalty sides, `g`
-    /// being the boundary value held by `u`; `f` elsewhere.
-    #[stencil(dims = 2)]
-    pub fn penalty_rhs(
-        u: In<f64>,
-        f: In<f64>,
-        rhs: Out<f64>,
-        h2inv: f64,
-        kappa: f64,
-        bw: i64,
-        be: i64,
-        bs: i64,
-        bn: i64,
-    ) {
-        let sx = side(index(0), extent(0), bw, be);
-        let sy = side(index(1), extent(1), bs, bn);
-        rhs = f + penalty(sx, sy, kappa) * h2inv * u;
-    }
-
-    /// Sets a field to zero.
-    #[stencil(dims = 2)]
-    pub fn zero<T: Real>(e: Out<T>) {
-        e = 0.0;
-    }
-
-    /// The defect-correction update `u = u + e`: `u` in f64, the correction in the
-    /// preconditioner's precision.
-    #[stencil(dims = 2)]
-    pub fn correct<T: Real>(u: InOut<f64>, e: In<T>) {
-        u = u + e as f64;
-    }
-
-    /// The value `A u` of the 2nd-order operator at a node from its own value `c` and its
-    /// four neighbours' (west, east, south, north: below and above along x, then y), with
-    /// the mirrored neighbour taken at a Neumann or penalty side and the penalty term on a
-    /// penalty side.
-    #[stencil_fn]
-    fn apply2(
-        i: i64,
-        j: i64,
-        nx: i64,
-        ny: i64,
-        c: f64,
-        xm: f64,
-        xp: f64,
-        ym: f64,
-        yp: f64,
-        ax: f64,
-        ay: f64,
-        h2inv: f64,
-        kappa: f64,
-        bw: i64,
-        be: i64,
-        bs: i64,
-        bn: i64,
-    ) -> f64 {
-        let west = if mirror_lo(i, bw) { xp } else { xm };
-        let east = if mirror_hi(i, nx, be) { xm } else { xp };
-        let south = if mirror_lo(j, bs) { yp } else { ym };
-        let north = if mirror_hi(j, ny, bn) { ym } else { yp };
-        let penalised = penalty(side(i, nx, bw, be), side(j, ny, bs, bn), kappa);
-        let diag = (2.0 * (ax + ay) + penalised) * h2inv;
-        diag * c - (ax * (west + east) + ay * (south + north)) * h2inv
-    }
-
-    /// The 2nd-order residual `res = f - A u` in f64, stored in the preconditioner's
-    /// precision, with its sum of squares.
-    #[stencil]
-    pub fn defect2<T: Real>(
-        u: In<f64>,
-        f: In<f64>,
-        res: Out<T>,
-        norm2: Sum<f64>,
-        ax: f64,
-        ay: f64,
-        h2inv: f64,
-        kappa: f64,
-        bw: i64,
-        be: i64,
-        bs: i64,
-        bn: i64,
-    ) {
-        let i = index(0);
-        let j = index(1);
-        let nx = extent(0);
-        let ny = extent(1);
-        let au = apply2(
-            i,
-            j,
-            nx,
-            ny,
-            u,
-            u[(-1, 0)],
-            u[(1, 0)],
-            u[(0, -1)],
-            u[(0, 1)],
-            ax,
-            ay,
-            h2inv,
-            kappa,
-            bw,
-            be,
-            bs,
-            bn,
-        );
-        let d = if fixed(side(i, nx, bw, be), side(j, ny, bs, bn)) {
-            0.0
-        } else {
-            f - au
-        };
-        res = d as T;
-        norm2.reduce(d * d);
-    }
-
-    /// The defect-correction update and the next 2nd-order defect in one pass:
-    /// `out = u + e` and `res = f - A out` (as [`defect2`]), with its sum of squares. `out`
-    /// must be another field than `u`: every node reads its neighbours' `u + e`.
-    #[stencil]
-    pub fn correct_defect2<T: Real>(
-        u: In<f64>,
-        e: In<T>,
-        f: In<f64>,
-        out: Out<f64>,
-        res: Out<T>,
-        norm2: Sum<f64>,
-        ax: f64,
-        ay: f64,
-        h2inv: f64,
-        kappa: f64,
-        bw: i64,
-        be: i64,
-        bs: i64,
-        bn: i64,
-    ) {
-        let i = index(0);
-        let j = index(1);
-        let nx = extent(0);
-        let ny = extent(1);
-        let c = u + e as f64;
-        let xm = u[(-1, 0)] + e[(-1, 0)] as f64;
-        let xp = u[(1, 0)] + e[(1, 0)] as f64;
-        let ym = u[(0, -1)] + e[(0, -1)] as f64;
-        let yp = u[(0, 1)] + e[(0, 1)] as f64;
-        let au = apply2(
-            i, j, nx, ny, c, xm, xp, ym, yp, ax, ay, h2inv, kappa, bw, be, bs, bn,
-        );
-        let d = if fixed(side(i, nx, bw, be), side(j, ny, bs, bn)) {
-            0.0
-        } else {
-            f - au
-        };
-        out = c;
-        res = d as T;
-        norm2.reduce(d * d);
-    }
-
-    /// The distance of a node from a side, as the one-sided stencils see it: a periodic
-    /// side is never near.
-    #[stencil_fn]
-    fn reach(dist: i64, kind: i64) -> i64 {
-        if kind == 3 {
-            1000
-        } else {
-            dist
-        }
-    }
-
-    /// `-u''` to 4th order along one axis at a node `dist` nodes from the low boundary and
-    /// `rdist` from the high one, from the values at offsets -1..=4 (`m1`, `c`, `p1`..`p4`)
-    /// and their mirror images (`q1`..`q4` at -2..=-4, -1 is `m1`): centred 5-point inside,
-    /// one-sided 6-point next to a boundary.
-    #[stencil_fn]
-    fn d2_o4(
-        dist: i64,
-        rdist: i64,
-        m4: f64,
-        m3: f64,
-        m2: f64,
-        m1: f64,
-        c: f64,
-        p1: f64,
-        p2: f64,
-        p3: f64,
-        p4: f64,
-    ) -> f64 {
-        if dist == 1 {
-            -(10.0 * m1 - 15.0 * c - 4.0 * p1 + 14.0 * p2 - 6.0 * p3 + p4) / 12.0
-        } else if rdist == 1 {
-            -(10.0 * p1 - 15.0 * c - 4.0 * m1 + 14.0 * m2 - 6.0 * m3 + m4) / 12.0
-        } else {
-            -(-m2 + 16.0 * m1 - 30.0 * c + 16.0 * p1 - p2) / 12.0
-        }
-    }
-
-    /// `-u''` to 6th order: centred 7-point from three nodes in, one-sided 8-point at one
-    /// and two nodes from a boundary.
-    #[stencil_fn]
-    fn d2_o6(
-        dist: i64,
-        rdist: i64,
-        m6: f64,
-        m5: f64,
-        m4: f64,
-        m3: f64,
-        m2: f64,
-        m1: f64,
-        c: f64,
-        p1: f64,
-        p2: f64,
-        p3: f64,
-        p4: f64,
-        p5: f64,
-        p6: f64,
-    ) -> f64 {
-        if dist == 1 {
-            -(126.0 * m1 - 70.0 * c - 486.0 * p1 + 855.0 * p2 - 670.0 * p3 + 324.0 * p4 - 90.0 * p5
-                + 11.0 * p6)
-                / 180.0
-        } else if dist == 2 {
-            -(-11.0 * m2 + 214.0 * m1 - 378.0 * c + 130.0 * p1 + 85.0 * p2 - 54.0 * p3 + 16.0 * p4
-                - 2.0 * p5)
-                / 180.0
-        } else if rdist == 1 {
-            -(126.0 * p1 - 70.0 * c - 486.0 * m1 + 855.0 * m2 - 670.0 * m3 + 324.0 * m4 - 90.0 * m5
-                + 11.0 * m6)
-                / 180.0
-        } else if rdist == 2 {
-            -(-11.0 * p2 + 214.0 * p1 - 378.0 * c + 130.0 * m1 + 85.0 * m2 - 54.0 * m3 + 16.0 * m4
-                - 2.0 * m5)
-                / 180.0
-        } else {
-            -(2.0 * m3 - 27.0 * m2 + 270.0 * m1 - 490.0 * c + 270.0 * p1 - 27.0 * p2 + 2.0 * p3)
-                / 180.0
-        }
-    }
-
-    /// The 4th-order residual of `-(ax u_xx + ay u_yy) = f` with Dirichlet boundaries
-    /// imposed directly or periodic sides, in f64, stored in the preconditioner's precision.
-    #[stencil]
-    pub fn defect4<T: Real>(
-        u: In<f64>,
-        f: In<f64>,
-        res: Out<T>,
-        norm2: Sum<f64>,
-        ax: f64,
-        ay: f64,
-        h2inv: f64,
-        bw: i64,
-        be: i64,
-        bs: i64,
-        bn: i64,
-    ) {
-        let i = index(0);
-        let j = index(1);
-        let nx = extent(0);
-        let ny = extent(1);
-        let uxx = d2_o4(
-            reach(i, bw),
-            reach(nx - 1 - i, be),
-            u[(-4, 0)],
-            u[(-3, 0)],
-            u[(-2, 0)],
-            u[(-1, 0)],
-            u,
-            u[(1, 0)],
-            u[(2, 0)],
-            u[(3, 0)],
-            u[(4, 0)],
-        );
-        let uyy = d2_o4(
-            reach(j, bs),
-            reach(ny - 1 - j, bn),
-            u[(0, -4)],
-            u[(0, -3)],
-            u[(0, -2)],
-            u[(0, -1)],
-            u,
-            u[(0, 1)],
-            u[(0, 2)],
-            u[(0, 3)],
-            u[(0, 4)],
-        );
-        let d = if fixed(side(i, nx, bw, be), side(j, ny, bs, bn)) {
-            0.0
-        } else {
-            f - (ax * uxx + ay * uyy) * h2inv
-        };
-        res = d as T;
-        norm2.reduce(d * d);
-    }
-
-    /// The 6th-order residual, as [`defect4`].
-    #[stencil]
-    pub fn defect6<T: Real>(
-        u: In<f64>,
-        f: In<f64>,
-        res: Out<T>,
-        norm2: Sum<f64>,
-        ax: f64,
-        ay: f64,
-        h2inv: f64,
-        bw: i64,
-        be: i64,
-        bs: i64,
-        bn: i64,
-    ) {
-        let i = index(0);
-        let j = index(1);
-        let nx = extent(0);
-        let ny = extent(1);
-        let uxx = d2_o6(
-            reach(i, bw),
-            reach(nx - 1 - i, be),
-            u[(-6, 0)],
-            u[(-5, 0)],
-            u[(-4, 0)],
-            u[(-3, 0)],
-            u[(-2, 0)],
-            u[(-1, 0)],
-            u,
-            u[(1, 0)],
-            u[(2, 0)],
-            u[(3, 0)],
-            u[(4, 0)],
-            u[(5, 0)],
-            u[(6, 0)],
-        );
-        let uyy = d2_o6(
-            reach(j, bs),
-            reach(ny - 1 - j, bn),
-            u[(0, -6)],
-            u[(0, -5)],
-            u[(0, -4)],
-            u[(0, -3)],
-            u[(0, -2)],
-            u[(0, -1)],
-            u,
-            u[(0, 1)],
-            u[(0, 2)],
-            u[(0, 3)],
-            u[(0, 4)],
-            u[(0, 5)],
-            u[(0, 6)],
-        );
-        let d = if fixed(side(i, nx, bw, be), side(j, ny, bs, bn)) {
-            0.0
-        } else {
-            f - (ax * uxx + ay * uyy) * h2inv
-        };
-        res = d as T;
-        norm2.reduce(d * d);
-    }
-
-    /// The sum of `u` over the distinct nodes of a periodic grid (the last node along a
-    /// periodic axis repeats the first and is left out), for zero-mean solutions.
-    #[stencil(dims = 2)]
-    pub fn periodic_sum(u: In<f64>, total: Sum<f64>, px: i64, py: i64) {
-        let repeat_x = px == 1 && index(0) == extent(0) - 1;
-        let repeat_y = py == 1 && index(1) == extent(1) - 1;
-        total.reduce(if repeat_x || repeat_y { 0.0 } else { u });
-    }
-
-    /// `u = u - c`.
-    #[stencil(dims = 2)]
-    pub fn shift(u: InOut<f64>, c: f64) {
-        u = u - c;
-    }
-
-    // ---- 3D: the same operators on the unit cube (7-point Laplacian) -------------------
-
-    /// Whether the node is fixed by a Dirichlet side imposed directly (3D).
-    #[stencil_fn]
-    fn fixed_3d(sx: i64, sy: i64, sz: i64) -> bool {
-        sx == 0 || sy == 0 || sz == 0
-    }
-
-    /// The penalty coefficient of the node's row (3D).
-    #[stencil_fn]
-    fn penalty_3d<T: Real>(sx: i64, sy: i64, sz: i64, kappa: T) -> T {
-        if sx == 2 || sy == 2 || sz == 2 {
-            kappa
-        } else {
-            0.0
-        }
-    }
-
-    /// Weighted Jacobi on the 7-point operator `-(ax u_xx + ay u_yy + az u_zz)`; the
-    /// boundary codes of the six sides (west, east, south, north, bottom, top) as in 2D.
-    #[stencil]
-    pub fn jacobi_3d<T: Real>(
-        e: In<T>,
-        r: In<T>,
-        out: Out<T>,
-        ax: T,
-        ay: T,
-        az: T,
-        h2inv: T,
-        kappa: T,
-        bw: i64,
-        be: i64,
-        bs: i64,
-        bn: i64,
-        bb: i64,
-        bt: i64,
-        omega: T,
-    ) {
-        let i = index(0);
-        let j = index(1);
-        let k = index(2);
-        let sx = side(i, extent(0), bw, be);
-        let sy = side(j, extent(1), bs, bn);
-        let sz = side(k, extent(2), bb, bt);
-        let west = if mirror_lo(i, bw) {
-            e[(1, 0, 0)]
-        } else {
-            e[(-1, 0, 0)]
-        };
-        let east = if mirror_hi(i, extent(0), be) {
-            e[(-1, 0, 0)]
-        } else {
-            e[(1, 0, 0)]
-        };
-        let south = if mirror_lo(j, bs) {
-            e[(0, 1, 0)]
-        } else {
-            e[(0, -1, 0)]
-        };
-        let north = if mirror_hi(j, extent(1), bn) {
-            e[(0, -1, 0)]
-        } else {
-            e[(0, 1, 0)]
-        };
-        let bottom = if mirror_lo(k, bb) {
-            e[(0, 0, 1)]
-        } else {
-            e[(0, 0, -1)]
-        };
-        let top = if mirror_hi(k, extent(2), bt) {
-            e[(0, 0, -1)]
-        } else {
-            e[(0, 0, 1)]
-        };
-        let diag = (2.0 * (ax + ay + az) + penalty_3d(sx, sy, sz, kappa)) * h2inv;
-        let off = (ax * (west + east) + ay * (south + north) + az * (bottom + top)) * h2inv;
-        out = if fixed_3d(sx, sy, sz) {
-            e
-        } else {
-            e + omega * (r - (diag * e - off)) / diag
-        };
-    }
-
-    /// Red-black Gauss-Seidel on the 7-point operator (colour by `i + j + k`).
-    #[stencil(red_black = colour)]
-    pub fn rbgs_3d<T: Real>(
-        e: InOut<T>,
-        r: In<T>,
-        ax: T,
-        ay: T,
-        az: T,
-        h2inv: T,
-        kappa: T,
-        bw: i64,
-        be: i64,
-        bs: i64,
-        bn: i64,
-        bb: i64,
-        bt: i64,
-        colour: i64,
-    ) {
-        let i = index(0);
-        let j = index(1);
-        let k = index(2);
-        let sx = side(i, extent(0), bw, be);
-        let sy = side(j, extent(1), bs, bn);
-        let sz = side(k, extent(2), bb, bt);
-        let west = if mirror_lo(i, bw) {
-            e[(1, 0, 0)]
-        } else {
-            e[(-1, 0, 0)]
-        };
-        let east = if mirror_hi(i, extent(0), be) {
-            e[(-1, 0, 0)]
-        } else {
-            e[(1, 0, 0)]
-        };
-        let south = if mirror_lo(j, bs) {
-            e[(0, 1, 0)]
-        } else {
-            e[(0, -1, 0)]
-        };
-        let north = if mirror_hi(j, extent(1), bn) {
-            e[(0, -1, 0)]
-        } else {
-            e[(0, 1, 0)]
-        };
-        let bottom = if mirror_lo(k, bb) {
-            e[(0, 0, 1)]
-        } else {
-            e[(0, 0, -1)]
-        };
-        let top = if mirror_hi(k, extent(2), bt) {
-            e[(0, 0, -1)]
-        } else {
-            e[(0, 0, 1)]
-        };
-        let diag = (2.0 * (ax + ay + az) + penalty_3d(sx, sy, sz, kappa)) * h2inv;
-        let off = (ax * (west + east) + ay * (south + north) + az * (bottom + top)) * h2inv;
-        if !fixed_3d(sx, sy, sz) {
-            e = (r + off) / diag;
-        }
-    }
-
-    /// The residual `res = r - A e` of the 7-point operator; 0 at fixed nodes.
-    #[stencil]
-    pub fn residual_3d<T: Real>(
-        e: In<T>,
-        r: In<T>,
-        res: Out<T>,
-        ax: T,
-        ay: T,
-        az: T,
-        h2inv: T,
-        kappa: T,
-        bw: i64,
-        be: i64,
-        bs: i64,
-        bn: i64,
-        bb: i64,
-        bt: i64,
-    ) {
-        let i = index(0);
-        let j = index(1);
-        let k = index(2);
-        let sx = side(i, extent(0), bw, be);
-        let sy = side(j, extent(1), bs, bn);
-        let sz = side(k, extent(2), bb, bt);
-        let west = if mirror_lo(i, bw) {
-            e[(1, 0, 0)]
-        } else {
-            e[(-1, 0, 0)]
-        };
-        let east = if mirror_hi(i, extent(0), be) {
-            e[(-1, 0, 0)]
-        } else {
-            e[(1, 0, 0)]
-        };
-        let south = if mirror_lo(j, bs) {
-            e[(0, 1, 0)]
-        } else {
-            e[(0, -1, 0)]
-        };
-        let north = if mirror_hi(j, extent(1), bn) {
-            e[(0, -1, 0)]
-        } else {
-            e[(0, 1, 0)]
-        };
-        let bottom = if mirror_lo(k, bb) {
-            e[(0, 0, 1)]
-        } else {
-            e[(0, 0, -1)]
-        };
-        let top = if mirror_hi(k, extent(2), bt) {
-            e[(0, 0, -1)]
-        } else {
-            e[(0, 0, 1)]
-        };
-        let diag = (2.0 * (ax + ay + az) + penalty_3d(sx, sy, sz, kappa)) * h2inv;
-        let off = (ax * (west + east) + ay * (south + north) + az * (bottom + top)) * h2inv;
-        res = if fixed_3d(sx, sy, sz) {
-            0.0
-        } else {
-            r - (diag * e - off)
-        };
-    }
-
-    /// Full-weighting restriction in 3D: the tensor product of `[1/4, 1/2, 1/4]` over the
-    /// 27 fine nodes around the coarse node, mirrored or wrapped at the sides.
-    #[stencil]
-    pub fn restrict_full_3d<T: Real>(
-        fine: Fine<T>,
-        coarse: Out<T>,
-        bw: i64,
-        be: i64,
-        bs: i64,
-        bn: i64,
-        bb: i64,
-        bt: i64,
-    ) {
-        let i = index(0);
-        let j = index(1);
-        let k = index(2);
-        let nx = extent(0);
-        let ny = extent(1);
-        let r_ss = weigh(
-            i,
-            nx,
-            bw,
-            be,
-            fine[(-1, -1, -1)],
-            fine[(0, -1, -1)],
-            fine[(1, -1, -1)],
-        );
-        let r_cs = weigh(
-            i,
-            nx,
-            bw,
-            be,
-            fine[(-1, 0, -1)],
-            fine[(0, 0, -1)],
-            fine[(1, 0, -1)],
-        );
-        let r_ns = weigh(
-            i,
-            nx,
-            bw,
-            be,
-            fine[(-1, 1, -1)],
-            fine[(0, 1, -1)],
-            fine[(1, 1, -1)],
-        );
-        let r_sc = weigh(
-            i,
-            nx,
-            bw,
-            be,
-            fine[(-1, -1, 0)],
-            fine[(0, -1, 0)],
-            fine[(1, -1, 0)],
-        );
-        let r_cc = weigh(i, nx, bw, be, fine[(-1, 0, 0)], fine, fine[(1, 0, 0)]);
-        let r_nc = weigh(
-            i,
-            nx,
-            bw,
-            be,
-            fine[(-1, 1, 0)],
-            fine[(0, 1, 0)],
-            fine[(1, 1, 0)],
-        );
-        let r_sn = weigh(
-            i,
-            nx,
-            bw,
-            be,
-            fine[(-1, -1, 1)],
-            fine[(0, -1, 1)],
-            fine[(1, -1, 1)],
-        );
-        let r_cn = weigh(
-            i,
-            nx,
-            bw,
-            be,
-            fine[(-1, 0, 1)],
-            fine[(0, 0, 1)],
-            fine[(1, 0, 1)],
-        );
-        let r_nn = weigh(
-            i,
-            nx,
-            bw,
-            be,
-            fine[(-1, 1, 1)],
-            fine[(0, 1, 1)],
-            fine[(1, 1, 1)],
-        );
-        let below = weigh(j, ny, bs, bn, r_ss, r_cs, r_ns);
-        let centre = weigh(j, ny, bs, bn, r_sc, r_cc, r_nc);
-        let above = weigh(j, ny, bs, bn, r_sn, r_cn, r_nn);
-        coarse = weigh(k, extent(2), bb, bt, below, centre, above);
-    }
-
-    /// Injection in 3D.
-    #[stencil(dims = 3)]
-    pub fn restrict_inject_3d<T: Real>(fine: Fine<T>, coarse: Out<T>) {
-        coarse = fine;
-    }
-
-    /// Trilinear prolongation (vertex-centred) added to the fine correction; nodes fixed
-    /// by a Dirichlet side keep their value.
-    #[stencil]
-    pub fn prolong_add_3d<T: Real>(
-        e: InOut<T>,
-        coarse: Coarse<T>,
-        bw: i64,
-        be: i64,
-        bs: i64,
-        bn: i64,
-        bb: i64,
-        bt: i64,
-    ) {
-        let sx = side(index(0), extent(0), bw, be);
-        let sy = side(index(1), extent(1), bs, bn);
-        let sz = side(index(2), extent(2), bb, bt);
-        let wx = if index(0) % 2 == 1 { 0.5 } else { 0.0 };
-        let wy = if index(1) % 2 == 1 { 0.5 } else { 0.0 };
-        let wz = if index(2) % 2 == 1 { 0.5 } else { 0.0 };
-        let c00 = coarse + wx * (coarse[(1, 0, 0)] - coarse);
-        let c10 = coarse[(0, 1, 0)] + wx * (coarse[(1, 1, 0)] - coarse[(0, 1, 0)]);
-        let c01 = coarse[(0, 0, 1)] + wx * (coarse[(1, 0, 1)] - coarse[(0, 0, 1)]);
-        let c11 = coarse[(0, 1, 1)] + wx * (coarse[(1, 1, 1)] - coarse[(0, 1, 1)]);
-        let low = c00 + wy * (c10 - c00);
-        let high = c01 + wy * (c11 - c01);
-        if !fixed_3d(sx, sy, sz) {
-            e = e + low + wz * (high - low);
-        }
-    }
-
-    /// Converts an f64 field to the preconditioner's precision (3D).
-    #[stencil(dims = 3)]
-    pub fn narrow_3d<T: Real>(u: In<f64>, out: Out<T>) {
-        out = u as T;
-    }
-
-    /// Replaces the solution by a full-multigrid result except at fixed nodes (3D).
-    #[stencil(dims = 3)]
-    pub fn replace_3d<T: Real>(
-        u: InOut<f64>,
-        e: In<T>,
-        bw: i64,
-        be: i64,
-        bs: i64,
-        bn: i64,
-        bb: i64,
-        bt: i64,
-    ) {
-        let sx = side(index(0), extent(0), bw, be);
-        let sy = side(index(1), extent(1), bs, bn);
-        let sz = side(index(2), extent(2), bb, bt);
-        if !fixed_3d(sx, sy, sz) {
-            u = e as f64;
-        }
-    }
-
-    /// The right-hand side of the penalty form (3D).
-    #[stencil(dims = 3)]
-    pub fn penalty_rhs_3d(
-        u: In<f64>,
-        f: In<f64>,
-        rhs: Out<f64>,
-        h2inv: f64,
-        kappa: f64,
-        bw: i64,
-        be: i64,
-        bs: i64,
-        bn: i64,
-        bb: i64,
-        bt: i64,
-    ) {
-        let sx = side(index(0), extent(0), bw, be);
-        let sy = side(index(1), extent(1), bs, bn);
-        let sz = side(index(2), extent(2), bb, bt);
-        rhs = f + penalty_3d(sx, sy, sz, kappa) * h2inv * u;
-    }
-
-    /// Sets a field to zero (3D).
-    #[stencil(dims = 3)]
-    pub fn zero_3d<T: Real>(e: Out<T>) {
-        e = 0.0;
-    }
-
-    /// The defect-correction update `u = u + e` (3D).
-    #[stencil(dims = 3)]
-    pub fn correct_3d<T: Real>(u: InOut<f64>, e: In<T>) {
-        u = u + e as f64;
-    }
-
-    /// The value `A u` of the 2nd-order operator at node `(i, j, k)` of a box of
-    /// `nx x ny x nz` nodes (3D), from its own value `c` and its six neighbours' (below and
-    /// above along x, y, z), as [`apply2`].
-    #[stencil_fn]
-    fn apply2_3d(
-        i: i64,
-        j: i64,
-        k: i64,
-        nx: i64,
-        ny: i64,
-        nz: i64,
-        c: f64,
-        xm: f64,
-        xp: f64,
-        ym: f64,
-        yp: f64,
-        zm: f64,
-        zp: f64,
-        ax: f64,
-        ay: f64,
-        az: f64,
-        h2inv: f64,
-        kappa: f64,
-        bw: i64,
-        be: i64,
-        bs: i64,
-        bn: i64,
-        bb: i64,
-        bt: i64,
-    ) -> f64 {
-        let west = if mirror_lo(i, bw) { xp } else { xm };
-        let east = if mirror_hi(i, nx, be) { xm } else { xp };
-        let south = if mirror_lo(j, bs) { yp } else { ym };
-        let north = if mirror_hi(j, ny, bn) { ym } else { yp };
-        let bottom = if mirror_lo(k, bb) { zp } else { zm };
-        let top = if mirror_hi(k, nz, bt) { zm } else { zp };
-        let sx = side(i, nx, bw, be);
-        let sy = side(j, ny, bs, bn);
-        let sz = side(k, nz, bb, bt);
-        let diag = (2.0 * (ax + ay + az) + penalty_3d(sx, sy, sz, kappa)) * h2inv;
-        let off = (ax * (west + east) + ay * (south + north) + az * (bottom + top)) * h2inv;
-        diag * c - off
-    }
-
-    /// The 2nd-order residual in f64 (3D), stored in the preconditioner's precision, with
-    /// its sum of squares.
-    #[stencil]
-    pub fn defect2_3d<T: Real>(
-        u: In<f64>,
-        f: In<f64>,
-        res: Out<T>,
-        norm2: Sum<f64>,
-        ax: f64,
-        ay: f64,
-        az: f64,
-        h2inv: f64,
-        kappa: f64,
-        bw: i64,
-        be: i64,
-        bs: i64,
-        bn: i64,
-        bb: i64,
-        bt: i64,
-    ) {
-        let i = index(0);
-        let j = index(1);
-        let k = index(2);
-        let nx = extent(0);
-        let ny = extent(1);
-        let nz = extent(2);
-        let fixed = fixed_3d(
-            side(i, nx, bw, be),
-            side(j, ny, bs, bn),
-            side(k, nz, bb, bt),
-        );
-        let au = apply2_3d(
-            i,
-            j,
-            k,
-            nx,
-            ny,
-            nz,
-            u,
-            u[(-1, 0, 0)],
-            u[(1, 0, 0)],
-            u[(0, -1, 0)],
-            u[(0, 1, 0)],
-            u[(0, 0, -1)],
-            u[(0, 0, 1)],
-            ax,
-            ay,
-            az,
-            h2inv,
-            kappa,
-            bw,
-            be,
-            bs,
-            bn,
-            bb,
-            bt,
-        );
-        let d = if fixed { 0.0 } else { f - au };
-        res = d as T;
-        norm2.reduce(d * d);
-    }
-
-    /// [`correct_defect2`] in 3D: `out = u + e` and `res = f - A out`, with its sum of
-    /// squares; `out` is another field than `u`.
-    #[stencil]
-    pub fn correct_defect2_3d<T: Real>(
-        u: In<f64>,
-        e: In<T>,
-        f: In<f64>,
-        out: Out<f64>,
-        res: Out<T>,
-        norm2: Sum<f64>,
-        ax: f64,
-        ay: f64,
-        az: f64,
-        h2inv: f64,
-        kappa: f64,
-        bw: i64,
-        be: i64,
-        bs: i64,
-        bn: i64,
-        bb: i64,
-        bt: i64,
-    ) {
-        let i = index(0);
-        let j = index(1);
-        let k = index(2);
-        let nx = extent(0);
-        let ny = extent(1);
-        let nz = extent(2);
-        let fixed = fixed_3d(
-            side(i, nx, bw, be),
-            side(j, ny, bs, bn),
-            side(k, nz, bb, bt),
-        );
-        let c = u + e as f64;
-        let au = apply2_3d(
-            i,
-            j,
-            k,
-            nx,
-            ny,
-            nz,
-            c,
-            u[(-1, 0, 0)] + e[(-1, 0, 0)] as f64,
-            u[(1, 0, 0)] + e[(1, 0, 0)] as f64,
-            u[(0, -1, 0)] + e[(0, -1, 0)] as f64,
-            u[(0, 1, 0)] + e[(0, 1, 0)] as f64,
-            u[(0, 0, -1)] + e[(0, 0, -1)] as f64,
-            u[(0, 0, 1)] + e[(0, 0, 1)] as f64,
-            ax,
-            ay,
-            az,
-            h2inv,
-            kappa,
-            bw,
-            be,
-            bs,
-            bn,
-            bb,
-            bt,
-        );
-        let d = if fixed { 0.0 } else { f - au };
-        out = c;
-        res = d as T;
-        norm2.reduce(d * d);
-    }
-
-    /// The 4th-order residual (3D), Dirichlet sides imposed directly or periodic ones.
-    #[stencil]
-    pub fn defect4_3d<T: Real>(
-        u: In<f64>,
-        f: In<f64>,
-        res: Out<T>,
-        norm2: Sum<f64>,
-        ax: f64,
-        ay: f64,
-        az: f64,
-        h2inv: f64,
-        bw: i64,
-        be: i64,
-        bs: i64,
-        bn: i64,
-        bb: i64,
-        bt: i64,
-    ) {
-        let i = index(0);
-        let j = index(1);
-        let k = index(2);
-        let nx = extent(0);
-        let ny = extent(1);
-        let nz = extent(2);
-        let uxx = d2_o4(
-            reach(i, bw),
-            reach(nx - 1 - i, be),
-            u[(-4, 0, 0)],
-            u[(-3, 0, 0)],
-            u[(-2, 0, 0)],
-            u[(-1, 0, 0)],
-            u,
-            u[(1, 0, 0)],
-            u[(2, 0, 0)],
-            u[(3, 0, 0)],
-            u[(4, 0, 0)],
-        );
-        let uyy = d2_o4(
-            reach(j, bs),
-            reach(ny - 1 - j, bn),
-            u[(0, -4, 0)],
-            u[(0, -3, 0)],
-            u[(0, -2, 0)],
-            u[(0, -1, 0)],
-            u,
-            u[(0, 1, 0)],
-            u[(0, 2, 0)],
-            u[(0, 3, 0)],
-            u[(0, 4, 0)],
-        );
-        let uzz = d2_o4(
-            reach(k, bb),
-            reach(nz - 1 - k, bt),
-            u[(0, 0, -4)],
-            u[(0, 0, -3)],
-            u[(0, 0, -2)],
-            u[(0, 0, -1)],
-            u,
-            u[(0, 0, 1)],
-            u[(0, 0, 2)],
-            u[(0, 0, 3)],
-            u[(0, 0, 4)],
-        );
-        let fix = fixed_3d(
-            side(i, nx, bw, be),
-            side(j, ny, bs, bn),
-            side(k, nz, bb, bt),
-        );
-        let d = if fix {
-            0.0
-        } else {
-            f - (ax * uxx + ay * uyy + az * uzz) * h2inv
-        };
-        res = d as T;
-        norm2.reduce(d * d);
-    }
-
-    /// The sum of `u` over the distinct nodes of a periodic grid (3D).
-    #[stencil(dims = 3)]
-    pub fn periodic_sum_3d(u: In<f64>, total: Sum<f64>, px: i64, py: i64, pz: i64) {
-        let repeat_x = px == 1 && index(0) == extent(0) - 1;
-        let repeat_y = py == 1 && index(1) == extent(1) - 1;
-        let repeat_z = pz == 1 && index(2) == extent(2) - 1;
-        total.reduce(if repeat_x || repeat_y || repeat_z {
-            0.0
-        } else {
-            u
-        });
-    }
-
-    /// `u = u - c` (3D).
-    #[stencil(dims = 3)]
-    pub fn shift_3d(u: InOut<f64>, c: f64) {
-        u = u - c;
+        out = prolonged_sweep(e, w, east, s, n, coarse, r, c, h2inv);
     }
 }

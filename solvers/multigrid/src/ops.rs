@@ -23,6 +23,9 @@ pub(crate) struct Ops {
     kappa: f64,
     /// Boundary codes: west, east, south, north, bottom, top.
     sides: [i64; 6],
+    /// The codes of the low sides (west, south, bottom) and of the high ones.
+    lo: [i64; 3],
+    hi: [i64; 3],
     /// Which axes are periodic.
     periodic: [bool; 3],
 }
@@ -31,11 +34,14 @@ impl Ops {
     /// The operator of `options` on a grid of `dims` axes.
     pub fn new(dims: usize, options: &Options) -> Ops {
         let kinds = options.boundary.sides();
+        let sides = options.boundary.codes();
         Ops {
             dims,
             coef: [options.ax, options.ay, options.az],
             kappa: options.kappa,
-            sides: options.boundary.codes(),
+            sides,
+            lo: [sides[0], sides[2], sides[4]],
+            hi: [sides[1], sides[3], sides[5]],
             periodic: [0, 1, 2].map(|a| a < dims && kinds[2 * a] == BoundaryKind::Periodic),
         }
     }
@@ -57,9 +63,14 @@ impl Ops {
         Ok(())
     }
 
-    fn c<T: Real>(&self) -> (T, T, T, T) {
-        let [ax, ay, az] = self.coef.map(T::from_f64);
-        (ax, ay, az, T::from_f64(self.kappa))
+    /// The coefficients (one per axis) in `T`, and `kappa`.
+    fn c<T: Real>(&self) -> ([T; 3], T) {
+        (self.coef.map(T::from_f64), T::from_f64(self.kappa))
+    }
+
+    /// The codes of the low and of the high sides, one per axis.
+    fn sides(&self) -> (&[i64], &[i64]) {
+        (&self.lo[..self.dims], &self.hi[..self.dims])
     }
 
     /// One weighted Jacobi sweep from `e` into `out`.
@@ -73,14 +84,9 @@ impl Ops {
         omega: T,
     ) -> Result<(), Error> {
         self.wrap(b, e, 1)?;
-        let (ax, ay, az, k) = self.c::<T>();
-        let [bw, be, bs, bn, bb, bt] = self.sides;
-        match self.dims {
-            2 => mg::jacobi::launch(b, e, r, out, ax, ay, h2inv, k, bw, be, bs, bn, omega),
-            _ => mg::jacobi_3d::launch(
-                b, e, r, out, ax, ay, az, h2inv, k, bw, be, bs, bn, bb, bt, omega,
-            ),
-        }
+        let (c, k) = self.c::<T>();
+        let (lo, hi) = self.sides();
+        mg::jacobi::launch(b, e, r, out, &c[..self.dims], h2inv, k, lo, hi, omega)
     }
 
     /// One red-black Gauss-Seidel half-sweep over the points of `colour`.
@@ -93,14 +99,9 @@ impl Ops {
         colour: i64,
     ) -> Result<(), Error> {
         self.wrap(b, e, 1)?;
-        let (ax, ay, az, k) = self.c::<T>();
-        let [bw, be, bs, bn, bb, bt] = self.sides;
-        match self.dims {
-            2 => mg::rbgs::launch(b, e, r, ax, ay, h2inv, k, bw, be, bs, bn, colour),
-            _ => mg::rbgs_3d::launch(
-                b, e, r, ax, ay, az, h2inv, k, bw, be, bs, bn, bb, bt, colour,
-            ),
-        }
+        let (c, k) = self.c::<T>();
+        let (lo, hi) = self.sides();
+        mg::rbgs::launch(b, e, r, &c[..self.dims], h2inv, k, lo, hi, colour)
     }
 
     /// One zebra half-sweep: the lines along `axis` (0 or 1; 2D only) of `colour`.
@@ -114,12 +115,12 @@ impl Ops {
         colour: i64,
     ) -> Result<(), Error> {
         self.wrap(b, e, 1)?;
-        let (ax, ay, _, k) = self.c::<T>();
-        let [bw, be, bs, bn, _, _] = self.sides;
+        let (c, k) = self.c::<T>();
+        let (lo, hi) = self.sides();
         if axis == 0 {
-            mg::zebra_x::launch(b, e, r, ax, ay, h2inv, k, bw, be, bs, bn, colour)
+            mg::zebra_x::launch(b, e, r, &c[..2], h2inv, k, lo, hi, colour)
         } else {
-            mg::zebra_y::launch(b, e, r, ax, ay, h2inv, k, bw, be, bs, bn, colour)
+            mg::zebra_y::launch(b, e, r, &c[..2], h2inv, k, lo, hi, colour)
         }
     }
 
@@ -133,14 +134,9 @@ impl Ops {
         h2inv: T,
     ) -> Result<(), Error> {
         self.wrap(b, e, 1)?;
-        let (ax, ay, az, k) = self.c::<T>();
-        let [bw, be, bs, bn, bb, bt] = self.sides;
-        match self.dims {
-            2 => mg::residual::launch(b, e, r, res, ax, ay, h2inv, k, bw, be, bs, bn),
-            _ => {
-                mg::residual_3d::launch(b, e, r, res, ax, ay, az, h2inv, k, bw, be, bs, bn, bb, bt)
-            }
-        }
+        let (c, k) = self.c::<T>();
+        let (lo, hi) = self.sides();
+        mg::residual::launch(b, e, r, res, &c[..self.dims], h2inv, k, lo, hi)
     }
 
     /// Whether the launches of the fused residual-restriction and prolongation-smoothing
@@ -159,8 +155,8 @@ impl Ops {
         coarse: &mut Field<T>,
         h2inv: T,
     ) -> Result<(), Error> {
-        let (ax, ay, _, _) = self.c::<T>();
-        mg::restrict_residual::launch(b, e, r, coarse, ax, ay, h2inv)
+        let (c, _) = self.c::<T>();
+        mg::restrict_residual::launch(b, e, r, coarse, &c[..2], h2inv)
     }
 
     /// `e = 0` followed by the colour-0 red-black half-sweep, in one launch (2D).
@@ -171,9 +167,9 @@ impl Ops {
         e: &mut Field<T>,
         h2inv: T,
     ) -> Result<(), Error> {
-        let (ax, ay, _, k) = self.c::<T>();
-        let [bw, be, bs, bn, _, _] = self.sides;
-        mg::rbgs_from_zero::launch(b, r, e, ax, ay, h2inv, k, bw, be, bs, bn)
+        let (c, k) = self.c::<T>();
+        let (lo, hi) = self.sides();
+        mg::rbgs_from_zero::launch(b, r, e, &c[..2], h2inv, k, lo, hi)
     }
 
     /// A whole red-black sweep from `e = 0`, in one launch ([`Ops::all_dirichlet_2d`]
@@ -185,8 +181,8 @@ impl Ops {
         e: &mut Field<T>,
         h2inv: T,
     ) -> Result<(), Error> {
-        let (ax, ay, _, _) = self.c::<T>();
-        mg::rbgs_sweep_from_zero::launch(b, r, e, ax, ay, h2inv)
+        let (c, _) = self.c::<T>();
+        mg::rbgs_sweep_from_zero::launch(b, r, e, &c[..2], h2inv)
     }
 
     /// Two whole red-black sweeps from a zero correction into `e`, in one launch
@@ -198,8 +194,8 @@ impl Ops {
         e: &mut Field<T>,
         h2inv: T,
     ) -> Result<(), Error> {
-        let (ax, ay, _, _) = self.c::<T>();
-        mg::rbgs_two_sweeps_from_zero::launch(b, r, e, ax, ay, h2inv)
+        let (c, _) = self.c::<T>();
+        mg::rbgs_two_sweeps_from_zero::launch(b, r, e, &c[..2], h2inv)
     }
 
     /// The colour-1 half-sweep of `e` and a whole red-black sweep after it, into `out`, in
@@ -212,8 +208,8 @@ impl Ops {
         out: &mut Field<T>,
         h2inv: T,
     ) -> Result<(), Error> {
-        let (ax, ay, _, _) = self.c::<T>();
-        mg::rbgs_sweep_and_a_half::launch(b, e, r, out, ax, ay, h2inv)
+        let (c, _) = self.c::<T>();
+        mg::rbgs_sweep_and_a_half::launch(b, e, r, out, &c[..2], h2inv)
     }
 
     /// A whole red-black sweep of `e` into `out`, in one launch ([`Ops::all_dirichlet_2d`]
@@ -226,8 +222,8 @@ impl Ops {
         out: &mut Field<T>,
         h2inv: T,
     ) -> Result<(), Error> {
-        let (ax, ay, _, _) = self.c::<T>();
-        mg::rbgs_sweep::launch(b, e, r, out, ax, ay, h2inv)
+        let (c, _) = self.c::<T>();
+        mg::rbgs_sweep::launch(b, e, r, out, &c[..2], h2inv)
     }
 
     /// [`Ops::restrict_residual`] of the correction one sweep from zero gives, computed
@@ -239,8 +235,8 @@ impl Ops {
         coarse: &mut Field<T>,
         h2inv: T,
     ) -> Result<(), Error> {
-        let (ax, ay, _, _) = self.c::<T>();
-        mg::restrict_swept_residual::launch(b, r, coarse, ax, ay, h2inv)
+        let (c, _) = self.c::<T>();
+        mg::restrict_swept_residual::launch(b, r, coarse, &c[..2], h2inv)
     }
 
     /// [`Ops::prolong_rbgs`] on a correction that is one sweep from zero, recomputed from
@@ -253,8 +249,8 @@ impl Ops {
         out: &mut Field<T>,
         h2inv: T,
     ) -> Result<(), Error> {
-        let (ax, ay, _, _) = self.c::<T>();
-        mg::prolong_swept_rbgs::launch(b, r, coarse, out, ax, ay, h2inv)
+        let (c, _) = self.c::<T>();
+        mg::prolong_swept_rbgs::launch(b, r, coarse, out, &c[..2], h2inv)
     }
 
     /// `out = e + P coarse` followed by the colour-0 red-black half-sweep, in one launch
@@ -268,8 +264,8 @@ impl Ops {
         out: &mut Field<T>,
         h2inv: T,
     ) -> Result<(), Error> {
-        let (ax, ay, _, _) = self.c::<T>();
-        mg::prolong_rbgs::launch(b, e, coarse, r, out, ax, ay, h2inv)
+        let (c, _) = self.c::<T>();
+        mg::prolong_rbgs::launch(b, e, coarse, r, out, &c[..2], h2inv)
     }
 
     /// Full-weighting restriction of `fine` to `coarse`.
@@ -280,10 +276,10 @@ impl Ops {
         coarse: &mut Field<T>,
     ) -> Result<(), Error> {
         self.wrap(b, fine, 1)?;
-        let [bw, be, bs, bn, bb, bt] = self.sides;
+        let (lo, hi) = self.sides();
         match self.dims {
-            2 => mg::restrict_full::launch(b, fine, coarse, bw, be, bs, bn),
-            _ => mg::restrict_full_3d::launch(b, fine, coarse, bw, be, bs, bn, bb, bt),
+            2 => mg::restrict_full::launch(b, fine, coarse, lo, hi),
+            _ => mg::restrict_full_3d::launch(b, fine, coarse, lo, hi),
         }
     }
 
@@ -294,10 +290,7 @@ impl Ops {
         fine: &Field<T>,
         coarse: &mut Field<T>,
     ) -> Result<(), Error> {
-        match self.dims {
-            2 => mg::restrict_inject::launch(b, fine, coarse),
-            _ => mg::restrict_inject_3d::launch(b, fine, coarse),
-        }
+        mg::restrict_inject::launch(b, fine, coarse)
     }
 
     /// `e += P coarse` (bi- or trilinear).
@@ -307,19 +300,16 @@ impl Ops {
         e: &mut Field<T>,
         coarse: &Field<T>,
     ) -> Result<(), Error> {
-        let [bw, be, bs, bn, bb, bt] = self.sides;
+        let (lo, hi) = self.sides();
         match self.dims {
-            2 => mg::prolong_add::launch(b, e, coarse, bw, be, bs, bn),
-            _ => mg::prolong_add_3d::launch(b, e, coarse, bw, be, bs, bn, bb, bt),
+            2 => mg::prolong_add::launch(b, e, coarse, lo, hi),
+            _ => mg::prolong_add_3d::launch(b, e, coarse, lo, hi),
         }
     }
 
     /// `e = 0`.
     pub fn zero<T: Real>(&self, b: &Backend, e: &mut Field<T>) -> Result<(), Error> {
-        match self.dims {
-            2 => mg::zero::launch(b, e),
-            _ => mg::zero_3d::launch(b, e),
-        }
+        mg::zero::launch(b, e)
     }
 
     /// `out = u` in the preconditioner's precision.
@@ -329,10 +319,7 @@ impl Ops {
         u: &Field<f64>,
         out: &mut Field<T>,
     ) -> Result<(), Error> {
-        match self.dims {
-            2 => mg::narrow::launch(b, u, out),
-            _ => mg::narrow_3d::launch(b, u, out),
-        }
+        mg::narrow::launch(b, u, out)
     }
 
     /// `u = e` except at fixed nodes.
@@ -342,11 +329,8 @@ impl Ops {
         u: &mut Field<f64>,
         e: &Field<T>,
     ) -> Result<(), Error> {
-        let [bw, be, bs, bn, bb, bt] = self.sides;
-        match self.dims {
-            2 => mg::replace::launch(b, u, e, bw, be, bs, bn),
-            _ => mg::replace_3d::launch(b, u, e, bw, be, bs, bn, bb, bt),
-        }
+        let (lo, hi) = self.sides();
+        mg::replace::launch(b, u, e, lo, hi)
     }
 
     /// `u += e`.
@@ -356,10 +340,7 @@ impl Ops {
         u: &mut Field<f64>,
         e: &Field<T>,
     ) -> Result<(), Error> {
-        match self.dims {
-            2 => mg::correct::launch(b, u, e),
-            _ => mg::correct_3d::launch(b, u, e),
-        }
+        mg::correct::launch(b, u, e)
     }
 
     /// Whether any side is a Dirichlet side in the penalty form (code 2), whose terms the
@@ -377,12 +358,8 @@ impl Ops {
         rhs: &mut Field<f64>,
         h2inv: f64,
     ) -> Result<(), Error> {
-        let [bw, be, bs, bn, bb, bt] = self.sides;
-        let k = self.kappa;
-        match self.dims {
-            2 => mg::penalty_rhs::launch(b, u, f, rhs, h2inv, k, bw, be, bs, bn),
-            _ => mg::penalty_rhs_3d::launch(b, u, f, rhs, h2inv, k, bw, be, bs, bn, bb, bt),
-        }
+        let (lo, hi) = self.sides();
+        mg::penalty_rhs::launch(b, u, f, rhs, h2inv, self.kappa, lo, hi)
     }
 
     /// The residual `res = f - A u` of the operator of `order`, computed in f64 and stored
@@ -404,21 +381,12 @@ impl Ops {
             Order::Sixth => 3,
         };
         self.wrap(b, u, reach)?;
-        let [ax, ay, az] = self.coef;
-        let k = self.kappa;
-        let [bw, be, bs, bn, bb, bt] = self.sides;
-        let norm2 = match (self.dims, order) {
-            (2, Order::Second) => {
-                mg::defect2::launch(b, u, f, res, ax, ay, h2inv, k, bw, be, bs, bn)?
-            }
-            (2, Order::Fourth) => mg::defect4::launch(b, u, f, res, ax, ay, h2inv, bw, be, bs, bn)?,
-            (2, Order::Sixth) => mg::defect6::launch(b, u, f, res, ax, ay, h2inv, bw, be, bs, bn)?,
-            (_, Order::Second) => {
-                mg::defect2_3d::launch(b, u, f, res, ax, ay, az, h2inv, k, bw, be, bs, bn, bb, bt)?
-            }
-            (_, _) => {
-                mg::defect4_3d::launch(b, u, f, res, ax, ay, az, h2inv, bw, be, bs, bn, bb, bt)?
-            }
+        let c = &self.coef[..self.dims];
+        let (lo, hi) = self.sides();
+        let norm2 = match order {
+            Order::Second => mg::defect2::launch(b, u, f, res, c, h2inv, self.kappa, lo, hi)?,
+            Order::Fourth => mg::defect4::launch(b, u, f, res, c, h2inv, lo, hi)?,
+            Order::Sixth => mg::defect6::launch(b, u, f, res, c, h2inv, lo, hi)?,
         };
         Ok(norm_of_sum(norm2))
     }
@@ -439,44 +407,26 @@ impl Ops {
     ) -> Result<f64, Error> {
         self.wrap(b, u, 1)?;
         self.wrap(b, e, 1)?;
-        let [ax, ay, az] = self.coef;
-        let k = self.kappa;
-        let [bw, be, bs, bn, bb, bt] = self.sides;
-        let norm2 = match self.dims {
-            2 => {
-                mg::correct_defect2::launch(b, u, e, f, out, res, ax, ay, h2inv, k, bw, be, bs, bn)?
-            }
-            _ => mg::correct_defect2_3d::launch(
-                b, u, e, f, out, res, ax, ay, az, h2inv, k, bw, be, bs, bn, bb, bt,
-            )?,
-        };
+        let c = &self.coef[..self.dims];
+        let (lo, hi) = self.sides();
+        let norm2 =
+            mg::correct_defect2::launch(b, u, e, f, out, res, c, h2inv, self.kappa, lo, hi)?;
         Ok(norm_of_sum(norm2))
     }
 
     /// The mean of `u` over the distinct nodes (a periodic axis's last node repeats the
     /// first and is not counted).
     pub fn mean(&self, b: &Backend, u: &Field<f64>) -> Result<f64, Error> {
-        let [px, py, pz] = self.periodic.map(i64::from);
+        let periodic = self.periodic.map(i64::from);
         let n = u.extent()[0];
         let distinct = |a: usize| (n - usize::from(self.periodic[a])) as f64;
-        let (sum, count) = match self.dims {
-            2 => (
-                mg::periodic_sum::launch(b, u, px, py)?,
-                distinct(0) * distinct(1),
-            ),
-            _ => (
-                mg::periodic_sum_3d::launch(b, u, px, py, pz)?,
-                distinct(0) * distinct(1) * distinct(2),
-            ),
-        };
+        let count: f64 = (0..self.dims).map(distinct).product();
+        let sum = mg::periodic_sum::launch(b, u, &periodic[..self.dims])?;
         Ok(sum / count)
     }
 
     /// `u -= c`.
     pub fn shift(&self, b: &Backend, u: &mut Field<f64>, c: f64) -> Result<(), Error> {
-        match self.dims {
-            2 => mg::shift::launch(b, u, c),
-            _ => mg::shift_3d::launch(b, u, c),
-        }
+        mg::shift::launch(b, u, c)
     }
 }

@@ -86,37 +86,39 @@ const SIDES_3D: [i64; 6] = [0, 1, 2, 3, 3, 1];
 
 fn kernels_2d<T: Real>(gpu: &Backend, [bw, be, bs, bn]: [i64; 4]) {
     let t = T::from_f64;
-    let (ax, ay, h2, kap) = (t(1.3), t(0.7), t(900.0), t(50.0));
+    let (c, h2, kap) = ([t(1.3), t(0.7)], t(900.0), t(50.0));
+    let (lo, hi) = (&[bw, bs][..], &[be, bn][..]);
+    let c64 = [1.3, 0.7];
     compare::<T>(gpu, "jacobi", &N2, 0, 3, &|b, _, s| {
         let [e, r, o] = s else { unreachable!() };
-        mg::jacobi::launch(b, e, r, o, ax, ay, h2, kap, bw, be, bs, bn, t(0.8)).map(|_| vec![])
+        mg::jacobi::launch(b, e, r, o, &c, h2, kap, lo, hi, t(0.8)).map(|_| vec![])
     });
     for colour in [0, 1] {
         compare::<T>(gpu, "rbgs", &N2, 0, 2, &|b, _, s| {
             let [e, r] = s else { unreachable!() };
-            mg::rbgs::launch(b, e, r, ax, ay, h2, kap, bw, be, bs, bn, colour).map(|_| vec![])
+            mg::rbgs::launch(b, e, r, &c, h2, kap, lo, hi, colour).map(|_| vec![])
         });
         compare::<T>(gpu, "zebra_x", &N2, 0, 2, &|b, _, s| {
             let [e, r] = s else { unreachable!() };
-            mg::zebra_x::launch(b, e, r, ax, ay, h2, kap, bw, be, bs, bn, colour).map(|_| vec![])
+            mg::zebra_x::launch(b, e, r, &c, h2, kap, lo, hi, colour).map(|_| vec![])
         });
         compare::<T>(gpu, "zebra_y", &N2, 0, 2, &|b, _, s| {
             let [e, r] = s else { unreachable!() };
-            mg::zebra_y::launch(b, e, r, ax, ay, h2, kap, bw, be, bs, bn, colour).map(|_| vec![])
+            mg::zebra_y::launch(b, e, r, &c, h2, kap, lo, hi, colour).map(|_| vec![])
         });
     }
     compare::<T>(gpu, "residual", &N2, 0, 3, &|b, _, s| {
         let [e, r, o] = s else { unreachable!() };
-        mg::residual::launch(b, e, r, o, ax, ay, h2, kap, bw, be, bs, bn).map(|_| vec![])
+        mg::residual::launch(b, e, r, o, &c, h2, kap, lo, hi).map(|_| vec![])
     });
     compare::<T>(gpu, "zero", &N2, 0, 1, &|b, _, s| {
         mg::zero::launch(b, &mut s[0]).map(|_| vec![])
     });
     compare::<T>(gpu, "fused", &N2, 0, 2, &|b, _, s| {
         let [from_zero, r1] = s else { unreachable!() };
-        mg::rbgs_from_zero::launch(b, r1, from_zero, ax, ay, h2, kap, bw, be, bs, bn)?;
+        mg::rbgs_from_zero::launch(b, r1, from_zero, &c, h2, kap, lo, hi)?;
         let mut swept = Field::<T>::zeros_on(b, &N2, 1)?;
-        mg::rbgs_sweep_from_zero::launch(b, r1, &mut swept, ax, ay, h2)?;
+        mg::rbgs_sweep_from_zero::launch(b, r1, &mut swept, &c, h2)?;
         // The residual-restriction and prolongation-smoothing kernels read up to three
         // layers of halo.
         let wave = |k: f64| {
@@ -132,17 +134,17 @@ fn kernels_2d<T: Real>(gpu: &Backend, [bw, be, bs, bn]: [i64; 4]) {
         .to(b)?;
         let mut out = Field::<T>::zeros_on(b, &N2, 2)?;
         let mut from_r = Field::<T>::zeros_on(b, &N2, 2)?;
-        mg::prolong_rbgs::launch(b, &e, &coarse, &r, &mut out, ax, ay, h2)?;
-        mg::prolong_swept_rbgs::launch(b, &r, &coarse, &mut from_r, ax, ay, h2)?;
+        mg::prolong_rbgs::launch(b, &e, &coarse, &r, &mut out, &c, h2)?;
+        mg::prolong_swept_rbgs::launch(b, &r, &coarse, &mut from_r, &c, h2)?;
         let mut coarse_from_r = Field::<T>::zeros_on(b, &[19, 15], 2)?;
-        mg::restrict_swept_residual::launch(b, &r, &mut coarse_from_r, ax, ay, h2)?;
-        mg::restrict_residual::launch(b, &e, &r, &mut coarse, ax, ay, h2)?;
+        mg::restrict_swept_residual::launch(b, &r, &mut coarse_from_r, &c, h2)?;
+        mg::restrict_residual::launch(b, &e, &r, &mut coarse, &c, h2)?;
         let mut swept_twice = Field::<T>::zeros_on(b, &N2, 2)?;
-        mg::rbgs_sweep::launch(b, &e, &r, &mut swept_twice, ax, ay, h2)?;
+        mg::rbgs_sweep::launch(b, &e, &r, &mut swept_twice, &c, h2)?;
         let mut two_from_zero = Field::<T>::zeros_on(b, &N2, 2)?;
-        mg::rbgs_two_sweeps_from_zero::launch(b, &r, &mut two_from_zero, ax, ay, h2)?;
+        mg::rbgs_two_sweeps_from_zero::launch(b, &r, &mut two_from_zero, &c, h2)?;
         let mut and_a_half = Field::<T>::zeros_on(b, &N2, 2)?;
-        mg::rbgs_sweep_and_a_half::launch(b, &e, &r, &mut and_a_half, ax, ay, h2)?;
+        mg::rbgs_sweep_and_a_half::launch(b, &e, &r, &mut and_a_half, &c, h2)?;
         let mut both = out.interior()?;
         both.extend(two_from_zero.interior()?);
         both.extend(and_a_half.interior()?);
@@ -156,43 +158,36 @@ fn kernels_2d<T: Real>(gpu: &Backend, [bw, be, bs, bn]: [i64; 4]) {
     compare::<T>(gpu, "transfers", &N2, 0, 2, &|b, _, s| {
         let [fine, other] = s else { unreachable!() };
         let mut coarse = Field::<T>::zeros_on(b, &[19, 15], 1)?;
-        mg::restrict_full::launch(b, fine, &mut coarse, bw, be, bs, bn)?;
-        mg::prolong_add::launch(b, other, &coarse, bw, be, bs, bn)?;
+        mg::restrict_full::launch(b, fine, &mut coarse, lo, hi)?;
+        mg::prolong_add::launch(b, other, &coarse, lo, hi)?;
         mg::restrict_inject::launch(b, fine, &mut coarse)?;
-        mg::prolong_add::launch(b, other, &coarse, bw, be, bs, bn)?;
-        let mut cells = Field::<T>::zeros_on(b, &[18, 14], 1)?;
-        let mut fine_cells = Field::<T>::zeros_on(b, &[36, 28], 1)?;
-        let src =
-            Field::<T>::from_fn(&[36, 28], 1, |[i, j, _]| t((i * 3 - j) as f64 * 0.01)).to(b)?;
-        mg::restrict_cells::launch(b, &src, &mut cells)?;
-        mg::prolong_cells::launch(b, &cells, &mut fine_cells)?;
-        Ok(fine_cells.interior()?.iter().map(|v| v.as_f64()).collect())
+        mg::prolong_add::launch(b, other, &coarse, lo, hi)?;
+        Ok(vec![])
     });
     compare::<T>(gpu, "defect2", &N2, 2, 1, &|b, w, s| {
         let [u, f] = w else { unreachable!() };
-        let n2 = mg::defect2::launch(b, u, f, &mut s[0], 1.3, 0.7, 900.0, 50.0, bw, be, bs, bn)?;
+        let n2 = mg::defect2::launch(b, u, f, &mut s[0], &c64, 900.0, 50.0, lo, hi)?;
         Ok(vec![n2])
     });
     compare::<T>(gpu, "correct_defect2", &N2, 3, 2, &|b, w, s| {
         let [u, f, out] = w else { unreachable!() };
         let [e, r] = s else { unreachable!() };
-        let (ax, ay, h2, k) = (1.3, 0.7, 900.0, 50.0);
-        let n2 = mg::correct_defect2::launch(b, u, e, f, out, r, ax, ay, h2, k, bw, be, bs, bn)?;
+        let n2 = mg::correct_defect2::launch(b, u, e, f, out, r, &c64, 900.0, 50.0, lo, hi)?;
         Ok(vec![n2])
     });
     compare::<T>(gpu, "defect4 and defect6", &N2, 2, 1, &|b, w, s| {
         let (u, f) = (widen(b, &w[0])?, widen(b, &w[1])?);
-        let a = mg::defect4::launch(b, &u, &f, &mut s[0], 1.3, 0.7, 900.0, bw, be, bs, bn)?;
-        let c = mg::defect6::launch(b, &u, &f, &mut s[0], 1.3, 0.7, 900.0, bw, be, bs, bn)?;
+        let a = mg::defect4::launch(b, &u, &f, &mut s[0], &c64, 900.0, lo, hi)?;
+        let c = mg::defect6::launch(b, &u, &f, &mut s[0], &c64, 900.0, lo, hi)?;
         Ok(vec![a, c])
     });
     compare::<T>(gpu, "pointwise kernels", &N2, 3, 1, &|b, w, s| {
         let [u, f, o] = w else { unreachable!() };
         mg::correct::launch(b, u, &s[0])?;
-        mg::penalty_rhs::launch(b, u, f, o, 900.0, 50.0, bw, be, bs, bn)?;
-        mg::replace::launch(b, f, &s[0], bw, be, bs, bn)?;
+        mg::penalty_rhs::launch(b, u, f, o, 900.0, 50.0, lo, hi)?;
+        mg::replace::launch(b, f, &s[0], lo, hi)?;
         mg::narrow::launch(b, u, &mut s[0])?;
-        let mean = mg::periodic_sum::launch(b, u, 1, 0)?;
+        let mean = mg::periodic_sum::launch(b, u, &[1, 0])?;
         mg::shift::launch(b, o, 0.25)?;
         Ok(vec![mean])
     });
@@ -207,65 +202,55 @@ fn widen(b: &Backend, f: &Field<f64>) -> Result<Field<f64>, Error> {
 fn kernels_3d<T: Real>(gpu: &Backend) {
     let t = T::from_f64;
     let [bw, be, bs, bn, bb, bt] = SIDES_3D;
-    let (ax, ay, az, h2, kap) = (t(1.3), t(0.7), t(1.1), t(900.0), t(50.0));
+    let (lo, hi) = (&[bw, bs, bb][..], &[be, bn, bt][..]);
+    let (c, h2, kap) = ([t(1.3), t(0.7), t(1.1)], t(900.0), t(50.0));
+    let c64 = [1.3, 0.7, 1.1];
     compare::<T>(gpu, "jacobi_3d", &N3, 0, 3, &|b, _, s| {
         let [e, r, o] = s else { unreachable!() };
         let omega = t(0.8);
-        mg::jacobi_3d::launch(
-            b, e, r, o, ax, ay, az, h2, kap, bw, be, bs, bn, bb, bt, omega,
-        )
-        .map(|_| vec![])
+        mg::jacobi::launch(b, e, r, o, &c, h2, kap, lo, hi, omega).map(|_| vec![])
     });
     for colour in [0, 1] {
         compare::<T>(gpu, "rbgs_3d", &N3, 0, 2, &|b, _, s| {
             let [e, r] = s else { unreachable!() };
-            mg::rbgs_3d::launch(b, e, r, ax, ay, az, h2, kap, bw, be, bs, bn, bb, bt, colour)
-                .map(|_| vec![])
+            mg::rbgs::launch(b, e, r, &c, h2, kap, lo, hi, colour).map(|_| vec![])
         });
     }
     compare::<T>(gpu, "residual_3d", &N3, 0, 3, &|b, _, s| {
         let [e, r, o] = s else { unreachable!() };
-        mg::residual_3d::launch(b, e, r, o, ax, ay, az, h2, kap, bw, be, bs, bn, bb, bt)
-            .map(|_| vec![])
+        mg::residual::launch(b, e, r, o, &c, h2, kap, lo, hi).map(|_| vec![])
     });
     compare::<T>(gpu, "transfers_3d", &N3, 0, 2, &|b, _, s| {
         let [fine, other] = s else { unreachable!() };
         let mut coarse = Field::<T>::zeros_on(b, &[11, 9, 7], 1)?;
-        mg::restrict_full_3d::launch(b, fine, &mut coarse, bw, be, bs, bn, bb, bt)?;
-        mg::prolong_add_3d::launch(b, other, &coarse, bw, be, bs, bn, bb, bt)?;
-        mg::restrict_inject_3d::launch(b, fine, &mut coarse)?;
-        mg::prolong_add_3d::launch(b, other, &coarse, bw, be, bs, bn, bb, bt)?;
-        mg::zero_3d::launch(b, fine)?;
+        mg::restrict_full_3d::launch(b, fine, &mut coarse, lo, hi)?;
+        mg::prolong_add_3d::launch(b, other, &coarse, lo, hi)?;
+        mg::restrict_inject::launch(b, fine, &mut coarse)?;
+        mg::prolong_add_3d::launch(b, other, &coarse, lo, hi)?;
+        mg::zero::launch(b, fine)?;
         Ok(vec![])
     });
     compare::<T>(gpu, "defects_3d", &N3, 2, 1, &|b, w, s| {
         let [u, f] = w else { unreachable!() };
-        let (ax, ay, az, h2, k) = (1.3, 0.7, 1.1, 900.0, 50.0);
-        let a = mg::defect2_3d::launch(
-            b, u, f, &mut s[0], ax, ay, az, h2, k, bw, be, bs, bn, bb, bt,
-        )?;
+        let a = mg::defect2::launch(b, u, f, &mut s[0], &c64, 900.0, 50.0, lo, hi)?;
         let (u, f) = (widen(b, u)?, widen(b, f)?);
-        let c =
-            mg::defect4_3d::launch(b, &u, &f, &mut s[0], ax, ay, az, h2, bw, be, bs, bn, bb, bt)?;
+        let c = mg::defect4::launch(b, &u, &f, &mut s[0], &c64, 900.0, lo, hi)?;
         Ok(vec![a, c])
     });
     compare::<T>(gpu, "correct_defect2_3d", &N3, 3, 2, &|b, w, s| {
         let [u, f, out] = w else { unreachable!() };
         let [e, r] = s else { unreachable!() };
-        let (ax, ay, az, h2, k) = (1.3, 0.7, 1.1, 900.0, 50.0);
-        let n2 = mg::correct_defect2_3d::launch(
-            b, u, e, f, out, r, ax, ay, az, h2, k, bw, be, bs, bn, bb, bt,
-        )?;
+        let n2 = mg::correct_defect2::launch(b, u, e, f, out, r, &c64, 900.0, 50.0, lo, hi)?;
         Ok(vec![n2])
     });
     compare::<T>(gpu, "pointwise kernels 3d", &N3, 3, 1, &|b, w, s| {
         let [u, f, o] = w else { unreachable!() };
-        mg::correct_3d::launch(b, u, &s[0])?;
-        mg::penalty_rhs_3d::launch(b, u, f, o, 900.0, 50.0, bw, be, bs, bn, bb, bt)?;
-        mg::replace_3d::launch(b, f, &s[0], bw, be, bs, bn, bb, bt)?;
-        mg::narrow_3d::launch(b, u, &mut s[0])?;
-        let mean = mg::periodic_sum_3d::launch(b, u, 0, 1, 1)?;
-        mg::shift_3d::launch(b, o, 0.25)?;
+        mg::correct::launch(b, u, &s[0])?;
+        mg::penalty_rhs::launch(b, u, f, o, 900.0, 50.0, lo, hi)?;
+        mg::replace::launch(b, f, &s[0], lo, hi)?;
+        mg::narrow::launch(b, u, &mut s[0])?;
+        let mean = mg::periodic_sum::launch(b, u, &[0, 1, 1])?;
+        mg::shift::launch(b, o, 0.25)?;
         Ok(vec![mean])
     });
 }
