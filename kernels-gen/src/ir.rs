@@ -352,6 +352,10 @@ pub struct RuntimeLoop {
     pub init: Vec<NodeId>,
     /// The carried variables' values at the end of an iteration.
     pub next: Vec<NodeId>,
+    /// The carried variable (a `bool`) that a `break` in the body sets false: the loop
+    /// stops after an iteration that leaves it false. `None`: the loop runs over the
+    /// whole list.
+    pub stops_when: Option<u32>,
 }
 
 /// How a kernel accesses a field.

@@ -69,9 +69,13 @@ impl fmt::Display for Kernel {
                     .collect::<Vec<_>>()
                     .join(", ")
             };
+            let stops = match lp.stops_when {
+                Some(c) => format!(", stops when carried {c} is false"),
+                None => String::new(),
+            };
             writeln!(
                 f,
-                "  ; loop {l} over {:?}: init [{}], next [{}]",
+                "  ; loop {l} over {:?}: init [{}], next [{}]{stops}",
                 lp.over,
                 list(&lp.init),
                 list(&lp.next)

@@ -58,6 +58,28 @@ fn relax<T: Real>(mesh: Mesh, u: InOut<T>) {
     }
 }
 
+/// The first neighbour, in list order, with an odd number and a larger value than the
+/// vertex's (its value, or the vertex's own where none has one), and how many odd
+/// neighbours were looked at: `continue` skips the even ones, `break` stops at the first
+/// larger one.
+#[stencil]
+fn first_above<T: Real>(mesh: Mesh, u: In<T>, found: Out<T>, looked: Out<T>) {
+    let mut value = u;
+    let mut seen = 0.0;
+    for j in mesh.neighbours() {
+        if j % 2 == 0 {
+            continue;
+        }
+        seen += 1.0;
+        if u[j] > u {
+            value = u[j];
+            break;
+        }
+    }
+    found = value;
+    looked = seen;
+}
+
 /// An `n` x `n` grid of vertices, each square split into two triangles; jittered points.
 fn grid(n: usize) -> (Arc<MeshTopology>, Vec<f64>, Vec<f64>) {
     let id = |i: usize, j: usize| i + n * j;
@@ -172,6 +194,49 @@ fn a_field_of_the_wrong_size_is_an_error() {
     assert!(e.to_string().contains("field `u`"), "{e}");
 }
 
+/// `first_above` against the same loop in Rust.
+fn first_above_in_rust(m: &MeshTopology, u: &[f64], v: usize) -> (f64, f64) {
+    let mut seen = 0.0;
+    for &j in m.neighbours_of(v) {
+        if j % 2 == 0 {
+            continue;
+        }
+        seen += 1.0;
+        if u[j as usize] > u[v] {
+            return (u[j as usize], seen);
+        }
+    }
+    (u[v], seen)
+}
+
+#[test]
+fn break_and_continue_leave_loops_over_the_mesh() {
+    let (m, x, y) = grid(11);
+    let u: Vec<f64> = x
+        .iter()
+        .zip(&y)
+        .map(|(a, b)| (3.0 * a - 2.0 * b).sin())
+        .collect();
+    let zeros = || Field::<f64>::zeros(&[121], 0).unwrap();
+    let (mut found, mut looked) = (zeros(), zeros());
+    for c in 0..3 {
+        let set = m.set(&colour(11, c)).unwrap();
+        first_above::launch(&Backend::Cpu, &set, &field(&u), &mut found, &mut looked).unwrap();
+    }
+    let (found, looked) = (found.interior().unwrap(), looked.interior().unwrap());
+    let mut stopped_early = 0;
+    for v in 0..121 {
+        let want = first_above_in_rust(&m, &u, v);
+        assert_eq!((found[v], looked[v]), want, "vertex {v}");
+        let odd = m.neighbours_of(v).iter().filter(|&&j| j % 2 == 1).count();
+        stopped_early += usize::from((looked[v] as usize) < odd);
+    }
+    assert!(
+        stopped_early > 10,
+        "only {stopped_early} vertices took the break"
+    );
+}
+
 #[test]
 fn cuda_agrees_with_the_cpu() {
     let Some(gpu) = gpu() else { return };
@@ -202,6 +267,13 @@ fn cuda_agrees_with_the_cpu() {
         let count_g = neighbour_mean::launch(&gpu, &set_gpu, &on(&xf), &mut mean_g).unwrap();
         assert_eq!(count, count_g);
         assert_eq!(mean.interior().unwrap(), mean_g.interior().unwrap());
+        // Loops left by `break` and `continue`.
+        let (mut found, mut looked) = (zeros(), zeros());
+        first_above::launch(&Backend::Cpu, &set_cpu, &xf, &mut found, &mut looked).unwrap();
+        let (mut found_g, mut looked_g) = (on(&zeros()), on(&zeros()));
+        first_above::launch(&gpu, &set_gpu, &on(&xf), &mut found_g, &mut looked_g).unwrap();
+        assert_eq!(found.interior().unwrap(), found_g.interior().unwrap());
+        assert_eq!(looked.interior().unwrap(), looked_g.interior().unwrap());
     }
     // In-place colour sweeps in f32.
     let x32: Vec<f32> = x.iter().map(|&v| v as f32).collect();

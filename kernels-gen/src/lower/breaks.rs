@@ -1,30 +1,31 @@
-//! `break` and `continue` in loops with constant bounds. Such loops are unrolled, so an
-//! exit cannot jump: each loop keeps two hidden boolean locals, *alive* (no `break` taken
+//! `break` and `continue` in loops with constant bounds, which are unrolled, and in loops
+//! over the mesh. An exit does not jump: each loop keeps two hidden boolean locals, *alive* (no `break` taken
 //! yet) and *going on* (no `continue` taken in this iteration), which `break` and
 //! `continue` set to false on their path. Being locals, they are forked and joined by
 //! `if` like any other: after `if c { break; }` alive is `select(c, false, alive)` (an
 //! exit itself counts only where the enclosing flags let it run). Every
 //! later write (to a local, an output or a reduction) is guarded by the conjunction of
 //! the flags of all enclosing loops: it keeps the old value where a flag is false. On a
-//! GPU that is a predicated write, the same for every thread; the iterations after a
-//! `break` are still computed (their results are discarded).
+//! GPU that is a predicated write, the same for every thread; the iterations of an unrolled
+//! loop after a `break` are still computed (their results are discarded). A loop over the
+//! mesh carries its alive flag from one iteration to the next and stops once it is false
+//! ([`crate::ir::RuntimeLoop::stops_when`]): on a GPU a thread leaves the loop, and the
+//! warp leaves it when all its threads have.
 
 use super::{err, Lowerer, Result, Slot, Val};
 use crate::ast::SpanId;
 use crate::ir::{Binary, Node, NodeId};
 
-/// A loop being lowered.
+/// A loop being lowered: the slots of its alive and going-on flags.
 #[derive(Clone, Copy, Debug)]
-pub(super) enum OpenLoop {
-    /// An unrolled loop: the slots of its alive and going-on flags.
-    Unrolled { alive: usize, going_on: usize },
-    /// A loop over the mesh (a real loop, where `break` is not supported yet).
-    Mesh,
+pub(super) struct OpenLoop {
+    alive: usize,
+    going_on: usize,
 }
 
 impl Lowerer<'_> {
     /// A hidden boolean local holding `true`.
-    fn flag(&mut self, name: &str) -> usize {
+    pub(super) fn flag(&mut self, name: &str) -> usize {
         let t = self.b.boolean(true);
         self.state.slots.push(Slot {
             val: Val::Node(t),
@@ -38,12 +39,18 @@ impl Lowerer<'_> {
     pub(super) fn open_unrolled_loop(&mut self) {
         let alive = self.flag("(no break yet)");
         let going_on = self.flag("(no continue yet)");
-        self.open_loops.push(OpenLoop::Unrolled { alive, going_on });
+        self.open_loops.push(OpenLoop { alive, going_on });
+    }
+
+    /// Opens a loop over the mesh whose alive flag is slot `alive` (carried by the loop).
+    pub(super) fn open_mesh_loop(&mut self, alive: usize) {
+        let going_on = self.flag("(no continue yet)");
+        self.open_loops.push(OpenLoop { alive, going_on });
     }
 
     /// Starts an iteration of the innermost unrolled loop: no `continue` taken.
     pub(super) fn begin_iteration(&mut self) {
-        if let Some(OpenLoop::Unrolled { going_on, .. }) = self.open_loops.last() {
+        if let Some(OpenLoop { going_on, .. }) = self.open_loops.last() {
             let t = self.b.boolean(true);
             self.state.slots[*going_on].val = Val::Node(t);
         }
@@ -63,12 +70,7 @@ impl Lowerer<'_> {
                 format!("`{word}` outside a loop"),
                 Some("`break` and `continue` leave `for` loops"),
             ),
-            Some(OpenLoop::Mesh) => err(
-                span,
-                format!("`{word}` in a loop over the mesh is not supported yet"),
-                Some("keep a `let mut` flag and test it in the loop's body"),
-            ),
-            Some(OpenLoop::Unrolled { alive, going_on }) => {
+            Some(OpenLoop { alive, going_on }) => {
                 // Only where this point is reached: an exit after an earlier one is none.
                 let slot = if is_break { alive } else { going_on };
                 let f = self.b.boolean(false);
@@ -89,10 +91,7 @@ impl Lowerer<'_> {
         let flags: Vec<usize> = self
             .open_loops
             .iter()
-            .flat_map(|l| match *l {
-                OpenLoop::Unrolled { alive, going_on } => vec![alive, going_on],
-                OpenLoop::Mesh => vec![],
-            })
+            .flat_map(|l| [l.alive, l.going_on])
             .collect();
         for slot in flags {
             let Val::Node(flag) = self.state.slots[slot].val else {

@@ -63,6 +63,28 @@ pub(super) fn check_attrs(f: &FnDef) -> Result<u8> {
 }
 
 /// The names a block assigns with `=` or `op=` (at any depth).
+/// Whether a loop body may `break` out of its loop (a `break` inside a nested unrolled
+/// loop leaves that loop instead).
+fn breaks_out(b: &Block) -> bool {
+    b.stmts
+        .iter()
+        .any(|s| matches!(s, Stmt::Expr(e) if breaks_in(e)))
+        || b.tail.as_deref().is_some_and(breaks_in)
+}
+
+/// Whether evaluating `e` may `break` out of the enclosing loop.
+fn breaks_in(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Break => true,
+        ExprKind::If {
+            then, otherwise, ..
+        } => breaks_out(then) || otherwise.as_deref().is_some_and(breaks_in),
+        ExprKind::Block(b) => breaks_out(b),
+        ExprKind::Paren(a) => breaks_in(a),
+        _ => false,
+    }
+}
+
 fn assigned_names(b: &Block, out: &mut Vec<String>) {
     for s in &b.stmts {
         match s {
@@ -282,6 +304,12 @@ impl Lowerer<'_> {
                 }
             }
         }
+        // A loop that may `break` carries its alive flag and stops once it is false.
+        let alive = breaks_out(body).then(|| {
+            let slot = self.flag("(no break yet)");
+            carried.push(slot);
+            carried.len() as u32 - 1
+        });
         let mut init = Vec::new();
         for (k, &slot) in carried.iter().enumerate() {
             let v = self.materialize(self.state.slots[slot].val);
@@ -302,7 +330,12 @@ impl Lowerer<'_> {
             Around::Triangles => pos,
         };
         self.in_loop = Some((l, over));
-        self.open_loops.push(super::breaks::OpenLoop::Mesh);
+        let alive_slot = match alive {
+            Some(k) => carried[k as usize],
+            // No `break`: a flag that stays true (and guards nothing).
+            None => self.flag("(no break)"),
+        };
+        self.open_mesh_loop(alive_slot);
         let r = self.loop_iteration(var, Val::Node(item), body);
         self.close_loop();
         self.in_loop = None;
@@ -326,7 +359,12 @@ impl Lowerer<'_> {
         }
         // Locals declared inside the body are out of scope now.
         self.state.slots.truncate(before.slots.len());
-        self.loops.push(RuntimeLoop { over, init, next });
+        self.loops.push(RuntimeLoop {
+            over,
+            init,
+            next,
+            stops_when: alive,
+        });
         Ok(())
     }
 

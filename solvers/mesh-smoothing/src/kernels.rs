@@ -165,6 +165,37 @@ pub mod smoothing {
         }
     }
 
+    /// The metric at the candidate `(cx, cy)`: interpolated barycentrically in the first
+    /// cavity triangle holding it (the vertex's own where none does).
+    #[stencil_fn]
+    fn metric_at<T: Real>(
+        mesh: Mesh,
+        x: In<T>,
+        y: In<T>,
+        m11: In<T>,
+        m12: In<T>,
+        m22: In<T>,
+        cx: T,
+        cy: T,
+    ) -> (T, T, T) {
+        let (mut c11, mut c12, mut c22) = (m11, m12, m22);
+        for t in mesh.triangles() {
+            let a = mesh.corner(t, 1);
+            let b = mesh.corner(t, 2);
+            let total = cross(x, y, x[a], y[a], x[b], y[b]);
+            let l0 = cross(cx, cy, x[a], y[a], x[b], y[b]) / total;
+            let l1 = cross(x, y, cx, cy, x[b], y[b]) / total;
+            let l2 = cross(x, y, x[a], y[a], cx, cy) / total;
+            if l0.min(l1).min(l2) >= -1.0e-12 {
+                c11 = l0 * m11 + l1 * m11[a] + l2 * m11[b];
+                c12 = l0 * m12 + l1 * m12[a] + l2 * m12[b];
+                c22 = l0 * m22 + l1 * m22[a] + l2 * m22[b];
+                break;
+            }
+        }
+        (c11, c12, c22)
+    }
+
     /// The first step of the pattern search: a quarter of the mean edge length from the
     /// vertex.
     #[stencil_fn]
@@ -230,26 +261,7 @@ pub mod smoothing {
         for attempt in 0..11 {
             let cx = x + stepx;
             let cy = y + stepy;
-            // The metric at the candidate: barycentric in the cavity triangle holding it.
-            let mut found = false;
-            let mut c11 = m11;
-            let mut c12 = m12;
-            let mut c22 = m22;
-            for t in mesh.triangles() {
-                let a = mesh.corner(t, 1);
-                let b = mesh.corner(t, 2);
-                let total = cross(x, y, x[a], y[a], x[b], y[b]);
-                let l0 = cross(cx, cy, x[a], y[a], x[b], y[b]) / total;
-                let l1 = cross(x, y, cx, cy, x[b], y[b]) / total;
-                let l2 = cross(x, y, x[a], y[a], cx, cy) / total;
-                let inside = l0.min(l1).min(l2) >= -1.0e-12;
-                if inside && !found {
-                    c11 = l0 * m11 + l1 * m11[a] + l2 * m11[b];
-                    c12 = l0 * m12 + l1 * m12[a] + l2 * m12[b];
-                    c22 = l0 * m22 + l1 * m22[a] + l2 * m22[b];
-                }
-                found = found || inside;
-            }
+            let (c11, c12, c22) = metric_at(mesh, x, y, m11, m12, m22, cx, cy);
             let q = cavity_quality(mesh, x, y, m11, m12, m22, cx, cy, c11, c12, c22);
             if takes(method, q, before, done, cx != x || cy != y) {
                 go = true;
@@ -368,25 +380,7 @@ pub mod smoothing {
         for k in 0..8 {
             let cx = bx + compass_x(k, h);
             let cy = by + compass_y(k, h);
-            let mut found = false;
-            let mut c11 = m11;
-            let mut c12 = m12;
-            let mut c22 = m22;
-            for t in mesh.triangles() {
-                let a = mesh.corner(t, 1);
-                let b = mesh.corner(t, 2);
-                let total = cross(x, y, x[a], y[a], x[b], y[b]);
-                let l0 = cross(cx, cy, x[a], y[a], x[b], y[b]) / total;
-                let l1 = cross(x, y, cx, cy, x[b], y[b]) / total;
-                let l2 = cross(x, y, x[a], y[a], cx, cy) / total;
-                let inside = l0.min(l1).min(l2) >= -1.0e-12;
-                if inside && !found {
-                    c11 = l0 * m11 + l1 * m11[a] + l2 * m11[b];
-                    c12 = l0 * m12 + l1 * m12[a] + l2 * m12[b];
-                    c22 = l0 * m22 + l1 * m22[a] + l2 * m22[b];
-                }
-                found = found || inside;
-            }
+            let (c11, c12, c22) = metric_at(mesh, x, y, m11, m12, m22, cx, cy);
             let q = cavity_quality(mesh, x, y, m11, m12, m22, cx, cy, c11, c12, c22);
             if q > best_q {
                 bx = cx;

@@ -75,11 +75,17 @@ fn runtime_loop(
         Around::Neighbours => quote!(mesh_view.neighbour_range(i)),
         Around::Triangles => quote!(mesh_view.triangle_range(i)),
     };
+    // After a `break` the loop stops.
+    let stop = lp.stops_when.map(|c| {
+        let alive = carried_ident(l, c as usize);
+        quote!(if !#alive { break; })
+    });
     quote! {
         #(let mut #carried: #types = #inits;)*
         for p in #range {
             #(#body)*
             #(#carried = #nexts;)*
+            #stop
         }
     }
 }

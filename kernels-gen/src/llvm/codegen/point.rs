@@ -198,7 +198,12 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             phis.push(phi);
         }
         let p = pos.as_basic_value().into_int_value();
-        let go = self.b.build_int_compare(IntPredicate::ULT, p, end, "")?;
+        let mut go = self.b.build_int_compare(IntPredicate::ULT, p, end, "")?;
+        // After a `break` the thread leaves the loop (the warp, once all its threads have).
+        if let Some(c) = lp.stops_when {
+            let alive = phis[c as usize].as_basic_value().into_int_value();
+            go = self.b.build_and(go, alive, "")?;
+        }
         self.b.build_conditional_branch(go, body, exit)?;
         self.b.position_at_end(body);
         for &n in body_nodes {
