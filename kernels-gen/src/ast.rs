@@ -317,6 +317,16 @@ pub enum BinOp {
     Gt,
     /// `>=`
     Ge,
+    /// `&` (integers, bit by bit; booleans)
+    BitAnd,
+    /// `|`
+    BitOr,
+    /// `^`
+    BitXor,
+    /// `<<` (integers; the amount taken modulo 64)
+    Shl,
+    /// `>>` (arithmetic, the amount taken modulo 64)
+    Shr,
 }
 
 impl BinOp {
@@ -336,6 +346,11 @@ impl BinOp {
             BinOp::Le => "<=",
             BinOp::Gt => ">",
             BinOp::Ge => ">=",
+            BinOp::BitAnd => "&",
+            BinOp::BitOr => "|",
+            BinOp::BitXor => "^",
+            BinOp::Shl => "<<",
+            BinOp::Shr => ">>",
         }
     }
 

@@ -36,14 +36,28 @@ pub enum Ty {
     F64,
     /// A 64-bit signed integer (indices, loop variables, `i64` parameters).
     Int,
-    /// A boolean.
+    /// A boolean (in a field's memory, one byte: 0 or 1).
     Bool,
+    /// `i32`: only the element type of a field, whose values the kernel reads as `i64`
+    /// (widened) and writes as `i64` (wrapped to 32 bits, as `as i32` does).
+    I32,
+    /// `u8`: only the element type of a field, read as `i64` and written wrapped to 8 bits.
+    U8,
 }
 
 impl Ty {
     /// Whether the type is a floating-point type.
     pub fn is_float(self) -> bool {
         matches!(self, Ty::Real | Ty::F32 | Ty::F64)
+    }
+
+    /// The type of the values a kernel reads from and writes to a field of this element
+    /// type: `i64` for the narrow integers, the type itself otherwise.
+    pub fn value(self) -> Ty {
+        match self {
+            Ty::I32 | Ty::U8 => Ty::Int,
+            t => t,
+        }
     }
 
     /// The concrete type when `T` is instantiated at `p`.
@@ -62,6 +76,8 @@ impl Ty {
             Ty::F64 => "f64",
             Ty::Int => "i64",
             Ty::Bool => "bool",
+            Ty::I32 => "i32",
+            Ty::U8 => "u8",
         }
     }
 }
@@ -197,6 +213,16 @@ pub enum Binary {
     Gt,
     /// `>=`
     Ge,
+    /// `&`: integers bit by bit, or booleans.
+    BitAnd,
+    /// `|`: integers bit by bit, or booleans.
+    BitOr,
+    /// `^`: integers bit by bit, or booleans.
+    BitXor,
+    /// `<<` on integers, the amount taken modulo 64 (Rust's `wrapping_shl`).
+    Shl,
+    /// `>>` on integers, arithmetic, the amount taken modulo 64 (`wrapping_shr`).
+    Shr,
 }
 
 impl Binary {

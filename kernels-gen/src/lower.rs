@@ -372,7 +372,7 @@ impl<'m> Lowerer<'m> {
             let binding = match &p.ty {
                 ast::TypeExpr::Apply { head, args, span } => {
                     let elem = match args.as_slice() {
-                        [a] => self.resolve_type(a)?,
+                        [a] => self.resolve_element(a)?,
                         _ => {
                             return err(
                                 *span,
@@ -383,11 +383,15 @@ impl<'m> Lowerer<'m> {
                     };
                     match head.name.as_str() {
                         "In" | "Out" | "InOut" | "Fine" | "Coarse" => {
-                            if !elem.is_float() {
+                            if elem == Ty::Int {
                                 return err(
                                     args[0].span(),
-                                    format!("fields hold real numbers, not `{elem}`"),
-                                    Some("use `T`, `f32` or `f64` as the element type"),
+                                    format!(
+                                        "fields hold reals, `i32`, `u8` or `bool`, not `{elem}`"
+                                    ),
+                                    Some(
+                                        "use `i32` (read and written as `i64` values) for integers",
+                                    ),
                                 );
                             }
                             let (access, map) = match head.name.as_str() {
@@ -418,7 +422,7 @@ impl<'m> Lowerer<'m> {
                                             field: idx,
                                             offset: [0; 3],
                                         },
-                                        elem,
+                                        elem.value(),
                                     );
                                     self.state.outputs.insert(idx, OutState::Written(old));
                                 }
@@ -448,6 +452,13 @@ impl<'m> Lowerer<'m> {
                         }
                         sampled::SAMPLED_TYPE => {
                             self.declare_sampled(name, elem, args[0].span())?
+                        }
+                        axes::AXES_TYPE if matches!(elem, Ty::I32 | Ty::U8) => {
+                            return err(
+                                args[0].span(),
+                                format!("values per axis are scalars, not `{elem}`"),
+                                Some("use `Axes<i64>` for integers"),
+                            );
                         }
                         axes::AXES_TYPE => self.declare_axes(name, elem),
                         other => {
@@ -492,6 +503,15 @@ impl<'m> Lowerer<'m> {
         match reals.next() {
             Some(t) if reals.all(|u| u == t) => t,
             _ => Ty::F64,
+        }
+    }
+
+    /// The element type of a field: a scalar type, or `i32` or `u8`.
+    fn resolve_element(&self, t: &ast::TypeExpr) -> Result<Ty> {
+        match t {
+            ast::TypeExpr::Name(id) if id.name == "i32" => Ok(Ty::I32),
+            ast::TypeExpr::Name(id) if id.name == "u8" => Ok(Ty::U8),
+            t => self.resolve_type(t),
         }
     }
 

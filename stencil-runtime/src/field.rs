@@ -3,7 +3,7 @@
 
 use crate::cpu::{View, ViewMut};
 use crate::cuda::{BoxCopy, DeviceBuffer, Place, RowCopy};
-use crate::{Backend, Error, Real};
+use crate::{Backend, Element, Error};
 
 /// Where a field's values are and how they are laid out.
 ///
@@ -118,7 +118,8 @@ enum Storage<T> {
     Device(DeviceBuffer),
 }
 
-/// A real-valued array over a grid of 1 to 3 dimensions, with `halo` ghost cells on every
+/// An array of reals (or of `i32`, `u8` or `bool`: see [`Element`]) over a grid of 1 to
+/// 3 dimensions, with `halo` ghost cells on every
 /// side of every axis, in host memory or on a CUDA device.
 ///
 /// Indices are interior coordinates: `0..extent` is the interior, `-halo..0` and
@@ -135,7 +136,7 @@ pub struct Field<T> {
     layout: Layout,
 }
 
-impl<T: Real> Clone for Field<T> {
+impl<T: Element> Clone for Field<T> {
     /// A copy in the same memory.
     ///
     /// # Panics
@@ -153,7 +154,7 @@ impl<T: Real> Clone for Field<T> {
     }
 }
 
-impl<T: Real> PartialEq for Field<T> {
+impl<T: Element> PartialEq for Field<T> {
     /// Same shape and the same interior and halo values (wherever they live).
     fn eq(&self, other: &Self) -> bool {
         if !self.layout.same_shape(&other.layout) {
@@ -166,12 +167,12 @@ impl<T: Real> PartialEq for Field<T> {
     }
 }
 
-impl<T: Real> Field<T> {
+impl<T: Element> Field<T> {
     /// A host field of zeros with the given interior extent (1 to 3 axes) and halo width.
     pub fn zeros(extent: &[usize], halo: usize) -> Result<Self, Error> {
         let layout = Layout::new(extent, halo, std::mem::size_of::<T>(), false)?;
         Ok(Field {
-            storage: Storage::Host(vec![T::zero(); layout.len]),
+            storage: Storage::Host(vec![T::default(); layout.len]),
             layout,
         })
     }
@@ -244,7 +245,7 @@ impl<T: Real> Field<T> {
         match &self.storage {
             Storage::Host(v) => Some(v[o]),
             Storage::Device(buf) => {
-                let mut x = [T::zero()];
+                let mut x = [T::default()];
                 let one =
                     self.element_copy(buf, o, Place::Host(x.as_mut_ptr() as *const u8), false);
                 one.ok().map(|_| x[0])

@@ -1,6 +1,6 @@
 //! Checks that generated launchers run before touching memory.
 
-use crate::{Error, Field, Real};
+use crate::{Element, Error, Field};
 
 /// How a field's grid relates to the domain's (the IR's `IndexMap`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -37,7 +37,7 @@ pub struct FieldSpec {
 }
 
 /// Checks a field against the kernel's dimension, domain and the halo it reads.
-pub fn check_field<T: Real>(
+pub fn check_field<T: Element>(
     kernel: &'static str,
     dims: usize,
     domain: &[usize],
@@ -82,7 +82,7 @@ pub fn domain3(domain: &[usize]) -> [usize; 3] {
 }
 
 /// Checks that a field on a finer or coarser grid holds every index the kernel reads.
-fn check_coverage<T: Real>(
+fn check_coverage<T: Element>(
     kernel: &'static str,
     domain: &[usize],
     spec: FieldSpec,

@@ -49,7 +49,7 @@ pub use blocks::{BlockField, BlockGrid, BlockKey, BlockList, HaloExchange, HaloR
 pub use cuda::Cuda;
 pub use error::Error;
 pub use field::Field;
-pub use real::{Precision, Real};
+pub use real::{Element, Precision, Real};
 pub use sampled::{Filtering, SampledGrid};
 pub use stencil_macros::{stencil, stencil_fn, stencils};
 
@@ -66,7 +66,7 @@ pub mod prelude {
     pub use crate::dsl::{Coarse, Fine, In, InOut, Max, Mesh, Min, Out, Sampled, Sum};
     pub use crate::mesh::{MeshTopology, VertexSet};
     pub use crate::{
-        stencil, stencil_fn, stencils, Backend, Error, Field, Filtering, Precision, Real,
+        stencil, stencil_fn, stencils, Backend, Element, Error, Field, Filtering, Precision, Real,
         SampledGrid,
     };
 }

@@ -11,12 +11,22 @@ pub enum Precision {
     F64,
 }
 
+/// A type a field can hold: the reals (`f32`, `f64`), and `i32`, `u8` and `bool` (one
+/// byte, 0 or 1), whose fields kernels read as `i64` and `bool` values.
+pub trait Element: Copy + Default + PartialEq + Send + Sync + std::fmt::Debug + 'static {}
+
+impl Element for f32 {}
+impl Element for f64 {}
+impl Element for i32 {}
+impl Element for u8 {}
+impl Element for bool {}
+
 /// `f32` or `f64`: the `T` of `#[stencil] fn k<T: Real>(..)`.
 ///
 /// The methods are the operations generated CPU code uses; their semantics match the GPU
 /// path (e.g. [`Real::powf`] of a negative base is NaN on every backend).
 pub trait Real:
-    Float + Default + Send + Sync + std::fmt::Debug + std::fmt::Display + 'static
+    Element + Float + Default + Send + Sync + std::fmt::Debug + std::fmt::Display + 'static
 {
     /// The precision of `Self`.
     const PRECISION: Precision;

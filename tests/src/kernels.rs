@@ -426,3 +426,53 @@ registry!(
 
 /// The kernels whose cost is moving memory: they must not touch local memory.
 pub const BANDWIDTH_BOUND: &[&str] = &["lap5", "lap9", "lap7", "jacobi", "upwind", "reconstruct"];
+
+/// Kernels on fields of integers and booleans (not in [`ALL`]: the suite-wide checks
+/// make fields of reals).
+#[stencils]
+pub mod life {
+    /// One generation of Conway's Game of Life: a cell (1 alive, 0 dead) lives on with
+    /// two or three live neighbours and is born with three.
+    #[stencil]
+    pub fn generation(cells: In<u8>, next: Out<u8>) {
+        let mut around = 0;
+        for dj in -1..=1 {
+            for di in -1..=1 {
+                if di != 0 || dj != 0 {
+                    around += cells[(di, dj)];
+                }
+            }
+        }
+        next = if around == 3 || (cells == 1 && around == 2) {
+            1
+        } else {
+            0
+        };
+    }
+
+    /// Whether a cell is alive, as a boolean, and a count of `i32` that wraps.
+    #[stencil]
+    pub fn flags(cells: In<u8>, alive: Out<bool>, count: InOut<i32>) {
+        alive = cells[(0, 0)] == 1;
+        if cells == 1 {
+            count = count + 2147483647;
+        }
+    }
+}
+
+/// Bit operations on fields of `i32` and `u8` (read as `i64`), a boolean `^`, and the
+/// compound forms (not in [`ALL`], as [`life`]).
+#[stencils]
+pub mod bits {
+    /// Mixes the bits of `a` and `b` into `mixed` and sets `odd` where `a` is odd or `b`
+    /// is large, not both.
+    #[stencil(dims = 2)]
+    pub fn mix(a: In<i32>, b: In<u8>, mixed: Out<i32>, odd: Out<bool>) {
+        let mut x = a ^ (b << 3);
+        x &= 65535;
+        x |= a >> 2;
+        x ^= -(a << 40) >> 45;
+        mixed = x;
+        odd = ((a & 1) == 1) ^ (b > 100);
+    }
+}

@@ -515,3 +515,92 @@ fn a_select_on_a_select_of_the_same_condition() {
         assert_close(&format!("output {o}"), jit, interp, 1e-12);
     }
 }
+
+/// Conway's Game of Life on a field of bytes, and a field of booleans and one of `i32`:
+/// integer and boolean fields are read as `i64` and `bool` values, written back wrapped;
+/// the CPU path against the rules written in Rust.
+mod integer_fields {
+    use stencil_runtime::prelude::*;
+    use stencil_tests::kernels::life;
+
+    fn rule(cells: &[u8], n: [usize; 2], i: usize, j: usize) -> u8 {
+        let at = |x: isize, y: isize| -> u8 {
+            if x < 0 || y < 0 || x >= n[0] as isize || y >= n[1] as isize {
+                0
+            } else {
+                cells[x as usize + n[0] * y as usize]
+            }
+        };
+        let mut around = 0;
+        for dj in -1..=1 {
+            for di in -1..=1 {
+                if di != 0 || dj != 0 {
+                    around += at(i as isize + di, j as isize + dj);
+                }
+            }
+        }
+        u8::from(around == 3 || (at(i as isize, j as isize) == 1 && around == 2))
+    }
+
+    #[test]
+    fn game_of_life_and_flags_on_the_cpu() {
+        let n = [23usize, 17];
+        let start = |[i, j, _]: [isize; 3]| -> u8 {
+            let inside = i >= 0 && j >= 0 && i < 23 && j < 17;
+            u8::from(inside && (i * 7 + j * 3 + i * j) % 5 < 2)
+        };
+        let mut cells = Field::<u8>::from_fn(&n, 1, start);
+        for _ in 0..4 {
+            let before = cells.interior().unwrap();
+            let mut next = Field::<u8>::zeros(&n, 1).unwrap();
+            life::generation::launch(&Backend::Cpu, &cells, &mut next).unwrap();
+            let after = next.interior().unwrap();
+            for j in 0..n[1] {
+                for i in 0..n[0] {
+                    assert_eq!(after[i + n[0] * j], rule(&before, n, i, j), "({i}, {j})");
+                }
+            }
+            cells = next;
+        }
+        let mut alive = Field::<bool>::zeros(&n, 0).unwrap();
+        let mut count = Field::<i32>::from_fn(&n, 0, |[i, _, _]| i as i32);
+        life::flags::launch(&Backend::Cpu, &cells, &mut alive, &mut count).unwrap();
+        let (c, a, k) = (
+            cells.interior().unwrap(),
+            alive.interior().unwrap(),
+            count.interior().unwrap(),
+        );
+        for p in 0..c.len() {
+            assert_eq!(a[p], c[p] == 1, "point {p}");
+            let i = (p % n[0]) as i32;
+            let want = if c[p] == 1 {
+                i.wrapping_add(i32::MAX)
+            } else {
+                i
+            };
+            assert_eq!(k[p], want, "point {p}");
+        }
+    }
+
+    #[test]
+    fn bit_operations_on_integer_fields_on_the_cpu() {
+        use stencil_tests::kernels::bits;
+        let n = [37usize, 11];
+        let a = Field::<i32>::from_fn(&n, 0, |[i, j, _]| (i * 7919 - j * 104_729) as i32 * 977);
+        let b = Field::<u8>::from_fn(&n, 0, |[i, j, _]| ((i * 13 + j * 31) % 256) as u8);
+        let mut mixed = Field::<i32>::zeros(&n, 0).unwrap();
+        let mut odd = Field::<bool>::zeros(&n, 0).unwrap();
+        bits::mix::launch(&Backend::Cpu, &a, &b, &mut mixed, &mut odd).unwrap();
+        let (av, bv) = (a.interior().unwrap(), b.interior().unwrap());
+        let (mv, ov) = (mixed.interior().unwrap(), odd.interior().unwrap());
+        for p in 0..av.len() {
+            let (x, y) = (i64::from(av[p]), i64::from(bv[p]));
+            let mut m = x ^ (y << 3);
+            m &= 65535;
+            m |= x >> 2;
+            m ^= x.wrapping_shl(40).wrapping_neg() >> 45;
+            assert_eq!(mv[p], m as i32, "point {p}");
+            assert_eq!(ov[p], ((x & 1) == 1) ^ (y > 100), "point {p}");
+        }
+    }
+}

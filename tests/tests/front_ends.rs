@@ -46,3 +46,28 @@ fn text_errors_report_line_and_column() {
     assert_eq!(e.line, 3, "{e}");
     assert!(e.message.contains("expected"), "{e}");
 }
+
+/// Integer and boolean fields, bit operations and their compound forms read the same in
+/// the text format as in the macro (operator precedence included).
+#[test]
+fn bit_operations_parse_alike_in_both_front_ends() {
+    use stencil_tests::kernels::bits;
+    let src = "#[stencil(dims = 2)]
+fn mix(a: In<i32>, b: In<u8>, mixed: Out<i32>, odd: Out<bool>) {
+    let mut x = a ^ (b << 3);
+    x &= 65535;
+    x |= a >> 2;
+    x ^= -(a << 40) >> 45;
+    mixed = x;
+    odd = ((a & 1) == 1) ^ (b > 100);
+}
+";
+    let kernels = kernels_gen::compile_text(src).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(kernels[0].to_string(), bits::mix::IR);
+    // `|` binds looser than `^`, `^` than `&`, `&` than `<<`, `<<` than `+`.
+    let loose = "#[stencil(dims = 1)]\nfn k(a: In<i32>, out: Out<i32>) {\n    out = a | a ^ a & a << 1 + 1;\n}\n";
+    let tight = "#[stencil(dims = 1)]\nfn k(a: In<i32>, out: Out<i32>) {\n    out = a | (a ^ (a & (a << (1 + 1))));\n}\n";
+    let ir =
+        |s: &str| kernels_gen::compile_text(s).unwrap_or_else(|e| panic!("{e}"))[0].to_string();
+    assert_eq!(ir(loose), ir(tight));
+}

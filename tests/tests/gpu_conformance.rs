@@ -305,3 +305,73 @@ fn cell_centred_transfers_agree_with_the_cpu() {
     both::<f32>(&cuda);
     both::<f64>(&cuda);
 }
+
+/// Fields of bytes, booleans and `i32` (Conway's Game of Life, its flags, bit
+/// operations): device and CPU agree exactly.
+#[test]
+fn integer_and_boolean_fields_agree_with_the_cpu() {
+    use stencil_tests::kernels::life;
+    let Some(cuda) = gpu() else { return };
+    let backend = Backend::Cuda(cuda);
+    let n = [301usize, 207];
+    let start = |[i, j, _]: [isize; 3]| -> u8 {
+        let inside = i >= 0 && j >= 0 && i < 301 && j < 207;
+        u8::from(inside && (i * 7 + j * 3 + i * j) % 5 < 2)
+    };
+    let mut cpu = Field::<u8>::from_fn(&n, 1, start);
+    let mut dev = cpu.to(&backend).expect("to the device");
+    for generation in 0..6 {
+        let mut next = Field::<u8>::zeros(&n, 1).expect("field");
+        life::generation::launch(&Backend::Cpu, &cpu, &mut next).expect("cpu");
+        let mut next_dev = Field::<u8>::zeros_on(&backend, &n, 1).expect("device field");
+        life::generation::launch(&backend, &dev, &mut next_dev).expect("device");
+        assert_eq!(
+            next.interior().expect("host"),
+            next_dev.interior().expect("copy back"),
+            "generation {generation}"
+        );
+        (cpu, dev) = (next, next_dev);
+    }
+    let mut alive = Field::<bool>::zeros(&n, 0).expect("field");
+    let mut count = Field::<i32>::from_fn(&n, 0, |[i, _, _]| i as i32 - 150);
+    let (mut alive_dev, mut count_dev) = (
+        alive.to(&backend).expect("device"),
+        count.to(&backend).expect("device"),
+    );
+    life::flags::launch(&Backend::Cpu, &cpu, &mut alive, &mut count).expect("cpu");
+    life::flags::launch(&backend, &dev, &mut alive_dev, &mut count_dev).expect("device");
+    assert_eq!(
+        alive.interior().expect("host"),
+        alive_dev.interior().expect("copy back")
+    );
+    assert_eq!(
+        count.interior().expect("host"),
+        count_dev.interior().expect("copy back")
+    );
+    // Bit operations.
+    use stencil_tests::kernels::bits;
+    let a = Field::<i32>::from_fn(&n, 0, |[i, j, _]| (i * 7919 - j * 104_729) as i32 * 977);
+    let b = Field::<u8>::from_fn(&n, 0, |[i, j, _]| ((i * 13 + j * 31) % 256) as u8);
+    let (mut mixed, mut odd) = (
+        Field::<i32>::zeros(&n, 0).expect("field"),
+        Field::<bool>::zeros(&n, 0).expect("field"),
+    );
+    let (mut mixed_dev, mut odd_dev) = (
+        mixed.to(&backend).expect("device"),
+        odd.to(&backend).expect("device"),
+    );
+    bits::mix::launch(&Backend::Cpu, &a, &b, &mut mixed, &mut odd).expect("cpu");
+    let (a_dev, b_dev) = (
+        a.to(&backend).expect("device"),
+        b.to(&backend).expect("device"),
+    );
+    bits::mix::launch(&backend, &a_dev, &b_dev, &mut mixed_dev, &mut odd_dev).expect("device");
+    assert_eq!(
+        mixed.interior().expect("host"),
+        mixed_dev.interior().expect("copy back")
+    );
+    assert_eq!(
+        odd.interior().expect("host"),
+        odd_dev.interior().expect("copy back")
+    );
+}

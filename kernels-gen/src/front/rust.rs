@@ -328,6 +328,11 @@ fn compound_op(op: &syn::BinOp) -> Option<ast::BinOp> {
         S::MulAssign(_) => ast::BinOp::Mul,
         S::DivAssign(_) => ast::BinOp::Div,
         S::RemAssign(_) => ast::BinOp::Rem,
+        S::BitAndAssign(_) => ast::BinOp::BitAnd,
+        S::BitOrAssign(_) => ast::BinOp::BitOr,
+        S::BitXorAssign(_) => ast::BinOp::BitXor,
+        S::ShlAssign(_) => ast::BinOp::Shl,
+        S::ShrAssign(_) => ast::BinOp::Shr,
         _ => return None,
     })
 }
@@ -522,6 +527,11 @@ fn binop(op: &syn::BinOp) -> Option<ast::BinOp> {
         S::Le(_) => A::Le,
         S::Gt(_) => A::Gt,
         S::Ge(_) => A::Ge,
+        S::BitAnd(_) => A::BitAnd,
+        S::BitOr(_) => A::BitOr,
+        S::BitXor(_) => A::BitXor,
+        S::Shl(_) => A::Shl,
+        S::Shr(_) => A::Shr,
         _ => return None,
     })
 }

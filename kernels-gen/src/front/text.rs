@@ -77,6 +77,11 @@ fn binop(s: &str) -> BinOp {
         "<=" => BinOp::Le,
         ">" => BinOp::Gt,
         ">=" => BinOp::Ge,
+        "&" => BinOp::BitAnd,
+        "|" => BinOp::BitOr,
+        "^" => BinOp::BitXor,
+        "<<" => BinOp::Shl,
+        ">>" => BinOp::Shr,
         other => unreachable!("operator {other}"),
     }
 }
@@ -358,7 +363,15 @@ impl Builder<'_> {
         let start = p.as_span().start();
         let rule = p.as_rule();
         let kind = match rule {
-            Rule::expr | Rule::and_expr | Rule::cmp_expr | Rule::sum | Rule::product => {
+            Rule::expr
+            | Rule::and_expr
+            | Rule::cmp_expr
+            | Rule::bit_or
+            | Rule::bit_xor
+            | Rule::bit_and
+            | Rule::shift
+            | Rule::sum
+            | Rule::product => {
                 let mut it = p.into_inner();
                 let mut lhs = self.expr(it.next().expect("operand"))?;
                 while let Some(op) = it.next() {

@@ -45,6 +45,11 @@ pub(crate) fn fold_binary(op: Binary, x: Const, y: Const) -> Option<Const> {
             Le => Const::Bool(a <= b),
             Gt => Const::Bool(a > b),
             Ge => Const::Bool(a >= b),
+            BitAnd => Const::Int(a & b),
+            BitOr => Const::Int(a | b),
+            BitXor => Const::Int(a ^ b),
+            Shl => Const::Int(a.wrapping_shl(b as u32)),
+            Shr => Const::Int(a.wrapping_shr(b as u32)),
             _ => return None,
         },
         // Real constants are folded only where the result does not depend on the
@@ -77,10 +82,10 @@ pub(crate) fn fold_binary(op: Binary, x: Const, y: Const) -> Option<Const> {
             }
         }
         (Const::Bool(a), Const::Bool(b)) => match op {
-            And => Const::Bool(a && b),
-            Or => Const::Bool(a || b),
+            And | BitAnd => Const::Bool(a && b),
+            Or | BitOr => Const::Bool(a || b),
             Eq => Const::Bool(a == b),
-            Ne => Const::Bool(a != b),
+            Ne | BitXor => Const::Bool(a != b),
             _ => return None,
         },
         _ => return None,

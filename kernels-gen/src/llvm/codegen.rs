@@ -236,7 +236,59 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             Ty::F64 | Ty::Real => self.ctx.f64_type().into(),
             Ty::Int => self.ctx.i64_type().into(),
             Ty::Bool => self.ctx.bool_type().into(),
+            Ty::I32 => self.ctx.i32_type().into(),
+            Ty::U8 => self.ctx.i8_type().into(),
         }
+    }
+
+    /// The type of one element of a field of element type `t` in memory (a `bool` is a
+    /// byte).
+    fn memory_ty(&self, t: Ty) -> BasicTypeEnum<'ctx> {
+        match t {
+            Ty::Bool => self.ctx.i8_type().into(),
+            t => self.ty(t),
+        }
+    }
+
+    /// A value of a field of element type `stored` as loaded from memory, made the value
+    /// the kernel sees ([`Ty::value`]): narrow integers widened to `i64`, a byte made a
+    /// `bool`.
+    fn widened_from_memory(&self, v: BasicValueEnum<'ctx>, stored: Ty) -> R<BasicValueEnum<'ctx>> {
+        let i64t = self.ctx.i64_type();
+        Ok(match stored {
+            Ty::I32 => self
+                .b
+                .build_int_s_extend(v.into_int_value(), i64t, "")?
+                .into(),
+            Ty::U8 => self
+                .b
+                .build_int_z_extend(v.into_int_value(), i64t, "")?
+                .into(),
+            Ty::Bool => {
+                let zero = self.ctx.i8_type().const_zero();
+                let byte = v.into_int_value();
+                self.b
+                    .build_int_compare(IntPredicate::NE, byte, zero, "")?
+                    .into()
+            }
+            _ => v,
+        })
+    }
+
+    /// A kernel's value made an element of a field of element type `stored`: wrapped to
+    /// a narrow integer, a `bool` made a byte.
+    fn narrowed_to_memory(&self, v: BasicValueEnum<'ctx>, stored: Ty) -> R<BasicValueEnum<'ctx>> {
+        Ok(match stored {
+            Ty::I32 | Ty::U8 => {
+                let t = self.ty(stored).into_int_type();
+                self.b.build_int_truncate(v.into_int_value(), t, "")?.into()
+            }
+            Ty::Bool => {
+                let t = self.ctx.i8_type();
+                self.b.build_int_z_extend(v.into_int_value(), t, "")?.into()
+            }
+            _ => v,
+        })
     }
 
     fn addr_space(&self) -> AddressSpace {
@@ -247,7 +299,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
     }
 
     fn elem_ptr_type(&self, t: Ty) -> inkwell::types::PointerType<'ctx> {
-        self.ty(t).ptr_type(self.addr_space())
+        self.memory_ty(t).ptr_type(self.addr_space())
     }
 
     fn i64c(&self, v: i64) -> IntValue<'ctx> {
@@ -364,14 +416,15 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             // Inputs are read-only for the whole launch: read them through the
             // non-coherent (texture) path, `ld.global.nc`.
             Target::Ptx => {
-                let f = self.intrinsic(
-                    "llvm.nvvm.ldg.global.f",
-                    &[self.ty(ty), ptr.get_type().into()],
-                )?;
-                let align = self
-                    .ctx
-                    .i32_type()
-                    .const_int(if ty.concrete(self.p) == Ty::F32 { 4 } else { 8 }, false);
+                let (name, bytes) = match ty.concrete(self.p) {
+                    Ty::F32 => ("llvm.nvvm.ldg.global.f", 4),
+                    Ty::F64 => ("llvm.nvvm.ldg.global.f", 8),
+                    Ty::I32 => ("llvm.nvvm.ldg.global.i", 4),
+                    Ty::U8 | Ty::Bool => ("llvm.nvvm.ldg.global.i", 1),
+                    _ => ("llvm.nvvm.ldg.global.i", 8),
+                };
+                let f = self.intrinsic(name, &[self.memory_ty(ty), ptr.get_type().into()])?;
+                let align = self.ctx.i32_type().const_int(bytes, false);
                 self.call(f, &[ptr.into(), align.into()])
             }
             Target::Host => Ok(self.b.build_load(ptr, "")?),

@@ -132,7 +132,12 @@ pub fn point_variants(k: &Kernel) -> &'static [u32] {
 /// whole moves as one 16-byte access (4 in `f32`, 2 in `f64`; set by the widest element
 /// of any field). 1 for 1D kernels, which have no vector variants.
 pub fn vector_width(k: &Kernel, p: Precision) -> u32 {
-    if k.dims < 2 || k.fields.is_empty() || !k.is_tileable() {
+    // Fields of integers or booleans are read and written one element at a time.
+    if k.dims < 2
+        || k.fields.is_empty()
+        || !k.is_tileable()
+        || !k.fields.iter().all(|f| f.elem.is_float())
+    {
         return 1;
     }
     let widest = k

@@ -283,7 +283,7 @@ impl Lowerer<'_> {
             field.reach_lo[a] = field.reach_lo[a].min(o);
             field.reach_hi[a] = field.reach_hi[a].max(o);
         }
-        let elem = field.elem;
+        let elem = field.elem.value();
         Ok(self.b.add(Node::Load { field: f, offset }, elem))
     }
 
@@ -299,6 +299,11 @@ impl Lowerer<'_> {
                 B::Div | B::Rem if b == 0 => return err(span, "division by zero", None),
                 B::Div => Some(a.wrapping_div(b)),
                 B::Rem => Some(a.wrapping_rem(b)),
+                B::BitAnd => Some(a & b),
+                B::BitOr => Some(a | b),
+                B::BitXor => Some(a ^ b),
+                B::Shl => Some(a.wrapping_shl(b as u32)),
+                B::Shr => Some(a.wrapping_shr(b as u32)),
                 _ => None,
             };
             if let Some(r) = r {
@@ -333,8 +338,30 @@ impl Lowerer<'_> {
             B::Le => Binary::Le,
             B::Gt => Binary::Gt,
             B::Ge => Binary::Ge,
+            B::BitAnd => Binary::BitAnd,
+            B::BitOr => Binary::BitOr,
+            B::BitXor => Binary::BitXor,
+            B::Shl => Binary::Shl,
+            B::Shr => Binary::Shr,
         };
         match bin {
+            Binary::BitAnd | Binary::BitOr | Binary::BitXor if ty.is_float() => {
+                return err(
+                    span,
+                    format!(
+                        "`{}` is defined for integers and booleans, not `{ty}`",
+                        op.symbol()
+                    ),
+                    Some("convert with `as i64` first"),
+                )
+            }
+            Binary::Shl | Binary::Shr if ty != Ty::Int => {
+                return err(
+                    span,
+                    format!("`{}` shifts integers, not `{ty}`", op.symbol()),
+                    Some("shift an `i64` value (an integer field's value is one)"),
+                )
+            }
             Binary::And | Binary::Or if ty != Ty::Bool => {
                 return err(
                     span,

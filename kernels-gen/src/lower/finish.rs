@@ -15,7 +15,7 @@ impl Lowerer<'_> {
                 (Access::Out, Some(OutState::Partial(_, at))) => return err(at, format!("output `{}` is not written on every path through this `if`", field.name), Some("assign it in every branch (add an `else`), or assign a default before the `if`; an `InOut<T>` field may be left unchanged")),
                 (Access::Out, _) => return err(self.field_spans[i], format!("output `{}` is never written", field.name), Some(&format!("assign it: `{} = value;`", field.name))),
                 (Access::InOut, Some(OutState::Written(v))) => {
-                    let (elem, name) = (field.elem, field.name.clone());
+                    let (elem, name) = (field.elem.value(), field.name.clone());
                     let old = self.b.add(Node::Load { field: i as u32, offset: [0; 3] }, elem);
                     match self.peel_store(v, old) {
                         Some((mask, value)) => stores.push(Store { field: i as u32, value, mask }),

@@ -127,6 +127,10 @@ impl<'m> Lowerer<'m> {
                         Binding::Sampled(g) => self.sampled[g as usize].elem,
                         _ => continue,
                     };
+                    // Only a field of reals makes a helper's `T`.
+                    if !elem.is_float() {
+                        continue;
+                    }
                     match args.as_slice() {
                         [ast::TypeExpr::Name(t)] => (t, Some(elem)),
                         _ => continue,
@@ -237,7 +241,7 @@ impl<'m> Lowerer<'m> {
             _ => return Ok(()),
         };
         let want = match args.as_slice() {
-            [a] => self.resolve_type(a)?,
+            [a] => self.resolve_element(a)?,
             _ => {
                 return err(
                     p.ty.span(),

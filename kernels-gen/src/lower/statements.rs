@@ -194,7 +194,7 @@ impl Lowerer<'_> {
                         Some("compute the value in a `let mut` local and assign it once"),
                     );
                 }
-                let elem = field.elem;
+                let elem = field.elem.value();
                 let n = self.coerce(
                     rhs,
                     elem,

@@ -194,7 +194,7 @@ impl Lowerer<'_> {
                 Some("declare it `InOut<T>` to read the values at other vertices"),
             );
         }
-        let elem = field.elem;
+        let elem = field.elem.value();
         Ok(Val::Node(self.b.add(
             Node::Gather {
                 field: f,

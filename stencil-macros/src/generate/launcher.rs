@@ -139,7 +139,8 @@ impl Parts {
                         Ty::Real => quote!(l.real(#id);),
                         Ty::F32 => quote!(l.f32(#id);),
                         Ty::F64 => quote!(l.f64(#id);),
-                        Ty::Int => quote!(l.int(#id);),
+                        // Scalars are never narrow integers (the lowering refuses them).
+                        Ty::Int | Ty::I32 | Ty::U8 => quote!(l.int(#id);),
                         Ty::Bool => quote!(l.bool(#id);),
                     };
                     cuda_args.push(arg.clone());
@@ -183,11 +184,13 @@ impl Parts {
             1 => quote!(#(#red_types)*),
             _ => quote!((#(#red_types),*)),
         };
-        // Point kernels whose fields are all on the domain's grid also run over blocks.
+        // Point kernels whose fields are all reals on the domain's grid also run over blocks.
         let on_blocks = k.mesh.is_none()
             && k.line.is_none()
             && k.sampled.is_empty()
-            && k.fields.iter().all(|f| f.map == IndexMap::Same);
+            && k.fields
+                .iter()
+                .all(|f| f.map == IndexMap::Same && f.elem.is_float());
         Parts {
             generics,
             params,

@@ -7,6 +7,7 @@ use crate::cuda::memory::DeviceBuffer;
 use crate::cuda::module::{function, Function};
 use crate::cuda::tune::LaunchShape;
 use crate::cuda::Cuda;
+use crate::Element;
 use crate::{Error, Field, Precision, Real};
 use cudarc::driver::{result, sys};
 use std::ffi::c_void;
@@ -184,7 +185,7 @@ impl<'a> CudaLaunch<'a> {
     }
 
     /// A field parameter, which must live on this backend's device.
-    pub fn field<T: Real>(&mut self, param: &'static str, f: &Field<T>) -> Result<(), Error> {
+    pub fn field<T: Element>(&mut self, param: &'static str, f: &Field<T>) -> Result<(), Error> {
         let wrong = |have: String| Error::Residency {
             kernel: self.code.name.to_string(),
             field: param.to_string(),

@@ -19,7 +19,7 @@ use crate::ir::{Access, Binary, Kernel, Node, ParamKind, ReduceOp, Ty};
 use line::line_function;
 use nodes::{mapped, point_body, LoadForm};
 use proc_macro2::{Ident, TokenStream};
-use quote::{format_ident, quote};
+use quote::{format_ident, quote, ToTokens};
 use std::collections::BTreeSet;
 
 /// The Rust name of an IR type, with `T` for the generic real.
@@ -30,6 +30,8 @@ pub fn ty_tokens(t: Ty) -> TokenStream {
         Ty::F64 => quote!(f64),
         Ty::Int => quote!(i64),
         Ty::Bool => quote!(bool),
+        Ty::I32 => quote!(i32),
+        Ty::U8 => quote!(u8),
     }
 }
 
@@ -215,7 +217,10 @@ pub fn cpu_function(k: &Kernel, rt: &TokenStream) -> TokenStream {
         .iter()
         .map(|st| {
             let row = row_ident(st.field, 0, 0);
-            let val = v(st.value);
+            let val = nodes::narrowed_to_memory(
+                v(st.value).into_token_stream(),
+                k.fields[st.field as usize].elem,
+            );
             match st.mask {
                 Some(m) => {
                     let m = v(m);

@@ -90,6 +90,25 @@ fn runtime_loop(
     }
 }
 
+/// An element `read` of a field of element type `stored`, as the kernel's value: narrow
+/// integers widened to `i64`.
+fn widened_from_memory(read: TokenStream, stored: Ty) -> TokenStream {
+    match stored {
+        Ty::I32 | Ty::U8 => quote!((#read as i64)),
+        _ => read,
+    }
+}
+
+/// A kernel's value `v` as an element of a field of element type `stored`: narrow
+/// integers wrapped, as `as` does.
+pub(super) fn narrowed_to_memory(v: TokenStream, stored: Ty) -> TokenStream {
+    match stored {
+        Ty::I32 => quote!((#v as i32)),
+        Ty::U8 => quote!((#v as u8)),
+        _ => v,
+    }
+}
+
 /// `let vN: Ty = <expr>;` for one node.
 pub(super) fn node_let(k: &Kernel, n: u32, real: &TokenStream, form: LoadForm) -> TokenStream {
     let ty = k.types[n as usize];
@@ -125,7 +144,7 @@ pub(super) fn node_let(k: &Kernel, n: u32, real: &TokenStream, form: LoadForm) -
         Node::Load { field, offset } => {
             let f = &k.fields[field as usize];
             let [dx, dy, dz] = offset.map(|o| o as isize);
-            match form {
+            let read = match form {
                 LoadForm::Rows => {
                     // `ia`: the point's index in the views (`i` less its block's origin).
                     let x = mapped(f.map, quote!(ia));
@@ -143,7 +162,8 @@ pub(super) fn node_let(k: &Kernel, n: u32, real: &TokenStream, form: LoadForm) -
                     let (y, z) = (mapped(f.map, quote!(j)), mapped(f.map, quote!(k)));
                     quote!(*#fid.row(#y + #dy, #z + #dz).offset(#x + #dx))
                 }
-            }
+            };
+            widened_from_memory(read, f.elem)
         }
         Node::Unary(op, x) => {
             let x = a(x);
@@ -190,6 +210,11 @@ pub(super) fn node_let(k: &Kernel, n: u32, real: &TokenStream, form: LoadForm) -
                 Binary::Rem if int => quote!(if #y == 0 { 0 } else { #x.wrapping_rem(#y) }),
                 Binary::Min if int => quote!(::core::cmp::Ord::min(#x, #y)),
                 Binary::Max if int => quote!(::core::cmp::Ord::max(#x, #y)),
+                Binary::Shl => quote!(#x.wrapping_shl(#y as u32)),
+                Binary::Shr => quote!(#x.wrapping_shr(#y as u32)),
+                Binary::BitAnd => quote!(#x & #y),
+                Binary::BitOr => quote!(#x | #y),
+                Binary::BitXor => quote!(#x ^ #y),
                 Binary::Add => quote!(#x + #y),
                 Binary::Sub => quote!(#x - #y),
                 Binary::Mul => quote!(#x * #y),
@@ -220,7 +245,10 @@ pub(super) fn node_let(k: &Kernel, n: u32, real: &TokenStream, form: LoadForm) -
         Node::Gather { field, vertex } => {
             let row = row_ident(field, 0, 0);
             let at = a(vertex);
-            quote!(*#row.offset(#at as isize))
+            widened_from_memory(
+                quote!(*#row.offset(#at as isize)),
+                k.fields[field as usize].elem,
+            )
         }
         Node::Sample { grid, x, y } => {
             let g = sampled_ident(&k.sampled[grid as usize].name);

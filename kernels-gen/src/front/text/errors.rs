@@ -80,7 +80,15 @@ pub(super) fn describe(rule: &Rule) -> String {
         Rule::expr_stmt => "a statement",
         Rule::range_op => "`..` or `..=`",
         Rule::assign_op => "`=`",
-        Rule::or_op | Rule::and_op | Rule::cmp_op | Rule::add_op | Rule::mul_op => "an operator",
+        Rule::or_op
+        | Rule::and_op
+        | Rule::cmp_op
+        | Rule::add_op
+        | Rule::mul_op
+        | Rule::bit_or_op
+        | Rule::bit_xor_op
+        | Rule::bit_and_op
+        | Rule::shift_op => "an operator",
         Rule::method => "`.`",
         Rule::index => "`[`",
         Rule::call_args => "`(`",
@@ -92,6 +100,7 @@ pub(super) fn describe(rule: &Rule) -> String {
         Rule::kw_as => "`as`",
         Rule::kw_else => "`else`",
         Rule::int_body => "an integer",
+        Rule::int_list => "a list of integers",
         _ => "an expression",
     };
     s.to_string()

@@ -129,8 +129,19 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                     let gt = b.build_int_compare(IntPredicate::SGT, x, y, "")?;
                     Ok(b.build_select(gt, x, y, "")?)
                 }
-                Binary::And => Ok(b.build_and(x, y, "")?.into()),
-                Binary::Or => Ok(b.build_or(x, y, "")?.into()),
+                Binary::And | Binary::BitAnd => Ok(b.build_and(x, y, "")?.into()),
+                Binary::Or | Binary::BitOr => Ok(b.build_or(x, y, "")?.into()),
+                Binary::BitXor => Ok(b.build_xor(x, y, "")?.into()),
+                Binary::Shl | Binary::Shr => {
+                    // The amount modulo 64, as Rust's `wrapping_shl` and `wrapping_shr`.
+                    let amount = b.build_and(y, self.i64c(63), "")?;
+                    Ok(if op == Binary::Shl {
+                        b.build_left_shift(x, amount, "")?
+                    } else {
+                        b.build_right_shift(x, amount, true, "")?
+                    }
+                    .into())
+                }
                 Binary::Eq => cmp(IntPredicate::EQ),
                 Binary::Ne => cmp(IntPredicate::NE),
                 Binary::Lt => cmp(IntPredicate::SLT),
@@ -163,7 +174,14 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             Binary::Le => cmp(FloatPredicate::OLE),
             Binary::Gt => cmp(FloatPredicate::OGT),
             Binary::Ge => cmp(FloatPredicate::OGE),
-            Binary::Rem | Binary::And | Binary::Or => unreachable!("checked: not for reals"),
+            Binary::Rem
+            | Binary::And
+            | Binary::Or
+            | Binary::BitAnd
+            | Binary::BitOr
+            | Binary::BitXor
+            | Binary::Shl
+            | Binary::Shr => unreachable!("checked: not for reals"),
         }
     }
 

@@ -29,7 +29,10 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                 (None, None) => {
                     let fa = &args.fields[st.field as usize];
                     let ptr = self.address(fa, at.bases[st.field as usize], shifted([0; 3]))?;
-                    self.b.build_store(ptr, value)?;
+                    self.b.build_store(
+                        ptr,
+                        self.narrowed_to_memory(value, k.fields[st.field as usize].elem)?,
+                    )?;
                 }
                 (Some(m), _) => {
                     // A masked point: store only where the mask holds.
@@ -41,7 +44,10 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                     self.b.position_at_end(yes);
                     let fa = &args.fields[st.field as usize];
                     let ptr = self.address(fa, at.bases[st.field as usize], shifted([0; 3]))?;
-                    self.b.build_store(ptr, value)?;
+                    self.b.build_store(
+                        ptr,
+                        self.narrowed_to_memory(value, k.fields[st.field as usize].elem)?,
+                    )?;
                     self.b.build_unconditional_branch(next)?;
                     self.b.position_at_end(next);
                 }
@@ -49,7 +55,9 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         }
         if let Some(list) = pending {
             for st in k.stores.iter().filter(|st| st.mask.is_none()) {
-                list.push((st.field, shifted([0; 3]), get(st.value)));
+                let value =
+                    self.narrowed_to_memory(get(st.value), k.fields[st.field as usize].elem)?;
+                list.push((st.field, shifted([0; 3]), value));
             }
         }
         Ok(k.contributions.iter().map(|&(r, n)| (r, get(n))).collect())
@@ -272,7 +280,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                     None => {
                         let fa = &args.fields[field as usize];
                         let ptr = self.address(fa, at.bases[field as usize], key.1)?;
-                        let v = self.read(fa, ptr, ty)?;
+                        let v = self.read(fa, ptr, k.fields[field as usize].elem)?;
                         if let Some(m) = memo.as_mut().filter(|_| self.branch_depth.get() == 0) {
                             m.insert(key, v);
                         }
@@ -308,11 +316,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                 // SAFETY of the GEP: vertex numbers come from the mesh, whose tables
                 // the run time checked against the fields' length.
                 let ptr = unsafe { self.b.build_in_bounds_gep(fa.ptr, &[i], "")? };
-                if fa.written {
-                    self.b.build_load(ptr, "")?
-                } else {
-                    self.load(ptr, ty)?
-                }
+                self.read(fa, ptr, k.fields[field as usize].elem)?
             }
             Node::Sample { grid, x, y } => {
                 self.sample(&args.sampled[grid as usize], get(vals, x), get(vals, y), ty)?

@@ -180,7 +180,11 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                 }
             } else {
                 let ptr = self.address(fa, bases[field as usize], off)?;
-                memo.insert((field, off), self.load(ptr, ty)?);
+                let stored = self.k.fields[field as usize].elem;
+                memo.insert(
+                    (field, off),
+                    self.widened_from_memory(self.load(ptr, stored)?, stored)?,
+                );
             }
         }
         Ok(())
@@ -228,13 +232,14 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         &self,
         fa: &FieldArgs<'ctx>,
         ptr: PointerValue<'ctx>,
-        ty: Ty,
+        stored: Ty,
     ) -> R<BasicValueEnum<'ctx>> {
-        if fa.written {
-            Ok(self.b.build_load(ptr, "")?)
+        let raw = if fa.written {
+            self.b.build_load(ptr, "")?
         } else {
-            self.load(ptr, ty)
-        }
+            self.load(ptr, stored)?
+        };
+        self.widened_from_memory(raw, stored)
     }
 
     /// Loads `n` consecutive values of type `ty` at `ptr` (aligned to their total size)
