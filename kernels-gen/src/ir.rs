@@ -543,8 +543,12 @@ pub struct ReductionParam {
     pub name: String,
     /// Sum, max or min.
     pub op: ReduceOp,
-    /// The reduced type (a real type).
+    /// The type the reduction is computed in (a real type).
     pub ty: Ty,
+    /// The type of the result the launch returns: `ty`, or `i64` for a reduction of
+    /// integers and `bool` for one of booleans, computed exactly in `f64` (integers while
+    /// their magnitudes stay below 2^53; booleans as 0 and 1: `Max` is any, `Min` all).
+    pub result: Ty,
 }
 
 /// A checked, optimised kernel.

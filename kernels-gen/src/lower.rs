@@ -432,19 +432,24 @@ impl<'m> Lowerer<'m> {
                             Binding::Field(idx)
                         }
                         "Sum" | "Max" | "Min" => {
-                            if !elem.is_float() {
-                                return err(args[0].span(), format!("a reduction collects real numbers, not `{elem}`"), Some("declare it as `Sum<T>`, `Max<f64>`, ...; count cells by summing 1.0"));
-                            }
                             let op = match head.name.as_str() {
                                 "Sum" => ReduceOp::Sum,
                                 "Max" => ReduceOp::Max,
                                 _ => ReduceOp::Min,
                             };
+                            match elem {
+                                Ty::I32 | Ty::U8 => return err(args[0].span(), format!("a reduction collects reals, `i64` or `bool`, not `{elem}`"), Some("declare it `Sum<i64>`")),
+                                Ty::Bool if op == ReduceOp::Sum => return err(args[0].span(), "booleans are not summed", Some("`Max<bool>` is true if any point gives true, `Min<bool>` if all do; count with `Sum<i64>` of `x as i64`")),
+                                _ => {}
+                            }
                             let idx = self.reductions.len() as u32;
+                            // Integers and booleans are reduced exactly in f64.
+                            let ty = if elem.is_float() { elem } else { Ty::F64 };
                             self.reductions.push(ReductionParam {
                                 name: name.clone(),
                                 op,
-                                ty: elem,
+                                ty,
+                                result: elem,
                             });
                             self.reduction_spans.push(p.name.span);
                             self.param_order.push((ParamKind::Reduction, idx));

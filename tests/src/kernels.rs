@@ -450,6 +450,22 @@ pub mod life {
         };
     }
 
+    /// The population, the largest live neighbourhood, whether any cell and whether every
+    /// cell is alive: reductions of integers and booleans.
+    #[stencil]
+    pub fn census(cells: In<u8>, alive: Sum<i64>, most: Max<i64>, any: Max<bool>, all: Min<bool>) {
+        let mut around = 0;
+        for dj in -1..=1 {
+            for di in -1..=1 {
+                around += cells[(di, dj)];
+            }
+        }
+        alive.reduce(cells);
+        most.reduce(around);
+        any.reduce(cells == 1);
+        all.reduce(cells == 1);
+    }
+
     /// Whether a cell is alive, as a boolean, and a count of `i32` that wraps.
     #[stencil]
     pub fn flags(cells: In<u8>, alive: Out<bool>, count: InOut<i32>) {

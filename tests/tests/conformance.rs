@@ -562,6 +562,24 @@ mod integer_fields {
             }
             cells = next;
         }
+        let (population, most, any, all) = life::census::launch(&Backend::Cpu, &cells).unwrap();
+        let c = cells.interior().unwrap();
+        let want_most = (0..n[1])
+            .flat_map(|j| (0..n[0]).map(move |i| (i, j)))
+            .map(|(i, j)| {
+                let at = |x: isize, y: isize| cells.get([x, y, 0]).unwrap() as i64;
+                let (i, j) = (i as isize, j as isize);
+                (-1..=1)
+                    .flat_map(|b| (-1..=1).map(move |a| (a, b)))
+                    .map(|(a, b)| at(i + a, j + b))
+                    .sum::<i64>()
+            })
+            .max()
+            .unwrap();
+        assert_eq!(population, c.iter().map(|&x| i64::from(x)).sum::<i64>());
+        assert_eq!(most, want_most);
+        assert_eq!((any, all), (c.contains(&1), c.iter().all(|&x| x == 1)));
+        assert!(any && !all && population > 0);
         let mut alive = Field::<bool>::zeros(&n, 0).unwrap();
         let mut count = Field::<i32>::from_fn(&n, 0, |[i, _, _]| i as i32);
         life::flags::launch(&Backend::Cpu, &cells, &mut alive, &mut count).unwrap();

@@ -332,6 +332,11 @@ fn integer_and_boolean_fields_agree_with_the_cpu() {
         );
         (cpu, dev) = (next, next_dev);
     }
+    assert_eq!(
+        life::census::launch(&Backend::Cpu, &cpu).expect("cpu"),
+        life::census::launch(&backend, &dev).expect("device"),
+        "census"
+    );
     let mut alive = Field::<bool>::zeros(&n, 0).expect("field");
     let mut count = Field::<i32>::from_fn(&n, 0, |[i, _, _]| i as i32 - 150);
     let (mut alive_dev, mut count_dev) = (

@@ -324,7 +324,22 @@ impl<'m> Lowerer<'m> {
                 };
                 let v = self.expr(arg)?;
                 let red = &self.reductions[r as usize];
-                let (op, ty) = (red.op, red.ty);
+                let (op, ty, result) = (red.op, red.ty, red.result);
+                let what = format!("value reduced into `{}`", id.name);
+                // An integer or boolean reduction: the value made an f64 (0 or 1 for a
+                // boolean).
+                let v = match result {
+                    Ty::Int => {
+                        let n = self.coerce(v, Ty::Int, arg.span, &what)?;
+                        Val::Node(self.b.cast(n, ty))
+                    }
+                    Ty::Bool => {
+                        let c = self.coerce(v, Ty::Bool, arg.span, &what)?;
+                        let (one, zero) = (self.b.real(1.0, ty), self.b.real(0.0, ty));
+                        Val::Node(self.b.select(c, one, zero))
+                    }
+                    _ => v,
+                };
                 let n = self
                     .coerce(
                         v,

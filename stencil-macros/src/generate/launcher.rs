@@ -178,7 +178,8 @@ impl Parts {
             }
         }
 
-        let red_types: Vec<TokenStream> = k.reductions.iter().map(|r| ty_tokens(r.ty)).collect();
+        let red_types: Vec<TokenStream> =
+            k.reductions.iter().map(|r| ty_tokens(r.result)).collect();
         let ret = match red_types.len() {
             0 => quote!(()),
             1 => quote!(#(#red_types)*),
@@ -233,12 +234,33 @@ pub(super) fn launcher(k: &Kernel, rt: &TokenStream) -> TokenStream {
         .reductions
         .iter()
         .enumerate()
-        .map(|(i, r)| match r.ty {
-            Ty::F32 => quote!(values[#i] as f32),
-            Ty::F64 => quote!(values[#i]),
+        .map(|(i, r)| match (r.ty, r.result) {
+            (_, Ty::Int) => quote!(values[#i] as i64),
+            (_, Ty::Bool) => quote!(values[#i] != 0.0),
+            (Ty::F32, _) => quote!(values[#i] as f32),
+            (Ty::F64, _) => quote!(values[#i]),
             _ => quote!(<T as #rt::Real>::from_f64(values[#i])),
         })
         .collect();
+    // The CPU function's results (in each reduction's `ty`) as the launch returns them.
+    let cpu_ret = {
+        let convert = |r: &kernels_gen::ir::ReductionParam, v: TokenStream| match r.result {
+            Ty::Int => quote!(#v as i64),
+            Ty::Bool => quote!(#v != 0.0),
+            _ => v,
+        };
+        match k.reductions.as_slice() {
+            [] => quote!(r),
+            [one] => convert(one, quote!(r)),
+            many => {
+                let parts = many.iter().enumerate().map(|(i, red)| {
+                    let i = syn::Index::from(i);
+                    convert(red, quote!(r.#i))
+                });
+                quote!((#(#parts),*))
+            }
+        }
+    };
     let cuda_ret = match red_values.len() {
         0 => quote!(()),
         1 => quote!(#(#red_values)*),
@@ -296,7 +318,10 @@ pub(super) fn launcher(k: &Kernel, rt: &TokenStream) -> TokenStream {
                     // SAFETY: every field is of the list's layout, whose slots hold each
                     // block plus a halo at least as wide as the kernel reads, and the
                     // borrow checker keeps outputs apart from inputs.
-                    #rt::Backend::Cpu => Ok(unsafe { cpu(n, blocks.cpu_over(), #(#block_call_args),*) }),
+                    #rt::Backend::Cpu => {
+                        let r = unsafe { cpu(n, blocks.cpu_over(), #(#block_call_args),*) };
+                        Ok(#cpu_ret)
+                    }
                     #rt::Backend::Cuda(cuda) => {
                         let mut l = #rt::cuda::CudaLaunch::new(cuda, &CODE, #precision);
                         #(#block_cuda_args)*
@@ -321,7 +346,10 @@ pub(super) fn launcher(k: &Kernel, rt: &TokenStream) -> TokenStream {
             match backend {
                 // SAFETY: every view was checked to cover the domain plus the halo the
                 // kernel reads, and the borrow checker keeps outputs apart from inputs.
-                #rt::Backend::Cpu => Ok(unsafe { cpu(n, #rt::cpu::Over::Domain, #(#call_args),*) }),
+                #rt::Backend::Cpu => {
+                    let r = unsafe { cpu(n, #rt::cpu::Over::Domain, #(#call_args),*) };
+                    Ok(#cpu_ret)
+                }
                 #rt::Backend::Cuda(cuda) => {
                     let mut l = #rt::cuda::CudaLaunch::new(cuda, &CODE, #precision);
                     #(#cuda_args)*
