@@ -246,6 +246,111 @@ pub mod kp07 {
         }
     }
 
+    /// The flux through the low face along axis `a` (between the cell below and this
+    /// one, KP07 3.7 on the reconstruction of 3.9-3.11) and the largest wave speeds at it
+    /// and, where it is a domain side not periodic, at the high face: `(flux of w, of the
+    /// normal discharge, of the tangential one, speed low, speed high)`. `normal` and
+    /// `tangent` are the velocity fields along and across the axis, `lo` and `hi` the
+    /// kinds of the axis's two sides, with their values.
+    #[stencil_fn]
+    fn low_face<T: Real>(
+        w: In<T>,
+        normal: In<T>,
+        tangent: In<T>,
+        bed: In<T>,
+        a: i64,
+        lo: i64,
+        hi: i64,
+        lo_value: T,
+        hi_value: T,
+        theta: T,
+        eps: T,
+        g: T,
+    ) -> (T, T, T, T, T) {
+        // Offsets: `unit(a)` along the axis, `unit(1 - a)` across it.
+        let i = index(a);
+        let base = cell_bed(bed, bed[(1, 0)], bed[(0, 1)], bed[(1, 1)]);
+        // The bed at the faces i - 3/2, i - 1/2 and i + 1/2 along the axis; the corners of
+        // the cell below summed south-west, south-east, north-west, north-east.
+        let b0 = 0.5 * (bed[-unit(a)] + bed[unit(1 - a) - unit(a)]);
+        let b1 = 0.5 * (bed + bed[unit(1 - a)]);
+        let b2 = 0.5 * (bed[unit(a)] + bed[unit(a) + unit(1 - a)]);
+        let (below, across_below) = (bed[-unit(a)], bed[unit(1 - a) - unit(a)]);
+        let base_lo = if a == 0 {
+            cell_bed(below, bed, across_below, bed[unit(1 - a)])
+        } else {
+            cell_bed(below, across_below, bed, bed[unit(1 - a)])
+        };
+        let (fm, fc) = (flat(i - 1, extent(a), lo, hi), flat(i, extent(a), lo, hi));
+        let swm = slope(w[-2 * unit(a)], w[-unit(a)], w, theta, fm);
+        let swc = slope(w[-unit(a)], w, w[unit(a)], theta, fc);
+        let snm = slope(normal[-2 * unit(a)], normal[-unit(a)], normal, theta, fm);
+        let snc = slope(normal[-unit(a)], normal, normal[unit(a)], theta, fc);
+        let stm = slope(tangent[-2 * unit(a)], tangent[-unit(a)], tangent, theta, fm);
+        let stc = slope(tangent[-unit(a)], tangent, tangent[unit(a)], theta, fc);
+        let w_in = lower_surface(w, swc, base, b1, b2);
+        let (n_in, t_in) = (normal - 0.5 * snc, tangent - 0.5 * stc);
+        let edge = i == 0 && lo != 4;
+        let w_out = if edge {
+            outer_surface(lo, w_in, b1, lo_value)
+        } else {
+            upper_surface(w[-unit(a)], swm, base_lo, b0, b1)
+        };
+        let n_out = if edge {
+            outer_normal(lo, n_in, (w_in - b1).max(0.0), lo_value, 1.0, eps)
+        } else {
+            normal[-unit(a)] + 0.5 * snm
+        };
+        let t_out = if edge {
+            t_in
+        } else {
+            tangent[-unit(a)] + 0.5 * stm
+        };
+        let f0 = face_flux(0, w_out, n_out, t_out, w_in, n_in, t_in, b1, g);
+        let f1 = face_flux(1, w_out, n_out, t_out, w_in, n_in, t_in, b1, g);
+        let f2 = face_flux(2, w_out, n_out, t_out, w_in, n_in, t_in, b1, g);
+        let speed_lo = face_flux(3, w_out, n_out, t_out, w_in, n_in, t_in, b1, g);
+        let w_hi = upper_surface(w, swc, base, b1, b2);
+        let speed_hi = if i == extent(a) - 1 && hi != 4 {
+            boundary_flux(3, hi, hi_value, -1.0, w_hi, normal, tangent, b2, g, eps)
+        } else {
+            0.0
+        };
+        (f0, f1, f2, speed_lo, speed_hi)
+    }
+
+    /// The fluxes `(w, normal, tangential)` through the high face along axis `a`: the
+    /// next cell's low face (`low_w`, `low_n`, `low_t` read one cell up the axis) or, on a
+    /// domain side not periodic (`edge`, of `kind` and `value`), the boundary fluxes from
+    /// this cell's state:
+    /// `w_hi` the surface at the face, `normal` and `tangent` the cell's velocities,
+    /// `b_hi` the bed at the face.
+    #[stencil_fn]
+    fn high_face<T: Real>(
+        low_w: In<T>,
+        low_n: In<T>,
+        low_t: In<T>,
+        a: i64,
+        edge: bool,
+        kind: i64,
+        value: T,
+        w_hi: T,
+        normal: T,
+        tangent: T,
+        b_hi: T,
+        g: T,
+        eps: T,
+    ) -> (T, T, T) {
+        let fw = boundary_flux(0, kind, value, -1.0, w_hi, normal, tangent, b_hi, g, eps);
+        let fn_ = boundary_flux(1, kind, value, -1.0, w_hi, normal, tangent, b_hi, g, eps);
+        let ft = boundary_flux(2, kind, value, -1.0, w_hi, normal, tangent, b_hi, g, eps);
+        (
+            if edge { fw } else { low_w[unit(a)] },
+            if edge { fn_ } else { low_n[unit(a)] },
+            if edge { ft } else { low_t[unit(a)] },
+        )
+    }
+
     /// The desingularised velocities `u = q / h` and `v = p / h` of a state (KP07 2.17),
     /// which the face fluxes reconstruct: [`advance`] writes them with every new state;
     /// this kernel gives them for a state set from outside (the start, a restored
@@ -308,98 +413,30 @@ pub mod kp07 {
         south_value: T,
         north_value: T,
     ) {
-        let i = index(0);
-        let j = index(1);
-        let nx = extent(0);
-        let ny = extent(1);
-        let base = cell_bed(bed, bed[(1, 0)], bed[(0, 1)], bed[(1, 1)]);
-
-        // Along x: the face between the west neighbour (below) and this cell (above), the
-        // bed at the faces i - 3/2, i - 1/2 and i + 1/2.
-        let base_w = cell_bed(bed[(-1, 0)], bed, bed[(-1, 1)], bed[(0, 1)]);
-        let bx0 = 0.5 * (bed[(-1, 0)] + bed[(-1, 1)]);
-        let bx1 = 0.5 * (bed + bed[(0, 1)]);
-        let bx2 = 0.5 * (bed[(1, 0)] + bed[(1, 1)]);
-        let fxm = flat(i - 1, nx, west, east);
-        let fxc = flat(i, nx, west, east);
-        let swm = slope(w[(-2, 0)], w[(-1, 0)], w, theta, fxm);
-        let swc = slope(w[(-1, 0)], w, w[(1, 0)], theta, fxc);
-        let sum = slope(u[(-2, 0)], u[(-1, 0)], u, theta, fxm);
-        let suc = slope(u[(-1, 0)], u, u[(1, 0)], theta, fxc);
-        let svm = slope(v[(-2, 0)], v[(-1, 0)], v, theta, fxm);
-        let svc = slope(v[(-1, 0)], v, v[(1, 0)], theta, fxc);
-        let ww_in = lower_surface(w, swc, base, bx1, bx2);
-        let uw_in = u - 0.5 * suc;
-        let vw_in = v - 0.5 * svc;
-        let west_edge = i == 0 && west != 4;
-        let ww_out = if west_edge {
-            outer_surface(west, ww_in, bx1, west_value)
-        } else {
-            upper_surface(w[(-1, 0)], swm, base_w, bx0, bx1)
-        };
-        let uw_out = if west_edge {
-            outer_normal(west, uw_in, (ww_in - bx1).max(0.0), west_value, 1.0, eps)
-        } else {
-            u[(-1, 0)] + 0.5 * sum
-        };
-        let vw_out = if west_edge {
-            vw_in
-        } else {
-            v[(-1, 0)] + 0.5 * svm
-        };
-        west_w = face_flux(0, ww_out, uw_out, vw_out, ww_in, uw_in, vw_in, bx1, g);
-        west_q = face_flux(1, ww_out, uw_out, vw_out, ww_in, uw_in, vw_in, bx1, g);
-        west_p = face_flux(2, ww_out, uw_out, vw_out, ww_in, uw_in, vw_in, bx1, g);
-        let west_a = face_flux(3, ww_out, uw_out, vw_out, ww_in, uw_in, vw_in, bx1, g);
-        let we_in = upper_surface(w, swc, base, bx1, bx2);
-        let east_a = if i == nx - 1 && east != 4 {
-            boundary_flux(3, east, east_value, -1.0, we_in, u, v, bx2, g, eps)
-        } else {
-            0.0
-        };
-
-        // Along y, the same with v normal and u tangential.
-        let base_s = cell_bed(bed[(0, -1)], bed[(1, -1)], bed, bed[(1, 0)]);
-        let by0 = 0.5 * (bed[(0, -1)] + bed[(1, -1)]);
-        let by1 = 0.5 * (bed + bed[(1, 0)]);
-        let by2 = 0.5 * (bed[(0, 1)] + bed[(1, 1)]);
-        let fym = flat(j - 1, ny, south, north);
-        let fyc = flat(j, ny, south, north);
-        let twm = slope(w[(0, -2)], w[(0, -1)], w, theta, fym);
-        let twc = slope(w[(0, -1)], w, w[(0, 1)], theta, fyc);
-        let tum = slope(u[(0, -2)], u[(0, -1)], u, theta, fym);
-        let tuc = slope(u[(0, -1)], u, u[(0, 1)], theta, fyc);
-        let tvm = slope(v[(0, -2)], v[(0, -1)], v, theta, fym);
-        let tvc = slope(v[(0, -1)], v, v[(0, 1)], theta, fyc);
-        let ws_in = lower_surface(w, twc, base, by1, by2);
-        let us_in = u - 0.5 * tuc;
-        let vs_in = v - 0.5 * tvc;
-        let south_edge = j == 0 && south != 4;
-        let ws_out = if south_edge {
-            outer_surface(south, ws_in, by1, south_value)
-        } else {
-            upper_surface(w[(0, -1)], twm, base_s, by0, by1)
-        };
-        let us_out = if south_edge {
-            us_in
-        } else {
-            u[(0, -1)] + 0.5 * tum
-        };
-        let vs_out = if south_edge {
-            outer_normal(south, vs_in, (ws_in - by1).max(0.0), south_value, 1.0, eps)
-        } else {
-            v[(0, -1)] + 0.5 * tvm
-        };
-        south_w = face_flux(0, ws_out, vs_out, us_out, ws_in, vs_in, us_in, by1, g);
-        south_p = face_flux(1, ws_out, vs_out, us_out, ws_in, vs_in, us_in, by1, g);
-        south_q = face_flux(2, ws_out, vs_out, us_out, ws_in, vs_in, us_in, by1, g);
-        let south_a = face_flux(3, ws_out, vs_out, us_out, ws_in, vs_in, us_in, by1, g);
-        let wn_in = upper_surface(w, twc, base, by1, by2);
-        let north_a = if j == ny - 1 && north != 4 {
-            boundary_flux(3, north, north_value, -1.0, wn_in, v, u, by2, g, eps)
-        } else {
-            0.0
-        };
+        // Along x the normal velocity is u, along y it is v.
+        let (fw, fq, fp, west_a, east_a) = low_face(
+            w, u, v, bed, 0, west, east, west_value, east_value, theta, eps, g,
+        );
+        west_w = fw;
+        west_q = fq;
+        west_p = fp;
+        let (fw, fp, fq, south_a, north_a) = low_face(
+            w,
+            v,
+            u,
+            bed,
+            1,
+            south,
+            north,
+            south_value,
+            north_value,
+            theta,
+            eps,
+            g,
+        );
+        south_w = fw;
+        south_p = fp;
+        south_q = fq;
         speed.reduce((west_a.max(east_a) * dx_inv).max(south_a.max(north_a) * dy_inv));
     }
 
@@ -477,36 +514,24 @@ pub mod kp07 {
         } else {
             0.0
         };
-        let east_w = if east_edge {
-            boundary_flux(0, east, east_value, -1.0, we_in, u, v, bx2, g, eps)
-        } else {
-            west_w[(1, 0)]
-        };
-        let east_q = if east_edge {
-            boundary_flux(1, east, east_value, -1.0, we_in, u, v, bx2, g, eps)
-        } else {
-            west_q[(1, 0)]
-        };
-        let east_p = if east_edge {
-            boundary_flux(2, east, east_value, -1.0, we_in, u, v, bx2, g, eps)
-        } else {
-            west_p[(1, 0)]
-        };
-        let north_w = if north_edge {
-            boundary_flux(0, north, north_value, -1.0, wn_in, v, u, by2, g, eps)
-        } else {
-            south_w[(0, 1)]
-        };
-        let north_p = if north_edge {
-            boundary_flux(1, north, north_value, -1.0, wn_in, v, u, by2, g, eps)
-        } else {
-            south_p[(0, 1)]
-        };
-        let north_q = if north_edge {
-            boundary_flux(2, north, north_value, -1.0, wn_in, v, u, by2, g, eps)
-        } else {
-            south_q[(0, 1)]
-        };
+        let (east_w, east_q, east_p) = high_face(
+            west_w, west_q, west_p, 0, east_edge, east, east_value, we_in, u, v, bx2, g, eps,
+        );
+        let (north_w, north_p, north_q) = high_face(
+            south_w,
+            south_p,
+            south_q,
+            1,
+            north_edge,
+            north,
+            north_value,
+            wn_in,
+            v,
+            u,
+            by2,
+            g,
+            eps,
+        );
 
         // The bed-slope source `-g h (B_e - B_w) / dx` written, with the cell's own face
         // depths (`h_e + h_w = 2 h` by construction), as
