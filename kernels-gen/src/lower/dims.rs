@@ -48,6 +48,47 @@ pub(super) fn check_dims_list(list: &[u8], span: SpanId) -> Result<()> {
     Ok(())
 }
 
+/// The locals of a body that `let` binds to offsets: to the number of parts of a tuple
+/// written out, or to `None` for one made of `unit(..)` (any dimension).
+fn offset_locals(body: &ast::Block) -> HashMap<String, Option<usize>> {
+    fn arity(e: &Expr) -> Option<Option<usize>> {
+        match &e.kind {
+            ExprKind::Tuple(items) => Some(Some(items.len())),
+            _ if is_unit_call(e) => Some(None),
+            _ => None,
+        }
+    }
+    let mut out = HashMap::new();
+    super::walk::walk_block(
+        body,
+        &mut |s| match s {
+            // (A mutable one is an error the lowering reports; it is read as one here.)
+            ast::Stmt::Let {
+                name,
+                init: Some(init),
+                ty: None,
+                ..
+            } => {
+                if let Some(a) = arity(init) {
+                    out.insert(name.name.clone(), a);
+                }
+            }
+            ast::Stmt::LetTuple { names, init, .. } => {
+                if let ExprKind::Tuple(items) = &init.kind {
+                    for ((name, _), item) in names.iter().zip(items) {
+                        if let Some(a) = arity(item) {
+                            out.insert(name.name.clone(), a);
+                        }
+                    }
+                }
+            }
+            _ => {}
+        },
+        &mut |_| {},
+    );
+    out
+}
+
 /// The kernel's dimension: from the attribute, else from the arity of its offsets (those
 /// in the helpers it calls, to which it may pass its fields, included).
 pub(super) fn infer_dims(module: &Module, f: &FnDef) -> Result<u8> {
@@ -69,6 +110,7 @@ pub(super) fn infer_dims(module: &Module, f: &FnDef) -> Result<u8> {
             .filter(|p| matches!(&p.ty, ast::TypeExpr::Apply { head, .. } if head.name == super::axes::AXES_TYPE))
             .map(|p| p.name.name.as_str())
             .collect();
+        let local_offsets = offset_locals(&body.body);
         visit_block(&body.body, &mut |e| {
             if let ExprKind::Index { base, offsets } = &e.kind {
                 if matches!(&base.kind, ExprKind::Name(id)
@@ -80,6 +122,13 @@ pub(super) fn infer_dims(module: &Module, f: &FnDef) -> Result<u8> {
                     // `u[unit(a)]` and `u[d]` with `d: Axes<i64>` fit any dimension.
                     [o] if is_unit_call(o) => return,
                     [o] if tuple_name(o).is_some_and(|name| axes_params.contains(&name)) => return,
+                    // A local offset: as its definition.
+                    [o] if tuple_name(o).is_some_and(|name| local_offsets.contains_key(name)) => {
+                        match tuple_name(o).and_then(|name| local_offsets[name]) {
+                            Some(n) => n,
+                            None => return,
+                        }
+                    }
                     [o] => tuple_name(o)
                         .and_then(|name| tuple_params.get(name).copied())
                         .unwrap_or(1),

@@ -35,7 +35,32 @@ impl Lowerer<'_> {
                 let Some(init) = init else {
                     return err(*span, format!("`let {}` needs an initial value", name.name), Some("write `let x = value;`; declare with `let mut` and assign in both branches of an `if` if needed"));
                 };
-                let mut v = self.expr(init)?;
+                // The initial value, lowered once. An immutable local may hold an offset
+                // (`let d = unit(a);`).
+                let mut v = match self.expr_or_unit(init)? {
+                    Some(v @ Val::Tuple(_)) if ty.is_none() => {
+                        if *mutable {
+                            return err(
+                                name.span,
+                                format!("`{}` holds a tuple, which cannot be changed", name.name),
+                                Some("drop `mut`: offsets and tuples are named, not assigned"),
+                            );
+                        }
+                        let binding = self.new_local(&name.name, v, false);
+                        self.scopes
+                            .last_mut()
+                            .expect("scope")
+                            .insert(name.name.clone(), binding);
+                        return Ok(());
+                    }
+                    Some(Val::Tuple(_)) => return self.tuple_here(init.span),
+                    Some(v) => v,
+                    None => return err(
+                        init.span,
+                        "this expression has no value",
+                        Some("an `if` used as a value needs an `else` and a value in each branch"),
+                    ),
+                };
                 if let Some(t) = ty {
                     let t = self.resolve_type(t)?;
                     v = Val::Node(self.coerce(v, t, init.span, &format!("`let {}`", name.name))?);

@@ -13,7 +13,11 @@ impl Lowerer<'_> {
     pub(super) fn tuple_value(&mut self, items: &[Expr]) -> Result<Val> {
         let mut parts = Vec::with_capacity(items.len());
         for e in items {
-            parts.push(self.expr(e)?);
+            // A part may be an offset itself: `let (n, t) = (unit(a), unit(1 - a));`.
+            match self.expr_or_unit(e)? {
+                Some(v) => parts.push(v),
+                None => return err(e.span, "this expression has no value", None),
+            }
         }
         self.tuples.push(parts);
         Ok(Val::Tuple(self.tuples.len() as u32 - 1))
@@ -125,11 +129,11 @@ impl Lowerer<'_> {
             if name.name == "_" {
                 continue;
             }
-            // A mutable local's type is fixed where it is declared.
-            let v = if *mutable {
-                Val::Node(self.materialize(v))
-            } else {
-                v
+            // A mutable local's type is fixed where it is declared; it holds one value.
+            let v = match (*mutable, v) {
+                (true, Val::Tuple(_)) => return self.tuple_here(name.span),
+                (true, v) => Val::Node(self.materialize(v)),
+                (false, v) => v,
             };
             let binding = self.new_local(&name.name, v, *mutable);
             self.scopes

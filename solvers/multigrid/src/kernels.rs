@@ -454,13 +454,9 @@ pub mod mg {
     /// to a boundary of kind `lo` or `hi`.
     #[stencil_fn]
     fn d2_o4(u: In<f64>, a: i64, lo: i64, hi: i64) -> f64 {
-        let (m4, m3, m2, m1) = (
-            u[-4 * unit(a)],
-            u[-3 * unit(a)],
-            u[-2 * unit(a)],
-            u[-unit(a)],
-        );
-        let (p1, p2, p3, p4) = (u[unit(a)], u[2 * unit(a)], u[3 * unit(a)], u[4 * unit(a)]);
+        let e = unit(a);
+        let (m4, m3, m2, m1) = (u[-4 * e], u[-3 * e], u[-2 * e], u[-e]);
+        let (p1, p2, p3, p4) = (u[e], u[2 * e], u[3 * e], u[4 * e]);
         let c = u;
         if reach(index(a), lo) == 1 {
             -(10.0 * m1 - 15.0 * c - 4.0 * p1 + 14.0 * p2 - 6.0 * p3 + p4) / 12.0
@@ -475,10 +471,10 @@ pub mod mg {
     /// 8-point at one and two nodes from a boundary.
     #[stencil_fn]
     fn d2_o6(u: In<f64>, a: i64, lo: i64, hi: i64) -> f64 {
-        let (m6, m5, m4) = (u[-6 * unit(a)], u[-5 * unit(a)], u[-4 * unit(a)]);
-        let (m3, m2, m1) = (u[-3 * unit(a)], u[-2 * unit(a)], u[-unit(a)]);
-        let (c, p1, p2, p3) = (u, u[unit(a)], u[2 * unit(a)], u[3 * unit(a)]);
-        let (p4, p5, p6) = (u[4 * unit(a)], u[5 * unit(a)], u[6 * unit(a)]);
+        let e = unit(a);
+        let (m6, m5, m4, m3) = (u[-6 * e], u[-5 * e], u[-4 * e], u[-3 * e]);
+        let (m2, m1, c, p1, p2) = (u[-2 * e], u[-e], u, u[e], u[2 * e]);
+        let (p3, p4, p5, p6) = (u[3 * e], u[4 * e], u[5 * e], u[6 * e]);
         let dist = reach(index(a), lo);
         let rdist = reach(extent(a) - 1 - index(a), hi);
         if dist == 1 {

@@ -267,45 +267,40 @@ pub mod kp07 {
         eps: T,
         g: T,
     ) -> (T, T, T, T, T) {
-        // Offsets: `unit(a)` along the axis, `unit(1 - a)` across it.
+        // The offsets one cell along the axis and one across it.
+        let (n, t) = (unit(a), unit(1 - a));
         let i = index(a);
         let base = cell_bed(bed, bed[(1, 0)], bed[(0, 1)], bed[(1, 1)]);
         // The bed at the faces i - 3/2, i - 1/2 and i + 1/2 along the axis; the corners of
         // the cell below summed south-west, south-east, north-west, north-east.
-        let b0 = 0.5 * (bed[-unit(a)] + bed[unit(1 - a) - unit(a)]);
-        let b1 = 0.5 * (bed + bed[unit(1 - a)]);
-        let b2 = 0.5 * (bed[unit(a)] + bed[unit(a) + unit(1 - a)]);
-        let (below, across_below) = (bed[-unit(a)], bed[unit(1 - a) - unit(a)]);
+        let (b0, b1) = (0.5 * (bed[-n] + bed[t - n]), 0.5 * (bed + bed[t]));
+        let b2 = 0.5 * (bed[n] + bed[n + t]);
         let base_lo = if a == 0 {
-            cell_bed(below, bed, across_below, bed[unit(1 - a)])
+            cell_bed(bed[-n], bed, bed[t - n], bed[t])
         } else {
-            cell_bed(below, across_below, bed, bed[unit(1 - a)])
+            cell_bed(bed[-n], bed[t - n], bed, bed[t])
         };
         let (fm, fc) = (flat(i - 1, extent(a), lo, hi), flat(i, extent(a), lo, hi));
-        let swm = slope(w[-2 * unit(a)], w[-unit(a)], w, theta, fm);
-        let swc = slope(w[-unit(a)], w, w[unit(a)], theta, fc);
-        let snm = slope(normal[-2 * unit(a)], normal[-unit(a)], normal, theta, fm);
-        let snc = slope(normal[-unit(a)], normal, normal[unit(a)], theta, fc);
-        let stm = slope(tangent[-2 * unit(a)], tangent[-unit(a)], tangent, theta, fm);
-        let stc = slope(tangent[-unit(a)], tangent, tangent[unit(a)], theta, fc);
+        let swm = slope(w[-2 * n], w[-n], w, theta, fm);
+        let swc = slope(w[-n], w, w[n], theta, fc);
+        let snm = slope(normal[-2 * n], normal[-n], normal, theta, fm);
+        let snc = slope(normal[-n], normal, normal[n], theta, fc);
+        let stm = slope(tangent[-2 * n], tangent[-n], tangent, theta, fm);
+        let stc = slope(tangent[-n], tangent, tangent[n], theta, fc);
         let w_in = lower_surface(w, swc, base, b1, b2);
         let (n_in, t_in) = (normal - 0.5 * snc, tangent - 0.5 * stc);
         let edge = i == 0 && lo != 4;
         let w_out = if edge {
             outer_surface(lo, w_in, b1, lo_value)
         } else {
-            upper_surface(w[-unit(a)], swm, base_lo, b0, b1)
+            upper_surface(w[-n], swm, base_lo, b0, b1)
         };
         let n_out = if edge {
             outer_normal(lo, n_in, (w_in - b1).max(0.0), lo_value, 1.0, eps)
         } else {
-            normal[-unit(a)] + 0.5 * snm
+            normal[-n] + 0.5 * snm
         };
-        let t_out = if edge {
-            t_in
-        } else {
-            tangent[-unit(a)] + 0.5 * stm
-        };
+        let t_out = if edge { t_in } else { tangent[-n] + 0.5 * stm };
         let f0 = face_flux(0, w_out, n_out, t_out, w_in, n_in, t_in, b1, g);
         let f1 = face_flux(1, w_out, n_out, t_out, w_in, n_in, t_in, b1, g);
         let f2 = face_flux(2, w_out, n_out, t_out, w_in, n_in, t_in, b1, g);
