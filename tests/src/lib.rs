@@ -1,6 +1,7 @@
 //! Shared kernels and the harness that runs one kernel through every back end.
 
 pub mod blocks;
+pub mod device;
 pub mod dispatch;
 pub mod harness;
 pub mod kernels;

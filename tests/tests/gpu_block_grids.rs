@@ -6,53 +6,44 @@
 //! with `../shared/tools/stage-gpu -p stencil-tests --no-default-features --test gpu_block_grids`.
 
 use stencil_runtime::blocks::BlockGrid;
-use stencil_runtime::{Backend, BlockField, BlockList, Cuda};
+use stencil_runtime::{Backend, BlockField, BlockList};
 use stencil_tests::blocks::{
     fields_follow_the_blocks, flags_match_the_field, halo_matches_dense, kernels_match_dense,
 };
+use stencil_tests::device::gpu_or_skip;
 use stencil_tests::kernels::suite;
-
-fn gpu() -> Option<Backend> {
-    match Cuda::new(0) {
-        Ok(c) => Some(Backend::Cuda(c)),
-        Err(why) => {
-            println!("SKIPPED: this test needs a CUDA device: {why}");
-            None
-        }
-    }
-}
 
 #[test]
 fn kernels_on_blocks_equal_dense_launches_on_the_device() {
-    let Some(gpu) = gpu() else { return };
+    let Some(gpu) = gpu_or_skip() else { return };
     kernels_match_dense::<f32>(&gpu);
     kernels_match_dense::<f64>(&gpu);
 }
 
 #[test]
 fn halo_exchange_on_the_device_fills_what_the_dense_field_holds() {
-    let Some(gpu) = gpu() else { return };
+    let Some(gpu) = gpu_or_skip() else { return };
     halo_matches_dense::<f32>(&gpu);
     halo_matches_dense::<f64>(&gpu);
 }
 
 #[test]
 fn block_flags_on_the_device_show_where_a_field_is_non_zero() {
-    let Some(gpu) = gpu() else { return };
+    let Some(gpu) = gpu_or_skip() else { return };
     flags_match_the_field::<f32>(&gpu);
     flags_match_the_field::<f64>(&gpu);
 }
 
 #[test]
 fn device_fields_follow_blocks_added_and_removed() {
-    let Some(gpu) = gpu() else { return };
+    let Some(gpu) = gpu_or_skip() else { return };
     fields_follow_the_blocks::<f32>(&gpu);
     fields_follow_the_blocks::<f64>(&gpu);
 }
 
 #[test]
 fn blocks_that_are_no_whole_number_of_tiles_are_refused() {
-    let Some(gpu) = gpu() else { return };
+    let Some(gpu) = gpu_or_skip() else { return };
     let grid = BlockGrid::full(&gpu, &[60, 60], &[12, 12], 1).unwrap();
     let list = BlockList::present(&grid).unwrap();
     let u = BlockField::<f64>::new(&grid, 1.0).unwrap();
@@ -63,7 +54,7 @@ fn blocks_that_are_no_whole_number_of_tiles_are_refused() {
 
 #[test]
 fn a_cpu_grid_is_refused_on_the_device() {
-    let Some(gpu) = gpu() else { return };
+    let Some(gpu) = gpu_or_skip() else { return };
     let grid = BlockGrid::full(&Backend::Cpu, &[64, 32], &[32, 16], 1).unwrap();
     let list = BlockList::present(&grid).unwrap();
     let u = BlockField::<f64>::new(&grid, 1.0).unwrap();
@@ -74,7 +65,7 @@ fn a_cpu_grid_is_refused_on_the_device() {
 
 #[test]
 fn lists_longer_than_one_launch_holds_run_in_several() {
-    let Some(gpu) = gpu() else { return };
+    let Some(gpu) = gpu_or_skip() else { return };
     // 258 x 258 blocks of 8 x 8: more than a launch's 65535 thread blocks along z.
     let n = [2064, 2064];
     let grid = BlockGrid::full(&gpu, &n, &[8, 8], 1).unwrap();

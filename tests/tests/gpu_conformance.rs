@@ -11,21 +11,12 @@
 use kernels_gen::ir::Access;
 use stencil_runtime::cuda::{CudaLaunch, KernelCode, LaunchShape, Ptx, Tuning};
 use stencil_runtime::{Backend, Cuda, Error, Field, Precision, Real};
+use stencil_tests::device::cuda_or_skip;
 use stencil_tests::dispatch;
 use stencil_tests::harness::{
     assert_close, kernel_ir_of_dims, poisoned, random_field, rng, tolerance, values,
 };
 use stencil_tests::kernels::{suite, Compiled, ALL};
-
-fn gpu() -> Option<Cuda> {
-    match Cuda::new(0) {
-        Ok(c) => Some(c),
-        Err(why) => {
-            println!("SKIPPED: this test needs a CUDA device: {why}");
-            None
-        }
-    }
-}
 
 fn extent(dims: u8) -> Vec<usize> {
     match dims {
@@ -81,7 +72,7 @@ fn check_suite(cuda: &Cuda, label: &str) {
 
 #[test]
 fn every_kernel_agrees_with_the_cpu_for_every_launch_shape() {
-    let Some(cuda) = gpu() else { return };
+    let Some(cuda) = cuda_or_skip() else { return };
     let cache = std::env::temp_dir().join(format!("stencil-tune-{}.tsv", std::process::id()));
     let _ = std::fs::remove_file(&cache);
     std::env::set_var(stencil_runtime::cuda::TUNE_CACHE_ENV, &cache);
@@ -127,7 +118,7 @@ fn every_kernel_agrees_with_the_cpu_for_every_launch_shape() {
 
 #[test]
 fn fields_round_trip_between_host_and_device() {
-    let Some(cuda) = gpu() else { return };
+    let Some(cuda) = cuda_or_skip() else { return };
     let gpu = Backend::Cuda(cuda);
     for (extent, halo) in [
         (vec![37], 0),
@@ -159,7 +150,7 @@ fn fields_round_trip_between_host_and_device() {
 
 #[test]
 fn cuda_failures_are_typed_errors() {
-    let Some(cuda) = gpu() else { return };
+    let Some(cuda) = cuda_or_skip() else { return };
     let gpu = Backend::Cuda(cuda.clone());
     // A host field passed to a GPU launch.
     let u = Field::<f64>::zeros(&[16, 16], 1).expect("field");
@@ -214,7 +205,7 @@ fn cuda_failures_are_typed_errors() {
 
 #[test]
 fn streams_and_timers_work() {
-    let Some(cuda) = gpu() else { return };
+    let Some(cuda) = cuda_or_skip() else { return };
     let second = cuda.new_stream().expect("a second stream");
     assert_ne!(second, cuda);
     let b = Backend::Cuda(second.clone().with_tuning(Tuning::Off));
@@ -237,7 +228,7 @@ fn streams_and_timers_work() {
 
 #[test]
 fn deferred_reductions_are_read_later_in_launch_order() {
-    let Some(cuda) = gpu() else { return };
+    let Some(cuda) = cuda_or_skip() else { return };
     let now = Backend::Cuda(cuda.new_stream().expect("stream"));
     let Backend::Cuda(c) = &now else {
         unreachable!()
@@ -285,7 +276,7 @@ fn deferred_reductions_are_read_later_in_launch_order() {
 /// suite-wide check cannot size: device and CPU agree.
 #[test]
 fn cell_centred_transfers_agree_with_the_cpu() {
-    let Some(cuda) = gpu() else { return };
+    let Some(cuda) = cuda_or_skip() else { return };
     fn both<T: Real>(cuda: &Cuda) {
         let backend = Backend::Cuda(cuda.clone());
         let mut r = rng("cell transfers on the device");
@@ -311,7 +302,7 @@ fn cell_centred_transfers_agree_with_the_cpu() {
 #[test]
 fn integer_and_boolean_fields_agree_with_the_cpu() {
     use stencil_tests::kernels::life;
-    let Some(cuda) = gpu() else { return };
+    let Some(cuda) = cuda_or_skip() else { return };
     let backend = Backend::Cuda(cuda);
     let n = [301usize, 207];
     let start = |[i, j, _]: [isize; 3]| -> u8 {

@@ -5,6 +5,7 @@
 
 use std::sync::Arc;
 use stencil_runtime::prelude::*;
+use stencil_tests::device::gpu_or_skip;
 
 #[stencils]
 mod probes {
@@ -179,16 +180,6 @@ fn bad_grids_are_errors() {
     assert!(e.to_string().contains("needs a CUDA device"), "{e}");
 }
 
-fn gpu() -> Option<Backend> {
-    match Backend::cuda(0) {
-        Ok(b) => Some(b),
-        Err(why) => {
-            println!("SKIPPED: this test needs a CUDA device: {why}");
-            None
-        }
-    }
-}
-
 /// A smooth function that bilinear interpolation does not reproduce exactly.
 fn wavy(x: f64, y: f64) -> f64 {
     (1.3 * x).sin() * (0.7 * y).cos() + 0.1 * x * x
@@ -196,7 +187,7 @@ fn wavy(x: f64, y: f64) -> f64 {
 
 #[test]
 fn cuda_software_sampling_matches_the_cpu_and_textures_come_close() {
-    let Some(gpu) = gpu() else { return };
+    let Some(gpu) = gpu_or_skip() else { return };
     let (n, m) = (33, 41);
     let (x0, y0, h) = (-2.3, 1.4, 0.0173);
     let extent = [400, 500];

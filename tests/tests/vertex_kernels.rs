@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 use stencil_runtime::prelude::*;
+use stencil_tests::device::gpu_or_skip;
 
 /// The mean of the neighbours' values, and the number of neighbours.
 #[stencil]
@@ -106,16 +107,6 @@ fn field(v: &[f64]) -> Field<f64> {
 /// edge of [`grid`]'s triangles (neighbours differ by 1 or 2 in `i + j`).
 fn colour(n: usize, c: usize) -> Vec<usize> {
     (0..n * n).filter(|v| (v % n + v / n) % 3 == c).collect()
-}
-
-fn gpu() -> Option<Backend> {
-    match Backend::cuda(0) {
-        Ok(b) => Some(b),
-        Err(why) => {
-            println!("SKIPPED: this test needs a CUDA device: {why}");
-            None
-        }
-    }
 }
 
 #[test]
@@ -239,7 +230,7 @@ fn break_and_continue_leave_loops_over_the_mesh() {
 
 #[test]
 fn cuda_agrees_with_the_cpu() {
-    let Some(gpu) = gpu() else { return };
+    let Some(gpu) = gpu_or_skip() else { return };
     let n = 300;
     let (m, x, y) = grid(n);
     let md = m.to(&gpu).unwrap();

@@ -6,22 +6,13 @@
 use cavity::kernels::flow;
 use cavity::{Cavity, Config, Profiles, Until};
 use multigrid::Precision;
-use stencil_runtime::{Backend, Cuda, Field};
+use stencil_runtime::{Backend, Field};
+use stencil_tests::device::gpu_or_skip;
 use stencil_tests::harness::{assert_close, random_field, rng, values};
-
-fn gpu() -> Option<Backend> {
-    match Cuda::new(0) {
-        Ok(c) => Some(Backend::Cuda(c)),
-        Err(why) => {
-            println!("SKIPPED: this test needs a CUDA device: {why}");
-            None
-        }
-    }
-}
 
 #[test]
 fn every_cavity_kernel_agrees_with_the_cpu() {
-    let Some(gpu) = gpu() else { return };
+    let Some(gpu) = gpu_or_skip() else { return };
     let n = [37, 29];
     let mut r = rng("cavity kernels");
     let inputs: Vec<Field<f64>> = (0..4)
@@ -78,7 +69,7 @@ fn profiles(backend: &Backend, config: &Config) -> Profiles {
 
 #[test]
 fn whole_runs_agree_with_the_cpu() {
-    let Some(gpu) = gpu() else { return };
+    let Some(gpu) = gpu_or_skip() else { return };
     for precision in [Precision::F64, Precision::Mixed] {
         let config = Config {
             re: 1000.0,

@@ -7,16 +7,7 @@ use mesh_smoothing::smooth::{Method, Smoother};
 use mesh_smoothing::{vtu, Mesh};
 use std::path::Path;
 use stencil_runtime::Backend;
-
-fn gpu() -> Option<Backend> {
-    match Backend::cuda(0) {
-        Ok(b) => Some(b),
-        Err(why) => {
-            println!("SKIPPED: this test needs a CUDA device: {why}");
-            None
-        }
-    }
-}
+use stencil_tests::device::gpu_or_skip;
 
 /// The largest difference between two meshes' coordinates and metric components.
 fn difference(a: &Mesh, b: &Mesh) -> f64 {
@@ -59,7 +50,7 @@ fn compare(start: &Mesh, gpu: &Backend, label: &str) {
 
 #[test]
 fn gpu_sweeps_give_the_cpu_mesh() {
-    let Some(gpu) = gpu() else { return };
+    let Some(gpu) = gpu_or_skip() else { return };
     let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/meshes/smooth_2d.vtu");
     if p.exists() {
         compare(&vtu::read_mesh(&p).unwrap(), &gpu, "smooth_2d");
@@ -79,7 +70,7 @@ fn gpu_sweeps_with_the_metric_grid() {
     use mesh_smoothing::metric_grid::MetricGrid;
     use mesh_smoothing::quality::{min_mean, qualities};
     use stencil_runtime::Filtering;
-    let Some(gpu) = gpu() else { return };
+    let Some(gpu) = gpu_or_skip() else { return };
     let start = mesh_smoothing::generate::square_with_front(150, 0.3).unwrap();
     let colouring = jones_plassmann(&start, 5);
     let grid = MetricGrid::sample(&start, 300);

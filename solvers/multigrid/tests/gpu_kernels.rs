@@ -7,18 +7,9 @@ use multigrid::kernels::mg;
 use multigrid::{solve, Boundary, BoundaryKind, Options, Order, Precision, Problem};
 use std::f64::consts::TAU;
 use stencil_runtime::cuda::{LaunchShape, Tuning};
-use stencil_runtime::{Backend, Cuda, Error, Field, Real};
+use stencil_runtime::{Backend, Error, Field, Real};
+use stencil_tests::device::gpu_or_skip;
 use stencil_tests::harness::{assert_close, random_field, rng, tolerance, values};
-
-fn gpu() -> Option<Backend> {
-    match Cuda::new(0) {
-        Ok(c) => Some(Backend::Cuda(c)),
-        Err(why) => {
-            println!("SKIPPED: this test needs a CUDA device: {why}");
-            None
-        }
-    }
-}
 
 type Launch<'a, T> =
     dyn Fn(&Backend, &mut [Field<f64>], &mut [Field<T>]) -> Result<Vec<f64>, Error> + 'a;
@@ -257,7 +248,7 @@ fn kernels_3d<T: Real>(gpu: &Backend) {
 
 #[test]
 fn periodic_halo_wraps_agree_with_the_cpu() {
-    let Some(gpu) = gpu() else { return };
+    let Some(gpu) = gpu_or_skip() else { return };
     let mut r = rng("wrap");
     for n in [&N2[..], &N3[..]] {
         let host: Field<f64> = random_field(&mut r, n, 2, -1.0, 1.0);
@@ -278,7 +269,7 @@ fn periodic_halo_wraps_agree_with_the_cpu() {
 
 #[test]
 fn every_multigrid_kernel_agrees_with_the_cpu() {
-    let Some(gpu) = gpu() else { return };
+    let Some(gpu) = gpu_or_skip() else { return };
     for sides in SIDES_2D {
         kernels_2d::<f32>(&gpu, sides);
         kernels_2d::<f64>(&gpu, sides);
@@ -293,7 +284,7 @@ fn every_multigrid_kernel_agrees_with_the_cpu() {
 /// transfers read their fine and coarse fields at mapped offsets.
 #[test]
 fn every_multigrid_kernel_agrees_with_the_cpu_for_every_tile() {
-    let Some(Backend::Cuda(cuda)) = gpu() else {
+    let Some(Backend::Cuda(cuda)) = gpu_or_skip() else {
         return;
     };
     for shape in [
@@ -373,7 +364,7 @@ fn agree(name: &str, problem: &dyn Fn(&Backend) -> Problem, options: &Options, g
 
 #[test]
 fn whole_solves_agree_with_the_cpu() {
-    let Some(gpu) = gpu() else { return };
+    let Some(gpu) = gpu_or_skip() else { return };
     let g = |x: f64, y: f64| x * x - y;
     let f = |x: f64, y: f64| (x * 3.0).sin() + y;
     for precision in [Precision::F64, Precision::Mixed] {

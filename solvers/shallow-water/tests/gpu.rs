@@ -5,18 +5,9 @@
 
 use shallow_water::kernels::kp07;
 use shallow_water::*;
-use stencil_runtime::{Backend, Cuda, Field, Real};
+use stencil_runtime::{Backend, Field, Real};
+use stencil_tests::device::gpu_or_skip;
 use stencil_tests::harness::{assert_close, random_field, rng, values};
-
-fn gpu() -> Option<Backend> {
-    match Cuda::new(0) {
-        Ok(c) => Some(Backend::Cuda(c)),
-        Err(why) => {
-            println!("SKIPPED: this test needs a CUDA device: {why}");
-            None
-        }
-    }
-}
 
 /// The kernels' outputs: the fields, the CFL speed and the survey.
 type Outputs<T> = (Vec<Vec<f64>>, f64, (f64, T, T, T));
@@ -133,7 +124,7 @@ fn kernels_agree<T: Real>(gpu: &Backend, tolerance: f64) {
 
 #[test]
 fn every_kernel_agrees_with_the_cpu() {
-    let Some(gpu) = gpu() else { return };
+    let Some(gpu) = gpu_or_skip() else { return };
     kernels_agree::<f64>(&gpu, 1e-12);
     kernels_agree::<f32>(&gpu, 1e-5);
 }
@@ -172,7 +163,7 @@ fn run<T: Real>(
 
 #[test]
 fn whole_runs_agree_with_the_cpu() {
-    let Some(gpu) = gpu() else { return };
+    let Some(gpu) = gpu_or_skip() else { return };
     let inflow = Series::new("inflow", vec![(0.0, 0.0), (1.0, 0.5)]).unwrap();
     let sides = [
         Boundaries::all(Boundary::Wall),
@@ -212,7 +203,7 @@ fn whole_runs_agree_with_the_cpu() {
 
 #[test]
 fn thacker_on_the_device_matches_the_cpu() {
-    let Some(gpu) = gpu() else { return };
+    let Some(gpu) = gpu_or_skip() else { return };
     let case = cases::thacker(32).unwrap();
     let depth = |b: &Backend| {
         let mut flow = ShallowWater::<f64>::new(b, &case.setup).unwrap();
@@ -229,7 +220,7 @@ fn thacker_on_the_device_matches_the_cpu() {
 
 #[test]
 fn the_example_scenario_on_the_device_matches_the_cpu() {
-    let Some(gpu) = gpu() else { return };
+    let Some(gpu) = gpu_or_skip() else { return };
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/channel.toml");
     let run = |b: &Backend, name: &str| {
         let out = std::env::temp_dir().join(format!("flood-gpu-{name}-{}", std::process::id()));
@@ -267,7 +258,7 @@ fn the_example_scenario_on_the_device_matches_the_cpu() {
 
 #[test]
 fn sparse_runs_on_the_device_equal_dense_ones() {
-    let Some(gpu) = gpu() else { return };
+    let Some(gpu) = gpu_or_skip() else { return };
     let data =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/malpasset");
     let mut runs = vec![
@@ -313,7 +304,7 @@ fn sparse_runs_on_the_device_equal_dense_ones() {
 
 #[test]
 fn the_device_runs_mostly_dry_domains_sparse() {
-    let Some(gpu) = gpu() else { return };
+    let Some(gpu) = gpu_or_skip() else { return };
     let data =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/malpasset");
     let choose = |setup: &Setup| Storage::Auto.choose(setup, &gpu).unwrap();
