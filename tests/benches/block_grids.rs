@@ -11,9 +11,8 @@
 use std::time::Instant;
 use stencil_runtime::blocks::{Absent, BlockGrid, BlockKey, HaloExchange, HaloRule, Side};
 use stencil_runtime::{Backend, BlockField, BlockList, Field, Real};
+use stencil_tests::bench::R;
 use stencil_tests::kernels::suite;
-
-type R<T> = Result<T, Box<dyn std::error::Error>>;
 
 /// Timed repetitions per figure (after two untimed); the median is reported.
 const REPS: usize = 9;

@@ -16,12 +16,11 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 use stencil_runtime::cuda::Tuning;
 use stencil_runtime::{Backend, Cuda, Error, Field, Precision, Real};
+use stencil_tests::bench::{arg, R};
 use stencil_tests::kernels::suite;
 
 /// Timed launches per measurement (after warm-up); the median is reported.
 const REPS: usize = 15;
-
-type R<T> = Result<T, Box<dyn std::error::Error>>;
 
 /// Median seconds of `f`, each call timed alone with device events.
 fn median_time(cuda: &Cuda, mut f: impl FnMut() -> R<()>) -> R<f64> {
@@ -427,13 +426,6 @@ fn maxabs<T: Real>(cuda: &Cuda, hand: Option<&Hand>, n: [usize; 2]) -> R<Row> {
         hand: hand_res,
         diff,
     })
-}
-
-fn arg(name: &str) -> Option<String> {
-    let args: Vec<String> = std::env::args().collect();
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1).cloned())
 }
 
 fn main() -> R<()> {

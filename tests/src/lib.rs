@@ -1,5 +1,6 @@
 //! Shared kernels and the harness that runs one kernel through every back end.
 
+pub mod bench;
 pub mod blocks;
 pub mod device;
 pub mod dispatch;

@@ -11,15 +11,7 @@ use multigrid::{Precision, Schedule};
 use std::fmt::Write as _;
 use std::time::Instant;
 use stencil_runtime::{Backend, Cuda};
-
-type R<T> = Result<T, Box<dyn std::error::Error>>;
-
-fn arg(name: &str) -> Option<String> {
-    let args: Vec<String> = std::env::args().collect();
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1).cloned())
-}
+use stencil_tests::bench::{arg, R};
 
 /// Bytes the RK4 stage kernels of one step must move on `n x n` nodes: per stage
 /// `rk4_stage` reads four fields and writes two (f64); the wall update touches only the

@@ -19,15 +19,7 @@ use std::f64::consts::PI;
 use std::fmt::Write as _;
 use std::time::Instant;
 use stencil_runtime::{Backend, Cuda, Field, Real};
-
-type R<T> = Result<T, Box<dyn std::error::Error>>;
-
-fn arg(name: &str) -> Option<String> {
-    let args: Vec<String> = std::env::args().collect();
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1).cloned())
-}
+use stencil_tests::bench::{arg, R};
 
 fn exact(x: f64, y: f64) -> f64 {
     (PI * x).sin() * (2.0 * PI * y).sin() + x * x * y

@@ -15,15 +15,7 @@ use shallow_water::{cases, ShallowWater};
 use std::fmt::Write as _;
 use std::time::Instant;
 use stencil_runtime::{Backend, Real};
-
-type R<T> = Result<T, Box<dyn std::error::Error>>;
-
-fn arg(name: &str) -> Option<String> {
-    let args: Vec<String> = std::env::args().collect();
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1).cloned())
-}
+use stencil_tests::bench::{arg, R};
 
 /// Values one RK2 step must move per cell: per stage the face pass reads `w, u, v` and
 /// the bed and writes six face fluxes (10), the update reads `w, q, p`, the fluxes and

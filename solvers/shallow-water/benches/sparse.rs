@@ -10,15 +10,7 @@
 use shallow_water::*;
 use std::time::Instant;
 use stencil_runtime::{Backend, Real};
-
-type R<T> = Result<T, Box<dyn std::error::Error>>;
-
-fn arg(name: &str) -> Option<String> {
-    let args: Vec<String> = std::env::args().collect();
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1).cloned())
-}
+use stencil_tests::bench::{arg, R};
 
 fn run<T: Real>(
     backend: &Backend,
