@@ -22,17 +22,20 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         let shifted = |off: [i32; 3]| [0, 1, 2].map(|a| off[a] + at.shift[a]);
         let vals = self.values(args, at, memo)?;
         let get = |n: u32| vals[n as usize].expect("operands are lowered before their users");
+        // The value stored at the point, as the field holds it.
+        let store = |field: u32, value: BasicValueEnum<'ctx>| -> R<()> {
+            let fa = &args.fields[field as usize];
+            let ptr = self.address(fa, at.bases[field as usize], shifted([0; 3]))?;
+            let value = self.narrowed_to_memory(value, k.fields[field as usize].elem)?;
+            self.b.build_store(ptr, value)?;
+            Ok(())
+        };
         for st in &k.stores {
             let value = get(st.value);
             match (st.mask, &pending) {
                 (None, Some(_)) => {}
                 (None, None) => {
-                    let fa = &args.fields[st.field as usize];
-                    let ptr = self.address(fa, at.bases[st.field as usize], shifted([0; 3]))?;
-                    self.b.build_store(
-                        ptr,
-                        self.narrowed_to_memory(value, k.fields[st.field as usize].elem)?,
-                    )?;
+                    store(st.field, value)?;
                 }
                 (Some(m), _) => {
                     // A masked point: store only where the mask holds.
@@ -42,12 +45,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                     self.b
                         .build_conditional_branch(get(m).into_int_value(), yes, next)?;
                     self.b.position_at_end(yes);
-                    let fa = &args.fields[st.field as usize];
-                    let ptr = self.address(fa, at.bases[st.field as usize], shifted([0; 3]))?;
-                    self.b.build_store(
-                        ptr,
-                        self.narrowed_to_memory(value, k.fields[st.field as usize].elem)?,
-                    )?;
+                    store(st.field, value)?;
                     self.b.build_unconditional_branch(next)?;
                     self.b.position_at_end(next);
                 }
