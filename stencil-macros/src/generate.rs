@@ -48,6 +48,8 @@ fn family_items(kernels: &[Kernel], f: &syn::ItemFn, source: &str) -> syn::Resul
     let mut arms = Vec::new();
     let mut block_arms = Vec::new();
     let mut dims = Vec::new();
+    // The launchers' parameters, the same for every dimension.
+    let sig = Parts::of(&kernels[0], &rt);
     for k in kernels {
         let d = k.dims as usize;
         let m = format_ident!("d{}", d);
@@ -62,13 +64,11 @@ fn family_items(kernels: &[Kernel], f: &syn::ItemFn, source: &str) -> syn::Resul
             }
         });
         dims.push(d);
-        let sig = Parts::of(&kernels[0], &rt);
         let args = &sig.args;
         arms.push(quote!(#d => #m::launch(backend, #(#args),*),));
         block_arms.push(quote!(#d => #m::launch_blocks(backend, blocks, #(#args),*),));
     }
     let k = &kernels[0];
-    let sig = Parts::of(k, &rt);
     let Parts {
         generics,
         params,
