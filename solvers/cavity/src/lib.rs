@@ -23,6 +23,7 @@
 mod checkpoint;
 mod config;
 pub mod kernels;
+pub mod live;
 mod model;
 mod output;
 mod reference;
@@ -51,6 +52,9 @@ pub enum CavityError {
     /// A failure of the run time (a CUDA error, a field in the wrong memory, ...).
     #[error(transparent)]
     Runtime(#[from] stencil_runtime::Error),
+    /// The live view (`--serve`) failed.
+    #[error(transparent)]
+    Live(#[from] live_view::Error),
     /// The Poisson solver refused or failed.
     #[error("the stream-function solve failed: {0}")]
     Poisson(#[from] multigrid::SolveError),

@@ -8,6 +8,7 @@
 use cavity::{Cavity, CavityError, Check, Checkpoint, Config, Outcome, Reference, Summary, Until};
 use clap::Parser;
 use indicatif::{ProgressBar, ProgressStyle};
+use live_view::{LiveView, Progress};
 use multigrid::Precision;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -61,6 +62,10 @@ struct Args {
     /// Launch kernels one by one instead of replaying a recorded CUDA graph per step.
     #[arg(long)]
     no_graph: bool,
+    /// Serve a live view of the run at this address (127.0.0.1:8080 when given alone;
+    /// other machines reach it only if you name an address of theirs).
+    #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "")]
+    serve: Option<String>,
 }
 
 fn main() {
@@ -113,6 +118,7 @@ fn run(args: Args) -> Result<(), CavityError> {
     let reference = Reference::find(config.re)
         .map(|p| Reference::load(&p))
         .transpose()?;
+    let serve = args.serve.as_deref().map(live_view::address).transpose()?;
     let backend = Backend::from_name(&args.backend)?;
 
     let mut flow = Cavity::new(&backend, &config)?;
@@ -141,19 +147,49 @@ fn run(args: Args) -> Result<(), CavityError> {
         let _ = ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst));
     }
 
+    let mut live = match serve {
+        Some(address) => {
+            let view = LiveView::serve(address, &cavity::live::description(config.re, config.n))?;
+            println!("live view at http://{}/", view.address());
+            Some((view, cavity::live::Painter::new(&flow)))
+        }
+        None => None,
+    };
+
     let bar = progress_bar(&config);
     let start = Instant::now();
     let mut last_checkpoint = Instant::now();
     let mut first_change: Option<f64> = None;
     let mut last = None;
     let mut saved: Result<(), CavityError> = Ok(());
+    let mut fraction = 0.0;
     let outcome = flow.run(|flow, check| {
         last = Some(*check);
-        show(&bar, &config, check, &mut first_change);
+        fraction = show(&bar, &config, check, &mut first_change);
+        let mut asked = false;
+        if let Some((view, painter)) = &mut live {
+            let progress = Progress {
+                time: check.time,
+                step: check.step,
+                fraction,
+            };
+            match view.tick(progress, |r| painter.draw(flow, r)) {
+                Ok(tick) => asked = tick.checkpoint,
+                Err(e) => saved = Err(e),
+            }
+        }
         let stop = interrupted.load(Ordering::SeqCst);
-        if stop || last_checkpoint.elapsed() >= Duration::from_secs_f64(args.checkpoint_every) {
+        let due = last_checkpoint.elapsed() >= Duration::from_secs_f64(args.checkpoint_every);
+        if saved.is_ok() && (stop || asked || due) {
             saved = Checkpoint::of(flow).and_then(|c| c.write(&checkpoint_path));
             last_checkpoint = Instant::now();
+            if let (Some((view, _)), true, Ok(())) = (&mut live, asked, &saved) {
+                view.notice(format!(
+                    "checkpoint written at step {}: {}",
+                    flow.step,
+                    checkpoint_path.display()
+                ));
+            }
         }
         !stop && saved.is_ok()
     });
@@ -172,6 +208,14 @@ fn run(args: Args) -> Result<(), CavityError> {
     }
     // A stream function consistent with the final vorticity, for the pictures.
     flow.poisson_solve_exactly()?;
+    if let Some((view, painter)) = &mut live {
+        let progress = Progress {
+            time: flow.time,
+            step: flow.step,
+            fraction,
+        };
+        view.finish(progress, |r| painter.draw(&flow, r))?;
+    }
     let mut summary = Summary {
         re: config.re,
         n: config.n,
@@ -220,8 +264,9 @@ fn progress_bar(config: &Config) -> ProgressBar {
 }
 
 /// Progress: toward the end time, or toward steady state measured on a log scale of the
-/// change per unit time (from the first check's to the tolerance).
-fn show(bar: &ProgressBar, config: &Config, check: &Check, first: &mut Option<f64>) {
+/// change per unit time (from the first check's to the tolerance). Returns the fraction
+/// done.
+fn show(bar: &ProgressBar, config: &Config, check: &Check, first: &mut Option<f64>) -> f64 {
     let fraction = match config.until {
         Until::Time(end) => check.time / end,
         Until::Steady => {
@@ -235,4 +280,5 @@ fn show(bar: &ProgressBar, config: &Config, check: &Check, first: &mut Option<f6
         "step {} t {:.3} dt {:.2e} dw/dt {:.2e} poisson {:.1e}",
         check.step, check.time, check.dt, check.change, check.poisson_residual
     ));
+    fraction
 }

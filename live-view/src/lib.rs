@@ -1,0 +1,54 @@
+//! `live-view`: watch a simulation while it runs, in the browser.
+//!
+//! A program started with `--serve [ADDR]` makes a [`LiveView`] (bound to
+//! `127.0.0.1:8080` unless told otherwise) and calls [`LiveView::tick`] once per step.
+//! The server, on a thread of its own, serves one page (compiled into the binary) and a
+//! WebSocket stream: the run's [`Description`], its [`Status`] a few times a second, and
+//! frames of the chosen field downsampled on the device to the page's view
+//! ([`Downsampler`], a kernel of the stencil language), about ten a second and never more
+//! than a few percent of the run's time. Pages pause and resume the run, pick the field,
+//! set the colour range and ask for checkpoints. Only the newest frame is kept: a page
+//! that reads slowly, or not at all, skips frames and never slows the run.
+
+mod downsample;
+mod live;
+mod protocol;
+mod server;
+mod shared;
+
+pub use downsample::Downsampler;
+pub use live::{FrameRequest, LiveView, Progress, Tick};
+pub use protocol::{Command, Description, FieldInfo, Frame, LayerKind, Mark, Palette, Status};
+
+use std::net::SocketAddr;
+
+/// The address served when `--serve` names none: this machine only.
+pub const DEFAULT_ADDRESS: &str = "127.0.0.1:8080";
+
+/// What can go wrong with a live view.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The address could not be bound (in use, not this machine's, no permission).
+    #[error("the live view cannot serve at {address}: {source} (pick another with --serve 127.0.0.1:PORT)")]
+    Bind {
+        /// The address asked for.
+        address: SocketAddr,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// `--serve`'s argument is not an address.
+    #[error("--serve {0:?} is not an address such as 127.0.0.1:8080 or [::1]:8080")]
+    Address(String),
+    /// A frame that cannot be sent as it is.
+    #[error("live view frame: {0}")]
+    Frame(String),
+    /// Making a frame on the backend failed.
+    #[error(transparent)]
+    Run(#[from] stencil_runtime::Error),
+}
+
+/// The address `--serve` asked for: [`DEFAULT_ADDRESS`] when given without a value.
+pub fn address(arg: &str) -> Result<SocketAddr, Error> {
+    let arg = if arg.is_empty() { DEFAULT_ADDRESS } else { arg };
+    arg.parse().map_err(|_| Error::Address(arg.to_string()))
+}

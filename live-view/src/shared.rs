@@ -1,0 +1,127 @@
+//! The state the run and the server share: what the pages ask for (behind a mutex, with a
+//! condition variable the paused run waits on) and what the run publishes (the latest
+//! frame and status, in watch channels that keep only the newest value: a page that falls
+//! behind skips frames, the run never waits for it).
+
+use crate::protocol::{Command, Status};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Condvar, Mutex, MutexGuard};
+use tokio::sync::watch;
+
+/// What the pages have asked for.
+#[derive(Clone, Debug)]
+pub(crate) struct Controls {
+    /// The run waits while this is set.
+    pub paused: bool,
+    /// The field to show.
+    pub field: usize,
+    /// The view's size in pixels.
+    pub view: [usize; 2],
+    /// A checkpoint was asked for and not yet written.
+    pub checkpoint: bool,
+    /// A frame is wanted now (a page connected, or the field or view changed).
+    pub frame_now: bool,
+    /// The next frame should carry its fixed layers (a page connected or the view changed).
+    pub full: bool,
+}
+
+/// Shared between the run (through [`crate::LiveView`]) and the server's tasks.
+pub(crate) struct Shared {
+    controls: Mutex<Controls>,
+    /// Wakes a paused run when a page sends a command.
+    pub woken: Condvar,
+    /// The newest encoded frame.
+    pub frames: watch::Sender<Option<axum::body::Bytes>>,
+    /// The newest status, as its JSON message.
+    pub status: watch::Sender<String>,
+    /// The hello message (the run's description as JSON).
+    pub hello: String,
+    /// How many pages are connected.
+    pub viewers: AtomicUsize,
+    /// How many fields the description offers.
+    pub fields: usize,
+}
+
+/// The view a frame fits until a page says its size.
+pub(crate) const DEFAULT_VIEW: [usize; 2] = [800, 600];
+/// The largest view a page may ask for, per side.
+pub(crate) const LARGEST_VIEW: usize = 4096;
+
+impl Shared {
+    /// Shared state for a run of `fields` fields, greeting pages with `hello`.
+    pub fn new(hello: String, fields: usize) -> Shared {
+        Shared {
+            controls: Mutex::new(Controls {
+                paused: false,
+                field: 0,
+                view: DEFAULT_VIEW,
+                checkpoint: false,
+                frame_now: false,
+                full: true,
+            }),
+            woken: Condvar::new(),
+            frames: watch::channel(None).0,
+            status: watch::channel(status_message(&Status::default())).0,
+            hello,
+            viewers: AtomicUsize::new(0),
+            fields,
+        }
+    }
+
+    /// The controls, locked (a poisoned lock still holds usable controls).
+    pub fn controls(&self) -> MutexGuard<'_, Controls> {
+        self.controls.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Applies a page's command (out-of-range values are ignored) and wakes the run.
+    pub fn apply(&self, command: &Command) {
+        let mut c = self.controls();
+        if let Some(p) = command.pause {
+            c.paused = p;
+        }
+        if let Some(f) = command.field {
+            if f < self.fields && f != c.field {
+                c.field = f;
+                c.frame_now = true;
+            }
+        }
+        if let Some([w, h]) = command.view {
+            let v = [w.clamp(16, LARGEST_VIEW), h.clamp(16, LARGEST_VIEW)];
+            if v != c.view {
+                c.view = v;
+                c.frame_now = true;
+                c.full = true;
+            }
+        }
+        if command.checkpoint == Some(true) {
+            c.checkpoint = true;
+        }
+        drop(c);
+        self.woken.notify_all();
+    }
+
+    /// A page connected: it wants a full frame soon.
+    pub fn connected(&self) {
+        self.viewers.fetch_add(1, Ordering::SeqCst);
+        let mut c = self.controls();
+        c.frame_now = true;
+        c.full = true;
+        drop(c);
+        self.woken.notify_all();
+    }
+
+    /// A page left.
+    pub fn disconnected(&self) {
+        self.viewers.fetch_sub(1, Ordering::SeqCst);
+    }
+
+    /// How many pages are connected.
+    pub fn viewers(&self) -> usize {
+        self.viewers.load(Ordering::SeqCst)
+    }
+}
+
+/// The status as the JSON text message pages receive.
+pub(crate) fn status_message(status: &Status) -> String {
+    serde_json::json!({ "kind": "status", "status": status }).to_string()
+}

@@ -1,0 +1,315 @@
+//! The live view's server against a scripted run and scripted pages: what it serves, what
+//! it refuses, pausing, checkpoints, and that a page that never reads never slows the run.
+
+use futures_util::{SinkExt, StreamExt};
+use live_view::{Description, FieldInfo, Frame, LiveView, Palette, Progress};
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio_tungstenite::tungstenite::Message;
+
+fn description() -> Description {
+    Description {
+        title: "scripted run".into(),
+        fields: vec![FieldInfo {
+            name: "ramp".into(),
+            unit: "1".into(),
+            range: [0.0, 1.0],
+            palette: Palette::Sequential,
+        }],
+        marks: vec![],
+        aspect: 2.0,
+    }
+}
+
+/// A run on a thread of its own: steps as fast as it can, drawing a 4 x 2 ramp shifted by
+/// the step, until `stop`. Counts its steps and the checkpoints asked for.
+struct Run {
+    address: SocketAddr,
+    steps: Arc<AtomicU64>,
+    checkpoints: Arc<AtomicU64>,
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Run {
+    fn start() -> Run {
+        let mut view = LiveView::serve("127.0.0.1:0".parse().unwrap(), &description()).unwrap();
+        let address = view.address();
+        let steps = Arc::new(AtomicU64::new(0));
+        let checkpoints = Arc::new(AtomicU64::new(0));
+        let stop = Arc::new(AtomicBool::new(false));
+        let (s, c, st) = (steps.clone(), checkpoints.clone(), stop.clone());
+        let thread = std::thread::spawn(move || {
+            let mut step = 0u64;
+            while !st.load(Ordering::SeqCst) {
+                step += 1;
+                s.store(step, Ordering::SeqCst);
+                let progress = Progress {
+                    time: step as f64 * 0.5,
+                    step,
+                    fraction: 0.0,
+                };
+                let tick = view
+                    .tick::<live_view::Error>(progress, |r| {
+                        let v = (0..8).map(|k| (k as u64 + step) as f32).collect();
+                        Ok(Frame::values(r.field, 4, 2, v))
+                    })
+                    .unwrap();
+                if tick.checkpoint {
+                    c.fetch_add(1, Ordering::SeqCst);
+                    view.notice("checkpoint written");
+                }
+                std::thread::sleep(Duration::from_micros(200));
+            }
+        });
+        Run {
+            address,
+            steps,
+            checkpoints,
+            stop,
+            thread: Some(thread),
+        }
+    }
+}
+
+impl Drop for Run {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// The raw HTTP response to `request`.
+fn http(address: SocketAddr, request: &[u8]) -> String {
+    let mut s = TcpStream::connect(address).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let _ = s.write_all(request);
+    let mut out = vec![];
+    let _ = s.read_to_end(&mut out);
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn status_line(response: &str) -> &str {
+    response.lines().next().unwrap_or("")
+}
+
+#[test]
+fn serves_the_page_and_its_assets_and_nothing_else() {
+    let run = Run::start();
+    let get = |path: &str| {
+        http(
+            run.address,
+            format!("GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").as_bytes(),
+        )
+    };
+    let page = get("/");
+    assert_eq!(status_line(&page), "HTTP/1.1 200 OK");
+    assert!(page.contains("<canvas id=\"view\""));
+    assert!(get("/view.js").contains("new WebSocket"));
+    assert!(get("/view.css").contains("text/css"));
+    for path in [
+        "/etc/passwd",
+        "/../Cargo.toml",
+        "/%2e%2e/Cargo.toml",
+        "/view.js/..",
+        "/index.html",
+    ] {
+        assert_eq!(status_line(&get(path)), "HTTP/1.1 404 Not Found", "{path}");
+    }
+    let post = http(
+        run.address,
+        b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nConnection: close\r\n\r\nhi",
+    );
+    assert_eq!(status_line(&post), "HTTP/1.1 405 Method Not Allowed");
+}
+
+#[test]
+fn malformed_and_oversized_requests_get_an_error_status_and_the_run_goes_on() {
+    let run = Run::start();
+    let huge = format!(
+        "GET / HTTP/1.1\r\nHost: x\r\nX-Big: {}\r\n\r\n",
+        "a".repeat(1 << 20)
+    );
+    assert_eq!(
+        status_line(&http(run.address, huge.as_bytes())),
+        "HTTP/1.1 431 Request Header Fields Too Large"
+    );
+    let many: String = (0..500).map(|k| format!("X-{k}: {k}\r\n")).collect();
+    let many = format!("GET / HTTP/1.1\r\nHost: x\r\n{many}\r\n");
+    assert!(status_line(&http(run.address, many.as_bytes())).starts_with("HTTP/1.1 4"));
+    assert!(status_line(&http(run.address, b"NOT A REQUEST\r\n\r\n")).starts_with("HTTP/1.1 400"));
+    // Bytes outside ASCII in a header are the client's business: an answer, no harm.
+    let odd = http(
+        run.address,
+        b"GET / HTTP/1.1\r\nHost: \xff\xfe\r\nConnection: close\r\n\r\n",
+    );
+    assert!(status_line(&odd).starts_with("HTTP/1.1 "), "{odd}");
+    // A stream asked for by another web site's page is refused.
+    let foreign = "GET /stream HTTP/1.1\r\nHost: 127.0.0.1\r\nOrigin: http://elsewhere.example\r\nConnection: close, Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n";
+    assert_eq!(
+        status_line(&http(run.address, foreign.as_bytes())),
+        "HTTP/1.1 403 Forbidden"
+    );
+    let before = run.steps.load(Ordering::SeqCst);
+    std::thread::sleep(Duration::from_millis(100));
+    assert!(run.steps.load(Ordering::SeqCst) > before, "the run stopped");
+}
+
+/// A page: the messages it receives, and commands it sends.
+async fn page(
+    address: SocketAddr,
+) -> tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>> {
+    let (ws, _) = tokio_tungstenite::connect_async(format!("ws://{address}/stream"))
+        .await
+        .unwrap();
+    ws
+}
+
+/// The next text message of `kind`, or the next frame's header (`kind == "frame"`) and
+/// first value.
+async fn next<S>(ws: &mut S, kind: &str) -> (serde_json::Value, f32)
+where
+    S: futures_util::Stream<Item = Result<Message, tokio_tungstenite::tungstenite::Error>> + Unpin,
+{
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        assert!(Instant::now() < deadline, "no {kind} message in 10 s");
+        let m = tokio::time::timeout(Duration::from_secs(10), ws.next())
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap();
+        match m {
+            Message::Text(t) => {
+                let v: serde_json::Value = serde_json::from_str(&t).unwrap();
+                if v["kind"] == kind {
+                    return (v, f32::NAN);
+                }
+            }
+            Message::Binary(b) if kind == "frame" => {
+                let len = u32::from_le_bytes(b[..4].try_into().unwrap()) as usize;
+                let header: serde_json::Value = serde_json::from_slice(&b[4..4 + len]).unwrap();
+                let at = 4 + len.div_ceil(4) * 4;
+                let first = f32::from_le_bytes(b[at..at + 4].try_into().unwrap());
+                assert_eq!(b.len(), at + 4 * 8);
+                return (header, first);
+            }
+            _ => {}
+        }
+    }
+}
+
+#[test]
+fn a_page_gets_frames_pauses_resumes_and_asks_for_checkpoints() {
+    let run = Run::start();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let mut ws = page(run.address).await;
+        let (hello, _) = next(&mut ws, "hello").await;
+        assert_eq!(hello["title"], "scripted run");
+        assert_eq!(hello["fields"][0]["palette"], "sequential");
+        let (a, first_a) = next(&mut ws, "frame").await;
+        let (b, first_b) = next(&mut ws, "frame").await;
+        assert_eq!(
+            (a["width"].as_u64(), a["height"].as_u64()),
+            (Some(4), Some(2))
+        );
+        assert!(first_b > first_a, "frames show the run advancing");
+        assert!(b["status"]["time"].as_f64() > a["status"]["time"].as_f64());
+
+        ws.send(Message::Text(r#"{"pause": true}"#.into()))
+            .await
+            .unwrap();
+        loop {
+            let (s, _) = next(&mut ws, "status").await;
+            if s["status"]["paused"] == true {
+                break;
+            }
+        }
+        let held = run.steps.load(Ordering::SeqCst);
+        tokio::time::sleep(Duration::from_millis(400)).await;
+        assert!(
+            run.steps.load(Ordering::SeqCst) <= held + 1,
+            "the run went on while paused"
+        );
+
+        // A checkpoint while paused.
+        ws.send(Message::Text(r#"{"checkpoint": true}"#.into()))
+            .await
+            .unwrap();
+        loop {
+            let (s, _) = next(&mut ws, "status").await;
+            if s["status"]["notice"] == "checkpoint written" {
+                break;
+            }
+        }
+        assert_eq!(run.checkpoints.load(Ordering::SeqCst), 1);
+        // Garbage and unknown commands are ignored.
+        ws.send(Message::Text("{not json".into())).await.unwrap();
+        ws.send(Message::Text(r#"{"delete": "/"}"#.into()))
+            .await
+            .unwrap();
+        ws.send(Message::Text(r#"{"pause": false}"#.into()))
+            .await
+            .unwrap();
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        assert!(
+            run.steps.load(Ordering::SeqCst) > held + 10,
+            "the run did not resume"
+        );
+        // A message above the limit closes this page's stream, nothing else.
+        let _ = ws.send(Message::Text("x".repeat(1 << 16).into())).await;
+    });
+    let before = run.steps.load(Ordering::SeqCst);
+    std::thread::sleep(Duration::from_millis(100));
+    assert!(run.steps.load(Ordering::SeqCst) > before);
+}
+
+#[test]
+fn a_page_that_never_reads_does_not_slow_the_run() {
+    let run = Run::start();
+    // Pages that connect and never read a byte: frames pile up in no queue.
+    let idle: Vec<TcpStream> = (0..3)
+        .map(|_| {
+            let mut s = TcpStream::connect(run.address).unwrap();
+            let req = "GET /stream HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n";
+            s.write_all(req.as_bytes()).unwrap();
+            s
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(200));
+    let start = run.steps.load(Ordering::SeqCst);
+    std::thread::sleep(Duration::from_secs(1));
+    let steps = run.steps.load(Ordering::SeqCst) - start;
+    // The run sleeps 0.2 ms a step: it takes hundreds of steps a second unless held up.
+    assert!(
+        steps > 200,
+        "only {steps} steps in a second with idle pages attached"
+    );
+    drop(idle);
+}
+
+#[test]
+fn a_bad_address_is_a_clear_error() {
+    assert!(matches!(
+        live_view::address("localhost"),
+        Err(live_view::Error::Address(_))
+    ));
+    assert_eq!(
+        live_view::address("").unwrap().to_string(),
+        live_view::DEFAULT_ADDRESS
+    );
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let e = LiveView::serve(taken.local_addr().unwrap(), &description())
+        .err()
+        .unwrap();
+    assert!(e.to_string().contains("pick another with --serve"), "{e}");
+}
