@@ -172,7 +172,8 @@ function draw() {
           c = front ? [10, 20, 60] : colour("water", (v - lo) / span).map((x) => 0.8 * x + 0.2 * g);
         }
       } else if (Number.isNaN(v)) {
-        c = [255, 255, 255];
+        const g = relief ? 90 + 150 * relief[k] : 255;
+        c = [g, g, g];
       } else {
         c = colour(palette, (v - lo) / span);
       }

@@ -99,6 +99,16 @@ impl<T: Element> Field<T> {
         }
     }
 
+    /// Sets every point, halo included, to zero where the field lives (queued on a
+    /// device).
+    pub fn set_zero(&mut self) -> Result<(), Error> {
+        match &mut self.storage {
+            Storage::Host(v) => v.fill(T::default()),
+            Storage::Device(b) => b.zero_range(0, b.bytes)?,
+        }
+        Ok(())
+    }
+
     /// A host field whose every point, halo included, is `f([i, j, k])` (interior
     /// coordinates; unused axes are 0).
     ///

@@ -603,3 +603,37 @@ pub fn fields_follow_the_blocks<T: Real>(backend: &Backend) {
     let e = suite::lap5::launch_blocks(backend, &list, &foreign, &mut out, T::one()).unwrap_err();
     assert!(e.to_string().contains("another block grid"), "{e}");
 }
+
+/// A block field copied into a dense field where both live equals its host copy
+/// (`to_dense`) on the present blocks and leaves the other points alone, also for a domain
+/// that is no whole number of blocks.
+pub fn copies_into_dense_fields<T: Real>(backend: &Backend) {
+    for (seed, domain, block) in [
+        ("dense-2d", [100, 70], [32, 16]),
+        ("dense-odd", [33, 47], [16, 16]),
+    ] {
+        let grid = random_grid(backend, seed, &domain, &block, 0.5);
+        let value = |p: [isize; 3]| T::from_f64((p[0] * 7 + p[1] * 1000) as f64);
+        let field = BlockField::from_fn(&grid, value).unwrap();
+        let mut dense = Field::from_fn(&domain, 1, |_| T::from_f64(-1.0))
+            .to(backend)
+            .unwrap();
+        field.copy_into_dense(&grid, &mut dense).unwrap();
+        let got = dense.to_host().unwrap();
+        let want = field.to_dense(&grid, 1, T::from_f64(-1.0)).unwrap();
+        assert_eq!(got.interior().unwrap(), want.interior().unwrap(), "{seed}");
+        // Zeroed, then copied again: absent blocks read zero.
+        dense.set_zero().unwrap();
+        field.copy_into_dense(&grid, &mut dense).unwrap();
+        let got = dense.interior().unwrap();
+        let want = field
+            .to_dense(&grid, 0, T::zero())
+            .unwrap()
+            .interior()
+            .unwrap();
+        assert_eq!(got, want, "{seed}: after set_zero");
+        let mut wrong = Field::<T>::zeros_on(backend, &[domain[0] + 1, domain[1]], 0).unwrap();
+        let e = field.copy_into_dense(&grid, &mut wrong).unwrap_err();
+        assert!(e.to_string().contains("is not the grid's domain"), "{e}");
+    }
+}

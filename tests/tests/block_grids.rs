@@ -4,8 +4,8 @@
 use stencil_runtime::blocks::BlockGrid;
 use stencil_runtime::{Backend, BlockField, BlockList};
 use stencil_tests::blocks::{
-    fields_follow_the_blocks, flags_match_the_field, halo_matches_dense, kernels_match_dense,
-    random_grid,
+    copies_into_dense_fields, fields_follow_the_blocks, flags_match_the_field, halo_matches_dense,
+    kernels_match_dense, random_grid,
 };
 use stencil_tests::kernels::suite;
 
@@ -30,6 +30,12 @@ fn block_flags_show_where_a_field_is_non_zero() {
 #[test]
 fn fields_follow_blocks_added_and_removed() {
     fields_follow_the_blocks::<f64>(&Backend::Cpu);
+}
+
+#[test]
+fn block_fields_copy_into_dense_fields() {
+    copies_into_dense_fields::<f32>(&Backend::Cpu);
+    copies_into_dense_fields::<f64>(&Backend::Cpu);
 }
 
 #[test]

@@ -8,7 +8,8 @@
 use stencil_runtime::blocks::BlockGrid;
 use stencil_runtime::{Backend, BlockField, BlockList};
 use stencil_tests::blocks::{
-    fields_follow_the_blocks, flags_match_the_field, halo_matches_dense, kernels_match_dense,
+    copies_into_dense_fields, fields_follow_the_blocks, flags_match_the_field, halo_matches_dense,
+    kernels_match_dense,
 };
 use stencil_tests::device::gpu_or_skip;
 use stencil_tests::kernels::suite;
@@ -39,6 +40,13 @@ fn device_fields_follow_blocks_added_and_removed() {
     let Some(gpu) = gpu_or_skip() else { return };
     fields_follow_the_blocks::<f32>(&gpu);
     fields_follow_the_blocks::<f64>(&gpu);
+}
+
+#[test]
+fn device_block_fields_copy_into_dense_fields() {
+    let Some(gpu) = gpu_or_skip() else { return };
+    copies_into_dense_fields::<f32>(&gpu);
+    copies_into_dense_fields::<f64>(&gpu);
 }
 
 #[test]

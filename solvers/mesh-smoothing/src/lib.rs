@@ -20,6 +20,7 @@ pub mod colour;
 pub mod generate;
 pub mod gmsh;
 pub mod kernels;
+pub mod live;
 pub mod mesh;
 pub mod metric_grid;
 pub mod picture;
@@ -47,4 +48,7 @@ pub enum MeshError {
     /// Running the kernels failed (a bad mesh table, no GPU, out of memory).
     #[error(transparent)]
     Runtime(#[from] stencil_runtime::Error),
+    /// The live view (`--serve`) failed.
+    #[error(transparent)]
+    Live(#[from] live_view::Error),
 }

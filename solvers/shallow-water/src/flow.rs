@@ -121,6 +121,14 @@ impl<T: Real> Flow<T> {
         }
     }
 
+    /// The backend the state lives on.
+    pub fn backend(&self) -> &Backend {
+        match self {
+            Flow::Dense { flow, .. } => flow.backend(),
+            Flow::Sparse(flow) => flow.backend(),
+        }
+    }
+
     /// The physical parameters.
     pub fn physics(&self) -> &Physics {
         match self {
@@ -202,6 +210,15 @@ impl<T: Real> Flow<T> {
                 Ok(())
             }
             Flow::Sparse(flow) => flow.track(),
+        }
+    }
+
+    /// The depth (zero where dry) and speed of every cell into two fields of the grid's
+    /// extent on the backend (for the live view).
+    pub fn picture(&self, depth: &mut Field<T>, speed: &mut Field<T>) -> Result<(), FloodError> {
+        match self {
+            Flow::Dense { flow, .. } => flow.picture(depth, speed),
+            Flow::Sparse(flow) => flow.picture(depth, speed),
         }
     }
 

@@ -622,6 +622,27 @@ pub mod kp07 {
         }
     }
 
+    /// What the live view shows of a cell: its depth (zero where dry) and its speed (zero
+    /// where the depth is `dry` or less).
+    #[stencil]
+    pub fn picture<T: Real>(
+        w: In<T>,
+        q: In<T>,
+        p: In<T>,
+        bed: In<T>,
+        depth: Out<T>,
+        speed: Out<T>,
+        dry: T,
+    ) {
+        let h = w - cell_bed(bed, bed[(1, 0)], bed[(0, 1)], bed[(1, 1)]);
+        depth = h.max(0.0);
+        speed = if h > dry {
+            (q * q + p * p).sqrt() / h
+        } else {
+            0.0
+        };
+    }
+
     /// Records the flood's extent: the largest depth so far (`deepest`) and the time at
     /// which the depth first exceeded `wet` (`arrival`, negative until then).
     #[stencil]

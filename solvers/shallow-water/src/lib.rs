@@ -38,6 +38,7 @@ mod checkpoint;
 pub mod flow;
 mod grid;
 pub mod kernels;
+pub mod live;
 mod model;
 pub mod output;
 pub mod run;
@@ -69,6 +70,9 @@ pub enum FloodError {
     /// A failure of the run time (a CUDA error, a field in the wrong memory, ...).
     #[error(transparent)]
     Runtime(#[from] stencil_runtime::Error),
+    /// The live view (`--serve`) failed.
+    #[error(transparent)]
+    Live(#[from] live_view::Error),
     /// An input file is malformed.
     #[error("{file}, line {line}: {message}")]
     Input {

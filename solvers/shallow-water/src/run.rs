@@ -7,8 +7,9 @@ use crate::checkpoint::Checkpoint;
 use crate::model::CHECK_EVERY;
 use crate::output::gauges::Sample;
 use crate::output::{self, picture, Snapshot};
-use crate::{FloodError, Flow, Raster, Scenario, Storage};
+use crate::{live, FloodError, Flow, Raster, Scenario, Storage};
 use indicatif::{ProgressBar, ProgressStyle};
+use live_view::{LiveView, Progress};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use stencil_runtime::{Backend, Real};
@@ -25,6 +26,8 @@ pub struct RunOptions {
     pub progress: bool,
     /// Dense or sparse storage ([`Storage::Auto`]: sparse where it pays).
     pub storage: Storage,
+    /// Where to serve a live view of the run (`None`: no server).
+    pub serve: Option<std::net::SocketAddr>,
 }
 
 /// What a finished run reports.
@@ -181,6 +184,16 @@ impl<T: Real> Run<T> {
         let start = Instant::now();
         let t_start = self.flow.time();
         let end = self.scenario.end_time;
+        let mut live = match self.options.serve {
+            Some(address) => {
+                let description =
+                    live::description(&self.scenario, self.flow.grid(), self.depth_scale);
+                let view = LiveView::serve(address, &description)?;
+                println!("live view at http://{}/", view.address());
+                Some((view, live::Painter::new(&self.flow, &self.shade)?))
+            }
+            None => None,
+        };
         let bar = self.progress_bar();
         let mut last_draw = Instant::now();
         // Times closer than this count as reached (the last step lands on them up to
@@ -206,6 +219,17 @@ impl<T: Real> Run<T> {
                 self.next_output += 1;
                 self.save_checkpoint()?;
             }
+            if let Some((view, painter)) = &mut live {
+                let tick = view.tick(self.progress(), |r| painter.draw(&self.flow, r))?;
+                if tick.checkpoint {
+                    self.save_checkpoint()?;
+                    view.notice(format!(
+                        "checkpoint written at t = {:.2} s: {}",
+                        self.flow.time(),
+                        self.options.out.join("checkpoint.bin").display()
+                    ));
+                }
+            }
             if last_draw.elapsed() > Duration::from_millis(200) {
                 self.draw(&bar, start, t_start);
                 last_draw = Instant::now();
@@ -213,6 +237,9 @@ impl<T: Real> Run<T> {
         }
         self.draw(&bar, start, t_start);
         bar.finish();
+        if let Some((view, painter)) = &mut live {
+            view.finish(self.progress(), |r| painter.draw(&self.flow, r))?;
+        }
         let survey = self.flow.check()?;
         self.finish()?;
         let [deepest, _] = self.flow.flood_extent()?;
@@ -230,6 +257,15 @@ impl<T: Real> Run<T> {
         let text = format!("scenario {}\n{summary}\n", self.scenario.name);
         std::fs::write(&path, text).map_err(|e| output::write_error(&path, e))?;
         Ok(summary)
+    }
+
+    /// Where the run is, for the live view.
+    fn progress(&self) -> Progress {
+        Progress {
+            time: self.flow.time(),
+            step: self.flow.steps(),
+            fraction: self.flow.time() / self.scenario.end_time.max(f64::MIN_POSITIVE),
+        }
     }
 
     /// The next gauge sampling time, if there are gauges.

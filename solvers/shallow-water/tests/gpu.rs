@@ -228,6 +228,7 @@ fn the_example_scenario_on_the_device_matches_the_cpu() {
             out: out.clone(),
             progress: false,
             storage: Storage::Dense,
+            serve: None,
         };
         let summary = Run::<f64>::new(b, Scenario::read(&path).unwrap(), options)
             .unwrap()

@@ -32,6 +32,7 @@ fn stored(out: &Path, storage: Storage) -> RunOptions {
         out: out.to_path_buf(),
         progress: false,
         storage,
+        serve: None,
     }
 }
 

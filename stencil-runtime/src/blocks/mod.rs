@@ -20,6 +20,7 @@
 //! [`BlockField::flags`] tells per block where a field is non-zero ([`BlockFlags`]), so a
 //! solver can choose which blocks to keep without reading the field back.
 
+mod dense;
 mod field;
 mod flags;
 mod geometry;

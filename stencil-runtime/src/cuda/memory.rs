@@ -181,6 +181,16 @@ impl RowCopy {
     /// Both ends must cover `rows` rows of `row_bytes` at their pitches; a host
     /// destination must be writable.
     pub unsafe fn run(&self, stream: &Stream) -> Result<(), Error> {
+        self.queue(stream)?;
+        stream.synchronize()
+    }
+
+    /// Queues the copy on `stream` without waiting for it.
+    ///
+    /// # Safety
+    /// As [`RowCopy::run`]; besides, host memory at either end must stay valid until the
+    /// stream has done the copy.
+    pub unsafe fn queue(&self, stream: &Stream) -> Result<(), Error> {
         stream.device.bind()?;
         let end = |place: Place| match place {
             Place::Host(p) => (sys::CUmemorytype::CU_MEMORYTYPE_HOST, p, 0),
@@ -208,8 +218,7 @@ impl RowCopy {
         };
         sys::cuMemcpy2DAsync_v2(&c, stream.raw)
             .result()
-            .map_err(|e| cuda_error("copying a field", e))?;
-        stream.synchronize()
+            .map_err(|e| cuda_error("copying a field", e))
     }
 }
 

@@ -8,11 +8,12 @@
 
 use clap::Parser;
 use indicatif::{ProgressBar, ProgressStyle};
+use live_view::{LiveView, Progress};
 use mesh_smoothing::colour::{greedy, jones_plassmann};
 use mesh_smoothing::metric_grid::MetricGrid;
 use mesh_smoothing::quality::{min_mean, qualities};
 use mesh_smoothing::smooth::{serially, Method, Smoother};
-use mesh_smoothing::{generate, picture, vtu, Mesh, MeshError};
+use mesh_smoothing::{generate, live, picture, vtu, Mesh, MeshError};
 use std::path::PathBuf;
 use std::time::Instant;
 use stencil_runtime::Filtering;
@@ -59,6 +60,12 @@ struct Args {
     /// Width of the pictures in pixels (0: none).
     #[arg(long, default_value_t = 1200)]
     picture: u32,
+    /// Serve a live view of the run at this address (127.0.0.1:8080 when given alone;
+    /// other machines reach it only if you name an address of theirs). A page's
+    /// checkpoint is the mesh so far, `<out>.checkpoint.vtu`: smooth it further by giving
+    /// it as the input.
+    #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "")]
+    serve: Option<String>,
 }
 
 fn main() {
@@ -154,9 +161,34 @@ fn smooth(args: Args) -> Result<(), MeshError> {
     if let Ok(style) = ProgressStyle::with_template("{bar:40} sweep {pos}/{len} {elapsed}") {
         bar.set_style(style);
     }
+    let mut live = match args.serve.as_deref().map(live_view::address).transpose()? {
+        Some(address) => {
+            let view = LiveView::serve(address, &live::description(&mesh, &args.method))?;
+            println!("live view at http://{}/", view.address());
+            Some(view)
+        }
+        None => None,
+    };
+    let checkpoint = stem.with_extension("checkpoint.vtu");
     println!("| sweep | min quality | mean quality | vertices moved | seconds |");
     println!("| --- | --- | --- | --- | --- |");
     for s in 1..=args.sweeps {
+        if let Some(view) = &mut live {
+            let progress = Progress {
+                time: (s - 1) as f64,
+                step: (s - 1) as u64,
+                fraction: (s - 1) as f64 / args.sweeps as f64,
+            };
+            if view.tick(progress, |r| live::draw(&mesh, r))?.checkpoint {
+                vtu::write(&checkpoint, &mesh, &[("quality", &qualities(&mesh))])?;
+                view.notice(format!(
+                    "after sweep {}: {} (continue with smooth {} --sweeps N)",
+                    s - 1,
+                    checkpoint.display(),
+                    checkpoint.display()
+                ));
+            }
+        }
         let start = Instant::now();
         let moved = smoother.sweep(method)?;
         backend.synchronize()?;
@@ -167,6 +199,14 @@ fn smooth(args: Args) -> Result<(), MeshError> {
         bar.suspend(|| println!("| {s} | {min:.4} | {mean:.4} | {moved} | {seconds:.3} |"));
     }
     bar.finish_and_clear();
+    if let Some(view) = &mut live {
+        let progress = Progress {
+            time: args.sweeps as f64,
+            step: args.sweeps as u64,
+            fraction: 1.0,
+        };
+        view.finish(progress, |r| live::draw(&mesh, r))?;
+    }
     let q = qualities(&mesh);
     let (min, mean) = min_mean(&q);
     println!("before: min {min0:.4} mean {mean0:.4}; after: min {min:.4} mean {mean:.4}");

@@ -1,6 +1,7 @@
 //! Reading a dense run's state on the host: single cells (gauges) and whole fields.
 
 use super::{kernel_cell_bed, CellFields, ShallowWater};
+use crate::kernels::kp07;
 use crate::FloodError;
 use stencil_runtime::{Field, Real};
 
@@ -55,6 +56,23 @@ impl<T: Real> ShallowWater<T> {
     }
 
     /// The depth per cell, row by row from the south.
+    /// The depth (zero where dry) and the speed of every cell into two fields of the
+    /// grid's extent where the state lives (`kp07::picture`), for the live view.
+    pub fn picture(&self, depth: &mut Field<T>, speed: &mut Field<T>) -> Result<(), FloodError> {
+        let [w, q, p, _, _] = &self.now;
+        kp07::picture::launch(
+            &self.backend,
+            w,
+            q,
+            p,
+            &self.bed,
+            depth,
+            speed,
+            T::from_f64(self.physics.dry_depth),
+        )?;
+        Ok(())
+    }
+
     pub fn depth(&self) -> Result<Vec<f64>, FloodError> {
         let w = self.now[0].interior()?;
         let bed = self.bed.to_host()?;

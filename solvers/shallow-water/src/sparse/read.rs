@@ -6,7 +6,7 @@ use super::SparseShallowWater;
 use crate::kernels::kp07;
 use crate::model::{instability, CellFields};
 use crate::{FloodError, Physics, Survey};
-use stencil_runtime::Real;
+use stencil_runtime::{BlockField, Field, Real};
 
 impl<T: Real> SparseShallowWater<T> {
     /// The volume, depth range and largest speed over the present blocks (absent blocks
@@ -28,6 +28,39 @@ impl<T: Real> SparseShallowWater<T> {
             max_depth: max_depth.as_f64(),
             max_speed: max_speed.as_f64().max(0.0),
         })
+    }
+
+    /// The backend the blocks live on.
+    pub fn backend(&self) -> &stencil_runtime::Backend {
+        &self.backend
+    }
+
+    /// The depth (zero where dry or absent) and the speed of every cell into two dense
+    /// fields of the grid's extent where the state lives (`kp07::picture` over the present
+    /// blocks, then a copy per block on the device), for the live view.
+    pub fn picture(&self, depth: &mut Field<T>, speed: &mut Field<T>) -> Result<(), FloodError> {
+        let [w, q, p, _, _] = &self.now;
+        let mut on_blocks = [
+            BlockField::new(&self.blocks, T::zero())?,
+            BlockField::new(&self.blocks, T::zero())?,
+        ];
+        let [d, s] = &mut on_blocks;
+        kp07::picture::launch_blocks(
+            &self.backend,
+            &self.list,
+            w,
+            q,
+            p,
+            &self.bed,
+            d,
+            s,
+            T::from_f64(self.physics.dry_depth),
+        )?;
+        for (blocks, dense) in on_blocks.iter().zip([depth, speed]) {
+            dense.set_zero()?;
+            blocks.copy_into_dense(&self.blocks, dense)?;
+        }
+        Ok(())
     }
 
     /// The state as `f64`, dense: surface, x and y discharge per cell, row by row from the

@@ -1,0 +1,102 @@
+//! A flood in the live view (`flood --serve`): the depth over the hillshaded terrain with
+//! the flood front and the gauges, or the speed, downsampled where the state lives (also
+//! for a sparse run: its blocks are copied into dense fields on the device first).
+
+use crate::{FloodError, Flow, Grid, Scenario};
+use live_view::{
+    Description, Downsampler, FieldInfo, Frame, FrameRequest, LayerKind, Mark, Palette,
+};
+use stencil_runtime::{Backend, Field, Real};
+
+/// Depths up to this (m) show the terrain.
+const SHOWN_DRY: f64 = 0.01;
+
+/// What the page shows of `scenario` on `grid`, blues reaching their darkest at
+/// `depth_scale` metres.
+pub fn description(scenario: &Scenario, grid: &Grid, depth_scale: f64) -> Description {
+    Description {
+        title: format!("flood: {} ({} x {} cells)", scenario.name, grid.nx, grid.ny),
+        fields: vec![
+            FieldInfo {
+                name: "depth".into(),
+                unit: "depth (m)".into(),
+                range: [SHOWN_DRY, depth_scale.max(2.0 * SHOWN_DRY)],
+                palette: Palette::Water,
+            },
+            FieldInfo {
+                name: "speed".into(),
+                unit: "speed (m/s)".into(),
+                range: [0.0, 10.0],
+                palette: Palette::Sequential,
+            },
+        ],
+        marks: scenario
+            .gauges
+            .iter()
+            .map(|g| Mark {
+                name: g.name.clone(),
+                x: (g.i as f64 + 0.5) / grid.nx as f64,
+                y: (g.j as f64 + 0.5) / grid.ny as f64,
+            })
+            .collect(),
+        aspect: (grid.nx as f64 * grid.dx) / (grid.ny as f64 * grid.dy),
+    }
+}
+
+/// Draws frames of a flood, keeping its fields between frames.
+pub struct Painter<T: Real> {
+    depth: Field<T>,
+    speed: Field<T>,
+    on_device: Downsampler<T>,
+    /// The hillshade (one value per cell, 0 to 1), and its downsampling on the host.
+    shade: Field<f64>,
+    on_host: Downsampler<f64>,
+}
+
+impl<T: Real> Painter<T> {
+    /// A painter for `flow`, with the terrain's hillshade `shade` (one value per cell, row
+    /// by row from the south).
+    pub fn new(flow: &Flow<T>, shade: &[f64]) -> Result<Painter<T>, FloodError> {
+        let g = *flow.grid();
+        let backend = flow.backend();
+        Ok(Painter {
+            depth: Field::zeros_on(backend, &[g.nx, g.ny], 1)?,
+            speed: Field::zeros_on(backend, &[g.nx, g.ny], 1)?,
+            on_device: Downsampler::new(backend),
+            shade: Field::from_fn(&[g.nx, g.ny], 1, |[i, j, _]| {
+                let (i, j) = (i.clamp(0, g.nx as isize - 1), j.clamp(0, g.ny as isize - 1));
+                shade[i as usize + j as usize * g.nx]
+            }),
+            on_host: Downsampler::new(&Backend::Cpu),
+        })
+    }
+
+    /// The requested field; the relief when the page asks for it.
+    pub fn draw(&mut self, flow: &Flow<T>, request: &FrameRequest) -> Result<Frame, FloodError> {
+        flow.picture(&mut self.depth, &mut self.speed)?;
+        let (w, h, depth) = self.on_device.frame(&self.depth, request.view)?;
+        let frame = if request.field == 1 {
+            let (_, _, speed) = self.on_device.frame(&self.speed, request.view)?;
+            // Dry cells show the terrain.
+            let shown = speed
+                .iter()
+                .zip(&depth)
+                .map(|(&s, &d)| {
+                    if f64::from(d) > SHOWN_DRY {
+                        s
+                    } else {
+                        f32::NAN
+                    }
+                })
+                .collect();
+            Frame::values(1, w, h, shown)
+        } else {
+            Frame::values(0, w, h, depth)
+        };
+        if !request.full {
+            return Ok(frame);
+        }
+        let (_, _, relief) = self.on_host.frame(&self.shade, request.view)?;
+        Ok(frame.with(LayerKind::Relief, relief))
+    }
+}
