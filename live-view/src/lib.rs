@@ -15,10 +15,12 @@ mod live;
 mod protocol;
 mod server;
 mod shared;
+mod watcher;
 
 pub use downsample::Downsampler;
 pub use live::{FrameRequest, LiveView, Progress, Tick};
 pub use protocol::{Command, Description, FieldInfo, Frame, LayerKind, Mark, Palette, Status};
+pub use watcher::{Received, Watcher};
 
 use std::net::SocketAddr;
 

@@ -315,3 +315,38 @@ fn the_device_runs_mostly_dry_domains_sparse() {
         Err(e) => println!("SKIPPED Malpasset: {e}"),
     }
 }
+
+#[test]
+fn live_pictures_on_the_device_match_the_cpu() {
+    let Some(gpu) = gpu_or_skip() else { return };
+    let case = cases::pond(384).unwrap();
+    let on = |b: &Backend, sparse: bool| -> Vec<Vec<f32>> {
+        let storage = if sparse {
+            Storage::Sparse
+        } else {
+            Storage::Dense
+        };
+        let mut flow = Flow::<f64>::new(b, &case.setup, storage, 0.01).unwrap();
+        for _ in 0..30 {
+            flow.step(f64::INFINITY).unwrap();
+        }
+        let g = *flow.grid();
+        let mut depth = stencil_runtime::Field::zeros_on(b, &[g.nx, g.ny], 1).unwrap();
+        let mut speed = stencil_runtime::Field::zeros_on(b, &[g.nx, g.ny], 1).unwrap();
+        flow.picture(&mut depth, &mut speed).unwrap();
+        let mut down = live_view::Downsampler::<f64>::new(b);
+        let (_, _, small) = down.frame(&depth, [100, 70]).unwrap();
+        let full = |f: &stencil_runtime::Field<f64>| {
+            f.interior().unwrap().iter().map(|&v| v as f32).collect()
+        };
+        vec![full(&depth), full(&speed), small]
+    };
+    for sparse in [false, true] {
+        let (g, c) = (on(&gpu, sparse), on(&Backend::Cpu, sparse));
+        for (k, name) in ["depth", "speed", "downsampled depth"].iter().enumerate() {
+            let a: Vec<f64> = g[k].iter().map(|&v| v as f64).collect();
+            let b: Vec<f64> = c[k].iter().map(|&v| v as f64).collect();
+            assert_close(&format!("{name} (sparse: {sparse})"), &a, &b, 1e-6);
+        }
+    }
+}

@@ -204,3 +204,37 @@ fn an_unstable_sparse_run_names_the_cell() {
         other => panic!("expected an instability at ({i}, {j}), got {other:?}"),
     }
 }
+
+/// The live view's picture (`kp07::picture`, and for a sparse run the copy of its blocks
+/// into dense fields) is the same for both storages, its depth the state's depth.
+#[test]
+fn the_live_picture_of_a_sparse_run_equals_the_dense_ones() {
+    let case = cases::pond(384).unwrap();
+    let mut dense = ShallowWater::<f64>::new(&Backend::Cpu, &case.setup).unwrap();
+    let mut sparse = SparseShallowWater::<f64>::new(&Backend::Cpu, &case.setup).unwrap();
+    for _ in 0..16 {
+        dense.step(f64::INFINITY).unwrap();
+        sparse.step(f64::INFINITY).unwrap();
+    }
+    let g = *dense.grid();
+    let picture =
+        |draw: &dyn Fn(&mut stencil_runtime::Field<f64>, &mut stencil_runtime::Field<f64>)| {
+            let mut depth = stencil_runtime::Field::from_fn(&[g.nx, g.ny], 1, |_| -1.0);
+            let mut speed = stencil_runtime::Field::from_fn(&[g.nx, g.ny], 1, |_| -1.0);
+            draw(&mut depth, &mut speed);
+            (depth.interior().unwrap(), speed.interior().unwrap())
+        };
+    let (dd, ds) = picture(&|d, s| dense.picture(d, s).unwrap());
+    let (sd, ss) = picture(&|d, s| sparse.picture(d, s).unwrap());
+    assert!(dd == sd, "the depths differ");
+    assert!(ds == ss, "the speeds differ");
+    let depth = dense.depth().unwrap();
+    for (c, (&p, &h)) in dd.iter().zip(&depth).enumerate() {
+        assert_eq!(p, h.max(0.0), "cell {c}");
+    }
+    assert!(
+        sparse.blocks().len() < sparse.block_count(),
+        "some blocks are absent"
+    );
+    assert!(dd.iter().any(|&h| h > 0.1) && ds.iter().all(|&s| s >= 0.0));
+}

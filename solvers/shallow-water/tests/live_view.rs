@@ -1,0 +1,100 @@
+//! `flood --serve`: a scripted page watches a sparse run, switches to the speed, and asks
+//! for a checkpoint. (The browser test is the cavity's, `solvers/cavity/tests/live_view.rs`.)
+
+use live_view::{Received, Watcher};
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+
+struct Run(Child);
+
+impl Drop for Run {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The next frame (header and layers), skipping other messages.
+fn frame(w: &mut Watcher) -> (serde_json::Value, Vec<Vec<f32>>) {
+    loop {
+        match w.next().unwrap().expect("the stream ended") {
+            Received::Frame { header, layers } => return (header, layers),
+            _ => continue,
+        }
+    }
+}
+
+#[test]
+fn a_page_watches_a_sparse_flood_and_asks_for_a_checkpoint() {
+    let out = tempfile::tempdir().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_flood"))
+        .args([
+            "radial",
+            "--n",
+            "128",
+            "--end-time",
+            "1e6",
+            "--sparse",
+            "--quiet",
+            "--backend",
+            "cpu",
+        ])
+        .args([
+            "--out",
+            out.path().to_str().unwrap(),
+            "--serve",
+            "127.0.0.1:0",
+        ])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let _run = Run(child);
+    let address = loop {
+        let line = lines.next().expect("flood prints its address").unwrap();
+        if let Some(rest) = line.strip_prefix("live view at http://") {
+            break rest.trim_end_matches('/').parse().unwrap();
+        }
+    };
+    std::thread::spawn(move || for _ in lines {});
+
+    let mut w = Watcher::connect(address, [100, 100]).unwrap();
+    let Received::Hello(hello) = w.next().unwrap().unwrap() else {
+        panic!("no hello first")
+    };
+    assert_eq!(hello["fields"][0]["name"], "depth");
+    assert_eq!(hello["fields"][1]["name"], "speed");
+    let (first, layers) = frame(&mut w);
+    // 128 cells fit 100 pixels after one halving.
+    assert_eq!(
+        (first["width"].as_u64(), first["height"].as_u64()),
+        (Some(64), Some(64))
+    );
+    assert_eq!(first["layers"][0], "values");
+    assert!(layers[0].iter().all(|&h| h >= 0.0) && layers[0].iter().any(|&h| h > 0.1));
+    let (second, _) = frame(&mut w);
+    assert!(second["status"]["time"].as_f64() > first["status"]["time"].as_f64());
+
+    w.send(&serde_json::json!({ "field": 1 })).unwrap();
+    let (speed, layers) = loop {
+        let (h, l) = frame(&mut w);
+        if h["field"] == 1 {
+            break (h, l);
+        }
+    };
+    assert_eq!(speed["layers"].as_array().unwrap().len(), 1);
+    assert!(layers[0].iter().all(|&s| s.is_nan() || s >= 0.0));
+
+    w.send(&serde_json::json!({ "checkpoint": true })).unwrap();
+    loop {
+        if let Received::Status(s) = w.next().unwrap().unwrap() {
+            if s["notice"]
+                .as_str()
+                .is_some_and(|n| n.starts_with("checkpoint written"))
+            {
+                break;
+            }
+        }
+    }
+    assert!(out.path().join("checkpoint.bin").exists());
+}
