@@ -34,7 +34,7 @@ fn main() {
     };
     let (mut frames, mut bytes, mut last) = (0u64, 0usize, None);
     loop {
-        match watcher.next() {
+        match watcher.receive() {
             Ok(Some(Received::Frame { header, layers })) => {
                 frames += 1;
                 bytes += layers.iter().map(|l| 4 * l.len()).sum::<usize>();

@@ -54,7 +54,7 @@ impl Watcher {
     }
 
     /// The next message; `None` once the run has closed the stream.
-    pub fn next(&mut self) -> Result<Option<Received>, Error> {
+    pub fn receive(&mut self) -> Result<Option<Received>, Error> {
         loop {
             let message = match self.socket.read() {
                 Ok(m) => m,

@@ -17,7 +17,7 @@ impl Drop for Run {
 /// The next frame (header and layers), skipping other messages.
 fn frame(w: &mut Watcher) -> (serde_json::Value, Vec<Vec<f32>>) {
     loop {
-        match w.next().unwrap().expect("the stream ended") {
+        match w.receive().unwrap().expect("the stream ended") {
             Received::Frame { header, layers } => return (header, layers),
             _ => continue,
         }
@@ -59,7 +59,7 @@ fn a_page_watches_a_sparse_flood_and_asks_for_a_checkpoint() {
     std::thread::spawn(move || for _ in lines {});
 
     let mut w = Watcher::connect(address, [100, 100]).unwrap();
-    let Received::Hello(hello) = w.next().unwrap().unwrap() else {
+    let Received::Hello(hello) = w.receive().unwrap().unwrap() else {
         panic!("no hello first")
     };
     assert_eq!(hello["fields"][0]["name"], "depth");
@@ -87,7 +87,7 @@ fn a_page_watches_a_sparse_flood_and_asks_for_a_checkpoint() {
 
     w.send(&serde_json::json!({ "checkpoint": true })).unwrap();
     loop {
-        if let Received::Status(s) = w.next().unwrap().unwrap() {
+        if let Received::Status(s) = w.receive().unwrap().unwrap() {
             if s["notice"]
                 .as_str()
                 .is_some_and(|n| n.starts_with("checkpoint written"))
