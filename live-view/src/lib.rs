@@ -13,6 +13,7 @@
 mod downsample;
 mod live;
 mod protocol;
+mod served;
 mod server;
 mod shared;
 mod watcher;
@@ -20,6 +21,7 @@ mod watcher;
 pub use downsample::Downsampler;
 pub use live::{FrameRequest, LiveView, Progress, Tick};
 pub use protocol::{Command, Description, FieldInfo, Frame, LayerKind, Mark, Palette, Status};
+pub use served::{ServedRun, SERVING_AT};
 pub use watcher::{Received, Watcher};
 
 use std::net::SocketAddr;

@@ -1,47 +1,18 @@
 //! `cavity --serve`: the live view in a real browser (headless Chromium), and a run that
 //! serves bad requests and an idle page ending exactly as one that serves nothing.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use live_view::ServedRun;
+use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// A `cavity` run; killed when dropped.
-struct Run(Child);
-
-impl Drop for Run {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// Starts `cavity` with `args` and `--serve 127.0.0.1:0`; returns it and the address it
-/// serves, read from its output.
-fn serve(args: &[&str]) -> (Run, SocketAddr) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_cavity"))
-        .args(args)
-        .args(["--backend", "cpu", "--serve", "127.0.0.1:0"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("cavity starts");
-    let stdout = child.stdout.take().expect("piped");
-    let mut lines = BufReader::new(stdout).lines();
-    let run = Run(child);
-    let address = loop {
-        let line = lines
-            .next()
-            .expect("cavity prints where it serves")
-            .expect("utf-8");
-        if let Some(rest) = line.strip_prefix("live view at http://") {
-            break rest.trim_end_matches('/').parse().expect("an address");
-        }
-    };
-    // Keep reading so the child never blocks on a full pipe.
-    std::thread::spawn(move || for _ in lines {});
-    (run, address)
+/// Starts `cavity` with `args` on the CPU, serving a live view.
+fn serve(args: &[&str]) -> ServedRun {
+    let mut cavity = Command::new(env!("CARGO_BIN_EXE_cavity"));
+    cavity.args(args).args(["--backend", "cpu"]);
+    ServedRun::start(cavity).expect("cavity serves")
 }
 
 fn chromium() -> Option<PathBuf> {
@@ -76,7 +47,7 @@ fn the_page_shows_the_run_live_and_pauses_it() {
 
     let out = tempfile::tempdir().unwrap();
     let out_arg = out.path().to_str().unwrap();
-    let (_run, address) = serve(&[
+    let run = serve(&[
         "--n",
         "65",
         "--t-end",
@@ -110,7 +81,7 @@ fn the_page_shows_the_run_live_and_pauses_it() {
     let browser = Browser::new(options).unwrap();
     let tab = browser.new_tab().unwrap();
     tab.set_default_timeout(Duration::from_secs(30));
-    tab.navigate_to(&format!("http://{address}/"))
+    tab.navigate_to(&format!("http://{}/", run.address()))
         .unwrap()
         .wait_until_navigated()
         .unwrap();
@@ -196,7 +167,8 @@ fn bad_requests_and_an_idle_page_leave_the_results_unchanged() {
     let served = tempfile::tempdir().unwrap();
     let mut full = args.to_vec();
     full.extend(["--out", served.path().to_str().unwrap()]);
-    let (mut run, address) = serve(&full);
+    let mut run = serve(&full);
+    let address = run.address();
     // A page that connects and never reads.
     let mut idle = TcpStream::connect(address).unwrap();
     idle.write_all(b"GET /stream HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n").unwrap();
@@ -217,8 +189,7 @@ fn bad_requests_and_an_idle_page_leave_the_results_unchanged() {
     assert!(answers[0].starts_with("HTTP/1.1 404"), "{}", answers[0]);
     assert!(answers[1].starts_with("HTTP/1.1 431"), "{}", answers[1]);
     assert!(answers[2].starts_with("HTTP/1.1 400"), "{}", answers[2]);
-    let status = run.0.wait().unwrap();
-    assert!(status.success(), "the served run failed");
+    assert!(run.wait().unwrap(), "the served run failed");
     drop(idle);
 
     let a = cavity::Checkpoint::read(&plain.path().join("checkpoint.bin")).unwrap();

@@ -189,7 +189,7 @@ impl<T: Real> Run<T> {
                 let description =
                     live::description(&self.scenario, self.flow.grid(), self.depth_scale);
                 let view = LiveView::serve(address, &description)?;
-                println!("live view at http://{}/", view.address());
+                println!("{}{}/", live_view::SERVING_AT, view.address());
                 Some((view, live::Painter::new(&self.flow, &self.shade)?))
             }
             None => None,

@@ -1,18 +1,8 @@
 //! `flood --serve`: a scripted page watches a sparse run, switches to the speed, and asks
 //! for a checkpoint. (The browser test is the cavity's, `solvers/cavity/tests/live_view.rs`.)
 
-use live_view::{Received, Watcher};
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
-
-struct Run(Child);
-
-impl Drop for Run {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
+use live_view::{Received, ServedRun, Watcher};
+use std::process::Command;
 
 /// The next frame (header and layers), skipping other messages.
 fn frame(w: &mut Watcher) -> (serde_json::Value, Vec<Vec<f32>>) {
@@ -27,38 +17,20 @@ fn frame(w: &mut Watcher) -> (serde_json::Value, Vec<Vec<f32>>) {
 #[test]
 fn a_page_watches_a_sparse_flood_and_asks_for_a_checkpoint() {
     let out = tempfile::tempdir().unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_flood"))
-        .args([
-            "radial",
-            "--n",
-            "128",
-            "--end-time",
-            "1e6",
-            "--sparse",
-            "--quiet",
-            "--backend",
-            "cpu",
-        ])
-        .args([
-            "--out",
-            out.path().to_str().unwrap(),
-            "--serve",
-            "127.0.0.1:0",
-        ])
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let _run = Run(child);
-    let address = loop {
-        let line = lines.next().expect("flood prints its address").unwrap();
-        if let Some(rest) = line.strip_prefix("live view at http://") {
-            break rest.trim_end_matches('/').parse().unwrap();
-        }
-    };
-    std::thread::spawn(move || for _ in lines {});
+    let mut flood = Command::new(env!("CARGO_BIN_EXE_flood"));
+    flood.args([
+        "radial",
+        "--n",
+        "128",
+        "--end-time",
+        "1e6",
+        "--sparse",
+        "--quiet",
+    ]);
+    flood.args(["--backend", "cpu", "--out", out.path().to_str().unwrap()]);
+    let run = ServedRun::start(flood).unwrap();
 
-    let mut w = Watcher::connect(address, [100, 100]).unwrap();
+    let mut w = Watcher::connect(run.address(), [100, 100]).unwrap();
     let Received::Hello(hello) = w.receive().unwrap().unwrap() else {
         panic!("no hello first")
     };

@@ -150,7 +150,7 @@ fn run(args: Args) -> Result<(), CavityError> {
     let mut live = match serve {
         Some(address) => {
             let view = LiveView::serve(address, &cavity::live::description(config.re, config.n))?;
-            println!("live view at http://{}/", view.address());
+            println!("{}{}/", live_view::SERVING_AT, view.address());
             Some((view, cavity::live::Painter::new(&flow)))
         }
         None => None,

@@ -164,7 +164,7 @@ fn smooth(args: Args) -> Result<(), MeshError> {
     let mut live = match args.serve.as_deref().map(live_view::address).transpose()? {
         Some(address) => {
             let view = LiveView::serve(address, &live::description(&mesh, &args.method))?;
-            println!("live view at http://{}/", view.address());
+            println!("{}{}/", live_view::SERVING_AT, view.address());
             Some(view)
         }
         None => None,
