@@ -56,3 +56,20 @@ pub fn address(arg: &str) -> Result<SocketAddr, Error> {
     let arg = if arg.is_empty() { DEFAULT_ADDRESS } else { arg };
     arg.parse().map_err(|_| Error::Address(arg.to_string()))
 }
+
+/// The `--serve [ADDR]` option of a program that can show its run live (flatten it into
+/// the program's clap arguments).
+#[derive(Clone, Debug, Default, clap::Args)]
+pub struct ServeOption {
+    /// Serve a live view of the run at this address (127.0.0.1:8080 when given alone;
+    /// other machines reach it only if you name an address of theirs).
+    #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "")]
+    pub serve: Option<String>,
+}
+
+impl ServeOption {
+    /// The address asked for, if any (a bad one is [`Error::Address`]).
+    pub fn address(&self) -> Result<Option<SocketAddr>, Error> {
+        self.serve.as_deref().map(address).transpose()
+    }
+}

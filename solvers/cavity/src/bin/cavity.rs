@@ -62,10 +62,8 @@ struct Args {
     /// Launch kernels one by one instead of replaying a recorded CUDA graph per step.
     #[arg(long)]
     no_graph: bool,
-    /// Serve a live view of the run at this address (127.0.0.1:8080 when given alone;
-    /// other machines reach it only if you name an address of theirs).
-    #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "")]
-    serve: Option<String>,
+    #[command(flatten)]
+    live: live_view::ServeOption,
 }
 
 fn main() {
@@ -118,7 +116,7 @@ fn run(args: Args) -> Result<(), CavityError> {
     let reference = Reference::find(config.re)
         .map(|p| Reference::load(&p))
         .transpose()?;
-    let serve = args.serve.as_deref().map(live_view::address).transpose()?;
+    let serve = args.live.address()?;
     let backend = Backend::from_name(&args.backend)?;
 
     let mut flow = Cavity::new(&backend, &config)?;

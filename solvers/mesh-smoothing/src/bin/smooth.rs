@@ -5,6 +5,9 @@
 //! smooth --generate 2000 --method min-quality --sweeps 5 --out front.vtu
 //! smooth --generate 2000 --metric-grid 4000 --texture --backend cuda --out front.vtu
 //! ```
+//!
+//! With `--serve`, a page's checkpoint is the mesh so far, `<out>.checkpoint.vtu`: smooth
+//! it further by giving it as the input.
 
 use clap::Parser;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -60,12 +63,8 @@ struct Args {
     /// Width of the pictures in pixels (0: none).
     #[arg(long, default_value_t = 1200)]
     picture: u32,
-    /// Serve a live view of the run at this address (127.0.0.1:8080 when given alone;
-    /// other machines reach it only if you name an address of theirs). A page's
-    /// checkpoint is the mesh so far, `<out>.checkpoint.vtu`: smooth it further by giving
-    /// it as the input.
-    #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "")]
-    serve: Option<String>,
+    #[command(flatten)]
+    live: live_view::ServeOption,
 }
 
 fn main() {
@@ -161,7 +160,7 @@ fn smooth(args: Args) -> Result<(), MeshError> {
     if let Ok(style) = ProgressStyle::with_template("{bar:40} sweep {pos}/{len} {elapsed}") {
         bar.set_style(style);
     }
-    let mut live = match args.serve.as_deref().map(live_view::address).transpose()? {
+    let mut live = match args.live.address()? {
         Some(address) => {
             let view = LiveView::serve(address, &live::description(&mesh, &args.method))?;
             println!("{}{}/", live_view::SERVING_AT, view.address());

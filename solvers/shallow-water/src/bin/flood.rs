@@ -57,10 +57,8 @@ struct Args {
     /// No progress bar.
     #[arg(long)]
     quiet: bool,
-    /// Serve a live view of the run at this address (127.0.0.1:8080 when given alone;
-    /// other machines reach it only if you name an address of theirs).
-    #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "")]
-    serve: Option<String>,
+    #[command(flatten)]
+    live: live_view::ServeOption,
 }
 
 /// The built-in cases: name and description.
@@ -152,7 +150,7 @@ fn run(args: &Args) -> Result<(), FloodError> {
         out,
         progress: !args.quiet,
         storage,
-        serve: args.serve.as_deref().map(live_view::address).transpose()?,
+        serve: args.live.address()?,
     };
     let summary = match args.precision.as_str() {
         "f64" => go::<f64>(&backend, scenario, options, args.resume.as_deref())?,
