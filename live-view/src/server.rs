@@ -2,7 +2,9 @@
 //! and the frame stream at `/stream`. Nothing else is served (every other path is 404,
 //! every other method 405), nothing is read from the file system, requests with huge
 //! heads are refused by hyper (431), and a stream from another origin is refused (403),
-//! so that no other web site the user visits can drive the run.
+//! so that no other web site the user visits can drive the run; bound to a loopback
+//! address, it also refuses requests naming any host but this machine's loopback names
+//! (421), so that a web site whose name resolves to 127.0.0.1 gets nothing either.
 
 use crate::protocol::Command;
 use crate::shared::Shared;
@@ -54,6 +56,10 @@ impl Server {
             .route("/view.css", get(style))
             .route("/stream", get(stream))
             .fallback(not_found)
+            .layer(axum::middleware::from_fn_with_state(
+                bound.ip().is_loopback(),
+                check_host,
+            ))
             .with_state(shared);
         let thread = std::thread::Builder::new()
             .name("live-view".into())
@@ -130,6 +136,30 @@ async fn not_found() -> Response {
         "not found: the live view serves /, its assets and /stream\n",
     )
         .into_response()
+}
+
+/// Refuses (421) a request to a loopback-bound server that names a host other than this
+/// machine's loopback names: a web site whose name was pointed at 127.0.0.1 ("DNS
+/// rebinding") gets nothing. A server bound to another address answers every name.
+async fn check_host(
+    State(loopback_only): State<bool>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    let host = request
+        .headers()
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .map(|h| h.rsplit_once(':').map_or(h, |(name, _)| name));
+    let local = matches!(host, Some("127.0.0.1" | "localhost" | "[::1]"));
+    if loopback_only && !local {
+        return (
+            StatusCode::MISDIRECTED_REQUEST,
+            "this live view answers to 127.0.0.1, localhost and [::1] only\n",
+        )
+            .into_response();
+    }
+    next.run(request).await
 }
 
 /// Whether the request comes from the page itself: its `Origin` names the host it asked.

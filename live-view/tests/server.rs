@@ -104,7 +104,8 @@ fn serves_the_page_and_its_assets_and_nothing_else() {
     let get = |path: &str| {
         http(
             run.address,
-            format!("GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").as_bytes(),
+            format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+                .as_bytes(),
         )
     };
     let page = get("/");
@@ -123,7 +124,7 @@ fn serves_the_page_and_its_assets_and_nothing_else() {
     }
     let post = http(
         run.address,
-        b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nConnection: close\r\n\r\nhi",
+        b"POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 2\r\nConnection: close\r\n\r\nhi",
     );
     assert_eq!(status_line(&post), "HTTP/1.1 405 Method Not Allowed");
 }
@@ -132,7 +133,7 @@ fn serves_the_page_and_its_assets_and_nothing_else() {
 fn malformed_and_oversized_requests_get_an_error_status_and_the_run_goes_on() {
     let run = Run::start();
     let huge = format!(
-        "GET / HTTP/1.1\r\nHost: x\r\nX-Big: {}\r\n\r\n",
+        "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: {}\r\n\r\n",
         "a".repeat(1 << 20)
     );
     assert_eq!(
@@ -140,7 +141,7 @@ fn malformed_and_oversized_requests_get_an_error_status_and_the_run_goes_on() {
         "HTTP/1.1 431 Request Header Fields Too Large"
     );
     let many: String = (0..500).map(|k| format!("X-{k}: {k}\r\n")).collect();
-    let many = format!("GET / HTTP/1.1\r\nHost: x\r\n{many}\r\n");
+    let many = format!("GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n{many}\r\n");
     assert!(status_line(&http(run.address, many.as_bytes())).starts_with("HTTP/1.1 4"));
     assert!(status_line(&http(run.address, b"NOT A REQUEST\r\n\r\n")).starts_with("HTTP/1.1 400"));
     // Bytes outside ASCII in a header are the client's business: an answer, no harm.
@@ -149,6 +150,17 @@ fn malformed_and_oversized_requests_get_an_error_status_and_the_run_goes_on() {
         b"GET / HTTP/1.1\r\nHost: \xff\xfe\r\nConnection: close\r\n\r\n",
     );
     assert!(status_line(&odd).starts_with("HTTP/1.1 "), "{odd}");
+    // A request naming another host (DNS rebinding) is refused, page and stream alike.
+    let rebound = "GET / HTTP/1.1\r\nHost: attacker.example:8080\r\nConnection: close\r\n\r\n";
+    assert_eq!(
+        status_line(&http(run.address, rebound.as_bytes())),
+        "HTTP/1.1 421 Misdirected Request"
+    );
+    let localhost = "GET / HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n";
+    assert_eq!(
+        status_line(&http(run.address, localhost.as_bytes())),
+        "HTTP/1.1 200 OK"
+    );
     // A stream asked for by another web site's page is refused.
     let foreign = "GET /stream HTTP/1.1\r\nHost: 127.0.0.1\r\nOrigin: http://elsewhere.example\r\nConnection: close, Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n";
     assert_eq!(

@@ -175,12 +175,12 @@ fn bad_requests_and_an_idle_page_leave_the_results_unchanged() {
     let mut answers = vec![];
     answers.push(http(
         address,
-        b"GET /nothing/here HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+        b"GET /nothing/here HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n",
     ));
     answers.push(http(
         address,
         format!(
-            "GET / HTTP/1.1\r\nHost: x\r\nX: {}\r\n\r\n",
+            "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX: {}\r\n\r\n",
             "y".repeat(1 << 20)
         )
         .as_bytes(),
