@@ -214,11 +214,17 @@ impl<T: Real> Flow<T> {
     }
 
     /// The depth (zero where dry) and speed of every cell into two fields of the grid's
-    /// extent on the backend (for the live view).
-    pub fn picture(&self, depth: &mut Field<T>, speed: &mut Field<T>) -> Result<(), FloodError> {
+    /// extent on the backend (for the live view); the speed may be skipped where that
+    /// saves work (`with_speed` false: a sparse run leaves `speed` as it was).
+    pub fn picture(
+        &self,
+        depth: &mut Field<T>,
+        speed: &mut Field<T>,
+        with_speed: bool,
+    ) -> Result<(), FloodError> {
         match self {
             Flow::Dense { flow, .. } => flow.picture(depth, speed),
-            Flow::Sparse(flow) => flow.picture(depth, speed),
+            Flow::Sparse(flow) => flow.picture(depth, speed, with_speed),
         }
     }
 

@@ -73,7 +73,7 @@ impl<T: Real> Painter<T> {
 
     /// The requested field; the relief when the page asks for it.
     pub fn draw(&mut self, flow: &Flow<T>, request: &FrameRequest) -> Result<Frame, FloodError> {
-        flow.picture(&mut self.depth, &mut self.speed)?;
+        flow.picture(&mut self.depth, &mut self.speed, request.field == 1)?;
         let (w, h, depth) = self.on_device.frame(&self.depth, request.view)?;
         let frame = if request.field == 1 {
             let (_, _, speed) = self.on_device.frame(&self.speed, request.view)?;

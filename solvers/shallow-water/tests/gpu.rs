@@ -333,7 +333,7 @@ fn live_pictures_on_the_device_match_the_cpu() {
         let g = *flow.grid();
         let mut depth = stencil_runtime::Field::zeros_on(b, &[g.nx, g.ny], 1).unwrap();
         let mut speed = stencil_runtime::Field::zeros_on(b, &[g.nx, g.ny], 1).unwrap();
-        flow.picture(&mut depth, &mut speed).unwrap();
+        flow.picture(&mut depth, &mut speed, true).unwrap();
         let mut down = live_view::Downsampler::<f64>::new(b);
         let (_, _, small) = down.frame(&depth, [100, 70]).unwrap();
         let full = |f: &stencil_runtime::Field<f64>| {

@@ -225,7 +225,7 @@ fn the_live_picture_of_a_sparse_run_equals_the_dense_ones() {
             (depth.interior().unwrap(), speed.interior().unwrap())
         };
     let (dd, ds) = picture(&|d, s| dense.picture(d, s).unwrap());
-    let (sd, ss) = picture(&|d, s| sparse.picture(d, s).unwrap());
+    let (sd, ss) = picture(&|d, s| sparse.picture(d, s, true).unwrap());
     assert!(dd == sd, "the depths differ");
     assert!(ds == ss, "the speeds differ");
     let depth = dense.depth().unwrap();
