@@ -191,6 +191,59 @@ fn grid(n: &[usize], b: [u32; 3]) -> [u32; 3] {
     g
 }
 
+/// A hand-written kernel's time and launch shape, and its output's difference from the
+/// generated kernel's.
+type HandResult = (Option<(f64, String)>, Option<f64>);
+
+/// The hand-written `name` at its best of `shapes` over domain `n` with `args`, writing
+/// `hand_out`: its time and shape, and its output's difference from the generated `out`
+/// (`None`s without the hand-written kernels).
+#[allow(clippy::too_many_arguments)]
+fn against_hand<T: Real>(
+    cuda: &Cuda,
+    hand: Option<&Hand>,
+    name: &str,
+    shapes: &[[u32; 3]],
+    n: &[usize],
+    args: &[Arg],
+    out: &Field<T>,
+    hand_out: &Field<T>,
+) -> R<HandResult> {
+    let Some(h) = hand else {
+        return Ok((None, None));
+    };
+    let (t, shape) = Hand::best(cuda, shapes, |blk| {
+        h.launch(cuda, name, grid(n, blk), blk, args)
+    })?;
+    let shape = shape[..n.len()]
+        .iter()
+        .map(|x| x.to_string())
+        .collect::<Vec<_>>()
+        .join("x");
+    Ok((Some((t, shape)), Some(difference(out, hand_out)?)))
+}
+
+/// A table row of a stencil of `reads_writes` passes over the domain's values.
+fn stencil_row<T: Real>(
+    kernel: &'static str,
+    n: &[usize],
+    reads_writes: f64,
+    gen_s: f64,
+    shape: impl ToString,
+    (hand, diff): HandResult,
+) -> Row {
+    Row {
+        kernel,
+        precision: prec::<T>().0,
+        size: size(n),
+        bytes: reads_writes * (n.iter().product::<usize>() * std::mem::size_of::<T>()) as f64,
+        gen_s,
+        shape: shape.to_string(),
+        hand,
+        diff,
+    }
+}
+
 fn jacobi<T: Real>(cuda: &Cuda, hand: Option<&Hand>, n: [usize; 2]) -> R<Row> {
     let b = Backend::Cuda(cuda.clone());
     let (pname, p) = prec::<T>();
@@ -204,47 +257,29 @@ fn jacobi<T: Real>(cuda: &Cuda, hand: Option<&Hand>, n: [usize; 2]) -> R<Row> {
     })?;
     let shape = cuda.launch_shape(&suite::jacobi::CODE, p, [n[0], n[1], 1]);
     let hand_out = Field::<T>::zeros_on(&b, &n, 0)?;
-    let (hand_res, diff) = match hand {
-        Some(h) => {
-            let ((pu, su, _), (pf, sf, _), (po, so, _)) = (ptr(&u), ptr(&f), ptr(&hand_out));
-            let name = format!("jacobi5_{pname}");
-            let (t, s) = Hand::best(cuda, SHAPES_2D, |blk| {
-                h.launch(
-                    cuda,
-                    &name,
-                    grid(&n, blk),
-                    blk,
-                    &[
-                        Arg::Ptr(pu),
-                        Arg::Ptr(pf),
-                        Arg::Ptr(po),
-                        Arg::Int(n[0] as i32),
-                        Arg::Int(n[1] as i32),
-                        Arg::Int(su),
-                        Arg::Int(sf),
-                        Arg::Int(so),
-                        Arg::Real(h2.as_f64(), p),
-                        Arg::Real(w.as_f64(), p),
-                    ],
-                )
-            })?;
-            (
-                Some((t, format!("{}x{}", s[0], s[1]))),
-                Some(difference(&out, &hand_out)?),
-            )
-        }
-        None => (None, None),
-    };
-    Ok(Row {
-        kernel: "jacobi (5-point, 2D)",
-        precision: pname,
-        size: size(&n),
-        bytes: 3.0 * (n[0] * n[1] * std::mem::size_of::<T>()) as f64,
+    let ((pu, su, _), (pf, sf, _), (po, so, _)) = (ptr(&u), ptr(&f), ptr(&hand_out));
+    let args = [
+        Arg::Ptr(pu),
+        Arg::Ptr(pf),
+        Arg::Ptr(po),
+        Arg::Int(n[0] as i32),
+        Arg::Int(n[1] as i32),
+        Arg::Int(su),
+        Arg::Int(sf),
+        Arg::Int(so),
+        Arg::Real(h2.as_f64(), p),
+        Arg::Real(w.as_f64(), p),
+    ];
+    let name = format!("jacobi5_{pname}");
+    let hand = against_hand(cuda, hand, &name, SHAPES_2D, &n, &args, &out, &hand_out)?;
+    Ok(stencil_row::<T>(
+        "jacobi (5-point, 2D)",
+        &n,
+        3.0,
         gen_s,
-        shape: shape.to_string(),
-        hand: hand_res,
-        diff,
-    })
+        shape,
+        hand,
+    ))
 }
 
 fn lap9<T: Real>(cuda: &Cuda, hand: Option<&Hand>, n: [usize; 2]) -> R<Row> {
@@ -259,44 +294,26 @@ fn lap9<T: Real>(cuda: &Cuda, hand: Option<&Hand>, n: [usize; 2]) -> R<Row> {
     })?;
     let shape = cuda.launch_shape(&suite::lap9::CODE, p, [n[0], n[1], 1]);
     let hand_out = Field::<T>::zeros_on(&b, &n, 0)?;
-    let (hand_res, diff) = match hand {
-        Some(h) => {
-            let ((pu, su, _), (po, so, _)) = (ptr(&u), ptr(&hand_out));
-            let name = format!("lap9_{pname}");
-            let (t, sh) = Hand::best(cuda, SHAPES_2D, |blk| {
-                h.launch(
-                    cuda,
-                    &name,
-                    grid(&n, blk),
-                    blk,
-                    &[
-                        Arg::Ptr(pu),
-                        Arg::Ptr(po),
-                        Arg::Int(n[0] as i32),
-                        Arg::Int(n[1] as i32),
-                        Arg::Int(su),
-                        Arg::Int(so),
-                        Arg::Real(s.as_f64(), p),
-                    ],
-                )
-            })?;
-            (
-                Some((t, format!("{}x{}", sh[0], sh[1]))),
-                Some(difference(&out, &hand_out)?),
-            )
-        }
-        None => (None, None),
-    };
-    Ok(Row {
-        kernel: "lap9 (9-point, 2D)",
-        precision: pname,
-        size: size(&n),
-        bytes: 2.0 * (n[0] * n[1] * std::mem::size_of::<T>()) as f64,
+    let ((pu, su, _), (po, so, _)) = (ptr(&u), ptr(&hand_out));
+    let args = [
+        Arg::Ptr(pu),
+        Arg::Ptr(po),
+        Arg::Int(n[0] as i32),
+        Arg::Int(n[1] as i32),
+        Arg::Int(su),
+        Arg::Int(so),
+        Arg::Real(s.as_f64(), p),
+    ];
+    let name = format!("lap9_{pname}");
+    let hand = against_hand(cuda, hand, &name, SHAPES_2D, &n, &args, &out, &hand_out)?;
+    Ok(stencil_row::<T>(
+        "lap9 (9-point, 2D)",
+        &n,
+        2.0,
         gen_s,
-        shape: shape.to_string(),
-        hand: hand_res,
-        diff,
-    })
+        shape,
+        hand,
+    ))
 }
 
 fn lap7<T: Real>(cuda: &Cuda, hand: Option<&Hand>, n: [usize; 3]) -> R<Row> {
@@ -311,47 +328,29 @@ fn lap7<T: Real>(cuda: &Cuda, hand: Option<&Hand>, n: [usize; 3]) -> R<Row> {
     })?;
     let shape = cuda.launch_shape(&suite::lap7::CODE, p, n);
     let hand_out = Field::<T>::zeros_on(&b, &n, 0)?;
-    let (hand_res, diff) = match hand {
-        Some(h) => {
-            let ((pu, suy, suz), (po, soy, soz)) = (ptr(&u), ptr(&hand_out));
-            let name = format!("lap7_{pname}");
-            let (t, sh) = Hand::best(cuda, SHAPES_3D, |blk| {
-                h.launch(
-                    cuda,
-                    &name,
-                    grid(&n, blk),
-                    blk,
-                    &[
-                        Arg::Ptr(pu),
-                        Arg::Ptr(po),
-                        Arg::Int(n[0] as i32),
-                        Arg::Int(n[1] as i32),
-                        Arg::Int(n[2] as i32),
-                        Arg::Int(suy),
-                        Arg::Int(suz),
-                        Arg::Int(soy),
-                        Arg::Int(soz),
-                        Arg::Real(s.as_f64(), p),
-                    ],
-                )
-            })?;
-            (
-                Some((t, format!("{}x{}x{}", sh[0], sh[1], sh[2]))),
-                Some(difference(&out, &hand_out)?),
-            )
-        }
-        None => (None, None),
-    };
-    Ok(Row {
-        kernel: "lap7 (7-point, 3D)",
-        precision: pname,
-        size: size(&n),
-        bytes: 2.0 * (n[0] * n[1] * n[2] * std::mem::size_of::<T>()) as f64,
+    let ((pu, suy, suz), (po, soy, soz)) = (ptr(&u), ptr(&hand_out));
+    let args = [
+        Arg::Ptr(pu),
+        Arg::Ptr(po),
+        Arg::Int(n[0] as i32),
+        Arg::Int(n[1] as i32),
+        Arg::Int(n[2] as i32),
+        Arg::Int(suy),
+        Arg::Int(suz),
+        Arg::Int(soy),
+        Arg::Int(soz),
+        Arg::Real(s.as_f64(), p),
+    ];
+    let name = format!("lap7_{pname}");
+    let hand = against_hand(cuda, hand, &name, SHAPES_3D, &n, &args, &out, &hand_out)?;
+    Ok(stencil_row::<T>(
+        "lap7 (7-point, 3D)",
+        &n,
+        2.0,
         gen_s,
-        shape: shape.to_string(),
-        hand: hand_res,
-        diff,
-    })
+        shape,
+        hand,
+    ))
 }
 
 fn maxabs<T: Real>(cuda: &Cuda, hand: Option<&Hand>, n: [usize; 2]) -> R<Row> {
@@ -416,16 +415,14 @@ fn maxabs<T: Real>(cuda: &Cuda, hand: Option<&Hand>, n: [usize; 2]) -> R<Row> {
         }
         None => (None, None),
     };
-    Ok(Row {
-        kernel: "max |u| (reduction, 2D)",
-        precision: pname,
-        size: size(&n),
-        bytes: (n[0] * n[1] * std::mem::size_of::<T>()) as f64,
+    Ok(stencil_row::<T>(
+        "max |u| (reduction, 2D)",
+        &n,
+        1.0,
         gen_s,
-        shape: shape.to_string(),
-        hand: hand_res,
-        diff,
-    })
+        shape,
+        (hand_res, diff),
+    ))
 }
 
 fn main() -> R<()> {
