@@ -57,7 +57,7 @@ function layout() {
 }
 
 function sendView() {
-  send({ view: layout(), field });
+  send({ view: layout() });
 }
 
 function connect() {
@@ -108,12 +108,15 @@ function setField(i) {
 }
 
 let lastStatus = null;
+const num = (x) => (typeof x === "number" ? x : NaN);
 function showStatus(s) {
+  // Frames and status messages may arrive out of order: keep the newest.
+  if (lastStatus && num(s.seq) < num(lastStatus.seq)) return;
   lastStatus = s;
-  $("time").textContent = s.time.toPrecision(6);
+  $("time").textContent = num(s.time).toPrecision(6);
   $("step").textContent = s.step;
-  $("rate").textContent = s.steps_per_second.toFixed(1);
-  $("progress").value = s.progress;
+  $("rate").textContent = num(s.steps_per_second).toFixed(1);
+  $("progress").value = num(s.progress) || 0;
   paused = s.paused;
   $("pause").textContent = paused ? "Resume" : "Pause";
   $("state").textContent = s.finished ? "run finished" : paused ? "paused" : "running";
@@ -133,7 +136,8 @@ function frame(buffer) {
     if (kind === "relief" || kind === "lines") fixed[kind] = { w: header.width, h: header.height, v: layers[kind] };
   }
   showStatus(header.status);
-  if (header.field !== field) return; // drawn before this page picked another field
+  // The field is shared by every page: follow another page's choice.
+  if (header.field !== field && description) setField(header.field);
   lastFrame = { header, layers };
   draw();
 }
@@ -274,7 +278,11 @@ function drawBar() {
 
 $("pause").onclick = () => send({ pause: !paused });
 $("checkpoint").onclick = () => send({ checkpoint: true });
-$("field").onchange = (e) => { setField(Number(e.target.value)); send({ field }); draw(); };
+$("field").onchange = (e) => {
+  setField(Number(e.target.value));
+  send({ field });
+  lastFrame = null; // the next frame shows the new field
+};
 const setRange = () => {
   const lo = Number($("low").value);
   const hi = Number($("high").value);
@@ -289,5 +297,9 @@ $("fit").onclick = () => {
   for (const x of lastFrame.layers.values) if (!Number.isNaN(x)) { lo = Math.min(lo, x); hi = Math.max(hi, x); }
   if (hi > lo) { $("low").value = lo; $("high").value = hi; setRange(); }
 };
-window.addEventListener("resize", sendView);
+let resizing = null;
+window.addEventListener("resize", () => {
+  clearTimeout(resizing);
+  resizing = setTimeout(sendView, 150);
+});
 connect();

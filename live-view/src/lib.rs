@@ -19,7 +19,7 @@ mod shared;
 mod watcher;
 
 pub use downsample::Downsampler;
-pub use live::{FrameRequest, LiveView, Progress, Tick};
+pub use live::{FrameRequest, LiveView, Progress};
 pub use protocol::{Command, Description, FieldInfo, Frame, LayerKind, Mark, Palette, Status};
 pub use served::{ServedRun, SERVING_AT};
 pub use watcher::{Received, Watcher};

@@ -7,6 +7,7 @@ use crate::server::Server;
 use crate::shared::{status_message, Shared};
 use crate::Error;
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -40,14 +41,6 @@ pub struct FrameRequest {
     pub full: bool,
 }
 
-/// What a tick asks of the run besides going on.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Tick {
-    /// A page asked for a checkpoint: write one, then tell the page with
-    /// [`LiveView::notice`].
-    pub checkpoint: bool,
-}
-
 /// A live view being served; dropping it stops the server.
 pub struct LiveView {
     shared: Arc<Shared>,
@@ -56,8 +49,13 @@ pub struct LiveView {
     last_frame: Option<Instant>,
     frame_cost: Duration,
     last_status: Instant,
+    last_checkpoint: Option<Instant>,
     rate: Rate,
+    interrupt: Option<Arc<AtomicBool>>,
 }
+
+/// Checkpoint requests closer than this to the last checkpoint are dropped.
+const CHECKPOINT_SPACING: Duration = Duration::from_secs(2);
 
 impl LiveView {
     /// Serves the live view of a run described by `description` at `address` (port 0
@@ -78,8 +76,17 @@ impl LiveView {
             last_frame: None,
             frame_cost: Duration::ZERO,
             last_status: Instant::now(),
+            last_checkpoint: None,
             rate: Rate::new(),
+            interrupt: None,
         })
+    }
+
+    /// Ends a pause when `flag` is set (by a Ctrl-C handler), so that an interrupted run
+    /// can stop even while a page holds it.
+    pub fn interrupted_by(mut self, flag: Arc<AtomicBool>) -> LiveView {
+        self.interrupt = Some(flag);
+        self
     }
 
     /// The address being served (with the port chosen, if it was 0).
@@ -94,24 +101,32 @@ impl LiveView {
 
     /// Called by the run once per step: updates the status, makes a frame with `draw`
     /// when one is due (a page is connected, the last frame is old enough, and making
-    /// frames stays within a few percent of the run's time), and waits while a page has
-    /// paused the run (still drawing when a page asks). Returns early, even while paused,
-    /// when a checkpoint is asked for.
+    /// frames stays within a few percent of the run's time), writes a checkpoint with
+    /// `checkpoint` when a page asks (it returns what to tell the page), and waits while a
+    /// page has paused the run: drawing when a page changes field or view, writing
+    /// checkpoints, until a page resumes or the interrupt flag is set.
     pub fn tick<E: From<Error>>(
         &mut self,
         progress: Progress,
         mut draw: impl FnMut(&FrameRequest) -> Result<Frame, E>,
-    ) -> Result<Tick, E> {
-        self.status.time = progress.time;
+        mut checkpoint: impl FnMut() -> Result<String, E>,
+    ) -> Result<(), E> {
+        self.status.time = finite(progress.time);
         self.status.step = progress.step;
-        self.status.progress = progress.fraction.clamp(0.0, 1.0);
+        self.status.progress = finite(progress.fraction).clamp(0.0, 1.0);
         self.status.steps_per_second = self.rate.update(progress.step);
         loop {
-            let (request, paused, checkpoint) = {
+            let (request, paused, asked) = {
                 let mut c = self.shared.controls();
-                let checkpoint = std::mem::take(&mut c.checkpoint);
-                let due =
-                    self.shared.viewers() > 0 && (c.frame_now || self.frame_is_due() && !c.paused);
+                let asked = std::mem::take(&mut c.checkpoint);
+                // Running, frames come at their pace whatever the pages ask; paused, when
+                // a page asks.
+                let due = self.shared.viewers() > 0
+                    && if c.paused {
+                        c.frame_now
+                    } else {
+                        self.frame_is_due()
+                    };
                 let request = due.then(|| {
                     let r = FrameRequest {
                         field: c.field,
@@ -122,9 +137,13 @@ impl LiveView {
                     c.full = false;
                     r
                 });
-                (request, c.paused, checkpoint)
+                (request, c.paused, asked)
             };
-            self.status.paused = paused;
+            let interrupted = self
+                .interrupt
+                .as_ref()
+                .is_some_and(|f| f.load(Ordering::SeqCst));
+            self.status.paused = paused && !interrupted;
             if let Some(request) = request {
                 let started = Instant::now();
                 let frame = draw(&request)?;
@@ -134,11 +153,17 @@ impl LiveView {
             } else if self.last_status.elapsed() >= STATUS_INTERVAL {
                 self.publish_status();
             }
-            if checkpoint {
-                return Ok(Tick { checkpoint: true });
+            let spaced = match self.last_checkpoint {
+                None => true,
+                Some(t) => t.elapsed() >= CHECKPOINT_SPACING,
+            };
+            if asked && spaced {
+                let text = checkpoint()?;
+                self.last_checkpoint = Some(Instant::now());
+                self.notice(text);
             }
-            if !paused {
-                return Ok(Tick::default());
+            if !paused || interrupted {
+                return Ok(());
             }
             self.publish_status();
             let c = self.shared.controls();
@@ -164,9 +189,9 @@ impl LiveView {
         progress: Progress,
         draw: impl FnOnce(&FrameRequest) -> Result<Frame, E>,
     ) -> Result<(), E> {
-        self.status.time = progress.time;
+        self.status.time = finite(progress.time);
         self.status.step = progress.step;
-        self.status.progress = progress.fraction.clamp(0.0, 1.0);
+        self.status.progress = finite(progress.fraction).clamp(0.0, 1.0);
         self.status.paused = false;
         self.status.finished = true;
         if self.shared.viewers() > 0 {
@@ -196,6 +221,7 @@ impl LiveView {
     }
 
     fn publish_frame(&mut self, frame: &Frame) -> Result<(), Error> {
+        self.status.seq += 1;
         let bytes = frame.encode(&self.status)?;
         self.shared.frames.send_replace(Some(bytes.into()));
         self.last_status = Instant::now();
@@ -203,10 +229,20 @@ impl LiveView {
     }
 
     fn publish_status(&mut self) {
+        self.status.seq += 1;
         self.shared
             .status
             .send_replace(status_message(&self.status));
         self.last_status = Instant::now();
+    }
+}
+
+/// `x`, or 0 where it is not finite (JSON has no NaN).
+fn finite(x: f64) -> f64 {
+    if x.is_finite() {
+        x
+    } else {
+        0.0
     }
 }
 

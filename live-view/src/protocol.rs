@@ -3,8 +3,8 @@
 //! On connecting, a page receives the run's [`Description`] as a JSON text message
 //! (`{"kind": "hello", ...}`), then [`Status`] messages (`{"kind": "status", ...}`, a few
 //! per second) and frames as binary messages: a little-endian `u32` byte length, a JSON
-//! header (`{"kind": "frame", "field", "width", "height", "layers", "status"}`), zero
-//! padding to a multiple of four bytes, then each layer's `width * height` little-endian
+//! header (`{"kind": "frame", "field", "width", "height", "layers", "status"}`), spaces
+//! (JSON white space) to a multiple of four bytes, then each layer's `width * height` little-endian
 //! `f32` values, row by row from the south-west corner (NaN where there is nothing to show).
 //! The page sends [`Command`]s as JSON text.
 
@@ -65,6 +65,9 @@ pub struct Mark {
 /// The run's state as a page shows it.
 #[derive(Clone, Debug, Default, Serialize, PartialEq)]
 pub struct Status {
+    /// Counts the statuses sent: a page ignores one older than what it has shown (frames
+    /// and status messages may arrive in either order).
+    pub seq: u64,
     /// The simulated time (seconds), or the sweep for runs without time.
     pub time: f64,
     /// Steps taken.

@@ -10,6 +10,9 @@ use std::process::{Child, Command, Stdio};
 /// The line a serving program prints, before the address and a slash.
 pub const SERVING_AT: &str = "live view at http://";
 
+/// How long a program may take to say where it serves.
+const STARTING: std::time::Duration = std::time::Duration::from_secs(120);
+
 /// A running program that serves a live view; killed when dropped.
 pub struct ServedRun {
     child: Child,
@@ -18,8 +21,8 @@ pub struct ServedRun {
 
 impl ServedRun {
     /// Starts `program` with `--serve 127.0.0.1:0` added to its arguments and waits for
-    /// the line saying where it serves. Its standard output is read (and dropped) from
-    /// then on, so that it never blocks on a full pipe.
+    /// the line saying where it serves (at most two minutes). Its standard output is read
+    /// (and dropped) from then on, so that it never blocks on a full pipe.
     pub fn start(mut program: Command) -> Result<ServedRun, Error> {
         let failed = |e: String| Error::Frame(format!("starting a served run: {e}"));
         let mut child = program
@@ -31,23 +34,32 @@ impl ServedRun {
             .stdout
             .take()
             .ok_or_else(|| failed("no output".into()))?;
-        let mut lines = BufReader::new(stdout).lines();
         let mut run = ServedRun {
             child,
             address: SocketAddr::from(([127, 0, 0, 1], 0)),
         };
-        run.address = loop {
-            let Some(Ok(line)) = lines.next() else {
-                return Err(failed("it ended before saying where it serves".into()));
-            };
-            if let Some(rest) = line.strip_prefix(SERVING_AT) {
-                break rest
-                    .trim_end_matches('/')
-                    .parse()
-                    .map_err(|_| failed(format!("not an address: {rest}")))?;
+        // The output is read on a thread of its own (to the end, so that the program never
+        // blocks on a full pipe); the address comes back through a channel.
+        let (found, address) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut found = Some(found);
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if let Some(rest) = line.strip_prefix(SERVING_AT) {
+                    if let Some(f) = found.take() {
+                        let _ = f.send(rest.trim_end_matches('/').to_string());
+                    }
+                }
             }
-        };
-        std::thread::spawn(move || lines.for_each(drop));
+        });
+        let text = address.recv_timeout(STARTING).map_err(|_| {
+            failed(format!(
+                "it did not say where it serves within {} s (or ended first)",
+                STARTING.as_secs()
+            ))
+        })?;
+        run.address = text
+            .parse()
+            .map_err(|_| failed(format!("not an address: {text}")))?;
         Ok(run)
     }
 

@@ -2,9 +2,10 @@
 //! and the frame stream at `/stream`. Nothing else is served (every other path is 404,
 //! every other method 405), nothing is read from the file system, requests with huge
 //! heads are refused by hyper (431), and a stream from another origin is refused (403),
-//! so that no other web site the user visits can drive the run; bound to a loopback
-//! address, it also refuses requests naming any host but this machine's loopback names
-//! (421), so that a web site whose name resolves to 127.0.0.1 gets nothing either.
+//! so that no other web site the user visits can drive the run; requests that name their
+//! host other than by an IP address or `localhost` are refused (421), so that a web site
+//! whose name resolves to this machine gets nothing either, and the page may not be
+//! framed by another site.
 
 use crate::protocol::Command;
 use crate::shared::Shared;
@@ -56,10 +57,7 @@ impl Server {
             .route("/view.css", get(style))
             .route("/stream", get(stream))
             .fallback(not_found)
-            .layer(axum::middleware::from_fn_with_state(
-                bound.ip().is_loopback(),
-                check_host,
-            ))
+            .layer(axum::middleware::from_fn(check_host))
             .with_state(shared);
         let thread = std::thread::Builder::new()
             .name("live-view".into())
@@ -110,8 +108,9 @@ fn asset(kind: &'static str, body: &'static str) -> Response {
             (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
             (
                 header::CONTENT_SECURITY_POLICY,
-                "default-src 'self'; connect-src 'self'; img-src 'self' data:",
+                "default-src 'self'; connect-src 'self'; img-src 'self' data:; frame-ancestors 'none'",
             ),
+            (header::X_FRAME_OPTIONS, "DENY"),
         ],
         body,
     )
@@ -138,24 +137,30 @@ async fn not_found() -> Response {
         .into_response()
 }
 
-/// Refuses (421) a request to a loopback-bound server that names a host other than this
-/// machine's loopback names: a web site whose name was pointed at 127.0.0.1 ("DNS
-/// rebinding") gets nothing. A server bound to another address answers every name.
-async fn check_host(
-    State(loopback_only): State<bool>,
-    request: axum::extract::Request,
-    next: axum::middleware::Next,
-) -> Response {
-    let host = request
-        .headers()
-        .get(header::HOST)
-        .and_then(|h| h.to_str().ok())
-        .map(|h| h.rsplit_once(':').map_or(h, |(name, _)| name));
-    let local = matches!(host, Some("127.0.0.1" | "localhost" | "[::1]"));
-    if loopback_only && !local {
+/// The host a request names, without its port (`[::1]` keeps its brackets).
+fn host_name(headers: &HeaderMap) -> Option<&str> {
+    let host = headers.get(header::HOST)?.to_str().ok()?;
+    if host.starts_with('[') {
+        return host.find(']').map(|end| &host[..=end]);
+    }
+    Some(host.rsplit_once(':').map_or(host, |(name, _)| name))
+}
+
+/// Refuses (421) a request that names its host by anything but an IP address or
+/// `localhost`: a web site whose name was pointed at this machine ("DNS rebinding") gets
+/// nothing, whatever address the server is bound to.
+async fn check_host(request: axum::extract::Request, next: axum::middleware::Next) -> Response {
+    let allowed = host_name(request.headers()).is_some_and(|h| {
+        h == "localhost"
+            || h.trim_start_matches('[')
+                .trim_end_matches(']')
+                .parse::<std::net::IpAddr>()
+                .is_ok()
+    });
+    if !allowed {
         return (
             StatusCode::MISDIRECTED_REQUEST,
-            "this live view answers to 127.0.0.1, localhost and [::1] only\n",
+            "the live view answers to IP addresses and localhost only\n",
         )
             .into_response();
     }
@@ -189,22 +194,22 @@ async fn stream(
         )
             .into_response();
     }
-    if shared.viewers() >= MOST_VIEWERS {
+    let Some(slot) = Viewer::reserve(&shared) else {
         return (
             StatusCode::SERVICE_UNAVAILABLE,
             "too many pages are watching\n",
         )
             .into_response();
-    }
+    };
     upgrade
         .max_message_size(LARGEST_COMMAND)
         .max_frame_size(LARGEST_COMMAND)
-        .on_upgrade(move |socket| watch(socket, shared))
+        .on_upgrade(move |socket| watch(socket, shared, slot))
 }
 
 /// Streams the hello, the status and the frames to one page and applies its commands,
 /// until it leaves or stops accepting messages.
-async fn watch(mut socket: WebSocket, shared: Arc<Shared>) {
+async fn watch(mut socket: WebSocket, shared: Arc<Shared>, _slot: Viewer) {
     shared.connected();
     let mut frames = shared.frames.subscribe();
     let mut status = shared.status.subscribe();
@@ -244,7 +249,24 @@ async fn watch(mut socket: WebSocket, shared: Arc<Shared>) {
             }
         };
     }
-    shared.disconnected();
+}
+
+/// A page's place among the [`MOST_VIEWERS`], taken before the upgrade and given back when
+/// dropped (the page left, or the upgrade failed).
+struct Viewer(Arc<Shared>);
+
+impl Viewer {
+    fn reserve(shared: &Arc<Shared>) -> Option<Viewer> {
+        shared
+            .take_viewer(MOST_VIEWERS)
+            .then(|| Viewer(shared.clone()))
+    }
+}
+
+impl Drop for Viewer {
+    fn drop(&mut self) {
+        self.0.disconnected();
+    }
 }
 
 /// Sends `message`, giving up on a page that does not take it within [`SEND_TIMEOUT`].

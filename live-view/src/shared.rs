@@ -100,9 +100,17 @@ impl Shared {
         self.woken.notify_all();
     }
 
-    /// A page connected: it wants a full frame soon.
+    /// Takes one of `most` places for a page; false when all are taken.
+    pub fn take_viewer(&self, most: usize) -> bool {
+        self.viewers
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
+                (n < most).then_some(n + 1)
+            })
+            .is_ok()
+    }
+
+    /// A page connected (its place taken): it wants a full frame soon.
     pub fn connected(&self) {
-        self.viewers.fetch_add(1, Ordering::SeqCst);
         let mut c = self.controls();
         c.frame_now = true;
         c.full = true;
@@ -110,7 +118,7 @@ impl Shared {
         self.woken.notify_all();
     }
 
-    /// A page left.
+    /// A page left (or never connected): its place is free.
     pub fn disconnected(&self) {
         self.viewers.fetch_sub(1, Ordering::SeqCst);
     }

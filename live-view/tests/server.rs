@@ -24,8 +24,8 @@ fn description() -> Description {
     }
 }
 
-/// A run on a thread of its own: steps as fast as it can, drawing a 4 x 2 ramp shifted by
-/// the step, until `stop`. Counts its steps and the checkpoints asked for.
+/// A run on a thread of its own: steps every 0.2 ms, drawing a `width` x `height` ramp
+/// shifted by the step, until `stop`. Counts its steps and the checkpoints it wrote.
 struct Run {
     address: SocketAddr,
     steps: Arc<AtomicU64>,
@@ -35,7 +35,7 @@ struct Run {
 }
 
 impl Run {
-    fn start() -> Run {
+    fn start(width: usize, height: usize) -> Run {
         let mut view = LiveView::serve("127.0.0.1:0".parse().unwrap(), &description()).unwrap();
         let address = view.address();
         let steps = Arc::new(AtomicU64::new(0));
@@ -52,16 +52,18 @@ impl Run {
                     step,
                     fraction: 0.0,
                 };
-                let tick = view
-                    .tick::<live_view::Error>(progress, |r| {
-                        let v = (0..8).map(|k| (k as u64 + step) as f32).collect();
-                        Ok(Frame::values(r.field, 4, 2, v))
-                    })
-                    .unwrap();
-                if tick.checkpoint {
+                let draw = |r: &live_view::FrameRequest| {
+                    let v = (0..width * height)
+                        .map(|k| (k as u64 + step) as f32)
+                        .collect();
+                    Ok(Frame::values(r.field, width, height, v))
+                };
+                let write = || {
                     c.fetch_add(1, Ordering::SeqCst);
-                    view.notice("checkpoint written");
-                }
+                    Ok("checkpoint written".to_string())
+                };
+                view.tick::<live_view::Error>(progress, draw, write)
+                    .unwrap();
                 std::thread::sleep(Duration::from_micros(200));
             }
         });
@@ -100,7 +102,7 @@ fn status_line(response: &str) -> &str {
 
 #[test]
 fn serves_the_page_and_its_assets_and_nothing_else() {
-    let run = Run::start();
+    let run = Run::start(4, 2);
     let get = |path: &str| {
         http(
             run.address,
@@ -131,7 +133,7 @@ fn serves_the_page_and_its_assets_and_nothing_else() {
 
 #[test]
 fn malformed_and_oversized_requests_get_an_error_status_and_the_run_goes_on() {
-    let run = Run::start();
+    let run = Run::start(4, 2);
     let huge = format!(
         "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: {}\r\n\r\n",
         "a".repeat(1 << 20)
@@ -208,7 +210,8 @@ where
                 let header: serde_json::Value = serde_json::from_slice(&b[4..4 + len]).unwrap();
                 let at = 4 + len.div_ceil(4) * 4;
                 let first = f32::from_le_bytes(b[at..at + 4].try_into().unwrap());
-                assert_eq!(b.len(), at + 4 * 8);
+                let n = header["width"].as_u64().unwrap() * header["height"].as_u64().unwrap();
+                assert_eq!(b.len(), at + 4 * n as usize);
                 return (header, first);
             }
             _ => {}
@@ -218,7 +221,7 @@ where
 
 #[test]
 fn a_page_gets_frames_pauses_resumes_and_asks_for_checkpoints() {
-    let run = Run::start();
+    let run = Run::start(4, 2);
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -264,6 +267,16 @@ fn a_page_gets_frames_pauses_resumes_and_asks_for_checkpoints() {
             }
         }
         assert_eq!(run.checkpoints.load(Ordering::SeqCst), 1);
+        // Asked again at once: one checkpoint is enough.
+        ws.send(Message::Text(r#"{"checkpoint": true}"#.into()))
+            .await
+            .unwrap();
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        assert_eq!(run.checkpoints.load(Ordering::SeqCst), 1);
+        assert!(
+            run.steps.load(Ordering::SeqCst) <= held + 1,
+            "the run went on after a checkpoint while paused"
+        );
         // Garbage and unknown commands are ignored.
         ws.send(Message::Text("{not json".into())).await.unwrap();
         ws.send(Message::Text(r#"{"delete": "/"}"#.into()))
@@ -272,23 +285,43 @@ fn a_page_gets_frames_pauses_resumes_and_asks_for_checkpoints() {
         ws.send(Message::Text(r#"{"pause": false}"#.into()))
             .await
             .unwrap();
-        tokio::time::sleep(Duration::from_millis(300)).await;
-        assert!(
-            run.steps.load(Ordering::SeqCst) > held + 10,
-            "the run did not resume"
-        );
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while run.steps.load(Ordering::SeqCst) <= held + 10 {
+            assert!(Instant::now() < deadline, "the run did not resume");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
         // A message above the limit closes this page's stream, nothing else.
         let _ = ws.send(Message::Text("x".repeat(1 << 16).into())).await;
+        let closed = tokio::time::timeout(Duration::from_secs(20), async {
+            loop {
+                match ws.next().await {
+                    None | Some(Err(_)) | Some(Ok(Message::Close(_))) => break,
+                    Some(Ok(_)) => {}
+                }
+            }
+        })
+        .await;
+        assert!(closed.is_ok(), "an oversized message left the stream open");
     });
     let before = run.steps.load(Ordering::SeqCst);
     std::thread::sleep(Duration::from_millis(100));
     assert!(run.steps.load(Ordering::SeqCst) > before);
 }
 
+/// Steps the run takes in `span`.
+fn steps_in(run: &Run, span: Duration) -> u64 {
+    let start = run.steps.load(Ordering::SeqCst);
+    std::thread::sleep(span);
+    run.steps.load(Ordering::SeqCst) - start
+}
+
 #[test]
 fn a_page_that_never_reads_does_not_slow_the_run() {
-    let run = Run::start();
-    // Pages that connect and never read a byte: frames pile up in no queue.
+    // Frames of 4 MB: a page that never reads fills its socket within a few frames.
+    let run = Run::start(1024, 1024);
+    let alone = steps_in(&run, Duration::from_secs(1));
+    // Pages that connect and never read a byte: frames pile up in no queue, and after 5 s
+    // of a blocked send the server drops them.
     let idle: Vec<TcpStream> = (0..3)
         .map(|_| {
             let mut s = TcpStream::connect(run.address).unwrap();
@@ -297,14 +330,11 @@ fn a_page_that_never_reads_does_not_slow_the_run() {
             s
         })
         .collect();
-    std::thread::sleep(Duration::from_millis(200));
-    let start = run.steps.load(Ordering::SeqCst);
-    std::thread::sleep(Duration::from_secs(1));
-    let steps = run.steps.load(Ordering::SeqCst) - start;
-    // The run sleeps 0.2 ms a step: it takes hundreds of steps a second unless held up.
+    let watched = steps_in(&run, Duration::from_secs(7));
+    // Making frames takes at most a few percent of the run; blocked pages take nothing.
     assert!(
-        steps > 200,
-        "only {steps} steps in a second with idle pages attached"
+        watched as f64 / 7.0 > 0.5 * alone as f64,
+        "{watched} steps in 7 s with idle pages, {alone} in 1 s without"
     );
     drop(idle);
 }

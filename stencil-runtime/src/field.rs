@@ -428,6 +428,14 @@ impl<T: Element> Field<T> {
         }
     }
 
+    /// The stream a device field's work is queued on (`None` on the host).
+    pub(crate) fn device_stream(&self) -> Option<&std::sync::Arc<crate::cuda::Stream>> {
+        match &self.storage {
+            Storage::Host(_) => None,
+            Storage::Device(b) => Some(&b.stream),
+        }
+    }
+
     /// Number of elements stored, halo and row padding included.
     pub fn storage_len(&self) -> usize {
         self.layout.len

@@ -1,7 +1,7 @@
 //! `cavity --serve`: the live view in a real browser (headless Chromium), and a run that
 //! serves bad requests and an idle page ending exactly as one that serves nothing.
 
-use live_view::ServedRun;
+use live_view::{ServedRun, Watcher};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
@@ -154,7 +154,7 @@ fn http(address: SocketAddr, request: &[u8]) -> String {
 
 #[test]
 fn bad_requests_and_an_idle_page_leave_the_results_unchanged() {
-    let args = ["--n", "33", "--t-end", "0.5", "--check-every", "1"];
+    let args = ["--n", "33", "--t-end", "20", "--check-every", "1"];
     let plain = tempfile::tempdir().unwrap();
     let status = Command::new(env!("CARGO_BIN_EXE_cavity"))
         .args(args)
@@ -169,26 +169,31 @@ fn bad_requests_and_an_idle_page_leave_the_results_unchanged() {
     full.extend(["--out", served.path().to_str().unwrap()]);
     let mut run = serve(&full);
     let address = run.address();
+    // Hold the run while the bad requests come, so that they meet it running.
+    let mut page = Watcher::connect(address, [64, 64]).unwrap();
+    page.send(&serde_json::json!({ "pause": true })).unwrap();
     // A page that connects and never reads.
     let mut idle = TcpStream::connect(address).unwrap();
     idle.write_all(b"GET /stream HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n").unwrap();
-    let mut answers = vec![];
-    answers.push(http(
-        address,
-        b"GET /nothing/here HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n",
-    ));
-    answers.push(http(
-        address,
-        format!(
-            "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX: {}\r\n\r\n",
-            "y".repeat(1 << 20)
-        )
-        .as_bytes(),
-    ));
-    answers.push(http(address, b"\x00\x01garbage\r\n\r\n"));
+    let answers = [
+        http(
+            address,
+            b"GET /nothing/here HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n",
+        ),
+        http(
+            address,
+            format!(
+                "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX: {}\r\n\r\n",
+                "y".repeat(1 << 20)
+            )
+            .as_bytes(),
+        ),
+        http(address, b"\x00\x01garbage\r\n\r\n"),
+    ];
     assert!(answers[0].starts_with("HTTP/1.1 404"), "{}", answers[0]);
     assert!(answers[1].starts_with("HTTP/1.1 431"), "{}", answers[1]);
     assert!(answers[2].starts_with("HTTP/1.1 400"), "{}", answers[2]);
+    page.send(&serde_json::json!({ "pause": false })).unwrap();
     assert!(run.wait().unwrap(), "the served run failed");
     drop(idle);
 

@@ -220,15 +220,15 @@ impl<T: Real> Run<T> {
                 self.save_checkpoint()?;
             }
             if let Some((view, painter)) = &mut live {
-                let tick = view.tick(self.progress(), |r| painter.draw(&self.flow, r))?;
-                if tick.checkpoint {
+                let write = || -> Result<String, FloodError> {
                     self.save_checkpoint()?;
-                    view.notice(format!(
+                    Ok(format!(
                         "checkpoint written at t = {:.2} s: {}",
                         self.flow.time(),
                         self.options.out.join("checkpoint.bin").display()
-                    ));
-                }
+                    ))
+                };
+                view.tick(self.progress(), |r| painter.draw(&self.flow, r), write)?;
             }
             if last_draw.elapsed() > Duration::from_millis(200) {
                 self.draw(&bar, start, t_start);

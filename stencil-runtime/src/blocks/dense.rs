@@ -62,6 +62,17 @@ impl<T: Real> BlockField<T> {
                         "BlockField::copy_into_dense: the fields live on different devices".into(),
                     ));
                 }
+                // The copies are ordered with the dense field's other work only on one
+                // stream.
+                if !dense
+                    .device_stream()
+                    .is_some_and(|s| std::sync::Arc::ptr_eq(s, stream))
+                {
+                    return Err(Error::InvalidField(
+                        "BlockField::copy_into_dense: the fields were made on different streams of the device: make both on one backend"
+                            .into(),
+                    ));
+                }
                 let size_t = std::mem::size_of::<T>();
                 for (slot, o, size) in blocks {
                     for k in 0..size[2] {

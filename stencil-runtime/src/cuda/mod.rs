@@ -33,7 +33,7 @@ pub use tune::{LaunchShape, Tuning, TUNE_CACHE_ENV, TUNE_ENV};
 pub(crate) use memory::{BoxCopy, DeviceBuffer, Place, RowCopy};
 
 use crate::Error;
-use driver::Stream;
+pub(crate) use driver::Stream;
 use std::sync::Arc;
 
 /// Environment variable: `1` makes every launch wait for its kernel and report its errors.

@@ -147,7 +147,8 @@ fn run(args: Args) -> Result<(), CavityError> {
 
     let mut live = match serve {
         Some(address) => {
-            let view = LiveView::serve(address, &cavity::live::description(config.re, config.n))?;
+            let view = LiveView::serve(address, &cavity::live::description(config.re, config.n))?
+                .interrupted_by(interrupted.clone());
             println!("{}{}/", live_view::SERVING_AT, view.address());
             Some((view, cavity::live::Painter::new(&flow)))
         }
@@ -164,30 +165,27 @@ fn run(args: Args) -> Result<(), CavityError> {
     let outcome = flow.run(|flow, check| {
         last = Some(*check);
         fraction = show(&bar, &config, check, &mut first_change);
-        let mut asked = false;
-        if let Some((view, painter)) = &mut live {
+        if let (Some((view, painter)), Ok(())) = (&mut live, &saved) {
             let progress = Progress {
                 time: check.time,
                 step: check.step,
                 fraction,
             };
-            match view.tick(progress, |r| painter.draw(flow, r)) {
-                Ok(tick) => asked = tick.checkpoint,
-                Err(e) => saved = Err(e),
-            }
-        }
-        let stop = interrupted.load(Ordering::SeqCst);
-        let due = last_checkpoint.elapsed() >= Duration::from_secs_f64(args.checkpoint_every);
-        if saved.is_ok() && (stop || asked || due) {
-            saved = Checkpoint::of(flow).and_then(|c| c.write(&checkpoint_path));
-            last_checkpoint = Instant::now();
-            if let (Some((view, _)), true, Ok(())) = (&mut live, asked, &saved) {
-                view.notice(format!(
+            let write = || -> Result<String, CavityError> {
+                Checkpoint::of(flow)?.write(&checkpoint_path)?;
+                Ok(format!(
                     "checkpoint written at step {}: {}",
                     flow.step,
                     checkpoint_path.display()
-                ));
-            }
+                ))
+            };
+            saved = view.tick(progress, |r| painter.draw(flow, r), write);
+        }
+        let stop = interrupted.load(Ordering::SeqCst);
+        let due = last_checkpoint.elapsed() >= Duration::from_secs_f64(args.checkpoint_every);
+        if saved.is_ok() && (stop || due) {
+            saved = Checkpoint::of(flow).and_then(|c| c.write(&checkpoint_path));
+            last_checkpoint = Instant::now();
         }
         !stop && saved.is_ok()
     });

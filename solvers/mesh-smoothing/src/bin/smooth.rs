@@ -178,15 +178,16 @@ fn smooth(args: Args) -> Result<(), MeshError> {
                 step: (s - 1) as u64,
                 fraction: (s - 1) as f64 / args.sweeps as f64,
             };
-            if view.tick(progress, |r| live::draw(&mesh, r))?.checkpoint {
+            let write = || -> Result<String, MeshError> {
                 vtu::write(&checkpoint, &mesh, &[("quality", &qualities(&mesh))])?;
-                view.notice(format!(
+                Ok(format!(
                     "after sweep {}: {} (continue with smooth {} --sweeps N)",
                     s - 1,
                     checkpoint.display(),
                     checkpoint.display()
-                ));
-            }
+                ))
+            };
+            view.tick(progress, |r| live::draw(&mesh, r), write)?;
         }
         let start = Instant::now();
         let moved = smoother.sweep(method)?;
