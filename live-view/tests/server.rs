@@ -355,3 +355,59 @@ fn a_bad_address_is_a_clear_error() {
         .unwrap();
     assert!(e.to_string().contains("pick another with --serve"), "{e}");
 }
+
+#[test]
+fn an_interrupt_ends_a_pause() {
+    let flag = Arc::new(AtomicBool::new(false));
+    let view = LiveView::serve("127.0.0.1:0".parse().unwrap(), &description())
+        .unwrap()
+        .interrupted_by(flag.clone());
+    let mut page = live_view::Watcher::connect(view.address(), [8, 8]).unwrap();
+    let (steps, done) = (
+        Arc::new(AtomicU64::new(0)),
+        Arc::new(AtomicBool::new(false)),
+    );
+    let (s, d) = (steps.clone(), done.clone());
+    let run = std::thread::spawn(move || {
+        let mut view = view;
+        let mut step = 0;
+        while !d.load(Ordering::SeqCst) {
+            step += 1;
+            let progress = Progress {
+                time: step as f64,
+                step,
+                fraction: 0.0,
+            };
+            let draw = |q: &live_view::FrameRequest| Ok(Frame::values(q.field, 1, 1, vec![0.0]));
+            view.tick::<live_view::Error>(progress, draw, || Ok(String::new()))
+                .unwrap();
+            s.store(step, Ordering::SeqCst);
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    });
+    page.send(&serde_json::json!({ "pause": true })).unwrap();
+    loop {
+        if let Some(live_view::Received::Status(s)) = page.receive().unwrap() {
+            if s["paused"] == true {
+                break;
+            }
+        }
+    }
+    let held = steps.load(Ordering::SeqCst);
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(
+        steps.load(Ordering::SeqCst) <= held + 1,
+        "the pause did not hold the run"
+    );
+    flag.store(true, Ordering::SeqCst);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while steps.load(Ordering::SeqCst) <= held + 5 {
+        assert!(
+            Instant::now() < deadline,
+            "the interrupt did not end the pause"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    done.store(true, Ordering::SeqCst);
+    run.join().unwrap();
+}
