@@ -604,7 +604,8 @@ pub fn fields_follow_the_blocks<T: Real>(backend: &Backend) {
     assert!(e.to_string().contains("another block grid"), "{e}");
 }
 
-/// A block field copied into a dense field where both live equals its host copy
+/// A block field made of zeros where it lives equals one uploaded. A block field copied
+/// into a dense field where both live equals its host copy
 /// (`to_dense`) on the present blocks and leaves the other points alone, also for a domain
 /// that is no whole number of blocks.
 pub fn copies_into_dense_fields<T: Real>(backend: &Backend) {
@@ -615,6 +616,9 @@ pub fn copies_into_dense_fields<T: Real>(backend: &Backend) {
         let grid = random_grid(backend, seed, &domain, &block, 0.5);
         let value = |p: [isize; 3]| T::from_f64((p[0] * 7 + p[1] * 1000) as f64);
         let field = BlockField::from_fn(&grid, value).unwrap();
+        let zeroed = BlockField::<T>::zeroed(&grid).unwrap().arena().unwrap();
+        let uploaded = BlockField::new(&grid, T::zero()).unwrap().arena().unwrap();
+        assert!(zeroed == uploaded, "{seed}: zeroed where it lives");
         let mut dense = Field::from_fn(&domain, 1, |_| T::from_f64(-1.0))
             .to(backend)
             .unwrap();

@@ -44,6 +44,28 @@ impl<T: Real> BlockField<T> {
         })
     }
 
+    /// A field on `grid` of zeros, set where it lives (no upload on a device).
+    pub fn zeroed(grid: &BlockGrid) -> Result<BlockField<T>, Error> {
+        let geometry = *grid.geometry();
+        let len = grid.capacity() * geometry.slot_len();
+        let arena = match grid.backend() {
+            Backend::Cpu => Arena::Host(vec![T::zero(); len]),
+            Backend::Cuda(c) => Arena::Device(DeviceBuffer::zeroed(
+                c.stream(),
+                len * std::mem::size_of::<T>(),
+                "a block field",
+            )?),
+        };
+        Ok(BlockField {
+            backend: grid.backend().clone(),
+            grid: grid.id(),
+            generation: grid.generation(),
+            geometry,
+            capacity: grid.capacity(),
+            arena,
+        })
+    }
+
     /// A field on `grid` with `f(p)` at every point `p` of every present block, halos
     /// included (`p` is a global index: halo points may lie outside the domain).
     pub fn from_fn(grid: &BlockGrid, f: impl Fn([isize; 3]) -> T) -> Result<BlockField<T>, Error> {

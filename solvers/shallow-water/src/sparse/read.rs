@@ -47,8 +47,8 @@ impl<T: Real> SparseShallowWater<T> {
     ) -> Result<(), FloodError> {
         let [w, q, p, _, _] = &self.now;
         let mut on_blocks = [
-            BlockField::new(&self.blocks, T::zero())?,
-            BlockField::new(&self.blocks, T::zero())?,
+            BlockField::zeroed(&self.blocks)?,
+            BlockField::zeroed(&self.blocks)?,
         ];
         let [d, s] = &mut on_blocks;
         kp07::picture::launch_blocks(
