@@ -218,11 +218,17 @@ fn prepared_solves(
     Ok((cycles, times[0], times[times.len() / 2], queued))
 }
 
-/// The generated f64 V(2,2) cycle (the CPU's schedule, prepared solver, cycles back to
-/// back) against the hand-written one, per size: time per cycle, their ratio, and the
+/// The generated f64 V(2,2) cycle (with `schedule`, the CPU's by default; prepared solver,
+/// cycles back to back) against the hand-written one, per size: time per cycle, their ratio, and the
 /// largest relative difference of their residual histories (the same iterates up to
 /// rounding).
-fn hand_comparison(md: &mut String, backend: &Backend, sizes: &[usize], reps: usize) -> R<()> {
+fn hand_comparison(
+    md: &mut String,
+    backend: &Backend,
+    schedule: Schedule,
+    sizes: &[usize],
+    reps: usize,
+) -> R<()> {
     hand_cycle::self_check()?;
     writeln!(md, "\nThe generated f64 V(2,2) cycle against a hand-written Rust one (`benches/hand_cycle`, rayon, same passes), per cycle, best of {} runs of the solve's cycles:\n", reps.max(3))?;
     writeln!(
@@ -232,7 +238,7 @@ fn hand_comparison(md: &mut String, backend: &Backend, sizes: &[usize], reps: us
     writeln!(md, "| --- | --- | --- | --- | --- | --- |")?;
     for &n in sizes {
         let options = Options {
-            schedule: Some(Schedule::for_backend(backend)),
+            schedule: Some(schedule),
             ..Options::default()
         };
         let (report, _, _) = timed_solve(backend, n, 2, &options, 1)?;
@@ -461,7 +467,7 @@ fn main() -> R<()> {
         }
     }
     if copy.is_some() {
-        hand_comparison(&mut md, &backend, &sizes, reps)?;
+        hand_comparison(&mut md, &backend, schedule, &sizes, reps)?;
     }
     // Where the time goes: each level's share (waits after every launch: slower overall).
     let n = *sizes.last().ok_or("no sizes")?;
