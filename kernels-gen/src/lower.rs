@@ -20,6 +20,7 @@ mod early;
 mod expressions;
 mod finish;
 mod helpers;
+mod narrow;
 mod params;
 mod powi;
 mod sampled;

@@ -491,4 +491,22 @@ pub mod bits {
         mixed = x;
         odd = ((a & 1) == 1) ^ (b > 100);
     }
+
+    /// Narrow casts, written to reals so that nothing but the cast narrows: an integer
+    /// beyond 32 bits wrapped to `i32` and `u8`, a real saturated to both.
+    #[stencil(dims = 2)]
+    pub fn narrow(
+        a: In<i32>,
+        r: In<f64>,
+        wide: Out<f64>,
+        byte: Out<f64>,
+        saturated: Out<f64>,
+        saturated_byte: Out<f64>,
+    ) {
+        let big = a * 4099 + (a << 20);
+        wide = (big as i32) as f64;
+        byte = (big as u8) as f64;
+        saturated = (r as i32) as f64;
+        saturated_byte = (r as u8) as f64;
+    }
 }

@@ -621,4 +621,34 @@ mod integer_fields {
             assert_eq!(ov[p], ((x & 1) == 1) ^ (y > 100), "point {p}");
         }
     }
+
+    #[test]
+    fn narrow_casts_give_what_rust_gives_on_the_cpu() {
+        use stencil_tests::kernels::bits;
+        let n = [29usize, 13];
+        let a = Field::<i32>::from_fn(&n, 0, |[i, j, _]| (i * 7919 - j * 104_729) as i32 * 977);
+        let specials = [f64::NAN, 3e9, -3e9, 255.5, 256.0, -0.7, 1e300, -1e300];
+        let r = Field::<f64>::from_fn(&n, 0, |[i, j, _]| {
+            let k = (i + j * 29) as usize;
+            specials
+                .get(k)
+                .copied()
+                .unwrap_or((i * 37 - j * 101) as f64 * 1.37e7)
+        });
+        let mut outs: Vec<Field<f64>> = (0..4).map(|_| Field::zeros(&n, 0).unwrap()).collect();
+        let [w, b, s, sb] = &mut outs[..] else {
+            unreachable!()
+        };
+        bits::narrow::launch(&Backend::Cpu, &a, &r, w, b, s, sb).unwrap();
+        let (av, rv) = (a.interior().unwrap(), r.interior().unwrap());
+        let got: Vec<Vec<f64>> = outs.iter().map(|f| f.interior().unwrap()).collect();
+        for p in 0..av.len() {
+            let x = i64::from(av[p]);
+            let big = x * 4099 + (x << 20);
+            assert_eq!(got[0][p], f64::from(big as i32), "point {p}");
+            assert_eq!(got[1][p], f64::from(big as u8), "point {p}");
+            assert_eq!(got[2][p], f64::from(rv[p] as i32), "point {p}: {}", rv[p]);
+            assert_eq!(got[3][p], f64::from(rv[p] as u8), "point {p}: {}", rv[p]);
+        }
+    }
 }

@@ -370,4 +370,32 @@ fn integer_and_boolean_fields_agree_with_the_cpu() {
         odd.interior().expect("host"),
         odd_dev.interior().expect("copy back")
     );
+    // Narrow casts.
+    let r = Field::<f64>::from_fn(&n, 0, |[i, j, _]| match (i + j) % 5 {
+        0 => f64::NAN,
+        1 => 3e9 * (i - j) as f64,
+        _ => (i * 37 - j * 101) as f64 * 1.37e7,
+    });
+    let mut host: Vec<Field<f64>> = (0..4)
+        .map(|_| Field::zeros(&n, 0).expect("field"))
+        .collect();
+    let mut dev: Vec<Field<f64>> = host
+        .iter()
+        .map(|f| f.to(&backend).expect("device"))
+        .collect();
+    let [w, b, s, sb] = &mut host[..] else {
+        unreachable!()
+    };
+    bits::narrow::launch(&Backend::Cpu, &a, &r, w, b, s, sb).expect("cpu");
+    let r_dev = r.to(&backend).expect("device");
+    let [w, b, s, sb] = &mut dev[..] else {
+        unreachable!()
+    };
+    bits::narrow::launch(&backend, &a_dev, &r_dev, w, b, s, sb).expect("device");
+    for (h, d) in host.iter().zip(&dev) {
+        assert_eq!(
+            h.interior().expect("host"),
+            d.interior().expect("copy back")
+        );
+    }
 }

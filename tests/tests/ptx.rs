@@ -27,11 +27,12 @@ macro_rules! entries {
     };
 }
 
-const EXTRA: [Entries; 6] = entries!(
+const EXTRA: [Entries; 7] = entries!(
     life::generation,
     life::flags,
     life::census,
     bits::mix,
+    bits::narrow,
     suite::restrict_cells,
     suite::prolong_cells,
 );

@@ -119,8 +119,13 @@ impl Lowerer<'_> {
             }
             ExprKind::Cast(a, t) => {
                 let v = self.expr(a)?;
-                let ty = self.resolve_type(t)?;
-                self.cast(v, ty, e.span)?
+                match narrow::Narrow::of(t) {
+                    Some(to) => self.narrow_cast(v, to, e.span)?,
+                    None => {
+                        let ty = self.resolve_type(t)?;
+                        self.cast(v, ty, e.span)?
+                    }
+                }
             }
             ExprKind::Index { base, offsets } => {
                 let ExprKind::Name(id) = &base.kind else {
