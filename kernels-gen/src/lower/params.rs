@@ -190,8 +190,8 @@ impl Lowerer<'_> {
                     "i64" => Ok(Ty::Int),
                     "bool" => Ok(Ty::Bool),
                     vertex::MESH_TYPE => err(id.span, "`Mesh` is only allowed as a kernel parameter", Some("a vertex kernel takes `mesh: Mesh`; helpers take the values they need as scalars")),
-                    "i32" | "u32" | "u64" | "usize" | "isize" => err(id.span, format!("`{}` is not a stencil type", id.name), Some("integers in kernels are `i64`; `x as i32` and `x as u8` narrow a value (kept as an `i64`)")),
-                    other => err(id.span, format!("unknown type `{other}`"), Some("scalar types are `T` (the kernel's `T: Real`), `f32`, `f64`, `i64` and `bool`")),
+                    "i32" | "u8" | "u32" | "u64" | "usize" | "isize" => err(id.span, format!("`{}` is not a stencil type", id.name), Some("integers in kernels are `i64`; `x as i32` and `x as u8` narrow a value (kept as an `i64`)")),
+                    other => err(id.span, format!("unknown type `{other}`"), Some("scalar types are `T` (the kernel's `T: Real`), `f32`, `f64`, `i64` and `bool`; a cast may also narrow with `as i32` or `as u8`")),
                 }
             }
             ast::TypeExpr::Tuple { span, .. } => err(
