@@ -10,3 +10,31 @@ pub fn arg(name: &str) -> Option<String> {
         .position(|a| a == name)
         .and_then(|i| args.get(i + 1).cloned())
 }
+
+/// The machine a benchmark measures: the CPU with `--cpu` on the command line, else CUDA
+/// device 0; its name; and its copy bandwidth (bytes read plus written per second)
+/// measured now, for the T_eff ratios. `None`, after printing why, without a device.
+pub fn machine() -> R<Option<(stencil_runtime::Backend, String, Option<f64>)>> {
+    use stencil_runtime::{Backend, Cuda};
+    if std::env::args().any(|a| a == "--cpu") {
+        let threads = std::thread::available_parallelism().map_or(1, |t| t.get());
+        // A 256 MiB copy: well beyond the caches.
+        let bw = stencil_runtime::cpu::copy_bandwidth(256 << 20);
+        return Ok(Some((
+            Backend::Cpu,
+            format!("CPU ({threads} threads)"),
+            Some(bw),
+        )));
+    }
+    match Cuda::new(0) {
+        Ok(c) => {
+            let bw = c.copy_bandwidth(1 << 30)?;
+            let name = c.device_name().to_string();
+            Ok(Some((Backend::Cuda(c), name, Some(bw))))
+        }
+        Err(why) => {
+            println!("SKIPPED: no CUDA device ({why}); run with --cpu for the CPU benchmark");
+            Ok(None)
+        }
+    }
+}

@@ -10,7 +10,7 @@ use cavity::{Cavity, Config, Outcome};
 use multigrid::{Precision, Schedule};
 use std::fmt::Write as _;
 use std::time::Instant;
-use stencil_runtime::{Backend, Cuda};
+use stencil_runtime::Backend;
 use stencil_tests::bench::{arg, R};
 
 /// Bytes the RK4 stage kernels of one step must move on `n x n` nodes: per stage
@@ -74,23 +74,9 @@ fn run(
 }
 
 fn main() -> R<()> {
-    let cpu_only = std::env::args().any(|a| a == "--cpu");
     let schedule = arg("--schedule").map(|s| Schedule::parse(&s)).transpose()?;
-    let (backend, device, copy) = if cpu_only {
-        let threads = std::thread::available_parallelism().map_or(1, |t| t.get());
-        (Backend::Cpu, format!("CPU, {threads} threads"), None)
-    } else {
-        match Cuda::new(0) {
-            Ok(c) => {
-                let bw = c.copy_bandwidth(1 << 30)?;
-                let name = c.device_name().to_string();
-                (Backend::Cuda(c), name, Some(bw))
-            }
-            Err(why) => {
-                println!("SKIPPED: no CUDA device ({why}); run with --cpu for the CPU benchmark");
-                return Ok(());
-            }
-        }
+    let Some((backend, device, copy)) = stencil_tests::bench::machine()? else {
+        return Ok(());
     };
     let sizes: Vec<usize> = arg("--sizes")
         .unwrap_or_else(|| "257,513".into())

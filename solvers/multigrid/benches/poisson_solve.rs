@@ -18,7 +18,7 @@ use multigrid::{kernels, solve, Options, Precision, Problem, Report, Schedule, S
 use std::f64::consts::PI;
 use std::fmt::Write as _;
 use std::time::Instant;
-use stencil_runtime::{Backend, Cuda, Field, Real};
+use stencil_runtime::{Backend, Field, Real};
 use stencil_tests::bench::{arg, R};
 
 fn exact(x: f64, y: f64) -> f64 {
@@ -271,25 +271,8 @@ fn main() -> R<()> {
     // V(pre, post) cycles (the byte model below assumes V(2, 2)).
     let pre: usize = arg("--pre").map_or(Ok(2), |s| s.parse())?;
     let post: usize = arg("--post").map_or(Ok(2), |s| s.parse())?;
-    let (backend, device, copy) = if cpu_only {
-        let threads = std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(1);
-        // The machine's memory bandwidth, for the T_eff ratios (a 256 MiB copy).
-        let bw = stencil_runtime::cpu::copy_bandwidth(256 << 20);
-        (Backend::Cpu, format!("CPU ({threads} threads)"), Some(bw))
-    } else {
-        match Cuda::new(0) {
-            Ok(c) => {
-                let bw = c.copy_bandwidth(1 << 30)?;
-                let name = c.device_name().to_string();
-                (Backend::Cuda(c), name, Some(bw))
-            }
-            Err(why) => {
-                println!("SKIPPED: no CUDA device ({why}); run with --cpu for the CPU benchmark");
-                return Ok(());
-            }
-        }
+    let Some((backend, device, copy)) = stencil_tests::bench::machine()? else {
+        return Ok(());
     };
     let sizes: Vec<usize> = arg("--sizes")
         .unwrap_or_else(|| {
