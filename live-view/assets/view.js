@@ -83,6 +83,7 @@ function connect() {
 function hello(d) {
   description = d;
   $("title").textContent = d.title;
+  $("clock").textContent = d.clock;
   document.title = d.title + " (live)";
   const select = $("field");
   select.innerHTML = "";

@@ -21,6 +21,8 @@ pub struct Description {
     pub marks: Vec<Mark>,
     /// The domain's width over its height.
     pub aspect: f64,
+    /// What the status's time counts, as the page labels it: `"t (s)"`, `"sweep"`.
+    pub clock: String,
 }
 
 /// One field a page may show.

@@ -21,6 +21,7 @@ fn description() -> Description {
         }],
         marks: vec![],
         aspect: 2.0,
+        clock: "t".into(),
     }
 }
 

@@ -28,6 +28,7 @@ pub fn description(re: f64, n: usize) -> Description {
         ],
         marks: vec![],
         aspect: 1.0,
+        clock: "t (L / U)".into(),
     }
 }
 

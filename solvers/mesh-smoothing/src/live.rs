@@ -28,6 +28,7 @@ pub fn description(mesh: &Mesh, method: &str) -> Description {
         }],
         marks: vec![],
         aspect: (hi[0] - lo[0]).max(1e-300) / (hi[1] - lo[1]).max(1e-300),
+        clock: "sweep".into(),
     }
 }
 

@@ -40,6 +40,7 @@ pub fn description(scenario: &Scenario, grid: &Grid, depth_scale: f64) -> Descri
             })
             .collect(),
         aspect: (grid.nx as f64 * grid.dx) / (grid.ny as f64 * grid.dy),
+        clock: "t (s)".into(),
     }
 }
 
