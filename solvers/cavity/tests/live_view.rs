@@ -65,6 +65,8 @@ fn the_page_shows_the_run_live_and_pauses_it() {
         .window_size(Some((1100, 800)))
         .args(
             [
+                "--disable-dev-shm-usage",
+                "--disable-quic",
                 "--disable-gpu",
                 "--disable-background-networking",
                 "--disable-component-update",
