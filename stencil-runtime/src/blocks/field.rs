@@ -32,22 +32,28 @@ pub struct BlockField<T> {
 impl<T: Real> BlockField<T> {
     /// A field on `grid` holding `value` everywhere (halos included).
     pub fn new(grid: &BlockGrid, value: T) -> Result<BlockField<T>, Error> {
-        let geometry = *grid.geometry();
-        let len = grid.capacity() * geometry.slot_len();
-        Ok(BlockField {
+        let len = grid.capacity() * grid.geometry().slot_len();
+        Ok(Self::with_arena(
+            grid,
+            Arena::from_host(grid.backend(), vec![value; len])?,
+        ))
+    }
+
+    /// A field on `grid`'s present layout holding `arena`.
+    fn with_arena(grid: &BlockGrid, arena: Arena<T>) -> BlockField<T> {
+        BlockField {
             backend: grid.backend().clone(),
             grid: grid.id(),
             generation: grid.generation(),
-            geometry,
+            geometry: *grid.geometry(),
             capacity: grid.capacity(),
-            arena: Arena::from_host(grid.backend(), vec![value; len])?,
-        })
+            arena,
+        }
     }
 
     /// A field on `grid` of zeros, set where it lives (no upload on a device).
     pub fn zeroed(grid: &BlockGrid) -> Result<BlockField<T>, Error> {
-        let geometry = *grid.geometry();
-        let len = grid.capacity() * geometry.slot_len();
+        let len = grid.capacity() * grid.geometry().slot_len();
         let arena = match grid.backend() {
             Backend::Cpu => Arena::Host(vec![T::zero(); len]),
             Backend::Cuda(c) => Arena::Device(DeviceBuffer::zeroed(
@@ -56,14 +62,7 @@ impl<T: Real> BlockField<T> {
                 "a block field",
             )?),
         };
-        Ok(BlockField {
-            backend: grid.backend().clone(),
-            grid: grid.id(),
-            generation: grid.generation(),
-            geometry,
-            capacity: grid.capacity(),
-            arena,
-        })
+        Ok(Self::with_arena(grid, arena))
     }
 
     /// A field on `grid` with `f(p)` at every point `p` of every present block, halos
@@ -74,14 +73,10 @@ impl<T: Real> BlockField<T> {
         for (slot, info) in grid.blocks() {
             fill_slot(&g, &mut host, slot, g.origin(info.key), &f);
         }
-        Ok(BlockField {
-            backend: grid.backend().clone(),
-            grid: grid.id(),
-            generation: grid.generation(),
-            geometry: g,
-            capacity: grid.capacity(),
-            arena: Arena::from_host(grid.backend(), host)?,
-        })
+        Ok(Self::with_arena(
+            grid,
+            Arena::from_host(grid.backend(), host)?,
+        ))
     }
 
     /// A field on `grid` with the values of the dense `field` (halo points that lie
