@@ -3,7 +3,6 @@
 
 use crate::{Cavity, CavityError};
 use live_view::{Description, FieldInfo, Frame, FrameRequest, LayerKind, Palette};
-use stencil_runtime::Field;
 
 /// The fields a page may show, in the order of [`Description::fields`].
 const FIELDS: [&str; 2] = ["vorticity", "stream function"];
@@ -47,13 +46,12 @@ impl Painter {
 
     /// The requested field, with the stream function's level lines.
     pub fn draw(&mut self, flow: &Cavity, request: &FrameRequest) -> Result<Frame, CavityError> {
-        let shown: &Field<f64> = if request.field == 1 {
-            &flow.psi
+        let (w, h, lines) = self.downsampler.frame(&flow.psi, request.view)?;
+        let values = if request.field == 1 {
+            lines.clone()
         } else {
-            &flow.w
+            self.downsampler.frame(&flow.w, request.view)?.2
         };
-        let (w, h, values) = self.downsampler.frame(shown, request.view)?;
-        let (_, _, lines) = self.downsampler.frame(&flow.psi, request.view)?;
         Ok(Frame::values(request.field.min(1), w, h, values).with(LayerKind::Contours, lines))
     }
 }
