@@ -445,6 +445,10 @@ pub struct ScalarParam {
     pub ty: Ty,
     /// For one axis of an `Axes<E>` parameter: the parameter's name and the axis.
     pub axis_of: Option<(String, u8)>,
+    /// A `Value<T>` parameter: a scalar held on the backend (written there by an earlier
+    /// launch, e.g. a reduction kept on the device), which the kernel reads from memory
+    /// when it starts instead of receiving it from the host.
+    pub held: bool,
 }
 
 /// A fused reduction parameter.

@@ -22,6 +22,9 @@ impl fmt::Display for Kernel {
                     };
                     format!("{access} {}: {}", p.name, p.elem)
                 }
+                ParamKind::Scalar if self.scalars[i].held => {
+                    format!("{}: Value<{}>", self.scalars[i].name, self.scalars[i].ty)
+                }
                 ParamKind::Scalar => format!("{}: {}", self.scalars[i].name, self.scalars[i].ty),
                 ParamKind::Reduction => {
                     let r = &self.reductions[i];

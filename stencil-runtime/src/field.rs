@@ -428,6 +428,34 @@ impl<T: Element> Field<T> {
         }
     }
 
+    /// A device field of `extent` and `halo`, unpadded, held in `buf` (which must hold
+    /// at least its storage).
+    pub(crate) fn from_device_buffer(
+        buf: DeviceBuffer,
+        extent: &[usize],
+        halo: usize,
+    ) -> Result<Field<T>, Error> {
+        let layout = Layout::new(extent, halo, std::mem::size_of::<T>(), false)?;
+        if layout.len * std::mem::size_of::<T>() > buf.bytes {
+            return Err(Error::InvalidField(format!(
+                "a device buffer of {} bytes cannot hold a field of extent {extent:?}",
+                buf.bytes
+            )));
+        }
+        Ok(Field {
+            storage: Storage::Device(buf),
+            layout,
+        })
+    }
+
+    /// A device field's memory (`None` on the host).
+    pub(crate) fn device_buffer(&self) -> Option<&DeviceBuffer> {
+        match &self.storage {
+            Storage::Host(_) => None,
+            Storage::Device(b) => Some(b),
+        }
+    }
+
     /// The stream a device field's work is queued on (`None` on the host).
     pub(crate) fn device_stream(&self) -> Option<&std::sync::Arc<crate::cuda::Stream>> {
         match &self.storage {

@@ -43,6 +43,7 @@ pub mod mesh;
 pub mod real;
 pub mod sampled;
 mod team;
+pub mod value;
 
 pub use backend::Backend;
 pub use blocks::{BlockField, BlockGrid, BlockKey, BlockList, HaloExchange, HaloRule};
@@ -51,6 +52,7 @@ pub use error::Error;
 pub use field::Field;
 pub use real::{Element, Precision, Real};
 pub use sampled::{Filtering, SampledGrid};
+pub use value::{KeptReductions, Value, ValueReader};
 pub use stencil_macros::{stencil, stencil_fn, stencils};
 
 /// The README's example compiles and runs (as a doc test).
@@ -67,6 +69,6 @@ pub mod prelude {
     pub use crate::mesh::{MeshTopology, VertexSet};
     pub use crate::{
         stencil, stencil_fn, stencils, Backend, Element, Error, Field, Filtering, Precision, Real,
-        SampledGrid,
+        SampledGrid, Value,
     };
 }

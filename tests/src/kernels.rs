@@ -510,3 +510,37 @@ pub mod bits {
         saturated_byte = (r as u8) as f64;
     }
 }
+
+/// A time step decided on the backend: a reduction kept as a [`Value`], a one-point clock
+/// that turns it into a step, and a relaxation that reads the step as a `Value<T>` (not in
+/// [`ALL`], as [`life`]).
+#[stencils]
+pub mod held {
+    /// The largest `|u|`.
+    #[stencil(dims = 2)]
+    pub fn largest<T: Real>(u: In<T>, top: Max<T>) {
+        top.reduce(u.abs());
+    }
+
+    /// One point: `dt = min(c / top, limit)` (`limit` where `top` is 0, NaN where it is
+    /// not a finite number above 0), and `time += dt` in f64.
+    #[stencil(dims = 1)]
+    pub fn clock<T: Real>(top: Value<T>, time: InOut<f64>, dt: Out<T>, c: f64, limit: f64) {
+        let s = top as f64;
+        let step = if s > 0.0 {
+            (c / s).min(limit)
+        } else if s == 0.0 {
+            limit
+        } else {
+            0.0 / 0.0
+        };
+        time = time + step;
+        dt = step as T;
+    }
+
+    /// `out = u + dt lap(u)`, with `dt` held on the backend.
+    #[stencil]
+    pub fn relax<T: Real>(u: In<T>, out: Out<T>, dt: Value<T>) {
+        out = u + dt * (u[(-1, 0)] + u[(1, 0)] + u[(0, -1)] + u[(0, 1)] - 4.0 * u);
+    }
+}

@@ -11,9 +11,10 @@ use std::process::Command;
 use stencil_runtime::cuda::{
     block_flags_code, for_dependent_launch, halo_exchange_code, GRID_DEPENDENCY_POINT,
 };
-use stencil_tests::kernels::{bits, life, suite, ALL, BANDWIDTH_BOUND};
+use stencil_tests::kernels::{bits, held, life, suite, ALL, BANDWIDTH_BOUND};
 
-/// The kernels outside [`ALL`] (fields of integers and booleans, cell-centred transfers):
+/// The kernels outside [`ALL`] (fields of integers and booleans, cell-centred transfers,
+/// values held on the device):
 /// name, then the f32 and the f64 PTX with their entries.
 type Entries = (
     &'static str,
@@ -27,7 +28,7 @@ macro_rules! entries {
     };
 }
 
-const EXTRA: [Entries; 7] = entries!(
+const EXTRA: [Entries; 10] = entries!(
     life::generation,
     life::flags,
     life::census,
@@ -35,7 +36,22 @@ const EXTRA: [Entries; 7] = entries!(
     bits::narrow,
     suite::restrict_cells,
     suite::prolong_cells,
+    held::largest,
+    held::clock,
+    held::relax,
 );
+
+#[test]
+fn a_held_value_is_read_from_memory_after_the_grid_dependency_point() {
+    // `dt: Value<T>` is an address parameter, loaded once the launch before (which may
+    // have written it) has finished.
+    for ptx in [held::relax::PTX_F32, held::relax::PTX_F64] {
+        let entry = &ptx[ptx.find(".entry").expect("an entry")..];
+        let wait = entry.find(GRID_DEPENDENCY_POINT).expect("a dependency point");
+        let load = entry.find("ld.global").expect("a load of the held value");
+        assert!(wait < load, "the held value is read before the dependency point");
+    }
+}
 
 fn all_ptx() -> impl Iterator<Item = (&'static str, &'static str, &'static str)> {
     let halo = halo_exchange_code()
@@ -114,7 +130,7 @@ fn the_runtime_looks_for_the_dependency_point_the_compiler_writes() {
 
 /// Kernels with an in-place field (`InOut`): written during the launch, it is read with
 /// plain loads.
-const IN_PLACE: &[&str] = &["flags"];
+const IN_PLACE: &[&str] = &["flags", "clock"];
 
 #[test]
 fn inputs_are_read_through_the_non_coherent_path() {

@@ -44,6 +44,7 @@ impl Lowerer<'_> {
                 name: format!("{name}_{axis}"),
                 ty: elem,
                 axis_of: Some((name.to_string(), axis)),
+                held: false,
             });
             self.param_order.push((ParamKind::Scalar, idx));
             parts.push(Val::Node(self.b.add(Node::Scalar(idx), elem)));

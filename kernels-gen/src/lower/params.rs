@@ -3,6 +3,10 @@
 
 use super::*;
 
+/// The parameter type of a real held on the backend, `dt: Value<T>`: the launcher takes a
+/// `stencil_runtime::Value`, which an earlier launch may have written on the device.
+pub(super) const HELD_TYPE: &str = "Value";
+
 impl Lowerer<'_> {
     pub(super) fn declare_params(&mut self, f: &FnDef) -> Result<()> {
         for p in &f.params {
@@ -111,8 +115,18 @@ impl Lowerer<'_> {
                             );
                         }
                         axes::AXES_TYPE => self.declare_axes(name, elem),
+                        HELD_TYPE => {
+                            if !elem.is_float() {
+                                return err(
+                                    args[0].span(),
+                                    format!("a value held on the backend is a real, not `{elem}`"),
+                                    Some("declare it `Value<T>`, `Value<f32>` or `Value<f64>`; pass other scalars by value"),
+                                );
+                            }
+                            self.declare_scalar(name, elem, true)
+                        }
                         other => {
-                            return err(head.span, format!("unknown parameter type `{other}<..>`"), Some("fields are `In<T>`, `Out<T>`, `InOut<T>`, `Fine<T>` and `Coarse<T>`; reductions are `Sum<T>`, `Max<T>`, `Min<T>`; sampled grids are `Sampled<T>`; one value per axis is `Axes<T>`"));
+                            return err(head.span, format!("unknown parameter type `{other}<..>`"), Some("fields are `In<T>`, `Out<T>`, `InOut<T>`, `Fine<T>` and `Coarse<T>`; reductions are `Sum<T>`, `Max<T>`, `Min<T>`; sampled grids are `Sampled<T>`; one value per axis is `Axes<T>`; a real held on the backend is `Value<T>`"));
                         }
                     }
                 }
@@ -121,20 +135,27 @@ impl Lowerer<'_> {
                 }
                 ty => {
                     let t = self.resolve_type(ty)?;
-                    let idx = self.scalars.len() as u32;
-                    self.scalars.push(ScalarParam {
-                        name: name.clone(),
-                        ty: t,
-                        axis_of: None,
-                    });
-                    self.param_order.push((ParamKind::Scalar, idx));
-                    let node = self.b.add(Node::Scalar(idx), t);
-                    self.new_local(name, Val::Node(node), false)
+                    self.declare_scalar(name, t, false)
                 }
             };
             self.scopes[0].insert(name.clone(), binding);
         }
         self.check_axes_names(f)
+    }
+
+    /// Declares scalar parameter `name` of type `t` (`held`: a `Value<t>`, read from the
+    /// backend's memory); the body sees it as a value like any scalar.
+    fn declare_scalar(&mut self, name: &str, t: Ty, held: bool) -> Binding {
+        let idx = self.scalars.len() as u32;
+        self.scalars.push(ScalarParam {
+            name: name.to_string(),
+            ty: t,
+            axis_of: None,
+            held,
+        });
+        self.param_order.push((ParamKind::Scalar, idx));
+        let node = self.b.add(Node::Scalar(idx), t);
+        self.new_local(name, Val::Node(node), false)
     }
 
     /// The type given to real literals that nothing else types: `T` in a generic kernel,
@@ -202,7 +223,7 @@ impl Lowerer<'_> {
             ast::TypeExpr::Apply { head, span, .. } => {
                 if matches!(
                     head.name.as_str(),
-                    "In" | "Out" | "InOut" | "Fine" | "Coarse" | "Sum" | "Max" | "Min"
+                    "In" | "Out" | "InOut" | "Fine" | "Coarse" | "Sum" | "Max" | "Min" | HELD_TYPE
                 ) {
                     err(
                         *span,

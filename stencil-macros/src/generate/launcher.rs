@@ -120,6 +120,22 @@ impl Parts {
                             let axis = *axis as usize;
                             quote!(#group[#axis])
                         }
+                        None if s.held => {
+                            // A real held on the backend: the CPU function takes its value,
+                            // the CUDA launch its address.
+                            let id = format_ident!("{}", s.name);
+                            let pname = &s.name;
+                            params.push(quote!(#id: &#rt::Value<#t>));
+                            block_params.push(quote!(#id: &#rt::Value<#t>));
+                            args.push(id.clone());
+                            let read = quote!(#id.host_value(NAME, #pname)?);
+                            call_args.push(read.clone());
+                            block_call_args.push(read);
+                            let arg = quote!(l.held(#pname, #id)?;);
+                            cuda_args.push(arg.clone());
+                            block_cuda_args.push(arg);
+                            continue;
+                        }
                         None => {
                             let id = format_ident!("{}", s.name);
                             params.push(quote!(#id: #t));

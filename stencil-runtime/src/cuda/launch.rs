@@ -217,6 +217,27 @@ impl<'a> CudaLaunch<'a> {
         }
     }
 
+    /// A `Value<T>` parameter, which must live on this backend's device: the kernel reads
+    /// it from there when it starts.
+    pub fn held<T: Real>(&mut self, param: &'static str, v: &crate::Value<T>) -> Result<(), Error> {
+        match v.device_address() {
+            Some((ordinal, ptr)) if ordinal == self.cuda.ordinal() => {
+                self.args.push(Arg::Wide(ptr));
+                Ok(())
+            }
+            _ => Err(Error::Residency {
+                kernel: self.code.name.to_string(),
+                field: param.to_string(),
+                have: v.location(),
+                want: format!(
+                    "CUDA device {} ({})",
+                    self.cuda.ordinal(),
+                    self.cuda.device_name()
+                ),
+            }),
+        }
+    }
+
     /// A scalar of the kernel's type `T`.
     pub fn real<T: Real>(&mut self, v: T) {
         match T::PRECISION {
@@ -286,7 +307,11 @@ impl<'a> CudaLaunch<'a> {
             return self.run_vertices(n[0]);
         }
         let unread = self.cuda.unread_reductions;
-        if self.cuda.is_capturing() && !self.reductions.is_empty() && !unread {
+        if self.cuda.is_capturing()
+            && !self.reductions.is_empty()
+            && !unread
+            && self.cuda.kept.is_none()
+        {
             return Err(Error::Launch {
                 kernel: self.code.name.to_string(),
                 cause: "a kernel with reductions cannot be recorded into a CUDA graph (its values are read back, at once or deferred); launch it outside the capture, or on a backend `with_unread_reductions(true)`".into(),

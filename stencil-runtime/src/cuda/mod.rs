@@ -57,6 +57,9 @@ pub struct Cuda {
     /// Where launches leave their reductions' values to be read later (see
     /// [`Cuda::with_deferred_reductions`]); `None`: they are read at once.
     deferred: Option<deferred::DeferredQueue>,
+    /// Where launches leave their reductions on the device (see
+    /// [`Cuda::with_kept_reductions`]).
+    kept: Option<crate::KeptReductions>,
 }
 
 impl std::fmt::Debug for Cuda {
@@ -93,6 +96,7 @@ impl Cuda {
             unread_reductions: false,
             dependent_launches: std::env::var(DEPENDENT_LAUNCH_ENV).map_or(true, |v| v != "off"),
             deferred: None,
+            kept: None,
         })
     }
 
@@ -129,6 +133,14 @@ impl Cuda {
     /// field outputs matter, e.g. a residual whose norm is not needed every time.
     pub fn with_unread_reductions(mut self, unread: bool) -> Cuda {
         self.unread_reductions = unread;
+        self
+    }
+
+    /// This backend leaving launches' reductions on the device, in `kept` (see
+    /// [`crate::KeptReductions`]): such a launch queues like any other, does not wait, may
+    /// be recorded into a [`Graph`], and returns NaN for each reduction.
+    pub fn with_kept_reductions(mut self, kept: &crate::KeptReductions) -> Cuda {
+        self.kept = Some(kept.clone());
         self
     }
 

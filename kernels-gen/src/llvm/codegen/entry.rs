@@ -15,6 +15,9 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                     ps.push(i64t.into());
                     ps.push(i64t.into());
                 }
+                ParamKind::Scalar if self.k.scalars[i as usize].held => {
+                    ps.push(self.elem_ptr_type(self.k.scalars[i as usize].ty).into());
+                }
                 ParamKind::Scalar => {
                     let t = self.k.scalars[i as usize].ty;
                     ps.push(if t == Ty::Bool {
@@ -71,7 +74,12 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                     }
                     pos += 3;
                 }
-                ParamKind::Scalar => pos += 1,
+                ParamKind::Scalar => {
+                    if self.k.scalars[i as usize].held {
+                        f.add_attribute(AttributeLoc::Param(pos), readonly);
+                    }
+                    pos += 1;
+                }
                 ParamKind::Reduction => {
                     f.add_attribute(AttributeLoc::Param(pos), noalias);
                     pos += 1;
@@ -127,7 +135,11 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                 }
                 ParamKind::Scalar => {
                     let v = p(pos);
-                    let v = if self.k.scalars[i as usize].ty == Ty::Bool {
+                    let v = if self.k.scalars[i as usize].held {
+                        // Read after the grid dependency point: the launch before may
+                        // have written it.
+                        self.b.build_load(v.into_pointer_value(), "held")?
+                    } else if self.k.scalars[i as usize].ty == Ty::Bool {
                         let zero = self.ctx.i32_type().const_zero();
                         self.b
                             .build_int_compare(IntPredicate::NE, v.into_int_value(), zero, "")?

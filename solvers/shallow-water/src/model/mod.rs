@@ -12,9 +12,9 @@ use stencil_runtime::{Backend, Field, Real};
 /// The halo of the state fields: the reconstruction reads two cells along each axis.
 pub(crate) const HALO: usize = 2;
 
-/// The halo of the bed's corner field: the bed of the cell two along reads the corners
-/// three along.
-pub(crate) const BED_HALO: usize = 3;
+/// The halo of the bed's corner field: the kernels read the corners one cell along, and
+/// a sparse run's block grid (whose halo every block field shares) needs the state's two.
+pub(crate) const BED_HALO: usize = 2;
 
 /// Steps between the stability checks of [`ShallowWater::advance_to`] (and of a whole
 /// [`crate::Run`]).

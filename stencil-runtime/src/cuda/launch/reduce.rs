@@ -23,6 +23,12 @@ impl CudaLaunch<'_> {
         if self.cuda.unread_reductions {
             return Ok(vec![f64::NAN; count]);
         }
+        if let Some(kept) = &self.cuda.kept {
+            for (&(op, p), buf) in self.reductions.iter().zip(partials) {
+                kept.keep(self.combine(op, p, buf, blocks)?, p);
+            }
+            return Ok(vec![f64::NAN; count]);
+        }
         if let Some(queue) = &self.cuda.deferred {
             let mut finals = Vec::with_capacity(count);
             for (&(op, p), buf) in self.reductions.iter().zip(partials) {
