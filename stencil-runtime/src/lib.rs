@@ -52,8 +52,8 @@ pub use error::Error;
 pub use field::Field;
 pub use real::{Element, Precision, Real};
 pub use sampled::{Filtering, SampledGrid};
-pub use value::{KeptReductions, Value, ValueReader};
 pub use stencil_macros::{stencil, stencil_fn, stencils};
+pub use value::{KeptReductions, Value, ValueReader};
 
 /// The README's example compiles and runs (as a doc test).
 #[cfg(doctest)]

@@ -76,7 +76,9 @@ impl<T: Real> Value<T> {
 
     /// For a value on a device: the device ordinal and the value's address.
     pub(crate) fn device_address(&self) -> Option<(usize, u64)> {
-        self.field.device_args().map(|(ordinal, ptr, _)| (ordinal, ptr))
+        self.field
+            .device_args()
+            .map(|(ordinal, ptr, _)| (ordinal, ptr))
     }
 
     /// A value held in `buf`, whose first element is the value.
@@ -193,8 +195,7 @@ impl ValueReader {
             let _ = buf.stream.synchronize();
             return Err(e);
         }
-        self.pending
-            .push_back(Pending::Copying(slot, T::PRECISION));
+        self.pending.push_back(Pending::Copying(slot, T::PRECISION));
         Ok(())
     }
 

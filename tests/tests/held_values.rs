@@ -144,11 +144,17 @@ fn a_value_on_the_wrong_backend_or_of_the_wrong_type_is_a_typed_error() {
     // A device value given to a CPU launch, and a host value to a device launch.
     let on_device = Value::new(&gpu, 0.1f64).unwrap();
     let e = held::relax::launch(&Backend::Cpu, &u, &mut out, &on_device).unwrap_err();
-    assert!(matches!(&e, Error::Residency { field, .. } if field == "dt"), "{e}");
+    assert!(
+        matches!(&e, Error::Residency { field, .. } if field == "dt"),
+        "{e}"
+    );
     let (ud, mut outd) = (u.to(&gpu).unwrap(), out.to(&gpu).unwrap());
     let on_host = Value::new(&Backend::Cpu, 0.1f64).unwrap();
     let e = held::relax::launch(&gpu, &ud, &mut outd, &on_host).unwrap_err();
-    assert!(matches!(&e, Error::Residency { field, .. } if field == "dt"), "{e}");
+    assert!(
+        matches!(&e, Error::Residency { field, .. } if field == "dt"),
+        "{e}"
+    );
     // A kept f64 maximum taken as f32.
     let kept = KeptReductions::new();
     held::largest::launch(&gpu.keeping_reductions(&kept), &ud).unwrap();

@@ -47,9 +47,14 @@ fn a_held_value_is_read_from_memory_after_the_grid_dependency_point() {
     // have written it) has finished.
     for ptx in [held::relax::PTX_F32, held::relax::PTX_F64] {
         let entry = &ptx[ptx.find(".entry").expect("an entry")..];
-        let wait = entry.find(GRID_DEPENDENCY_POINT).expect("a dependency point");
+        let wait = entry
+            .find(GRID_DEPENDENCY_POINT)
+            .expect("a dependency point");
         let load = entry.find("ld.global").expect("a load of the held value");
-        assert!(wait < load, "the held value is read before the dependency point");
+        assert!(
+            wait < load,
+            "the held value is read before the dependency point"
+        );
     }
 }
 

@@ -57,6 +57,11 @@ impl Series {
         v0 + (v1 - v0) * (t - t0) / (t1 - t0)
     }
 
+    /// Whether the value is the same at every time.
+    pub fn is_constant(&self) -> bool {
+        self.points.iter().all(|p| p.1 == self.points[0].1)
+    }
+
     /// The smallest value anywhere in the series.
     pub fn min(&self) -> f64 {
         self.points
@@ -100,6 +105,15 @@ impl Boundary {
         match self {
             Boundary::Depth(s) | Boundary::Discharge(s) => s.at(t),
             _ => 0.0,
+        }
+    }
+
+    /// Whether the side's value is the same at every time (a wall, an outlet, a constant
+    /// depth or discharge): then a step needs no time from the host.
+    pub fn is_steady(&self) -> bool {
+        match self {
+            Boundary::Depth(s) | Boundary::Discharge(s) => s.is_constant(),
+            _ => true,
         }
     }
 
@@ -151,6 +165,13 @@ impl Boundaries {
         } else {
             (&self.south, &self.north)
         }
+    }
+
+    /// Whether every side is [`Boundary::is_steady`].
+    pub fn steady(&self) -> bool {
+        [&self.west, &self.east, &self.south, &self.north]
+            .iter()
+            .all(|b| b.is_steady())
     }
 
     /// Whether no water crosses any side (every side a wall or periodic): the volume is

@@ -5,7 +5,7 @@
 use crate::kernels::kp07;
 use crate::model::{cell_field, CellFields};
 use crate::{FloodError, Grid, Physics, Setup, ShallowWater, SparseShallowWater, Survey};
-use stencil_runtime::{Backend, Field, Real};
+use stencil_runtime::{Backend, Field, Real, Value};
 
 /// How a run stores its domain.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -177,15 +177,41 @@ impl<T: Real> Flow<T> {
         }
     }
 
-    /// Takes one step of at most `limit` seconds and records it in the extent; returns
-    /// the step taken.
+    /// Takes one step of at most `limit` seconds, decided on the host, and records it in
+    /// the extent; returns the step taken.
     pub fn step(&mut self, limit: f64) -> Result<f64, FloodError> {
-        let dt = match self {
-            Flow::Dense { flow, .. } => flow.step(limit)?,
-            Flow::Sparse(flow) => flow.step(limit)?,
-        };
-        self.track()?;
-        Ok(dt)
+        match self {
+            Flow::Dense { flow, .. } => {
+                let dt = flow.step(limit)?;
+                self.track()?;
+                Ok(dt)
+            }
+            // The sparse run records its extent itself.
+            Flow::Sparse(flow) => flow.step(limit),
+        }
+    }
+
+    /// Steps towards `target` until the time is within `slack` of it or `budget` steps are
+    /// taken, recording each step in the extent and checking for instability every
+    /// hundred steps (see [`ShallowWater::advance`]: where the sides' values do not
+    /// change, the backend decides the steps).
+    pub fn advance(&mut self, target: f64, slack: f64, budget: u64) -> Result<(), FloodError> {
+        match self {
+            Flow::Dense {
+                flow,
+                deepest,
+                arrival,
+                arrival_depth,
+            } => {
+                let wet = T::from_f64(*arrival_depth);
+                flow.advance(target, slack, budget, &mut |f, after| {
+                    let (w, bed) = f.surface_and_bed();
+                    kp07::track::launch(f.backend(), w, bed, deepest, arrival, after, wet)?;
+                    Ok(())
+                })
+            }
+            Flow::Sparse(flow) => flow.advance(target, slack, budget),
+        }
     }
 
     /// Records the present state in the flood's extent.
@@ -198,13 +224,14 @@ impl<T: Real> Flow<T> {
                 arrival_depth,
             } => {
                 let (w, bed) = flow.surface_and_bed();
+                let now = Value::new(flow.backend(), T::from_f64(flow.time()))?;
                 kp07::track::launch(
                     flow.backend(),
                     w,
                     bed,
                     deepest,
                     arrival,
-                    T::from_f64(flow.time()),
+                    &now,
                     T::from_f64(*arrival_depth),
                 )?;
                 Ok(())

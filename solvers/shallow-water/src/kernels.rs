@@ -460,7 +460,7 @@ pub mod kp07 {
         p_to: InOut<T>,
         u_to: Out<T>,
         v_to: Out<T>,
-        dt: T,
+        dt: Value<T>,
         keep: T,
         g: T,
         g_n2: T,
@@ -565,17 +565,25 @@ pub mod kp07 {
         } else {
             0.0
         };
-        let w_new = wn.max(base);
-        let q_new = qn * damp;
-        let p_new = pn * damp;
+        // A step of 0 (a clock's step queued after the target was reached) leaves the
+        // state as it was: `to` keeps its values, or takes `from`'s in a first stage.
+        let moves = dt > 0.0;
+        let first = keep == 0.0;
+        let w_was = if first { w } else { w_to };
+        let q_was = if first { q } else { q_to };
+        let p_was = if first { p } else { p_to };
+        let w_new = if moves { wn.max(base) } else { w_was };
+        let q_new = if moves { qn * damp } else { q_was };
+        let p_new = if moves { pn * damp } else { p_was };
         w_to = w_new;
         q_to = q_new;
         p_to = p_new;
         // Exactly what [`velocities`] gives for the new state (its depth `w_new - base`
         // is `h` to the bit), so that a state restored from its conserved fields goes on
         // bit for bit.
-        u_to = velocity(h, q_new, eps);
-        v_to = velocity(h, p_new, eps);
+        let h_new = if moves { h } else { (w_was - base).max(0.0) };
+        u_to = velocity(h_new, q_new, eps);
+        v_to = velocity(h_new, p_new, eps);
     }
 
     /// What a check of the state needs: the water volume per unit cell area (in `f64`),
@@ -651,7 +659,7 @@ pub mod kp07 {
         bed: In<T>,
         deepest: InOut<T>,
         arrival: InOut<T>,
-        time: T,
+        time: Value<T>,
         wet: T,
     ) {
         let h = w - cell_bed(bed, bed[(1, 0)], bed[(0, 1)], bed[(1, 1)]);

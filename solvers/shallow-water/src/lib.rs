@@ -35,6 +35,7 @@ mod asc;
 mod boundary;
 pub mod cases;
 mod checkpoint;
+pub mod clock;
 pub mod flow;
 mod grid;
 pub mod kernels;

@@ -4,7 +4,6 @@
 //! gauge CSV files, the GIF and a summary with the mass error.
 
 use crate::checkpoint::Checkpoint;
-use crate::model::CHECK_EVERY;
 use crate::output::gauges::Sample;
 use crate::output::{self, picture, Snapshot};
 use crate::{live, FloodError, Flow, Raster, Scenario, Storage};
@@ -16,6 +15,10 @@ use stencil_runtime::{Backend, Real};
 
 /// The value written for "never" in the arrival-time grid.
 const NODATA: f64 = -9999.0;
+
+/// Steps a call of [`Flow::advance`] takes at most between two looks at the progress bar
+/// and the live view.
+const STEPS_PER_CALL: u64 = 64;
 
 /// How a run behaves, apart from the scenario.
 #[derive(Clone, Debug)]
@@ -205,10 +208,10 @@ impl<T: Real> Run<T> {
                 .into_iter()
                 .flatten()
                 .fold(f64::INFINITY, f64::min);
-            self.flow.step(target - self.flow.time())?;
-            if self.flow.steps().is_multiple_of(CHECK_EVERY) {
-                self.flow.check()?;
-            }
+            // Up to the next time something is due, a few steps at a time so that the
+            // progress and the live view follow (the flow checks the state every hundred
+            // steps).
+            self.flow.advance(target, slack, STEPS_PER_CALL)?;
             let now = self.flow.time();
             if self.gauge_time().is_some_and(|t| now >= t - slack) {
                 self.sample_gauges()?;

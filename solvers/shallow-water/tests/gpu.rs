@@ -3,6 +3,8 @@
 //! The lake at rest stays at rest on the device too. Skips, saying why, without a GPU.
 //! Stage for a GPU machine with `../shared/tools/stage-gpu -p shallow-water --test gpu`.
 
+mod common;
+
 use shallow_water::kernels::kp07;
 use shallow_water::*;
 use stencil_runtime::{Backend, Field, Real};
@@ -65,6 +67,7 @@ fn kernels_agree<T: Real>(gpu: &Backend, tolerance: f64) {
         .unwrap();
         let mut to = [on(&w), on(&q), on(&p), zeros(2), zeros(2)];
         let [tw, tq, tp, tu, tv] = &mut to;
+        let dt = stencil_runtime::Value::new(b, f(1e-3)).unwrap();
         kp07::advance::launch(
             b,
             &w,
@@ -82,7 +85,7 @@ fn kernels_agree<T: Real>(gpu: &Backend, tolerance: f64) {
             tp,
             tu,
             tv,
-            f(1e-3),
+            &dt,
             f(0.5),
             f(9.81),
             f(0.01),
@@ -300,6 +303,29 @@ fn sparse_runs_on_the_device_equal_dense_ones() {
             &cpu,
             1e-10,
         );
+    }
+}
+
+#[test]
+fn clocked_runs_on_the_device_equal_host_stepped_ones() {
+    // The time step decided on the device (kept maximum, clock kernel, read back a step
+    // late) takes the same steps as the host's, to the bit, dense and sparse.
+    let Some(gpu) = gpu_or_skip() else { return };
+    let data =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/malpasset");
+    let mut runs = vec![("radial", cases::radial(160).unwrap(), 0.25, 1.0)];
+    match cases::malpasset(&data) {
+        Ok(case) => runs.push(("malpasset 15 m", case, 5.0, 20.0)),
+        Err(e) => println!("SKIPPED Malpasset: {e}"),
+    }
+    for (name, case, every, end) in runs {
+        let want = common::host_dense(&gpu, &case.setup, every, end);
+        println!("{name}: {} steps", want.1);
+        assert!(want.1 > 10, "{name}: {} steps", want.1);
+        let dense = common::clocked_dense(&gpu, &case.setup, every, end, 64);
+        assert!(dense == want, "{name}: clocked dense run on the device");
+        let sparse = common::clocked_sparse(&gpu, &case.setup, every, end, 64);
+        assert!(sparse == want, "{name}: clocked sparse run on the device");
     }
 }
 

@@ -2,12 +2,16 @@
 
 mod read;
 mod setup;
+mod step;
+
+pub(crate) use step::DenseStepping;
 
 pub(crate) use setup::{cell_field, corner_field, initial_fields, instability, kernel_cell_bed};
 
+use crate::clock::Clock;
 use crate::kernels::kp07;
 use crate::{Boundaries, Boundary, FloodError, Grid, Terrain};
-use stencil_runtime::{Backend, Field, Real};
+use stencil_runtime::{Backend, Field, Real, Value};
 
 /// The halo of the state fields: the reconstruction reads two cells along each axis.
 pub(crate) const HALO: usize = 2;
@@ -222,6 +226,8 @@ pub struct ShallowWater<T: Real> {
     now: State<T>,
     stage: State<T>,
     fluxes: Fluxes<T>,
+    /// The time step and the time on the backend (taken out while a clocked loop runs).
+    clock: Option<Clock<T>>,
     time: f64,
     steps: u64,
     initial_volume: f64,
@@ -270,6 +276,7 @@ impl<T: Real> ShallowWater<T> {
                 zeros(FLUX_HALO)?,
                 zeros(FLUX_HALO)?,
             ],
+            clock: Some(Clock::new(backend, 0.0)?),
             time: 0.0,
             steps: 0,
             initial_volume: 0.0,
@@ -340,17 +347,23 @@ impl<T: Real> ShallowWater<T> {
     /// returns the largest `a / dx` (the inverse of the time step at Courant number 1),
     /// or NaN without waiting for it when `read_speed` is false (on a GPU the launch then
     /// queues without a read-back).
-    fn evaluate_fluxes(
-        &mut self,
-        which: Which,
-        t: f64,
-        read_speed: bool,
-    ) -> Result<f64, FloodError> {
-        let eps = self.eps();
+    fn evaluate_fluxes(&mut self, which: Which, t: f64, read_speed: bool) -> Result<T, FloodError> {
         let launch_on = match (&self.backend, read_speed) {
             (Backend::Cuda(c), false) => Backend::Cuda(c.clone().with_unread_reductions(true)),
             (b, _) => b.clone(),
         };
+        self.evaluate_fluxes_on(&launch_on, which, t)
+    }
+
+    /// [`ShallowWater::evaluate_fluxes`] launched on `launch_on` (which decides what
+    /// becomes of the speed).
+    fn evaluate_fluxes_on(
+        &mut self,
+        launch_on: &Backend,
+        which: Which,
+        t: f64,
+    ) -> Result<T, FloodError> {
+        let eps = self.eps();
         let state = match which {
             Which::Now => &mut self.now,
             Which::Stage => &mut self.stage,
@@ -370,7 +383,7 @@ impl<T: Real> ShallowWater<T> {
         let [west_w, west_q, west_p, south_w, south_q, south_p] = &mut self.fluxes;
         let f = T::from_f64;
         let speed = kp07::faces::launch(
-            &launch_on,
+            launch_on,
             w,
             u,
             v,
@@ -405,7 +418,7 @@ impl<T: Real> ShallowWater<T> {
                 }
             }
         }
-        Ok(speed.as_f64())
+        Ok(speed)
     }
 
     /// One stage `to = keep to + (1 - keep) (from + dt R)` from the fluxes of `from` at
@@ -414,7 +427,7 @@ impl<T: Real> ShallowWater<T> {
         &mut self,
         forward: bool,
         t: f64,
-        dt: f64,
+        dt: &Value<T>,
         keep: f64,
     ) -> Result<(), FloodError> {
         let eps = self.eps();
@@ -446,7 +459,7 @@ impl<T: Real> ShallowWater<T> {
             tp,
             tu,
             tv,
-            f(dt),
+            dt,
             f(keep),
             f(ph.gravity),
             f(ph.gravity * ph.manning * ph.manning),
@@ -461,54 +474,6 @@ impl<T: Real> ShallowWater<T> {
             f(b.east.value_at(t)),
             f(b.north.value_at(t)),
         )?;
-        Ok(())
-    }
-
-    /// Takes one time step of at most `limit` seconds (the CFL step, shortened to
-    /// `limit`); returns the step taken.
-    pub fn step(&mut self, limit: f64) -> Result<f64, FloodError> {
-        let speed = self.evaluate_fluxes(Which::Now, self.time, true)?;
-        if !(speed >= 0.0 && speed.is_finite()) {
-            return Err(self.locate_instability());
-        }
-        let dt = if speed > 0.0 {
-            (self.physics.courant / speed).min(limit)
-        } else {
-            limit
-        };
-        if !(dt.is_finite() && dt > 0.0) {
-            return Err(FloodError::Config {
-                name: "time step limit".into(),
-                value: limit.to_string(),
-                expected: "a finite positive limit when no water moves".into(),
-            });
-        }
-        match self.physics.integrator {
-            Integrator::Euler => {
-                self.advance_stage(true, self.time, dt, 0.0)?;
-                std::mem::swap(&mut self.now, &mut self.stage);
-            }
-            Integrator::Rk2 => {
-                self.advance_stage(true, self.time, dt, 0.0)?;
-                self.evaluate_fluxes(Which::Stage, self.time + dt, false)?;
-                self.advance_stage(false, self.time + dt, dt, 0.5)?;
-            }
-        }
-        self.time += dt;
-        self.steps += 1;
-        Ok(dt)
-    }
-
-    /// Steps until simulated time `t_end` (the last step shortened to land on it),
-    /// checking for instability every hundred steps and at the end.
-    pub fn advance_to(&mut self, t_end: f64) -> Result<(), FloodError> {
-        while self.time < t_end {
-            self.step(t_end - self.time)?;
-            if self.steps.is_multiple_of(CHECK_EVERY) {
-                self.check()?;
-            }
-        }
-        self.check()?;
         Ok(())
     }
 

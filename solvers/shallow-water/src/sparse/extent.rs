@@ -7,7 +7,7 @@ use crate::kernels::kp07;
 use crate::{FloodError, Grid};
 use std::collections::HashMap;
 use stencil_runtime::blocks::{BlockGrid, BlockKey, Relayout};
-use stencil_runtime::{Backend, BlockField, BlockList, Real};
+use stencil_runtime::{Backend, BlockField, BlockList, Real, Value};
 
 /// What a cell's arrival time holds until water arrives.
 const NOT_YET: f64 = -1.0;
@@ -40,7 +40,7 @@ impl<T: Real> Extent<T> {
         list: &BlockList,
         w: &BlockField<T>,
         bed: &BlockField<T>,
-        time: f64,
+        time: &Value<T>,
     ) -> Result<(), FloodError> {
         kp07::track::launch_blocks(
             backend,
@@ -49,7 +49,7 @@ impl<T: Real> Extent<T> {
             bed,
             &mut self.deepest,
             &mut self.arrival,
-            T::from_f64(time),
+            time,
             T::from_f64(self.arrival_depth),
         )?;
         Ok(())

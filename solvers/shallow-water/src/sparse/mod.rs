@@ -26,6 +26,7 @@ mod layout;
 mod read;
 mod regrid;
 
+use crate::clock::{Clock, Clocked};
 use crate::kernels::kp07;
 use crate::model::Integrator;
 use crate::model::{cell_field, corner_field, initial_fields, BED_HALO, CHECK_EVERY, HALO};
@@ -34,7 +35,7 @@ use extent::Extent;
 use layout::{dry_at, dry_surface, exchanges, wanted_blocks, wet_blocks, Exchanges};
 use std::sync::Arc;
 use stencil_runtime::blocks::{BlockFlags, BlockGrid, BlockKey, FlagsReader};
-use stencil_runtime::{Backend, BlockField, BlockList, Field, Real};
+use stencil_runtime::{Backend, BlockField, BlockList, Field, Real, Value};
 
 /// Steps between two updates of the present blocks.
 pub const REGRID_EVERY: u64 = 2;
@@ -82,8 +83,12 @@ pub struct SparseShallowWater<T: Real> {
     flags: FlagsReader,
     /// The wet cells of the last measure, when known at once (on the CPU).
     measured_wet: f64,
+    /// The time step and the time on the backend (taken out while a clocked loop runs).
+    clock: Option<Clock<T>>,
     time: f64,
     steps: u64,
+    /// Steps queued (steps of 0 included): what the layout's cadence counts.
+    queued: u64,
     initial_volume: f64,
     /// The wet cells found at each regrid times the steps until the next one.
     wet_cell_steps: f64,
@@ -198,8 +203,10 @@ impl<T: Real> SparseShallowWater<T> {
             flags: FlagsReader::new(),
             chosen: None,
             measured_wet: 0.0,
+            clock: Some(Clock::new(backend, 0.0)?),
             time: 0.0,
             steps: 0,
+            queued: 0,
             initial_volume: 0.0,
             wet_cell_steps: 0.0,
             peak_memory: 0,
@@ -238,6 +245,7 @@ impl<T: Real> SparseShallowWater<T> {
         )?;
         self.time = time;
         self.steps = steps;
+        self.queued = steps;
         self.initial_volume = initial_volume;
         if let Some(depth) = arrival_depth {
             self.track_flood(depth)?;
@@ -254,18 +262,19 @@ impl<T: Real> SparseShallowWater<T> {
     }
 
     /// Records the present state in the flood's extent (after
-    /// [`SparseShallowWater::track_flood`]; nothing before).
-    pub fn track(&mut self) -> Result<(), FloodError> {
+    /// [`SparseShallowWater::track_flood`]; nothing before), at the time held in `time`.
+    fn track_at(&mut self, time: &Value<T>) -> Result<(), FloodError> {
         if let Some(extent) = &mut self.extent {
-            extent.track(
-                &self.backend,
-                &self.list,
-                &self.now[0],
-                &self.bed,
-                self.time,
-            )?;
+            extent.track(&self.backend, &self.list, &self.now[0], &self.bed, time)?;
         }
         Ok(())
+    }
+
+    /// Records the present state in the flood's extent at the present time (after
+    /// [`SparseShallowWater::track_flood`]; nothing before).
+    pub fn track(&mut self) -> Result<(), FloodError> {
+        let now = Value::new(&self.backend, T::from_f64(self.time))?;
+        self.track_at(&now)
     }
 
     /// The largest depth and the arrival time (negative: never) per cell, row by row
@@ -330,17 +339,23 @@ impl<T: Real> SparseShallowWater<T> {
 
     /// The face fluxes of the present (or the stage) state at time `t`; the largest
     /// `a / dx`, or NaN unread when `read_speed` is false.
-    fn evaluate_fluxes(
-        &mut self,
-        stage: bool,
-        t: f64,
-        read_speed: bool,
-    ) -> Result<f64, FloodError> {
-        let eps = self.eps();
+    fn evaluate_fluxes(&mut self, stage: bool, t: f64, read_speed: bool) -> Result<T, FloodError> {
         let launch_on = match (&self.backend, read_speed) {
             (Backend::Cuda(c), false) => Backend::Cuda(c.clone().with_unread_reductions(true)),
             (b, _) => b.clone(),
         };
+        self.evaluate_fluxes_on(&launch_on, stage, t)
+    }
+
+    /// [`SparseShallowWater::evaluate_fluxes`] launched on `launch_on` (which decides what
+    /// becomes of the speed).
+    fn evaluate_fluxes_on(
+        &mut self,
+        launch_on: &Backend,
+        stage: bool,
+        t: f64,
+    ) -> Result<T, FloodError> {
+        let eps = self.eps();
         let state = if stage {
             &mut self.stage
         } else {
@@ -358,7 +373,7 @@ impl<T: Real> SparseShallowWater<T> {
         let [west_w, west_q, west_p, south_w, south_q, south_p] = &mut self.fluxes;
         let f = T::from_f64;
         let speed = kp07::faces::launch_blocks(
-            &launch_on,
+            launch_on,
             &self.list,
             w,
             u,
@@ -387,7 +402,7 @@ impl<T: Real> SparseShallowWater<T> {
         // A cell reads its east and north neighbours' faces.
         let [a, b, c, d, e, f] = &mut self.fluxes;
         self.exchanges.faces.run_many(&mut [a, b, c, d, e, f])?;
-        Ok(speed.as_f64())
+        Ok(speed)
     }
 
     /// One stage `to = keep to + (1 - keep) (from + dt R)`, as the dense model's.
@@ -395,7 +410,7 @@ impl<T: Real> SparseShallowWater<T> {
         &mut self,
         forward: bool,
         t: f64,
-        dt: f64,
+        dt: &Value<T>,
         keep: f64,
     ) -> Result<(), FloodError> {
         let eps = self.eps();
@@ -428,7 +443,7 @@ impl<T: Real> SparseShallowWater<T> {
             tp,
             tu,
             tv,
-            f(dt),
+            dt,
             f(keep),
             f(ph.gravity),
             f(ph.gravity * ph.manning * ph.manning),
@@ -446,14 +461,48 @@ impl<T: Real> SparseShallowWater<T> {
         Ok(())
     }
 
-    /// Takes one time step of at most `limit` seconds; returns the step taken.
-    pub fn step(&mut self, limit: f64) -> Result<f64, FloodError> {
+    /// The layout's work at a step's start: the change chosen at the last step's end, and
+    /// every [`REGRID_EVERY`] steps the measure the next choice reads.
+    fn start_step(&mut self) -> Result<(), FloodError> {
         self.choose()?;
         self.regrid()?;
-        if self.steps.is_multiple_of(REGRID_EVERY) {
+        if self.queued.is_multiple_of(REGRID_EVERY) {
             self.measure()?;
         }
-        let speed = self.evaluate_fluxes(false, self.time, true)?;
+        Ok(())
+    }
+
+    /// The stages of a step after the first flux evaluation, with the step `dt` held on
+    /// the backend; `t` and `t_next` are the times at the step's start and end (only the
+    /// sides' values read them).
+    fn stages(&mut self, dt: &Value<T>, t: f64, t_next: f64) -> Result<(), FloodError> {
+        match self.physics.integrator {
+            Integrator::Euler => {
+                self.advance_stage(true, t, dt, 0.0)?;
+                std::mem::swap(&mut self.now, &mut self.stage);
+            }
+            Integrator::Rk2 => {
+                self.advance_stage(true, t, dt, 0.0)?;
+                self.evaluate_fluxes(true, t_next, false)?;
+                self.advance_stage(false, t_next, dt, 0.5)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The clock, taken out for a loop that also borrows the model.
+    fn take_clock(&mut self) -> Result<Clock<T>, FloodError> {
+        match self.clock.take() {
+            Some(c) => Ok(c),
+            None => Clock::new(&self.backend, self.time),
+        }
+    }
+
+    /// Takes one time step of at most `limit` seconds, decided on the host; returns the
+    /// step taken.
+    pub fn step(&mut self, limit: f64) -> Result<f64, FloodError> {
+        self.start_step()?;
+        let speed = self.evaluate_fluxes(false, self.time, true)?.as_f64();
         if !(speed >= 0.0 && speed.is_finite()) {
             return Err(self.instability());
         }
@@ -462,20 +511,17 @@ impl<T: Real> SparseShallowWater<T> {
         } else {
             limit
         };
-        match self.physics.integrator {
-            Integrator::Euler => {
-                self.advance_stage(true, self.time, dt, 0.0)?;
-                std::mem::swap(&mut self.now, &mut self.stage);
-            }
-            Integrator::Rk2 => {
-                self.advance_stage(true, self.time, dt, 0.0)?;
-                self.evaluate_fluxes(true, self.time + dt, false)?;
-                self.advance_stage(false, self.time + dt, dt, 0.5)?;
-            }
-        }
+        let mut clock = self.take_clock()?;
+        let stepped = clock
+            .set_host_step(dt, self.time + dt)
+            .and_then(|()| self.stages(&clock.dt, self.time, self.time + dt))
+            .and_then(|()| self.track_at(&clock.after));
+        self.clock = Some(clock);
+        stepped?;
         self.choose()?;
         self.time += dt;
         self.steps += 1;
+        self.queued += 1;
         Ok(dt)
     }
 
@@ -483,13 +529,39 @@ impl<T: Real> SparseShallowWater<T> {
     /// checking for instability every hundred steps and at the end.
     pub fn advance_to(&mut self, t_end: f64) -> Result<(), FloodError> {
         while self.time < t_end {
-            self.step(t_end - self.time)?;
-            if self.steps.is_multiple_of(CHECK_EVERY) {
-                self.check()?;
-            }
+            self.advance(t_end, 0.0, u64::MAX)?;
         }
         self.check()?;
         Ok(())
+    }
+
+    /// Steps towards `target` until the time is within `slack` of it or `budget` steps are
+    /// taken, recording each in the flood's extent and checking for instability every
+    /// hundred steps. With sides whose values do not change, the step is decided on the
+    /// backend ([`crate::clock`]): the same steps as [`SparseShallowWater::step`] takes,
+    /// without a read-back per step.
+    pub fn advance(&mut self, target: f64, slack: f64, budget: u64) -> Result<(), FloodError> {
+        if !self.boundaries.steady() {
+            for _ in 0..budget {
+                if self.time >= target - slack {
+                    break;
+                }
+                self.step(target - self.time)?;
+                if self.steps.is_multiple_of(CHECK_EVERY) {
+                    self.check()?;
+                }
+            }
+            return Ok(());
+        }
+        let mut clock = self.take_clock()?;
+        let run = crate::clock::run(self, &mut clock, target, slack, budget);
+        // After an error, steps may still be in flight with values the clock reads: a
+        // fresh clock starts from the time the host knows.
+        self.clock = Some(match run {
+            Ok(()) => clock,
+            Err(_) => Clock::new(&self.backend, self.time)?,
+        });
+        run
     }
 
     /// The wet cells counted at each regrid times the steps until the next (an estimate
@@ -515,5 +587,37 @@ impl<T: Real> SparseShallowWater<T> {
         let fields = self.now.iter().chain(&self.stage).chain(&self.fluxes);
         let extent = self.extent.as_ref().map_or(0, |e| e.memory());
         fields.map(|f| f.bytes()).sum::<usize>() + self.bed.bytes() + self.dry.bytes() + extent
+    }
+}
+
+impl<T: Real> Clocked<T> for SparseShallowWater<T> {
+    fn queue_step(&mut self, clock: &mut Clock<T>, end: f64, slack: f64) -> Result<(), FloodError> {
+        self.start_step()?;
+        let keeping = clock.keeping(&self.backend);
+        // The sides' values do not change: any time serves them.
+        let t = self.time;
+        let speed = self.evaluate_fluxes_on(&keeping, false, t)?;
+        clock.tick(&self.backend, speed, self.physics.courant, end, slack)?;
+        self.stages(&clock.dt, t, t)?;
+        self.track_at(&clock.after)?;
+        self.choose()?;
+        self.queued += 1;
+        Ok(())
+    }
+
+    fn known(&self) -> (f64, u64) {
+        (self.time, self.steps)
+    }
+
+    fn set_known(&mut self, time: f64, steps: u64) {
+        (self.time, self.steps) = (time, steps);
+    }
+
+    fn check_state(&mut self) -> Result<(), FloodError> {
+        self.check().map(|_| ())
+    }
+
+    fn unstable(&self) -> FloodError {
+        self.instability()
     }
 }

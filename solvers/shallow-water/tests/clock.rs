@@ -1,0 +1,57 @@
+//! Steps decided on the backend (`advance`, the clock kernel) equal steps decided on the
+//! host (`step`), bit for bit, dense and sparse, with the targets a run lands on.
+
+mod common;
+
+use common::{clocked_dense, clocked_sparse, host_dense, host_sparse};
+use shallow_water::{cases, Physics, Setup};
+use stencil_runtime::Backend;
+
+fn all_agree(setup: &Setup, every: f64, end: f64, label: &str) {
+    let b = &Backend::Cpu;
+    let want = host_dense(b, setup, every, end);
+    assert!(want.1 > 10, "{label}: {} steps", want.1);
+    for budget in [3, 64] {
+        assert!(
+            clocked_dense(b, setup, every, end, budget) == want,
+            "{label}: dense, clocked in calls of {budget} steps"
+        );
+    }
+    assert!(host_sparse(b, setup, every, end) == want, "{label}: sparse");
+    assert!(
+        clocked_sparse(b, setup, every, end, 5) == want,
+        "{label}: sparse, clocked"
+    );
+}
+
+#[test]
+fn a_clocked_radial_dam_break_equals_host_steps() {
+    let case = cases::radial(48).unwrap();
+    all_agree(&case.setup, 0.5, 3.0, "radial dam break");
+}
+
+#[test]
+fn a_clocked_pond_with_friction_equals_host_steps() {
+    let case = cases::pond(40).unwrap();
+    let physics = Physics {
+        manning: 0.03,
+        ..case.setup.physics
+    };
+    let setup = Setup {
+        physics,
+        ..case.setup
+    };
+    all_agree(&setup, 0.5, 2.0, "pond with friction");
+}
+
+#[test]
+fn a_clocked_malpasset_equals_host_steps() {
+    let dir =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/malpasset");
+    if !dir.exists() {
+        println!("SKIPPED: no Malpasset data at {}", dir.display());
+        return;
+    }
+    let case = cases::malpasset(&dir).unwrap();
+    all_agree(&case.setup, 2.0, 6.0, "malpasset");
+}
