@@ -4,8 +4,11 @@
 //! the sparse run finds at each regrid, times the steps until the next one).
 //!
 //! `cargo bench -p shallow-water --bench sparse -- --malpasset ../shared/data/malpasset
-//! [--factor 3] [--end SECONDS] [--cpu] [--f64] [--sparse-only]` (factor 1: the data's 15 m cells; 3: 5 m,
-//! the terrain resampled bilinearly; end: simulated seconds, default 4000).
+//! [--factor 3] [--end SECONDS] [--cpu] [--f64] [--sparse-only] [--host-steps]` (factor 1:
+//! the data's 15 m cells; 3: 5 m, the terrain resampled bilinearly; end: simulated
+//! seconds, default 4000). The steps are decided on the backend (`advance_to`, the
+//! clock); `--host-steps` also times both runs with every step decided on the host
+//! (`step`, a read-back per step), in the same process.
 
 use shallow_water::*;
 use std::time::Instant;
@@ -17,6 +20,7 @@ fn run<T: Real>(
     case: &cases::Case,
     end: f64,
     sparse_only: bool,
+    host_steps: bool,
 ) -> R<Vec<String>> {
     let mut rows = Vec::new();
     let gib = |b: usize| b as f64 / (1u64 << 30) as f64;
@@ -28,7 +32,12 @@ fn run<T: Real>(
         warm.step(f64::INFINITY)?;
         warm_sparse.step(f64::INFINITY)?;
     }
+    warm.advance(f64::INFINITY, 0.0, 20, &mut |_, _| Ok(()))?;
+    warm_sparse.advance(f64::INFINITY, 0.0, 20)?;
     drop((warm, warm_sparse));
+    if host_steps {
+        rows.extend(host_stepped::<T>(backend, case, end, sparse_only)?);
+    }
     // Dense, with dry-block skipping where it is on by default (CUDA).
     let mut dense = ShallowWater::<T>::new(backend, &case.setup)?;
     backend.synchronize()?;
@@ -70,6 +79,43 @@ fn run<T: Real>(
     Ok(rows)
 }
 
+/// Both runs with every step decided on the host: wall time and steps.
+fn host_stepped<T: Real>(
+    backend: &Backend,
+    case: &cases::Case,
+    end: f64,
+    sparse_only: bool,
+) -> R<Vec<String>> {
+    let mut rows = Vec::new();
+    if !sparse_only {
+        let mut dense = ShallowWater::<T>::new(backend, &case.setup)?;
+        backend.synchronize()?;
+        let start = Instant::now();
+        while dense.time() < end {
+            dense.step(end - dense.time())?;
+        }
+        backend.synchronize()?;
+        let wall = start.elapsed().as_secs_f64();
+        rows.push(format!(
+            "| dense, host steps | {} | {wall:.2} | | |",
+            dense.steps()
+        ));
+    }
+    let mut sparse = SparseShallowWater::<T>::new(backend, &case.setup)?;
+    backend.synchronize()?;
+    let start = Instant::now();
+    while sparse.time() < end {
+        sparse.step(end - sparse.time())?;
+    }
+    backend.synchronize()?;
+    let wall = start.elapsed().as_secs_f64();
+    rows.push(format!(
+        "| sparse, host steps | {} | {wall:.2} | | |",
+        sparse.steps()
+    ));
+    Ok(rows)
+}
+
 fn main() -> R<()> {
     let Some(dir) = arg("--malpasset") else {
         println!("usage: --malpasset DIR [--factor N] [--end SECONDS] [--cpu] [--f64]");
@@ -84,6 +130,7 @@ fn main() -> R<()> {
     };
     let f64 = std::env::args().any(|a| a == "--f64");
     let sparse_only = std::env::args().any(|a| a == "--sparse-only");
+    let host_steps = std::env::args().any(|a| a == "--host-steps");
     let case = cases::malpasset_resampled(std::path::Path::new(&dir), factor)?;
     let g = *case.setup.terrain.grid();
     println!(
@@ -100,9 +147,9 @@ fn main() -> R<()> {
     );
     println!("| --- | --- | --- | --- | --- |");
     let rows = if f64 {
-        run::<f64>(&backend, &case, end, sparse_only)?
+        run::<f64>(&backend, &case, end, sparse_only, host_steps)?
     } else {
-        run::<f32>(&backend, &case, end, sparse_only)?
+        run::<f32>(&backend, &case, end, sparse_only, host_steps)?
     };
     for r in rows {
         println!("{r}");

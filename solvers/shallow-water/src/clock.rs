@@ -1,16 +1,17 @@
 //! The time step decided where the state lives: the largest wave speed of a flux
 //! evaluation is kept on the backend ([`KeptReductions`]), a one-point kernel
 //! ([`kernels::tick`]) turns it into the step and the new time, and the stage updates read
-//! the step as a `Value<T>`. The host learns each step's time one step late
-//! ([`ValueReader`]), so on a device it queues the next step while the last one runs,
-//! instead of waiting for every step's speed.
+//! the step as a `Value<T>`. The host reads the time and the step count back once per
+//! window of steps, one window late ([`ValueReader`]), so on a device it queues steps
+//! while earlier ones run, instead of waiting for every step's speed.
 //!
 //! The tick computes what the host computes in [`crate::ShallowWater::step`], in the same
 //! f64 arithmetic, so a clocked run equals a host-stepped one bit for bit. A tick at a
 //! time already within `slack` of the target takes a step of 0, which leaves the state
-//! as it was (the host queues such a step only when it could not foresee that the step
-//! before would land on the target); a speed that is not a finite number at least 0 makes
-//! the time NaN, which the host reports as an instability.
+//! as it was (`kp07::advance`) and is not counted: the host sizes its windows from the
+//! last step's length so that such steps are rare, and needs no guess to be right. A
+//! speed that is not a finite number at least 0 makes the time NaN, which the host
+//! reports as an instability.
 
 use crate::model::CHECK_EVERY;
 use crate::FloodError;
@@ -20,11 +21,13 @@ use stencil_runtime::{Backend, KeptReductions, Real, Value, ValueReader};
 pub mod kernels {
     /// One point: the step `dt = min(courant / speed, end - time)` (`end - time` where no
     /// water moves; 0 once `time` is within `slack` of `end`; 0 with the time made NaN
-    /// where `speed` is not a finite number at least 0), the new time in f64 and in `T`.
+    /// where `speed` is not a finite number at least 0), the new time in f64 and in `T`,
+    /// and the count of steps that moved the time.
     #[stencil(dims = 1)]
     pub fn tick<T: Real>(
         speed: Value<T>,
         time: InOut<f64>,
+        count: InOut<f64>,
         dt: Out<T>,
         after: Out<T>,
         courant: f64,
@@ -43,6 +46,7 @@ pub mod kernels {
             limit
         };
         time = if finite { t + step } else { 0.0 / 0.0 };
+        count = if step > 0.0 { count + 1.0 } else { count };
         dt = step as T;
         after = (t + step) as T;
     }
@@ -53,6 +57,8 @@ pub mod kernels {
 pub(crate) struct Clock<T: Real> {
     kept: KeptReductions,
     time: Value<f64>,
+    /// Steps that moved the time (an exact count in f64).
+    count: Value<f64>,
     /// The step the stage updates read.
     pub dt: Value<T>,
     /// The time after the step, as the extent's tracking reads it.
@@ -66,6 +72,7 @@ impl<T: Real> Clock<T> {
         Ok(Clock {
             kept: KeptReductions::new(),
             time: Value::new(backend, time)?,
+            count: Value::new(backend, 0.0)?,
             dt: Value::new(backend, T::zero())?,
             after: Value::new(backend, T::from_f64(time))?,
             reader: ValueReader::new(),
@@ -85,16 +92,16 @@ impl<T: Real> Clock<T> {
         Ok(())
     }
 
-    /// Sets the time (after a restore).
-    pub fn set_time(&mut self, time: f64) -> Result<(), FloodError> {
+    /// Sets the time and the step count (at the start of a clocked loop).
+    pub fn set_time(&mut self, time: f64, steps: u64) -> Result<(), FloodError> {
         self.time.set(time)?;
+        self.count.set(steps as f64)?;
         self.after.set(T::from_f64(time))?;
         Ok(())
     }
 
     /// Queues the tick after a flux evaluation on [`Clock::keeping`] (`returned`: the
-    /// speed the launch returned, which the CPU returns at once), towards `end`, and the
-    /// read-back of the new time.
+    /// speed the launch returned, which the CPU returns at once), towards `end`.
     pub fn tick(
         &mut self,
         backend: &Backend,
@@ -108,36 +115,53 @@ impl<T: Real> Clock<T> {
             backend,
             &speed,
             self.time.field_mut(),
+            self.count.field_mut(),
             self.dt.field_mut(),
             self.after.field_mut(),
             courant,
             end,
             slack,
         )?;
-        self.reader.start(&self.time)?;
         Ok(())
     }
 
-    /// The time after the oldest step whose time the host has not read, waiting for that
-    /// step only; `None` if every step's time was read.
-    pub fn finish(&mut self) -> Result<Option<f64>, FloodError> {
-        Ok(self.reader.finish()?)
+    /// Starts reading the time and the step count as they will be after the steps
+    /// queued so far.
+    pub fn start_read(&mut self) -> Result<(), FloodError> {
+        self.reader.start(&self.time)?;
+        self.reader.start(&self.count)?;
+        Ok(())
     }
 
-    /// Steps whose times the host has not read.
-    pub fn pending(&self) -> usize {
-        self.reader.pending()
+    /// The oldest started read, `(time, steps)`, waiting for it only; `None` if none is
+    /// pending.
+    pub fn finish_read(&mut self) -> Result<Option<(f64, u64)>, FloodError> {
+        let Some(time) = self.reader.finish()? else {
+            return Ok(None);
+        };
+        let count = self.reader.finish()?.unwrap_or(f64::NAN);
+        Ok(Some((time, count as u64)))
+    }
+
+    /// Reads started and not finished.
+    pub fn reads_pending(&self) -> usize {
+        self.reader.pending() / 2
     }
 }
 
-/// What the host knows of a clocked run, and the loop that queues its steps.
+/// Steps queued between two read-backs of the time at most.
+const WINDOW: u64 = 16;
+
+/// What the host knows of a clocked run.
 pub(crate) struct Stepping {
-    /// The time of the last step read back.
+    /// The time of the last read-back.
     pub time: f64,
-    /// The steps taken (steps of 0 not counted).
+    /// The steps counted by then.
     pub steps: u64,
-    /// The length of the last step read back.
+    /// The mean length of the steps between the last two read-backs (0: not known).
     last_dt: f64,
+    /// Steps queued after the last read-back's.
+    in_flight: u64,
 }
 
 impl Stepping {
@@ -147,38 +171,45 @@ impl Stepping {
             time,
             steps,
             last_dt: 0.0,
+            in_flight: 0,
         }
     }
 
-    /// Whether `target` is reached (within `slack`).
-    pub fn reached(&self, target: f64, slack: f64) -> bool {
-        self.time >= target - slack
+    /// Whether `end` is reached (within `slack`).
+    pub fn reached(&self, end: f64, slack: f64) -> bool {
+        self.time >= end - slack
     }
 
-    /// Whether the step in flight might land on `target`, so that a step queued after it
-    /// could be one of 0: the host then waits for it first. (Steps change slowly; a step
-    /// half again as long as the last is allowed for.)
-    pub fn might_land(&self, target: f64) -> bool {
-        target - self.time <= 1.5 * self.last_dt
+    /// How many steps may be queued now without one of them likely being a step of 0:
+    /// those that, at the last steps' length and half again, still end before `end`,
+    /// counting those in flight; at most [`WINDOW`].
+    pub fn window(&self, end: f64) -> u64 {
+        if self.last_dt <= 0.0 {
+            return u64::from(self.in_flight == 0);
+        }
+        let fit = ((end - self.time) / (1.5 * self.last_dt)).floor();
+        (fit.max(0.0) as u64)
+            .saturating_sub(self.in_flight)
+            .min(WINDOW)
     }
 
-    /// Takes in the time `t` read back after a step; `Some(steps)` when the step moved
-    /// the time, `None` for a step of 0, the error `unstable` makes when the time is NaN.
+    /// Takes in a read-back `(t, count)` made after `queued` more steps were queued;
+    /// the error `unstable` makes when the time is NaN.
     pub fn take(
         &mut self,
-        t: f64,
+        (t, count): (f64, u64),
+        queued: u64,
         unstable: impl FnOnce() -> FloodError,
-    ) -> Result<Option<u64>, FloodError> {
+    ) -> Result<(), FloodError> {
         if t.is_nan() {
             return Err(unstable());
         }
-        if t <= self.time {
-            return Ok(None);
+        if count > self.steps {
+            self.last_dt = (t - self.time) / (count - self.steps) as f64;
         }
-        self.last_dt = t - self.time;
-        self.time = t;
-        self.steps += 1;
-        Ok(Some(self.steps))
+        (self.time, self.steps) = (t, count);
+        self.in_flight -= queued;
+        Ok(())
     }
 }
 
@@ -202,8 +233,10 @@ pub(crate) trait Clocked<T: Real> {
 }
 
 /// Steps `model` towards `end` until its time is within `slack` of it or `budget` steps
-/// are queued, each step decided by `clock`: every step is queued before the time of the
-/// one before is read, except where that step might land on `end`.
+/// are queued, each step decided by `clock`. Steps are queued in windows (see
+/// [`Stepping::window`]); after each window the host starts reading the time back and
+/// takes in the read of the window before, so the device is never left waiting; where
+/// no step fits before `end`, it waits for every read and then queues one step.
 pub(crate) fn run<T: Real>(
     model: &mut impl Clocked<T>,
     clock: &mut Clock<T>,
@@ -212,37 +245,51 @@ pub(crate) fn run<T: Real>(
     budget: u64,
 ) -> Result<(), FloodError> {
     let (time, steps) = model.known();
-    clock.set_time(time)?;
+    clock.set_time(time, steps)?;
     let mut known = Stepping::new(time, steps);
+    // Steps queued before each pending read.
+    let mut windows = std::collections::VecDeque::new();
     let mut queued = 0;
     loop {
-        if clock.pending() > 0 && known.might_land(end) {
-            take_times(model, clock, &mut known, 0)?;
+        let mut window = known.window(end);
+        if window == 0 {
+            take_reads(model, clock, &mut known, &mut windows, 0)?;
+            window = 1;
         }
         if known.reached(end, slack) || queued == budget {
             break;
         }
-        model.queue_step(clock, end, slack)?;
-        queued += 1;
-        // The step before this one: the device runs this one meanwhile.
-        take_times(model, clock, &mut known, 1)?;
+        let window = window.min(budget - queued);
+        for _ in 0..window {
+            model.queue_step(clock, end, slack)?;
+        }
+        queued += window;
+        known.in_flight += window;
+        clock.start_read()?;
+        windows.push_back(window);
+        take_reads(model, clock, &mut known, &mut windows, 1)?;
     }
-    take_times(model, clock, &mut known, 0)
+    take_reads(model, clock, &mut known, &mut windows, 0)
 }
 
-/// Reads step times back until at most `leave` are unread, counting the steps and
-/// checking the state every [`CHECK_EVERY`] steps.
-fn take_times<T: Real>(
+/// Takes in read-backs until at most `leave` are pending, checking the state each time
+/// the step count passes a multiple of [`CHECK_EVERY`].
+fn take_reads<T: Real>(
     model: &mut impl Clocked<T>,
     clock: &mut Clock<T>,
     known: &mut Stepping,
+    windows: &mut std::collections::VecDeque<u64>,
     leave: usize,
 ) -> Result<(), FloodError> {
-    while clock.pending() > leave {
-        let Some(t) = clock.finish()? else { break };
-        let taken = known.take(t, || model.unstable())?;
+    while clock.reads_pending() > leave {
+        let Some(read) = clock.finish_read()? else {
+            break;
+        };
+        let queued = windows.pop_front().unwrap_or(0);
+        let before = known.steps;
+        known.take(read, queued, || model.unstable())?;
         model.set_known(known.time, known.steps);
-        if taken.is_some_and(|s| s.is_multiple_of(CHECK_EVERY)) {
+        if known.steps / CHECK_EVERY > before / CHECK_EVERY {
             model.check_state()?;
         }
     }
@@ -292,7 +339,8 @@ mod tests {
                 after_step: &mut |_, _| Ok(()),
             };
             stepping.queue_step(&mut clock, time, 0.0).expect("a step");
-            assert_eq!(clock.finish().expect("time"), Some(time));
+            clock.start_read().expect("a read");
+            assert_eq!(clock.finish_read().expect("time"), Some((time, 0)));
             assert!(bits(dense.state().expect("state")) == before, "dense");
 
             let mut sparse = SparseShallowWater::<f64>::new(&b, &setup).expect("sparse");
@@ -300,7 +348,8 @@ mod tests {
             let before = bits(sparse.state().expect("state"));
             let mut clock = Clock::new(&b, time).expect("clock");
             sparse.queue_step(&mut clock, time, 0.0).expect("a step");
-            assert_eq!(clock.finish().expect("time"), Some(time));
+            clock.start_read().expect("a read");
+            assert_eq!(clock.finish_read().expect("time"), Some((time, 0)));
             assert!(bits(sparse.state().expect("state")) == before, "sparse");
         }
     }

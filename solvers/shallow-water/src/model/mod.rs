@@ -4,6 +4,7 @@ mod read;
 mod setup;
 mod step;
 
+#[cfg(test)]
 pub(crate) use step::DenseStepping;
 
 pub(crate) use setup::{cell_field, corner_field, initial_fields, instability, kernel_cell_bed};
