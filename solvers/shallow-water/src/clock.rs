@@ -15,7 +15,8 @@
 
 use crate::model::CHECK_EVERY;
 use crate::FloodError;
-use stencil_runtime::{Backend, KeptReductions, Real, Value, ValueReader};
+use stencil_runtime::cuda::Graph;
+use stencil_runtime::{Backend, Error, KeptReductions, Real, Value, ValueReader};
 
 #[stencil_runtime::stencils]
 pub mod kernels {
@@ -31,8 +32,8 @@ pub mod kernels {
         dt: Out<T>,
         after: Out<T>,
         courant: f64,
-        end: f64,
-        slack: f64,
+        end: Value<f64>,
+        slack: Value<f64>,
     ) {
         let s = speed as f64;
         let t = time;
@@ -63,6 +64,9 @@ pub(crate) struct Clock<T: Real> {
     pub dt: Value<T>,
     /// The time after the step, as the extent's tracking reads it.
     pub after: Value<T>,
+    /// The time the steps land on, and how near counts as reached.
+    end: Value<f64>,
+    slack: Value<f64>,
     reader: ValueReader,
 }
 
@@ -75,6 +79,8 @@ impl<T: Real> Clock<T> {
             count: Value::new(backend, 0.0)?,
             dt: Value::new(backend, T::zero())?,
             after: Value::new(backend, T::from_f64(time))?,
+            end: Value::new(backend, f64::INFINITY)?,
+            slack: Value::new(backend, 0.0)?,
             reader: ValueReader::new(),
         })
     }
@@ -92,24 +98,21 @@ impl<T: Real> Clock<T> {
         Ok(())
     }
 
-    /// Sets the time and the step count (at the start of a clocked loop).
-    pub fn set_time(&mut self, time: f64, steps: u64) -> Result<(), FloodError> {
+    /// Sets the time and the step count, and the time steps land on within `slack` (at
+    /// the start of a clocked loop).
+    pub fn set(&mut self, time: f64, steps: u64, end: f64, slack: f64) -> Result<(), FloodError> {
         self.time.set(time)?;
         self.count.set(steps as f64)?;
         self.after.set(T::from_f64(time))?;
+        self.end.set(end)?;
+        self.slack.set(slack)?;
         Ok(())
     }
 
     /// Queues the tick after a flux evaluation on [`Clock::keeping`] (`returned`: the
-    /// speed the launch returned, which the CPU returns at once), towards `end`.
-    pub fn tick(
-        &mut self,
-        backend: &Backend,
-        returned: T,
-        courant: f64,
-        end: f64,
-        slack: f64,
-    ) -> Result<(), FloodError> {
+    /// speed the launch returned, which the CPU returns at once), towards the end set by
+    /// [`Clock::set`].
+    pub fn tick(&mut self, backend: &Backend, returned: T, courant: f64) -> Result<(), FloodError> {
         let speed = self.kept.take(backend, returned)?;
         kernels::tick::launch(
             backend,
@@ -119,8 +122,8 @@ impl<T: Real> Clock<T> {
             self.dt.field_mut(),
             self.after.field_mut(),
             courant,
-            end,
-            slack,
+            &self.end,
+            &self.slack,
         )?;
         Ok(())
     }
@@ -215,9 +218,24 @@ impl Stepping {
 
 /// A simulation whose steps a [`Clock`] decides.
 pub(crate) trait Clocked<T: Real> {
-    /// Queues one step decided by `clock` towards `end` (the flux evaluation on
-    /// [`Clock::keeping`], [`Clock::tick`], the stages, and whatever follows a step).
-    fn queue_step(&mut self, clock: &mut Clock<T>, end: f64, slack: f64) -> Result<(), FloodError>;
+    /// The backend the steps run on.
+    fn backend(&self) -> &Backend;
+
+    /// The host's work before a step (a sparse run's layout); returns the layout the
+    /// step's launches are made for: a step recorded for a layout replays while it holds.
+    fn before_step(&mut self) -> Result<u64, FloodError> {
+        Ok(0)
+    }
+
+    /// Queues one step's launches, decided by `clock` (the flux evaluation on
+    /// [`Clock::keeping`], [`Clock::tick`], the stages, the extent's tracking): work with
+    /// no host decision in it, which a device records once and replays.
+    fn queue_step(&mut self, clock: &mut Clock<T>) -> Result<(), FloodError>;
+
+    /// The host's work after a step's launches are queued.
+    fn after_step(&mut self) -> Result<(), FloodError> {
+        Ok(())
+    }
 
     /// The time and the step count the host knows.
     fn known(&self) -> (f64, u64);
@@ -232,11 +250,67 @@ pub(crate) trait Clocked<T: Real> {
     fn unstable(&self) -> FloodError;
 }
 
+/// A step's launches recorded for one layout as a CUDA graph (after the step ran once
+/// unrecorded for it, so that its launch shapes are tuned).
+struct Recorded {
+    layout: u64,
+    graph: Option<Graph>,
+}
+
+/// Queues one step of `model`: on a device, the graph recorded for its layout.
+fn queue_one<T: Real>(
+    model: &mut impl Clocked<T>,
+    clock: &mut Clock<T>,
+    recorded: &mut Option<Recorded>,
+) -> Result<(), FloodError> {
+    let layout = model.before_step()?;
+    let Backend::Cuda(cuda) = model.backend().clone() else {
+        model.queue_step(clock)?;
+        return model.after_step();
+    };
+    match recorded {
+        Some(Recorded {
+            layout: l,
+            graph: Some(graph),
+        }) if *l == layout => graph.launch()?,
+        Some(r) if r.layout == layout => {
+            // The second step of this layout: record it, then run the recording.
+            let mut failure = None;
+            let graph = cuda.capture(|| {
+                model.queue_step(clock).map_err(|e| {
+                    let cause = e.to_string();
+                    failure = Some(e);
+                    Error::Launch {
+                        kernel: "a recorded shallow-water step".into(),
+                        cause,
+                    }
+                })
+            });
+            let graph = match (graph, failure) {
+                (Ok(g), _) => g,
+                (Err(_), Some(e)) => return Err(e),
+                (Err(e), None) => return Err(e.into()),
+            };
+            graph.launch()?;
+            r.graph = Some(graph);
+        }
+        _ => {
+            *recorded = Some(Recorded {
+                layout,
+                graph: None,
+            });
+            model.queue_step(clock)?;
+        }
+    }
+    model.after_step()
+}
+
 /// Steps `model` towards `end` until its time is within `slack` of it or `budget` steps
 /// are queued, each step decided by `clock`. Steps are queued in windows (see
 /// [`Stepping::window`]); after each window the host starts reading the time back and
 /// takes in the read of the window before, so the device is never left waiting; where
-/// no step fits before `end`, it waits for every read and then queues one step.
+/// no step fits before `end`, it waits for every read and then queues one step. On a
+/// device each step is one graph launch (plus a sparse run's layout work).
 pub(crate) fn run<T: Real>(
     model: &mut impl Clocked<T>,
     clock: &mut Clock<T>,
@@ -245,11 +319,12 @@ pub(crate) fn run<T: Real>(
     budget: u64,
 ) -> Result<(), FloodError> {
     let (time, steps) = model.known();
-    clock.set_time(time, steps)?;
+    clock.set(time, steps, end, slack)?;
     let mut known = Stepping::new(time, steps);
     // Steps queued before each pending read.
     let mut windows = std::collections::VecDeque::new();
     let mut queued = 0;
+    let mut recorded = None;
     loop {
         let mut window = known.window(end);
         if window == 0 {
@@ -261,7 +336,7 @@ pub(crate) fn run<T: Real>(
         }
         let window = window.min(budget - queued);
         for _ in 0..window {
-            model.queue_step(clock, end, slack)?;
+            queue_one(model, clock, &mut recorded)?;
         }
         queued += window;
         known.in_flight += window;
@@ -334,11 +409,12 @@ mod tests {
             dense.advance_to(0.5).expect("stepping");
             let (before, time) = (bits(dense.state().expect("state")), dense.time());
             let mut clock = Clock::new(&b, time).expect("clock");
+            clock.set(time, 0, time, 0.0).expect("the target");
             let mut stepping = DenseStepping {
                 flow: &mut dense,
                 after_step: &mut |_, _| Ok(()),
             };
-            stepping.queue_step(&mut clock, time, 0.0).expect("a step");
+            stepping.queue_step(&mut clock).expect("a step");
             clock.start_read().expect("a read");
             assert_eq!(clock.finish_read().expect("time"), Some((time, 0)));
             assert!(bits(dense.state().expect("state")) == before, "dense");
@@ -347,7 +423,8 @@ mod tests {
             sparse.advance_to(0.5).expect("stepping");
             let before = bits(sparse.state().expect("state"));
             let mut clock = Clock::new(&b, time).expect("clock");
-            sparse.queue_step(&mut clock, time, 0.0).expect("a step");
+            clock.set(time, 0, time, 0.0).expect("the target");
+            sparse.queue_step(&mut clock).expect("a step");
             clock.start_read().expect("a read");
             assert_eq!(clock.finish_read().expect("time"), Some((time, 0)));
             assert!(bits(sparse.state().expect("state")) == before, "sparse");

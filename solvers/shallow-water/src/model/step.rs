@@ -4,7 +4,7 @@
 use super::{Integrator, ShallowWater, Which, CHECK_EVERY};
 use crate::clock::{Clock, Clocked};
 use crate::FloodError;
-use stencil_runtime::{Real, Value};
+use stencil_runtime::{Backend, Real, Value};
 
 /// A dense simulation stepped by its clock, with what runs after each step.
 pub(crate) struct DenseStepping<'a, T: Real> {
@@ -13,13 +13,17 @@ pub(crate) struct DenseStepping<'a, T: Real> {
 }
 
 impl<T: Real> Clocked<T> for DenseStepping<'_, T> {
-    fn queue_step(&mut self, clock: &mut Clock<T>, end: f64, slack: f64) -> Result<(), FloodError> {
+    fn backend(&self) -> &Backend {
+        &self.flow.backend
+    }
+
+    fn queue_step(&mut self, clock: &mut Clock<T>) -> Result<(), FloodError> {
         let flow = &mut *self.flow;
         let keeping = clock.keeping(&flow.backend);
         // The sides' values do not change: any time serves them.
         let t = flow.time;
         let speed = flow.evaluate_fluxes_on(&keeping, Which::Now, t)?;
-        clock.tick(&flow.backend, speed, flow.physics.courant, end, slack)?;
+        clock.tick(&flow.backend, speed, flow.physics.courant)?;
         flow.stages(&clock.dt, t, t)?;
         (self.after_step)(flow, &clock.after)
     }

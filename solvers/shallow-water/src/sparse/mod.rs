@@ -591,15 +591,26 @@ impl<T: Real> SparseShallowWater<T> {
 }
 
 impl<T: Real> Clocked<T> for SparseShallowWater<T> {
-    fn queue_step(&mut self, clock: &mut Clock<T>, end: f64, slack: f64) -> Result<(), FloodError> {
+    fn backend(&self) -> &Backend {
+        &self.backend
+    }
+
+    fn before_step(&mut self) -> Result<u64, FloodError> {
         self.start_step()?;
+        Ok(self.blocks.generation())
+    }
+
+    fn queue_step(&mut self, clock: &mut Clock<T>) -> Result<(), FloodError> {
         let keeping = clock.keeping(&self.backend);
         // The sides' values do not change: any time serves them.
         let t = self.time;
         let speed = self.evaluate_fluxes_on(&keeping, false, t)?;
-        clock.tick(&self.backend, speed, self.physics.courant, end, slack)?;
+        clock.tick(&self.backend, speed, self.physics.courant)?;
         self.stages(&clock.dt, t, t)?;
-        self.track_at(&clock.after)?;
+        self.track_at(&clock.after)
+    }
+
+    fn after_step(&mut self) -> Result<(), FloodError> {
         self.choose()?;
         self.queued += 1;
         Ok(())
