@@ -68,6 +68,8 @@ pub(crate) struct Clock<T: Real> {
     end: Value<f64>,
     slack: Value<f64>,
     reader: ValueReader,
+    /// The step recorded on a device, for its layout.
+    recorded: Option<Recorded>,
 }
 
 impl<T: Real> Clock<T> {
@@ -82,6 +84,7 @@ impl<T: Real> Clock<T> {
             end: Value::new(backend, f64::INFINITY)?,
             slack: Value::new(backend, 0.0)?,
             reader: ValueReader::new(),
+            recorded: None,
         })
     }
 
@@ -222,10 +225,14 @@ pub(crate) trait Clocked<T: Real> {
     fn backend(&self) -> &Backend;
 
     /// The host's work before a step (a sparse run's layout); returns the layout the
-    /// step's launches are made for: a step recorded for a layout replays while it holds.
-    fn before_step(&mut self) -> Result<u64, FloodError> {
-        Ok(0)
-    }
+    /// step's launches are made for (a step recorded for a layout replays while it
+    /// holds), or `None` where the step cannot be replayed (the Euler step swaps the
+    /// state's fields on the host).
+    fn before_step(&mut self) -> Result<Option<u64>, FloodError>;
+
+    /// Whether a step recorded in one call of [`run`] may be replayed in the next (false
+    /// where what runs after each step may differ from call to call).
+    fn recordings_outlive_calls(&self) -> bool;
 
     /// Queues one step's launches, decided by `clock` (the flux evaluation on
     /// [`Clock::keeping`], [`Clock::tick`], the stages, the extent's tracking): work with
@@ -258,17 +265,14 @@ struct Recorded {
 }
 
 /// Queues one step of `model`: on a device, the graph recorded for its layout.
-fn queue_one<T: Real>(
-    model: &mut impl Clocked<T>,
-    clock: &mut Clock<T>,
-    recorded: &mut Option<Recorded>,
-) -> Result<(), FloodError> {
+fn queue_one<T: Real>(model: &mut impl Clocked<T>, clock: &mut Clock<T>) -> Result<(), FloodError> {
     let layout = model.before_step()?;
-    let Backend::Cuda(cuda) = model.backend().clone() else {
+    let (Backend::Cuda(cuda), Some(layout)) = (model.backend().clone(), layout) else {
         model.queue_step(clock)?;
         return model.after_step();
     };
-    match recorded {
+    let mut recorded = clock.recorded.take();
+    match &mut recorded {
         Some(Recorded {
             layout: l,
             graph: Some(graph),
@@ -295,13 +299,14 @@ fn queue_one<T: Real>(
             r.graph = Some(graph);
         }
         _ => {
-            *recorded = Some(Recorded {
+            recorded = Some(Recorded {
                 layout,
                 graph: None,
             });
             model.queue_step(clock)?;
         }
     }
+    clock.recorded = recorded;
     model.after_step()
 }
 
@@ -320,11 +325,13 @@ pub(crate) fn run<T: Real>(
 ) -> Result<(), FloodError> {
     let (time, steps) = model.known();
     clock.set(time, steps, end, slack)?;
+    if !model.recordings_outlive_calls() {
+        clock.recorded = None;
+    }
     let mut known = Stepping::new(time, steps);
     // Steps queued before each pending read.
     let mut windows = std::collections::VecDeque::new();
     let mut queued = 0;
-    let mut recorded = None;
     loop {
         let mut window = known.window(end);
         if window == 0 {
@@ -336,7 +343,7 @@ pub(crate) fn run<T: Real>(
         }
         let window = window.min(budget - queued);
         for _ in 0..window {
-            queue_one(model, clock, &mut recorded)?;
+            queue_one(model, clock)?;
         }
         queued += window;
         known.in_flight += window;

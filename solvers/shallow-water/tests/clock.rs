@@ -31,6 +31,13 @@ fn a_clocked_radial_dam_break_equals_host_steps() {
 }
 
 #[test]
+fn a_clocked_euler_dam_break_equals_host_steps() {
+    let mut case = cases::radial(48).unwrap();
+    case.setup.physics.integrator = shallow_water::Integrator::Euler;
+    all_agree(&case.setup, 0.5, 2.0, "radial dam break, Euler");
+}
+
+#[test]
 fn a_clocked_pond_with_friction_equals_host_steps() {
     let case = cases::pond(40).unwrap();
     let physics = Physics {

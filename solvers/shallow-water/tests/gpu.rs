@@ -313,7 +313,12 @@ fn clocked_runs_on_the_device_equal_host_stepped_ones() {
     let Some(gpu) = gpu_or_skip() else { return };
     let data =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/malpasset");
-    let mut runs = vec![("radial", cases::radial(160).unwrap(), 0.25, 1.0)];
+    let mut euler = cases::radial(160).unwrap();
+    euler.setup.physics.integrator = Integrator::Euler;
+    let mut runs = vec![
+        ("radial", cases::radial(160).unwrap(), 0.25, 1.0),
+        ("radial, Euler", euler, 0.25, 1.0),
+    ];
     match cases::malpasset(&data) {
         Ok(case) => runs.push(("malpasset 15 m", case, 5.0, 20.0)),
         Err(e) => println!("SKIPPED Malpasset: {e}"),

@@ -306,12 +306,7 @@ impl<'a> CudaLaunch<'a> {
         if self.code.vertex {
             return self.run_vertices(n[0]);
         }
-        let unread = self.cuda.unread_reductions;
-        if self.cuda.is_capturing()
-            && !self.reductions.is_empty()
-            && !unread
-            && self.cuda.kept.is_none()
-        {
+        if self.reductions_refused_in_capture() {
             return Err(Error::Launch {
                 kernel: self.code.name.to_string(),
                 cause: "a kernel with reductions cannot be recorded into a CUDA graph (its values are read back, at once or deferred); launch it outside the capture, or on a backend `with_unread_reductions(true)`".into(),
@@ -328,6 +323,15 @@ impl<'a> CudaLaunch<'a> {
         }
         let blocks = grid.iter().map(|&g| g as usize).product();
         self.values(partials, blocks)
+    }
+
+    /// Whether this launch is being recorded into a graph with reductions that would be
+    /// read back (neither unread nor kept on the device), which a graph cannot do.
+    fn reductions_refused_in_capture(&self) -> bool {
+        self.cuda.is_capturing()
+            && !self.reductions.is_empty()
+            && !self.cuda.unread_reductions
+            && self.cuda.kept.is_none()
     }
 
     /// Runs a vertex kernel over a set of `count` vertices: one thread each, in blocks of

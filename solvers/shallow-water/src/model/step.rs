@@ -17,6 +17,15 @@ impl<T: Real> Clocked<T> for DenseStepping<'_, T> {
         &self.flow.backend
     }
 
+    fn before_step(&mut self) -> Result<Option<u64>, FloodError> {
+        Ok((self.flow.physics.integrator == Integrator::Rk2).then_some(0))
+    }
+
+    fn recordings_outlive_calls(&self) -> bool {
+        // `after_step` is the caller's, call by call.
+        false
+    }
+
     fn queue_step(&mut self, clock: &mut Clock<T>) -> Result<(), FloodError> {
         let flow = &mut *self.flow;
         let keeping = clock.keeping(&flow.backend);

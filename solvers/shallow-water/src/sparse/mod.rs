@@ -76,6 +76,8 @@ pub struct SparseShallowWater<T: Real> {
     fluxes: [BlockField<T>; 6],
     /// The flood's extent, when tracked.
     extent: Option<Extent<T>>,
+    /// Extents made so far (a recorded step writes into the one it was recorded with).
+    extents_made: u64,
     /// The backend the blocks are measured on: on a device, with deferred reductions (the
     /// wet-cell count is read at the next regrid).
     measure_on: Backend,
@@ -196,6 +198,7 @@ impl<T: Real> SparseShallowWater<T> {
             stage,
             fluxes,
             extent: None,
+            extents_made: 0,
             measure_on: match backend {
                 Backend::Cuda(c) => Backend::Cuda(c.clone().with_deferred_reductions(true)),
                 b => b.clone(),
@@ -257,6 +260,7 @@ impl<T: Real> SparseShallowWater<T> {
     /// depth first exceeds `arrival_depth` (see [`SparseShallowWater::track`]).
     pub fn track_flood(&mut self, arrival_depth: f64) -> Result<(), FloodError> {
         self.extent = Some(Extent::new(&self.blocks, arrival_depth)?);
+        self.extents_made += 1;
         self.peak_memory = self.peak_memory.max(self.memory());
         Ok(())
     }
@@ -595,9 +599,15 @@ impl<T: Real> Clocked<T> for SparseShallowWater<T> {
         &self.backend
     }
 
-    fn before_step(&mut self) -> Result<u64, FloodError> {
+    fn before_step(&mut self) -> Result<Option<u64>, FloodError> {
         self.start_step()?;
-        Ok(self.blocks.generation())
+        // The layout, and the extent's fields (made anew by `track_flood`).
+        let layout = self.blocks.generation() ^ (self.extents_made << 48);
+        Ok((self.physics.integrator == Integrator::Rk2).then_some(layout))
+    }
+
+    fn recordings_outlive_calls(&self) -> bool {
+        true
     }
 
     fn queue_step(&mut self, clock: &mut Clock<T>) -> Result<(), FloodError> {

@@ -44,7 +44,7 @@ impl CudaLaunch<'_> {
         let Some(records) = list.device_records() else {
             return Err(self.refused("the block list is of a CPU grid".into()));
         };
-        if self.cuda.is_capturing() && !self.reductions.is_empty() && !self.cuda.unread_reductions {
+        if self.reductions_refused_in_capture() {
             return Err(self
                 .refused("a kernel with reductions cannot be recorded into a CUDA graph".into()));
         }
