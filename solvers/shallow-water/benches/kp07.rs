@@ -29,12 +29,12 @@ fn timed<T: Real>(backend: &Backend, case: &cases::Case, steps: usize) -> R<f64>
     for _ in 0..3 {
         flow.step(f64::INFINITY)?;
     }
-    backend.synchronize()?;
+    wait(backend)?;
     let start = Instant::now();
     for _ in 0..steps {
         flow.step(f64::INFINITY)?;
     }
-    backend.synchronize()?;
+    wait(backend)?;
     let per_step = start.elapsed().as_secs_f64() / steps as f64;
     flow.check()?;
     Ok(per_step)
@@ -50,10 +50,10 @@ fn dense<T: Real>(backend: &Backend, n: usize, steps: usize) -> R<f64> {
 fn malpasset<T: Real>(backend: &Backend, dir: &str) -> R<(f64, u64, f64)> {
     let case = cases::malpasset(std::path::Path::new(dir))?;
     let mut flow = ShallowWater::<T>::new(backend, &case.setup)?;
-    backend.synchronize()?;
+    wait(backend)?;
     let start = Instant::now();
     flow.advance_to(case.end_time)?;
-    backend.synchronize()?;
+    wait(backend)?;
     let wall = start.elapsed().as_secs_f64();
     let s = flow.survey()?;
     Ok((
@@ -154,4 +154,13 @@ fn main() -> R<()> {
 
 fn rayon_threads() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// Waits for all work on the backend's device (a simulation queues its work on a stream
+/// of its own).
+fn wait(backend: &Backend) -> R<()> {
+    if let Backend::Cuda(c) = backend {
+        c.synchronize_device()?;
+    }
+    Ok(())
 }

@@ -40,21 +40,21 @@ fn run<T: Real>(
     }
     // Dense, with dry-block skipping where it is on by default (CUDA).
     let mut dense = ShallowWater::<T>::new(backend, &case.setup)?;
-    backend.synchronize()?;
+    wait(backend)?;
     let start = Instant::now();
     // With --sparse-only (for profiling the sparse run alone) the dense run only starts.
     dense.advance_to(if sparse_only { 0.0 } else { end })?;
-    backend.synchronize()?;
+    wait(backend)?;
     let dense_wall = start.elapsed().as_secs_f64();
     let dense_memory = dense.memory();
     let dense_steps = dense.steps();
     drop(dense);
 
     let mut sparse = SparseShallowWater::<T>::new(backend, &case.setup)?;
-    backend.synchronize()?;
+    wait(backend)?;
     let start = Instant::now();
     sparse.advance_to(end)?;
-    backend.synchronize()?;
+    wait(backend)?;
     let sparse_wall = start.elapsed().as_secs_f64();
     let wet = sparse.wet_cell_steps();
     let blocks = sparse.block_count();
@@ -89,12 +89,12 @@ fn host_stepped<T: Real>(
     let mut rows = Vec::new();
     if !sparse_only {
         let mut dense = ShallowWater::<T>::new(backend, &case.setup)?;
-        backend.synchronize()?;
+        wait(backend)?;
         let start = Instant::now();
         while dense.time() < end {
             dense.step(end - dense.time())?;
         }
-        backend.synchronize()?;
+        wait(backend)?;
         let wall = start.elapsed().as_secs_f64();
         rows.push(format!(
             "| dense, host steps | {} | {wall:.2} | | |",
@@ -102,12 +102,12 @@ fn host_stepped<T: Real>(
         ));
     }
     let mut sparse = SparseShallowWater::<T>::new(backend, &case.setup)?;
-    backend.synchronize()?;
+    wait(backend)?;
     let start = Instant::now();
     while sparse.time() < end {
         sparse.step(end - sparse.time())?;
     }
-    backend.synchronize()?;
+    wait(backend)?;
     let wall = start.elapsed().as_secs_f64();
     rows.push(format!(
         "| sparse, host steps | {} | {wall:.2} | | |",
@@ -153,6 +153,15 @@ fn main() -> R<()> {
     };
     for r in rows {
         println!("{r}");
+    }
+    Ok(())
+}
+
+/// Waits for all work on the backend's device (a simulation queues its work on a stream
+/// of its own).
+fn wait(backend: &Backend) -> R<()> {
+    if let Backend::Cuda(c) = backend {
+        c.synchronize_device()?;
     }
     Ok(())
 }

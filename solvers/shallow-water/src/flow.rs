@@ -92,12 +92,13 @@ impl<T: Real> Flow<T> {
             _ => {
                 let flow = ShallowWater::new(backend, setup)?;
                 let g = *flow.grid();
-                let deepest = Field::zeros_on(backend, &[g.nx, g.ny], 0)?;
+                // On the simulation's own stream, with its tracking launches.
+                let deepest = Field::zeros_on(flow.backend(), &[g.nx, g.ny], 0)?;
                 let arrival = Field::from_fn(&[g.nx, g.ny], 0, |_| T::from_f64(-1.0));
                 Flow::Dense {
+                    arrival: arrival.to(flow.backend())?,
                     flow,
                     deepest,
-                    arrival: arrival.to(backend)?,
                     arrival_depth,
                 }
             }

@@ -21,6 +21,17 @@ pub(crate) const HALO: usize = 2;
 /// a sparse run's block grid (whose halo every block field shares) needs the state's two.
 pub(crate) const BED_HALO: usize = 2;
 
+/// `backend` on a stream of its own (the CPU as it is): a simulation records its steps
+/// as CUDA graphs from its stream, which no other thread's work may enter meanwhile.
+/// Everything the simulation makes lives on that stream; read it through the
+/// simulation's methods, or wait with its [`ShallowWater::backend`].
+pub(crate) fn own_stream(backend: &Backend) -> Result<Backend, FloodError> {
+    Ok(match backend {
+        Backend::Cuda(c) => Backend::Cuda(c.new_stream()?),
+        b => b.clone(),
+    })
+}
+
 /// Steps between the stability checks of [`ShallowWater::advance_to`] (and of a whole
 /// [`crate::Run`]).
 pub(crate) const CHECK_EVERY: u64 = 100;
@@ -242,8 +253,10 @@ enum Which {
 }
 
 impl<T: Real> ShallowWater<T> {
-    /// Uploads the setup to `backend`, checking it first.
+    /// Uploads the setup to `backend`, checking it first. On a device the simulation
+    /// queues its work on a stream of its own (see [`own_stream`]).
     pub fn new(backend: &Backend, setup: &Setup) -> Result<ShallowWater<T>, FloodError> {
+        let backend = &own_stream(backend)?;
         let (surface, q, p) = initial_fields::<T>(setup)?;
         let grid = *setup.terrain.grid();
         let extent = [grid.nx, grid.ny];

@@ -29,7 +29,9 @@ mod regrid;
 use crate::clock::{Clock, Clocked};
 use crate::kernels::kp07;
 use crate::model::Integrator;
-use crate::model::{cell_field, corner_field, initial_fields, BED_HALO, CHECK_EVERY, HALO};
+use crate::model::{
+    cell_field, corner_field, initial_fields, own_stream, BED_HALO, CHECK_EVERY, HALO,
+};
 use crate::{Boundaries, Boundary, FloodError, Grid, Physics, Setup};
 use extent::Extent;
 use layout::{dry_at, dry_surface, exchanges, wanted_blocks, wet_blocks, Exchanges};
@@ -146,8 +148,10 @@ fn starting_layout<T: Real>(
 
 impl<T: Real> SparseShallowWater<T> {
     /// The setup on `backend`, with the blocks that hold water, their neighbours and the
-    /// blocks along feeding sides present.
+    /// blocks along feeding sides present. On a device the run queues its work on a
+    /// stream of its own, as [`crate::ShallowWater::new`] does.
     pub fn new(backend: &Backend, setup: &Setup) -> Result<SparseShallowWater<T>, FloodError> {
+        let backend = &own_stream(backend)?;
         let (surface, q, p) = initial_fields::<T>(setup)?;
         let corners = Arc::new(corner_field::<T>(&setup.terrain, &setup.boundaries));
         let mut flow = SparseShallowWater::from_state(
