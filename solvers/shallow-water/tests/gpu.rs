@@ -362,6 +362,8 @@ fn live_pictures_on_the_device_match_the_cpu() {
             flow.step(f64::INFINITY).unwrap();
         }
         let g = *flow.grid();
+        // The pictures live where the simulation queues its work (its own stream).
+        let b = flow.backend();
         let mut depth = stencil_runtime::Field::zeros_on(b, &[g.nx, g.ny], 1).unwrap();
         let mut speed = stencil_runtime::Field::zeros_on(b, &[g.nx, g.ny], 1).unwrap();
         flow.picture(&mut depth, &mut speed, true).unwrap();
