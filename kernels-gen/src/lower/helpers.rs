@@ -34,7 +34,11 @@ impl<'m> Lowerer<'m> {
                         "helper parameters are values, `Axes<T>`, `In<T>` fields, `Sampled<T>` grids and `Mesh`, not `{}<..>`",
                         head.name
                     ),
-                    Some("helpers only read fields: declare the parameter `In<T>`"),
+                    Some(if head.name == super::params::HELD_TYPE {
+                        "a kernel's `Value<T>` parameter reads as a value: declare the helper's parameter `T`"
+                    } else {
+                        "helpers only read fields: declare the parameter `In<T>`"
+                    }),
                 )
             }
             // A tuple parameter (an offset, `d: (i64, i64)`) takes a tuple.

@@ -3,23 +3,26 @@
 
 mod common;
 
-use common::{clocked_dense, clocked_sparse, host_dense, host_sparse};
-use shallow_water::{cases, Physics, Setup};
+use common::{clocked, host};
+use shallow_water::{cases, Physics, Setup, ShallowWater, SparseShallowWater};
 use stencil_runtime::Backend;
 
 fn all_agree(setup: &Setup, every: f64, end: f64, label: &str) {
     let b = &Backend::Cpu;
-    let want = host_dense(b, setup, every, end);
+    let want = host::<ShallowWater<f64>>(b, setup, every, end);
     assert!(want.1 > 10, "{label}: {} steps", want.1);
     for budget in [3, 64] {
         assert!(
-            clocked_dense(b, setup, every, end, budget) == want,
+            clocked::<ShallowWater<f64>>(b, setup, every, end, budget) == want,
             "{label}: dense, clocked in calls of {budget} steps"
         );
     }
-    assert!(host_sparse(b, setup, every, end) == want, "{label}: sparse");
     assert!(
-        clocked_sparse(b, setup, every, end, 5) == want,
+        host::<SparseShallowWater<f64>>(b, setup, every, end) == want,
+        "{label}: sparse"
+    );
+    assert!(
+        clocked::<SparseShallowWater<f64>>(b, setup, every, end, 5) == want,
         "{label}: sparse, clocked"
     );
 }

@@ -324,12 +324,12 @@ fn clocked_runs_on_the_device_equal_host_stepped_ones() {
         Err(e) => println!("SKIPPED Malpasset: {e}"),
     }
     for (name, case, every, end) in runs {
-        let want = common::host_dense(&gpu, &case.setup, every, end);
+        let want = common::host::<ShallowWater<f64>>(&gpu, &case.setup, every, end);
         println!("{name}: {} steps", want.1);
         assert!(want.1 > 10, "{name}: {} steps", want.1);
-        let dense = common::clocked_dense(&gpu, &case.setup, every, end, 64);
+        let dense = common::clocked::<ShallowWater<f64>>(&gpu, &case.setup, every, end, 64);
         assert!(dense == want, "{name}: clocked dense run on the device");
-        let sparse = common::clocked_sparse(&gpu, &case.setup, every, end, 64);
+        let sparse = common::clocked::<SparseShallowWater<f64>>(&gpu, &case.setup, every, end, 64);
         assert!(sparse == want, "{name}: clocked sparse run on the device");
     }
 }
