@@ -8,6 +8,7 @@ mod step;
 pub(crate) use step::DenseStepping;
 
 pub(crate) use setup::{cell_field, corner_field, initial_fields, instability, kernel_cell_bed};
+pub use step::AfterStep;
 
 use crate::clock::Clock;
 use crate::kernels::kp07;
@@ -254,7 +255,8 @@ enum Which {
 
 impl<T: Real> ShallowWater<T> {
     /// Uploads the setup to `backend`, checking it first. On a device the simulation
-    /// queues its work on a stream of its own (see [`own_stream`]).
+    /// queues its work on a stream of its own: everything it makes lives there (read it
+    /// through its methods, or wait with its [`ShallowWater::backend`]).
     pub fn new(backend: &Backend, setup: &Setup) -> Result<ShallowWater<T>, FloodError> {
         let backend = &own_stream(backend)?;
         let (surface, q, p) = initial_fields::<T>(setup)?;

@@ -6,10 +6,14 @@ use crate::clock::{Clock, Clocked};
 use crate::FloodError;
 use stencil_runtime::{Backend, Real, Value};
 
+/// What runs after each step of [`ShallowWater::advance`]: it gets the simulation and the
+/// time after the step, held on the backend.
+pub type AfterStep<'a, T> = dyn FnMut(&ShallowWater<T>, &Value<T>) -> Result<(), FloodError> + 'a;
+
 /// A dense simulation stepped by its clock, with what runs after each step.
 pub(crate) struct DenseStepping<'a, T: Real> {
     pub flow: &'a mut ShallowWater<T>,
-    pub after_step: &'a mut dyn FnMut(&ShallowWater<T>, &Value<T>) -> Result<(), FloodError>,
+    pub after_step: &'a mut AfterStep<'a, T>,
 }
 
 impl<T: Real> Clocked<T> for DenseStepping<'_, T> {
@@ -131,7 +135,7 @@ impl<T: Real> ShallowWater<T> {
         target: f64,
         slack: f64,
         budget: u64,
-        after_step: &mut dyn FnMut(&ShallowWater<T>, &Value<T>) -> Result<(), FloodError>,
+        after_step: &mut AfterStep<'_, T>,
     ) -> Result<(), FloodError> {
         let mut clock = self.take_clock()?;
         let run = if self.boundaries.steady() {
@@ -160,7 +164,7 @@ impl<T: Real> ShallowWater<T> {
         target: f64,
         slack: f64,
         budget: u64,
-        after_step: &mut dyn FnMut(&ShallowWater<T>, &Value<T>) -> Result<(), FloodError>,
+        after_step: &mut AfterStep<'_, T>,
     ) -> Result<(), FloodError> {
         for _ in 0..budget {
             if self.time >= target - slack {
