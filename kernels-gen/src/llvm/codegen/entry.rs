@@ -75,7 +75,10 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                     pos += 3;
                 }
                 ParamKind::Scalar => {
+                    // A held value is only read during the launch (the borrow checker keeps
+                    // its field from being an output at the same time).
                     if self.k.scalars[i as usize].held {
+                        f.add_attribute(AttributeLoc::Param(pos), noalias);
                         f.add_attribute(AttributeLoc::Param(pos), readonly);
                     }
                     pos += 1;
