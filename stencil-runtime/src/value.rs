@@ -25,11 +25,13 @@ pub struct Value<T: Real> {
 }
 
 impl<T: Real> Value<T> {
-    /// `v` held on `backend` (queued on a device).
+    /// `v` held on `backend`.
     pub fn new(backend: &Backend, v: T) -> Result<Value<T>, Error> {
-        let mut field = Field::zeros_on(backend, &[1], 0)?;
-        field.set([0, 0, 0], v);
-        Ok(Value { field })
+        let mut value = Value {
+            field: Field::zeros_on(backend, &[1], 0)?,
+        };
+        value.set(v)?;
+        Ok(value)
     }
 
     /// The value (waits for the work queued before on a device).
@@ -37,7 +39,8 @@ impl<T: Real> Value<T> {
         Ok(self.field.interior()?[0])
     }
 
-    /// Sets the value (queued after the work before it on a device).
+    /// Sets the value (on a device, after the work queued before it has run: the copy
+    /// waits for the stream).
     pub fn set(&mut self, v: T) -> Result<(), Error> {
         let host = Field::from_fn(&[1], 0, |_| v);
         self.field.copy_from(&host)

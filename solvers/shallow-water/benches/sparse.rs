@@ -32,8 +32,8 @@ fn run<T: Real>(
         warm.step(f64::INFINITY)?;
         warm_sparse.step(f64::INFINITY)?;
     }
-    warm.advance(f64::INFINITY, 0.0, 20, &mut |_, _| Ok(()))?;
-    warm_sparse.advance(f64::INFINITY, 0.0, 20)?;
+    warm.advance(end, 0.0, 20, &mut |_, _| Ok(()))?;
+    warm_sparse.advance(end, 0.0, 20)?;
     drop((warm, warm_sparse));
     if host_steps {
         rows.extend(host_stepped::<T>(backend, case, end, sparse_only)?);

@@ -3,7 +3,9 @@
 //! ([`kernels::tick`]) turns it into the step and the new time, and the stage updates read
 //! the step as a `Value<T>`. The host reads the time and the step count back once per
 //! window of steps, one window late ([`ValueReader`]), so on a device it queues steps
-//! while earlier ones run, instead of waiting for every step's speed.
+//! while earlier ones run, instead of waiting for every step's speed. (A sparse run still
+//! waits, every second step, for the block flags it chooses its layout from, so it runs
+//! at most about a step ahead of the device.)
 //!
 //! The tick computes what the host computes in [`crate::ShallowWater::step`], in the same
 //! f64 arithmetic, so a clocked run equals a host-stepped one bit for bit. A tick at a
@@ -70,6 +72,9 @@ pub(crate) struct Clock<T: Real> {
     reader: ValueReader,
     /// The step recorded on a device, for its layout.
     recorded: Option<Recorded>,
+    /// The mean step length the last loop saw (0: none yet), which sizes the next
+    /// loop's first window.
+    last_dt: f64,
 }
 
 impl<T: Real> Clock<T> {
@@ -85,6 +90,7 @@ impl<T: Real> Clock<T> {
             slack: Value::new(backend, 0.0)?,
             reader: ValueReader::new(),
             recorded: None,
+            last_dt: 0.0,
         })
     }
 
@@ -171,12 +177,12 @@ pub(crate) struct Stepping {
 }
 
 impl Stepping {
-    /// At `time` after `steps` steps.
-    pub fn new(time: f64, steps: u64) -> Stepping {
+    /// At `time` after `steps` steps, the last steps `last_dt` long (0: not known).
+    pub fn new(time: f64, steps: u64, last_dt: f64) -> Stepping {
         Stepping {
             time,
             steps,
-            last_dt: 0.0,
+            last_dt,
             in_flight: 0,
         }
     }
@@ -323,12 +329,19 @@ pub(crate) fn run<T: Real>(
     slack: f64,
     budget: u64,
 ) -> Result<(), FloodError> {
+    if !end.is_finite() {
+        return Err(FloodError::Config {
+            name: "target time".into(),
+            value: end.to_string(),
+            expected: "a finite time to step towards".into(),
+        });
+    }
     let (time, steps) = model.known();
     clock.set(time, steps, end, slack)?;
     if !model.recordings_outlive_calls() {
         clock.recorded = None;
     }
-    let mut known = Stepping::new(time, steps);
+    let mut known = Stepping::new(time, steps, clock.last_dt);
     // Steps queued before each pending read.
     let mut windows = std::collections::VecDeque::new();
     let mut queued = 0;
@@ -351,7 +364,9 @@ pub(crate) fn run<T: Real>(
         windows.push_back(window);
         take_reads(model, clock, &mut known, &mut windows, 1)?;
     }
-    take_reads(model, clock, &mut known, &mut windows, 0)
+    take_reads(model, clock, &mut known, &mut windows, 0)?;
+    clock.last_dt = known.last_dt;
+    Ok(())
 }
 
 /// Takes in read-backs until at most `leave` are pending, checking the state each time

@@ -65,3 +65,15 @@ fn a_clocked_malpasset_equals_host_steps() {
     let case = cases::malpasset(&dir).unwrap();
     all_agree(&case.setup, 2.0, 6.0, "malpasset");
 }
+
+#[test]
+fn an_endless_target_is_a_typed_error() {
+    let case = cases::pond(16).unwrap();
+    let mut flow = ShallowWater::<f64>::new(&Backend::Cpu, &case.setup).unwrap();
+    let e = flow
+        .advance(f64::INFINITY, 0.0, 10, &mut |_, _| Ok(()))
+        .unwrap_err();
+    assert!(e.to_string().contains("target time"), "{e}");
+    let mut sparse = SparseShallowWater::<f64>::new(&Backend::Cpu, &case.setup).unwrap();
+    assert!(sparse.advance(f64::NAN, 0.0, 10).is_err());
+}

@@ -334,26 +334,46 @@ impl<'a> CudaLaunch<'a> {
             && self.cuda.kept.is_none()
     }
 
+    /// The reductions of a launch over nothing: their identities, kept or deferred as the
+    /// backend asks (one value per reduction, as every launch leaves).
+    pub(super) fn over_nothing(&self) -> Result<Vec<f64>, Error> {
+        let values: Vec<f64> = self
+            .reductions
+            .iter()
+            .map(|&(op, _)| match op {
+                Reduce::Sum => 0.0,
+                Reduce::Max => f64::NEG_INFINITY,
+                Reduce::Min => f64::INFINITY,
+            })
+            .collect();
+        if self.cuda.unread_reductions {
+            return Ok(vec![f64::NAN; values.len()]);
+        }
+        if let Some(kept) = &self.cuda.kept {
+            for (&v, &(_, p)) in values.iter().zip(&self.reductions) {
+                let stream = self.cuda.stream();
+                let buf = match p {
+                    Precision::F32 => {
+                        DeviceBuffer::from_slice(stream, &[v as f32], "a kept reduction")?
+                    }
+                    Precision::F64 => DeviceBuffer::from_slice(stream, &[v], "a kept reduction")?,
+                };
+                kept.keep(buf, p);
+            }
+            return Ok(vec![f64::NAN; values.len()]);
+        }
+        if let Some(queue) = &self.cuda.deferred {
+            queue.push_ready(values.clone());
+            return Ok(vec![f64::NAN; values.len()]);
+        }
+        Ok(values)
+    }
+
     /// Runs a vertex kernel over a set of `count` vertices: one thread each, in blocks of
     /// [`VERTEX_BLOCK`] along x.
     fn run_vertices(&mut self, count: usize) -> Result<Vec<f64>, Error> {
-        let identities = || {
-            self.reductions
-                .iter()
-                .map(|&(op, _)| match op {
-                    Reduce::Sum => 0.0,
-                    Reduce::Max => f64::NEG_INFINITY,
-                    Reduce::Min => f64::INFINITY,
-                })
-                .collect()
-        };
         if count == 0 {
-            let values: Vec<f64> = identities();
-            if let (Some(queue), false) = (&self.cuda.deferred, self.cuda.unread_reductions) {
-                queue.push_ready(values.clone());
-                return Ok(vec![f64::NAN; values.len()]);
-            }
-            return Ok(values);
+            return self.over_nothing();
         }
         let n = [count, 1, 1];
         let blocks =
@@ -428,13 +448,25 @@ impl<'a> CudaLaunch<'a> {
         }
     }
 
-    /// Queues one launch.
+    /// Queues one launch, the reductions' partials written from the start of `partials`.
     fn launch(
         &self,
         n: [usize; 3],
         shape: LaunchShape,
         grid: [u32; 3],
         partials: &[DeviceBuffer],
+    ) -> Result<(), Error> {
+        let at: Vec<u64> = partials.iter().map(|b| b.ptr).collect();
+        self.launch_at(n, shape, grid, &at)
+    }
+
+    /// Queues one launch, the reductions' partials written at the addresses `partials`.
+    fn launch_at(
+        &self,
+        n: [usize; 3],
+        shape: LaunchShape,
+        grid: [u32; 3],
+        partials: &[u64],
     ) -> Result<(), Error> {
         let ptx = self.ptx();
         let f = function(
@@ -450,7 +482,7 @@ impl<'a> CudaLaunch<'a> {
         }
         for a in &self.args {
             params.push(match *a {
-                Arg::Partials(r) => Arg::Wide(partials[r].ptr),
+                Arg::Partials(r) => Arg::Wide(partials[r]),
                 other => other,
             });
         }

@@ -7,7 +7,9 @@ use crate::FloodError;
 use stencil_runtime::{Backend, Real, Value};
 
 /// What runs after each step of [`ShallowWater::advance`]: it gets the simulation and the
-/// time after the step, held on the backend.
+/// time after the step, held on the backend. It may only queue launches (e.g. recording
+/// the flood's extent), never read anything back: on a device the step, this included, is
+/// recorded once per call of `advance` and replayed for the later steps of the call.
 pub type AfterStep<'a, T> = dyn FnMut(&ShallowWater<T>, &Value<T>) -> Result<(), FloodError> + 'a;
 
 /// A dense simulation stepped by its clock, with what runs after each step.
@@ -148,12 +150,12 @@ impl<T: Real> ShallowWater<T> {
             self.clock = Some(clock);
             return self.host_steps(target, slack, budget, after_step);
         };
-        // After an error, steps may still be in flight with values the clock reads: a
-        // fresh clock starts from the time the host knows.
-        self.clock = Some(match run {
-            Ok(()) => clock,
-            Err(_) => Clock::new(&self.backend, self.time)?,
-        });
+        // After an error the clock's reads are dropped (waiting for their copies), and a
+        // fresh clock is made when one is next needed. Steps queued after the last read
+        // may have run: a run that failed is not continued.
+        if run.is_ok() {
+            self.clock = Some(clock);
+        }
         run
     }
 

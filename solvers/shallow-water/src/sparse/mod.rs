@@ -78,7 +78,8 @@ pub struct SparseShallowWater<T: Real> {
     fluxes: [BlockField<T>; 6],
     /// The flood's extent, when tracked.
     extent: Option<Extent<T>>,
-    /// Extents made so far (a recorded step writes into the one it was recorded with).
+    /// Extents made or refilled so far (a recorded step writes into the fields it was
+    /// recorded with).
     extents_made: u64,
     /// The backend the blocks are measured on: on a device, with deferred reductions (the
     /// wet-cell count is read at the next regrid).
@@ -297,6 +298,8 @@ impl<T: Real> SparseShallowWater<T> {
     /// Puts back a flood extent taken by [`SparseShallowWater::flood_extent`] (after
     /// [`SparseShallowWater::track_flood`]).
     pub fn set_flood_extent(&mut self, deepest: &[f64], arrival: &[f64]) -> Result<(), FloodError> {
+        // The extent's fields are made anew: a recorded step must not write the old ones.
+        self.extents_made += 1;
         match &mut self.extent {
             Some(e) => e.set(&self.blocks, &self.grid, deepest, arrival),
             None => Err(FloodError::Config {
@@ -563,12 +566,12 @@ impl<T: Real> SparseShallowWater<T> {
         }
         let mut clock = self.take_clock()?;
         let run = crate::clock::run(self, &mut clock, target, slack, budget);
-        // After an error, steps may still be in flight with values the clock reads: a
-        // fresh clock starts from the time the host knows.
-        self.clock = Some(match run {
-            Ok(()) => clock,
-            Err(_) => Clock::new(&self.backend, self.time)?,
-        });
+        // After an error the clock's reads are dropped (waiting for their copies), and a
+        // fresh clock is made when one is next needed. Steps queued after the last read
+        // may have run: a run that failed is not continued.
+        if run.is_ok() {
+            self.clock = Some(clock);
+        }
         run
     }
 

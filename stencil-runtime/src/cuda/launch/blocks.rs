@@ -1,7 +1,7 @@
 //! Launches over the blocks of a block grid: one launch for all listed blocks, each
 //! thread block a tile of one block (see the codegen's `blocks.rs` for the entry's side).
 
-use super::{function, launch_raw, Arg, CudaLaunch, LaunchShape, Params, Reduce};
+use super::{elem_bytes, function, launch_raw, Arg, CudaLaunch, LaunchShape, Params};
 use crate::blocks::{BlockField, BlockList};
 use crate::cuda::Cuda;
 use crate::{Error, Precision, Real};
@@ -57,32 +57,32 @@ impl CudaLaunch<'_> {
         let tiles = shape
             .grid(self.code.dims, g.block)
             .ok_or_else(|| self.refused("the block is too large for one launch".into()))?;
-        let mut values: Vec<f64> = self
-            .reductions
-            .iter()
-            .map(|&(op, _)| identity(op))
-            .collect();
+        if list.is_empty() {
+            return self.over_nothing();
+        }
         // A launch has at most 65535 thread blocks along z: longer lists run in launches of
-        // as many blocks as fit, their reductions combined in list order.
+        // as many blocks as fit, each writing its partials after the last one's, and the
+        // reductions are combined once over all of them.
         let per_launch = (MAX_GRID_Z / tiles[2] as usize).max(1);
+        let per_block: usize = tiles.iter().map(|&t| t as usize).product();
+        let partials = self.partials([(per_block * list.len()) as u32, 1, 1])?;
         let mut start = 0;
         while start < list.len() {
             let count = per_launch.min(list.len() - start);
             let grid = [tiles[0], tiles[1], tiles[2] * count as u32];
             self.block_list = Some((records + (start * RECORD_BYTES) as u64, tiles[2] as u64));
-            let partials = self.partials(grid)?;
-            self.launch(g.domain, shape, grid, &partials)?;
+            let at: Vec<u64> = partials
+                .iter()
+                .zip(&self.reductions)
+                .map(|(b, &(_, p))| b.ptr + (start * per_block * elem_bytes(p)) as u64)
+                .collect();
+            self.launch_at(g.domain, shape, grid, &at)?;
             if self.cuda.checked && !self.cuda.is_capturing() {
                 self.cuda.synchronize().map_err(|e| self.failed(e))?;
             }
-            let blocks = grid.iter().map(|&g| g as usize).product();
-            let part = self.values(partials, blocks)?;
-            for ((v, p), &(op, _)) in values.iter_mut().zip(part).zip(&self.reductions) {
-                *v = combine(op, *v, p);
-            }
             start += count;
         }
-        Ok(values)
+        self.values(partials, per_block * list.len())
     }
 
     /// A launch error of this kernel.
@@ -99,27 +99,6 @@ const MAX_GRID_Z: usize = 65535;
 
 /// Bytes per block record (four `i64`).
 const RECORD_BYTES: usize = 32;
-
-/// Two values of a reduction combined (NaN stays NaN: a value left unread or deferred).
-fn combine(op: Reduce, a: f64, b: f64) -> f64 {
-    if a.is_nan() || b.is_nan() {
-        return f64::NAN;
-    }
-    match op {
-        Reduce::Sum => a + b,
-        Reduce::Max => a.max(b),
-        Reduce::Min => a.min(b),
-    }
-}
-
-/// The value of a reduction over no points.
-fn identity(op: Reduce) -> f64 {
-    match op {
-        Reduce::Sum => 0.0,
-        Reduce::Max => f64::NEG_INFINITY,
-        Reduce::Min => f64::INFINITY,
-    }
-}
 
 /// The halo exchange's PTX, f32 and f64 (`kernels-gen`'s `llvm::halo`).
 static HALO_PTX: [super::Ptx; 2] = stencil_macros::halo_exchange_ptx!();
