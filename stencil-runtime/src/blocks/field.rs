@@ -218,6 +218,35 @@ impl<T: Real> BlockField<T> {
         }
     }
 
+    /// Sets block `key`'s slot (its points and halo, as [`BlockField::slot_values`] gives
+    /// them) to `values`: for a distributed run's ghost blocks, whose values come from
+    /// another rank.
+    pub fn set_slot_values(
+        &mut self,
+        grid: &BlockGrid,
+        key: BlockKey,
+        values: &[T],
+    ) -> Result<(), Error> {
+        self.check(grid, "BlockField::set_slot_values", "field")?;
+        let len = self.geometry.slot_len();
+        if values.len() != len {
+            return Err(Error::InvalidField(format!(
+                "block {key:?}: {} values given for a slot of {len}",
+                values.len()
+            )));
+        }
+        let Some(slot) = grid.slot(key) else {
+            return Err(Error::InvalidField(format!(
+                "block {key:?} is not present: add it before setting its values"
+            )));
+        };
+        match &mut self.arena {
+            Arena::Host(v) => v[slot * len..(slot + 1) * len].copy_from_slice(values),
+            Arena::Device(b) => b.upload_at(slot * len, values)?,
+        }
+        Ok(())
+    }
+
     /// The whole arena (slots in order, halos included), copied to the host.
     pub fn arena(&self) -> Result<Vec<T>, Error> {
         self.arena.to_host()

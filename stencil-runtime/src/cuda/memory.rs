@@ -117,6 +117,17 @@ impl DeviceBuffer {
         .map_err(|e| cuda_error("copying within the device", e))
     }
 
+    /// Queues a copy of `src` to element `at` onwards (on this buffer's stream; `src` is
+    /// pageable memory, staged by the driver before the call returns).
+    pub fn upload_at<T: Copy>(&self, at: usize, src: &[T]) -> Result<(), Error> {
+        let size = std::mem::size_of::<T>();
+        assert!((at + src.len()) * size <= self.bytes, "upload fits");
+        self.stream.device.bind()?;
+        // SAFETY: the destination holds the range (checked); the driver stages `src`.
+        unsafe { result::memcpy_htod_async(self.ptr + (at * size) as u64, src, self.stream.raw) }
+            .map_err(|e| cuda_error("copying to the device", e))
+    }
+
     /// Copies `dst.len()` elements starting at element `from` into `dst` after the
     /// stream's pending work.
     pub fn download_from<T: Copy>(&self, from: usize, dst: &mut [T]) -> Result<(), Error> {

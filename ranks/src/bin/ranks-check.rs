@@ -1,0 +1,141 @@
+//! A distributed check, run under `mpirun -np N` by `tests/mpirun.rs`: every rank builds
+//! its part of a partitioned block grid (some blocks absent), fills its ghosts from their
+//! owners, exchanges halos and applies a 5-point Laplacian over its own blocks; the result
+//! must equal, bit for bit, what one rank holding every block computes (each rank computes
+//! that too), and the all-reduced maximum must equal one rank's. Prints one `ok` line per
+//! rank. `--fail-on-rank R` makes rank R fail with bad input, to show that every rank stops.
+
+use std::collections::HashMap;
+use stencil_ranks::{partition, Op, RankLayout, Ranks};
+use stencil_runtime::blocks::{Absent, HaloExchange, HaloRule, Side};
+use stencil_runtime::{Backend, BlockField, BlockGrid, BlockKey, BlockList};
+
+#[stencil_runtime::stencils]
+mod kernels {
+    /// The 5-point Laplacian.
+    #[stencil]
+    pub fn lap5<T: Real>(u: In<T>, out: Out<T>) {
+        out = u[(-1, 0)] + u[(1, 0)] + u[(0, -1)] + u[(0, 1)] - 4.0 * u;
+    }
+
+    /// The largest `|u|`.
+    #[stencil(dims = 2)]
+    pub fn largest<T: Real>(u: In<T>, top: Max<T>) {
+        top.reduce(u.abs());
+    }
+}
+
+const DOMAIN: [usize; 2] = [200, 150];
+const BLOCK: [usize; 2] = [32, 16];
+
+type Failure = Box<dyn std::error::Error>;
+
+/// The starting field, at any point (halo points too).
+fn start(p: [isize; 3]) -> f64 {
+    let (x, y) = (p[0] as f64, p[1] as f64);
+    (0.37 * x).sin() * (1.0 + 0.01 * y) + (0.11 * y).cos()
+}
+
+/// On a grid holding `local` blocks: the start field, every halo made NaN and the blocks
+/// of `unknown` too, then `fill` (the ghosts' messages), the halo exchange, and the
+/// Laplacian over `owned`. Returns its values per owned block and its largest magnitude.
+fn laplacian(
+    local: &[BlockKey],
+    owned: &[BlockKey],
+    unknown: &[BlockKey],
+    fill: impl FnOnce(&BlockGrid, &mut BlockField<f64>) -> Result<(), Failure>,
+) -> Result<(HashMap<BlockKey, Vec<f64>>, f64), Failure> {
+    let cpu = Backend::Cpu;
+    let mut grid = BlockGrid::new(&cpu, &DOMAIN, &BLOCK, 1)?;
+    grid.update(local, &[])?;
+    let mut u = BlockField::from_fn(&grid, start)?;
+    u.fill_halos(f64::NAN)?;
+    let slot = grid.geometry().slot_len();
+    for &k in unknown {
+        u.set_slot_values(&grid, k, &vec![f64::NAN; slot])?;
+    }
+    fill(&grid, &mut u)?;
+    let rule = HaloRule::uniform(Side::Mirror(1.0), Absent::Value(0.0));
+    HaloExchange::new(&grid, &rule)?.run(&mut u)?;
+    let list = BlockList::new(&grid, owned)?;
+    let mut out = BlockField::zeroed(&grid)?;
+    kernels::lap5::launch_blocks(&cpu, &list, &u, &mut out)?;
+    let top = kernels::largest::launch_blocks(&cpu, &list, &out)?;
+    let mut values = HashMap::new();
+    for &k in owned {
+        values.insert(
+            k,
+            out.slot_values(&grid, k)?
+                .ok_or("an owned block is missing")?,
+        );
+    }
+    Ok((values, top))
+}
+
+fn run(ranks: &Ranks) -> Result<String, Failure> {
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(i) = args.iter().position(|a| a == "--fail-on-rank") {
+        let bad: usize = args
+            .get(i + 1)
+            .ok_or("--fail-on-rank takes a rank")?
+            .parse()?;
+        if bad == ranks.rank() {
+            return Err(format!("bad input on rank {bad} (asked for by --fail-on-rank)").into());
+        }
+    }
+    // Some blocks absent, as on a mostly dry domain.
+    let geometry = *BlockGrid::new(&Backend::Cpu, &DOMAIN, &BLOCK, 1)?.geometry();
+    let keys: Vec<BlockKey> = geometry
+        .all_keys()
+        .filter(|k| (k.index[0] * 7 + k.index[1] * 3) % 5 != 0)
+        .collect();
+    let (want, want_top) = laplacian(&keys, &keys, &[], |_, _| Ok(()))?;
+
+    let owners = partition(&keys, &vec![1.0; keys.len()], ranks.size());
+    let layout = RankLayout::new(&geometry, &keys, &owners, ranks.rank());
+    let ghosts: Vec<BlockKey> = layout.ghosts().map(|(k, _)| k).collect();
+    let (got, mut top) = laplacian(&layout.local_keys(), layout.owned(), &ghosts, |grid, u| {
+        layout.fill_ghosts(ranks, grid, &mut [u])?;
+        Ok(())
+    })?;
+    let mut tops = [top];
+    ranks.all_reduce(&mut tops, Op::Max);
+    top = tops[0];
+    for k in layout.owned() {
+        let (a, b) = (&got[k], &want[k]);
+        if a.iter().zip(b).any(|(x, y)| x.to_bits() != y.to_bits()) {
+            return Err(format!("block {k:?} differs from one rank's").into());
+        }
+    }
+    if top != want_top {
+        return Err(format!("the all-reduced maximum {top} is not one rank's {want_top}").into());
+    }
+    // Every block is some rank's: the owned counts add up to all of them.
+    let mut count = [layout.owned().len() as f64];
+    ranks.all_reduce(&mut count, Op::Sum);
+    if count[0] as usize != keys.len() {
+        return Err(format!("{} blocks owned in all, of {}", count[0], keys.len()).into());
+    }
+    Ok(format!(
+        "rank {} of {}: {} blocks, {} ghosts from ranks {:?}: ok",
+        ranks.rank(),
+        ranks.size(),
+        layout.owned().len(),
+        ghosts.len(),
+        layout.neighbour_ranks()
+    ))
+}
+
+fn main() {
+    let ranks = match Ranks::from_env() {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: {e}");
+            std::process::exit(2);
+        }
+    };
+    match run(&ranks) {
+        Ok(line) => println!("{line}"),
+        Err(e) => ranks.abort(&e),
+    }
+}

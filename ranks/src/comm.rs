@@ -1,0 +1,248 @@
+//! [`Ranks`]: this process among the processes of a run.
+
+/// The number of ranks `mpirun` started, read from its environment (`None`: not started
+/// by mpirun).
+fn launched_size() -> Option<usize> {
+    ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"]
+        .iter()
+        .find_map(|v| std::env::var(v).ok()?.parse().ok())
+}
+
+/// This rank's index among the ranks on its node (which device it takes), from `mpirun`'s
+/// environment.
+fn launched_local_rank() -> Option<usize> {
+    [
+        "OMPI_COMM_WORLD_LOCAL_RANK",
+        "MPI_LOCALRANKID",
+        "PMIX_LOCAL_RANK",
+    ]
+    .iter()
+    .find_map(|v| std::env::var(v).ok()?.parse().ok())
+}
+
+/// What went wrong between ranks.
+#[derive(Debug, thiserror::Error)]
+pub enum RanksError {
+    /// `mpirun` started several ranks of a program built without MPI.
+    #[error("mpirun started {size} ranks, but this program was built without MPI: build it with `--features mpi` (Debian: apt install openmpi-bin libopenmpi-dev libclang-dev), or run it without mpirun")]
+    NoMpi {
+        /// The ranks mpirun started.
+        size: usize,
+    },
+    /// MPI could not be started.
+    #[error("MPI could not be initialised (was it initialised twice?)")]
+    Init,
+    /// A message to or from a rank that does not exist.
+    #[error("rank {rank} does not exist: the run has {size} ranks")]
+    NoSuchRank {
+        /// The rank named.
+        rank: usize,
+        /// The ranks there are.
+        size: usize,
+    },
+}
+
+/// How values from every rank combine.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Op {
+    /// The sum (in rank order on one rank; MPI's order otherwise).
+    Sum,
+    /// The largest.
+    Max,
+    /// The smallest.
+    Min,
+}
+
+/// This process among the ranks of a run: one process per device (or CPU), started by
+/// `mpirun`; a program started without it is rank 0 of 1.
+pub struct Ranks {
+    rank: usize,
+    size: usize,
+    local_rank: usize,
+    #[cfg(feature = "mpi")]
+    mpi: Option<mpi_world::World>,
+}
+
+impl std::fmt::Debug for Ranks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Ranks {{ rank: {}, size: {} }}", self.rank, self.size)
+    }
+}
+
+impl Ranks {
+    /// One rank alone.
+    pub fn single() -> Ranks {
+        Ranks {
+            rank: 0,
+            size: 1,
+            local_rank: 0,
+            #[cfg(feature = "mpi")]
+            mpi: None,
+        }
+    }
+
+    /// The ranks `mpirun` started this process among (with the `mpi` feature), or one
+    /// rank alone when it was started without mpirun. Several ranks of a program built
+    /// without MPI are [`RanksError::NoMpi`].
+    pub fn from_env() -> Result<Ranks, RanksError> {
+        let Some(launched) = launched_size() else {
+            return Ok(Ranks::single());
+        };
+        #[cfg(feature = "mpi")]
+        {
+            let _ = launched;
+            let world = mpi_world::World::start().ok_or(RanksError::Init)?;
+            let (rank, size) = world.rank_and_size();
+            Ok(Ranks {
+                rank,
+                size,
+                local_rank: launched_local_rank().unwrap_or(rank),
+                mpi: Some(world),
+            })
+        }
+        #[cfg(not(feature = "mpi"))]
+        {
+            if launched > 1 {
+                return Err(RanksError::NoMpi { size: launched });
+            }
+            Ok(Ranks {
+                local_rank: launched_local_rank().unwrap_or(0),
+                ..Ranks::single()
+            })
+        }
+    }
+
+    /// This rank, from 0.
+    pub fn rank(&self) -> usize {
+        self.rank
+    }
+
+    /// How many ranks the run has.
+    pub fn size(&self) -> usize {
+        self.size
+    }
+
+    /// This rank's index on its node: the device it takes (`cuda:N`).
+    pub fn local_rank(&self) -> usize {
+        self.local_rank
+    }
+
+    /// Combines `values` element by element over every rank; each rank gets the result.
+    pub fn all_reduce(&self, values: &mut [f64], op: Op) {
+        #[cfg(feature = "mpi")]
+        if let Some(world) = &self.mpi {
+            world.all_reduce(values, op);
+        }
+        let _ = (values, op);
+    }
+
+    /// Sends each `(rank, values)` of `sends` and receives, for each `(rank, len)` of
+    /// `receives`, `len` values from that rank, all at once (no rank waits for another's
+    /// turn); returns the received values in the order of `receives`. Messages from one
+    /// rank to another arrive in the order they were sent. On one rank there is no one to
+    /// exchange with: both lists must be empty.
+    pub fn exchange(
+        &self,
+        sends: &[(usize, Vec<f64>)],
+        receives: &[(usize, usize)],
+    ) -> Result<Vec<Vec<f64>>, RanksError> {
+        for &rank in sends
+            .iter()
+            .map(|(r, _)| r)
+            .chain(receives.iter().map(|(r, _)| r))
+        {
+            if rank >= self.size || (self.size == 1 && rank == 0) {
+                return Err(RanksError::NoSuchRank {
+                    rank,
+                    size: self.size,
+                });
+            }
+        }
+        #[cfg_attr(not(feature = "mpi"), allow(unused_mut))]
+        let mut received: Vec<Vec<f64>> = receives.iter().map(|&(_, n)| vec![0.0; n]).collect();
+        #[cfg(feature = "mpi")]
+        if let Some(world) = &self.mpi {
+            world.exchange(sends, receives, &mut received);
+        }
+        Ok(received)
+    }
+
+    /// Stops every rank of the run, after printing `error` with this rank's number: a
+    /// failure on one rank never leaves the others waiting for it.
+    pub fn abort(&self, error: &dyn std::fmt::Display) -> ! {
+        eprintln!("error on rank {} of {}: {error}", self.rank, self.size);
+        #[cfg(feature = "mpi")]
+        if let Some(world) = &self.mpi {
+            world.abort();
+        }
+        std::process::exit(1)
+    }
+}
+
+#[cfg(feature = "mpi")]
+mod mpi_world {
+    //! The MPI side of [`super::Ranks`].
+
+    use super::Op;
+    use mpi::collective::SystemOperation;
+    use mpi::traits::*;
+
+    /// MPI, started, and its world communicator.
+    pub struct World {
+        // Dropped last: finalises MPI.
+        _universe: mpi::environment::Universe,
+        world: mpi::topology::SimpleCommunicator,
+    }
+
+    impl World {
+        /// Starts MPI (`None` if it was started already).
+        pub fn start() -> Option<World> {
+            let universe = mpi::initialize()?;
+            let world = universe.world();
+            Some(World {
+                _universe: universe,
+                world,
+            })
+        }
+
+        pub fn rank_and_size(&self) -> (usize, usize) {
+            (self.world.rank() as usize, self.world.size() as usize)
+        }
+
+        pub fn all_reduce(&self, values: &mut [f64], op: Op) {
+            let send = values.to_vec();
+            let op = match op {
+                Op::Sum => SystemOperation::sum(),
+                Op::Max => SystemOperation::max(),
+                Op::Min => SystemOperation::min(),
+            };
+            self.world.all_reduce_into(&send[..], values, op);
+        }
+
+        pub fn exchange(
+            &self,
+            sends: &[(usize, Vec<f64>)],
+            receives: &[(usize, usize)],
+            received: &mut [Vec<f64>],
+        ) {
+            mpi::request::scope(|scope| {
+                let mut pending = Vec::new();
+                for ((rank, _), buf) in receives.iter().zip(received.iter_mut()) {
+                    let from = self.world.process_at_rank(*rank as i32);
+                    pending.push(from.immediate_receive_into(scope, &mut buf[..]));
+                }
+                for (rank, values) in sends {
+                    let to = self.world.process_at_rank(*rank as i32);
+                    pending.push(to.immediate_send(scope, &values[..]));
+                }
+                for request in pending {
+                    request.wait();
+                }
+            });
+        }
+
+        pub fn abort(&self) -> ! {
+            self.world.abort(1)
+        }
+    }
+}

@@ -1,0 +1,28 @@
+//! Several ranks for block grids: the first layer of running one program as many
+//! processes (`mpirun -np N program ...`), one per device or CPU.
+//!
+//! - [`Ranks`]: which rank this process is, of how many; values all-reduced over the
+//!   ranks; messages between ranks; stopping every rank when one fails. Built with the
+//!   `mpi` feature it uses MPI when started by `mpirun`; otherwise (and always without
+//!   the feature) a program is one rank, as before.
+//! - [`partition`]: the present blocks of a grid dealt to ranks along a space-filling
+//!   (Morton) curve, so that each rank's blocks lie together, balancing their weights.
+//! - [`RankLayout`]: what one rank holds of a partitioned grid: its own blocks and, as
+//!   *ghosts*, the other ranks' blocks next to them. A rank's [`stencil_runtime::BlockGrid`]
+//!   holds both; kernels launch over its own blocks only
+//!   ([`RankLayout::owned_list`]); [`RankLayout::fill_ghosts`] brings the ghosts' values
+//!   from their owners (one message per neighbouring rank), after which the grid's own
+//!   [`stencil_runtime::HaloExchange`] fills every halo as on one rank. A rank's results
+//!   are then those of one rank holding everything, bit for bit.
+//!
+//! Still to come (see the multi-GPU issue): device arenas (ghosts through NCCL), the
+//! overlap of interior blocks with the ghosts' transfer, periodic sides across ranks, and
+//! the solvers on top.
+
+mod comm;
+mod layout;
+mod partition;
+
+pub use comm::{Op, Ranks, RanksError};
+pub use layout::{LayoutError, RankLayout};
+pub use partition::{morton, partition};

@@ -1,0 +1,109 @@
+//! The distributed check (`src/bin/ranks-check.rs`) under `mpirun -np 1, 2, 3` (3: an
+//! uneven split, oversubscribing a 2-core machine): every rank's blocks equal one rank's
+//! bit for bit. A rank that fails stops them all, with its error, and never hangs. Built
+//! without the `mpi` feature, or without `mpirun`, the MPI tests say why they skip; the
+//! single-rank program and the error for mpirun without MPI are checked always.
+
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+const CHECK: &str = env!("CARGO_BIN_EXE_ranks-check");
+
+/// `mpirun` with the options a CI container needs (root, more ranks than cores), or
+/// `None` after printing why the MPI tests skip.
+fn mpirun() -> Option<Command> {
+    if !cfg!(feature = "mpi") {
+        println!(
+            "SKIPPED: built without the `mpi` feature (cargo test -p stencil-ranks --features mpi)"
+        );
+        return None;
+    }
+    let found = Command::new("mpirun").arg("--version").output();
+    if !found.is_ok_and(|o| o.status.success()) {
+        println!("SKIPPED: no mpirun (Debian: apt install openmpi-bin libopenmpi-dev)");
+        return None;
+    }
+    let mut c = Command::new("mpirun");
+    c.args(["--allow-run-as-root", "--oversubscribe"]);
+    Some(c)
+}
+
+/// Runs `command`, killing it after `limit`: a hang is a failure, not a stuck test.
+fn run_within(mut command: Command, limit: Duration) -> Output {
+    let mut child = command
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the command starts");
+    let start = Instant::now();
+    while child.try_wait().expect("the command runs").is_none() {
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            panic!("{command:?} did not end within {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child.wait_with_output().expect("the command's output")
+}
+
+#[test]
+fn every_rank_equals_one_rank_under_mpirun() {
+    let Some(_) = mpirun() else { return };
+    for n in [1, 2, 3] {
+        let mut c = mpirun().expect("checked above");
+        c.args(["-np", &n.to_string(), CHECK]);
+        let out = run_within(c, Duration::from_secs(120));
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "-np {n}: {stdout}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let ok = stdout.lines().filter(|l| l.ends_with(": ok")).count();
+        assert_eq!(ok, n, "-np {n}: every rank reports:\n{stdout}");
+        if n > 1 {
+            assert!(
+                !stdout.contains("0 ghosts"),
+                "ranks exchange ghosts:\n{stdout}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_failing_rank_stops_every_rank_with_its_error() {
+    let Some(mut c) = mpirun() else { return };
+    c.args(["-np", "3", CHECK, "--fail-on-rank", "1"]);
+    let out = run_within(c, Duration::from_secs(120));
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("error on rank 1 of 3: bad input on rank 1"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn one_rank_runs_without_mpirun() {
+    let out = run_within(Command::new(CHECK), Duration::from_secs(120));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("rank 0 of 1: 56 blocks, 0 ghosts"));
+}
+
+#[test]
+fn several_ranks_without_mpi_is_a_clear_error() {
+    if cfg!(feature = "mpi") {
+        println!("SKIPPED: built with MPI (this checks the build without it)");
+        return;
+    }
+    let mut c = Command::new(CHECK);
+    c.env("OMPI_COMM_WORLD_SIZE", "2");
+    let out = run_within(c, Duration::from_secs(60));
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("built without MPI"), "{stderr}");
+}
