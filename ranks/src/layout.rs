@@ -11,17 +11,20 @@ use stencil_runtime::{BlockField, BlockGrid, BlockKey, BlockList, Error, Real};
 ///
 /// The rank's [`BlockGrid`] holds its own blocks and the ghosts ([`RankLayout::local_keys`]);
 /// kernels run over its own blocks ([`RankLayout::owned_list`]). Before a halo exchange,
-/// [`RankLayout::fill_ghosts`] copies the ghosts' values from their owners; the exchange
-/// then fills every halo of the rank's own blocks as one rank holding every block would.
-/// Halos must be narrower than blocks (a halo reads the next block only).
+/// [`RankLayout::fill_ghosts`] copies from the ghosts' owners the points its halos read
+/// (strips as wide as the halo along the shared sides and corners); the exchange then
+/// fills every halo of the rank's own blocks as one rank holding every block would. Halos
+/// must be narrower than blocks (a halo reads the next block only).
 #[derive(Clone, Debug)]
 pub struct RankLayout {
     rank: usize,
     owned: Vec<BlockKey>,
-    /// Ghost blocks by owner, in key order.
-    ghosts: BTreeMap<usize, Vec<BlockKey>>,
-    /// Own blocks other ranks hold as ghosts, by rank, in key order.
-    sends: BTreeMap<usize, Vec<BlockKey>>,
+    /// Ghost blocks by owner, in key order, each with the elements of its slot that this
+    /// rank's halos read.
+    ghosts: BTreeMap<usize, Vec<(BlockKey, Vec<usize>)>>,
+    /// Own blocks other ranks hold as ghosts, by rank, in key order, each with the
+    /// elements that rank's halos read.
+    sends: BTreeMap<usize, Vec<(BlockKey, Vec<usize>)>>,
 }
 
 impl RankLayout {
@@ -35,39 +38,43 @@ impl RankLayout {
     ) -> RankLayout {
         let owner: HashMap<BlockKey, usize> =
             keys.iter().copied().zip(owners.iter().copied()).collect();
-        let owned: Vec<BlockKey> = {
-            let mut v: Vec<BlockKey> = keys
-                .iter()
-                .zip(owners)
-                .filter(|&(_, &o)| o == rank)
-                .map(|(&k, _)| k)
-                .collect();
-            v.sort();
-            v
-        };
-        let mut ghosts: BTreeMap<usize, BTreeSet<BlockKey>> = BTreeMap::new();
-        let mut sends: BTreeMap<usize, BTreeSet<BlockKey>> = BTreeMap::new();
+        let mut owned: Vec<BlockKey> = keys
+            .iter()
+            .zip(owners)
+            .filter(|&(_, &o)| o == rank)
+            .map(|(&k, _)| k)
+            .collect();
+        owned.sort();
+        // (block, reader's rank) -> the reader's blocks next to it.
+        let mut ghosts: BTreeMap<usize, BTreeMap<BlockKey, Vec<BlockKey>>> = BTreeMap::new();
+        let mut sends: BTreeMap<usize, BTreeMap<BlockKey, Vec<BlockKey>>> = BTreeMap::new();
         for &k in &owned {
             for n in neighbours(geometry, k) {
                 match owner.get(&n) {
                     Some(&o) if o != rank => {
-                        ghosts.entry(o).or_default().insert(n);
-                        sends.entry(o).or_default().insert(k);
+                        ghosts.entry(o).or_default().entry(n).or_default().push(k);
+                        sends.entry(o).or_default().entry(k).or_default().push(n);
                     }
                     _ => {}
                 }
             }
         }
-        let sorted = |m: BTreeMap<usize, BTreeSet<BlockKey>>| {
+        let read = |m: BTreeMap<usize, BTreeMap<BlockKey, Vec<BlockKey>>>| {
             m.into_iter()
-                .map(|(r, s)| (r, s.into_iter().collect()))
+                .map(|(r, blocks)| {
+                    let list = blocks
+                        .into_iter()
+                        .map(|(b, readers)| (b, read_elements(geometry, b, &readers)))
+                        .collect();
+                    (r, list)
+                })
                 .collect()
         };
         RankLayout {
             rank,
             owned,
-            ghosts: sorted(ghosts),
-            sends: sorted(sends),
+            ghosts: read(ghosts),
+            sends: read(sends),
         }
     }
 
@@ -81,11 +88,11 @@ impl RankLayout {
         &self.owned
     }
 
-    /// Every ghost block, in key order per owner.
+    /// Every ghost block, in key order per owner, with its owner.
     pub fn ghosts(&self) -> impl Iterator<Item = (BlockKey, usize)> + '_ {
         self.ghosts
             .iter()
-            .flat_map(|(&r, keys)| keys.iter().map(move |&k| (k, r)))
+            .flat_map(|(&r, list)| list.iter().map(move |(k, _)| (*k, r)))
     }
 
     /// The ranks this rank exchanges ghosts with.
@@ -97,6 +104,14 @@ impl RankLayout {
             .copied()
             .collect();
         all.into_iter().collect()
+    }
+
+    /// Values one field sends per exchange (the receivers' strips).
+    pub fn values_sent(&self) -> usize {
+        self.sends
+            .values()
+            .flat_map(|list| list.iter().map(|(_, e)| e.len()))
+            .sum()
     }
 
     /// What the rank's grid holds: its own blocks and the ghosts.
@@ -111,23 +126,22 @@ impl RankLayout {
         BlockList::new(grid, &self.owned)
     }
 
-    /// Copies the values of every ghost block of `fields` (all on this rank's `grid`)
-    /// from its owner, and sends this rank's blocks to the ranks that hold them as ghosts:
-    /// one message each way per neighbouring rank, every field's whole slots in it.
+    /// Copies into the ghost blocks of `fields` (all on this rank's `grid`) the points
+    /// this rank's halos read, from their owners, and sends the points of this rank's
+    /// blocks that other ranks' halos read: one message each way per neighbouring rank.
     pub fn fill_ghosts<T: Real>(
         &self,
         ranks: &Ranks,
         grid: &BlockGrid,
         fields: &mut [&mut BlockField<T>],
     ) -> Result<(), LayoutError> {
-        let slot = grid.geometry().slot_len();
         let mut sends = Vec::new();
-        for (&to, keys) in &self.sends {
-            let mut message = Vec::with_capacity(keys.len() * fields.len() * slot);
-            for &k in keys {
+        for (&to, list) in &self.sends {
+            let mut message = Vec::new();
+            for (k, elements) in list {
                 for f in fields.iter() {
-                    let values = f.slot_values(grid, k)?.ok_or(LayoutError::Missing(k))?;
-                    message.extend(values.iter().map(|v| v.as_f64()));
+                    let slot = f.slot_values(grid, *k)?.ok_or(LayoutError::Missing(*k))?;
+                    message.extend(elements.iter().map(|&e| slot[e].as_f64()));
                 }
             }
             sends.push((to, message));
@@ -135,21 +149,50 @@ impl RankLayout {
         let receives: Vec<(usize, usize)> = self
             .ghosts
             .iter()
-            .map(|(&from, keys)| (from, keys.len() * fields.len() * slot))
+            .map(|(&from, list)| {
+                let values: usize = list.iter().map(|(_, e)| e.len()).sum();
+                (from, values * fields.len())
+            })
             .collect();
         let received = ranks.exchange(&sends, &receives)?;
-        for ((_, keys), message) in self.ghosts.iter().zip(received) {
-            let mut parts = message.chunks_exact(slot);
-            for &k in keys {
+        for ((_, list), message) in self.ghosts.iter().zip(received) {
+            let mut values = message.into_iter();
+            for (k, elements) in list {
                 for f in fields.iter_mut() {
-                    let part = parts.next().ok_or(LayoutError::Short(k))?;
-                    let values: Vec<T> = part.iter().map(|&v| T::from_f64(v)).collect();
-                    f.set_slot_values(grid, k, &values)?;
+                    let mut slot = f.slot_values(grid, *k)?.ok_or(LayoutError::Missing(*k))?;
+                    for &e in elements {
+                        slot[e] = T::from_f64(values.next().ok_or(LayoutError::Short(*k))?);
+                    }
+                    f.set_slot_values(grid, *k, &slot)?;
                 }
             }
         }
         Ok(())
     }
+}
+
+/// The elements of block `block`'s slot that the halos of `readers` (blocks next to it)
+/// read: its points within the halo's width of a reader's points, in slot order.
+fn read_elements(geometry: &Geometry, block: BlockKey, readers: &[BlockKey]) -> Vec<usize> {
+    let g = geometry;
+    let extent = |a: usize| if a < g.dims { g.block[a] } else { 1 };
+    let origin = g.origin(block);
+    let boxes: Vec<[usize; 3]> = readers.iter().map(|&r| g.origin(r)).collect();
+    let mut out = Vec::new();
+    for z in 0..extent(2) {
+        for y in 0..extent(1) {
+            for x in 0..extent(0) {
+                let p = [origin[0] + x, origin[1] + y, origin[2] + z];
+                let read = boxes.iter().any(|o| {
+                    (0..g.dims).all(|a| p[a] + g.halo >= o[a] && p[a] < o[a] + g.block[a] + g.halo)
+                });
+                if read {
+                    out.push(g.element([x as isize, y as isize, z as isize]));
+                }
+            }
+        }
+    }
+    out
 }
 
 /// What went wrong filling ghosts.

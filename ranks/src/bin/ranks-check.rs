@@ -117,12 +117,13 @@ fn run(ranks: &Ranks) -> Result<String, Failure> {
         return Err(format!("{} blocks owned in all, of {}", count[0], keys.len()).into());
     }
     Ok(format!(
-        "rank {} of {}: {} blocks, {} ghosts from ranks {:?}: ok",
+        "rank {} of {}: {} blocks, {} ghosts from ranks {:?}, {} values sent per field: ok",
         ranks.rank(),
         ranks.size(),
         layout.owned().len(),
         ghosts.len(),
-        layout.neighbour_ranks()
+        layout.neighbour_ranks(),
+        layout.values_sent()
     ))
 }
 
