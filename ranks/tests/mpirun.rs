@@ -1,6 +1,6 @@
-//! The distributed check (`src/bin/ranks-check.rs`) under `mpirun -np 1, 2, 3` (3: an
-//! uneven split, oversubscribing a 2-core machine): every rank's blocks equal one rank's
-//! bit for bit. A rank that fails stops them all, with its error, and never hangs. Built
+//! The distributed check (`src/bin/ranks-check.rs`, a 2D and a 3D grid) under `mpirun -np
+//! 1, 2, 3` (3: an uneven split, oversubscribing a 2-core machine): every rank's blocks
+//! equal one rank's bit for bit. A rank that fails stops them all, with its error, and never hangs. Built
 //! without the `mpi` feature, or without `mpirun`, the MPI tests say why they skip; the
 //! single-rank program and the error for mpirun without MPI are checked always.
 
@@ -59,11 +59,12 @@ fn every_rank_equals_one_rank_under_mpirun() {
             "-np {n}: {stdout}{}",
             String::from_utf8_lossy(&out.stderr)
         );
+        // A 2D and a 3D case per rank.
         let ok = stdout.lines().filter(|l| l.ends_with(": ok")).count();
-        assert_eq!(ok, n, "-np {n}: every rank reports:\n{stdout}");
+        assert_eq!(ok, 2 * n, "-np {n}: every rank reports:\n{stdout}");
         if n > 1 {
             assert!(
-                !stdout.contains("0 ghosts"),
+                !stdout.contains(" 0 ghosts"),
                 "ranks exchange ghosts:\n{stdout}"
             );
         }
@@ -91,7 +92,15 @@ fn one_rank_runs_without_mpirun() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(String::from_utf8_lossy(&out.stdout).contains("rank 0 of 1: 56 blocks, 0 ghosts"));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("rank 0 of 1, 2D: 56 blocks, 0 ghosts"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("rank 0 of 1, 3D: 60 blocks, 0 ghosts"),
+        "{stdout}"
+    );
 }
 
 #[test]

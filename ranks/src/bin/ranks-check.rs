@@ -1,9 +1,10 @@
 //! A distributed check, run under `mpirun -np N` by `tests/mpirun.rs`: every rank builds
-//! its part of a partitioned block grid (some blocks absent), fills its ghosts from their
-//! owners, exchanges halos and applies a 5-point Laplacian over its own blocks; the result
-//! must equal, bit for bit, what one rank holding every block computes (each rank computes
-//! that too), and the all-reduced maximum must equal one rank's. Prints one `ok` line per
-//! rank. `--fail-on-rank R` makes rank R fail with bad input, to show that every rank stops.
+//! its part of a partitioned block grid (2D with some blocks absent, and 3D), fills its
+//! ghosts from their owners, exchanges halos and applies a Laplacian over its own blocks.
+//! The result must equal, bit for bit, what one rank holding every block computes (each
+//! rank computes that too), and the all-reduced maximum must equal one rank's. Prints one
+//! `ok` line per rank and case. `--fail-on-rank R` makes rank R fail with bad input, to
+//! show that every rank stops.
 
 use std::collections::HashMap;
 use stencil_ranks::{partition, Op, RankLayout, Ranks};
@@ -18,35 +19,62 @@ mod kernels {
         out = u[(-1, 0)] + u[(1, 0)] + u[(0, -1)] + u[(0, 1)] - 4.0 * u;
     }
 
+    /// The 7-point Laplacian.
+    #[stencil]
+    pub fn lap7<T: Real>(u: In<T>, out: Out<T>) {
+        out = u[(-1, 0, 0)]
+            + u[(1, 0, 0)]
+            + u[(0, -1, 0)]
+            + u[(0, 1, 0)]
+            + u[(0, 0, -1)]
+            + u[(0, 0, 1)]
+            - 6.0 * u;
+    }
+
     /// The largest `|u|`.
-    #[stencil(dims = 2)]
+    #[stencil(dims = [2, 3])]
     pub fn largest<T: Real>(u: In<T>, top: Max<T>) {
         top.reduce(u.abs());
     }
 }
 
-const DOMAIN: [usize; 2] = [200, 150];
-const BLOCK: [usize; 2] = [32, 16];
+/// A domain and its blocks: 2D (some blocks absent) and 3D (all present).
+struct Case {
+    domain: &'static [usize],
+    block: &'static [usize],
+}
+
+const CASES: [Case; 2] = [
+    Case {
+        domain: &[200, 150],
+        block: &[32, 16],
+    },
+    Case {
+        domain: &[40, 36, 30],
+        block: &[16, 8, 8],
+    },
+];
 
 type Failure = Box<dyn std::error::Error>;
 
 /// The starting field, at any point (halo points too).
 fn start(p: [isize; 3]) -> f64 {
-    let (x, y) = (p[0] as f64, p[1] as f64);
-    (0.37 * x).sin() * (1.0 + 0.01 * y) + (0.11 * y).cos()
+    let (x, y, z) = (p[0] as f64, p[1] as f64, p[2] as f64);
+    (0.37 * x).sin() * (1.0 + 0.01 * y) + (0.11 * y).cos() + 0.3 * (0.23 * z).sin()
 }
 
 /// On a grid holding `local` blocks: the start field, every halo made NaN and the blocks
 /// of `unknown` too, then `fill` (the ghosts' messages), the halo exchange, and the
 /// Laplacian over `owned`. Returns its values per owned block and its largest magnitude.
 fn laplacian(
+    case: &Case,
     local: &[BlockKey],
     owned: &[BlockKey],
     unknown: &[BlockKey],
     fill: impl FnOnce(&BlockGrid, &mut BlockField<f64>) -> Result<(), Failure>,
 ) -> Result<(HashMap<BlockKey, Vec<f64>>, f64), Failure> {
     let cpu = Backend::Cpu;
-    let mut grid = BlockGrid::new(&cpu, &DOMAIN, &BLOCK, 1)?;
+    let mut grid = BlockGrid::new(&cpu, case.domain, case.block, 1)?;
     grid.update(local, &[])?;
     let mut u = BlockField::from_fn(&grid, start)?;
     u.fill_halos(f64::NAN)?;
@@ -59,7 +87,11 @@ fn laplacian(
     HaloExchange::new(&grid, &rule)?.run(&mut u)?;
     let list = BlockList::new(&grid, owned)?;
     let mut out = BlockField::zeroed(&grid)?;
-    kernels::lap5::launch_blocks(&cpu, &list, &u, &mut out)?;
+    if case.domain.len() == 2 {
+        kernels::lap5::launch_blocks(&cpu, &list, &u, &mut out)?;
+    } else {
+        kernels::lap7::launch_blocks(&cpu, &list, &u, &mut out)?;
+    }
     let top = kernels::largest::launch_blocks(&cpu, &list, &out)?;
     let mut values = HashMap::new();
     for &k in owned {
@@ -83,21 +115,36 @@ fn run(ranks: &Ranks) -> Result<String, Failure> {
             return Err(format!("bad input on rank {bad} (asked for by --fail-on-rank)").into());
         }
     }
-    // Some blocks absent, as on a mostly dry domain.
-    let geometry = *BlockGrid::new(&Backend::Cpu, &DOMAIN, &BLOCK, 1)?.geometry();
+    let mut lines = Vec::new();
+    for case in &CASES {
+        lines.push(check(ranks, case)?);
+    }
+    Ok(lines.join("\n"))
+}
+
+/// One case on this rank against one rank holding everything; a line of what it held.
+fn check(ranks: &Ranks, case: &Case) -> Result<String, Failure> {
+    // In 2D some blocks absent, as on a mostly dry domain.
+    let geometry = *BlockGrid::new(&Backend::Cpu, case.domain, case.block, 1)?.geometry();
     let keys: Vec<BlockKey> = geometry
         .all_keys()
-        .filter(|k| (k.index[0] * 7 + k.index[1] * 3) % 5 != 0)
+        .filter(|k| case.domain.len() == 3 || (k.index[0] * 7 + k.index[1] * 3) % 5 != 0)
         .collect();
-    let (want, want_top) = laplacian(&keys, &keys, &[], |_, _| Ok(()))?;
+    let (want, want_top) = laplacian(case, &keys, &keys, &[], |_, _| Ok(()))?;
 
     let owners = partition(&keys, &vec![1.0; keys.len()], ranks.size());
     let layout = RankLayout::new(&geometry, &keys, &owners, ranks.rank());
     let ghosts: Vec<BlockKey> = layout.ghosts().map(|(k, _)| k).collect();
-    let (got, mut top) = laplacian(&layout.local_keys(), layout.owned(), &ghosts, |grid, u| {
-        layout.fill_ghosts(ranks, grid, &mut [u])?;
-        Ok(())
-    })?;
+    let (got, mut top) = laplacian(
+        case,
+        &layout.local_keys(),
+        layout.owned(),
+        &ghosts,
+        |grid, u| {
+            layout.fill_ghosts(ranks, grid, &mut [u])?;
+            Ok(())
+        },
+    )?;
     let mut tops = [top];
     ranks.all_reduce(&mut tops, Op::Max);
     top = tops[0];
@@ -117,9 +164,10 @@ fn run(ranks: &Ranks) -> Result<String, Failure> {
         return Err(format!("{} blocks owned in all, of {}", count[0], keys.len()).into());
     }
     Ok(format!(
-        "rank {} of {}: {} blocks, {} ghosts from ranks {:?}, {} values sent per field: ok",
+        "rank {} of {}, {}D: {} blocks, {} ghosts from ranks {:?}, {} values sent per field: ok",
         ranks.rank(),
         ranks.size(),
+        case.domain.len(),
         layout.owned().len(),
         ghosts.len(),
         layout.neighbour_ranks(),
