@@ -74,6 +74,9 @@ pub enum FloodError {
     /// The live view (`--serve`) failed.
     #[error(transparent)]
     Live(#[from] live_view::Error),
+    /// Several ranks could not work together.
+    #[error(transparent)]
+    Ranks(#[from] stencil_ranks::LayoutError),
     /// An input file is malformed.
     #[error("{file}, line {line}: {message}")]
     Input {

@@ -23,6 +23,7 @@
 
 mod extent;
 mod layout;
+mod ranked;
 mod read;
 mod regrid;
 
@@ -35,6 +36,7 @@ use crate::model::{
 use crate::{Boundaries, Boundary, FloodError, Grid, Physics, Setup};
 use extent::Extent;
 use layout::{dry_at, dry_surface, exchanges, wanted_blocks, wet_blocks, Exchanges};
+use ranked::Distribution;
 use std::sync::Arc;
 use stencil_runtime::blocks::{BlockFlags, BlockGrid, BlockKey, FlagsReader};
 use stencil_runtime::{Backend, BlockField, BlockList, Field, Real, Value};
@@ -105,6 +107,8 @@ pub struct SparseShallowWater<T: Real> {
     choosing: std::time::Duration,
     /// The blocks chosen to add and to free at the next step's start.
     chosen: Option<(Vec<BlockKey>, Vec<BlockKey>)>,
+    /// A run split over ranks: this rank's part (every block present, the layout fixed).
+    distribution: Option<Distribution>,
 }
 
 /// About the blocks a sparse run of `setup` would start with (those with a cell whose
@@ -162,6 +166,7 @@ impl<T: Real> SparseShallowWater<T> {
             setup.physics,
             corners,
             [&surface, &q, &p],
+            None,
         )?;
         flow.initial_volume = flow.survey()?.volume;
         Ok(flow)
@@ -176,9 +181,13 @@ impl<T: Real> SparseShallowWater<T> {
         physics: Physics,
         corners: Arc<Field<T>>,
         [surface, q, p]: [&Field<T>; 3],
+        distribution: Option<Distribution>,
     ) -> Result<SparseShallowWater<T>, FloodError> {
         let mut blocks = BlockGrid::new(backend, &[grid.nx, grid.ny], &BLOCK, BED_HALO)?;
-        let wanted = starting_layout(&blocks, &corners, boundaries, [surface, q, p]);
+        let wanted = match &distribution {
+            Some(d) => d.layout.local_keys(),
+            None => starting_layout(&blocks, &corners, boundaries, [surface, q, p]),
+        };
         blocks.update(&wanted, &[])?;
         let cut = |f: &Field<T>| BlockField::from_fn(&blocks, |p| f.get(p).unwrap_or(T::zero()));
         let zeros = || BlockField::new(&blocks, T::zero());
@@ -193,7 +202,11 @@ impl<T: Real> SparseShallowWater<T> {
             grid,
             boundaries: boundaries.clone(),
             physics,
-            list: BlockList::present(&blocks)?,
+            list: match &distribution {
+                Some(d) => d.layout.owned_list(&blocks)?,
+                None => BlockList::present(&blocks)?,
+            },
+            distribution,
             corners,
             blocks,
             exchanges,
@@ -250,6 +263,7 @@ impl<T: Real> SparseShallowWater<T> {
             self.physics,
             self.corners.clone(),
             [&fields[0], &fields[1], &fields[2]],
+            self.distribution.take(),
         )?;
         self.time = time;
         self.steps = steps;
@@ -375,6 +389,9 @@ impl<T: Real> SparseShallowWater<T> {
         // The faces (and the stage after them) read the surface and the velocities two
         // cells along.
         let [w, _, _, u, v] = state;
+        if let Some(d) = &self.distribution {
+            d.fill_ghosts(&self.blocks, &mut [&mut *w, &mut *u, &mut *v])?;
+        }
         self.exchanges
             .state
             .run_paired((w, &self.dry), &mut [u, v])?;
@@ -412,6 +429,12 @@ impl<T: Real> SparseShallowWater<T> {
         )?;
         // A cell reads its east and north neighbours' faces.
         let [a, b, c, d, e, f] = &mut self.fluxes;
+        if let Some(dist) = &self.distribution {
+            dist.fill_ghosts(
+                &self.blocks,
+                &mut [&mut *a, &mut *b, &mut *c, &mut *d, &mut *e, &mut *f],
+            )?;
+        }
         self.exchanges.faces.run_many(&mut [a, b, c, d, e, f])?;
         Ok(speed)
     }
@@ -475,6 +498,10 @@ impl<T: Real> SparseShallowWater<T> {
     /// The layout's work at a step's start: the change chosen at the last step's end, and
     /// every [`REGRID_EVERY`] steps the measure the next choice reads.
     fn start_step(&mut self) -> Result<(), FloodError> {
+        if self.distribution.is_some() {
+            // Over ranks every block is present and stays.
+            return Ok(());
+        }
         self.choose()?;
         self.regrid()?;
         if self.queued.is_multiple_of(REGRID_EVERY) {
@@ -513,7 +540,10 @@ impl<T: Real> SparseShallowWater<T> {
     /// step taken.
     pub fn step(&mut self, limit: f64) -> Result<f64, FloodError> {
         self.start_step()?;
-        let speed = self.evaluate_fluxes(false, self.time, true)?.as_f64();
+        let mut speed = self.evaluate_fluxes(false, self.time, true)?.as_f64();
+        if let Some(d) = &self.distribution {
+            speed = d.all_max(speed);
+        }
         if !(speed >= 0.0 && speed.is_finite()) {
             return Err(self.instability());
         }
@@ -552,7 +582,8 @@ impl<T: Real> SparseShallowWater<T> {
     /// backend ([`crate::clock`]): the same steps as [`SparseShallowWater::step`] takes,
     /// without a read-back per step.
     pub fn advance(&mut self, target: f64, slack: f64, budget: u64) -> Result<(), FloodError> {
-        if !self.boundaries.steady() {
+        // Over ranks the CFL maximum is all-reduced on the host.
+        if !self.boundaries.steady() || self.distribution.is_some() {
             for _ in 0..budget {
                 if self.time >= target - slack {
                     break;

@@ -22,12 +22,16 @@ impl<T: Real> SparseShallowWater<T> {
             &self.bed,
             T::from_f64(self.physics.dry_depth),
         )?;
-        Ok(Survey {
+        let mut survey = Survey {
             volume: volume * self.grid.cell_area(),
             min_depth: min_depth.as_f64(),
             max_depth: max_depth.as_f64(),
             max_speed: max_speed.as_f64().max(0.0),
-        })
+        };
+        if let Some(d) = &self.distribution {
+            survey = d.all_survey(survey);
+        }
+        Ok(survey)
     }
 
     /// The backend the blocks live on.

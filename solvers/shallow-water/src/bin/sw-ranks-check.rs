@@ -1,0 +1,91 @@
+//! Shallow water over ranks, run under `mpirun -np N` by `tests/ranks.rs`: every rank
+//! steps its part of each case (`SparseShallowWater::over_ranks`) beside the dense run of
+//! the whole domain, and its cells must equal the dense run's bit for bit after every
+//! step's time step agreed; the all-reduced volume must equal the dense one to 1e-12.
+//! Periodic sides over several ranks must be refused. Prints one `ok` line per rank and
+//! case.
+
+use shallow_water::{cases, Boundaries, Boundary, FloodError, ShallowWater, SparseShallowWater};
+use std::sync::Arc;
+use stencil_ranks::Ranks;
+use stencil_runtime::Backend;
+
+type Failure = Box<dyn std::error::Error>;
+
+fn run(ranks: &Arc<Ranks>) -> Result<Vec<String>, Failure> {
+    let mut runs = vec![
+        ("lake at rest", cases::lake_at_rest(96)?, 10),
+        ("radial dam break", cases::radial(160)?, 30),
+    ];
+    let data =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/malpasset");
+    if data.exists() {
+        runs.push(("malpasset 15 m", cases::malpasset(&data)?, 10));
+    }
+    let mut lines = Vec::new();
+    for (name, case, steps) in runs {
+        let cpu = Backend::Cpu;
+        let mut dense = ShallowWater::<f64>::new(&cpu, &case.setup)?;
+        let mut split = SparseShallowWater::<f64>::over_ranks(&cpu, &case.setup, ranks.clone())?;
+        for step in 0..steps {
+            let (a, b) = (dense.step(f64::INFINITY)?, split.step(f64::INFINITY)?);
+            if a.to_bits() != b.to_bits() {
+                return Err(format!("{name}: step {step} is {b} s over ranks, {a} s dense").into());
+            }
+        }
+        let (want, got) = (dense.state()?, split.state()?);
+        let cells = split.owned_cells();
+        for &c in &cells {
+            for k in 0..3 {
+                if want[k][c].to_bits() != got[k][c].to_bits() {
+                    return Err(format!(
+                        "{name}: field {k} of cell {c} is {} over ranks, {} dense",
+                        got[k][c], want[k][c]
+                    )
+                    .into());
+                }
+            }
+        }
+        let (a, b) = (dense.survey()?.volume, split.survey()?.volume);
+        if (a - b).abs() > 1e-12 * a.abs() {
+            return Err(format!("{name}: volume {b} over ranks, {a} dense").into());
+        }
+        lines.push(format!(
+            "rank {} of {}, {name}: {} of {} cells, {steps} steps: ok",
+            ranks.rank(),
+            ranks.size(),
+            cells.len(),
+            want[0].len()
+        ));
+    }
+    if ranks.size() > 1 {
+        // Periodic sides across ranks are refused, by name.
+        let mut setup = cases::radial(64)?.setup;
+        setup.boundaries = Boundaries::all(Boundary::Periodic);
+        match SparseShallowWater::<f64>::over_ranks(&Backend::Cpu, &setup, ranks.clone()) {
+            Err(FloodError::Config { name, .. }) if name == "boundaries" => {
+                lines.push(format!("rank {}: periodic sides refused: ok", ranks.rank()));
+            }
+            Err(e) => return Err(format!("periodic sides: the wrong error: {e}").into()),
+            Ok(_) => return Err("periodic sides over ranks were accepted".into()),
+        }
+    }
+    Ok(lines)
+}
+
+fn main() {
+    let ranks = match Ranks::from_env() {
+        // With MPI, `Ranks` stays on this thread (it is not `Send`): the `Arc` only
+        // shares it between the runs of one thread.
+        #[allow(clippy::arc_with_non_send_sync)]
+        Ok(r) => Arc::new(r),
+        Err(e) => {
+            eprintln!("error: {e}");
+            std::process::exit(2);
+        }
+    };
+    match run(&ranks) {
+        Ok(lines) => println!("{}", lines.join("\n")),
+        Err(e) => ranks.abort(&e),
+    }
+}
