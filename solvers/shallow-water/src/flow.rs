@@ -106,6 +106,20 @@ impl<T: Real> Flow<T> {
         Ok(flow)
     }
 
+    /// `setup` on `backend` split over `ranks` (sparse over every block, see
+    /// [`SparseShallowWater::over_ranks`]), water counting as arrived above
+    /// `arrival_depth`.
+    pub fn over_ranks(
+        backend: &Backend,
+        setup: &Setup,
+        ranks: std::sync::Arc<stencil_ranks::Ranks>,
+        arrival_depth: f64,
+    ) -> Result<Flow<T>, FloodError> {
+        let mut flow = SparseShallowWater::over_ranks(backend, setup, ranks)?;
+        flow.track_flood(arrival_depth)?;
+        Ok(Flow::Sparse(flow))
+    }
+
     /// `Dense` or `Sparse`.
     pub fn storage(&self) -> Storage {
         match self {

@@ -10,7 +10,9 @@ use crate::{live, FloodError, Flow, Raster, Scenario, Storage};
 use indicatif::{ProgressBar, ProgressStyle};
 use live_view::{LiveView, Progress};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
+use stencil_ranks::Ranks;
 use stencil_runtime::{Backend, Real};
 
 /// The value written for "never" in the arrival-time grid.
@@ -108,6 +110,8 @@ pub struct Run<T: Real> {
     shade: Vec<f64>,
     /// The depth of the darkest blue.
     depth_scale: f64,
+    /// The ranks of a run split over several (rank 0 writes every file).
+    ranks: Option<Arc<Ranks>>,
 }
 
 impl<T: Real> Run<T> {
@@ -117,9 +121,33 @@ impl<T: Real> Run<T> {
         scenario: Scenario,
         options: RunOptions,
     ) -> Result<Run<T>, FloodError> {
+        Run::start(backend, scenario, options, None)
+    }
+
+    /// [`Run::new`], split over `ranks` when given (several ranks: every rank runs its
+    /// part, sparse over every block; rank 0 writes the files, the same files one rank
+    /// writes; no live view).
+    pub fn start(
+        backend: &Backend,
+        scenario: Scenario,
+        options: RunOptions,
+        ranks: Option<Arc<Ranks>>,
+    ) -> Result<Run<T>, FloodError> {
+        let ranks = ranks.filter(|r| r.size() > 1);
+        if ranks.is_some() && options.serve.is_some() {
+            return Err(FloodError::Config {
+                name: "--serve".into(),
+                value: "with several ranks".into(),
+                expected: "a run on one rank (the live view of a run over ranks is not there yet)"
+                    .into(),
+            });
+        }
         output::create_dir(&options.out)?;
         let arrival_depth = scenario.output.arrival_depth;
-        let mut flow = Flow::<T>::new(backend, &scenario.setup, options.storage, arrival_depth)?;
+        let mut flow = match &ranks {
+            Some(r) => Flow::<T>::over_ranks(backend, &scenario.setup, r.clone(), arrival_depth)?,
+            None => Flow::<T>::new(backend, &scenario.setup, options.storage, arrival_depth)?,
+        };
         flow.track()?;
         let grid = *flow.grid();
         let bed = scenario.setup.terrain.cells();
@@ -146,6 +174,7 @@ impl<T: Real> Run<T> {
             bed,
             shade,
             depth_scale,
+            ranks,
         };
         if !run.scenario.gauges.is_empty() {
             run.sample_gauges()?;
@@ -162,8 +191,19 @@ impl<T: Real> Run<T> {
         options: RunOptions,
         checkpoint: &Path,
     ) -> Result<Run<T>, FloodError> {
+        Run::resume_over(backend, scenario, options, checkpoint, None)
+    }
+
+    /// [`Run::resume`], split over `ranks` when given (as [`Run::start`]).
+    pub fn resume_over(
+        backend: &Backend,
+        scenario: Scenario,
+        options: RunOptions,
+        checkpoint: &Path,
+        ranks: Option<Arc<Ranks>>,
+    ) -> Result<Run<T>, FloodError> {
         let saved = Checkpoint::read(checkpoint)?;
-        let mut run = Run::<T>::new(backend, scenario, options)?;
+        let mut run = Run::<T>::start(backend, scenario, options, ranks)?;
         saved.matches::<T>(checkpoint, &run.scenario)?;
         run.flow
             .restore(saved.time, saved.steps, saved.initial_volume, &saved.state)?;
@@ -256,9 +296,11 @@ impl<T: Real> Run<T> {
             closed: self.scenario.setup.boundaries.closed(),
             max_depth: deepest.iter().copied().fold(0.0, f64::max),
         };
-        let path = self.options.out.join("summary.txt");
-        let text = format!("scenario {}\n{summary}\n", self.scenario.name);
-        std::fs::write(&path, text).map_err(|e| output::write_error(&path, e))?;
+        if self.writes() {
+            let path = self.options.out.join("summary.txt");
+            let text = format!("scenario {}\n{summary}\n", self.scenario.name);
+            std::fs::write(&path, text).map_err(|e| output::write_error(&path, e))?;
+        }
         Ok(summary)
     }
 
@@ -298,6 +340,9 @@ impl<T: Real> Run<T> {
             return Ok(());
         }
         let (depth, u, v) = self.flow.depth_and_velocity()?;
+        if !self.writes() {
+            return Ok(());
+        }
         let snapshot = Snapshot {
             grid: self.flow.grid(),
             bed: &self.bed,
@@ -329,8 +374,16 @@ impl<T: Real> Run<T> {
         let out = &self.scenario.output;
         let dir = &self.options.out;
         let grid = *self.flow.grid();
-        if out.asc {
-            let [deepest, arrival] = self.flow.flood_extent()?;
+        // Gathered on every rank; written by one.
+        let extent = if out.asc {
+            Some(self.flow.flood_extent()?)
+        } else {
+            None
+        };
+        if !self.writes() {
+            return Ok(());
+        }
+        if let Some([deepest, arrival]) = extent {
             let deepest = Raster {
                 grid,
                 values: deepest,
@@ -377,11 +430,19 @@ impl<T: Real> Run<T> {
             frames: self.frames.clone(),
             depth_scale: self.depth_scale,
         };
+        if !self.writes() {
+            return Ok(());
+        }
         checkpoint.write(&self.options.out.join("checkpoint.bin"))
     }
 
+    /// Whether this process writes the files (the only one, or rank 0 of several).
+    fn writes(&self) -> bool {
+        self.ranks.as_ref().is_none_or(|r| r.rank() == 0)
+    }
+
     fn progress_bar(&self) -> ProgressBar {
-        if !self.options.progress {
+        if !self.options.progress || !self.writes() {
             return ProgressBar::hidden();
         }
         let bar = ProgressBar::new(1000);

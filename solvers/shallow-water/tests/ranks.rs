@@ -1,18 +1,24 @@
 //! Shallow water over ranks: `sw-ranks-check` (lake at rest, the radial dam break,
 //! Malpasset at 15 m) under `mpirun -np 1, 2, 3`, every rank's cells equal to the dense
-//! run's bit for bit, and periodic sides over several ranks refused with a typed error.
+//! run's bit for bit, and periodic sides over several ranks refused with a typed error;
+//! the `flood` program under `mpirun -np 2, 3` writes the files one rank writes, byte for
+//! byte; a bad input stops every rank.
 //! Without the `mpi` feature or `mpirun` it says why it skips; one rank without mpirun is
 //! checked always.
 
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 const CHECK: &str = env!("CARGO_BIN_EXE_sw-ranks-check");
+const FLOOD: &str = env!("CARGO_BIN_EXE_flood");
 
-#[test]
-fn ranks_equal_the_dense_run_under_mpirun() {
+/// `mpirun` with the options a CI container needs, or `None` after printing why the MPI
+/// tests skip.
+fn mpirun() -> Option<Command> {
     if !cfg!(feature = "mpi") {
         println!("SKIPPED: built without the `mpi` feature (cargo test -p shallow-water --features mpi --test ranks)");
-        return;
+        return None;
     }
     if !Command::new("mpirun")
         .arg("--version")
@@ -20,8 +26,88 @@ fn ranks_equal_the_dense_run_under_mpirun() {
         .is_ok_and(|o| o.status.success())
     {
         println!("SKIPPED: no mpirun (Debian: apt install openmpi-bin libopenmpi-dev)");
-        return;
+        return None;
     }
+    let mut c = Command::new("mpirun");
+    c.args(["--allow-run-as-root", "--oversubscribe"]);
+    Some(c)
+}
+
+/// Every file under `dir`, by path relative to it, with its bytes.
+fn files(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).expect("a readable folder") {
+            let path = entry.expect("an entry").path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                let bytes = std::fs::read(&path).expect("a readable file");
+                out.insert(path.strip_prefix(dir).expect("inside").to_path_buf(), bytes);
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn flood_over_ranks_writes_what_one_rank_writes() {
+    let Some(_) = mpirun() else { return };
+    let scenario = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/channel.toml");
+    let root = std::env::temp_dir().join(format!("flood-ranks-{}", std::process::id()));
+    let out = root.join("out");
+    let run = |c: &mut Command| {
+        let o = c
+            .arg(&scenario)
+            .args(["--precision", "f64", "--quiet", "--out"])
+            .arg(&out)
+            .output()
+            .expect("flood runs");
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    };
+    // The same folder each time: checkpoints name the pictures by path.
+    run(&mut Command::new(FLOOD));
+    let one = files(&out);
+    std::fs::remove_dir_all(&out).expect("cleaned");
+    for n in [2, 3] {
+        let mut c = mpirun().expect("checked above");
+        c.args(["-np", &n.to_string(), FLOOD]);
+        run(&mut c);
+        let split = files(&out);
+        std::fs::remove_dir_all(&out).expect("cleaned");
+        assert_eq!(
+            one.keys().collect::<Vec<_>>(),
+            split.keys().collect::<Vec<_>>(),
+            "-np {n}: the same files"
+        );
+        for (path, bytes) in &one {
+            // The summary has the wall time, and with the checkpoint the initial volume:
+            // a sum over the cells in another order.
+            if path.ends_with("summary.txt") || path.ends_with("checkpoint.bin") {
+                continue;
+            }
+            assert!(&split[path] == bytes, "-np {n}: {} differs", path.display());
+        }
+    }
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+#[test]
+fn a_bad_input_stops_every_rank() {
+    let Some(mut c) = mpirun() else { return };
+    let o = c
+        .args(["-np", "2", FLOOD, "no-such-case.toml"])
+        .output()
+        .expect("mpirun runs");
+    assert!(!o.status.success());
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(stderr.contains("no-such-case.toml"), "{stderr}");
+}
+
+#[test]
+fn ranks_equal_the_dense_run_under_mpirun() {
+    let Some(_) = mpirun() else { return };
     for n in [1, 2, 3] {
         let out = Command::new("mpirun")
             .args([

@@ -12,6 +12,8 @@
 use clap::Parser;
 use shallow_water::{cases, FloodError, Run, RunOptions, Scenario, Storage, Summary};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use stencil_ranks::Ranks;
 use stencil_runtime::{Backend, Real};
 
 /// Shallow-water flood simulation (Kurganov-Petrova 2007) on the CPU or a CUDA GPU.
@@ -85,13 +87,28 @@ const CASES: [(&str, &str); 6] = [
 
 fn main() {
     let args = Args::parse();
-    if let Err(e) = run(&args) {
+    // One rank, or the ranks mpirun started (built with `--features mpi`).
+    let ranks = match Ranks::from_env() {
+        // With MPI, `Ranks` stays on this thread (it is not `Send`): the `Arc` only shares
+        // it with the run.
+        #[allow(clippy::arc_with_non_send_sync)]
+        Ok(r) => Arc::new(r),
+        Err(e) => {
+            eprintln!("error: {e}");
+            std::process::exit(1);
+        }
+    };
+    if let Err(e) = run(&args, &ranks) {
+        if ranks.size() > 1 {
+            // Stops every rank, with this one's error.
+            ranks.abort(&e);
+        }
         eprintln!("error: {e}");
         std::process::exit(1);
     }
 }
 
-fn run(args: &Args) -> Result<(), FloodError> {
+fn run(args: &Args, ranks: &Arc<Ranks>) -> Result<(), FloodError> {
     if args.list {
         for (name, about) in CASES {
             println!("{name:18} {about}");
@@ -124,12 +141,32 @@ fn run(args: &Args) -> Result<(), FloodError> {
         .clone()
         .unwrap_or_else(|| Path::new("results").join(&scenario.name));
     let g = *scenario.setup.terrain.grid();
-    let storage = match (args.sparse, args.dense) {
-        (true, _) => Storage::Sparse,
-        (_, true) => Storage::Dense,
+    let storage = match (args.sparse, args.dense, ranks.size() > 1) {
+        // Over ranks: sparse over every block.
+        (_, _, true) => Storage::Sparse,
+        (true, _, _) => Storage::Sparse,
+        (_, true, _) => Storage::Dense,
         _ => Storage::Auto,
     }
     .choose(&scenario.setup, &backend)?;
+    let split = (ranks.size() > 1).then(|| ranks.clone());
+    if ranks.rank() > 0 {
+        // Rank 0 speaks for the run.
+        let options = RunOptions {
+            out,
+            progress: false,
+            storage,
+            serve: args.live.address()?,
+        };
+        match args.precision.as_str() {
+            "f64" => go::<f64>(&backend, scenario, options, args.resume.as_deref(), split)?,
+            _ => go::<f32>(&backend, scenario, options, args.resume.as_deref(), split)?,
+        };
+        return Ok(());
+    }
+    if let Some(r) = &split {
+        println!("{} ranks, each on {}", r.size(), backend.name());
+    }
     println!(
         "{}: {} x {} cells of {} x {} m, to t = {} s, {} on {}, {}; results in {}",
         scenario.name,
@@ -153,8 +190,8 @@ fn run(args: &Args) -> Result<(), FloodError> {
         serve: args.live.address()?,
     };
     let summary = match args.precision.as_str() {
-        "f64" => go::<f64>(&backend, scenario, options, args.resume.as_deref())?,
-        _ => go::<f32>(&backend, scenario, options, args.resume.as_deref())?,
+        "f64" => go::<f64>(&backend, scenario, options, args.resume.as_deref(), split)?,
+        _ => go::<f32>(&backend, scenario, options, args.resume.as_deref(), split)?,
     };
     println!("{summary}");
     Ok(())
@@ -165,19 +202,23 @@ fn go<T: Real>(
     scenario: Scenario,
     options: RunOptions,
     resume: Option<&Path>,
+    ranks: Option<Arc<Ranks>>,
 ) -> Result<Summary, FloodError> {
+    let speaks = ranks.as_ref().is_none_or(|r| r.rank() == 0);
     let run = match resume {
         Some(c) => {
-            let run = Run::<T>::resume(backend, scenario, options, c)?;
-            println!(
-                "resumed from {} at step {}, t = {:.3} s",
-                c.display(),
-                run.flow().steps(),
-                run.flow().time()
-            );
+            let run = Run::<T>::resume_over(backend, scenario, options, c, ranks)?;
+            if speaks {
+                println!(
+                    "resumed from {} at step {}, t = {:.3} s",
+                    c.display(),
+                    run.flow().steps(),
+                    run.flow().time()
+                );
+            }
             run
         }
-        None => Run::<T>::new(backend, scenario, options)?,
+        None => Run::<T>::start(backend, scenario, options, ranks)?,
     };
     run.run()
 }

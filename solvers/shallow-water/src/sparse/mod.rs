@@ -304,7 +304,13 @@ impl<T: Real> SparseShallowWater<T> {
     /// from the south (none without [`SparseShallowWater::track_flood`]).
     pub fn flood_extent(&self) -> Result<Option<[Vec<f64>; 2]>, FloodError> {
         match &self.extent {
-            Some(e) => Ok(Some(e.values(&self.blocks)?)),
+            Some(e) => {
+                let [deepest, arrival] = e.values(&self.blocks)?;
+                let mut both = self.gathered(vec![deepest, arrival]);
+                let arrival = both.pop().unwrap_or_default();
+                let deepest = both.pop().unwrap_or_default();
+                Ok(Some([deepest, arrival]))
+            }
             None => Ok(None),
         }
     }

@@ -40,6 +40,21 @@ impl Distribution {
         v[0]
     }
 
+    /// Every rank's cells of the dense `fields` (row by row) made known to every rank:
+    /// each cell keeps its owner's value exactly (an all-reduced maximum over the owner's
+    /// value and minus infinity elsewhere, which keeps a negative zero; a NaN only where
+    /// MPI's maximum keeps one).
+    pub fn gather(&self, owned: &[bool], fields: &mut [Vec<f64>]) {
+        for f in fields.iter_mut() {
+            for (v, &mine) in f.iter_mut().zip(owned) {
+                if !mine {
+                    *v = f64::NEG_INFINITY;
+                }
+            }
+            self.ranks.all_reduce(f, Op::Max);
+        }
+    }
+
     /// A survey of this rank's blocks made one of all the ranks' blocks.
     pub fn all_survey(&self, s: Survey) -> Survey {
         let mut sum = [s.volume];
@@ -98,13 +113,28 @@ impl<T: Real> SparseShallowWater<T> {
     }
 
     /// The cells this rank computes (all of them without ranks), row by row from the
-    /// south: where its values in [`SparseShallowWater::state`] are its own.
+    /// south.
     pub fn owned_cells(&self) -> Vec<usize> {
+        let mask = self.owned_mask();
+        (0..mask.len()).filter(|&c| mask[c]).collect()
+    }
+
+    /// Per cell, row by row, whether this rank computes it.
+    pub(super) fn owned_mask(&self) -> Vec<bool> {
         let g = self.grid;
         let geometry = *self.blocks.geometry();
         let owned: std::collections::HashSet<_> = self.list.keys().iter().copied().collect();
         (0..g.nx * g.ny)
-            .filter(|&c| owned.contains(&geometry.key_of([c % g.nx, c / g.nx, 0])))
+            .map(|c| owned.contains(&geometry.key_of([c % g.nx, c / g.nx, 0])))
             .collect()
+    }
+
+    /// Dense per-cell `fields` of this rank made every rank's (see [`Distribution::gather`];
+    /// nothing to do without ranks). Every rank must call it at the same point.
+    pub(super) fn gathered(&self, mut fields: Vec<Vec<f64>>) -> Vec<Vec<f64>> {
+        if let Some(d) = &self.distribution {
+            d.gather(&self.owned_mask(), &mut fields);
+        }
+        fields
     }
 }

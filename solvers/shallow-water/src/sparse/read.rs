@@ -75,7 +75,8 @@ impl<T: Real> SparseShallowWater<T> {
     }
 
     /// The state as `f64`, dense: surface, x and y discharge per cell, row by row from the
-    /// south (absent blocks dry; a NaN of a present block stays NaN).
+    /// south (absent blocks dry; a NaN of a present block stays NaN). Over ranks every
+    /// rank gets every cell (every rank must call it at the same point).
     pub fn state(&self) -> Result<[Vec<f64>; 3], FloodError> {
         let g = self.grid;
         let geometry = *self.blocks.geometry();
@@ -97,7 +98,15 @@ impl<T: Real> SparseShallowWater<T> {
                 })
                 .collect())
         };
-        Ok([dense(0)?, dense(1)?, dense(2)?])
+        let [w, q, p]: [Vec<f64>; 3] = self
+            .gathered(vec![dense(0)?, dense(1)?, dense(2)?])
+            .try_into()
+            .map_err(|_| FloodError::Config {
+                name: "state".into(),
+                value: "not three fields".into(),
+                expected: "surface and discharges".into(),
+            })?;
+        Ok([w, q, p])
     }
 
     /// Surveys the state and stops with [`FloodError::Unstable`] if a value is not
@@ -137,10 +146,23 @@ impl<T: Real> SparseShallowWater<T> {
         let value = |k: usize| -> Result<Option<f64>, FloodError> {
             Ok(self.now[k].get(&self.blocks, at)?.map(|x| x.as_f64()))
         };
-        let Some(w) = value(0)? else {
-            return Ok((0.0, 0.0, 0.0));
+        let (w, q, p) = if let Some(d) = &self.distribution {
+            // The owner's values (every rank must probe the same cell at the same point;
+            // the others may not hold it).
+            let mine = self.owned_mask()[j * self.grid.nx + i];
+            let own = |k: usize| -> Result<Vec<f64>, FloodError> {
+                Ok(vec![value(k)?.unwrap_or(f64::NEG_INFINITY)])
+            };
+            let mut values = [own(0)?, own(1)?, own(2)?];
+            d.gather(&[mine], &mut values);
+            (values[0][0], values[1][0], values[2][0])
+        } else {
+            let Some(w) = value(0)? else {
+                return Ok((0.0, 0.0, 0.0));
+            };
+            (w, value(1)?.unwrap_or(0.0), value(2)?.unwrap_or(0.0))
         };
-        let (h, q, p) = (w - bed, value(1)?.unwrap_or(0.0), value(2)?.unwrap_or(0.0));
+        let h = w - bed;
         let (u, v) = if h > self.physics.dry_depth {
             (q / h, p / h)
         } else {
