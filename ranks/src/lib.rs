@@ -20,9 +20,11 @@
 //! the solvers on top.
 
 mod comm;
+mod launch;
 mod layout;
 mod partition;
 
 pub use comm::{Op, Ranks, RanksError};
+pub use launch::mpirun;
 pub use layout::{LayoutError, RankLayout};
 pub use partition::{morton, partition};

@@ -6,27 +6,9 @@
 
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
+use stencil_ranks::mpirun;
 
 const CHECK: &str = env!("CARGO_BIN_EXE_ranks-check");
-
-/// `mpirun` with the options a CI container needs (root, more ranks than cores), or
-/// `None` after printing why the MPI tests skip.
-fn mpirun() -> Option<Command> {
-    if !cfg!(feature = "mpi") {
-        println!(
-            "SKIPPED: built without the `mpi` feature (cargo test -p stencil-ranks --features mpi)"
-        );
-        return None;
-    }
-    let found = Command::new("mpirun").arg("--version").output();
-    if !found.is_ok_and(|o| o.status.success()) {
-        println!("SKIPPED: no mpirun (Debian: apt install openmpi-bin libopenmpi-dev)");
-        return None;
-    }
-    let mut c = Command::new("mpirun");
-    c.args(["--allow-run-as-root", "--oversubscribe"]);
-    Some(c)
-}
 
 /// Runs `command`, killing it after `limit`: a hang is a failure, not a stuck test.
 fn run_within(mut command: Command, limit: Duration) -> Output {

@@ -9,29 +9,10 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use stencil_ranks::mpirun;
 
 const CHECK: &str = env!("CARGO_BIN_EXE_sw-ranks-check");
 const FLOOD: &str = env!("CARGO_BIN_EXE_flood");
-
-/// `mpirun` with the options a CI container needs, or `None` after printing why the MPI
-/// tests skip.
-fn mpirun() -> Option<Command> {
-    if !cfg!(feature = "mpi") {
-        println!("SKIPPED: built without the `mpi` feature (cargo test -p shallow-water --features mpi --test ranks)");
-        return None;
-    }
-    if !Command::new("mpirun")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success())
-    {
-        println!("SKIPPED: no mpirun (Debian: apt install openmpi-bin libopenmpi-dev)");
-        return None;
-    }
-    let mut c = Command::new("mpirun");
-    c.args(["--allow-run-as-root", "--oversubscribe"]);
-    Some(c)
-}
 
 /// Every file under `dir`, by path relative to it, with its bytes.
 fn files(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
