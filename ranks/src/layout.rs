@@ -29,12 +29,24 @@ pub struct RankLayout {
 
 impl RankLayout {
     /// Rank `rank`'s part when the present blocks `keys` belong to `owners` (one rank per
-    /// key, e.g. from [`crate::partition`]), on a grid of `geometry`.
+    /// key, e.g. from [`crate::partition`]), on a grid of `geometry` with no periodic axis.
     pub fn new(
         geometry: &Geometry,
         keys: &[BlockKey],
         owners: &[usize],
         rank: usize,
+    ) -> RankLayout {
+        RankLayout::with_periodic(geometry, keys, owners, rank, [false; 3])
+    }
+
+    /// [`RankLayout::new`] on a grid whose axes marked in `periodic` wrap around: a block
+    /// at one end neighbours the block at the other.
+    pub fn with_periodic(
+        geometry: &Geometry,
+        keys: &[BlockKey],
+        owners: &[usize],
+        rank: usize,
+        periodic: [bool; 3],
     ) -> RankLayout {
         let owner: HashMap<BlockKey, usize> =
             keys.iter().copied().zip(owners.iter().copied()).collect();
@@ -49,7 +61,7 @@ impl RankLayout {
         let mut ghosts: BTreeMap<usize, BTreeMap<BlockKey, Vec<BlockKey>>> = BTreeMap::new();
         let mut sends: BTreeMap<usize, BTreeMap<BlockKey, Vec<BlockKey>>> = BTreeMap::new();
         for &k in &owned {
-            for n in neighbours(geometry, k) {
+            for n in neighbours(geometry, k, periodic) {
                 match owner.get(&n) {
                     Some(&o) if o != rank => {
                         ghosts.entry(o).or_default().entry(n).or_default().push(k);
@@ -64,7 +76,7 @@ impl RankLayout {
                 .map(|(r, blocks)| {
                     let list = blocks
                         .into_iter()
-                        .map(|(b, readers)| (b, read_elements(geometry, b, &readers)))
+                        .map(|(b, readers)| (b, read_elements(geometry, b, &readers, periodic)))
                         .collect();
                     (r, list)
                 })
@@ -172,20 +184,45 @@ impl RankLayout {
 }
 
 /// The elements of block `block`'s slot that the halos of `readers` (blocks next to it)
-/// read: its points within the halo's width of a reader's points, in slot order.
-fn read_elements(geometry: &Geometry, block: BlockKey, readers: &[BlockKey]) -> Vec<usize> {
+/// read: its points within the halo's width of a reader's points (or of their images
+/// across a periodic axis), in slot order.
+fn read_elements(
+    geometry: &Geometry,
+    block: BlockKey,
+    readers: &[BlockKey],
+    periodic: [bool; 3],
+) -> Vec<usize> {
     let g = geometry;
     let extent = |a: usize| if a < g.dims { g.block[a] } else { 1 };
     let origin = g.origin(block);
-    let boxes: Vec<[usize; 3]> = readers.iter().map(|&r| g.origin(r)).collect();
+    // Each reader's origin, and its images one domain away along periodic axes.
+    let shifts = |a: usize| -> Vec<i64> {
+        if a < g.dims && periodic[a] {
+            vec![-(g.domain[a] as i64), 0, g.domain[a] as i64]
+        } else {
+            vec![0]
+        }
+    };
+    let mut boxes: Vec<[i64; 3]> = Vec::new();
+    for &r in readers {
+        let o = g.origin(r).map(|v| v as i64);
+        for dz in shifts(2) {
+            for dy in shifts(1) {
+                for dx in shifts(0) {
+                    boxes.push([o[0] + dx, o[1] + dy, o[2] + dz]);
+                }
+            }
+        }
+    }
+    let (h, b) = (g.halo as i64, g.block.map(|v| v as i64));
     let mut out = Vec::new();
     for z in 0..extent(2) {
         for y in 0..extent(1) {
             for x in 0..extent(0) {
-                let p = [origin[0] + x, origin[1] + y, origin[2] + z];
-                let read = boxes.iter().any(|o| {
-                    (0..g.dims).all(|a| p[a] + g.halo >= o[a] && p[a] < o[a] + g.block[a] + g.halo)
-                });
+                let p = [origin[0] + x, origin[1] + y, origin[2] + z].map(|v| v as i64);
+                let read = boxes
+                    .iter()
+                    .any(|o| (0..g.dims).all(|a| p[a] + h >= o[a] && p[a] < o[a] + b[a] + h));
                 if read {
                     out.push(g.element([x as isize, y as isize, z as isize]));
                 }
@@ -212,8 +249,9 @@ pub enum LayoutError {
     Ranks(#[from] RanksError),
 }
 
-/// The blocks next to `key` (sides and corners) inside the domain of `geometry`.
-fn neighbours(geometry: &Geometry, key: BlockKey) -> Vec<BlockKey> {
+/// The blocks next to `key` (sides and corners) inside the domain of `geometry`, across
+/// the ends of periodic axes too (not `key` itself, each once).
+fn neighbours(geometry: &Geometry, key: BlockKey, periodic: [bool; 3]) -> Vec<BlockKey> {
     let dims = geometry.dims;
     let mut out = Vec::new();
     let range = |a: usize| if a < dims { -1i64..=1 } else { 0..=0 };
@@ -226,15 +264,23 @@ fn neighbours(geometry: &Geometry, key: BlockKey) -> Vec<BlockKey> {
                 let d = [dx, dy, dz];
                 let index: Option<Vec<u32>> = (0..3)
                     .map(|a| {
+                        let n = geometry.blocks[a].max(1) as i64;
                         let i = key.index[a] as i64 + d[a];
-                        (i >= 0 && (i as usize) < geometry.blocks[a].max(1)).then_some(i as u32)
+                        if a < dims && periodic[a] {
+                            Some(i.rem_euclid(n) as u32)
+                        } else {
+                            (0..n).contains(&i).then_some(i as u32)
+                        }
                     })
                     .collect();
                 if let Some(i) = index {
-                    out.push(BlockKey {
+                    let n = BlockKey {
                         level: key.level,
                         index: [i[0], i[1], i[2]],
-                    });
+                    };
+                    if n != key && !out.contains(&n) {
+                        out.push(n);
+                    }
                 }
             }
         }

@@ -15,9 +15,10 @@
 //!   [`stencil_runtime::HaloExchange`] fills every halo as on one rank. A rank's results
 //!   are then those of one rank holding everything, bit for bit.
 //!
-//! Still to come (see the multi-GPU issue): device arenas (ghosts through NCCL), the
-//! overlap of interior blocks with the ghosts' transfer, periodic sides across ranks, and
-//! the solvers on top.
+//! Periodic axes wrap across ranks ([`RankLayout::with_periodic`]). Shallow water runs on
+//! this layer (`SparseShallowWater::over_ranks`). Still to come (see the multi-GPU
+//! issue): device arenas (ghosts through NCCL), the overlap of interior blocks with the
+//! ghosts' transfer, blocks that move between ranks, multigrid.
 
 mod comm;
 mod launch;

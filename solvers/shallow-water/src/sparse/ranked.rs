@@ -6,7 +6,7 @@
 //! (`src/bin/sw-ranks-check.rs` under mpirun, `tests/ranks.rs`).
 //!
 //! Still to come: following the water (blocks added and freed across ranks, rebalanced),
-//! outputs gathered or written per rank, devices (NCCL), overlap.
+//! devices (NCCL), overlap.
 
 use super::SparseShallowWater;
 use crate::model::{corner_field, initial_fields, own_stream, BED_HALO};
@@ -82,13 +82,6 @@ impl<T: Real> SparseShallowWater<T> {
         setup: &Setup,
         ranks: Arc<Ranks>,
     ) -> Result<SparseShallowWater<T>, FloodError> {
-        if ranks.size() > 1 && (0..2).any(|a| setup.boundaries.periodic(a)) {
-            return Err(FloodError::Config {
-                name: "boundaries".into(),
-                value: "periodic".into(),
-                expected: "walls, depths, discharges or outlets over several ranks (periodic sides across ranks are not supported yet)".into(),
-            });
-        }
         let backend = &own_stream(backend)?;
         let (surface, q, p) = initial_fields::<T>(setup)?;
         let grid = *setup.terrain.grid();
@@ -98,7 +91,9 @@ impl<T: Real> SparseShallowWater<T> {
                 .geometry();
         let keys: Vec<_> = geometry.all_keys().collect();
         let owners = partition(&keys, &vec![1.0; keys.len()], ranks.size());
-        let layout = RankLayout::new(&geometry, &keys, &owners, ranks.rank());
+        let b = &setup.boundaries;
+        let periodic = [b.periodic(0), b.periodic(1), false];
+        let layout = RankLayout::with_periodic(&geometry, &keys, &owners, ranks.rank(), periodic);
         let mut flow = SparseShallowWater::from_state(
             backend,
             grid,
