@@ -189,19 +189,31 @@ mod mpi_world {
 
     /// MPI, started, and its world communicator.
     pub struct World {
-        // Dropped last: finalises MPI.
-        _universe: mpi::environment::Universe,
         world: mpi::topology::SimpleCommunicator,
+        // Declared last, so dropped last: finalises MPI.
+        _universe: mpi::environment::Universe,
     }
 
     impl World {
-        /// Starts MPI (`None` if it was started already).
+        /// Starts MPI (`None` if it was started already), for a program whose main thread
+        /// makes every MPI call while worker threads compute (`Funneled`). A panic on
+        /// this rank then stops every rank: unwinding would otherwise finalise MPI here
+        /// while the others wait for this rank's messages.
         pub fn start() -> Option<World> {
-            let universe = mpi::initialize()?;
+            let (universe, _) = mpi::initialize_with_threading(mpi::Threading::Funneled)?;
             let world = universe.world();
+            let report = std::panic::take_hook();
+            std::panic::set_hook(Box::new(move |info| {
+                report(info);
+                // SAFETY: MPI is initialised (above); aborting the world communicator
+                // ends every rank's process.
+                unsafe {
+                    mpi::ffi::MPI_Abort(mpi::ffi::RSMPI_COMM_WORLD, 101);
+                }
+            }));
             Some(World {
-                _universe: universe,
                 world,
+                _universe: universe,
             })
         }
 

@@ -203,26 +203,38 @@ fn read_elements(
             vec![0]
         }
     };
-    let mut boxes: Vec<[i64; 3]> = Vec::new();
+    // Each reader's points (clipped to the domain) as a box, at every image.
+    let mut boxes: Vec<([i64; 3], [i64; 3])> = Vec::new();
     for &r in readers {
         let o = g.origin(r).map(|v| v as i64);
+        let end: [i64; 3] =
+            [0, 1, 2].map(|a| (o[a] + g.block[a] as i64).min(g.domain[a].max(1) as i64));
         for dz in shifts(2) {
             for dy in shifts(1) {
                 for dx in shifts(0) {
-                    boxes.push([o[0] + dx, o[1] + dy, o[2] + dz]);
+                    let s = [dx, dy, dz];
+                    boxes.push((
+                        [0, 1, 2].map(|a| o[a] + s[a]),
+                        [0, 1, 2].map(|a| end[a] + s[a]),
+                    ));
                 }
             }
         }
     }
-    let (h, b) = (g.halo as i64, g.block.map(|v| v as i64));
+    let h = g.halo as i64;
     let mut out = Vec::new();
     for z in 0..extent(2) {
         for y in 0..extent(1) {
             for x in 0..extent(0) {
-                let p = [origin[0] + x, origin[1] + y, origin[2] + z].map(|v| v as i64);
+                let p = [origin[0] + x, origin[1] + y, origin[2] + z];
+                if (0..g.dims).any(|a| p[a] >= g.domain[a]) {
+                    // Past the domain's end: no such point.
+                    continue;
+                }
+                let p = p.map(|v| v as i64);
                 let read = boxes
                     .iter()
-                    .any(|o| (0..g.dims).all(|a| p[a] + h >= o[a] && p[a] < o[a] + b[a] + h));
+                    .any(|(lo, hi)| (0..g.dims).all(|a| p[a] + h >= lo[a] && p[a] < hi[a] + h));
                 if read {
                     out.push(g.element([x as isize, y as isize, z as isize]));
                 }
@@ -249,41 +261,84 @@ pub enum LayoutError {
     Ranks(#[from] RanksError),
 }
 
-/// The blocks next to `key` (sides and corners) inside the domain of `geometry`, across
-/// the ends of periodic axes too (not `key` itself, each once).
+/// The blocks whose points lie within the halo's width of `key`'s points (sides and
+/// corners, and across the ends of periodic axes: where the domain is not a whole number
+/// of blocks the wrap can reach past the next block), not `key` itself. Blocks are
+/// clipped to the domain, so the relation is symmetric: `b` is `a`'s neighbour exactly
+/// when `a` is `b`'s, as the ghost messages need.
 fn neighbours(geometry: &Geometry, key: BlockKey, periodic: [bool; 3]) -> Vec<BlockKey> {
-    let dims = geometry.dims;
+    let g = geometry;
+    let near = |a: usize| -> Vec<u32> {
+        if a >= g.dims {
+            return vec![key.index[a]];
+        }
+        let (d, b, h) = (g.domain[a] as i64, g.block[a] as i64, g.halo as i64);
+        let o = key.index[a] as i64 * b;
+        let end = (o + b).min(d);
+        let mut set = BTreeSet::new();
+        for x in (o - h)..(end + h) {
+            let x = if periodic[a] {
+                x.rem_euclid(d)
+            } else if (0..d).contains(&x) {
+                x
+            } else {
+                continue;
+            };
+            set.insert((x / b) as u32);
+        }
+        set.into_iter().collect()
+    };
+    let (xs, ys, zs) = (near(0), near(1), near(2));
     let mut out = Vec::new();
-    let range = |a: usize| if a < dims { -1i64..=1 } else { 0..=0 };
-    for dz in range(2) {
-        for dy in range(1) {
-            for dx in range(0) {
-                if (dx, dy, dz) == (0, 0, 0) {
-                    continue;
-                }
-                let d = [dx, dy, dz];
-                let index: Option<Vec<u32>> = (0..3)
-                    .map(|a| {
-                        let n = geometry.blocks[a].max(1) as i64;
-                        let i = key.index[a] as i64 + d[a];
-                        if a < dims && periodic[a] {
-                            Some(i.rem_euclid(n) as u32)
-                        } else {
-                            (0..n).contains(&i).then_some(i as u32)
-                        }
-                    })
-                    .collect();
-                if let Some(i) = index {
-                    let n = BlockKey {
-                        level: key.level,
-                        index: [i[0], i[1], i[2]],
-                    };
-                    if n != key && !out.contains(&n) {
-                        out.push(n);
-                    }
+    for &z in &zs {
+        for &y in &ys {
+            for &x in &xs {
+                let n = BlockKey {
+                    level: key.level,
+                    index: [x, y, z],
+                };
+                if n != key {
+                    out.push(n);
                 }
             }
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn neighbours_are_mutual_and_reach_past_a_thin_last_block() {
+        // 97 cells in blocks of 32 with a halo of 2: the last block holds one cell, so a
+        // periodic wrap from block 0 reaches block 2 as well as block 3.
+        for (dims, periodic) in [
+            (vec![97, 64], [true, false, false]),
+            (vec![97, 64], [false, false, false]),
+            (vec![40, 36, 30], [true, true, true]),
+        ] {
+            let block: Vec<usize> = if dims.len() == 2 {
+                vec![32, 32]
+            } else {
+                vec![16, 8, 8]
+            };
+            let g = Geometry::new(&dims, &block, 2).expect("a geometry");
+            let keys: Vec<BlockKey> = g.all_keys().collect();
+            for &a in &keys {
+                for b in neighbours(&g, a, periodic) {
+                    assert!(
+                        neighbours(&g, b, periodic).contains(&a),
+                        "{a:?} -> {b:?} but not back ({dims:?}, {periodic:?})"
+                    );
+                }
+            }
+        }
+        let g = Geometry::new(&[97, 64], &[32, 32], 2).expect("a geometry");
+        let wrapped = neighbours(&g, BlockKey::new([0, 0, 0]), [true, false, false]);
+        assert!(wrapped.contains(&BlockKey::new([2, 0, 0])), "{wrapped:?}");
+        let plain = neighbours(&g, BlockKey::new([0, 0, 0]), [false; 3]);
+        assert_eq!(plain.len(), 3, "{plain:?}");
+    }
 }

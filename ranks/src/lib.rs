@@ -26,6 +26,6 @@ mod layout;
 mod partition;
 
 pub use comm::{Op, Ranks, RanksError};
-pub use launch::mpirun;
+pub use launch::{mpirun, output_within};
 pub use layout::{LayoutError, RankLayout};
 pub use partition::{morton, partition};

@@ -26,25 +26,28 @@ pub fn partition(keys: &[BlockKey], weights: &[f64], ranks: usize) -> Vec<usize>
     let total: f64 = weights.iter().sum();
     let mut owners = vec![0; keys.len()];
     let mut before = 0.0;
+    // The rank of the block before along the curve (none yet).
+    let mut last: Option<usize> = None;
     for (position, &k) in order.iter().enumerate() {
-        // The rank whose share the middle of this block's weight falls in, kept so that
-        // the blocks left can still give every later rank one.
+        // The rank whose share the middle of this block's weight falls in ...
         let middle = before + 0.5 * weights[k];
         let by_weight = if total > 0.0 {
             ((middle / total) * ranks as f64) as usize
         } else {
             position * ranks / keys.len().max(1)
         };
+        // ... never skipping a rank, never going back, and late enough that the blocks
+        // left still give every later rank one.
+        let (lo, hi) = match last {
+            Some(l) => (l, (l + 1).min(ranks - 1)),
+            None => (0, 0),
+        };
         let left = keys.len() - position;
-        let latest = ranks.saturating_sub(left);
-        owners[k] = by_weight.min(ranks - 1).max(latest.min(ranks - 1));
+        let latest = ranks.saturating_sub(left).min(ranks - 1);
+        let owner = by_weight.clamp(lo, hi).max(latest).min(hi.max(latest));
+        owners[k] = owner;
+        last = Some(owner);
         before += weights[k];
-    }
-    // Owners never decrease along the curve.
-    let mut last = 0;
-    for &k in &order {
-        owners[k] = owners[k].max(last);
-        last = owners[k];
     }
     owners
 }
@@ -95,6 +98,13 @@ mod tests {
         // One heavy block: it gets a rank of its own.
         let owners = partition(&k, &[10.0, 1.0, 1.0, 1.0], 2);
         assert_eq!(owners, vec![0, 1, 1, 1]);
+        // Uneven weights never leave a rank without a block.
+        for (weights, ranks) in [([100.0, 1.0, 1.0, 1.0], 3), ([1.0, 1.0, 100.0, 1.0], 4)] {
+            let owners = partition(&k, &weights, ranks);
+            for r in 0..ranks {
+                assert!(owners.contains(&r), "{weights:?} on {ranks}: {owners:?}");
+            }
+        }
         // More ranks than blocks: every block a rank, the rest idle.
         assert_eq!(partition(&k, &[1.0; 4], 6).len(), 4);
     }

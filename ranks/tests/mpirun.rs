@@ -4,29 +4,11 @@
 //! without the `mpi` feature, or without `mpirun`, the MPI tests say why they skip; the
 //! single-rank program and the error for mpirun without MPI are checked always.
 
-use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
-use stencil_ranks::mpirun;
+use std::process::Command;
+use std::time::Duration;
+use stencil_ranks::{mpirun, output_within};
 
 const CHECK: &str = env!("CARGO_BIN_EXE_ranks-check");
-
-/// Runs `command`, killing it after `limit`: a hang is a failure, not a stuck test.
-fn run_within(mut command: Command, limit: Duration) -> Output {
-    let mut child = command
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the command starts");
-    let start = Instant::now();
-    while child.try_wait().expect("the command runs").is_none() {
-        if start.elapsed() > limit {
-            let _ = child.kill();
-            panic!("{command:?} did not end within {limit:?}");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    child.wait_with_output().expect("the command's output")
-}
 
 #[test]
 fn every_rank_equals_one_rank_under_mpirun() {
@@ -34,7 +16,7 @@ fn every_rank_equals_one_rank_under_mpirun() {
     for n in [1, 2, 3] {
         let mut c = mpirun().expect("checked above");
         c.args(["-np", &n.to_string(), CHECK]);
-        let out = run_within(c, Duration::from_secs(120));
+        let out = output_within(&mut c, Duration::from_secs(120)).expect("it ends");
         let stdout = String::from_utf8_lossy(&out.stdout);
         assert!(
             out.status.success(),
@@ -57,7 +39,7 @@ fn every_rank_equals_one_rank_under_mpirun() {
 fn a_failing_rank_stops_every_rank_with_its_error() {
     let Some(mut c) = mpirun() else { return };
     c.args(["-np", "3", CHECK, "--fail-on-rank", "1"]);
-    let out = run_within(c, Duration::from_secs(120));
+    let out = output_within(&mut c, Duration::from_secs(120)).expect("it ends");
     assert!(!out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -68,7 +50,7 @@ fn a_failing_rank_stops_every_rank_with_its_error() {
 
 #[test]
 fn one_rank_runs_without_mpirun() {
-    let out = run_within(Command::new(CHECK), Duration::from_secs(120));
+    let out = output_within(&mut Command::new(CHECK), Duration::from_secs(120)).expect("it ends");
     assert!(
         out.status.success(),
         "{}",
@@ -93,7 +75,7 @@ fn several_ranks_without_mpi_is_a_clear_error() {
     }
     let mut c = Command::new(CHECK);
     c.env("OMPI_COMM_WORLD_SIZE", "2");
-    let out = run_within(c, Duration::from_secs(60));
+    let out = output_within(&mut c, Duration::from_secs(60)).expect("it ends");
     assert!(!out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("built without MPI"), "{stderr}");

@@ -9,10 +9,14 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use stencil_ranks::mpirun;
+use std::time::Duration;
+use stencil_ranks::{mpirun, output_within};
 
 const CHECK: &str = env!("CARGO_BIN_EXE_sw-ranks-check");
 const FLOOD: &str = env!("CARGO_BIN_EXE_flood");
+
+/// How long a run may take before it counts as hung.
+const LIMIT: Duration = Duration::from_secs(300);
 
 /// Every file under `dir`, by path relative to it, with its bytes.
 fn files(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
@@ -39,12 +43,10 @@ fn flood_over_ranks_writes_what_one_rank_writes() {
     let root = std::env::temp_dir().join(format!("flood-ranks-{}", std::process::id()));
     let out = root.join("out");
     let run = |c: &mut Command| {
-        let o = c
-            .arg(&scenario)
+        c.arg(&scenario)
             .args(["--precision", "f64", "--quiet", "--out"])
-            .arg(&out)
-            .output()
-            .expect("flood runs");
+            .arg(&out);
+        let o = output_within(c, LIMIT).expect("flood ends");
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     };
     // The same folder each time: checkpoints name the pictures by path.
@@ -77,10 +79,8 @@ fn flood_over_ranks_writes_what_one_rank_writes() {
 #[test]
 fn a_bad_input_stops_every_rank() {
     let Some(mut c) = mpirun() else { return };
-    let o = c
-        .args(["-np", "2", FLOOD, "no-such-case.toml"])
-        .output()
-        .expect("mpirun runs");
+    c.args(["-np", "2", FLOOD, "no-such-case.toml"]);
+    let o = output_within(&mut c, LIMIT).expect("it ends");
     assert!(!o.status.success());
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert!(stderr.contains("no-such-case.toml"), "{stderr}");
@@ -90,16 +90,9 @@ fn a_bad_input_stops_every_rank() {
 fn ranks_equal_the_dense_run_under_mpirun() {
     let Some(_) = mpirun() else { return };
     for n in [1, 2, 3] {
-        let out = Command::new("mpirun")
-            .args([
-                "--allow-run-as-root",
-                "--oversubscribe",
-                "-np",
-                &n.to_string(),
-                CHECK,
-            ])
-            .output()
-            .expect("mpirun runs");
+        let mut c = mpirun().expect("checked above");
+        c.args(["-np", &n.to_string(), CHECK]);
+        let out = output_within(&mut c, LIMIT).expect("it ends");
         let stdout = String::from_utf8_lossy(&out.stdout);
         assert!(
             out.status.success(),
@@ -116,7 +109,7 @@ fn ranks_equal_the_dense_run_under_mpirun() {
 
 #[test]
 fn one_rank_runs_without_mpirun() {
-    let out = Command::new(CHECK).output().expect("the check runs");
+    let out = output_within(&mut Command::new(CHECK), LIMIT).expect("the check ends");
     assert!(
         out.status.success(),
         "{}",

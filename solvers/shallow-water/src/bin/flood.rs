@@ -14,7 +14,7 @@ use shallow_water::{cases, FloodError, Run, RunOptions, Scenario, Storage, Summa
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use stencil_ranks::Ranks;
-use stencil_runtime::{Backend, Real};
+use stencil_runtime::{Backend, Cuda, Real};
 
 /// Shallow-water flood simulation (Kurganov-Petrova 2007) on the CPU or a CUDA GPU.
 #[derive(Parser, Debug)]
@@ -135,7 +135,13 @@ fn run(args: &Args, ranks: &Arc<Ranks>) -> Result<(), FloodError> {
         scenario.output.times.retain(|&x| x < t);
         scenario.output.times.push(t);
     }
-    let backend = Backend::from_name(&args.backend)?;
+    let mut backend = Backend::from_name(&args.backend)?;
+    if let (Backend::Cuda(_), true) = (&backend, ranks.size() > 1) {
+        if matches!(args.backend.as_str(), "auto" | "cuda") {
+            // One device per rank: the rank's index on its node.
+            backend = Backend::Cuda(Cuda::new(ranks.local_rank())?);
+        }
+    }
     let out = args
         .out
         .clone()

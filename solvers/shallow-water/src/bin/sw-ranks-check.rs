@@ -78,13 +78,14 @@ fn run(ranks: &Arc<Ranks>) -> Result<Vec<String>, Failure> {
     Ok(lines)
 }
 
-/// A channel periodic along x (two blocks across it, so that a block's west and east
-/// neighbours are the same block), walls along y, with a raised disc of water.
+/// A channel periodic along x, walls along y, with a raised disc of water near the west
+/// end. 193 cells: three blocks of 64 and a last one of a single cell, so that the wrap
+/// across the ends reaches past the next block (the halo is 2).
 fn periodic_channel() -> Result<Setup, Failure> {
-    let grid = Grid::new(110, 40, 1.0, 1.0, 0.0, 0.0)?;
+    let grid = Grid::new(193, 40, 1.0, 1.0, 0.0, 0.0)?;
     let terrain = Terrain::from_fn(grid, |x, _| 0.1 * (x / 10.0).sin())?;
     let water = Water::from_surface(&terrain, |x, y| {
-        1.0 + 0.2 * ((((x - 20.0).powi(2) + (y - 20.0).powi(2)) < 50.0) as i32 as f64)
+        1.0 + 0.2 * ((((x - 6.0).powi(2) + (y - 20.0).powi(2)) < 30.0) as i32 as f64)
     });
     let boundaries = Boundaries {
         west: Boundary::Periodic,
