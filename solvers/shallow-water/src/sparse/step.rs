@@ -1,0 +1,171 @@
+//! A sparse run's time steps: decided on the host ([`SparseShallowWater::step`]) or on
+//! the backend by its clock ([`SparseShallowWater::advance`], see [`crate::clock`]), with
+//! the layout's work at each step's start and end.
+
+use super::{SparseShallowWater, REGRID_EVERY};
+use crate::clock::{Clock, Clocked};
+use crate::model::{Integrator, CHECK_EVERY};
+use crate::FloodError;
+use stencil_runtime::{Backend, Real, Value};
+
+impl<T: Real> SparseShallowWater<T> {
+    /// The layout's work at a step's start: the change chosen at the last step's end, and
+    /// every [`REGRID_EVERY`] steps the measure the next choice reads.
+    fn start_step(&mut self) -> Result<(), FloodError> {
+        if self.distribution.is_some() {
+            // Over ranks every block is present and stays.
+            return Ok(());
+        }
+        self.choose()?;
+        self.regrid()?;
+        if self.queued.is_multiple_of(REGRID_EVERY) {
+            self.measure()?;
+        }
+        Ok(())
+    }
+
+    /// The stages of a step after the first flux evaluation, with the step `dt` held on
+    /// the backend; `t` and `t_next` are the times at the step's start and end (only the
+    /// sides' values read them).
+    fn stages(&mut self, dt: &Value<T>, t: f64, t_next: f64) -> Result<(), FloodError> {
+        match self.physics.integrator {
+            Integrator::Euler => {
+                self.advance_stage(true, t, dt, 0.0)?;
+                std::mem::swap(&mut self.now, &mut self.stage);
+            }
+            Integrator::Rk2 => {
+                self.advance_stage(true, t, dt, 0.0)?;
+                self.evaluate_fluxes(true, t_next, false)?;
+                self.advance_stage(false, t_next, dt, 0.5)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The clock, taken out for a loop that also borrows the model.
+    fn take_clock(&mut self) -> Result<Clock<T>, FloodError> {
+        match self.clock.take() {
+            Some(c) => Ok(c),
+            None => Clock::new(&self.backend, self.time),
+        }
+    }
+
+    /// Takes one time step of at most `limit` seconds, decided on the host; returns the
+    /// step taken.
+    pub fn step(&mut self, limit: f64) -> Result<f64, FloodError> {
+        self.start_step()?;
+        let mut speed = self.evaluate_fluxes(false, self.time, true)?.as_f64();
+        if let Some(d) = &self.distribution {
+            speed = d.all_max(speed);
+        }
+        if !(speed >= 0.0 && speed.is_finite()) {
+            return Err(self.instability());
+        }
+        let dt = if speed > 0.0 {
+            (self.physics.courant / speed).min(limit)
+        } else {
+            limit
+        };
+        let mut clock = self.take_clock()?;
+        let stepped = clock
+            .set_host_step(dt, self.time + dt)
+            .and_then(|()| self.stages(&clock.dt, self.time, self.time + dt))
+            .and_then(|()| self.track_at(&clock.after));
+        self.clock = Some(clock);
+        stepped?;
+        self.choose()?;
+        self.time += dt;
+        self.steps += 1;
+        self.queued += 1;
+        Ok(dt)
+    }
+
+    /// Steps until simulated time `t_end` (the last step shortened to land on it),
+    /// checking for instability every hundred steps and at the end.
+    pub fn advance_to(&mut self, t_end: f64) -> Result<(), FloodError> {
+        while self.time < t_end {
+            self.advance(t_end, 0.0, u64::MAX)?;
+        }
+        self.check()?;
+        Ok(())
+    }
+
+    /// Steps towards `target` until the time is within `slack` of it or `budget` steps are
+    /// taken, recording each in the flood's extent and checking for instability every
+    /// hundred steps. With sides whose values do not change, the step is decided on the
+    /// backend ([`crate::clock`]): the same steps as [`SparseShallowWater::step`] takes,
+    /// without a read-back per step.
+    pub fn advance(&mut self, target: f64, slack: f64, budget: u64) -> Result<(), FloodError> {
+        // Over ranks the CFL maximum is all-reduced on the host.
+        if !self.boundaries.steady() || self.distribution.is_some() {
+            for _ in 0..budget {
+                if self.time >= target - slack {
+                    break;
+                }
+                self.step(target - self.time)?;
+                if self.steps.is_multiple_of(CHECK_EVERY) {
+                    self.check()?;
+                }
+            }
+            return Ok(());
+        }
+        let mut clock = self.take_clock()?;
+        let run = crate::clock::run(self, &mut clock, target, slack, budget);
+        // After an error the clock's reads are dropped (waiting for their copies), and a
+        // fresh clock is made when one is next needed. Steps queued after the last read
+        // may have run: a run that failed is not continued.
+        if run.is_ok() {
+            self.clock = Some(clock);
+        }
+        run
+    }
+}
+
+impl<T: Real> Clocked<T> for SparseShallowWater<T> {
+    fn backend(&self) -> &Backend {
+        &self.backend
+    }
+
+    fn before_step(&mut self) -> Result<Option<u64>, FloodError> {
+        self.start_step()?;
+        // The layout, and the extent's fields (made anew by `track_flood`).
+        let layout = self.blocks.generation() ^ (self.extents_made << 48);
+        Ok((self.physics.integrator == Integrator::Rk2).then_some(layout))
+    }
+
+    fn recordings_outlive_calls(&self) -> bool {
+        true
+    }
+
+    fn queue_step(&mut self, clock: &mut Clock<T>) -> Result<(), FloodError> {
+        let keeping = clock.keeping(&self.backend);
+        // The sides' values do not change: any time serves them.
+        let t = self.time;
+        let speed = self.evaluate_fluxes_on(&keeping, false, t)?;
+        clock.tick(&self.backend, speed, self.physics.courant)?;
+        self.stages(&clock.dt, t, t)?;
+        self.track_at(&clock.after)
+    }
+
+    fn after_step(&mut self) -> Result<(), FloodError> {
+        self.choose()?;
+        self.queued += 1;
+        Ok(())
+    }
+
+    fn known(&self) -> (f64, u64) {
+        (self.time, self.steps)
+    }
+
+    fn set_known(&mut self, time: f64, steps: u64) {
+        (self.time, self.steps) = (time, steps);
+    }
+
+    fn check_state(&mut self) -> Result<(), FloodError> {
+        self.check().map(|_| ())
+    }
+
+    fn unstable(&self) -> FloodError {
+        self.instability()
+    }
+}
