@@ -55,6 +55,26 @@ pub mod kernels {
     }
 }
 
+/// The step the host takes from the largest `speed` (a finite number at least 0): the
+/// CFL step `courant / speed`, shortened to `limit`, or `limit` where no water moves, as
+/// [`kernels::tick`] computes it on the backend. A step that is not a finite number above
+/// 0 (no water moving and no finite limit) is a [`FloodError::Config`].
+pub(crate) fn host_step(courant: f64, speed: f64, limit: f64) -> Result<f64, FloodError> {
+    let dt = if speed > 0.0 {
+        (courant / speed).min(limit)
+    } else {
+        limit
+    };
+    if !(dt.is_finite() && dt > 0.0) {
+        return Err(FloodError::Config {
+            name: "time step limit".into(),
+            value: limit.to_string(),
+            expected: "a finite positive limit when no water moves".into(),
+        });
+    }
+    Ok(dt)
+}
+
 /// A run's clock on its backend: the time (f64), the step and the time after it (in the
 /// kernels' `T`), the kept speeds, and the times on their way back to the host.
 pub(crate) struct Clock<T: Real> {

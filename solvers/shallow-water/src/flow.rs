@@ -220,9 +220,7 @@ impl<T: Real> Flow<T> {
             } => {
                 let wet = T::from_f64(*arrival_depth);
                 flow.advance(target, slack, budget, &mut |f, after| {
-                    let (w, bed) = f.surface_and_bed();
-                    kp07::track::launch(f.backend(), w, bed, deepest, arrival, after, wet)?;
-                    Ok(())
+                    track_dense(f, deepest, arrival, wet, after)
                 })
             }
             Flow::Sparse(flow) => flow.advance(target, slack, budget),
@@ -238,18 +236,8 @@ impl<T: Real> Flow<T> {
                 arrival,
                 arrival_depth,
             } => {
-                let (w, bed) = flow.surface_and_bed();
                 let now = Value::new(flow.backend(), T::from_f64(flow.time()))?;
-                kp07::track::launch(
-                    flow.backend(),
-                    w,
-                    bed,
-                    deepest,
-                    arrival,
-                    &now,
-                    T::from_f64(*arrival_depth),
-                )?;
-                Ok(())
+                track_dense(flow, deepest, arrival, T::from_f64(*arrival_depth), &now)
             }
             Flow::Sparse(flow) => flow.track(),
         }
@@ -370,4 +358,18 @@ impl<T: Real> Flow<T> {
             Flow::Sparse(flow) => flow.depth_and_velocity(),
         }
     }
+}
+
+/// Records a dense run's state at `time` (held on its backend) in its extent: the
+/// largest depth and the arrival time above depth `wet`.
+fn track_dense<T: Real>(
+    flow: &ShallowWater<T>,
+    deepest: &mut Field<T>,
+    arrival: &mut Field<T>,
+    wet: T,
+    time: &Value<T>,
+) -> Result<(), FloodError> {
+    let (w, bed) = flow.surface_and_bed();
+    kp07::track::launch(flow.backend(), w, bed, deepest, arrival, time, wet)?;
+    Ok(())
 }

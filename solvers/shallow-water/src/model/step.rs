@@ -94,18 +94,7 @@ impl<T: Real> ShallowWater<T> {
         if !(speed >= 0.0 && speed.is_finite()) {
             return Err(self.locate_instability());
         }
-        let dt = if speed > 0.0 {
-            (self.physics.courant / speed).min(limit)
-        } else {
-            limit
-        };
-        if !(dt.is_finite() && dt > 0.0) {
-            return Err(FloodError::Config {
-                name: "time step limit".into(),
-                value: limit.to_string(),
-                expected: "a finite positive limit when no water moves".into(),
-            });
-        }
+        let dt = crate::clock::host_step(self.physics.courant, speed, limit)?;
         let mut clock = self.take_clock()?;
         let stepped = clock
             .set_host_step(dt, self.time + dt)

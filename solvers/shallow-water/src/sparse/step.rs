@@ -61,11 +61,7 @@ impl<T: Real> SparseShallowWater<T> {
         if !(speed >= 0.0 && speed.is_finite()) {
             return Err(self.instability());
         }
-        let dt = if speed > 0.0 {
-            (self.physics.courant / speed).min(limit)
-        } else {
-            limit
-        };
+        let dt = crate::clock::host_step(self.physics.courant, speed, limit)?;
         let mut clock = self.take_clock()?;
         let stepped = clock
             .set_host_step(dt, self.time + dt)
