@@ -20,6 +20,7 @@
 //! let profiles = cavity::Profiles::of(&mut flow).unwrap();
 //! ```
 
+pub mod adaptive;
 mod checkpoint;
 mod config;
 pub mod kernels;

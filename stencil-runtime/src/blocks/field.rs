@@ -66,12 +66,23 @@ impl<T: Real> BlockField<T> {
     }
 
     /// A field on `grid` with `f(p)` at every point `p` of every present block, halos
-    /// included (`p` is a global index: halo points may lie outside the domain).
+    /// included (`p` is a global index of the block's level: halo points may lie outside
+    /// the domain).
     pub fn from_fn(grid: &BlockGrid, f: impl Fn([isize; 3]) -> T) -> Result<BlockField<T>, Error> {
+        BlockField::from_level_fn(grid, |_, p| f(p))
+    }
+
+    /// A field on `grid` with `f(level, p)` at every point `p` (a global index of level
+    /// `level`) of every present block of that level, halos included.
+    pub fn from_level_fn(
+        grid: &BlockGrid,
+        f: impl Fn(u8, [isize; 3]) -> T,
+    ) -> Result<BlockField<T>, Error> {
         let g = *grid.geometry();
         let mut host = vec![T::zero(); grid.capacity() * g.slot_len()];
         for (slot, info) in grid.blocks() {
-            fill_slot(&g, &mut host, slot, g.origin(info.key), &f);
+            let level = info.key.level;
+            fill_slot(&g, &mut host, slot, g.origin(info.key), &|p| f(level, p));
         }
         Ok(Self::with_arena(
             grid,
@@ -171,13 +182,25 @@ impl<T: Real> BlockField<T> {
     }
 
     /// The dense field of the domain (halo `halo`) with this field's values on the
-    /// present blocks and `absent` elsewhere (halo points included).
+    /// present blocks and `absent` elsewhere (halo points included): level 0's.
     pub fn to_dense(&self, grid: &BlockGrid, halo: usize, absent: T) -> Result<Field<T>, Error> {
+        self.level_to_dense(grid, 0, halo, absent)
+    }
+
+    /// [`BlockField::to_dense`] of level `level`: its domain, with the values of its
+    /// present blocks.
+    pub fn level_to_dense(
+        &self,
+        grid: &BlockGrid,
+        level: u8,
+        halo: usize,
+        absent: T,
+    ) -> Result<Field<T>, Error> {
         self.check(grid, "BlockField::to_dense", "field")?;
-        let g = self.geometry;
+        let g = self.geometry.at_level(level);
         let host = self.arena.to_host()?;
         let mut dense = Field::from_fn(&g.domain[..g.dims], halo, |_| absent);
-        for (slot, info) in grid.blocks() {
+        for (slot, info) in grid.blocks().filter(|(_, b)| b.key.level == level) {
             let o = g.origin(info.key);
             for_each_point(&g, 0, |p| {
                 let at = [0, 1, 2].map(|a| o[a] as isize + p[a]);
@@ -189,11 +212,17 @@ impl<T: Real> BlockField<T> {
         Ok(dense)
     }
 
-    /// The value at global point `p` of a present block, halo points of the block
-    /// holding `p` excluded (`None` where the block is absent or `p` is outside the domain).
+    /// The value at global point `p` of a present block of level 0, halo points of the
+    /// block holding `p` excluded (`None` where the block is absent or `p` is outside the
+    /// domain).
     pub fn get(&self, grid: &BlockGrid, p: [usize; 3]) -> Result<Option<T>, Error> {
+        self.get_at(grid, 0, p)
+    }
+
+    /// [`BlockField::get`] at point `p` of level `level`.
+    pub fn get_at(&self, grid: &BlockGrid, level: u8, p: [usize; 3]) -> Result<Option<T>, Error> {
         self.check(grid, "BlockField::get", "field")?;
-        let g = self.geometry;
+        let g = self.geometry.at_level(level);
         if (0..3).any(|a| p[a] >= g.domain[a]) {
             return Ok(None);
         }

@@ -66,7 +66,8 @@ impl<T: Real> BlockField<T> {
     fn start_flags(&self, list: &BlockList, margin: usize) -> Result<Started, Error> {
         let (grid, generation) = list.layout();
         self.check_layout("block flags", "field", grid, generation)?;
-        let g = *self.geometry();
+        // The list's level's sizes (the domain the blocks' extents are cut by).
+        let g = *list.geometry();
         if let Some(arena) = self.host_arena() {
             return Ok(Started::Ready(host_flags(&g, list, arena, margin)));
         }

@@ -1,10 +1,28 @@
-//! The sizes of a block grid: domain, blocks, halo, and how a block's points lie in its
-//! slot.
+//! The sizes of a block grid: domain, blocks, halo, levels, and how a block's points lie
+//! in its slot.
 
 use super::grid::BlockKey;
 use crate::Error;
 
+/// How a level's points lie on the next coarser level's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Refinement {
+    /// Points are vertices: point `i` of a level lies on point `2i` of the next finer one,
+    /// and a domain of `n` points becomes `2(n - 1) + 1` (the lid-driven cavity's nodes,
+    /// interpolating wavelets).
+    Vertex,
+    /// Points are cells: cell `i` of a level is cells `2i` and `2i + 1` of the next finer
+    /// one, and `n` cells become `2n`.
+    Cell,
+}
+
 /// The sizes of a block grid (axes beyond its dimension have extent 1 and no halo).
+///
+/// A grid has one or more levels; level 0 has the grid's own spacing and each further
+/// level halves it. Every level is tiled by blocks of the same size, so block `b` of level
+/// `j` covers the same part of the domain as blocks `2b` and `2b + 1` (per axis) of level
+/// `j + 1`. The fields `domain` and `blocks` are level 0's; [`Geometry::at_level`] gives
+/// another level's.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Geometry {
     /// 1, 2 or 3.
@@ -17,6 +35,12 @@ pub struct Geometry {
     pub halo: usize,
     /// Blocks per axis covering the domain (the last ones may stick out of it).
     pub blocks: [usize; 3],
+    /// The number of levels (at least 1).
+    pub levels: u8,
+    /// How levels nest.
+    pub refinement: Refinement,
+    /// The level these sizes are of (0 unless made by [`Geometry::at_level`]).
+    pub level: u8,
 }
 
 impl Geometry {
@@ -44,6 +68,9 @@ impl Geometry {
             block: [1; 3],
             halo,
             blocks: [1; 3],
+            levels: 1,
+            refinement: Refinement::Cell,
+            level: 0,
         };
         for a in 0..dims {
             g.domain[a] = domain[a];
@@ -60,6 +87,50 @@ impl Geometry {
             )));
         }
         Ok(g)
+    }
+
+    /// These sizes with `levels` levels nesting by `refinement` (the sizes are level 0's).
+    pub fn with_levels(mut self, levels: u8, refinement: Refinement) -> Result<Geometry, Error> {
+        if !(1..=16).contains(&levels) {
+            return Err(Error::InvalidField(format!(
+                "a block grid has 1 to 16 levels; {levels} asked for"
+            )));
+        }
+        if refinement == Refinement::Vertex && self.domain[..self.dims].contains(&1) {
+            return Err(Error::InvalidField(
+                "a vertex-centred grid with levels needs at least 2 points per axis".into(),
+            ));
+        }
+        self.levels = levels;
+        self.refinement = refinement;
+        let finest = self.at_level(levels - 1);
+        if finest
+            .slot_len()
+            .checked_mul(finest.blocks.iter().product())
+            .is_none()
+        {
+            return Err(Error::InvalidField(format!(
+                "a block grid of {:?} points with {levels} levels is too large",
+                &self.domain[..self.dims]
+            )));
+        }
+        Ok(self)
+    }
+
+    /// The sizes of level `level` (its domain and blocks; the block size, halo and slot
+    /// layout are every level's). Level 0's are the grid's own.
+    pub fn at_level(&self, level: u8) -> Geometry {
+        let mut g = *self;
+        let (from, to) = (1usize << self.level, 1usize << level.min(16));
+        for a in 0..self.dims {
+            g.domain[a] = match self.refinement {
+                Refinement::Vertex => (self.domain[a] - 1) / from * to + 1,
+                Refinement::Cell => self.domain[a] / from * to,
+            };
+            g.blocks[a] = g.domain[a].div_ceil(self.block[a]);
+        }
+        g.level = level;
+        g
     }
 
     /// The halo on axis `a` (0 on unused axes).
@@ -105,36 +176,47 @@ impl Geometry {
         [0, 1, 2].map(|a| key.index[a] as usize * self.block[a])
     }
 
-    /// The block holding domain point `p`.
+    /// The block of this geometry's level holding the level's point `p`.
     pub fn key_of(&self, p: [usize; 3]) -> BlockKey {
-        BlockKey::new([0, 1, 2].map(|a| (p[a] / self.block[a]) as u32))
+        BlockKey {
+            level: self.level,
+            index: [0, 1, 2].map(|a| (p[a] / self.block[a]) as u32),
+        }
     }
 
-    /// Every block of the domain at level 0, x fastest.
+    /// Every block of this geometry's level, x fastest.
     pub fn all_keys(&self) -> impl Iterator<Item = BlockKey> {
         let b = self.blocks;
+        let level = self.level;
         (0..b[2]).flat_map(move |k| {
             (0..b[1]).flat_map(move |j| {
-                (0..b[0]).map(move |i| BlockKey::new([i as u32, j as u32, k as u32]))
+                (0..b[0]).map(move |i| BlockKey {
+                    level,
+                    index: [i as u32, j as u32, k as u32],
+                })
             })
         })
     }
 
     /// Checks that `key` names a block of the domain at a level this grid has.
     pub fn check_key(&self, key: BlockKey) -> Result<(), Error> {
-        if key.level != 0 {
+        if key.level >= self.levels {
             return Err(Error::InvalidField(format!(
-                "block {key:?} is of level {}: this grid has level 0 only (refinement levels are not built yet)",
-                key.level
+                "block {key:?} is of level {}: this grid has {} level(s), 0 to {}",
+                key.level,
+                self.levels,
+                self.levels - 1
             )));
         }
+        let g = self.at_level(key.level);
         for a in 0..3 {
-            if key.index[a] as usize >= self.blocks[a] {
+            if key.index[a] as usize >= g.blocks[a] {
                 return Err(Error::InvalidField(format!(
-                    "block {key:?} lies outside the domain of {:?} points in blocks of {:?} ({:?} blocks per axis)",
-                    &self.domain[..self.dims],
-                    &self.block[..self.dims],
-                    &self.blocks[..self.dims]
+                    "block {key:?} lies outside level {}'s domain of {:?} points in blocks of {:?} ({:?} blocks per axis)",
+                    key.level,
+                    &g.domain[..g.dims],
+                    &g.block[..g.dims],
+                    &g.blocks[..g.dims]
                 )));
             }
         }

@@ -1,6 +1,6 @@
 //! [`BlockGrid`]: which blocks of a domain exist, and where each one's values lie.
 
-use super::geometry::Geometry;
+use super::geometry::{Geometry, Refinement};
 use crate::{Backend, Error};
 use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
@@ -20,6 +20,36 @@ impl BlockKey {
     /// Block `index` of level 0.
     pub fn new(index: [u32; 3]) -> BlockKey {
         BlockKey { level: 0, index }
+    }
+
+    /// Block `index` of level `level`.
+    pub fn at(level: u8, index: [u32; 3]) -> BlockKey {
+        BlockKey { level, index }
+    }
+
+    /// The block of the next coarser level covering this one (`None` at level 0).
+    pub fn parent(&self) -> Option<BlockKey> {
+        let level = self.level.checked_sub(1)?;
+        Some(BlockKey {
+            level,
+            index: self.index.map(|i| i / 2),
+        })
+    }
+
+    /// The blocks of the next finer level covering this one (2, 4 or 8 for 1, 2 or 3
+    /// axes), x fastest. Some may lie past the finer level's domain where the domain is
+    /// not a whole number of blocks (see [`super::Geometry::check_key`]).
+    pub fn children(&self, dims: usize) -> Vec<BlockKey> {
+        let level = self.level + 1;
+        (0..1usize << dims)
+            .map(|c| BlockKey {
+                level,
+                index: [0, 1, 2].map(|a| {
+                    let bit = if a < dims { ((c >> a) & 1) as u32 } else { 0 };
+                    self.index[a] * 2 + bit
+                }),
+            })
+            .collect()
     }
 }
 
@@ -99,6 +129,26 @@ impl BlockGrid {
             index: KeyMap::default(),
             remote: Vec::new(),
         })
+    }
+
+    /// This (empty) grid with `levels` levels nesting by `refinement`: blocks of level `j`
+    /// have spacing `2^-j` of level 0's (see [`Geometry`]).
+    pub fn with_levels(mut self, levels: u8, refinement: Refinement) -> Result<BlockGrid, Error> {
+        if !self.index.is_empty() {
+            return Err(Error::InvalidField(
+                "the levels of a block grid are set before blocks are added".into(),
+            ));
+        }
+        self.geometry = self.geometry.with_levels(levels, refinement)?;
+        Ok(self)
+    }
+
+    /// The keys of level `level` present here, in slot order.
+    pub fn level_keys(&self, level: u8) -> Vec<BlockKey> {
+        self.blocks()
+            .map(|(_, b)| b.key)
+            .filter(|k| k.level == level)
+            .collect()
     }
 
     /// A grid with every block of the domain present (a dense domain cut into blocks).

@@ -21,11 +21,19 @@ pub struct BlockList {
 }
 
 impl BlockList {
-    /// The blocks `keys` of `grid` (each must be present here), in that order.
+    /// The blocks `keys` of `grid` (each must be present here, all of one level), in that
+    /// order. Kernels launched over the list see that level's domain.
     pub fn new(grid: &BlockGrid, keys: &[BlockKey]) -> Result<BlockList, Error> {
-        let g = *grid.geometry();
+        let level = keys.first().map_or(0, |k| k.level);
+        let g = grid.geometry().at_level(level);
         let mut runs = Vec::with_capacity(keys.len());
         for &key in keys {
+            if key.level != level {
+                return Err(Error::InvalidField(format!(
+                    "a block list holds blocks of one level: {key:?} is of level {}, the first of level {level}; make a list per level",
+                    key.level
+                )));
+            }
             let slot = grid.slot(key).ok_or_else(|| {
                 Error::InvalidField(format!(
                     "block {key:?} is not present here; a launch covers present blocks of this rank only"
@@ -63,10 +71,16 @@ impl BlockList {
         })
     }
 
-    /// Every block present here, in slot order.
+    /// Every block present here, in slot order (the grid must have one level; see
+    /// [`BlockList::level`]).
     pub fn present(grid: &BlockGrid) -> Result<BlockList, Error> {
         let keys: Vec<BlockKey> = grid.blocks().map(|(_, b)| b.key).collect();
         BlockList::new(grid, &keys)
+    }
+
+    /// Every block of level `level` present here, in slot order.
+    pub fn level(grid: &BlockGrid, level: u8) -> Result<BlockList, Error> {
+        BlockList::new(grid, &grid.level_keys(level))
     }
 
     /// The blocks, in launch order.

@@ -19,18 +19,31 @@
 //! domain's side rules, or by the rule for absent neighbours) in one launch.
 //! [`BlockField::flags`] tells per block where a field is non-zero ([`BlockFlags`]), so a
 //! solver can choose which blocks to keep without reading the field back.
+//!
+//! A grid may have several levels ([`BlockGrid::with_levels`]), each halving the spacing
+//! of the one before; a launch covers the blocks of one level ([`BlockList::level`]) and
+//! sees that level's domain. On vertex-centred levels ([`Refinement::Vertex`]) halos
+//! next to an absent neighbour may be predicted from the coarser level
+//! ([`Absent::Coarser`]), and [`LevelTransfer`] restricts fine values to the coarse copies
+//! beneath them and predicts new fine blocks from coarse ones.
 
+pub mod adapt;
 mod dense;
 mod field;
 mod flags;
 mod geometry;
 mod grid;
 mod halo;
+mod levels;
 mod list;
+pub mod predict;
 
+pub use adapt::{plan_adaptation, Adaptation, BlockMeasure};
 pub use field::BlockField;
 pub use flags::{BlockFlags, FlagsReader};
-pub use geometry::Geometry;
+pub use geometry::{Geometry, Refinement};
 pub use grid::{BlockGrid, BlockInfo, BlockKey, Owner, Relayout};
 pub use halo::{Absent, HaloExchange, HaloRule, HaloWidths, Side};
+pub use levels::LevelTransfer;
 pub use list::BlockList;
+pub use predict::Predictor;

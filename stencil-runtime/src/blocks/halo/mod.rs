@@ -25,6 +25,7 @@ mod run;
 
 use super::field::BlockField;
 use super::grid::BlockGrid;
+use super::predict::Predictor;
 use crate::cuda::memory::DeviceBuffer;
 use crate::{Backend, Error, Precision, Real};
 use plan::Plan;
@@ -43,6 +44,12 @@ pub enum Side {
     Clamp,
     /// A fixed value.
     Value(f64),
+    /// The cubic through the four nearest points inside of the point's parity (at stride
+    /// 2: the points the wavelet predictors read), so that a symmetric predictor next to
+    /// the side gives the one-sided one (see [`super::predict`]). Points of the side's
+    /// blocks then take per-point entries of several sources, filled on the CPU only so
+    /// far.
+    Extrapolate,
 }
 
 /// What a halo point holds where the neighbouring block inside the domain is absent.
@@ -62,6 +69,10 @@ pub enum Absent {
     /// water: the dry surface, the bed's height, computed once). Fields exchanged by
     /// the same launch without a companion ([`HaloExchange::run_paired`]) take zero.
     Companion,
+    /// On a grid of several vertex-centred levels: the prediction from the next coarser
+    /// level's blocks, which must be present there (neighbouring blocks at most one level
+    /// apart). Filled on the CPU only so far.
+    Coarser(Predictor),
 }
 
 impl std::fmt::Debug for Absent {
@@ -71,6 +82,7 @@ impl std::fmt::Debug for Absent {
             Absent::Value(v) => write!(f, "Value({v})"),
             Absent::Values(_) => write!(f, "Values(..)"),
             Absent::Companion => write!(f, "Companion"),
+            Absent::Coarser(p) => write!(f, "Coarser({p:?})"),
         }
     }
 }
@@ -147,9 +159,29 @@ impl HaloExchange {
         rule: &HaloRule,
         widths: HaloWidths,
     ) -> Result<HaloExchange, Error> {
-        let plan = Plan::new(grid, rule, widths)?;
+        HaloExchange::of_plan(grid, Plan::new(grid, rule, widths)?)
+    }
+
+    /// An exchange of no halo that copies points `(destination, source)` and sums points
+    /// `(destination, weighted sources)` of `grid`'s arena elements, every source a point
+    /// no destination names: transfers between levels ([`super::LevelTransfer`]).
+    pub(crate) fn transfers(
+        grid: &BlockGrid,
+        copies: &[(u32, u32)],
+        sums: &[(u32, Vec<(u32, f64)>)],
+    ) -> Result<HaloExchange, Error> {
+        HaloExchange::of_plan(grid, Plan::transfers(grid, copies, sums))
+    }
+
+    /// The exchange of `plan` on `grid`'s present layout, its tables on the grid's device.
+    fn of_plan(grid: &BlockGrid, plan: Plan) -> Result<HaloExchange, Error> {
         let device = match grid.backend() {
             Backend::Cpu => None,
+            Backend::Cuda(_) if !plan.weighted.is_empty() => {
+                return Err(Error::InvalidField(
+                    "halo points of several sources (Side::Extrapolate, Absent::Coarser) are filled on the CPU only so far: use a CPU grid".into(),
+                ))
+            }
             Backend::Cuda(c) => {
                 let s = c.stream();
                 let upload = |v: &[u32]| -> Result<Option<DeviceBuffer>, Error> {
@@ -189,7 +221,9 @@ impl HaloExchange {
 
     /// The number of points the exchange fills.
     pub fn len(&self) -> usize {
-        self.plan.structured_blocks() * self.plan.template_points() + self.plan.entries.len() / 3
+        self.plan.structured_blocks() * self.plan.template_points()
+            + self.plan.entries.len() / 3
+            + self.plan.weighted.len() / 3
     }
 
     /// Whether it fills none.

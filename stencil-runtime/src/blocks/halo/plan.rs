@@ -4,7 +4,8 @@
 
 use super::{Absent, HaloRule, HaloWidths, Side};
 use crate::blocks::grid::{BlockGrid, BlockKey, Owner};
-use crate::blocks::Geometry;
+use crate::blocks::predict::{extrapolation, Predictor};
+use crate::blocks::{Geometry, Refinement};
 use crate::Error;
 
 /// No source: the entry's value is its operation's `add`.
@@ -55,6 +56,12 @@ pub(super) struct Plan {
     /// The operation whose `add` those points take in [`Mode::Value`] (in
     /// [`Mode::Companion`], for fields exchanged without a companion: zero).
     pub absent_op: u32,
+    /// Points of several sources (extrapolation past a side, prediction from a coarser
+    /// level): three per point, its destination, its first source in
+    /// [`Plan::sources`] and their number.
+    pub weighted: Vec<u32>,
+    /// The sources of the weighted points: element and weight.
+    pub sources: Vec<(u32, f64)>,
 }
 
 impl Plan {
@@ -72,8 +79,13 @@ impl Plan {
             Absent::Clamp => (Mode::Clamp, 0),
             Absent::Companion => (Mode::Companion, plan.op(0.0, 0.0)),
             Absent::Value(v) => (Mode::Value, plan.op(0.0, v)),
-            Absent::Values(_) => (Mode::Value, 0),
+            Absent::Values(_) | Absent::Coarser(_) => (Mode::Value, 0),
         };
+        if matches!(rule.absent, Absent::Coarser(_)) && g.refinement != Refinement::Vertex {
+            return Err(Error::InvalidField(
+                "halos predicted from a coarser level need a vertex-centred grid (Refinement::Vertex)".into(),
+            ));
+        }
         let mut own: Vec<(usize, f64)> = Vec::new();
         for (slot, info) in grid.blocks() {
             let mut side_value = |v: f64| plan.op(0.0, v);
@@ -92,6 +104,31 @@ impl Plan {
             }
         }
         Ok(plan)
+    }
+
+    /// A plan of no halo: the points `(destination, source)` copied, and the points
+    /// `(destination, sources)` summed (every source a point no destination names).
+    pub fn transfers(
+        grid: &BlockGrid,
+        copies: &[(u32, u32)],
+        sums: &[(u32, Vec<(u32, f64)>)],
+    ) -> Plan {
+        let g = *grid.geometry();
+        let mut plan = Plan {
+            stride: 1 + 3usize.pow(g.dims as u32),
+            slot_len: g.slot_len(),
+            ..Plan::default()
+        };
+        let copy = plan.op(1.0, 0.0);
+        for &(dst, src) in copies {
+            plan.entries.extend([dst, src, copy]);
+        }
+        for (dst, terms) in sums {
+            plan.weighted
+                .extend([*dst, plan.sources.len() as u32, terms.len() as u32]);
+            plan.sources.extend(terms);
+        }
+        plan
     }
 
     /// The index of operation `(scale, add)`, added if new.
@@ -128,13 +165,11 @@ impl Plan {
         key: BlockKey,
         own: &mut Vec<(usize, f64)>,
     ) -> Result<(), Error> {
-        let g = *grid.geometry();
+        let g = grid.geometry().at_level(key.level);
         let (lo, hi) = extents(&g, widths);
-        let len = g.slot_len();
         let o = g.origin(key);
-        let base = slot * len;
-        // Neighbouring points come in runs of the same block: look each block up once.
-        let mut last: Option<(BlockKey, Option<usize>)> = None;
+        let base = slot * g.slot_len();
+        let mut finder = Finder::new(grid, key);
         for k in -lo[2]..g.block[2] as isize + hi[2] {
             for j in -lo[1]..g.block[1] as isize + hi[1] {
                 for i in -lo[0]..g.block[0] as isize + hi[0] {
@@ -150,46 +185,174 @@ impl Plan {
                         continue;
                     }
                     let dst = (base + g.element(p)) as u32;
-                    let (src, op) = match resolve(&g, rule, global) {
-                        Resolved::Value(v) => (NO_SOURCE, self.op(0.0, v)),
-                        Resolved::Point(q, scale) => {
-                            let q = q.map(|x| x as usize);
-                            let nkey = g.key_of(q);
-                            let slot_of = match last {
-                                Some((k, s)) if k == nkey => s,
-                                _ => grid.slot(nkey),
-                            };
-                            last = Some((nkey, slot_of));
-                            match slot_of {
-                                Some(s) => {
-                                    let qo = g.origin(nkey);
-                                    let local = [0, 1, 2].map(|a| (q[a] - qo[a]) as isize);
-                                    ((s * len + g.element(local)) as u32, self.op(scale, 0.0))
-                                }
-                                None if grid.contains(nkey) => {
-                                    return Err(remote(grid, key, nkey));
-                                }
-                                None => match &rule.absent {
-                                    Absent::Value(v) => (NO_SOURCE, self.op(0.0, *v)),
-                                    Absent::Values(f) => {
-                                        own.push((self.entries.len() / 3, f(q)));
-                                        (NO_SOURCE, OWN_VALUE)
-                                    }
-                                    Absent::Companion => (NO_SOURCE, COMPANION),
-                                    Absent::Clamp => {
-                                        let c = [0, 1, 2]
-                                            .map(|a| p[a].clamp(0, g.block[a] as isize - 1));
-                                        ((base + g.element(c)) as u32, self.op(1.0, 0.0))
-                                    }
-                                },
-                            }
+                    let source = match resolve(&g, rule, global) {
+                        Resolved::Value(v) => Source::Value(v),
+                        Resolved::Points(points) => {
+                            let near = [0, 1, 2].map(|a| p[a].clamp(0, g.block[a] as isize - 1));
+                            let clamp = (base + g.element(near)) as u32;
+                            finder.sources(rule, &points, clamp)?
                         }
                     };
-                    self.entries.extend([dst, src, op]);
+                    match source {
+                        Source::Value(v) => {
+                            let op = self.op(0.0, v);
+                            self.entries.extend([dst, NO_SOURCE, op]);
+                        }
+                        Source::Own(v) => {
+                            own.push((self.entries.len() / 3, v));
+                            self.entries.extend([dst, NO_SOURCE, OWN_VALUE]);
+                        }
+                        Source::Companion => self.entries.extend([dst, NO_SOURCE, COMPANION]),
+                        Source::Points(points) if points.len() == 1 => {
+                            let op = self.op(points[0].1, 0.0);
+                            self.entries.extend([dst, points[0].0, op]);
+                        }
+                        Source::Points(points) => {
+                            let first = self.sources.len() as u32;
+                            self.weighted.extend([dst, first, points.len() as u32]);
+                            self.sources.extend(points);
+                        }
+                    }
                 }
             }
         }
         Ok(())
+    }
+}
+
+/// Where the value of one point to fill comes from.
+enum Source {
+    /// A fixed value.
+    Value(f64),
+    /// A value of the entry's own ([`Absent::Values`]).
+    Own(f64),
+    /// The companion field's value at the point.
+    Companion,
+    /// A weighted sum of elements of the arena (one element: a scaled copy).
+    Points(Vec<(u32, f64)>),
+}
+
+/// Finds the elements holding points of a block's level and, where their block is
+/// absent, what the rule for absent blocks gives.
+struct Finder<'a> {
+    grid: &'a BlockGrid,
+    key: BlockKey,
+    /// The last block looked up: neighbouring points come in runs of the same block.
+    last: Option<(BlockKey, Option<usize>)>,
+}
+
+impl<'a> Finder<'a> {
+    fn new(grid: &'a BlockGrid, key: BlockKey) -> Finder<'a> {
+        Finder {
+            grid,
+            key,
+            last: None,
+        }
+    }
+
+    /// The slot of block `key` here, if present.
+    fn slot(&mut self, key: BlockKey) -> Option<usize> {
+        match self.last {
+            Some((k, s)) if k == key => s,
+            _ => {
+                let s = self.grid.slot(key);
+                self.last = Some((key, s));
+                s
+            }
+        }
+    }
+
+    /// The element holding point `q` of level `level` (inside its domain) if its block
+    /// is present here, `Ok(None)` if it is absent; an error if another rank holds it.
+    fn element(&mut self, level: u8, q: [usize; 3]) -> Result<Option<u32>, Error> {
+        let g = self.grid.geometry().at_level(level);
+        let nkey = g.key_of(q);
+        match self.slot(nkey) {
+            Some(s) => {
+                let qo = g.origin(nkey);
+                let local = [0, 1, 2].map(|a| (q[a] - qo[a]) as isize);
+                Ok(Some((s * g.slot_len() + g.element(local)) as u32))
+            }
+            None if self.grid.contains(nkey) => Err(remote(self.grid, self.key, nkey)),
+            None => Ok(None),
+        }
+    }
+
+    /// The source of a point that is the weighted sum of `points` of the block's level
+    /// (inside the domain); `clamp` is the element of the block's nearest own point.
+    fn sources(
+        &mut self,
+        rule: &HaloRule,
+        points: &[([isize; 3], f64)],
+        clamp: u32,
+    ) -> Result<Source, Error> {
+        let level = self.key.level;
+        let mut out = Vec::with_capacity(points.len());
+        for &(q, w) in points {
+            let q = q.map(|x| x as usize);
+            if let Some(e) = self.element(level, q)? {
+                out.push((e, w));
+                continue;
+            }
+            let single = points.len() == 1;
+            match &rule.absent {
+                Absent::Clamp => out.push((clamp, w)),
+                Absent::Coarser(predictor) => {
+                    for (c, wc) in self.coarser(*predictor, q)? {
+                        out.push((c, w * wc));
+                    }
+                }
+                Absent::Value(v) if single => return Ok(Source::Value(*v)),
+                Absent::Values(f) if single => return Ok(Source::Own(f(q))),
+                Absent::Companion if single => return Ok(Source::Companion),
+                _ => {
+                    return Err(Error::InvalidField(format!(
+                        "block {:?}: a side that extrapolates reads point {q:?}, whose block is absent; with Side::Extrapolate use Absent::Clamp or Absent::Coarser",
+                        self.key
+                    )))
+                }
+            }
+        }
+        Ok(Source::Points(out))
+    }
+
+    /// The elements and weights predicting point `q` of the block's level from the next
+    /// coarser level, whose blocks there must be present.
+    fn coarser(&mut self, predictor: Predictor, q: [usize; 3]) -> Result<Vec<(u32, f64)>, Error> {
+        let key = self.key;
+        let Some(level) = key.level.checked_sub(1) else {
+            return Err(Error::InvalidField(format!(
+                "block {key:?} of level 0 has an absent neighbour at {q:?}: level 0 has no coarser level to predict from; keep level 0's blocks next to present ones present"
+            )));
+        };
+        let coarse = self.grid.geometry().at_level(level);
+        let mut terms: Vec<([usize; 3], f64)> = vec![([0; 3], 1.0)];
+        for (a, &n) in coarse.domain.iter().enumerate().take(coarse.dims) {
+            let axis = predictor.weights(q[a], n);
+            terms = terms
+                .iter()
+                .flat_map(|&(c, w)| {
+                    axis.iter().map(move |&(x, wx)| {
+                        let mut c = c;
+                        c[a] = x;
+                        (c, w * wx)
+                    })
+                })
+                .collect();
+        }
+        let mut out = Vec::with_capacity(terms.len());
+        for (c, w) in terms {
+            match self.element(level, c)? {
+                Some(e) => out.push((e, w)),
+                None => {
+                    return Err(Error::InvalidField(format!(
+                        "block {key:?}: the point {q:?} of an absent neighbour is predicted from level {level}'s point {c:?}, whose block {:?} is absent too; keep neighbouring blocks within one level of each other",
+                        coarse.key_of(c)
+                    )))
+                }
+            }
+        }
+        Ok(out)
     }
 }
 
@@ -255,7 +418,7 @@ fn neighbours(
     key: BlockKey,
     side_value: &mut impl FnMut(f64) -> u32,
 ) -> Result<Option<Vec<i32>>, Error> {
-    let g = *grid.geometry();
+    let g = grid.geometry().at_level(key.level);
     let o = g.origin(key);
     if (0..g.dims).any(|a| o[a] + g.block[a] > g.domain[a]) {
         return Ok(None);
@@ -296,7 +459,9 @@ fn neighbours(
         match grid.slot(neighbour) {
             Some(s) => *slot = s as i32,
             None if grid.contains(neighbour) => return Err(remote(grid, key, neighbour)),
-            None if matches!(rule.absent, Absent::Values(_)) => return Ok(None),
+            None if matches!(rule.absent, Absent::Values(_) | Absent::Coarser(_)) => {
+                return Ok(None)
+            }
             None => {}
         }
     }
@@ -305,16 +470,16 @@ fn neighbours(
 
 /// Where a halo point's value comes from.
 enum Resolved {
-    /// A point inside the domain, times a scale.
-    Point([isize; 3], f64),
+    /// A weighted sum of points inside the domain.
+    Points(Vec<([isize; 3], f64)>),
     /// A fixed value.
     Value(f64),
 }
 
-/// Maps a global point past the domain's sides to its source by the sides' rules, axis by
-/// axis (a corner point takes both axes' rules; a fixed value on any axis wins).
-fn resolve(g: &Geometry, rule: &HaloRule, mut p: [isize; 3]) -> Resolved {
-    let mut scale = 1.0;
+/// Maps a global point past the domain's sides to its sources by the sides' rules, axis
+/// by axis (a corner point takes both axes' rules; a fixed value on any axis wins).
+fn resolve(g: &Geometry, rule: &HaloRule, p: [isize; 3]) -> Resolved {
+    let mut points = vec![(p, 1.0)];
     for (a, (&sides, &n)) in rule.sides.iter().zip(&g.domain).enumerate().take(g.dims) {
         let n = n as isize;
         let side = if p[a] < 0 {
@@ -324,20 +489,36 @@ fn resolve(g: &Geometry, rule: &HaloRule, mut p: [isize; 3]) -> Resolved {
         } else {
             continue;
         };
-        match side {
-            Side::Periodic => p[a] = p[a].rem_euclid(n),
-            Side::Mirror(sign) => {
-                p[a] = if p[a] < 0 {
-                    -1 - p[a]
-                } else {
-                    2 * n - 1 - p[a]
-                };
-                p[a] = p[a].clamp(0, n - 1);
-                scale *= sign;
+        for (q, w) in points.iter_mut() {
+            match side {
+                Side::Periodic => q[a] = q[a].rem_euclid(n),
+                Side::Mirror(sign) => {
+                    q[a] = if q[a] < 0 {
+                        -1 - q[a]
+                    } else {
+                        2 * n - 1 - q[a]
+                    };
+                    q[a] = q[a].clamp(0, n - 1);
+                    *w *= sign;
+                }
+                Side::Clamp => q[a] = q[a].clamp(0, n - 1),
+                Side::Value(v) => return Resolved::Value(v),
+                Side::Extrapolate => {}
             }
-            Side::Clamp => p[a] = p[a].clamp(0, n - 1),
-            Side::Value(v) => return Resolved::Value(v),
+        }
+        if side == Side::Extrapolate {
+            let nodes = extrapolation(p[a], n as usize);
+            points = points
+                .iter()
+                .flat_map(|&(q, w)| {
+                    nodes.iter().map(move |&(x, wx)| {
+                        let mut q = q;
+                        q[a] = x as isize;
+                        (q, w * wx)
+                    })
+                })
+                .collect();
         }
     }
-    Resolved::Point(p, scale)
+    Resolved::Points(points)
 }

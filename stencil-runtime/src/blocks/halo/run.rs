@@ -92,4 +92,28 @@ pub(super) fn on_host<T: Real>(plan: &Plan, arena: &mut [T], companion: Option<&
                 }
             }
         });
+    let sources: Vec<(usize, T)> = plan
+        .sources
+        .iter()
+        .map(|&(e, w)| (e as usize, T::from_f64(w)))
+        .collect();
+    plan.weighted
+        .par_chunks(3 * ENTRIES_PER_TASK)
+        .for_each(|chunk| {
+            let base = &base;
+            for e in chunk.chunks_exact(3) {
+                let (dst, first, count) = (e[0] as usize, e[1] as usize, e[2] as usize);
+                let terms = &sources[first..first + count];
+                assert!(dst < len && terms.iter().all(|&(s, _)| s < len));
+                // SAFETY: in bounds (checked); disjoint writes, and every source is a
+                // point of a block, never a destination (see above).
+                unsafe {
+                    let mut v = T::zero();
+                    for &(s, w) in terms {
+                        v = v + w * *base.0.add(s);
+                    }
+                    *base.0.add(dst) = v;
+                }
+            }
+        });
 }

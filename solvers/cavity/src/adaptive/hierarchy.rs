@@ -1,0 +1,269 @@
+//! [`Hierarchy`]: a tree of vertex-centred levels on a block grid, with the wavelet
+//! transform over all of them and adaptation from its details.
+
+use super::wavelet::transform::{classify, copy, detail, reconstruct};
+use std::collections::HashMap;
+use stencil_runtime::blocks::{
+    plan_adaptation, Absent, Adaptation, BlockMeasure, HaloExchange, HaloRule, LevelTransfer,
+    Predictor, Refinement, Side,
+};
+use stencil_runtime::{Backend, BlockField, BlockGrid, BlockKey, BlockList, Error, Real};
+
+/// The halo the transform's kernels read (the cubic predictor's `±3`).
+pub const HALO: usize = 3;
+
+/// A tree of levels on a vertex-centred block grid of the unit square: level 0 whole,
+/// every finer block's parent present. Level `j` has `(n0 - 1) 2^j + 1` points per axis.
+///
+/// Halos next to an absent block of the same level are predicted from the coarser level;
+/// past the walls they hold the cubic extrapolation of the points inside (what the
+/// predictors need next to a wall). Plans (halos, restriction, launch lists) are made
+/// again whenever the blocks change.
+pub struct Hierarchy {
+    grid: BlockGrid,
+    predictor: Predictor,
+    plans: Option<Plans>,
+}
+
+/// What is planned for one layout.
+struct Plans {
+    halo: HaloExchange,
+    restriction: LevelTransfer,
+    /// Per level, its present blocks.
+    lists: Vec<BlockList>,
+    /// Per level above 0, the injection from the level below.
+    injections: Vec<LevelTransfer>,
+}
+
+impl Hierarchy {
+    /// A hierarchy of `levels` levels over `n0 x n0` points at level 0 (`n0 >= 2`), in
+    /// blocks of `block x block` points, with levels `0 .. full` present everywhere and
+    /// the finer ones empty.
+    pub fn new(
+        backend: &Backend,
+        n0: usize,
+        block: usize,
+        levels: u8,
+        full: u8,
+        predictor: Predictor,
+    ) -> Result<Hierarchy, Error> {
+        let mut grid = BlockGrid::new(backend, &[n0, n0], &[block, block], HALO)?
+            .with_levels(levels, Refinement::Vertex)?;
+        let g = *grid.geometry();
+        let keys: Vec<BlockKey> = (0..full.clamp(1, levels))
+            .flat_map(|l| g.at_level(l).all_keys().collect::<Vec<_>>())
+            .collect();
+        grid.update(&keys, &[])?;
+        Ok(Hierarchy {
+            grid,
+            predictor,
+            plans: None,
+        })
+    }
+
+    /// The block grid.
+    pub fn grid(&self) -> &BlockGrid {
+        &self.grid
+    }
+
+    /// The number of levels.
+    pub fn levels(&self) -> u8 {
+        self.grid.geometry().levels
+    }
+
+    /// Points per axis of level `level`.
+    pub fn points(&self, level: u8) -> usize {
+        self.grid.geometry().at_level(level).domain[0]
+    }
+
+    /// A field with `f(x, y)` at every point of every present block (halos included, at
+    /// their positions past the walls too).
+    pub fn field<T: Real>(&self, f: impl Fn(f64, f64) -> f64) -> Result<BlockField<T>, Error> {
+        let g = *self.grid.geometry();
+        BlockField::from_level_fn(&self.grid, |level, p| {
+            let h = 1.0 / (g.at_level(level).domain[0] - 1) as f64;
+            T::from_f64(f(p[0] as f64 * h, p[1] as f64 * h))
+        })
+    }
+
+    /// The plans of the present layout, made if the blocks changed.
+    fn plans(&mut self) -> Result<&Plans, Error> {
+        let stale = match &self.plans {
+            Some(p) => !p.halo.is_current(&self.grid),
+            None => true,
+        };
+        if stale {
+            let rule = HaloRule {
+                sides: [[Side::Extrapolate; 2]; 3],
+                absent: Absent::Coarser(self.predictor),
+            };
+            let levels = self.levels();
+            self.plans = Some(Plans {
+                halo: HaloExchange::new(&self.grid, &rule)?,
+                restriction: LevelTransfer::restriction(&self.grid)?,
+                lists: (0..levels)
+                    .map(|l| BlockList::level(&self.grid, l))
+                    .collect::<Result<_, _>>()?,
+                injections: (1..levels)
+                    .map(|l| LevelTransfer::injection(&self.grid, l))
+                    .collect::<Result<_, _>>()?,
+            });
+        }
+        Ok(self.plans.as_ref().expect("made above"))
+    }
+
+    /// The present blocks of `level`.
+    pub fn list(&mut self, level: u8) -> Result<&BlockList, Error> {
+        Ok(&self.plans()?.lists[level as usize])
+    }
+
+    /// Makes the coarse copies equal to the finest values over them, then fills the
+    /// halos of every level.
+    pub fn restrict_and_exchange<T: Real>(&mut self, u: &mut BlockField<T>) -> Result<(), Error> {
+        let plans = self.plans()?;
+        plans.restriction.run(u)?;
+        plans.halo.run(u)
+    }
+
+    /// Fills the halos of every level (no restriction).
+    pub fn exchange<T: Real>(&mut self, u: &mut BlockField<T>) -> Result<(), Error> {
+        self.plans()?.halo.run(u)
+    }
+
+    /// The forward transform: after restricting `u` and filling its halos, `d` holds
+    /// on every block of level `j >= 1` the details of `u` against level `j - 1`'s
+    /// prediction (0 at even points), and on level 0 the values of `u`.
+    pub fn forward<T: Real>(
+        &mut self,
+        u: &mut BlockField<T>,
+        d: &mut BlockField<T>,
+    ) -> Result<(), Error> {
+        self.restrict_and_exchange(u)?;
+        let backend = self.grid.backend().clone();
+        let cubic = self.predictor == Predictor::Cubic;
+        let plans = self.plans()?;
+        copy::launch_blocks(&backend, &plans.lists[0], u, d)?;
+        for list in plans.lists.iter().skip(1).filter(|l| !l.is_empty()) {
+            detail::launch_blocks(&backend, list, u, d, cubic)?;
+        }
+        Ok(())
+    }
+
+    /// The inverse transform: `u` from `d` as [`Hierarchy::forward`] gives it, level by
+    /// level from level 0 (`work` is a field of the layout for the intermediate results).
+    pub fn inverse<T: Real>(
+        &mut self,
+        d: &BlockField<T>,
+        u: &mut BlockField<T>,
+        work: &mut BlockField<T>,
+    ) -> Result<(), Error> {
+        let backend = self.grid.backend().clone();
+        let cubic = self.predictor == Predictor::Cubic;
+        let plans = self.plans()?;
+        copy::launch_blocks(&backend, &plans.lists[0], d, u)?;
+        for (l, list) in plans.lists.iter().enumerate().skip(1) {
+            if list.is_empty() {
+                continue;
+            }
+            plans.injections[l - 1].run(u)?;
+            plans.halo.run(u)?;
+            reconstruct::launch_blocks(&backend, list, u, d, work, cubic)?;
+            copy::launch_blocks(&backend, list, work, u)?;
+        }
+        Ok(())
+    }
+
+    /// What the details `d` (from [`Hierarchy::forward`]) say of each block of level
+    /// 1 and above: whether some exceed `eps`, and `coarsening * eps`.
+    pub fn measure<T: Real>(
+        &mut self,
+        d: &BlockField<T>,
+        eps: f64,
+        coarsening: f64,
+    ) -> Result<HashMap<BlockKey, BlockMeasure>, Error> {
+        let backend = self.grid.backend().clone();
+        let mut significant = BlockField::<T>::zeroed(&self.grid)?;
+        let mut kept = BlockField::<T>::zeroed(&self.grid)?;
+        let plans = self.plans()?;
+        let mut out = HashMap::new();
+        for list in plans.lists.iter().skip(1).filter(|l| !l.is_empty()) {
+            classify::launch_blocks(
+                &backend,
+                list,
+                d,
+                &mut significant,
+                &mut kept,
+                T::from_f64(eps),
+                T::from_f64(coarsening),
+            )?;
+            let s = significant.flags(list, 0)?;
+            let k = kept.flags(list, 0)?;
+            for ((key, s), k) in list.keys().iter().zip(s).zip(k) {
+                out.insert(
+                    *key,
+                    BlockMeasure {
+                        significant: s.any(),
+                        above_coarsening: k.any(),
+                    },
+                );
+            }
+        }
+        Ok(out)
+    }
+
+    /// Adapts the tree to `measures` ([`plan_adaptation`]): `fields` follow the new
+    /// layout, their new blocks predicted from the coarser level (coarser first).
+    pub fn adapt<T: Real>(
+        &mut self,
+        measures: &HashMap<BlockKey, BlockMeasure>,
+        fields: &mut [&mut BlockField<T>],
+    ) -> Result<Adaptation, Error> {
+        let keys = self.grid.keys();
+        let plan = plan_adaptation(self.grid.geometry(), &keys, measures);
+        if plan.is_empty() {
+            return Ok(plan);
+        }
+        let change = self.grid.update(&plan.add, &plan.remove)?;
+        for f in fields.iter_mut() {
+            f.follow_zeroed(&self.grid, &change)?;
+        }
+        self.plans = None;
+        // New blocks, a level at a time: each predicted from blocks present before it.
+        let levels = self.levels();
+        for level in 1..levels {
+            let added: Vec<BlockKey> = plan
+                .add
+                .iter()
+                .copied()
+                .filter(|k| k.level == level)
+                .collect();
+            if added.is_empty() {
+                continue;
+            }
+            let predict = LevelTransfer::prediction(&self.grid, &added, self.predictor)?;
+            predict.run_many(fields)?;
+        }
+        Ok(plan)
+    }
+
+    /// The points of every present block (coarse copies included, each block's points
+    /// inside its level's domain) against the points of the whole finest level: the
+    /// fraction of the uniform finest grid that is stored.
+    pub fn present_fraction(&self) -> f64 {
+        let g = *self.grid.geometry();
+        let points: usize = self
+            .grid
+            .keys()
+            .iter()
+            .map(|key| {
+                let lg = g.at_level(key.level);
+                let o = lg.origin(*key);
+                (0..2)
+                    .map(|a| lg.block[a].min(lg.domain[a] - o[a]))
+                    .product::<usize>()
+            })
+            .sum();
+        let n = self.points(g.levels - 1);
+        points as f64 / (n * n) as f64
+    }
+}

@@ -1,0 +1,209 @@
+//! [`LevelTransfer`]: moving values between the levels of a vertex-centred block grid.
+//!
+//! On a grid of several levels a region may be covered by blocks of several levels at
+//! once: a refined block keeps its coarse copy (the tree of blocks is kept, so each level
+//! is a grid of its own for multigrid and for the wavelet transform). Two transfers keep
+//! the levels consistent, each one launch:
+//!
+//! - [`LevelTransfer::restriction`]: every point of a block that a finer present block
+//!   also covers takes the value of the finest one there (injection: point `c` of a level
+//!   is point `2c` of the next; interpolating wavelets keep the coarse values as they
+//!   are);
+//! - [`LevelTransfer::prediction`]: the points of given blocks (blocks just added by a
+//!   refinement) take the prediction from the next coarser level ([`Predictor`]), as the
+//!   inverse wavelet transform with zero details gives;
+//! - [`LevelTransfer::injection`]: the even points of a level's blocks take the coarser
+//!   level's values (the inverse transform's first step).
+
+use super::grid::{BlockGrid, BlockKey};
+use super::halo::HaloExchange;
+use super::predict::Predictor;
+use super::{BlockField, Refinement};
+use crate::{Error, Real};
+
+/// A planned transfer between levels, for one layout of a grid (see the module's text).
+#[derive(Debug)]
+pub struct LevelTransfer {
+    exchange: HaloExchange,
+}
+
+impl LevelTransfer {
+    /// Restriction on `grid`'s present layout: every point of a present block that a
+    /// finer present block also covers takes the finest such block's value.
+    pub fn restriction(grid: &BlockGrid) -> Result<LevelTransfer, Error> {
+        let g = vertex_levels(grid, "restriction")?;
+        let mut copies = Vec::new();
+        for (slot, info) in grid.blocks() {
+            let key = info.key;
+            let lg = g.at_level(key.level);
+            let o = lg.origin(key);
+            for_each_own_point(&lg, o, |p| {
+                let global = [0, 1, 2].map(|a| o[a] + p[a] as usize);
+                // The finest present block over this point.
+                let finest = (key.level + 1..g.levels).rev().find_map(|level| {
+                    let scale = 1usize << (level - key.level);
+                    let at = global.map(|x| x * scale);
+                    let fine = g.at_level(level);
+                    let fkey = fine.key_of(at);
+                    let fslot = grid.slot(fkey)?;
+                    let fo = fine.origin(fkey);
+                    let local = [0, 1, 2].map(|a| (at[a] - fo[a]) as isize);
+                    Some(fslot * g.slot_len() + g.element(local))
+                });
+                if let Some(src) = finest {
+                    copies.push(((slot * g.slot_len() + g.element(p)) as u32, src as u32));
+                }
+            });
+        }
+        Ok(LevelTransfer {
+            exchange: HaloExchange::transfers(grid, &copies, &[])?,
+        })
+    }
+
+    /// The even points of every present block of level `level` (above 0) take the values
+    /// of the coarser level's points they lie on (the first step of an inverse wavelet
+    /// transform); points whose coarse block is absent keep theirs.
+    pub fn injection(grid: &BlockGrid, level: u8) -> Result<LevelTransfer, Error> {
+        let g = vertex_levels(grid, "injection")?;
+        let Some(coarse_level) = level.checked_sub(1) else {
+            return Err(Error::InvalidField(
+                "an injection fills a level from the one below it: level 0 has none".into(),
+            ));
+        };
+        let coarse = g.at_level(coarse_level);
+        let mut copies = Vec::new();
+        for (slot, info) in grid.blocks().filter(|(_, b)| b.key.level == level) {
+            let lg = g.at_level(level);
+            let o = lg.origin(info.key);
+            for_each_own_point(&lg, o, |p| {
+                let q = [0, 1, 2].map(|a| o[a] + p[a] as usize);
+                if (0..g.dims).any(|a| q[a] % 2 == 1) {
+                    return;
+                }
+                let c = q.map(|x| x / 2);
+                let ckey = coarse.key_of(c);
+                if let Some(cs) = grid.slot(ckey) {
+                    let co = coarse.origin(ckey);
+                    let local = [0, 1, 2].map(|a| (c[a] - co[a]) as isize);
+                    copies.push((
+                        (slot * g.slot_len() + g.element(p)) as u32,
+                        (cs * g.slot_len() + g.element(local)) as u32,
+                    ));
+                }
+            });
+        }
+        Ok(LevelTransfer {
+            exchange: HaloExchange::transfers(grid, &copies, &[])?,
+        })
+    }
+
+    /// Every point of the blocks `keys` (present, of levels above 0, their parents
+    /// present) predicted from the next coarser level by `predictor`. Filled on the CPU
+    /// only so far (a prediction has several sources per point).
+    pub fn prediction(
+        grid: &BlockGrid,
+        keys: &[BlockKey],
+        predictor: Predictor,
+    ) -> Result<LevelTransfer, Error> {
+        let g = vertex_levels(grid, "prediction")?;
+        let mut sums = Vec::new();
+        for &key in keys {
+            let (Some(slot), Some(level)) = (grid.slot(key), key.level.checked_sub(1)) else {
+                return Err(Error::InvalidField(format!(
+                    "block {key:?} is to be predicted from a coarser level: it must be present here and of a level above 0"
+                )));
+            };
+            let lg = g.at_level(key.level);
+            let coarse = g.at_level(level);
+            let o = lg.origin(key);
+            let mut failure = None;
+            for_each_own_point(&lg, o, |p| {
+                let q = [0, 1, 2].map(|a| o[a] + p[a] as usize);
+                let mut terms: Vec<(u32, f64)> = vec![(0, 1.0)];
+                let mut at: Vec<[usize; 3]> = vec![[0; 3]];
+                for a in 0..g.dims {
+                    let axis = predictor.weights(q[a], coarse.domain[a]);
+                    let (mut t2, mut a2) = (Vec::new(), Vec::new());
+                    for (t, c) in terms.iter().zip(&at) {
+                        for &(x, w) in &axis {
+                            let mut c = *c;
+                            c[a] = x;
+                            t2.push((0, t.1 * w));
+                            a2.push(c);
+                        }
+                    }
+                    (terms, at) = (t2, a2);
+                }
+                for (t, c) in terms.iter_mut().zip(&at) {
+                    let ckey = coarse.key_of(*c);
+                    match grid.slot(ckey) {
+                        Some(s) => {
+                            let co = coarse.origin(ckey);
+                            let local = [0, 1, 2].map(|a| (c[a] - co[a]) as isize);
+                            t.0 = (s * g.slot_len() + g.element(local)) as u32;
+                        }
+                        None => failure = Some(ckey),
+                    }
+                }
+                sums.push(((slot * g.slot_len() + g.element(p)) as u32, terms));
+            });
+            if let Some(ckey) = failure {
+                return Err(Error::InvalidField(format!(
+                    "block {key:?} is predicted from block {ckey:?} of level {level}, which is absent: add the coarser blocks first"
+                )));
+            }
+        }
+        Ok(LevelTransfer {
+            exchange: HaloExchange::transfers(grid, &[], &sums)?,
+        })
+    }
+
+    /// Whether the transfer was planned for the grid's present layout.
+    pub fn is_current(&self, grid: &BlockGrid) -> bool {
+        self.exchange.is_current(grid)
+    }
+
+    /// The points the transfer sets.
+    pub fn len(&self) -> usize {
+        self.exchange.len()
+    }
+
+    /// Whether it sets none.
+    pub fn is_empty(&self) -> bool {
+        self.exchange.is_empty()
+    }
+
+    /// Runs the transfer on `field` (a field of the planned layout).
+    pub fn run<T: Real>(&self, field: &mut BlockField<T>) -> Result<(), Error> {
+        self.exchange.run(field)
+    }
+
+    /// Runs the transfer on several fields of the planned layout.
+    pub fn run_many<T: Real>(&self, fields: &mut [&mut BlockField<T>]) -> Result<(), Error> {
+        self.exchange.run_many(fields)
+    }
+}
+
+/// The grid's geometry, or an error unless its levels are vertex-centred.
+fn vertex_levels(grid: &BlockGrid, what: &str) -> Result<super::Geometry, Error> {
+    let g = *grid.geometry();
+    if g.refinement != Refinement::Vertex {
+        return Err(Error::InvalidField(format!(
+            "a {what} between levels needs a vertex-centred grid (BlockGrid::with_levels(.., Refinement::Vertex))"
+        )));
+    }
+    Ok(g)
+}
+
+/// Calls `f` with every point of a block at `origin` (a point of level geometry `lg`)
+/// that lies inside the level's domain, as a point of the block.
+fn for_each_own_point(lg: &super::Geometry, origin: [usize; 3], mut f: impl FnMut([isize; 3])) {
+    let n = [0, 1, 2].map(|a| lg.block[a].min(lg.domain[a].saturating_sub(origin[a])));
+    for k in 0..n[2] {
+        for j in 0..n[1] {
+            for i in 0..n[0] {
+                f([i as isize, j as isize, k as isize]);
+            }
+        }
+    }
+}
