@@ -13,7 +13,8 @@
 //!   refinement) take the prediction from the next coarser level ([`Predictor`]), as the
 //!   inverse wavelet transform with zero details gives;
 //! - [`LevelTransfer::injection`]: the even points of a level's blocks take the coarser
-//!   level's values (the inverse transform's first step).
+//!   level's values (the inverse transform's first step), and
+//!   [`LevelTransfer::coarsening`] the other way (one level of restriction).
 
 use super::grid::{BlockGrid, BlockKey};
 use super::halo::HaloExchange;
@@ -64,34 +65,18 @@ impl LevelTransfer {
     /// of the coarser level's points they lie on (the first step of an inverse wavelet
     /// transform); points whose coarse block is absent keep theirs.
     pub fn injection(grid: &BlockGrid, level: u8) -> Result<LevelTransfer, Error> {
-        let g = vertex_levels(grid, "injection")?;
-        let Some(coarse_level) = level.checked_sub(1) else {
-            return Err(Error::InvalidField(
-                "an injection fills a level from the one below it: level 0 has none".into(),
-            ));
-        };
-        let coarse = g.at_level(coarse_level);
-        let mut copies = Vec::new();
-        for (slot, info) in grid.blocks().filter(|(_, b)| b.key.level == level) {
-            let lg = g.at_level(level);
-            let o = lg.origin(info.key);
-            for_each_own_point(&lg, o, |p| {
-                let q = [0, 1, 2].map(|a| o[a] + p[a] as usize);
-                if (0..g.dims).any(|a| q[a] % 2 == 1) {
-                    return;
-                }
-                let c = q.map(|x| x / 2);
-                let ckey = coarse.key_of(c);
-                if let Some(cs) = grid.slot(ckey) {
-                    let co = coarse.origin(ckey);
-                    let local = [0, 1, 2].map(|a| (c[a] - co[a]) as isize);
-                    copies.push((
-                        (slot * g.slot_len() + g.element(p)) as u32,
-                        (cs * g.slot_len() + g.element(local)) as u32,
-                    ));
-                }
-            });
-        }
+        let copies = even_pairs(grid, level, "injection")?;
+        Ok(LevelTransfer {
+            exchange: HaloExchange::transfers(grid, &copies, &[])?,
+        })
+    }
+
+    /// The points of level `level - 1` that blocks of level `level` cover take those
+    /// blocks' values there (the even points'): one level of [`LevelTransfer::restriction`],
+    /// for a multigrid cycle that goes down a level at a time.
+    pub fn coarsening(grid: &BlockGrid, level: u8) -> Result<LevelTransfer, Error> {
+        let pairs = even_pairs(grid, level, "coarsening")?;
+        let copies: Vec<(u32, u32)> = pairs.iter().map(|&(fine, coarse)| (coarse, fine)).collect();
         Ok(LevelTransfer {
             exchange: HaloExchange::transfers(grid, &copies, &[])?,
         })
@@ -182,6 +167,40 @@ impl LevelTransfer {
     pub fn run_many<T: Real>(&self, fields: &mut [&mut BlockField<T>]) -> Result<(), Error> {
         self.exchange.run_many(fields)
     }
+}
+
+/// The elements of the even points of the blocks of level `level` (above 0) paired with
+/// those of the coarser level's points they lie on, where that level's block is present.
+fn even_pairs(grid: &BlockGrid, level: u8, what: &str) -> Result<Vec<(u32, u32)>, Error> {
+    let g = vertex_levels(grid, what)?;
+    let Some(coarse_level) = level.checked_sub(1) else {
+        return Err(Error::InvalidField(format!(
+            "a {what} pairs a level with the one below it: level 0 has none"
+        )));
+    };
+    let coarse = g.at_level(coarse_level);
+    let lg = g.at_level(level);
+    let mut pairs = Vec::new();
+    for (slot, info) in grid.blocks().filter(|(_, b)| b.key.level == level) {
+        let o = lg.origin(info.key);
+        for_each_own_point(&lg, o, |p| {
+            let q = [0, 1, 2].map(|a| o[a] + p[a] as usize);
+            if (0..g.dims).any(|a| q[a] % 2 == 1) {
+                return;
+            }
+            let c = q.map(|x| x / 2);
+            let ckey = coarse.key_of(c);
+            if let Some(cs) = grid.slot(ckey) {
+                let co = coarse.origin(ckey);
+                let local = [0, 1, 2].map(|a| (c[a] - co[a]) as isize);
+                pairs.push((
+                    (slot * g.slot_len() + g.element(p)) as u32,
+                    (cs * g.slot_len() + g.element(local)) as u32,
+                ));
+            }
+        });
+    }
+    Ok(pairs)
 }
 
 /// The grid's geometry, or an error unless its levels are vertex-centred.

@@ -114,6 +114,9 @@ fn halo_case<T: Real>(
         (vec![128, 64], vec![16, 16]),
         (vec![40, 20, 12], vec![32, 8, 4]),
         (vec![32, 32, 16], vec![8, 8, 4]),
+        // Last blocks thinner than the halo: their neighbours' halos reach past the
+        // domain's edge through them.
+        (vec![33, 34], vec![16, 16]),
     ] {
         let dims = domain.len();
         let grid = random_grid(backend, &format!("halo {domain:?}"), &domain, &block, 0.6);

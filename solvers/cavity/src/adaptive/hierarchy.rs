@@ -27,12 +27,19 @@ pub struct Hierarchy {
 
 /// What is planned for one layout.
 struct Plans {
+    /// Every level's halos (predicted next to absent blocks, extrapolated past walls).
     halo: HaloExchange,
+    /// The same per level.
+    level_halos: Vec<HaloExchange>,
+    /// Per level, halos of 0 next to absent blocks and past the walls (residuals).
+    zero_halos: Vec<HaloExchange>,
     restriction: LevelTransfer,
     /// Per level, its present blocks.
     lists: Vec<BlockList>,
-    /// Per level above 0, the injection from the level below.
+    /// Per level above 0 (index `level - 1`), the injection from the level below.
     injections: Vec<LevelTransfer>,
+    /// Per level above 0 (index `level - 1`), the coarsening to the level below.
+    coarsenings: Vec<LevelTransfer>,
 }
 
 impl Hierarchy {
@@ -66,6 +73,11 @@ impl Hierarchy {
         &self.grid
     }
 
+    /// The predictor between levels.
+    pub fn predictor(&self) -> Predictor {
+        self.predictor
+    }
+
     /// The number of levels.
     pub fn levels(&self) -> u8 {
         self.grid.geometry().levels
@@ -97,15 +109,27 @@ impl Hierarchy {
                 sides: [[Side::Extrapolate; 2]; 3],
                 absent: Absent::Coarser(self.predictor),
             };
+            let zero = HaloRule::uniform(Side::Value(0.0), Absent::Value(0.0));
+            let grid = &self.grid;
             let levels = self.levels();
+            let per_level = |rule: &HaloRule| -> Result<Vec<HaloExchange>, Error> {
+                (0..levels)
+                    .map(|l| HaloExchange::of_level(grid, rule, l))
+                    .collect()
+            };
             self.plans = Some(Plans {
-                halo: HaloExchange::new(&self.grid, &rule)?,
-                restriction: LevelTransfer::restriction(&self.grid)?,
+                halo: HaloExchange::new(grid, &rule)?,
+                level_halos: per_level(&rule)?,
+                zero_halos: per_level(&zero)?,
+                restriction: LevelTransfer::restriction(grid)?,
                 lists: (0..levels)
-                    .map(|l| BlockList::level(&self.grid, l))
+                    .map(|l| BlockList::level(grid, l))
                     .collect::<Result<_, _>>()?,
                 injections: (1..levels)
-                    .map(|l| LevelTransfer::injection(&self.grid, l))
+                    .map(|l| LevelTransfer::injection(grid, l))
+                    .collect::<Result<_, _>>()?,
+                coarsenings: (1..levels)
+                    .map(|l| LevelTransfer::coarsening(grid, l))
                     .collect::<Result<_, _>>()?,
             });
         }
@@ -123,6 +147,68 @@ impl Hierarchy {
         let plans = self.plans()?;
         plans.restriction.run(u)?;
         plans.halo.run(u)
+    }
+
+    /// Fills the halos of the blocks of `level`.
+    pub fn exchange_level<T: Real>(
+        &mut self,
+        level: u8,
+        u: &mut BlockField<T>,
+    ) -> Result<(), Error> {
+        self.plans()?.level_halos[level as usize].run(u)
+    }
+
+    /// Fills the halos of the blocks of `level` with 0 next to absent blocks and past the
+    /// walls (for residuals, which exist only where the level does).
+    pub fn exchange_level_zero<T: Real>(
+        &mut self,
+        level: u8,
+        u: &mut BlockField<T>,
+    ) -> Result<(), Error> {
+        self.plans()?.zero_halos[level as usize].run(u)
+    }
+
+    /// The even points of `level`'s blocks take level `level - 1`'s values.
+    pub fn inject<T: Real>(&mut self, level: u8, u: &mut BlockField<T>) -> Result<(), Error> {
+        self.plans()?.injections[level as usize - 1].run(u)
+    }
+
+    /// The points of level `level - 1` under `level`'s blocks take their values.
+    pub fn coarsen<T: Real>(
+        &mut self,
+        level: u8,
+        fields: &mut [&mut BlockField<T>],
+    ) -> Result<(), Error> {
+        self.plans()?.coarsenings[level as usize - 1].run_many(fields)
+    }
+
+    /// The spacing of level `level` on the unit square.
+    pub fn spacing(&self, level: u8) -> f64 {
+        1.0 / (self.points(level) - 1) as f64
+    }
+
+    /// The finest level with a present block.
+    pub fn finest_present(&self) -> u8 {
+        self.grid.keys().iter().map(|k| k.level).max().unwrap_or(0)
+    }
+
+    /// 1 at the points of every block that a block of the next finer level covers, 0
+    /// elsewhere (computed on the host for the present layout).
+    pub fn covered<T: Real>(&self) -> Result<BlockField<T>, Error> {
+        let g = *self.grid.geometry();
+        let grid = &self.grid;
+        BlockField::from_level_fn(grid, |level, p| {
+            let fine = level + 1;
+            let inside = (0..2).all(|a| p[a] >= 0 && (p[a] as usize) < g.at_level(level).domain[a]);
+            let covered = inside
+                && fine < g.levels
+                && grid.contains(g.at_level(fine).key_of([
+                    2 * p[0] as usize,
+                    2 * p[1] as usize,
+                    0,
+                ]));
+            T::from_f64(if covered { 1.0 } else { 0.0 })
+        })
     }
 
     /// Fills the halos of every level (no restriction).

@@ -5,9 +5,14 @@
 //! - [`wavelet`]: the transform in the stencil language (predict, detail, reconstruct);
 //! - [`Hierarchy`]: a tree of levels on a block grid, its halos (predicted from the
 //!   coarser level next to absent blocks, extrapolated past the walls), the transform
-//!   over all levels, and adaptation from the details.
+//!   over all levels, and adaptation from the details;
+//! - [`TreePoisson`]: the stream function's Poisson solve across the levels
+//!   ([`kernels`]).
 
 mod hierarchy;
+pub mod kernels;
+mod poisson;
 pub mod wavelet;
 
 pub use hierarchy::Hierarchy;
+pub use poisson::TreePoisson;

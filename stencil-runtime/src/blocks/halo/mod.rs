@@ -159,7 +159,15 @@ impl HaloExchange {
         rule: &HaloRule,
         widths: HaloWidths,
     ) -> Result<HaloExchange, Error> {
-        HaloExchange::of_plan(grid, Plan::new(grid, rule, widths)?)
+        HaloExchange::of_plan(grid, Plan::new(grid, rule, widths, None)?)
+    }
+
+    /// Plans the exchange of `rule` filling the whole halo of the blocks of level `level`
+    /// only (on a grid of several levels, a multigrid cycle's smoother works a level at a
+    /// time).
+    pub fn of_level(grid: &BlockGrid, rule: &HaloRule, level: u8) -> Result<HaloExchange, Error> {
+        let widths = [[grid.geometry().halo; 2]; 3];
+        HaloExchange::of_plan(grid, Plan::new(grid, rule, widths, Some(level))?)
     }
 
     /// An exchange of no halo that copies points `(destination, source)` and sums points

@@ -67,7 +67,13 @@ pub(super) struct Plan {
 impl Plan {
     /// The plan of `rule` on `grid`'s present layout, filling `widths[a]` (below, above)
     /// layers of halo along each axis `a`.
-    pub fn new(grid: &BlockGrid, rule: &HaloRule, widths: HaloWidths) -> Result<Plan, Error> {
+    /// Only the blocks of level `only` are filled if it is given.
+    pub fn new(
+        grid: &BlockGrid,
+        rule: &HaloRule,
+        widths: HaloWidths,
+        only: Option<u8>,
+    ) -> Result<Plan, Error> {
         let g = *grid.geometry();
         let mut plan = Plan {
             template: template(&g, widths),
@@ -88,6 +94,9 @@ impl Plan {
         }
         let mut own: Vec<(usize, f64)> = Vec::new();
         for (slot, info) in grid.blocks() {
+            if only.is_some_and(|l| l != info.key.level) {
+                continue;
+            }
             let mut side_value = |v: f64| plan.op(0.0, v);
             match neighbours(grid, rule, info.key, &mut side_value)? {
                 Some(row) => {
@@ -409,9 +418,9 @@ fn template(g: &Geometry, widths: HaloWidths) -> Vec<u32> {
 
 /// A structured block's neighbours' slots by direction (-1: absent, `-2 - op` past a side
 /// of fixed value, `op` from `side_value`), or `None` if the block needs per-point
-/// entries: it sticks out of the domain, a neighbour lies past a side that mirrors or
-/// clamps (or is periodic over a domain that is not whole blocks), or a neighbour is
-/// absent under [`Absent::Values`].
+/// entries: it or a neighbour sticks out of the domain, a neighbour lies past a side that
+/// mirrors or clamps (or is periodic over a domain that is not whole blocks), or a
+/// neighbour is absent under [`Absent::Values`] or [`Absent::Coarser`].
 fn neighbours(
     grid: &BlockGrid,
     rule: &HaloRule,
@@ -456,6 +465,14 @@ fn neighbours(
             level: key.level,
             index,
         };
+        // A neighbour that sticks out of the domain thinner than the halo holds points
+        // past its edge where this block's halo reads it, and this same exchange fills
+        // them: they are no source. The block takes per-point entries, which resolve
+        // those points by the side's rule.
+        let no = g.origin(neighbour);
+        if (0..g.dims).any(|a| no[a] + g.block[a] > g.domain[a] && g.domain[a] - no[a] < g.halo) {
+            return Ok(None);
+        }
         match grid.slot(neighbour) {
             Some(s) => *slot = s as i32,
             None if grid.contains(neighbour) => return Err(remote(grid, key, neighbour)),
