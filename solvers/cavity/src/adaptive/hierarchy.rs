@@ -7,7 +7,7 @@ use stencil_runtime::blocks::{
     plan_adaptation, Absent, Adaptation, BlockMeasure, HaloExchange, HaloRule, LevelTransfer,
     Predictor, Refinement, Side,
 };
-use stencil_runtime::{Backend, BlockField, BlockGrid, BlockKey, BlockList, Error, Real};
+use stencil_runtime::{Backend, BlockField, BlockGrid, BlockKey, BlockList, Error, Field, Real};
 
 /// The halo the transform's kernels read (the cubic predictor's `±3`).
 pub const HALO: usize = 3;
@@ -332,23 +332,56 @@ impl Hierarchy {
         Ok(plan)
     }
 
-    /// The points of every present block (coarse copies included, each block's points
-    /// inside its level's domain) against the points of the whole finest level: the
-    /// fraction of the uniform finest grid that is stored.
+    /// `u` on the uniform grid of `level`, composed on the host: level 0's values, then
+    /// level by level the prediction from the level below (the inverse transform with
+    /// zero details), overwritten by the level's present blocks.
+    pub fn uniform<T: Real>(&self, u: &BlockField<T>, level: u8) -> Result<Field<T>, Error> {
+        let mut dense = u.level_to_dense(&self.grid, 0, 0, T::nan())?.to_host()?;
+        for l in 1..=level {
+            let (nc, n) = (self.points(l - 1), self.points(l));
+            let coarse = dense;
+            let weights: Vec<Vec<(usize, f64)>> =
+                (0..n).map(|q| self.predictor.weights(q, nc)).collect();
+            let present = u.level_to_dense(&self.grid, l, 0, T::nan())?.to_host()?;
+            dense = Field::from_fn(&[n, n], 0, |p| {
+                let (i, j) = (p[0] as usize, p[1] as usize);
+                let own = present.get(p).unwrap_or(T::nan());
+                if !own.is_nan() {
+                    return own;
+                }
+                let mut v = 0.0;
+                for &(cj, wj) in &weights[j] {
+                    for &(ci, wi) in &weights[i] {
+                        let c = coarse
+                            .get([ci as isize, cj as isize, 0])
+                            .unwrap_or(T::nan());
+                        v += wi * wj * c.as_f64();
+                    }
+                }
+                T::from_f64(v)
+            });
+        }
+        Ok(dense)
+    }
+
+    /// The points of the composite grid (each point once, at the finest level whose
+    /// block holds it) against the points of the whole finest level: the fraction of the
+    /// uniform finest grid that is present.
     pub fn present_fraction(&self) -> f64 {
         let g = *self.grid.geometry();
-        let points: usize = self
-            .grid
-            .keys()
-            .iter()
-            .map(|key| {
-                let lg = g.at_level(key.level);
-                let o = lg.origin(*key);
-                (0..2)
-                    .map(|a| lg.block[a].min(lg.domain[a] - o[a]))
-                    .product::<usize>()
-            })
-            .sum();
+        let mut points = 0usize;
+        for key in self.grid.keys() {
+            let lg = g.at_level(key.level);
+            let o = lg.origin(key);
+            let fine = (key.level + 1 < g.levels).then(|| g.at_level(key.level + 1));
+            for j in o[1]..(o[1] + lg.block[1]).min(lg.domain[1]) {
+                for i in o[0]..(o[0] + lg.block[0]).min(lg.domain[0]) {
+                    let covered =
+                        fine.is_some_and(|f| self.grid.contains(f.key_of([2 * i, 2 * j, 0])));
+                    points += usize::from(!covered);
+                }
+            }
+        }
         let n = self.points(g.levels - 1);
         points as f64 / (n * n) as f64
     }

@@ -9,10 +9,12 @@
 //! - [`TreePoisson`]: the stream function's Poisson solve across the levels
 //!   ([`kernels`]).
 
+mod flow;
 mod hierarchy;
 pub mod kernels;
 mod poisson;
 pub mod wavelet;
 
+pub use flow::{AdaptiveCavity, AdaptiveConfig};
 pub use hierarchy::Hierarchy;
 pub use poisson::TreePoisson;
