@@ -114,3 +114,58 @@ fn bad_settings_are_typed_errors() {
         }
     }
 }
+
+#[test]
+fn a_resumed_run_continues_bit_for_bit() {
+    use cavity::adaptive::AdaptiveCheckpoint;
+    let cpu = Backend::Cpu;
+    let config = AdaptiveConfig {
+        re: 400.0,
+        n0: 5,
+        levels: 5,
+        full: 3,
+        eps: 1e-3,
+        adapt_every: 10,
+        ..AdaptiveConfig::default()
+    };
+    let mut flow = AdaptiveCavity::new(&cpu, &config).unwrap();
+    for _ in 0..25 {
+        flow.step().unwrap();
+    }
+    flow.check().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("checkpoint.bin");
+    AdaptiveCheckpoint::of(&flow).unwrap().write(&path).unwrap();
+    for _ in 0..25 {
+        flow.step().unwrap();
+    }
+    let saved = AdaptiveCheckpoint::read(&path).unwrap();
+    let mut resumed = AdaptiveCavity::new(&cpu, &saved.config()).unwrap();
+    saved.restore(&mut resumed).unwrap();
+    for _ in 0..25 {
+        resumed.step().unwrap();
+    }
+    assert_eq!(flow.step, resumed.step);
+    assert_eq!(flow.time.to_bits(), resumed.time.to_bits());
+    let a = AdaptiveCheckpoint::of(&flow).unwrap();
+    let b = AdaptiveCheckpoint::of(&resumed).unwrap();
+    assert!(
+        a.blocks.iter().any(|b| b.0 == 4),
+        "the finest level is in use"
+    );
+    assert_eq!(a.blocks, b.blocks);
+    let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    assert!(
+        bits(&a.w) == bits(&b.w) && bits(&a.psi) == bits(&b.psi),
+        "the fields differ"
+    );
+    // A checkpoint of other settings is refused.
+    let other = AdaptiveConfig {
+        eps: 1e-2,
+        ..config
+    };
+    assert!(matches!(
+        saved.matches(&other),
+        Err(CavityError::Checkpoint(_))
+    ));
+}

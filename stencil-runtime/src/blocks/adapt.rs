@@ -16,9 +16,9 @@
 //!    neighbour can be predicted from the coarser level and neighbouring leaves differ by
 //!    at most one level. Blocks are added (and their ancestors) until this holds.
 //! 3. **Coarsening**: a family (the children of one block) is removed when none of its
-//!    blocks is wanted by the rules above, none has details above the coarsening
-//!    fraction of eps, none has children, and removing it breaks no balance. One level
-//!    goes per adaptation.
+//!    blocks is wanted by the rules above, neither they nor their parent have details
+//!    above the coarsening fraction of eps, none has children, and removing it breaks no
+//!    balance. One level goes per adaptation.
 
 use super::geometry::Geometry;
 use super::grid::BlockKey;
@@ -109,7 +109,16 @@ pub fn plan_adaptation(
                 && !m.above_coarsening
                 && !c.children(g.dims).iter().any(|gc| after.contains(gc))
         });
-        if !removable || family.is_empty() {
+        // The parent's details too: once its children go, the parent evolves alone, and
+        // a parent whose (restricted) details are near eps would be refined again at
+        // once; the margin down to the coarsening fraction keeps the grid from
+        // oscillating.
+        let parent_quiet = !measures
+            .get(&parent)
+            .copied()
+            .unwrap_or_default()
+            .above_coarsening;
+        if !removable || !parent_quiet || family.is_empty() {
             continue;
         }
         let mut trial = after.clone();
@@ -117,10 +126,9 @@ pub fn plan_adaptation(
             trial.remove(c);
         }
         // Removing the family must leave every remaining block's requirements present.
-        let level = parent.level + 2;
         let still_balanced = trial
             .iter()
-            .filter(|k| k.level == level)
+            .filter(|k| k.level == parent.level + 1 || k.level == parent.level + 2)
             .all(|k| requirements(g, *k).iter().all(|r| trial.contains(r)));
         if still_balanced {
             after = trial;
@@ -131,17 +139,30 @@ pub fn plan_adaptation(
     Adaptation { add, remove }
 }
 
-/// What block `key` needs present: its parent, and the blocks of the parent's level next
-/// to the parent.
+/// What block `key` needs present: its parent, the blocks of the parent's level next to
+/// the parent, and its *slivers*: the neighbours above it along the axes that stick out
+/// of the level's domain (on a vertex-centred level of `2^k + 1` points the last point
+/// of each axis is a block of its own; a block is not complete without its wall).
 fn requirements(g: &Geometry, key: BlockKey) -> Vec<BlockKey> {
-    match key.parent() {
+    let mut out = match key.parent() {
         None => Vec::new(),
         Some(parent) => {
             let mut out = neighbours(g, parent);
             out.push(parent);
             out
         }
-    }
+    };
+    let lg = g.at_level(key.level);
+    let sticks_out = |k: &BlockKey| {
+        let o = lg.origin(*k);
+        (0..g.dims).any(|a| o[a] + lg.block[a] > lg.domain[a])
+    };
+    out.extend(
+        neighbours(g, key)
+            .into_iter()
+            .filter(|n| (0..g.dims).all(|a| n.index[a] >= key.index[a]) && sticks_out(n)),
+    );
+    out
 }
 
 /// The blocks of `key`'s level next to it (sides and corners) inside the level's domain.

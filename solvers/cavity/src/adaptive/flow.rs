@@ -138,6 +138,8 @@ pub struct AdaptiveCavity {
     pub time: f64,
     /// The time step (the finest level's stable step times the CFL fraction).
     pub dt: f64,
+    /// Blocks added and removed by adaptations so far.
+    pub adapted: (u64, u64),
 }
 
 impl AdaptiveCavity {
@@ -173,6 +175,7 @@ impl AdaptiveCavity {
             step: 0,
             time: 0.0,
             dt: config.cfl * stable_time_step(config.re, h, LID_SPEED),
+            adapted: (0, 0),
         })
     }
 
@@ -351,7 +354,10 @@ impl AdaptiveCavity {
                 &mut self.previous,
             ],
         )?;
-        Ok((change.add.len(), change.remove.len()))
+        let (added, removed) = (change.add.len(), change.remove.len());
+        self.adapted.0 += added as u64;
+        self.adapted.1 += removed as u64;
+        Ok((added, removed))
     }
 
     /// Measures the change of `w` since the last check (over every present block, coarse
@@ -451,6 +457,38 @@ impl AdaptiveCavity {
                 });
             }
         }
+    }
+
+    /// Sets the tree to exactly the blocks `keys`, `w` and `psi` to the slot values given
+    /// per block (in `keys`' order), and the step, time and time step: the state just
+    /// after a check (see [`super::AdaptiveCheckpoint`]).
+    pub fn restore(
+        &mut self,
+        keys: &[BlockKey],
+        w: &[f64],
+        psi: &[f64],
+        (step, time, dt): (u64, f64, f64),
+    ) -> Result<(), CavityError> {
+        self.tree.set_blocks(keys)?;
+        let z = || BlockField::<f64>::zeroed(self.tree.grid());
+        (self.w, self.psi, self.details, self.previous) = (z()?, z()?, z()?, z()?);
+        self.stages = [z()?, z()?];
+        self.sums = [z()?, z()?];
+        let len = self.tree.grid().geometry().slot_len();
+        for (k, key) in keys.iter().enumerate() {
+            let grid = self.tree.grid();
+            self.w
+                .set_slot_values(grid, *key, &w[k * len..(k + 1) * len])?;
+            self.psi
+                .set_slot_values(grid, *key, &psi[k * len..(k + 1) * len])?;
+        }
+        let backend = self.tree.grid().backend().clone();
+        for level in 0..=self.tree.finest_present() {
+            let list = self.tree.list(level)?;
+            copy::launch_blocks(&backend, list, &self.w, &mut self.previous)?;
+        }
+        (self.step, self.time, self.dt, self.checked_at) = (step, time, dt, time);
+        Ok(())
     }
 
     /// Cycles the Poisson solve for the current `w` until its relative residual is below

@@ -31,7 +31,9 @@ struct Plans {
     halo: HaloExchange,
     /// The same per level.
     level_halos: Vec<HaloExchange>,
-    /// Per level, halos of 0 next to absent blocks and past the walls (residuals).
+    /// The same per level, one layer only (what 5-point stencils read).
+    thin_halos: Vec<HaloExchange>,
+    /// Per level, one layer of 0 next to absent blocks and past the walls (residuals).
     zero_halos: Vec<HaloExchange>,
     restriction: LevelTransfer,
     /// Per level, its present blocks.
@@ -66,6 +68,31 @@ impl Hierarchy {
             predictor,
             plans: None,
         })
+    }
+
+    /// Sets the present blocks to exactly `keys` (a tree: level 0 whole, parents
+    /// present); fields of the old layout are no longer of the grid's.
+    pub fn set_blocks(&mut self, keys: &[BlockKey]) -> Result<(), Error> {
+        let g = *self.grid.geometry();
+        let wanted: std::collections::HashSet<BlockKey> = keys.iter().copied().collect();
+        let whole = g.all_keys().all(|k| wanted.contains(&k));
+        let tree = keys
+            .iter()
+            .all(|k| k.parent().is_none_or(|p| wanted.contains(&p)));
+        if !whole || !tree {
+            return Err(Error::InvalidField(
+                "the blocks do not make a tree (level 0 whole, every parent present)".into(),
+            ));
+        }
+        let remove: Vec<BlockKey> = self
+            .grid
+            .keys()
+            .into_iter()
+            .filter(|k| !wanted.contains(k))
+            .collect();
+        self.grid.update(keys, &remove)?;
+        self.plans = None;
+        Ok(())
     }
 
     /// The block grid.
@@ -112,15 +139,16 @@ impl Hierarchy {
             let zero = HaloRule::uniform(Side::Value(0.0), Absent::Value(0.0));
             let grid = &self.grid;
             let levels = self.levels();
-            let per_level = |rule: &HaloRule| -> Result<Vec<HaloExchange>, Error> {
+            let per_level = |rule: &HaloRule, width: usize| -> Result<Vec<HaloExchange>, Error> {
                 (0..levels)
-                    .map(|l| HaloExchange::of_level(grid, rule, l))
+                    .map(|l| HaloExchange::of_level(grid, rule, l, width))
                     .collect()
             };
             self.plans = Some(Plans {
                 halo: HaloExchange::new(grid, &rule)?,
-                level_halos: per_level(&rule)?,
-                zero_halos: per_level(&zero)?,
+                level_halos: per_level(&rule, HALO)?,
+                thin_halos: per_level(&rule, 1)?,
+                zero_halos: per_level(&zero, 1)?,
                 restriction: LevelTransfer::restriction(grid)?,
                 lists: (0..levels)
                     .map(|l| BlockList::level(grid, l))
@@ -158,8 +186,17 @@ impl Hierarchy {
         self.plans()?.level_halos[level as usize].run(u)
     }
 
-    /// Fills the halos of the blocks of `level` with 0 next to absent blocks and past the
-    /// walls (for residuals, which exist only where the level does).
+    /// Fills one layer of halo of the blocks of `level` (what 5-point stencils read).
+    pub fn exchange_level_thin<T: Real>(
+        &mut self,
+        level: u8,
+        u: &mut BlockField<T>,
+    ) -> Result<(), Error> {
+        self.plans()?.thin_halos[level as usize].run(u)
+    }
+
+    /// Fills one layer of halo of the blocks of `level` with 0 next to absent blocks and
+    /// past the walls (for residuals, which exist only where the level does).
     pub fn exchange_level_zero<T: Real>(
         &mut self,
         level: u8,

@@ -9,12 +9,14 @@
 //! - [`TreePoisson`]: the stream function's Poisson solve across the levels
 //!   ([`kernels`]).
 
+mod checkpoint;
 mod flow;
 mod hierarchy;
 pub mod kernels;
 mod poisson;
 pub mod wavelet;
 
+pub use checkpoint::AdaptiveCheckpoint;
 pub use flow::{AdaptiveCavity, AdaptiveConfig};
 pub use hierarchy::Hierarchy;
 pub use poisson::TreePoisson;

@@ -92,7 +92,7 @@ impl<T: Real> TreePoisson<T> {
                 if level > 0 {
                     tree.coarsen(level, &mut [&mut *psi])?;
                 }
-                tree.exchange_level(level, psi)?;
+                tree.exchange_level_thin(level, psi)?;
                 relax::launch_blocks(&backend, tree.list(level)?, psi, &self.f, h2, colour)?;
             }
         }
@@ -127,7 +127,7 @@ impl<T: Real> TreePoisson<T> {
         for level in (1..=top).rev() {
             self.relax(tree, level, psi, self.pre)?;
             tree.coarsen(level, &mut [&mut *psi])?;
-            tree.exchange_level(level, psi)?;
+            tree.exchange_level_thin(level, psi)?;
             let hi = h2_inv(tree, level);
             residual::launch_blocks(&backend, tree.list(level)?, &*psi, &self.f, &mut self.r, hi)?;
             tree.exchange_level_zero(level, &mut self.r)?;
@@ -135,7 +135,7 @@ impl<T: Real> TreePoisson<T> {
             tree.coarsen(level, &mut [&mut *psi, &mut self.t])?;
             let coarse = level - 1;
             copy::launch_blocks(&backend, tree.list(coarse)?, &*psi, &mut self.old)?;
-            tree.exchange_level(coarse, psi)?;
+            tree.exchange_level_thin(coarse, psi)?;
             let hi = h2_inv(tree, coarse);
             coarse_rhs::launch_blocks(
                 &backend,
@@ -159,7 +159,6 @@ impl<T: Real> TreePoisson<T> {
             let coarse = level - 1;
             // The coarser level's change, predicted onto this level.
             difference::launch_blocks(&backend, tree.list(coarse)?, &*psi, &self.old, &mut self.e)?;
-            tree.exchange_level(coarse, &mut self.e)?;
             tree.inject(level, &mut self.e)?;
             tree.exchange_level(level, &mut self.e)?;
             // (The residual's field holds the prediction: it is not needed on the way up.)

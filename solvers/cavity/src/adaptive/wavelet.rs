@@ -76,14 +76,22 @@ pub mod transform {
         u = if even { c } else { d + predicted(c, cubic) };
     }
 
-    /// Marks the points whose detail exceeds `eps` (`significant` = 1) and
-    /// `coarsening * eps` (`kept` = 1); both 0 elsewhere. A NaN detail is significant.
+    /// Marks the points off the walls whose detail exceeds `eps` (`significant` = 1)
+    /// and `coarsening * eps` (`kept` = 1); both 0 elsewhere. A NaN detail is
+    /// significant. (A wall's values follow from the inside: the wall vorticity from the
+    /// stream function, at each level's spacing, so its details say nothing of the flow.)
     #[stencil(dims = 2)]
     pub fn classify<T: Real>(d: In<T>, significant: Out<T>, kept: Out<T>, eps: T, coarsening: T) {
+        let (i, j) = (index(0), index(1));
+        let wall = i == 0 || j == 0 || i == extent(0) - 1 || j == extent(1) - 1;
         let size = d.abs();
         let nan = d != d;
-        significant = if size > eps || nan { 1.0 } else { 0.0 };
-        kept = if size > coarsening * eps || nan {
+        significant = if (size > eps || nan) && !wall {
+            1.0
+        } else {
+            0.0
+        };
+        kept = if (size > coarsening * eps || nan) && !wall {
             1.0
         } else {
             0.0

@@ -1,16 +1,18 @@
 //! What a run leaves to look at: pictures, centre-line profiles, a VTK file and a summary.
 
+mod adaptive;
 mod pictures;
 mod plot;
 mod vtk;
 
+use crate::adaptive::AdaptiveCavity;
 use crate::kernels::flow;
 use crate::model::LID_SPEED;
 use crate::reference::{Comparison, Reference};
 use crate::{Cavity, CavityError};
 use std::fmt;
 use std::path::{Path, PathBuf};
-use stencil_runtime::Field;
+use stencil_runtime::{Backend, Field};
 
 /// The flow on the host: every node's stream function, vorticity and velocity.
 pub(crate) struct Snapshot {
@@ -24,17 +26,28 @@ pub(crate) struct Snapshot {
 impl Snapshot {
     /// Copies the flow of `cavity` to the host (its wall vorticity brought up to date).
     pub fn of(cavity: &mut Cavity) -> Result<Snapshot, CavityError> {
-        let n = cavity.config().n;
         let b = cavity.backend().clone();
         let h = cavity.config().h();
         crate::wall_update(&b, h, &cavity.psi, &mut cavity.w)?;
-        let mut u = Field::<f64>::zeros_on(&b, &[n, n], 0)?;
-        let mut v = Field::<f64>::zeros_on(&b, &[n, n], 0)?;
-        flow::velocity::launch(&b, &cavity.psi, &mut u, &mut v, 1.0 / h, LID_SPEED)?;
+        Snapshot::from_fields(&b, &cavity.psi, &cavity.w)
+    }
+
+    /// The flow of the stream function `psi` and vorticity `w` on `n x n` nodes of the
+    /// unit square (halos of at least one; the velocity from `psi`).
+    pub fn from_fields(
+        b: &Backend,
+        psi: &Field<f64>,
+        w: &Field<f64>,
+    ) -> Result<Snapshot, CavityError> {
+        let n = psi.extent()[0];
+        let h = 1.0 / (n - 1) as f64;
+        let mut u = Field::<f64>::zeros_on(b, &[n, n], 0)?;
+        let mut v = Field::<f64>::zeros_on(b, &[n, n], 0)?;
+        flow::velocity::launch(b, psi, &mut u, &mut v, 1.0 / h, LID_SPEED)?;
         Ok(Snapshot {
             n,
-            psi: cavity.psi.interior()?,
-            w: cavity.w.interior()?,
+            psi: psi.interior()?,
+            w: w.interior()?,
             u: u.interior()?,
             v: v.interior()?,
         })
@@ -179,7 +192,48 @@ pub fn write_results(
     summary: &mut Summary,
 ) -> Result<Vec<PathBuf>, CavityError> {
     let snapshot = Snapshot::of(cavity)?;
-    let profiles = Profiles::from_snapshot(&snapshot);
+    write_snapshot(&snapshot, out, reference, summary)
+}
+
+/// Writes the results of the adaptive `cavity` into `out`: the files of
+/// [`write_results`] from the flow composed on the uniform grid of the finest level,
+/// `levels.png` (the leaf blocks, coloured by level, over the vorticity) and
+/// `adaptive.vtk` (the leaf blocks' points with their level, for ParaView). Returns the
+/// files written.
+pub fn write_adaptive_results(
+    cavity: &mut AdaptiveCavity,
+    out: &Path,
+    reference: Option<&Reference>,
+    summary: &mut Summary,
+) -> Result<Vec<PathBuf>, CavityError> {
+    let finest = cavity.tree().levels() - 1;
+    let (psi, w) = cavity.uniform(finest)?;
+    let snapshot = Snapshot::from_fields(&Backend::Cpu, &with_halo(&psi)?, &with_halo(&w)?)?;
+    let mut files = write_snapshot(&snapshot, out, reference, summary)?;
+    let levels = out.join("levels.png");
+    adaptive::levels_picture(&snapshot, cavity.tree(), &levels)?;
+    let grid = out.join("adaptive.vtk");
+    adaptive::write_vtk(&snapshot, cavity.tree(), &grid)?;
+    files.extend([levels, grid]);
+    Ok(files)
+}
+
+/// `f` (no halo) with a halo of one (zeros), as the velocity kernel reads.
+fn with_halo(f: &Field<f64>) -> Result<Field<f64>, CavityError> {
+    let host = f.to_host()?;
+    Ok(Field::from_fn(f.extent(), 1, |p| {
+        host.get(p).unwrap_or(0.0)
+    }))
+}
+
+/// The files of [`write_results`] from a snapshot.
+fn write_snapshot(
+    snapshot: &Snapshot,
+    out: &Path,
+    reference: Option<&Reference>,
+    summary: &mut Summary,
+) -> Result<Vec<PathBuf>, CavityError> {
+    let profiles = Profiles::from_snapshot(snapshot);
     summary.psi_min = snapshot.psi_min();
     summary.comparison = reference.map(|r| r.compare(&profiles));
     let file = |name: &str| out.join(name);
@@ -192,11 +246,11 @@ pub fn write_results(
         "summary.txt",
     ]
     .map(file);
-    pictures::stream_function(&snapshot, &files[0])?;
-    pictures::vorticity(&snapshot, &files[1])?;
+    pictures::stream_function(snapshot, &files[0])?;
+    pictures::vorticity(snapshot, &files[1])?;
     profiles.write_csv(&files[2])?;
     plot::centre_lines(&profiles, reference, summary.re, &files[3])?;
-    vtk::write(&snapshot, &files[4])?;
+    vtk::write(snapshot, &files[4])?;
     std::fs::write(&files[5], summary.to_string())
         .map_err(|e| CavityError::io("writing", &files[5], e))?;
     Ok(files.to_vec())

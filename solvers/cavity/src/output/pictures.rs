@@ -6,7 +6,7 @@ use crate::CavityError;
 use std::path::Path;
 
 /// Pixels per side of a picture.
-const SIDE: u32 = 640;
+pub const SIDE: u32 = 640;
 
 /// Ghia et al.'s stream-function contour levels (their Table III).
 const PSI_LEVELS: [f64; 24] = [
@@ -20,16 +20,30 @@ const W_LEVELS: [f64; 11] = [-3.0, -2.0, -1.0, -0.5, 0.0, 0.5, 1.0, 2.0, 3.0, 4.
 /// The stream function: colour by value (viridis), black contours at Ghia's levels.
 pub fn stream_function(s: &Snapshot, path: &Path) -> Result<(), CavityError> {
     let (lo, hi) = range(&s.psi);
-    render(s.n, &s.psi, &PSI_LEVELS, path, |v| {
+    let picture = image(s.n, &s.psi, &PSI_LEVELS, |v| {
         colorous::VIRIDIS.eval_continuous(((v - lo) / (hi - lo).max(1e-300)).clamp(0.0, 1.0))
-    })
+    });
+    save(&picture, path)
 }
 
 /// The vorticity: a diverging colour map clipped to `[-5, 5]`, black contours at Ghia's
 /// levels.
 pub fn vorticity(s: &Snapshot, path: &Path) -> Result<(), CavityError> {
-    render(s.n, &s.w, &W_LEVELS, path, |v| {
+    save(&vorticity_image(s), path)
+}
+
+/// The picture of [`vorticity`].
+pub fn vorticity_image(s: &Snapshot) -> image::RgbImage {
+    image(s.n, &s.w, &W_LEVELS, |v| {
         colorous::RED_BLUE.eval_continuous((0.5 - v / 10.0).clamp(0.0, 1.0))
+    })
+}
+
+/// Writes `image` to `path` (PNG).
+pub fn save(image: &image::RgbImage, path: &Path) -> Result<(), CavityError> {
+    image.save(path).map_err(|e| CavityError::Output {
+        path: path.into(),
+        cause: e.to_string(),
     })
 }
 
@@ -48,13 +62,12 @@ fn band(levels: &[f64], v: f64) -> usize {
 
 /// Samples `values` (`n x n` nodes, x fastest, y up) bilinearly at every pixel, colours
 /// it, and blackens pixels where the contour band changes from a neighbour's.
-fn render(
+fn image(
     n: usize,
     values: &[f64],
     levels: &[f64],
-    path: &Path,
     colour: impl Fn(f64) -> colorous::Color,
-) -> Result<(), CavityError> {
+) -> image::RgbImage {
     let side = SIDE as usize;
     let sample = |px: usize, py: usize| {
         let x = px as f64 / (side - 1) as f64 * (n - 1) as f64;
@@ -69,7 +82,7 @@ fn render(
         .map(|k| sample(k % side, k / side))
         .collect();
     let bands: Vec<usize> = field.iter().map(|&v| band(levels, v)).collect();
-    let image = image::RgbImage::from_fn(SIDE, SIDE, |px, py| {
+    image::RgbImage::from_fn(SIDE, SIDE, |px, py| {
         let k = px as usize + side * py as usize;
         let right = px as usize + 1 < side && bands[k + 1] != bands[k];
         let below = (py as usize) + 1 < side && bands[k + side] != bands[k];
@@ -79,9 +92,5 @@ fn render(
             let c = colour(field[k]);
             image::Rgb([c.r, c.g, c.b])
         }
-    });
-    image.save(path).map_err(|e| CavityError::Output {
-        path: path.into(),
-        cause: e.to_string(),
     })
 }

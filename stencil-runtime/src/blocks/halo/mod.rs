@@ -162,11 +162,16 @@ impl HaloExchange {
         HaloExchange::of_plan(grid, Plan::new(grid, rule, widths, None)?)
     }
 
-    /// Plans the exchange of `rule` filling the whole halo of the blocks of level `level`
-    /// only (on a grid of several levels, a multigrid cycle's smoother works a level at a
-    /// time).
-    pub fn of_level(grid: &BlockGrid, rule: &HaloRule, level: u8) -> Result<HaloExchange, Error> {
-        let widths = [[grid.geometry().halo; 2]; 3];
+    /// Plans the exchange of `rule` filling `width` layers of halo (at most the grid's)
+    /// of the blocks of level `level` only: on a grid of several levels, a multigrid
+    /// cycle's smoother works a level at a time.
+    pub fn of_level(
+        grid: &BlockGrid,
+        rule: &HaloRule,
+        level: u8,
+        width: usize,
+    ) -> Result<HaloExchange, Error> {
+        let widths = [[width; 2]; 3];
         HaloExchange::of_plan(grid, Plan::new(grid, rule, widths, Some(level))?)
     }
 

@@ -3,7 +3,10 @@
 //!
 //! ```text
 //! cavity --re 1000 --n 257 --out results/
+//! cavity --re 1000 --n 65 --adaptive --levels 4 --eps 1e-3 --out results/
 //! ```
+
+mod adaptive;
 
 use cavity::{Cavity, CavityError, Check, Checkpoint, Config, Outcome, Reference, Summary, Until};
 use clap::Parser;
@@ -62,6 +65,18 @@ struct Args {
     /// Launch kernels one by one instead of replaying a recorded CUDA graph per step.
     #[arg(long)]
     no_graph: bool,
+    /// Run on a wavelet-adaptive grid: `--n` nodes per side everywhere, up to `--levels`
+    /// levels finer where the details of the flow exceed `--eps`.
+    #[arg(long)]
+    adaptive: bool,
+    /// With `--adaptive`: levels of refinement above `--n` (the finest grid has
+    /// `(n - 1) 2^levels + 1` nodes per side).
+    #[arg(long, default_value_t = 2)]
+    levels: u8,
+    /// With `--adaptive`: the threshold of the wavelet details, relative to the largest
+    /// vorticity and stream function.
+    #[arg(long, default_value_t = 1e-3)]
+    eps: f64,
     #[command(flatten)]
     live: live_view::ServeOption,
 }
@@ -97,6 +112,9 @@ fn run(args: Args) -> Result<(), CavityError> {
     // Everything that can be wrong with the request is found before any work.
     let config = config(&args);
     config.validate()?;
+    if args.adaptive {
+        return adaptive::run(&args, &config);
+    }
     if !(args.checkpoint_every > 0.0 && args.checkpoint_every.is_finite()) {
         return Err(CavityError::Config {
             name: "checkpoint_every",
@@ -244,7 +262,7 @@ fn run(args: Args) -> Result<(), CavityError> {
     Ok(())
 }
 
-fn progress_bar(config: &Config) -> ProgressBar {
+pub(crate) fn progress_bar(config: &Config) -> ProgressBar {
     let bar = ProgressBar::new(1000);
     let style =
         ProgressStyle::with_template("{spinner} [{elapsed_precise}] [{bar:30}] {msg} (ETA {eta})")
@@ -262,7 +280,12 @@ fn progress_bar(config: &Config) -> ProgressBar {
 /// Progress: toward the end time, or toward steady state measured on a log scale of the
 /// change per unit time (from the first check's to the tolerance). Returns the fraction
 /// done.
-fn show(bar: &ProgressBar, config: &Config, check: &Check, first: &mut Option<f64>) -> f64 {
+pub(crate) fn show(
+    bar: &ProgressBar,
+    config: &Config,
+    check: &Check,
+    first: &mut Option<f64>,
+) -> f64 {
     let fraction = match config.until {
         Until::Time(end) => check.time / end,
         Until::Steady => {

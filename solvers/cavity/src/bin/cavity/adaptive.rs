@@ -1,0 +1,163 @@
+//! `cavity --adaptive`: the run on a wavelet-adaptive grid, with the uniform run's
+//! progress, checkpoints and results, plus the picture of the levels and the adaptive
+//! grid for ParaView.
+
+use super::{progress_bar, show, Args};
+use cavity::adaptive::{AdaptiveCavity, AdaptiveCheckpoint, AdaptiveConfig};
+use cavity::{CavityError, Check, Config, Outcome, Reference, Summary, Until};
+use std::time::{Duration, Instant};
+use stencil_runtime::Backend;
+
+/// Level 0's nodes per side: the Poisson solve's coarsest grid, small enough to relax to
+/// convergence.
+const COARSEST: usize = 5;
+
+/// The adaptive settings of `args`: `--n` nodes everywhere (the levels up to it whole),
+/// `--levels` more where the details ask.
+fn adaptive_config(args: &Args, config: &Config) -> Result<AdaptiveConfig, CavityError> {
+    let bad = |name: &'static str, value: String, expected: &'static str| {
+        Err(CavityError::Config {
+            name,
+            value,
+            expected,
+        })
+    };
+    if config.n < COARSEST {
+        return bad(
+            "n",
+            config.n.to_string(),
+            "at least 5 nodes with --adaptive",
+        );
+    }
+    if args.precision != "f64" {
+        return bad("precision", args.precision.clone(), "f64 with --adaptive");
+    }
+    if args.live.address()?.is_some() {
+        return bad(
+            "serve",
+            "given".into(),
+            "no live view with --adaptive (not built yet); leave --serve out",
+        );
+    }
+    if let Until::Time(_) = config.until {
+        return bad(
+            "t_end",
+            "given".into(),
+            "steady state with --adaptive (leave --t-end out)",
+        );
+    }
+    let full = ((config.n - 1) / (COARSEST - 1)).ilog2() as u8 + 1;
+    let c = AdaptiveConfig {
+        re: config.re,
+        n0: COARSEST,
+        levels: full.saturating_add(args.levels),
+        full,
+        eps: args.eps,
+        cfl: config.cfl,
+        poisson_cycles: config.poisson_cycles,
+        ..AdaptiveConfig::default()
+    };
+    c.validate()?;
+    Ok(c)
+}
+
+/// Runs the adaptive cavity to steady state and writes its results.
+pub fn run(args: &Args, config: &Config) -> Result<(), CavityError> {
+    let adaptive = adaptive_config(args, config)?;
+    cavity::prepare_output(&args.out)?;
+    let checkpoint_path = args.out.join("checkpoint-adaptive.bin");
+    let resumed = if args.resume {
+        let c = AdaptiveCheckpoint::read(&checkpoint_path)?;
+        c.matches(&adaptive)?;
+        Some(c)
+    } else {
+        None
+    };
+    let reference = Reference::find(config.re)
+        .map(|p| Reference::load(&p))
+        .transpose()?;
+    let backend = Backend::from_name(&args.backend)?;
+    let mut flow = AdaptiveCavity::new(&backend, &adaptive)?;
+    if let Some(c) = &resumed {
+        c.restore(&mut flow)?;
+        println!(
+            "resumed from {} at step {}, t = {:.4}",
+            checkpoint_path.display(),
+            c.step,
+            c.time
+        );
+    }
+    println!(
+        "lid-driven cavity on an adaptive grid: Re = {}, {n} x {n} nodes everywhere, up to {f} x {f} where the details exceed {}, on {}, output in {}",
+        config.re,
+        adaptive.eps,
+        backend.name(),
+        args.out.display(),
+        n = config.n,
+        f = adaptive.finest_points(),
+    );
+    let bar = progress_bar(config);
+    let start = Instant::now();
+    let mut last_checkpoint = Instant::now();
+    let mut first_change = None;
+    let mut last: Option<Check> = None;
+    let mut saved: Result<(), CavityError> = Ok(());
+    let outcome = flow.run_to_steady(
+        config.tolerance,
+        config.check_every as u64,
+        config.max_steps,
+        |flow, check| {
+            last = Some(*check);
+            show(&bar, config, check, &mut first_change);
+            bar.set_message(format!(
+                "step {} t {:.3} dw/dt {:.2e} points {:.1}%",
+                check.step,
+                check.time,
+                check.change,
+                100.0 * flow.tree().present_fraction()
+            ));
+            if last_checkpoint.elapsed() >= Duration::from_secs_f64(args.checkpoint_every) {
+                saved = AdaptiveCheckpoint::of(flow).and_then(|c| c.write(&checkpoint_path));
+                last_checkpoint = Instant::now();
+            }
+            saved.is_ok()
+        },
+    );
+    bar.finish_and_clear();
+    saved?;
+    let outcome = outcome?;
+    AdaptiveCheckpoint::of(&flow)?.write(&checkpoint_path)?;
+    let wall = start.elapsed().as_secs_f64();
+    flow.poisson_solve_exactly()?;
+    let mut summary = Summary {
+        re: config.re,
+        n: adaptive.finest_points(),
+        backend: backend.name(),
+        precision: "f64".into(),
+        outcome: match outcome {
+            Outcome::Steady => "steady".into(),
+            Outcome::ReachedTime => "reached the end time".into(),
+            Outcome::Interrupted => "interrupted".into(),
+        },
+        steps: flow.step,
+        time: flow.time,
+        wall_seconds: wall,
+        change: last.map_or(f64::NAN, |c| c.change),
+        psi_min: (0.0, 0.0, 0.0),
+        comparison: None,
+    };
+    let files =
+        cavity::write_adaptive_results(&mut flow, &args.out, reference.as_ref(), &mut summary)?;
+    print!("{summary}");
+    println!(
+        "adaptive grid:  {:.2}% of the {n} x {n} points present, {} blocks",
+        100.0 * flow.tree().present_fraction(),
+        flow.tree().grid().len(),
+        n = adaptive.finest_points()
+    );
+    println!("wrote:");
+    for f in files {
+        println!("  {}", f.display());
+    }
+    Ok(())
+}
