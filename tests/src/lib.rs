@@ -6,3 +6,4 @@ pub mod device;
 pub mod dispatch;
 pub mod harness;
 pub mod kernels;
+pub mod ptxas;

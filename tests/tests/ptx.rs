@@ -6,8 +6,6 @@
 //! `PTXAS`, or in that package's folder. Without it the assembly test prints why it
 //! skipped, unless `STENCIL_REQUIRE_PTXAS=1` (CI sets it), which makes a missing ptxas fail.
 
-use std::path::PathBuf;
-use std::process::Command;
 use stencil_runtime::cuda::{
     block_flags_code, for_dependent_launch, halo_exchange_code, GRID_DEPENDENCY_POINT,
 };
@@ -176,34 +174,9 @@ fn reductions_combine_in_shared_memory_with_barriers() {
     }
 }
 
-/// Where ptxas is, if anywhere.
-fn find_ptxas() -> Option<PathBuf> {
-    if let Ok(p) = std::env::var("PTXAS") {
-        return Some(PathBuf::from(p));
-    }
-    if Command::new("ptxas")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success())
-    {
-        return Some(PathBuf::from("ptxas"));
-    }
-    let out = Command::new("python3")
-        .args(["-c", "import nvidia.cuda_nvcc as m, os; print(os.path.join(list(m.__path__)[0], 'bin', 'ptxas'))"])
-        .output()
-        .ok()?;
-    let p = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
-    p.is_file().then_some(p)
-}
-
 #[test]
 fn ptxas_assembles_every_kernel_for_sm80_and_sm90_without_spills() {
-    let Some(ptxas) = find_ptxas() else {
-        assert!(
-            std::env::var("STENCIL_REQUIRE_PTXAS").map_or(true, |v| v != "1"),
-            "STENCIL_REQUIRE_PTXAS=1 but no ptxas was found (pip install nvidia-cuda-nvcc-cu12)"
-        );
-        println!("SKIPPED: no ptxas on PATH, in PTXAS or in the nvidia-cuda-nvcc-cu12 package");
+    let Some(ptxas) = stencil_tests::ptxas::required() else {
         return;
     };
     let dir = std::env::temp_dir().join(format!("stencil-ptx-{}", std::process::id()));
@@ -218,17 +191,9 @@ fn ptxas_assembles_every_kernel_for_sm80_and_sm90_without_spills() {
         let text = for_dependent_launch(ptx).expect("dependency points");
         std::fs::write(&dependent, text).expect("write ptx");
         for (arch, file) in [("sm_80", &file), ("sm_90", &file), ("sm_90", &dependent)] {
-            let out = Command::new(&ptxas)
-                .args(["-v", "-arch", arch, "-o"])
-                .arg(dir.join(format!("{entry}_{arch}.cubin")))
-                .arg(file)
-                .output()
-                .expect("run ptxas");
-            let log = String::from_utf8_lossy(&out.stderr);
-            assert!(
-                out.status.success(),
-                "{name} ({entry}) for {arch}: ptxas failed:\n{log}"
-            );
+            let cubin = dir.join(format!("{entry}_{arch}.cubin"));
+            let log = stencil_tests::ptxas::assemble(&ptxas, file, arch, &cubin)
+                .unwrap_or_else(|log| panic!("{name} ({entry}) for {arch}: ptxas failed:\n{log}"));
             assert!(
                 log.contains("0 bytes spill stores"),
                 "{name} ({entry}) {arch} spills:\n{log}"

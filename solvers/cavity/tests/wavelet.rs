@@ -31,8 +31,9 @@ fn largest_difference(h: &Hierarchy, a: &BlockField<f64>, b: &BlockField<f64>) -
             for i in 0..n {
                 let p = [i as isize, j as isize, 0];
                 let d = (da.get(p).unwrap() - db.get(p).unwrap()).abs();
-                if !(d <= worst) {
-                    worst = d;
+                // A NaN difference is the worst of all.
+                if d.is_nan() || d > worst {
+                    worst = if d.is_nan() { f64::INFINITY } else { d };
                 }
             }
         }

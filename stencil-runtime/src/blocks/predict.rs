@@ -33,7 +33,7 @@ impl Predictor {
     /// level has `n` points (`q` at most `2 (n - 1)`).
     pub fn weights(self, q: usize, n: usize) -> AxisWeights {
         let c = q / 2;
-        if q % 2 == 0 {
+        if q.is_multiple_of(2) {
             return vec![(c, 1.0)];
         }
         match self {

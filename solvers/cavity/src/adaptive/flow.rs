@@ -308,7 +308,7 @@ impl AdaptiveCavity {
         tree.restrict_and_exchange(w)?;
         self.step += 1;
         self.time += dt;
-        if self.step % self.config.adapt_every == 0 {
+        if self.step.is_multiple_of(self.config.adapt_every) {
             self.adapt()?;
         }
         Ok(())

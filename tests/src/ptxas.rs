@@ -1,0 +1,60 @@
+//! `ptxas`, to prove that generated PTX assembles without a GPU: where it is, and one
+//! assembly.
+//!
+//! It comes from the PyPI package `nvidia-cuda-nvcc-cu12`; it is found on `PATH`, through
+//! `PTXAS`, or in that package's folder. Callers skip with a printed reason when it is
+//! missing, unless `STENCIL_REQUIRE_PTXAS=1` (CI sets it).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Where ptxas is, if anywhere.
+pub fn find() -> Option<PathBuf> {
+    if let Ok(p) = std::env::var("PTXAS") {
+        return Some(PathBuf::from(p));
+    }
+    if Command::new("ptxas")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+    {
+        return Some(PathBuf::from("ptxas"));
+    }
+    let out = Command::new("python3")
+        .args(["-c", "import nvidia.cuda_nvcc as m, os; print(os.path.join(list(m.__path__)[0], 'bin', 'ptxas'))"])
+        .output()
+        .ok()?;
+    let p = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+    p.is_file().then_some(p)
+}
+
+/// ptxas, or `None` after printing why a test skips; panics if `STENCIL_REQUIRE_PTXAS=1`
+/// and there is none.
+pub fn required() -> Option<PathBuf> {
+    let found = find();
+    if found.is_none() {
+        assert!(
+            std::env::var("STENCIL_REQUIRE_PTXAS").map_or(true, |v| v != "1"),
+            "STENCIL_REQUIRE_PTXAS=1 but no ptxas was found (pip install nvidia-cuda-nvcc-cu12)"
+        );
+        println!("SKIPPED: no ptxas on PATH, in PTXAS or in the nvidia-cuda-nvcc-cu12 package");
+    }
+    found
+}
+
+/// Assembles the PTX file `file` for `arch` with `ptxas` into `cubin`; the log on
+/// success, an error naming the failure otherwise.
+pub fn assemble(ptxas: &Path, file: &Path, arch: &str, cubin: &Path) -> Result<String, String> {
+    let out = Command::new(ptxas)
+        .args(["-v", "-arch", arch, "-o"])
+        .arg(cubin)
+        .arg(file)
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", ptxas.display()))?;
+    let log = String::from_utf8_lossy(&out.stderr).into_owned();
+    if out.status.success() {
+        Ok(log)
+    } else {
+        Err(log)
+    }
+}
