@@ -319,7 +319,8 @@ pub(super) fn launcher(k: &Kernel, rt: &TokenStream) -> TokenStream {
         let block_doc = format!(
             "Runs `{}` over the blocks of `blocks` (one launch for all of them) on `backend`; \
              the fields are block fields of the list's grid, on `backend`.{red_doc}\n\n\
-             Indices and extents inside the kernel are the whole domain's. Fails, before \
+             Indices and extents inside the kernel are the whole domain's (of the list's \
+             level, on a grid of several levels). Fails, before \
              touching any memory, if a field is of another grid or layout, the grid's halo is \
              narrower than the kernel reads, or (on a device) the block size is not a whole \
              number of launch tiles.",

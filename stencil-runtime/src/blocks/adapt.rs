@@ -103,6 +103,10 @@ pub fn plan_adaptation(
             .into_iter()
             .filter(|c| after.contains(c))
             .collect();
+        // A family this adaptation adds to stays (a key is never added and removed).
+        if family.iter().any(|c| !present_set.contains(c)) {
+            continue;
+        }
         let removable = family.iter().all(|c| {
             let m = measures.get(c).copied().unwrap_or_default();
             !wanted.contains(c)

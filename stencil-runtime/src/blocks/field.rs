@@ -97,12 +97,18 @@ impl<T: Real> BlockField<T> {
         field: &Field<T>,
         outside: T,
     ) -> Result<BlockField<T>, Error> {
+        if grid.geometry().levels > 1 {
+            return Err(Error::InvalidField(
+                "a dense field fills a grid of one level; on several levels use BlockField::from_level_fn".into(),
+            ));
+        }
         let host = field.to_host()?;
         BlockField::from_fn(grid, |p| host.get(p).unwrap_or(outside))
     }
 
     /// Follows a change of the grid's blocks: kept blocks keep their values (moved to
-    /// their new slots), added blocks get `f(p)` at every point (halos included).
+    /// their new slots), added blocks get `f(p)` at every point (halos included; `p` a
+    /// global index of the block's level, as in [`BlockField::from_fn`]).
     /// `change` must be the grid's latest change and this field of the layout before it.
     pub fn follow(
         &mut self,

@@ -21,8 +21,8 @@ pub enum Refinement {
 /// A grid has one or more levels; level 0 has the grid's own spacing and each further
 /// level halves it. Every level is tiled by blocks of the same size, so block `b` of level
 /// `j` covers the same part of the domain as blocks `2b` and `2b + 1` (per axis) of level
-/// `j + 1`. The fields `domain` and `blocks` are level 0's; [`Geometry::at_level`] gives
-/// another level's.
+/// `j + 1`. The fields `domain` and `blocks` are those of the level in `level` (a grid's
+/// own geometry is level 0's); [`Geometry::at_level`] gives another level's.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Geometry {
     /// 1, 2 or 3.

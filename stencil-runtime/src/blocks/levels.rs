@@ -2,8 +2,8 @@
 //!
 //! On a grid of several levels a region may be covered by blocks of several levels at
 //! once: a refined block keeps its coarse copy (the tree of blocks is kept, so each level
-//! is a grid of its own for multigrid and for the wavelet transform). Two transfers keep
-//! the levels consistent, each one launch:
+//! is a grid of its own for multigrid and for the wavelet transform). These transfers
+//! move values between levels, each one launch:
 //!
 //! - [`LevelTransfer::restriction`]: every point of a block that a finer present block
 //!   also covers takes the value of the finest one there (injection: point `c` of a level
@@ -82,8 +82,9 @@ impl LevelTransfer {
         })
     }
 
-    /// Every point of the blocks `keys` (present, of levels above 0, their parents
-    /// present) predicted from the next coarser level by `predictor`. Filled on the CPU
+    /// Every point of the blocks `keys` (present, all of one level above 0, each named
+    /// once, their coarser neighbours present) predicted from the next coarser level by
+    /// `predictor`. Filled on the CPU
     /// only so far (a prediction has several sources per point).
     pub fn prediction(
         grid: &BlockGrid,
@@ -91,6 +92,15 @@ impl LevelTransfer {
         predictor: Predictor,
     ) -> Result<LevelTransfer, Error> {
         let g = vertex_levels(grid, "prediction")?;
+        // Blocks of one level, each once: a block's sources (the coarser level's points)
+        // are then never another's destinations in the same pass.
+        let level = keys.first().map_or(0, |k| k.level);
+        let distinct: std::collections::HashSet<&BlockKey> = keys.iter().collect();
+        if keys.iter().any(|k| k.level != level) || distinct.len() != keys.len() {
+            return Err(Error::InvalidField(
+                "a prediction fills blocks of one level, each named once: make one per level, coarser levels first".into(),
+            ));
+        }
         let mut sums = Vec::new();
         for &key in keys {
             let (Some(slot), Some(level)) = (grid.slot(key), key.level.checked_sub(1)) else {

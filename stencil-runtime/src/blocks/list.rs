@@ -24,7 +24,11 @@ impl BlockList {
     /// The blocks `keys` of `grid` (each must be present here, all of one level), in that
     /// order. Kernels launched over the list see that level's domain.
     pub fn new(grid: &BlockGrid, keys: &[BlockKey]) -> Result<BlockList, Error> {
-        let level = keys.first().map_or(0, |k| k.level);
+        BlockList::of_level(grid, keys.first().map_or(0, |k| k.level), keys)
+    }
+
+    /// The blocks `keys` of level `level` (an empty list still has the level's sizes).
+    fn of_level(grid: &BlockGrid, level: u8, keys: &[BlockKey]) -> Result<BlockList, Error> {
         let g = grid.geometry().at_level(level);
         let mut runs = Vec::with_capacity(keys.len());
         for &key in keys {
@@ -80,7 +84,8 @@ impl BlockList {
 
     /// Every block of level `level` present here, in slot order.
     pub fn level(grid: &BlockGrid, level: u8) -> Result<BlockList, Error> {
-        BlockList::new(grid, &grid.level_keys(level))
+        grid.geometry().check_key(BlockKey::at(level, [0; 3]))?;
+        BlockList::of_level(grid, level, &grid.level_keys(level))
     }
 
     /// The blocks, in launch order.

@@ -166,7 +166,11 @@ impl Hierarchy {
 
     /// The present blocks of `level`.
     pub fn list(&mut self, level: u8) -> Result<&BlockList, Error> {
-        Ok(&self.plans()?.lists[level as usize])
+        let levels = self.levels();
+        self.plans()?
+            .lists
+            .get(level as usize)
+            .ok_or_else(|| no_level(level, levels))
     }
 
     /// Makes the coarse copies equal to the finest values over them, then fills the
@@ -207,7 +211,13 @@ impl Hierarchy {
 
     /// The even points of `level`'s blocks take level `level - 1`'s values.
     pub fn inject<T: Real>(&mut self, level: u8, u: &mut BlockField<T>) -> Result<(), Error> {
-        self.plans()?.injections[level as usize - 1].run(u)
+        let levels = self.levels();
+        let index = (level as usize).checked_sub(1);
+        let plans = self.plans()?;
+        match index.and_then(|i| plans.injections.get(i)) {
+            Some(t) => t.run(u),
+            None => Err(no_level(level, levels)),
+        }
     }
 
     /// The points of level `level - 1` under `level`'s blocks take their values.
@@ -216,7 +226,13 @@ impl Hierarchy {
         level: u8,
         fields: &mut [&mut BlockField<T>],
     ) -> Result<(), Error> {
-        self.plans()?.coarsenings[level as usize - 1].run_many(fields)
+        let levels = self.levels();
+        let index = (level as usize).checked_sub(1);
+        let plans = self.plans()?;
+        match index.and_then(|i| plans.coarsenings.get(i)) {
+            Some(t) => t.run_many(fields),
+            None => Err(no_level(level, levels)),
+        }
     }
 
     /// The spacing of level `level` on the unit square.
@@ -379,12 +395,12 @@ impl Hierarchy {
             let coarse = dense;
             let weights: Vec<Vec<(usize, f64)>> =
                 (0..n).map(|q| self.predictor.weights(q, nc)).collect();
-            let present = u.level_to_dense(&self.grid, l, 0, T::nan())?.to_host()?;
+            let values = u.level_to_dense(&self.grid, l, 0, T::zero())?.to_host()?;
+            let lg = self.grid.geometry().at_level(l);
             dense = Field::from_fn(&[n, n], 0, |p| {
                 let (i, j) = (p[0] as usize, p[1] as usize);
-                let own = present.get(p).unwrap_or(T::nan());
-                if !own.is_nan() {
-                    return own;
+                if self.grid.contains(lg.key_of([i, j, 0])) {
+                    return values.get(p).unwrap_or(T::nan());
                 }
                 let mut v = 0.0;
                 for &(cj, wj) in &weights[j] {
@@ -422,4 +438,12 @@ impl Hierarchy {
         let n = self.points(g.levels - 1);
         points as f64 / (n * n) as f64
     }
+}
+
+/// The error for a level a transfer or a list does not have.
+fn no_level(level: u8, levels: u8) -> Error {
+    Error::InvalidField(format!(
+        "level {level} has no such transfer or list: the tree has levels 0 to {} (transfers between levels start at 1)",
+        levels - 1
+    ))
 }

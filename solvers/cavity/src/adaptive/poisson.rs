@@ -32,7 +32,7 @@ const COARSEST_SWEEPS_PER_POINT: usize = 3;
 
 /// The work fields of the solve, for one layout of the tree.
 pub struct TreePoisson<T: Real> {
-    /// Sweeps before and after the coarse correction.
+    /// Sweeps before the coarse correction.
     pub pre: usize,
     /// Sweeps after it.
     pub post: usize,

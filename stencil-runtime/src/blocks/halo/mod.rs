@@ -12,9 +12,12 @@
 //! sides) share one *template* of their halo points, each naming the neighbour that holds
 //! it, and have a row of a *table*: their slot and their neighbours' slots. Planning them
 //! costs a few lookups per block, so a grid whose blocks change every few steps replans
-//! cheaply. The other blocks (at non-periodic edges, or with an absent neighbour under
-//! [`Absent::Values`]) get an entry `(destination, source, operation)` per point, the
-//! operation `value = scale * source + add` or a value of the entry's own.
+//! cheaply. The other blocks (at non-periodic edges, next to a neighbour that sticks out
+//! of the domain thinner than the halo, or with an absent neighbour under
+//! [`Absent::Values`] or [`Absent::Coarser`]) get an entry `(destination, source,
+//! operation)` per point, the operation `value = scale * source + add` or a value of the
+//! entry's own, or a weighted entry of several sources (past a [`Side::Extrapolate`],
+//! next to an absent block under [`Absent::Coarser`]).
 //!
 //! Later layers extend the plan rather than the launch: a remote neighbour (another rank)
 //! becomes entries whose source is a receive buffer, a coarser neighbour (adaptive grids)
@@ -116,6 +119,8 @@ pub struct HaloExchange {
     grid: u64,
     generation: u64,
     plan: Plan,
+    /// [`Plan::reach`], checked against a field's arena before each run on the CPU.
+    reach: usize,
     /// The plan's tables on the device, for a CUDA grid.
     device: Option<DevicePlan>,
 }
@@ -227,6 +232,7 @@ impl HaloExchange {
         Ok(HaloExchange {
             grid: grid.id(),
             generation: grid.generation(),
+            reach: plan.reach(),
             plan,
             device,
         })
@@ -348,6 +354,13 @@ impl HaloExchange {
                     None => None,
                 };
                 let arena = field.host_arena_mut().expect("checked above");
+                if arena.len() < self.reach || companion.is_some_and(|c| c.len() < self.reach) {
+                    return Err(Error::InvalidField(format!(
+                        "a halo exchange names element {} of an arena of {}: the field is not of the planned layout",
+                        self.reach - 1,
+                        arena.len()
+                    )));
+                }
                 run::on_host(&self.plan, arena, companion);
             }
             return Ok(());

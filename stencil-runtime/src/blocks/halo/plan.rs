@@ -140,6 +140,35 @@ impl Plan {
         plan
     }
 
+    /// One past the largest arena element the plan names (destinations and sources): an
+    /// arena at least this long can be filled without a check per point.
+    pub fn reach(&self) -> usize {
+        let template = self
+            .template
+            .chunks_exact(4)
+            .map(|t| t[0].max(t[2]).max(t[3]) as usize)
+            .max();
+        let slots = self.table.iter().copied().filter(|&s| s >= 0).max();
+        let structured = match (template, slots) {
+            (Some(t), Some(s)) => s as usize * self.slot_len + t + 1,
+            _ => 0,
+        };
+        let entries = self
+            .entries
+            .chunks_exact(3)
+            .map(|e| if e[1] == NO_SOURCE { e[0] } else { e[0].max(e[1]) } as usize + 1)
+            .max()
+            .unwrap_or(0);
+        let weighted = self
+            .weighted
+            .chunks_exact(3)
+            .map(|e| e[0] as usize + 1)
+            .chain(self.sources.iter().map(|&(s, _)| s as usize + 1))
+            .max()
+            .unwrap_or(0);
+        structured.max(entries).max(weighted)
+    }
+
     /// The index of operation `(scale, add)`, added if new.
     fn op(&mut self, scale: f64, add: f64) -> u32 {
         let same =
@@ -197,7 +226,12 @@ impl Plan {
                     let source = match resolve(&g, rule, global) {
                         Resolved::Value(v) => Source::Value(v),
                         Resolved::Points(points) => {
-                            let near = [0, 1, 2].map(|a| p[a].clamp(0, g.block[a] as isize - 1));
+                            // The block's nearest own point inside the domain (its points
+                            // past the edge are filled by this same exchange).
+                            let near = [0, 1, 2].map(|a| {
+                                let inside = g.block[a].min(g.domain[a] - o[a]) as isize;
+                                p[a].clamp(0, inside - 1)
+                            });
                             let clamp = (base + g.element(near)) as u32;
                             finder.sources(rule, &points, clamp)?
                         }

@@ -32,7 +32,9 @@ pub(super) fn on_host<T: Real>(plan: &Plan, arena: &mut [T], companion: Option<&
     let read_companion = |dst: usize| companion.map_or(absent, |c| c[dst]);
     // Every destination is a halo point (or a point past the domain) named once, every
     // source an interior point: no two tasks write the same element and none reads an
-    // element another writes. Indices are checked against the arena before each access.
+    // element another writes. The caller checked that the arena (and the companion)
+    // holds every element the plan names (`Plan::reach`), so no task can fail: a panic
+    // inside the team's tasks would not unwind cleanly.
     on_team(&plan.table, plan.stride * BLOCKS_PER_TASK, |_, rows| {
         let base = &base;
         for row in rows.chunks_exact(plan.stride) {
@@ -49,7 +51,7 @@ pub(super) fn on_host<T: Real>(plan: &Plan, arena: &mut [T], companion: Option<&
                 } else {
                     None
                 };
-                assert!(dst < len && src.is_none_or(|s| s < len));
+                debug_assert!(dst < len && src.is_none_or(|s| s < len));
                 // SAFETY: in bounds (checked); disjoint writes (see above).
                 unsafe {
                     let v = match (src, plan.mode) {
@@ -68,7 +70,7 @@ pub(super) fn on_host<T: Real>(plan: &Plan, arena: &mut [T], companion: Option<&
         let base = &base;
         for (k, e) in chunk.chunks_exact(3).enumerate() {
             let (dst, src, op) = (e[0] as usize, e[1], e[2]);
-            assert!(dst < len && (src == NO_SOURCE || (src as usize) < len));
+            debug_assert!(dst < len && (src == NO_SOURCE || (src as usize) < len));
             // SAFETY: in bounds (checked); disjoint writes (see above).
             unsafe {
                 let v = match op {
@@ -92,7 +94,7 @@ pub(super) fn on_host<T: Real>(plan: &Plan, arena: &mut [T], companion: Option<&
         for e in chunk.chunks_exact(3) {
             let (dst, first, count) = (e[0] as usize, e[1] as usize, e[2] as usize);
             let terms = &plan.sources[first..first + count];
-            assert!(dst < len && terms.iter().all(|&(s, _)| (s as usize) < len));
+            debug_assert!(dst < len && terms.iter().all(|&(s, _)| (s as usize) < len));
             // SAFETY: in bounds (checked); disjoint writes, and every source is a
             // point of a block, never a destination (see above).
             unsafe {

@@ -31,7 +31,7 @@ impl CudaLaunch<'_> {
         Ok(())
     }
 
-    /// Runs the kernel over the blocks of `list` (the domain is the grid's) and returns
+    /// Runs the kernel over the blocks of `list` (the domain is the list's level's) and returns
     /// the reductions' values: thread blocks of a shape that tiles a block exactly, as
     /// many along z per block as the block needs, times the number of blocks (one launch
     /// per 65535 thread blocks along z).

@@ -76,7 +76,17 @@ pub fn run(args: &Args, config: &Config) -> Result<(), CavityError> {
     let reference = Reference::find(config.re)
         .map(|p| Reference::load(&p))
         .transpose()?;
-    let backend = Backend::from_name(&args.backend)?;
+    // The halos predicted from coarser levels are filled on the CPU only so far.
+    let backend = match args.backend.as_str() {
+        "auto" | "cpu" => Backend::Cpu,
+        other => {
+            return Err(CavityError::Config {
+                name: "backend",
+                value: other.into(),
+                expected: "cpu or auto with --adaptive (it runs on the CPU only so far)",
+            })
+        }
+    };
     let mut flow = AdaptiveCavity::new(&backend, &adaptive)?;
     if let Some(c) = &resumed {
         c.restore(&mut flow)?;

@@ -112,15 +112,15 @@ fn run(args: Args) -> Result<(), CavityError> {
     // Everything that can be wrong with the request is found before any work.
     let config = config(&args);
     config.validate()?;
-    if args.adaptive {
-        return adaptive::run(&args, &config);
-    }
     if !(args.checkpoint_every > 0.0 && args.checkpoint_every.is_finite()) {
         return Err(CavityError::Config {
             name: "checkpoint_every",
             value: args.checkpoint_every.to_string(),
             expected: "a positive number of seconds",
         });
+    }
+    if args.adaptive {
+        return adaptive::run(&args, &config);
     }
     cavity::prepare_output(&args.out)?;
     let checkpoint_path = args.out.join("checkpoint.bin");
