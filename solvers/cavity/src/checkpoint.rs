@@ -69,25 +69,12 @@ impl Checkpoint {
     /// Writes to `path` atomically (a temporary file renamed over it), so that a crash
     /// while writing keeps the previous checkpoint.
     pub fn write(&self, path: &Path) -> Result<(), CavityError> {
-        let tmp = path.with_extension("tmp");
-        let bytes = bincode::serialize(self).map_err(|e| CavityError::Output {
-            path: path.into(),
-            cause: e.to_string(),
-        })?;
-        std::fs::write(&tmp, bytes).map_err(|e| CavityError::io("writing checkpoint", &tmp, e))?;
-        std::fs::rename(&tmp, path).map_err(|e| CavityError::io("replacing checkpoint", path, e))
+        write_atomically(self, path)
     }
 
     /// Reads a checkpoint, refusing files that are not one.
     pub fn read(path: &Path) -> Result<Checkpoint, CavityError> {
-        let bytes =
-            std::fs::read(path).map_err(|e| CavityError::io("reading checkpoint", path, e))?;
-        let c: Checkpoint = bincode::deserialize(&bytes).map_err(|e| {
-            CavityError::Checkpoint(format!(
-                "`{}` is not a cavity checkpoint or is damaged ({e})",
-                path.display()
-            ))
-        })?;
+        let c: Checkpoint = read_file(path, "a cavity checkpoint")?;
         if c.format != FORMAT {
             return Err(CavityError::Checkpoint(format!(
                 "`{}` has format `{}`, this program reads `{FORMAT}`",
@@ -149,4 +136,31 @@ impl Checkpoint {
         self.matches(cavity.config())?;
         cavity.restore(&self.w, &self.psi, self.step, self.time, self.dt)
     }
+}
+
+/// Writes `value` (bincode) to `path` atomically: a temporary file renamed over it, so
+/// that a crash while writing keeps the previous file.
+pub(crate) fn write_atomically(value: &impl Serialize, path: &Path) -> Result<(), CavityError> {
+    let tmp = path.with_extension("tmp");
+    let bytes = bincode::serialize(value).map_err(|e| CavityError::Output {
+        path: path.into(),
+        cause: e.to_string(),
+    })?;
+    std::fs::write(&tmp, bytes).map_err(|e| CavityError::io("writing checkpoint", &tmp, e))?;
+    std::fs::rename(&tmp, path).map_err(|e| CavityError::io("replacing checkpoint", path, e))
+}
+
+/// Reads a bincode file written by [`write_atomically`]; `what` names what it should be
+/// in the error for a file that is not one or is damaged.
+pub(crate) fn read_file<T: serde::de::DeserializeOwned>(
+    path: &Path,
+    what: &str,
+) -> Result<T, CavityError> {
+    let bytes = std::fs::read(path).map_err(|e| CavityError::io("reading checkpoint", path, e))?;
+    bincode::deserialize(&bytes).map_err(|e| {
+        CavityError::Checkpoint(format!(
+            "`{}` is not {what} or is damaged ({e})",
+            path.display()
+        ))
+    })
 }

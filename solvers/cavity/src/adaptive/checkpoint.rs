@@ -2,6 +2,7 @@
 //! and `psi` on them, written after a check and resumed bit for bit.
 
 use super::flow::{AdaptiveCavity, AdaptiveConfig};
+use crate::checkpoint::{read_file, write_atomically};
 use crate::CavityError;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -67,25 +68,12 @@ impl AdaptiveCheckpoint {
 
     /// Writes to `path` atomically (a temporary file renamed over it).
     pub fn write(&self, path: &Path) -> Result<(), CavityError> {
-        let tmp = path.with_extension("tmp");
-        let bytes = bincode::serialize(self).map_err(|e| CavityError::Output {
-            path: path.into(),
-            cause: e.to_string(),
-        })?;
-        std::fs::write(&tmp, bytes).map_err(|e| CavityError::io("writing checkpoint", &tmp, e))?;
-        std::fs::rename(&tmp, path).map_err(|e| CavityError::io("replacing checkpoint", path, e))
+        write_atomically(self, path)
     }
 
     /// Reads a checkpoint written by [`AdaptiveCheckpoint::write`].
     pub fn read(path: &Path) -> Result<AdaptiveCheckpoint, CavityError> {
-        let bytes =
-            std::fs::read(path).map_err(|e| CavityError::io("reading checkpoint", path, e))?;
-        let c: AdaptiveCheckpoint = bincode::deserialize(&bytes).map_err(|e| {
-            CavityError::Checkpoint(format!(
-                "{} is not an adaptive cavity checkpoint ({e})",
-                path.display()
-            ))
-        })?;
+        let c: AdaptiveCheckpoint = read_file(path, "an adaptive cavity checkpoint")?;
         if c.format != FORMAT {
             return Err(CavityError::Checkpoint(format!(
                 "{} is of format `{}`, not `{FORMAT}`",

@@ -23,6 +23,9 @@ pub struct Hierarchy {
     grid: BlockGrid,
     predictor: Predictor,
     plans: Option<Plans>,
+    /// Blocks whose children were removed by an adaptation: if the children come back,
+    /// they stay (see [`Hierarchy::adapt`]).
+    coarsened: std::collections::HashSet<BlockKey>,
 }
 
 /// What is planned for one layout.
@@ -67,6 +70,7 @@ impl Hierarchy {
             grid,
             predictor,
             plans: None,
+            coarsened: Default::default(),
         })
     }
 
@@ -351,17 +355,30 @@ impl Hierarchy {
     }
 
     /// Adapts the tree to `measures` ([`plan_adaptation`]): `fields` follow the new
-    /// layout, their new blocks predicted from the coarser level (coarser first).
+    /// layout, their new blocks predicted from the coarser level (coarser first). A
+    /// family of blocks that was removed once and has come back is not removed again.
     pub fn adapt<T: Real>(
         &mut self,
         measures: &HashMap<BlockKey, BlockMeasure>,
         fields: &mut [&mut BlockField<T>],
     ) -> Result<Adaptation, Error> {
         let keys = self.grid.keys();
-        let plan = plan_adaptation(self.grid.geometry(), &keys, measures);
+        // A family removed once and back again stays: its parent's details straddle the
+        // thresholds because the parent's values change with the family's presence (the
+        // coarse level alone resolves the flow less well), and the grid would flip at
+        // every adaptation and the flow never settle.
+        let mut measures = measures.clone();
+        for parent in &self.coarsened {
+            if parent.children(2).iter().any(|c| self.grid.contains(*c)) {
+                measures.entry(*parent).or_default().above_coarsening = true;
+            }
+        }
+        let plan = plan_adaptation(self.grid.geometry(), &keys, &measures);
         if plan.is_empty() {
             return Ok(plan);
         }
+        self.coarsened
+            .extend(plan.remove.iter().filter_map(|k| k.parent()));
         let change = self.grid.update(&plan.add, &plan.remove)?;
         for f in fields.iter_mut() {
             f.follow_zeroed(&self.grid, &change)?;

@@ -2,9 +2,9 @@
 //! progress, checkpoints and results, plus the picture of the levels and the adaptive
 //! grid for ParaView.
 
-use super::{progress_bar, show, Args};
+use super::{progress_bar, show, start, Args};
 use cavity::adaptive::{AdaptiveCavity, AdaptiveCheckpoint, AdaptiveConfig};
-use cavity::{CavityError, Check, Config, Outcome, Reference, Summary, Until};
+use cavity::{CavityError, Check, Config, Outcome, Summary, Until};
 use std::time::{Duration, Instant};
 use stencil_runtime::Backend;
 
@@ -64,18 +64,12 @@ fn adaptive_config(args: &Args, config: &Config) -> Result<AdaptiveConfig, Cavit
 /// Runs the adaptive cavity to steady state and writes its results.
 pub fn run(args: &Args, config: &Config) -> Result<(), CavityError> {
     let adaptive = adaptive_config(args, config)?;
-    cavity::prepare_output(&args.out)?;
-    let checkpoint_path = args.out.join("checkpoint-adaptive.bin");
-    let resumed = if args.resume {
-        let c = AdaptiveCheckpoint::read(&checkpoint_path)?;
-        c.matches(&adaptive)?;
-        Some(c)
-    } else {
-        None
-    };
-    let reference = Reference::find(config.re)
-        .map(|p| Reference::load(&p))
-        .transpose()?;
+    let (checkpoint_path, resumed, reference) =
+        start(args, config, "checkpoint-adaptive.bin", |path| {
+            let c = AdaptiveCheckpoint::read(path)?;
+            c.matches(&adaptive)?;
+            Ok(c)
+        })?;
     // The halos predicted from coarser levels are filled on the CPU only so far.
     let backend = match args.backend.as_str() {
         "auto" | "cpu" => Backend::Cpu,

@@ -122,18 +122,11 @@ fn run(args: Args) -> Result<(), CavityError> {
     if args.adaptive {
         return adaptive::run(&args, &config);
     }
-    cavity::prepare_output(&args.out)?;
-    let checkpoint_path = args.out.join("checkpoint.bin");
-    let resumed = if args.resume {
-        let c = Checkpoint::read(&checkpoint_path)?;
+    let (checkpoint_path, resumed, reference) = start(&args, &config, "checkpoint.bin", |path| {
+        let c = Checkpoint::read(path)?;
         c.matches(&config)?;
-        Some(c)
-    } else {
-        None
-    };
-    let reference = Reference::find(config.re)
-        .map(|p| Reference::load(&p))
-        .transpose()?;
+        Ok(c)
+    })?;
     let serve = args.live.address()?;
     let backend = Backend::from_name(&args.backend)?;
 
@@ -262,6 +255,29 @@ fn run(args: Args) -> Result<(), CavityError> {
     Ok(())
 }
 
+/// What every run does first: the output folder made and proved writable, the
+/// checkpoint `name` in it read with `read` if `--resume` asks, and the reference data of
+/// the Reynolds number, if any.
+pub(crate) fn start<C>(
+    args: &Args,
+    config: &Config,
+    name: &str,
+    read: impl FnOnce(&std::path::Path) -> Result<C, CavityError>,
+) -> Result<(PathBuf, Option<C>, Option<Reference>), CavityError> {
+    cavity::prepare_output(&args.out)?;
+    let checkpoint_path = args.out.join(name);
+    let resumed = if args.resume {
+        Some(read(&checkpoint_path)?)
+    } else {
+        None
+    };
+    let reference = Reference::find(config.re)
+        .map(|p| Reference::load(&p))
+        .transpose()?;
+    Ok((checkpoint_path, resumed, reference))
+}
+
+/// The progress bar of a run to `config.until`.
 pub(crate) fn progress_bar(config: &Config) -> ProgressBar {
     let bar = ProgressBar::new(1000);
     let style =
