@@ -117,7 +117,7 @@ fn main() -> R<()> {
         let psi: Vec<(f64, f64)> = errors.iter().map(|&(e, r, _)| (e, r)).collect();
         let lines: Vec<(f64, f64)> = errors.iter().map(|&(e, _, l)| (e, l)).collect();
         println!(
-            "slope of the error against eps (log-log): psi_min {:.2}, centre lines {:.2}",
+            "slope of the error against eps (log-log, over the eps whose grid is not full): psi_min {:.2}, centre lines {:.2}",
             slope(&psi),
             slope(&lines)
         );
