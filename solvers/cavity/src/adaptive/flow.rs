@@ -232,10 +232,13 @@ impl AdaptiveCavity {
                 poisson.cycle(tree, psi, w)?;
             }
             tree.restrict_and_exchange(psi)?;
-            AdaptiveCavity::walls(tree, psi, w)
+            AdaptiveCavity::walls(tree, psi, w)?;
+            // The stage's halos, for the update that reads it.
+            tree.restrict_and_exchange(w)?;
+            Ok(())
         };
         // acc_out = (first ? base : acc) + a F(stage); next = (last ? acc : base) + c F,
-        // on every level; the stage's halos are filled by the caller.
+        // on every level; `solve` filled the stage's halos.
         let update = |tree: &mut Hierarchy,
                       stage: &BlockField<f64>,
                       psi: &BlockField<f64>,
@@ -265,46 +268,23 @@ impl AdaptiveCavity {
             }
             Ok(())
         };
+        let (sixth, third, half) = (dt / 6.0, dt / 3.0, dt / 2.0);
         solve(tree, psi, w)?;
-        tree.restrict_and_exchange(w)?;
-        update(
-            tree,
-            w,
-            psi,
-            [w, w],
-            [a0, s0],
-            (dt / 6.0, dt / 2.0, true, false),
-        )?;
+        update(tree, w, psi, [w, w], [a0, s0], (sixth, half, true, false))?;
         solve(tree, psi, s0)?;
-        tree.restrict_and_exchange(s0)?;
         update(
             tree,
             s0,
             psi,
             [w, a0],
             [a1, s1],
-            (dt / 3.0, dt / 2.0, false, false),
+            (third, half, false, false),
         )?;
         solve(tree, psi, s1)?;
-        tree.restrict_and_exchange(s1)?;
-        update(
-            tree,
-            s1,
-            psi,
-            [w, a1],
-            [a0, s0],
-            (dt / 3.0, dt, false, false),
-        )?;
+        update(tree, s1, psi, [w, a1], [a0, s0], (third, dt, false, false))?;
+        // The last stage writes the new time level into w (a1 receives an unused sum).
         solve(tree, psi, s0)?;
-        tree.restrict_and_exchange(s0)?;
-        update(
-            tree,
-            s0,
-            psi,
-            [a0, a0],
-            [a1, w],
-            (0.0, dt / 6.0, false, true),
-        )?;
+        update(tree, s0, psi, [a0, a0], [a1, w], (0.0, sixth, false, true))?;
         tree.restrict_and_exchange(w)?;
         self.step += 1;
         self.time += dt;
