@@ -40,6 +40,17 @@ pub enum RanksError {
         /// The ranks there are.
         size: usize,
     },
+    /// A message shorter than the receiver expected: the ranks disagree about what they
+    /// exchange (a longer one stops the run in MPI itself).
+    #[error("rank {from} sent {got} values where {expected} were expected: the ranks disagree about the layout they exchange")]
+    ShortMessage {
+        /// The sender.
+        from: usize,
+        /// The values that came.
+        got: usize,
+        /// The values expected.
+        expected: usize,
+    },
 }
 
 /// How values from every rank combine.
@@ -162,7 +173,7 @@ impl Ranks {
         let mut received: Vec<Vec<f64>> = receives.iter().map(|&(_, n)| vec![0.0; n]).collect();
         #[cfg(feature = "mpi")]
         if let Some(world) = &self.mpi {
-            world.exchange(sends, receives, &mut received);
+            world.exchange(sends, receives, &mut received)?;
         }
         Ok(received)
     }
@@ -183,7 +194,7 @@ impl Ranks {
 mod mpi_world {
     //! The MPI side of [`super::Ranks`].
 
-    use super::Op;
+    use super::{Op, RanksError};
     use mpi::collective::SystemOperation;
     use mpi::traits::*;
 
@@ -231,26 +242,43 @@ mod mpi_world {
             self.world.all_reduce_into(&send[..], values, op);
         }
 
+        /// Sends `sends` and receives `receives` into `received`, all at once; an error if
+        /// a message is shorter than its buffer.
         pub fn exchange(
             &self,
             sends: &[(usize, Vec<f64>)],
             receives: &[(usize, usize)],
             received: &mut [Vec<f64>],
-        ) {
+        ) -> Result<(), RanksError> {
+            let mut counts = Vec::with_capacity(receives.len());
             mpi::request::scope(|scope| {
-                let mut pending = Vec::new();
+                let mut incoming = Vec::new();
                 for ((rank, _), buf) in receives.iter().zip(received.iter_mut()) {
                     let from = self.world.process_at_rank(*rank as i32);
-                    pending.push(from.immediate_receive_into(scope, &mut buf[..]));
+                    incoming.push(from.immediate_receive_into(scope, &mut buf[..]));
                 }
+                let mut outgoing = Vec::new();
                 for (rank, values) in sends {
                     let to = self.world.process_at_rank(*rank as i32);
-                    pending.push(to.immediate_send(scope, &values[..]));
+                    outgoing.push(to.immediate_send(scope, &values[..]));
                 }
-                for request in pending {
+                for request in incoming {
+                    counts.push(request.wait().count(f64::equivalent_datatype()));
+                }
+                for request in outgoing {
                     request.wait();
                 }
             });
+            for (&(from, expected), got) in receives.iter().zip(counts) {
+                if got as usize != expected {
+                    return Err(RanksError::ShortMessage {
+                        from,
+                        got: got.max(0) as usize,
+                        expected,
+                    });
+                }
+            }
+            Ok(())
         }
 
         pub fn abort(&self) -> ! {

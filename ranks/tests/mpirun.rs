@@ -49,6 +49,19 @@ fn a_failing_rank_stops_every_rank_with_its_error() {
 }
 
 #[test]
+fn a_short_message_is_an_error_that_names_it() {
+    let Some(mut c) = mpirun() else { return };
+    c.args(["-np", "2", CHECK, "--short-message"]);
+    let out = output_within(&mut c, Duration::from_secs(120)).expect("it ends");
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("error on rank 0 of 2: rank 1 sent 3 values where 4 were expected"),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn one_rank_runs_without_mpirun() {
     let out = output_within(&mut Command::new(CHECK), Duration::from_secs(120)).expect("it ends");
     assert!(

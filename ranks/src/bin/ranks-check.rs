@@ -4,7 +4,8 @@
 //! The result must equal, bit for bit, what one rank holding every block computes (each
 //! rank computes that too), and the all-reduced maximum must equal one rank's. Prints one
 //! `ok` line per rank and case. `--fail-on-rank R` makes rank R fail with bad input, to
-//! show that every rank stops.
+//! show that every rank stops; `--short-message` makes rank 1 send rank 0 one value fewer
+//! than rank 0 expects, which rank 0 must report.
 
 use std::collections::HashMap;
 use stencil_ranks::{partition, Op, RankLayout, Ranks};
@@ -114,6 +115,14 @@ fn run(ranks: &Ranks) -> Result<String, Failure> {
         if bad == ranks.rank() {
             return Err(format!("bad input on rank {bad} (asked for by --fail-on-rank)").into());
         }
+    }
+    if args.iter().any(|a| a == "--short-message") && ranks.size() > 1 {
+        let (sends, receives) = match ranks.rank() {
+            0 => (vec![], vec![(1, 4)]),
+            1 => (vec![(0, vec![1.0, 2.0, 3.0])], vec![]),
+            _ => (vec![], vec![]),
+        };
+        ranks.exchange(&sends, &receives)?;
     }
     let mut lines = Vec::new();
     for case in &CASES {
