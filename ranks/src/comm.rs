@@ -147,6 +147,35 @@ impl Ranks {
         let _ = (values, op);
     }
 
+    /// Makes `values` on every rank the owners' values: entry `k` takes the value of the
+    /// one rank whose `owned[k]` is true, bit for bit for numbers (a negative zero stays
+    /// one) and NaN wherever the owner holds a NaN (as a quiet NaN): an all-reduced
+    /// maximum over the owner's value and minus infinity elsewhere, with a second half
+    /// that marks the NaNs, whose maximum MPI does not define. Nothing moves on one rank.
+    pub fn gather_owned(&self, owned: &[bool], values: &mut [f64]) {
+        if self.size == 1 {
+            return;
+        }
+        let n = values.len();
+        let mut both = Vec::with_capacity(2 * n);
+        let mine = |k: usize| owned.get(k).copied().unwrap_or(false);
+        both.extend((0..n).map(|k| match mine(k) {
+            true if !values[k].is_nan() => values[k],
+            _ => f64::NEG_INFINITY,
+        }));
+        both.extend((0..n).map(|k| {
+            if mine(k) && values[k].is_nan() {
+                1.0
+            } else {
+                0.0
+            }
+        }));
+        self.all_reduce(&mut both, Op::Max);
+        for k in 0..n {
+            values[k] = if both[n + k] > 0.0 { f64::NAN } else { both[k] };
+        }
+    }
+
     /// Sends each `(rank, values)` of `sends` and receives, for each `(rank, len)` of
     /// `receives`, `len` values from that rank, all at once (no rank waits for another's
     /// turn); returns the received values in the order of `receives`. Messages from one

@@ -26,6 +26,11 @@ fn every_rank_equals_one_rank_under_mpirun() {
         // A 2D and a 3D case per rank.
         let ok = stdout.lines().filter(|l| l.ends_with(": ok")).count();
         assert_eq!(ok, 2 * n, "-np {n}: every rank reports:\n{stdout}");
+        // Values gathered from their owners, NaN and minus zero included.
+        let gathered = stdout
+            .matches("gathered from their owners, NaN and -0 kept")
+            .count();
+        assert_eq!(gathered, n, "-np {n}:\n{stdout}");
         if n > 1 {
             assert!(
                 !stdout.contains(" 0 ghosts"),

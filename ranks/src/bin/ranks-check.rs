@@ -124,11 +124,47 @@ fn run(ranks: &Ranks) -> Result<String, Failure> {
         };
         ranks.exchange(&sends, &receives)?;
     }
-    let mut lines = Vec::new();
+    let mut lines = vec![gathered(ranks)?];
     for case in &CASES {
         lines.push(check(ranks, case)?);
     }
     Ok(lines.join("\n"))
+}
+
+/// Every rank's values gathered from their owners (entry `k` owned by rank `k % size`),
+/// awkward values included: NaN, minus zero, infinities, the largest and smallest.
+fn gathered(ranks: &Ranks) -> Result<String, Failure> {
+    let specials = [
+        f64::NAN,
+        -0.0,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        f64::MAX,
+        -f64::MAX,
+        f64::MIN_POSITIVE,
+        1.5,
+    ];
+    let size = ranks.size();
+    let want: Vec<f64> = (0..24)
+        .map(|k| specials[(k / size.max(1) + k) % specials.len()])
+        .collect();
+    let owned: Vec<bool> = (0..want.len()).map(|k| k % size == ranks.rank()).collect();
+    // Other ranks' entries start as garbage this rank must not keep.
+    let mut values: Vec<f64> = (0..want.len())
+        .map(|k| if owned[k] { want[k] } else { 12345.0 })
+        .collect();
+    ranks.gather_owned(&owned, &mut values);
+    for (k, (&got, &w)) in values.iter().zip(&want).enumerate() {
+        let same = (got.is_nan() && w.is_nan()) || got.to_bits() == w.to_bits();
+        if !same {
+            return Err(format!("gathered entry {k} is {got:e}, its owner holds {w:e}").into());
+        }
+    }
+    Ok(format!(
+        "rank {} of {size}: {} values gathered from their owners, NaN and -0 kept",
+        ranks.rank(),
+        values.len()
+    ))
 }
 
 /// One case on this rank against one rank holding everything; a line of what it held.

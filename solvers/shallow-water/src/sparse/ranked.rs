@@ -40,18 +40,12 @@ impl Distribution {
         v[0]
     }
 
-    /// Every rank's cells of the dense `fields` (row by row) made known to every rank:
-    /// each cell keeps its owner's value exactly (an all-reduced maximum over the owner's
-    /// value and minus infinity elsewhere, which keeps a negative zero; a NaN only where
-    /// MPI's maximum keeps one).
+    /// Every rank's cells of the dense `fields` (row by row) made known to every rank,
+    /// each cell its owner's value exactly (NaN included: an instability is reported
+    /// where it is; see [`Ranks::gather_owned`]).
     pub fn gather(&self, owned: &[bool], fields: &mut [Vec<f64>]) {
         for f in fields.iter_mut() {
-            for (v, &mine) in f.iter_mut().zip(owned) {
-                if !mine {
-                    *v = f64::NEG_INFINITY;
-                }
-            }
-            self.ranks.all_reduce(f, Op::Max);
+            self.ranks.gather_owned(owned, f);
         }
     }
 
