@@ -12,6 +12,25 @@ fn layered(x: f64, y: f64) -> f64 {
     ((x - 0.35 - 0.2 * y) / 0.02).tanh() + (3.0 * x).sin() * (2.0 * y).cos()
 }
 
+/// The values of `d` on level `level`'s points `(i, j)` (0 where no block is present).
+fn level_values(h: &Hierarchy, d: &BlockField<f64>, level: u8) -> Vec<(usize, usize, f64)> {
+    let n = h.points(level);
+    let dense = d
+        .level_to_dense(h.grid(), level, 0, 0.0)
+        .unwrap()
+        .to_host()
+        .unwrap();
+    (0..n * n)
+        .map(|k| {
+            (
+                k % n,
+                k / n,
+                dense.get([(k % n) as isize, (k / n) as isize, 0]).unwrap(),
+            )
+        })
+        .collect()
+}
+
 /// The largest difference between two fields over the present blocks' own points.
 fn largest_difference(h: &Hierarchy, a: &BlockField<f64>, b: &BlockField<f64>) -> f64 {
     let mut worst: f64 = 0.0;
@@ -98,20 +117,11 @@ fn polynomials_of_the_predictors_order_have_no_details() {
         let mut d = BlockField::zeroed(h.grid()).unwrap();
         h.forward(&mut u, &mut d).unwrap();
         for level in 1..4 {
-            let n = h.points(level);
-            let dense = d
-                .level_to_dense(h.grid(), level, 0, 0.0)
-                .unwrap()
-                .to_host()
-                .unwrap();
-            for j in 0..n {
-                for i in 0..n {
-                    let v = dense.get([i as isize, j as isize, 0]).unwrap();
-                    assert!(
-                        v.abs() < 1e-12,
-                        "{predictor:?}: level {level} detail {v} at ({i}, {j})"
-                    );
-                }
+            for (i, j, v) in level_values(&h, &d, level) {
+                assert!(
+                    v.abs() < 1e-12,
+                    "{predictor:?}: level {level} detail {v} at ({i}, {j})"
+                );
             }
         }
         // One degree more is not reproduced: the test can fail.
@@ -138,17 +148,9 @@ fn significant_count(f: impl Fn(f64, f64) -> f64, predictor: Predictor, eps: &[f
     h.forward(&mut u, &mut d).unwrap();
     let mut details = Vec::new();
     for level in 1..h.levels() {
-        let n = h.points(level);
-        let dense = d
-            .level_to_dense(h.grid(), level, 0, 0.0)
-            .unwrap()
-            .to_host()
-            .unwrap();
-        for j in 0..n {
-            for i in 0..n {
-                if i % 2 == 1 || j % 2 == 1 {
-                    details.push(dense.get([i as isize, j as isize, 0]).unwrap().abs());
-                }
+        for (i, j, v) in level_values(&h, &d, level) {
+            if i % 2 == 1 || j % 2 == 1 {
+                details.push(v.abs());
             }
         }
     }

@@ -2,7 +2,7 @@
 //! progress, checkpoints and results, plus the picture of the levels and the adaptive
 //! grid for ParaView.
 
-use super::{progress_bar, show, start, Args};
+use super::{progress_bar, say_resumed, show, start, Args};
 use cavity::adaptive::{AdaptiveCavity, AdaptiveCheckpoint, AdaptiveConfig};
 use cavity::{CavityError, Check, Config, Outcome, Summary, Until};
 use std::time::{Duration, Instant};
@@ -84,12 +84,7 @@ pub fn run(args: &Args, config: &Config) -> Result<(), CavityError> {
     let mut flow = AdaptiveCavity::new(&backend, &adaptive)?;
     if let Some(c) = &resumed {
         c.restore(&mut flow)?;
-        println!(
-            "resumed from {} at step {}, t = {:.4}",
-            checkpoint_path.display(),
-            c.step,
-            c.time
-        );
+        say_resumed(&checkpoint_path, c.step, c.time);
     }
     println!(
         "lid-driven cavity on an adaptive grid: Re = {}, {n} x {n} nodes everywhere, up to {f} x {f} where the details exceed {}, on {}, output in {}",

@@ -133,12 +133,7 @@ fn run(args: Args) -> Result<(), CavityError> {
     let mut flow = Cavity::new(&backend, &config)?;
     if let Some(c) = &resumed {
         c.restore(&mut flow)?;
-        println!(
-            "resumed from {} at step {}, t = {:.4}",
-            checkpoint_path.display(),
-            c.step,
-            c.time
-        );
+        say_resumed(&checkpoint_path, c.step, c.time);
     }
     println!(
         "lid-driven cavity: Re = {}, {n} x {n} nodes, on {}, output in {}",
@@ -275,6 +270,14 @@ pub(crate) fn start<C>(
         .map(|p| Reference::load(&p))
         .transpose()?;
     Ok((checkpoint_path, resumed, reference))
+}
+
+/// Tells that the run continues from the checkpoint at `path`.
+pub(crate) fn say_resumed(path: &std::path::Path, step: u64, time: f64) {
+    println!(
+        "resumed from {} at step {step}, t = {time:.4}",
+        path.display()
+    );
 }
 
 /// The progress bar of a run to `config.until`.
