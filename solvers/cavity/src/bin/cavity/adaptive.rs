@@ -47,6 +47,14 @@ fn adaptive_config(args: &Args, config: &Config) -> Result<AdaptiveConfig, Cavit
         );
     }
     let full = ((config.n - 1) / (COARSEST - 1)).ilog2() as u8 + 1;
+    // The solver's tree holds at most 12 levels, `full` of them up to `--n`.
+    if args.levels > 12 - full.min(12) {
+        return bad(
+            "levels",
+            args.levels.to_string(),
+            "at most 8 with --n 33, 7 with --n 65, 6 with --n 129 (the tree holds 12 levels from 5 x 5 nodes)",
+        );
+    }
     let c = AdaptiveConfig {
         re: config.re,
         n0: COARSEST,
