@@ -118,11 +118,25 @@ fn the_program_names_bad_arguments_before_any_work() {
     let program = env!("CARGO_BIN_EXE_cavity");
     let dir = tempfile::tempdir().expect("temp dir");
     let out = dir.path().join("out");
-    let cases: [(&[&str], &str); 4] = [
+    let cases: [(&[&str], &str); 9] = [
         (&["--re", "0"], "option `re` = 0 is invalid"),
         (&["--n", "100"], "option `n` = 100 is invalid"),
         (&["--tol", "5"], "option `tolerance` = 5 is invalid"),
         (&["--resume"], "reading checkpoint"),
+        (&["--adaptive", "--eps", "2"], "option `eps` = 2 is invalid"),
+        (
+            &["--adaptive", "--n", "33", "--levels", "9"],
+            "option `levels` = 9 is invalid",
+        ),
+        (
+            &["--adaptive", "--t-end", "1"],
+            "option `t_end` = given is invalid",
+        ),
+        (
+            &["--adaptive", "--checkpoint-every=0"],
+            "option `checkpoint_every` = 0",
+        ),
+        (&["--adaptive", "--resume"], "checkpoint-adaptive.bin"),
     ];
     for (args, expected) in cases {
         let o = Command::new(program)
