@@ -13,9 +13,13 @@ use std::time::{Duration, Instant};
 
 /// The shortest time between two frames (the default refresh: 10 frames a second).
 const FRAME_INTERVAL: Duration = Duration::from_millis(100);
-/// The largest share of the run's wall time that making frames may take: a frame that
-/// took `c` is followed by the next one no sooner than `c / FRAME_BUDGET` later.
+/// The largest share of the run's wall time that making frames may take: when frames
+/// take `c` (averaged over the last few), the next follows no sooner than
+/// `c / FRAME_BUDGET` later, and no later than [`MAX_FRAME_WAIT`].
 const FRAME_BUDGET: f64 = 0.03;
+/// The longest wait between frames of a running simulation, however costly frames are:
+/// one slow frame (a loaded machine, a page fault) must not freeze the view for a minute.
+const MAX_FRAME_WAIT: Duration = Duration::from_secs(2);
 /// How often the status is sent while nothing else is.
 const STATUS_INTERVAL: Duration = Duration::from_millis(250);
 
@@ -149,9 +153,12 @@ impl LiveView {
                 let frame = draw(&request)?;
                 // The first frame pays for allocations, first launches and their tuning:
                 // it does not set the pace.
+                // The cost is averaged over the last few frames, so that one outlier
+                // does not set the pace alone.
                 self.frame_cost = match self.last_frame {
                     None => Duration::ZERO,
-                    Some(_) => started.elapsed(),
+                    Some(_) if self.frame_cost.is_zero() => started.elapsed(),
+                    Some(_) => self.frame_cost.mul_f64(0.75) + started.elapsed().mul_f64(0.25),
                 };
                 self.last_frame = Some(Instant::now());
                 self.publish_frame(&frame)?;
@@ -219,7 +226,9 @@ impl LiveView {
         match self.last_frame {
             None => true,
             Some(t) => {
-                let wait = FRAME_INTERVAL.max(self.frame_cost.div_f64(FRAME_BUDGET));
+                let wait = FRAME_INTERVAL
+                    .max(self.frame_cost.div_f64(FRAME_BUDGET))
+                    .min(MAX_FRAME_WAIT);
                 t.elapsed() >= wait
             }
         }
