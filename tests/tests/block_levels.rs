@@ -73,13 +73,11 @@ fn halos_next_to_absent_blocks_are_predicted_from_the_coarser_level() {
         absent: Absent::Coarser(Predictor::Cubic),
     };
     HaloExchange::new(&g, &rule).unwrap().run(&mut u).unwrap();
-    let slot = g.slot(BlockKey::at(1, [1, 1, 0])).unwrap();
     let geometry = *g.geometry();
     let values = u
         .slot_values(&g, BlockKey::at(1, [1, 1, 0]))
         .unwrap()
         .unwrap();
-    let _ = slot;
     let mut worst: f64 = 0.0;
     for j in -3..11isize {
         for i in -3..11isize {

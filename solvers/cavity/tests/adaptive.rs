@@ -3,7 +3,7 @@
 //! resolution, on a fraction of the points; bad settings are typed errors.
 
 use cavity::adaptive::{AdaptiveCavity, AdaptiveConfig};
-use cavity::{Cavity, CavityError, Config, Outcome, Profiles};
+use cavity::{Cavity, CavityError, Config, Outcome};
 use stencil_runtime::{Backend, Field};
 
 /// The smallest value of a uniform `n x n` field and the centre lines' `u(0.5, y)` and
@@ -41,7 +41,6 @@ fn steady_state_matches_the_uniform_solver_of_the_finest_resolution() {
     assert_eq!(uniform.run(|_, _| true).unwrap(), Outcome::Steady);
     uniform.poisson_solve_exactly().unwrap();
     let (umin, uu, uv) = summary(&uniform.psi, n);
-    let _ = Profiles::of(&mut uniform).unwrap();
 
     // Levels of 5, 9, 17, 33 (all present) and 65 points (where the details say).
     let config = AdaptiveConfig {

@@ -209,6 +209,16 @@ impl BlockGrid {
         self.index.get(&key).copied().flatten()
     }
 
+    /// The arena element (of any field of the grid) holding point `q` of level `level`,
+    /// if the block holding it is present here (`q` inside the level's domain).
+    pub fn element_of(&self, level: u8, q: [usize; 3]) -> Option<usize> {
+        let g = self.geometry.at_level(level);
+        let key = g.key_of(q);
+        let slot = self.slot(key)?;
+        let o = g.origin(key);
+        Some(slot * g.slot_len() + g.element([0, 1, 2].map(|a| (q[a] - o[a]) as isize)))
+    }
+
     /// The blocks present here, with their slots, in slot order.
     pub fn blocks(&self) -> impl Iterator<Item = (usize, BlockInfo)> + '_ {
         self.slots

@@ -43,13 +43,7 @@ impl LevelTransfer {
                 // The finest present block over this point.
                 let finest = (key.level + 1..g.levels).rev().find_map(|level| {
                     let scale = 1usize << (level - key.level);
-                    let at = global.map(|x| x * scale);
-                    let fine = g.at_level(level);
-                    let fkey = fine.key_of(at);
-                    let fslot = grid.slot(fkey)?;
-                    let fo = fine.origin(fkey);
-                    let local = [0, 1, 2].map(|a| (at[a] - fo[a]) as isize);
-                    Some(fslot * g.slot_len() + g.element(local))
+                    grid.element_of(level, global.map(|x| x * scale))
                 });
                 if let Some(src) = finest {
                     copies.push(((slot * g.slot_len() + g.element(p)) as u32, src as u32));
@@ -114,30 +108,11 @@ impl LevelTransfer {
             let mut failure = None;
             for_each_own_point(&lg, o, |p| {
                 let q = [0, 1, 2].map(|a| o[a] + p[a] as usize);
-                let mut terms: Vec<(u32, f64)> = vec![(0, 1.0)];
-                let mut at: Vec<[usize; 3]> = vec![[0; 3]];
-                for a in 0..g.dims {
-                    let axis = predictor.weights(q[a], coarse.domain[a]);
-                    let (mut t2, mut a2) = (Vec::new(), Vec::new());
-                    for (t, c) in terms.iter().zip(&at) {
-                        for &(x, w) in &axis {
-                            let mut c = *c;
-                            c[a] = x;
-                            t2.push((0, t.1 * w));
-                            a2.push(c);
-                        }
-                    }
-                    (terms, at) = (t2, a2);
-                }
-                for (t, c) in terms.iter_mut().zip(&at) {
-                    let ckey = coarse.key_of(*c);
-                    match grid.slot(ckey) {
-                        Some(s) => {
-                            let co = coarse.origin(ckey);
-                            let local = [0, 1, 2].map(|a| (c[a] - co[a]) as isize);
-                            t.0 = (s * g.slot_len() + g.element(local)) as u32;
-                        }
-                        None => failure = Some(ckey),
+                let mut terms = Vec::new();
+                for (c, w) in predictor.point_weights(q, coarse.domain, g.dims) {
+                    match grid.element_of(level, c) {
+                        Some(e) => terms.push((e as u32, w)),
+                        None => failure = Some(coarse.key_of(c)),
                     }
                 }
                 sums.push(((slot * g.slot_len() + g.element(p)) as u32, terms));
@@ -188,7 +163,6 @@ fn even_pairs(grid: &BlockGrid, level: u8, what: &str) -> Result<Vec<(u32, u32)>
             "a {what} pairs a level with the one below it: level 0 has none"
         )));
     };
-    let coarse = g.at_level(coarse_level);
     let lg = g.at_level(level);
     let mut pairs = Vec::new();
     for (slot, info) in grid.blocks().filter(|(_, b)| b.key.level == level) {
@@ -198,15 +172,8 @@ fn even_pairs(grid: &BlockGrid, level: u8, what: &str) -> Result<Vec<(u32, u32)>
             if (0..g.dims).any(|a| q[a] % 2 == 1) {
                 return;
             }
-            let c = q.map(|x| x / 2);
-            let ckey = coarse.key_of(c);
-            if let Some(cs) = grid.slot(ckey) {
-                let co = coarse.origin(ckey);
-                let local = [0, 1, 2].map(|a| (c[a] - co[a]) as isize);
-                pairs.push((
-                    (slot * g.slot_len() + g.element(p)) as u32,
-                    (cs * g.slot_len() + g.element(local)) as u32,
-                ));
+            if let Some(c) = grid.element_of(coarse_level, q.map(|x| x / 2)) {
+                pairs.push(((slot * g.slot_len() + g.element(p)) as u32, c as u32));
             }
         });
     }

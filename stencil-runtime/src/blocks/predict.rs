@@ -51,6 +51,34 @@ impl Predictor {
     }
 }
 
+impl Predictor {
+    /// The coarse points and weights that give fine point `q` on a level whose next
+    /// coarser level has `coarse` points per axis (the first `dims` axes): the product of
+    /// the axes' [`Predictor::weights`].
+    pub fn point_weights(
+        self,
+        q: [usize; 3],
+        coarse: [usize; 3],
+        dims: usize,
+    ) -> Vec<([usize; 3], f64)> {
+        let mut terms = vec![([0; 3], 1.0)];
+        for a in 0..dims {
+            let axis = self.weights(q[a], coarse[a]);
+            terms = terms
+                .iter()
+                .flat_map(|&(c, w)| {
+                    axis.iter().map(move |&(x, wx)| {
+                        let mut c = c;
+                        c[a] = x;
+                        (c, w * wx)
+                    })
+                })
+                .collect();
+        }
+        terms
+    }
+}
+
 /// The one-sided cubic from side point `s` inwards along `step` (+1 or -1): the points
 /// `s, s + step, s + 2 step, s + 3 step` with weights `(5, 15, -5, 1) / 16`, for the
 /// fine point between the first two.

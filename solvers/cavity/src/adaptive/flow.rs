@@ -365,10 +365,7 @@ impl AdaptiveCavity {
         let residual = self
             .poisson
             .relative_residual(&mut self.tree, &mut self.psi, &self.w)?;
-        for level in 0..=self.tree.finest_present() {
-            let list = self.tree.list(level)?;
-            copy::launch_blocks(&backend, list, &self.w, &mut self.previous)?;
-        }
+        self.remember_w()?;
         self.checked_at = self.time;
         Ok(Check {
             step: self.step,
@@ -378,6 +375,16 @@ impl AdaptiveCavity {
             poisson_residual: residual,
             largest_vorticity: largest,
         })
+    }
+
+    /// `previous = w` on every level (the state a check measures the change from).
+    fn remember_w(&mut self) -> Result<(), CavityError> {
+        let backend = self.tree.grid().backend().clone();
+        for level in 0..=self.tree.finest_present() {
+            let list = self.tree.list(level)?;
+            copy::launch_blocks(&backend, list, &self.w, &mut self.previous)?;
+        }
+        Ok(())
     }
 
     /// The error for a run that went unstable: the first non-finite point of the finest
@@ -462,11 +469,7 @@ impl AdaptiveCavity {
             self.psi
                 .set_slot_values(grid, *key, &psi[k * len..(k + 1) * len])?;
         }
-        let backend = self.tree.grid().backend().clone();
-        for level in 0..=self.tree.finest_present() {
-            let list = self.tree.list(level)?;
-            copy::launch_blocks(&backend, list, &self.w, &mut self.previous)?;
-        }
+        self.remember_w()?;
         (self.step, self.time, self.dt, self.checked_at) = (step, time, dt, time);
         Ok(())
     }

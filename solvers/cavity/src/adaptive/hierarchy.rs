@@ -191,7 +191,7 @@ impl Hierarchy {
         level: u8,
         u: &mut BlockField<T>,
     ) -> Result<(), Error> {
-        self.plans()?.level_halos[level as usize].run(u)
+        self.level_exchange(level, |p| &p.level_halos)?.run(u)
     }
 
     /// Fills one layer of halo of the blocks of `level` (what 5-point stencils read).
@@ -200,7 +200,7 @@ impl Hierarchy {
         level: u8,
         u: &mut BlockField<T>,
     ) -> Result<(), Error> {
-        self.plans()?.thin_halos[level as usize].run(u)
+        self.level_exchange(level, |p| &p.thin_halos)?.run(u)
     }
 
     /// Fills one layer of halo of the blocks of `level` with 0 next to absent blocks and
@@ -210,7 +210,20 @@ impl Hierarchy {
         level: u8,
         u: &mut BlockField<T>,
     ) -> Result<(), Error> {
-        self.plans()?.zero_halos[level as usize].run(u)
+        self.level_exchange(level, |p| &p.zero_halos)?.run(u)
+    }
+
+    /// The per-level exchange `pick` chooses for `level`; an error for a level the tree
+    /// lacks.
+    fn level_exchange(
+        &mut self,
+        level: u8,
+        pick: impl FnOnce(&Plans) -> &Vec<HaloExchange>,
+    ) -> Result<&HaloExchange, Error> {
+        let levels = self.levels();
+        pick(self.plans()?)
+            .get(level as usize)
+            .ok_or_else(|| no_level(level, levels))
     }
 
     /// The even points of `level`'s blocks take level `level - 1`'s values.

@@ -369,20 +369,7 @@ impl<'a> Finder<'a> {
             )));
         };
         let coarse = self.grid.geometry().at_level(level);
-        let mut terms: Vec<([usize; 3], f64)> = vec![([0; 3], 1.0)];
-        for (a, &n) in coarse.domain.iter().enumerate().take(coarse.dims) {
-            let axis = predictor.weights(q[a], n);
-            terms = terms
-                .iter()
-                .flat_map(|&(c, w)| {
-                    axis.iter().map(move |&(x, wx)| {
-                        let mut c = c;
-                        c[a] = x;
-                        (c, w * wx)
-                    })
-                })
-                .collect();
-        }
+        let terms = predictor.point_weights(q, coarse.domain, coarse.dims);
         let mut out = Vec::with_capacity(terms.len());
         for (c, w) in terms {
             match self.element(level, c)? {
