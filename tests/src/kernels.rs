@@ -270,6 +270,31 @@ pub mod suite {
         fine = 0.5625 * coarse + 0.1875 * (cx + cy) + 0.0625 * cxy;
     }
 
+    /// Vertex-centred bilinear prolongation (a `Coarse` field of `(n + 1) / 2` nodes): a
+    /// fine node at an even index takes the coarse node it lies on, an odd one the mean
+    /// of the two around it; the first and last node along x are 0. Its parity and edge
+    /// tests make the CPU run the middle of a row in pairs (`kernels_gen::back::edges`).
+    #[stencil]
+    pub fn prolong_nodes<T: Real>(coarse: Coarse<T>, fine: Out<T>) {
+        let x_odd = index(0) % 2 == 1;
+        let low = if x_odd {
+            0.5 * (coarse + coarse[(1, 0)])
+        } else {
+            coarse
+        };
+        let high = if x_odd {
+            0.5 * (coarse[(0, 1)] + coarse[(1, 1)])
+        } else {
+            coarse[(0, 1)]
+        };
+        let wy = if index(1) % 2 != 0 { 0.5 } else { 0.0 };
+        fine = if index(0) == 0 || index(0) == extent(0) - 1 {
+            0.0
+        } else {
+            low + wy * (high - low)
+        };
+    }
+
     /// Rounding to integers (inputs with halves and negative values).
     #[stencil(dims = 1)]
     pub fn rounding<T: Real>(a: In<T>, down: Out<T>, up: Out<T>, zero: Out<T>, near: Out<T>) {

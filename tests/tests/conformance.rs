@@ -488,6 +488,25 @@ fn edge_tests_on_rows_of_every_width() {
     });
 }
 
+/// A kernel weighing by the parity of the index along x, reading a `Coarse` field: its
+/// middle points run in pairs (even, then odd) on the CPU, with the lone first and last
+/// points of the pairs' stretch; rows of every width from 1 to 12, and 37, agree with the
+/// other paths.
+#[test]
+fn parity_pairs_on_rows_of_every_width() {
+    for_precisions!(T => {
+        let mut r = rng("parity_pairs");
+        for width in (1usize..=12).chain([37]) {
+            let n = [width, 5];
+            let coarse = random_field::<T>(&mut r, &[width.div_ceil(2), 3], 1, -1.0, 1.0);
+            check("prolong_nodes", suite::prolong_nodes::SOURCE, &[&coarse], &n, 1, &[], |o| {
+                suite::prolong_nodes::launch(&Backend::Cpu, &coarse, &mut o[0]).unwrap();
+                vec![]
+            });
+        }
+    });
+}
+
 /// Two selects on one condition where one's arm is the other select: the compiler may not
 /// join both in one branch (the second's phi would need the first's before it exists).
 /// The host JIT builds and verifies the module and agrees with the interpreter.

@@ -272,7 +272,8 @@ fn deferred_reductions_are_read_later_in_launch_order() {
     assert!(lc.read_deferred().expect("read").is_none());
 }
 
-/// The cell-centred transfers (`Fine` of `2n`, `Coarse` of `n / 2` points), which the
+/// The cell-centred transfers (`Fine` of `2n`, `Coarse` of `n / 2` points) and the
+/// vertex-centred prolongation, which the
 /// suite-wide check cannot size: device and CPU agree.
 #[test]
 fn cell_centred_transfers_agree_with_the_cpu() {
@@ -292,6 +293,13 @@ fn cell_centred_transfers_agree_with_the_cpu() {
         let tol = tolerance::<T>();
         assert_close("restrict_cells", &values(&gr), &values(&restricted), tol);
         assert_close("prolong_cells", &values(&gp), &values(&prolonged), tol);
+        // The vertex-centred one, whose rows the CPU runs in pairs.
+        let nodes: Field<T> = random_field(&mut r, &[19, 15], 1, -1.0, 1.0);
+        let mut by_cpu = poisoned::<T>(&[37, 29]);
+        suite::prolong_nodes::launch(&Backend::Cpu, &nodes, &mut by_cpu).expect("cpu");
+        let mut by_device = on(&poisoned(&[37, 29]));
+        suite::prolong_nodes::launch(&backend, &on(&nodes), &mut by_device).expect("prolong");
+        assert_close("prolong_nodes", &values(&by_device), &values(&by_cpu), tol);
     }
     both::<f32>(&cuda);
     both::<f64>(&cuda);

@@ -26,7 +26,7 @@ macro_rules! entries {
     };
 }
 
-const EXTRA: [Entries; 10] = entries!(
+const EXTRA: [Entries; 11] = entries!(
     life::generation,
     life::flags,
     life::census,
@@ -34,6 +34,7 @@ const EXTRA: [Entries; 10] = entries!(
     bits::narrow,
     suite::restrict_cells,
     suite::prolong_cells,
+    suite::prolong_nodes,
     held::largest,
     held::clock,
     held::relax,

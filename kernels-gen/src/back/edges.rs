@@ -7,6 +7,10 @@
 //! tests this module decides are emitted there as constants, so that the code they guard
 //! folds away and what depends only on the row (a diagonal, its reciprocal) is hoisted
 //! out of the loop.
+//!
+//! Kernels that weigh by the parity of the index along axis 0 (`index(0) % 2 == 1`: a
+//! prolongation's weights) run the middle points in pairs, an even point then an odd one
+//! ([`decided_by_parity`]), each with its parity tests decided.
 
 use crate::ir::{Binary, Kernel, Node, NodeId};
 
@@ -85,6 +89,39 @@ pub fn decided_in_middle(k: &Kernel, live: &[NodeId]) -> Vec<(NodeId, bool)> {
             };
             let (lo, hi) = difference_bounds(k, other)?;
             decide(op, lo, hi).map(|value| (n, value))
+        })
+        .collect()
+}
+
+/// The comparisons among `live` of `index(0) % 2` with a constant (`==` or `!=`, either
+/// side), with their values at an even and at an odd index (indices are >= 0, so the
+/// remainder is 0 or 1).
+pub fn decided_by_parity(k: &Kernel, live: &[NodeId]) -> Vec<(NodeId, bool, bool)> {
+    let is_parity = |n: NodeId| match k.nodes[n as usize] {
+        Node::Binary(Binary::Rem, a, b) => {
+            matches!(k.nodes[a as usize], Node::Index(0))
+                && matches!(k.nodes[b as usize], Node::IntConst(2))
+        }
+        _ => false,
+    };
+    let constant = |n: NodeId| match k.nodes[n as usize] {
+        Node::IntConst(c) => Some(c),
+        _ => None,
+    };
+    live.iter()
+        .filter_map(|&n| {
+            let Node::Binary(op @ (Binary::Eq | Binary::Ne), a, b) = k.nodes[n as usize] else {
+                return None;
+            };
+            let c = if is_parity(a) {
+                constant(b)?
+            } else if is_parity(b) {
+                constant(a)?
+            } else {
+                return None;
+            };
+            let equal = |remainder: i64| (remainder == c) == (op == Binary::Eq);
+            Some((n, equal(0), equal(1)))
         })
         .collect()
 }

@@ -121,6 +121,54 @@ fn finest_sweep<T: Real>(backend: &Backend, n: usize) -> R<(f64, f64)> {
     Ok((best, bytes))
 }
 
+/// The best of 20 generated f64 passes on an `n x n` level (Dirichlet sides), as
+/// [`hand_cycle::pass_times`] times the hand-written ones.
+fn generated_pass_times(backend: &Backend, n: usize) -> R<Vec<(&'static str, f64)>> {
+    let h = 1.0 / (n - 1) as f64;
+    let nc = n.div_ceil(2);
+    let r =
+        Field::<f64>::from_fn(&[n, n], 1, |[i, j, _]| ((i * 7 + j * 3) % 11) as f64).to(backend)?;
+    let mut e = Field::<f64>::zeros_on(backend, &[n, n], 1)?;
+    let mut t = Field::<f64>::zeros_on(backend, &[n, n], 1)?;
+    let mut coarse = Field::<f64>::zeros_on(backend, &[nc, nc], 1)?;
+    let (c, sides, h2inv) = ([1.0, 1.0], [0i64, 0], 1.0 / (h * h));
+    let best = |f: &mut dyn FnMut() -> R<()>| -> R<f64> {
+        f()?;
+        let mut b = f64::INFINITY;
+        for _ in 0..20 {
+            let t0 = Instant::now();
+            f()?;
+            backend.synchronize()?;
+            b = b.min(t0.elapsed().as_secs_f64());
+        }
+        Ok(b)
+    };
+    let sweep = best(&mut || {
+        for colour in [0, 1] {
+            kernels::mg::rbgs::launch(backend, &mut e, &r, &c, h2inv, 0.0, &sides, &sides, colour)?;
+        }
+        Ok(())
+    })?;
+    let residual = best(&mut || {
+        kernels::mg::residual::launch(backend, &e, &r, &mut t, &c, h2inv, 0.0, &sides, &sides)?;
+        Ok(())
+    })?;
+    let restrict = best(&mut || {
+        kernels::mg::restrict_full::launch(backend, &t, &mut coarse, &sides, &sides)?;
+        Ok(())
+    })?;
+    let prolong = best(&mut || {
+        kernels::mg::prolong_add::launch(backend, &mut e, &coarse, &sides, &sides)?;
+        Ok(())
+    })?;
+    Ok(vec![
+        ("sweep", sweep),
+        ("residual", residual),
+        ("restrict", restrict),
+        ("prolong", prolong),
+    ])
+}
+
 /// A row of the finest-sweep table.
 fn sweep_row(md: &mut String, n: usize, precision: &str, t: f64, bytes: f64, bw: f64) -> R<()> {
     writeln!(
@@ -261,6 +309,27 @@ fn hand_comparison(
             hand_time * 1e3,
             generated / hand_time
         )?;
+    }
+    writeln!(
+        md,
+        "\nThe finest level's passes alone, f64, Dirichlet sides, best of 20 each:\n"
+    )?;
+    writeln!(
+        md,
+        "| grid | pass | generated (ms) | hand-written (ms) | generated / hand |"
+    )?;
+    writeln!(md, "| --- | --- | --- | --- | --- |")?;
+    for &n in sizes {
+        let hand = hand_cycle::pass_times(n);
+        for ((pass, g), (_, h)) in generated_pass_times(backend, n)?.into_iter().zip(hand) {
+            writeln!(
+                md,
+                "| {n}^2 | {pass} | {:.3} | {:.3} | {:.2} |",
+                g * 1e3,
+                h * 1e3,
+                g / h
+            )?;
+        }
     }
     Ok(())
 }

@@ -322,9 +322,20 @@ pub mod mg {
     /// Nodes fixed by a Dirichlet side keep their value.
     #[stencil]
     pub fn prolong_add<T: Real>(e: InOut<T>, coarse: Coarse<T>, lo: Axes<i64>, hi: Axes<i64>) {
-        let (c10, c01, c11) = (coarse[(1, 0)], coarse[(0, 1)], coarse[(1, 1)]);
         if !on_side(lo, hi, 0) {
-            e = corrected(e, coarse, c10, c01, c11, odd_weight(0), odd_weight(1));
+            let x_odd = index(0) % 2 == 1;
+            let low = if x_odd {
+                coarse + 0.5 * (coarse[(1, 0)] - coarse)
+            } else {
+                coarse
+            };
+            e = if index(1) % 2 == 1 {
+                let (c01, c11) = (coarse[(0, 1)], coarse[(1, 1)]);
+                let high = if x_odd { c01 + 0.5 * (c11 - c01) } else { c01 };
+                e + low + 0.5 * (high - low)
+            } else {
+                e + low
+            };
         }
     }
 

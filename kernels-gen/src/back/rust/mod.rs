@@ -5,9 +5,10 @@
 //! pointer per (field, row offset) hoisted out of the inner loop so that the inner loop is
 //! plain pointer arithmetic that LLVM can vectorise; a row's points near the edges along
 //! axis 0 and those between run in separate loops, the middle one with the edge tests
-//! decided (`back::edges`). Each IR node becomes one `let`, in dependency order, so the
-//! generated code performs exactly the operations of the IR in the same order as the LLVM
-//! back end: the two paths agree to rounding.
+//! decided (`back::edges`), in pairs of an even and an odd point where the kernel tests
+//! the parity of the index along axis 0. Each IR node becomes one `let`, in dependency
+//! order, so the generated code performs exactly the operations of the IR in the same
+//! order as the LLVM back end: the two paths agree to rounding.
 //!
 //! `nodes.rs` turns IR nodes into `let`s, `line.rs` writes line (tridiagonal) kernels.
 
@@ -208,6 +209,29 @@ pub fn cpu_function(k: &Kernel, rt: &TokenStream) -> TokenStream {
         let known: Vec<(u32, bool)> = parity.iter().chain(&edge_tests).copied().collect();
         point_body(k, &live, &real, LoadForm::Rows, &known)
     });
+    // A kernel weighing by the parity of `index(0)` runs its middle points in pairs, even
+    // then odd, with the parity tests decided too (`edges.rs`).
+    let parity_tests = if strided.is_some() || k.is_vertex() || edge_tests.is_empty() {
+        Vec::new()
+    } else {
+        edges::decided_by_parity(k, &live)
+    };
+    let pair_bodies = (!parity_tests.is_empty()).then(|| {
+        let body_at = |odd: bool| {
+            let known: Vec<(u32, bool)> = parity
+                .iter()
+                .chain(&edge_tests)
+                .copied()
+                .chain(
+                    parity_tests
+                        .iter()
+                        .map(|&(n, even, at_odd)| (n, if odd { at_odd } else { even })),
+                )
+                .collect();
+            point_body(k, &live, &real, LoadForm::Rows, &known)
+        };
+        (body_at(false), body_at(true))
+    });
     // The scalars and extents as locals of the row's closure: read once per row, kept in
     // registers (through the captured references LLVM reloads them at every point, as a
     // store to an output might alias them).
@@ -275,10 +299,12 @@ pub fn cpu_function(k: &Kernel, rt: &TokenStream) -> TokenStream {
     };
     let points = stepped(quote!(#first..r.i1 as isize));
     // A vertex kernel's point is the vertex at position `t` of its set.
+    // `ia`: the point's index in the views; `iac`: a coarse field's (see `nodes::mapped`).
     let point = if k.is_vertex() {
         quote! {
             let i = mesh_view.vertex(t);
             let ia = i;
+            let iac = ia >> 1;
             #(#body)*
             #(#stores)*
         }
@@ -286,6 +312,7 @@ pub fn cpu_function(k: &Kernel, rt: &TokenStream) -> TokenStream {
         quote! {
             let i = t;
             let ia = t - o0;
+            let iac = ia >> 1;
             #(#body)*
             #(#stores)*
         }
@@ -294,8 +321,28 @@ pub fn cpu_function(k: &Kernel, rt: &TokenStream) -> TokenStream {
         quote! {
             let i = t;
             let ia = t - o0;
+            let iac = ia >> 1;
             #(#body)*
             #(#stores)*
+        }
+    });
+    // An even point `t` and the odd one after it (`t - o0` even): both read a coarse field
+    // at the same index.
+    let pair = pair_bodies.map(|(even, odd)| {
+        quote! {
+            let iac = (t - o0) >> 1;
+            {
+                let i = t;
+                let ia = t - o0;
+                #(#even)*
+                #(#stores)*
+            }
+            {
+                let i = t + 1;
+                let ia = t + 1 - o0;
+                #(#odd)*
+                #(#stores)*
+            }
         }
     });
     if k.reductions.is_empty() {
@@ -304,15 +351,44 @@ pub fn cpu_function(k: &Kernel, rt: &TokenStream) -> TokenStream {
             let low = stepped(quote!(low.0..low.1));
             let middle = stepped(quote!(middle.0.max(#m)..middle.1.min(n[0] as isize - #m)));
             let high = stepped(quote!(high.0..high.1));
+            let middle_loop = match &pair {
+                // Pairs from an even point on, where the storage starts at an even index
+                // (so that a point's parity is its view index's); an odd first or last
+                // point alone.
+                Some(pair) => quote! {
+                    let (m0, m1) = (middle.0.max(#m), middle.1.min(n[0] as isize - #m));
+                    if o0 & 1 == 0 {
+                        let mut t = m0;
+                        if t < m1 && t & 1 == 1 {
+                            #middle_point
+                            t += 1;
+                        }
+                        while t + 1 < m1 {
+                            #pair
+                            t += 2;
+                        }
+                        if t < m1 {
+                            #middle_point
+                        }
+                    } else {
+                        for t in m0..m1 {
+                            #middle_point
+                        }
+                    }
+                },
+                None => quote! {
+                    for t in #middle {
+                        #middle_point
+                    }
+                },
+            };
             quote! {
                 let [low, middle, high] =
                     #rt::cpu::split_row(#first, r.i1 as isize, #step, n[0] as isize, #m);
                 for t in #low {
                     #point
                 }
-                for t in #middle {
-                    #middle_point
-                }
+                #middle_loop
                 for t in #high {
                     #point
                 }

@@ -147,7 +147,11 @@ pub(super) fn node_let(k: &Kernel, n: u32, real: &TokenStream, form: LoadForm) -
             let read = match form {
                 LoadForm::Rows => {
                     // `ia`: the point's index in the views (`i` less its block's origin).
-                    let x = mapped(f.map, quote!(ia));
+                    // A coarse field's index `iac` is `ia >> 1`, or a pair's shared one.
+                    let x = match f.map {
+                        IndexMap::Coarse => quote!(iac),
+                        map => mapped(map, quote!(ia)),
+                    };
                     let row = row_ident(field, offset[1], offset[2]);
                     // Pointer steps rather than `x + dx` (see `mapped`).
                     if dx == 0 {

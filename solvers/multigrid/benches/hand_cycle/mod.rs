@@ -461,3 +461,31 @@ pub fn self_check() -> Result<(), String> {
     }
     Ok(())
 }
+
+/// The best of 20 hand-written passes on an `n x n` level: (name, seconds) for a whole
+/// red-black sweep, the residual, the restriction and the prolongation.
+pub fn pass_times(n: usize) -> Vec<(&'static str, f64)> {
+    let mut level = Level::new(n);
+    let mut coarse = Level::new(n.div_ceil(2));
+    for (k, v) in level.r.iter_mut().enumerate() {
+        *v = (k % 11) as f64;
+    }
+    let best = |f: &mut dyn FnMut()| {
+        f();
+        (0..20)
+            .map(|_| {
+                let t = std::time::Instant::now();
+                f();
+                t.elapsed().as_secs_f64()
+            })
+            .fold(f64::INFINITY, f64::min)
+    };
+    rayon::scope(|_| {
+        vec![
+            ("sweep", best(&mut || level.sweep())),
+            ("residual", best(&mut || level.residual())),
+            ("restrict", best(&mut || level.restrict_to(&mut coarse))),
+            ("prolong", best(&mut || level.prolong_from(&coarse))),
+        ]
+    })
+}
