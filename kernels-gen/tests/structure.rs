@@ -307,3 +307,49 @@ fn a_select_on_a_select_of_the_same_condition_is_not_joined_with_it() {
         }
     }
 }
+
+/// The parity tests of `index(0)` the CPU's paired middle loop decides: either operand
+/// order, `==` and `!=`, and constants the remainder never equals.
+#[test]
+fn parity_tests_of_the_index_along_x_are_decided_for_even_and_odd_points() {
+    let k = one(
+        "#[stencil(dims = 2)] fn f<T: Real>(u: In<T>, a: Out<T>, b: Out<T>, c: Out<T>, d: Out<T>) {
+        a = if 1 == index(0) % 2 { u } else { 2.0 * u };
+        b = if index(0) % 2 != 0 { u } else { 3.0 * u };
+        c = if index(0) % 2 == 2 { u } else { 4.0 * u };
+        d = if index(0) % 2 != -1 { u } else { 5.0 * u };
+    }",
+    );
+    let mut decided: Vec<(bool, bool)> =
+        kernels_gen::back::edges::decided_by_parity(&k, &k.live_nodes())
+            .into_iter()
+            .map(|(_, even, odd)| (even, odd))
+            .collect();
+    decided.sort();
+    // `1 == i % 2` and `i % 2 != 0`: false, true; `== 2`: never; `!= -1`: always.
+    assert_eq!(
+        decided,
+        [(false, false), (false, true), (false, true), (true, true)],
+        "{k}"
+    );
+}
+
+/// A kernel with edge tests that weighs by the parity of `index(0)` runs the middle of a
+/// row in pairs on the CPU, reading its coarse field at one index per pair; one without
+/// parity tests does not.
+#[test]
+fn parity_kernels_run_the_middle_of_a_row_in_pairs_on_the_cpu() {
+    let cpu = |src: &str| {
+        kernels_gen::back::rust::cpu_function(&one(src), &quote::quote!(rt)).to_string()
+    };
+    let paired = cpu("#[stencil] fn p<T: Real>(coarse: Coarse<T>, fine: Out<T>) {
+        let low = if index(0) % 2 == 1 { 0.5 * (coarse + coarse[(1, 0)]) } else { coarse };
+        fine = if index(0) == 0 { 0.0 } else { low };
+    }");
+    assert!(paired.contains("t += 2"), "{paired}");
+    assert!(paired.contains("let iac = (t - o0) >> 1"), "{paired}");
+    let single = cpu("#[stencil] fn s<T: Real>(u: In<T>, out: Out<T>) {
+        out = if index(0) == 0 { 0.0 } else { u[(-1, 0)] };
+    }");
+    assert!(!single.contains("t += 2"), "{single}");
+}
