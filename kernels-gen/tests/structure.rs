@@ -353,3 +353,29 @@ fn parity_kernels_run_the_middle_of_a_row_in_pairs_on_the_cpu() {
     }");
     assert!(!single.contains("t += 2"), "{single}");
 }
+
+/// Tests of the index along axis 1 are decided on interior rows: the CPU code keeps a
+/// second middle loop for them, and a kernel without such tests has none.
+#[test]
+fn interior_rows_decide_the_tests_along_axis_1_on_the_cpu() {
+    let cpu = |src: &str| {
+        kernels_gen::back::rust::cpu_function(&one(src), &quote::quote!(rt)).to_string()
+    };
+    let k = one("#[stencil(dims = 2)] fn s<T: Real>(u: In<T>, out: Out<T>) {
+        out = if index(0) == 0 || index(1) == extent(1) - 1 { 0.0 } else { u };
+    }");
+    let decided = kernels_gen::back::edges::decided_in_interior_rows(&k, &k.live_nodes());
+    assert_eq!(
+        decided.iter().map(|&(_, v)| v).collect::<Vec<_>>(),
+        [false],
+        "{k}"
+    );
+    let rows = cpu("#[stencil(dims = 2)] fn s<T: Real>(u: In<T>, out: Out<T>) {
+        out = if index(0) == 0 || index(1) == extent(1) - 1 { 0.0 } else { u };
+    }");
+    assert!(rows.contains("(j >="), "{rows}");
+    let plain = cpu("#[stencil(dims = 2)] fn p<T: Real>(u: In<T>, out: Out<T>) {
+        out = if index(0) == 0 { 0.0 } else { u };
+    }");
+    assert!(!plain.contains("(j >="), "{plain}");
+}

@@ -540,3 +540,7 @@ fn a_select_on_a_select_of_the_same_condition() {
 /// the CPU path against the rules written in Rust.
 #[path = "conformance/integer_fields.rs"]
 mod integer_fields;
+
+/// Edge tests along axes 1 and 2, which the CPU decides for interior rows.
+#[path = "conformance/row_edges.rs"]
+mod row_edges;

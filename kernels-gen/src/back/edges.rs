@@ -18,16 +18,16 @@ use crate::ir::{Binary, Kernel, Node, NodeId};
 /// generated code hands it to `split_row`).
 pub const EDGE_MARGIN: i64 = 2;
 
-/// The bounds of `i - x` for the middle loop's points, for an operand `x` that is a
-/// constant `c` (`i - c >= EDGE_MARGIN - c`) or `n - c` (`i - (n - c) <= c - 1 -
-/// EDGE_MARGIN`), with `n` the extent along axis 0.
-fn difference_bounds(k: &Kernel, x: NodeId) -> Option<(Option<i64>, Option<i64>)> {
+/// The bounds of `i - x` for indices `i` along `axis` at least [`EDGE_MARGIN`] from both
+/// ends, for an operand `x` that is a constant `c` (`i - c >= EDGE_MARGIN - c`) or `n - c`
+/// (`i - (n - c) <= c - 1 - EDGE_MARGIN`), with `n` the extent along `axis`.
+fn difference_bounds(k: &Kernel, x: NodeId, axis: u8) -> Option<(Option<i64>, Option<i64>)> {
     let extent_minus = |c: i64| Some((None, Some(c - 1 - EDGE_MARGIN)));
     match k.nodes[x as usize] {
         Node::IntConst(c) => Some((Some(EDGE_MARGIN - c), None)),
-        Node::Extent(0) => extent_minus(0),
+        Node::Extent(a) if a == axis => extent_minus(0),
         Node::Binary(Binary::Sub, a, b) => match (&k.nodes[a as usize], &k.nodes[b as usize]) {
-            (Node::Extent(0), &Node::IntConst(c)) => extent_minus(c),
+            (&Node::Extent(e), &Node::IntConst(c)) if e == axis => extent_minus(c),
             _ => None,
         },
         _ => None,
@@ -71,7 +71,22 @@ fn swapped(op: Binary) -> Binary {
 /// with the extent minus a constant and have the same value at every point of the middle
 /// loop, with that value.
 pub fn decided_in_middle(k: &Kernel, live: &[NodeId]) -> Vec<(NodeId, bool)> {
-    let is_index = |n: NodeId| matches!(k.nodes[n as usize], Node::Index(0));
+    decided_along(k, live, 0)
+}
+
+/// The comparisons among `live` of the index along axis 1 or 2 with a constant or with
+/// the extent minus a constant that have the same value on every row whose indices along
+/// both axes lie at least [`EDGE_MARGIN`] from their ends (an interior row), with that
+/// value: the CPU runs such rows' middle points with these decided too.
+pub fn decided_in_interior_rows(k: &Kernel, live: &[NodeId]) -> Vec<(NodeId, bool)> {
+    let mut decided = decided_along(k, live, 1);
+    decided.extend(decided_along(k, live, 2));
+    decided
+}
+
+/// The comparisons of the index along `axis` that [`difference_bounds`] decides.
+fn decided_along(k: &Kernel, live: &[NodeId], axis: u8) -> Vec<(NodeId, bool)> {
+    let is_index = |n: NodeId| matches!(k.nodes[n as usize], Node::Index(a) if a == axis);
     live.iter()
         .filter_map(|&n| {
             let Node::Binary(op, a, b) = k.nodes[n as usize] else {
@@ -87,7 +102,7 @@ pub fn decided_in_middle(k: &Kernel, live: &[NodeId]) -> Vec<(NodeId, bool)> {
             } else {
                 return None;
             };
-            let (lo, hi) = difference_bounds(k, other)?;
+            let (lo, hi) = difference_bounds(k, other, axis)?;
             decide(op, lo, hi).map(|value| (n, value))
         })
         .collect()

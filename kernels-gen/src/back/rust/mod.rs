@@ -205,10 +205,6 @@ pub fn cpu_function(k: &Kernel, rt: &TokenStream) -> TokenStream {
     } else {
         edges::decided_in_middle(k, &live)
     };
-    let middle_body = (!edge_tests.is_empty()).then(|| {
-        let known: Vec<(u32, bool)> = parity.iter().chain(&edge_tests).copied().collect();
-        point_body(k, &live, &real, LoadForm::Rows, &known)
-    });
     // A kernel weighing by the parity of `index(0)` runs its middle points in pairs, even
     // then odd, with the parity tests decided too (`edges.rs`).
     let parity_tests = if strided.is_some() || k.is_vertex() || edge_tests.is_empty() {
@@ -216,22 +212,6 @@ pub fn cpu_function(k: &Kernel, rt: &TokenStream) -> TokenStream {
     } else {
         edges::decided_by_parity(k, &live)
     };
-    let pair_bodies = (!parity_tests.is_empty()).then(|| {
-        let body_at = |odd: bool| {
-            let known: Vec<(u32, bool)> = parity
-                .iter()
-                .chain(&edge_tests)
-                .copied()
-                .chain(
-                    parity_tests
-                        .iter()
-                        .map(|&(n, even, at_odd)| (n, if odd { at_odd } else { even })),
-                )
-                .collect();
-            point_body(k, &live, &real, LoadForm::Rows, &known)
-        };
-        (body_at(false), body_at(true))
-    });
     // The scalars and extents as locals of the row's closure: read once per row, kept in
     // registers (through the captured references LLVM reloads them at every point, as a
     // store to an output might alias them).
@@ -317,41 +297,61 @@ pub fn cpu_function(k: &Kernel, rt: &TokenStream) -> TokenStream {
             #(#stores)*
         }
     };
-    let middle_point = middle_body.map(|body| {
-        quote! {
+    // The code of a middle point with the edge tests and `extra` decided (`edges.rs`),
+    // and for a parity kernel that of a pair: an even point `t` and the odd one after it
+    // (`t - o0` even), both reading a coarse field at the same index.
+    let middle_code = |extra: &[(u32, bool)]| -> (TokenStream, Option<TokenStream>) {
+        let known: Vec<(u32, bool)> = parity
+            .iter()
+            .chain(&edge_tests)
+            .chain(extra)
+            .copied()
+            .collect();
+        let body = point_body(k, &live, &real, LoadForm::Rows, &known);
+        let single = quote! {
             let i = t;
             let ia = t - o0;
             let iac = ia >> 1;
             #(#body)*
             #(#stores)*
-        }
-    });
-    // An even point `t` and the odd one after it (`t - o0` even): both read a coarse field
-    // at the same index.
-    let pair = pair_bodies.map(|(even, odd)| {
-        quote! {
-            let iac = (t - o0) >> 1;
-            {
-                let i = t;
-                let ia = t - o0;
-                #(#even)*
-                #(#stores)*
+        };
+        let pair = (!parity_tests.is_empty()).then(|| {
+            let at = |odd: bool| {
+                let decided = parity_tests
+                    .iter()
+                    .map(|&(n, even, at_odd)| (n, if odd { at_odd } else { even }));
+                let known: Vec<(u32, bool)> = known.iter().copied().chain(decided).collect();
+                point_body(k, &live, &real, LoadForm::Rows, &known)
+            };
+            let (even, odd) = (at(false), at(true));
+            quote! {
+                let iac = (t - o0) >> 1;
+                {
+                    let i = t;
+                    let ia = t - o0;
+                    #(#even)*
+                    #(#stores)*
+                }
+                {
+                    let i = t + 1;
+                    let ia = t + 1 - o0;
+                    #(#odd)*
+                    #(#stores)*
+                }
             }
-            {
-                let i = t + 1;
-                let ia = t + 1 - o0;
-                #(#odd)*
-                #(#stores)*
-            }
-        }
-    });
+        });
+        (single, pair)
+    };
+    let has_middle = !edge_tests.is_empty();
+    let general = middle_code(&[]);
+    let middle_point = has_middle.then(|| general.0.clone());
     if k.reductions.is_empty() {
-        let row_loops = if let Some(middle_point) = &middle_point {
+        let row_loops = if has_middle {
             let m = edges::EDGE_MARGIN as isize;
             let low = stepped(quote!(low.0..low.1));
             let middle = stepped(quote!(middle.0.max(#m)..middle.1.min(n[0] as isize - #m)));
             let high = stepped(quote!(high.0..high.1));
-            let middle_loop = match &pair {
+            let middle_loop_of = |(single, pair): &(TokenStream, Option<TokenStream>)| match pair {
                 // Pairs from an even point on, where the storage starts at an even index
                 // (so that a point's parity is its view index's); an odd first or last
                 // point alone.
@@ -360,7 +360,7 @@ pub fn cpu_function(k: &Kernel, rt: &TokenStream) -> TokenStream {
                     if o0 & 1 == 0 {
                         let mut t = m0;
                         if t < m1 && t & 1 == 1 {
-                            #middle_point
+                            #single
                             t += 1;
                         }
                         while t + 1 < m1 {
@@ -368,19 +368,44 @@ pub fn cpu_function(k: &Kernel, rt: &TokenStream) -> TokenStream {
                             t += 2;
                         }
                         if t < m1 {
-                            #middle_point
+                            #single
                         }
                     } else {
                         for t in m0..m1 {
-                            #middle_point
+                            #single
                         }
                     }
                 },
                 None => quote! {
                     for t in #middle {
-                        #middle_point
+                        #single
                     }
                 },
+            };
+            // Rows at least the margin from the ends of axes 1 and 2 also decide the tests
+            // of `j` and `k` (`edges::decided_in_interior_rows`).
+            let row_tests = edges::decided_in_interior_rows(k, &live);
+            let middle_loop = if row_tests.is_empty() {
+                middle_loop_of(&general)
+            } else {
+                let inside = |axis: usize, x: TokenStream| quote!((#x >= #m && #x <= n[#axis] as isize - 1 - #m));
+                let interior_row = if k.dims >= 3 {
+                    let (y, z) = (inside(1, quote!(j)), inside(2, quote!(k)));
+                    quote!(#y && #z)
+                } else {
+                    inside(1, quote!(j))
+                };
+                let (interior, other) = (
+                    middle_loop_of(&middle_code(&row_tests)),
+                    middle_loop_of(&general),
+                );
+                quote! {
+                    if #interior_row {
+                        #interior
+                    } else {
+                        #other
+                    }
+                }
             };
             quote! {
                 let [low, middle, high] =

@@ -1,0 +1,80 @@
+//! Edge tests along axes 1 and 2: the CPU runs the middle points of rows at least two
+//! from both ends of those axes with such tests decided (`kernels_gen::back::edges`,
+//! `decided_in_interior_rows`), which must change nothing: grids of every height (and
+//! depth) agree with the interpreter and the host JIT.
+
+use super::check;
+use stencil_runtime::prelude::*;
+use stencil_tests::for_precisions;
+use stencil_tests::harness::{random_field, rng};
+
+#[stencils]
+mod rows {
+    /// Edge tests of every form along axis 1, each adding its own power of two, beside
+    /// one along axis 0 (which gives the CPU's rows their middle loop).
+    #[stencil(dims = 2)]
+    pub fn row_edge_tests<T: Real>(u: In<T>, out: Out<T>) {
+        let j = index(1);
+        let n = extent(1);
+        let a = if j == 0 { 1.0 } else { 0.0 };
+        let b = if j == 1 { 2.0 } else { 0.0 };
+        let c = if j == n - 1 { 4.0 } else { 0.0 };
+        let d = if n - 2 == j { 8.0 } else { 0.0 };
+        let e = if j < 2 { 16.0 } else { 0.0 };
+        let f = if j >= n - 2 { 32.0 } else { 0.0 };
+        let g = if 1 >= j { 64.0 } else { 0.0 };
+        let h = if j > n - 3 { 128.0 } else { 0.0 };
+        let p = if j != 0 { 256.0 } else { 0.0 };
+        let q = if j <= n - 3 { 512.0 } else { 0.0 };
+        let x = if index(0) == 0 { 1024.0 } else { 0.0 };
+        out = u * (a + b + c + d + e + f + g + h + p + q + x);
+    }
+
+    /// The same along axis 2, beside tests along axes 0 and 1 (3D).
+    #[stencil(dims = 3)]
+    pub fn plane_edge_tests<T: Real>(u: In<T>, out: Out<T>) {
+        let k = index(2);
+        let n = extent(2);
+        let a = if k == 0 { 1.0 } else { 0.0 };
+        let c = if k == n - 1 { 4.0 } else { 0.0 };
+        let e = if k < 2 { 16.0 } else { 0.0 };
+        let h = if k > n - 3 { 128.0 } else { 0.0 };
+        let y = if index(1) == extent(1) - 2 {
+            2048.0
+        } else {
+            0.0
+        };
+        let x = if index(0) == 0 { 1024.0 } else { 0.0 };
+        out = u * (a + c + e + h + y + x);
+    }
+}
+
+#[test]
+fn row_edge_tests_on_grids_of_every_height() {
+    for_precisions!(T => {
+        let mut r = rng("row_edge_tests");
+        for height in (1usize..=9).chain([37]) {
+            let n = [9, height];
+            let u = random_field::<T>(&mut r, &n, 0, 0.5, 1.5);
+            check("row_edge_tests", rows::row_edge_tests::SOURCE, &[&u], &n, 1, &[], |o| {
+                rows::row_edge_tests::launch(&Backend::Cpu, &u, &mut o[0]).unwrap();
+                vec![]
+            });
+        }
+    });
+}
+
+#[test]
+fn plane_edge_tests_on_grids_of_every_height_and_depth() {
+    for_precisions!(T => {
+        let mut r = rng("plane_edge_tests");
+        for (height, depth) in [(1, 1), (2, 5), (5, 2), (5, 5), (6, 7), (7, 6), (9, 9)] {
+            let n = [7, height, depth];
+            let u = random_field::<T>(&mut r, &n, 0, 0.5, 1.5);
+            check("plane_edge_tests", rows::plane_edge_tests::SOURCE, &[&u], &n, 1, &[], |o| {
+                rows::plane_edge_tests::launch(&Backend::Cpu, &u, &mut o[0]).unwrap();
+                vec![]
+            });
+        }
+    });
+}
