@@ -321,7 +321,7 @@ fn parity_tests_of_the_index_along_x_are_decided_for_even_and_odd_points() {
     }",
     );
     let mut decided: Vec<(bool, bool)> =
-        kernels_gen::back::edges::decided_by_parity(&k, &k.live_nodes())
+        kernels_gen::back::edges::decided_by_parity(&k, &k.live_nodes(), 0)
             .into_iter()
             .map(|(_, even, odd)| (even, odd))
             .collect();
@@ -346,12 +346,13 @@ fn parity_kernels_run_the_middle_of_a_row_in_pairs_on_the_cpu() {
         let low = if index(0) % 2 == 1 { 0.5 * (coarse + coarse[(1, 0)]) } else { coarse };
         fine = if index(0) == 0 { 0.0 } else { low };
     }");
-    assert!(paired.contains("t += 2"), "{paired}");
-    assert!(paired.contains("let iac = (t - o0) >> 1"), "{paired}");
+    // A counted loop over pairs, the coarse index one per pair (affine in the counter).
+    assert!(paired.contains("let t = t0 + 2 * p"), "{paired}");
+    assert!(paired.contains("let iac = iac0 + p"), "{paired}");
     let single = cpu("#[stencil] fn s<T: Real>(u: In<T>, out: Out<T>) {
         out = if index(0) == 0 { 0.0 } else { u[(-1, 0)] };
     }");
-    assert!(!single.contains("t += 2"), "{single}");
+    assert!(!single.contains("t0 + 2 * p"), "{single}");
 }
 
 /// Tests of the index along axis 1 are decided on interior rows: the CPU code keeps a
@@ -378,4 +379,42 @@ fn interior_rows_decide_the_tests_along_axis_1_on_the_cpu() {
         out = if index(0) == 0 { 0.0 } else { u };
     }");
     assert!(!plain.contains("(j >="), "{plain}");
+}
+
+/// Parity tests of `j` (and `k`) split a row's middle loop into copies for rows of even
+/// and of odd index, each with those tests decided; a kernel without them has one copy.
+#[test]
+fn row_parity_tests_split_the_middle_loop_on_the_cpu() {
+    let cpu = |src: &str| {
+        kernels_gen::back::rust::cpu_function(&one(src), &quote::quote!(rt)).to_string()
+    };
+    let k = one("#[stencil(dims = 3)] fn p<T: Real>(u: In<T>, out: Out<T>) {
+        let wy = if index(1) % 2 == 1 { 0.5 } else { 1.0 };
+        let wz = if 0 != index(2) % 2 { 0.25 } else { 1.0 };
+        out = if index(0) == 0 { 0.0 } else { wy * wz * u };
+    }");
+    let decided = |axis| {
+        kernels_gen::back::edges::decided_by_parity(&k, &k.live_nodes(), axis)
+            .into_iter()
+            .map(|(_, even, odd)| (even, odd))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(decided(1), [(false, true)], "{k}");
+    assert_eq!(decided(2), [(false, true)], "{k}");
+    assert!(decided(0).is_empty(), "{k}");
+    let split = cpu("#[stencil(dims = 3)] fn p<T: Real>(u: In<T>, out: Out<T>) {
+        let wy = if index(1) % 2 == 1 { 0.5 } else { 1.0 };
+        let wz = if 0 != index(2) % 2 { 0.25 } else { 1.0 };
+        out = if index(0) == 0 { 0.0 } else { wy * wz * u };
+    }");
+    assert!(split.contains("if j & 1 == 0"), "{split}");
+    assert!(split.contains("if k & 1 == 0"), "{split}");
+    // Four copies of the middle loop: the row-parity test of `j` once, that of `k` in
+    // each of its arms; the body is emitted twice (for AVX and for the baseline).
+    assert_eq!(split.matches("if j & 1 == 0").count(), 2, "{split}");
+    assert_eq!(split.matches("if k & 1 == 0").count(), 4, "{split}");
+    let plain = cpu("#[stencil(dims = 3)] fn q<T: Real>(u: In<T>, out: Out<T>) {
+        out = if index(0) == 0 { 0.0 } else { u };
+    }");
+    assert!(!plain.contains("& 1 == 0"), "{plain}");
 }

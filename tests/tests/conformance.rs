@@ -488,17 +488,18 @@ fn edge_tests_on_rows_of_every_width() {
     });
 }
 
-/// A kernel weighing by the parity of the index along x, reading a `Coarse` field: its
-/// middle points run in pairs (even, then odd) on the CPU, with the lone first and last
-/// points of the pairs' stretch; rows of every width from 1 to 12, and 37, agree with the
-/// other paths.
+/// A kernel weighing by the parity of the index along x and y, reading a `Coarse` field:
+/// its middle points run in pairs (even, then odd) on the CPU, with the lone first and last
+/// points of the pairs' stretch, and rows of even and odd `j` apart; rows of every width
+/// from 1 to 12, and 37, grids 1 to 37 rows high, agree with the other paths.
 #[test]
 fn parity_pairs_on_rows_of_every_width() {
     for_precisions!(T => {
         let mut r = rng("parity_pairs");
-        for width in (1usize..=12).chain([37]) {
-            let n = [width, 5];
-            let coarse = random_field::<T>(&mut r, &[width.div_ceil(2), 3], 1, -1.0, 1.0);
+        for (width, height) in (1usize..=12).map(|w| (w, 5)).chain([(37, 1), (37, 2), (37, 8), (9, 37)]) {
+            let n = [width, height];
+            let coarse_n = [width.div_ceil(2), height.div_ceil(2)];
+            let coarse = random_field::<T>(&mut r, &coarse_n, 1, -1.0, 1.0);
             check("prolong_nodes", suite::prolong_nodes::SOURCE, &[&coarse], &n, 1, &[], |o| {
                 suite::prolong_nodes::launch(&Backend::Cpu, &coarse, &mut o[0]).unwrap();
                 vec![]

@@ -8,9 +8,10 @@
 //! folds away and what depends only on the row (a diagonal, its reciprocal) is hoisted
 //! out of the loop.
 //!
-//! Kernels that weigh by the parity of the index along axis 0 (`index(0) % 2 == 1`: a
-//! prolongation's weights) run the middle points in pairs, an even point then an odd one
-//! ([`decided_by_parity`]), each with its parity tests decided.
+//! Kernels that weigh by the parity of an index (`index(0) % 2 == 1`: a prolongation's
+//! weights) have those tests decided too ([`decided_by_parity`]): along axis 0 the middle
+//! points run in pairs, an even point then an odd one; along axes 1 and 2 rows of even and
+//! of odd index run separate copies of the loop (`back::rust::middle`).
 
 use crate::ir::{Binary, Kernel, Node, NodeId};
 
@@ -108,13 +109,13 @@ fn decided_along(k: &Kernel, live: &[NodeId], axis: u8) -> Vec<(NodeId, bool)> {
         .collect()
 }
 
-/// The comparisons among `live` of `index(0) % 2` with a constant (`==` or `!=`, either
-/// side), with their values at an even and at an odd index (indices are >= 0, so the
-/// remainder is 0 or 1).
-pub fn decided_by_parity(k: &Kernel, live: &[NodeId]) -> Vec<(NodeId, bool, bool)> {
+/// The comparisons among `live` of `index(axis) % 2` with a constant (`==` or `!=`,
+/// either side), with their values at an even and at an odd index (indices are >= 0, so
+/// the remainder is 0 or 1).
+pub fn decided_by_parity(k: &Kernel, live: &[NodeId], axis: u8) -> Vec<(NodeId, bool, bool)> {
     let is_parity = |n: NodeId| match k.nodes[n as usize] {
         Node::Binary(Binary::Rem, a, b) => {
-            matches!(k.nodes[a as usize], Node::Index(0))
+            matches!(k.nodes[a as usize], Node::Index(x) if x == axis)
                 && matches!(k.nodes[b as usize], Node::IntConst(2))
         }
         _ => false,

@@ -1,7 +1,9 @@
 //! Edge tests along axes 1 and 2: the CPU runs the middle points of rows at least two
 //! from both ends of those axes with such tests decided (`kernels_gen::back::edges`,
 //! `decided_in_interior_rows`), which must change nothing: grids of every height (and
-//! depth) agree with the interpreter and the host JIT.
+//! depth) agree with the interpreter and the host JIT. So must the rows of even and of
+//! odd index, which the CPU runs apart where a kernel tests their parity
+//! (`decided_by_parity` along axes 1 and 2).
 
 use super::check;
 use stencil_runtime::prelude::*;
@@ -47,6 +49,25 @@ mod rows {
         let x = if index(0) == 0 { 1024.0 } else { 0.0 };
         out = u * (a + c + e + h + y + x);
     }
+
+    /// Parity tests of `j` and `k` in every form, each adding its own power of two, beside
+    /// edge tests along every axis and a parity test of `i` (so that the CPU's middle loop
+    /// runs pairs, interior rows and rows of either parity in one kernel).
+    #[stencil(dims = 3)]
+    pub fn row_parity_tests<T: Real>(u: In<T>, out: Out<T>) {
+        let a = if index(1) % 2 == 1 { 1.0 } else { 0.0 };
+        let b = if 0 == index(1) % 2 { 2.0 } else { 0.0 };
+        let c = if index(2) % 2 != 0 { 4.0 } else { 0.0 };
+        let d = if index(2) % 2 == 2 { 8.0 } else { 0.0 };
+        let e = if index(0) % 2 == 1 { 16.0 } else { 0.0 };
+        let x = if index(0) == 0 || index(1) == extent(1) - 1 {
+            32.0
+        } else {
+            0.0
+        };
+        let z = if index(2) == 0 { 64.0 } else { 0.0 };
+        out = u * (a + b + c + d + e + x + z);
+    }
 }
 
 #[test]
@@ -75,6 +96,24 @@ fn plane_edge_tests_on_grids_of_every_height_and_depth() {
                 rows::plane_edge_tests::launch(&Backend::Cpu, &u, &mut o[0]).unwrap();
                 vec![]
             });
+        }
+    });
+}
+
+#[test]
+fn rows_of_either_parity_on_grids_of_every_height_and_depth() {
+    for_precisions!(T => {
+        let mut r = rng("row_parity_tests");
+        for (height, depth) in [(1, 1), (2, 3), (5, 2), (5, 5), (6, 7), (7, 6), (9, 9)] {
+            for width in [7, 8] {
+                let n = [width, height, depth];
+                let u = random_field::<T>(&mut r, &n, 0, 0.5, 1.5);
+                let source = rows::row_parity_tests::SOURCE;
+                check("row_parity_tests", source, &[&u], &n, 1, &[], |o| {
+                    rows::row_parity_tests::launch(&Backend::Cpu, &u, &mut o[0]).unwrap();
+                    vec![]
+                });
+            }
         }
     });
 }

@@ -5,19 +5,22 @@
 //! pointer per (field, row offset) hoisted out of the inner loop so that the inner loop is
 //! plain pointer arithmetic that LLVM can vectorise; a row's points near the edges along
 //! axis 0 and those between run in separate loops, the middle one with the edge tests
-//! decided (`back::edges`), in pairs of an even and an odd point where the kernel tests
-//! the parity of the index along axis 0. Each IR node becomes one `let`, in dependency
-//! order, so the generated code performs exactly the operations of the IR in the same
-//! order as the LLVM back end: the two paths agree to rounding.
+//! decided (`middle.rs`: pairs of an even and an odd point for kernels that test the
+//! parity of `i`, interior rows and rows of either parity apart for those that test `j`
+//! and `k`). Each IR node becomes one `let`, in dependency order, so the generated code
+//! performs exactly the operations of the IR in the same order as the LLVM back end: the
+//! two paths agree to rounding.
 //!
 //! `nodes.rs` turns IR nodes into `let`s, `line.rs` writes line (tridiagonal) kernels.
 
 mod line;
+mod middle;
 mod nodes;
 
 use super::edges;
 use crate::ir::{Access, Binary, Kernel, Node, ParamKind, ReduceOp, Ty};
 use line::line_function;
+use middle::Middle;
 use nodes::{mapped, point_body, LoadForm};
 use proc_macro2::{Ident, TokenStream};
 use quote::{format_ident, quote, ToTokens};
@@ -199,19 +202,6 @@ pub fn cpu_function(k: &Kernel, rt: &TokenStream) -> TokenStream {
         .into_iter()
         .collect();
     let body = point_body(k, &live, &real, LoadForm::Rows, &parity);
-    // The body of a row's middle points, with the edge tests decided there (`edges.rs`).
-    let edge_tests = if k.is_vertex() {
-        Vec::new()
-    } else {
-        edges::decided_in_middle(k, &live)
-    };
-    // A kernel weighing by the parity of `index(0)` runs its middle points in pairs, even
-    // then odd, with the parity tests decided too (`edges.rs`).
-    let parity_tests = if strided.is_some() || k.is_vertex() || edge_tests.is_empty() {
-        Vec::new()
-    } else {
-        edges::decided_by_parity(k, &live)
-    };
     // The scalars and extents as locals of the row's closure: read once per row, kept in
     // registers (through the captured references LLVM reloads them at every point, as a
     // store to an output might alias them).
@@ -297,116 +287,21 @@ pub fn cpu_function(k: &Kernel, rt: &TokenStream) -> TokenStream {
             #(#stores)*
         }
     };
-    // The code of a middle point with the edge tests and `extra` decided (`edges.rs`),
-    // and for a parity kernel that of a pair: an even point `t` and the odd one after it
-    // (`t - o0` even), both reading a coarse field at the same index.
-    let middle_code = |extra: &[(u32, bool)]| -> (TokenStream, Option<TokenStream>) {
-        let known: Vec<(u32, bool)> = parity
-            .iter()
-            .chain(&edge_tests)
-            .chain(extra)
-            .copied()
-            .collect();
-        let body = point_body(k, &live, &real, LoadForm::Rows, &known);
-        let single = quote! {
-            let i = t;
-            let ia = t - o0;
-            let iac = ia >> 1;
-            #(#body)*
-            #(#stores)*
-        };
-        let pair = (!parity_tests.is_empty()).then(|| {
-            let at = |odd: bool| {
-                let decided = parity_tests
-                    .iter()
-                    .map(|&(n, even, at_odd)| (n, if odd { at_odd } else { even }));
-                let known: Vec<(u32, bool)> = known.iter().copied().chain(decided).collect();
-                point_body(k, &live, &real, LoadForm::Rows, &known)
-            };
-            let (even, odd) = (at(false), at(true));
-            quote! {
-                let iac = (t - o0) >> 1;
-                {
-                    let i = t;
-                    let ia = t - o0;
-                    #(#even)*
-                    #(#stores)*
-                }
-                {
-                    let i = t + 1;
-                    let ia = t + 1 - o0;
-                    #(#odd)*
-                    #(#stores)*
-                }
-            }
-        });
-        (single, pair)
+    let middle = Middle {
+        k,
+        live: &live,
+        real: &real,
+        known: &parity,
+        stores: &stores,
+        step,
     };
-    let has_middle = !edge_tests.is_empty();
-    let general = middle_code(&[]);
-    let middle_point = has_middle.then(|| general.0.clone());
+    let has_middle = !middle.edge_tests().is_empty();
     if k.reductions.is_empty() {
         let row_loops = if has_middle {
             let m = edges::EDGE_MARGIN as isize;
             let low = stepped(quote!(low.0..low.1));
-            let middle = stepped(quote!(middle.0.max(#m)..middle.1.min(n[0] as isize - #m)));
             let high = stepped(quote!(high.0..high.1));
-            let middle_loop_of = |(single, pair): &(TokenStream, Option<TokenStream>)| match pair {
-                // Pairs from an even point on, where the storage starts at an even index
-                // (so that a point's parity is its view index's); an odd first or last
-                // point alone.
-                Some(pair) => quote! {
-                    let (m0, m1) = (middle.0.max(#m), middle.1.min(n[0] as isize - #m));
-                    if o0 & 1 == 0 {
-                        let mut t = m0;
-                        if t < m1 && t & 1 == 1 {
-                            #single
-                            t += 1;
-                        }
-                        while t + 1 < m1 {
-                            #pair
-                            t += 2;
-                        }
-                        if t < m1 {
-                            #single
-                        }
-                    } else {
-                        for t in m0..m1 {
-                            #single
-                        }
-                    }
-                },
-                None => quote! {
-                    for t in #middle {
-                        #single
-                    }
-                },
-            };
-            // Rows at least the margin from the ends of axes 1 and 2 also decide the tests
-            // of `j` and `k` (`edges::decided_in_interior_rows`).
-            let row_tests = edges::decided_in_interior_rows(k, &live);
-            let middle_loop = if row_tests.is_empty() {
-                middle_loop_of(&general)
-            } else {
-                let inside = |axis: usize, x: TokenStream| quote!((#x >= #m && #x <= n[#axis] as isize - 1 - #m));
-                let interior_row = if k.dims >= 3 {
-                    let (y, z) = (inside(1, quote!(j)), inside(2, quote!(k)));
-                    quote!(#y && #z)
-                } else {
-                    inside(1, quote!(j))
-                };
-                let (interior, other) = (
-                    middle_loop_of(&middle_code(&row_tests)),
-                    middle_loop_of(&general),
-                );
-                quote! {
-                    if #interior_row {
-                        #interior
-                    } else {
-                        #other
-                    }
-                }
-            };
+            let middle_loop = middle.row_loop();
             quote! {
                 let [low, middle, high] =
                     #rt::cpu::split_row(#first, r.i1 as isize, #step, n[0] as isize, #m);
@@ -519,14 +414,14 @@ pub fn cpu_function(k: &Kernel, rt: &TokenStream) -> TokenStream {
             }
         };
         // As without reductions: the middle points with the edge tests decided.
-        let tile_loops = match &middle_point {
+        let tile_loops = match has_middle.then(|| middle.point(&[])) {
             Some(middle_point) => {
                 let m = edges::EDGE_MARGIN as isize;
                 let low = tiles(quote!(low.0), quote!(low.1), &point);
                 let middle = tiles(
                     quote!(middle.0.max(#m)),
                     quote!(middle.1.min(n[0] as isize - #m)),
-                    middle_point,
+                    &middle_point,
                 );
                 let high = tiles(quote!(high.0), quote!(high.1), &point);
                 quote! {
