@@ -295,6 +295,14 @@ pub mod suite {
         };
     }
 
+    /// Powers `a^b`, and `a^(4/3)` as a friction law takes it (the CPU's f32 `powf` is the
+    /// device's arithmetic: the two agree bit for bit).
+    #[stencil(dims = 1)]
+    pub fn powers<T: Real>(a: In<T>, b: In<T>, p: Out<T>, q: Out<T>) {
+        p = a.powf(b);
+        q = a.powf(4.0 / 3.0);
+    }
+
     /// Rounding to integers (inputs with halves and negative values).
     #[stencil(dims = 1)]
     pub fn rounding<T: Real>(a: In<T>, down: Out<T>, up: Out<T>, zero: Out<T>, near: Out<T>) {

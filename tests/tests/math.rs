@@ -104,6 +104,60 @@ fn f32_transcendentals_round_correctly() {
     }
 }
 
+/// The CPU's f32 `powf` is the device's arithmetic, inlined (`Real::powf` for f32): its
+/// values equal the host JIT's (what the PTX computes) bit for bit, on bases from 1e-30 to
+/// 1e30 with zeros, ones, negative values and NaN among them, exponents in [-3, 3] with
+/// zeros; in f64 the CPU calls the C library and stays within a few ulp of the device.
+#[test]
+fn cpu_powers_are_the_devices_in_f32() {
+    let n = 20_000;
+    let mut r = rng("powers");
+    let scale = values(&random_field::<f64>(&mut r, &[n], 0, -30.0, 30.0));
+    let exponent = values(&random_field::<f64>(&mut r, &[n], 0, -3.0, 3.0));
+    let base = |i: usize| match i % 97 {
+        0 => 0.0,
+        1 => 1.0,
+        2 => -(10f64.powf(scale[i])),
+        3 => f64::NAN,
+        _ => 10f64.powf(scale[i]) * 1.000_123,
+    };
+    let power = |i: usize| if i % 89 == 0 { 0.0 } else { exponent[i] };
+    let k = kernel_ir(suite::powers::SOURCE, "powers");
+    for_precisions!(T => {
+        let a = Field::from_fn(&[n], 0, |p| T::from_f64(base(p[0] as usize)));
+        let b = Field::from_fn(&[n], 0, |p| T::from_f64(power(p[0] as usize)));
+        let mut cpu: Vec<Field<T>> = (0..2).map(|_| poisoned(&[n])).collect();
+        {
+            let [p, q] = &mut cpu[..] else { unreachable!() };
+            suite::powers::launch(&Backend::Cpu, &a, &b, p, q).unwrap();
+        }
+        let mut jit: Vec<Field<T>> = (0..2).map(|_| poisoned(&[n])).collect();
+        run(Path::HostJit, &k, &[&a, &b], &mut jit, &[]);
+        let bases = values(&a);
+        let single = T::PRECISION == stencil_runtime::Precision::F32;
+        for (o, (c, j)) in cpu.iter().zip(&jit).enumerate() {
+            let (c, j) = (values(c), values(j));
+            let mut finite = 0;
+            for (i, (&c, &j)) in c.iter().zip(&j).enumerate() {
+                if bases[i] < 0.0 {
+                    // A negative base is NaN on the CPU at every exponent (`Real::powf`).
+                    assert!(c.is_nan(), "output {o} at {i}: {c}");
+                } else if c.is_nan() || j.is_nan() {
+                    assert!(c.is_nan() && j.is_nan(), "output {o} at {i}: cpu {c}, device {j}");
+                } else if single || !c.is_finite() {
+                    assert_eq!(c.to_bits(), j.to_bits(), "output {o} at {i}: cpu {c}, device {j}");
+                } else {
+                    // In f64 the CPU calls the C library, the device its own series.
+                    let rel = (c - j).abs() / c.abs().max(f64::MIN_POSITIVE);
+                    assert!(rel < 1e-13, "output {o} at {i}: cpu {c}, device {j}");
+                }
+                finite += usize::from(c.is_finite() && c != 0.0);
+            }
+            assert!(finite * 2 > n, "output {o}: only {finite} finite results");
+        }
+    });
+}
+
 /// `sinh`, `cosh` and `tanh` as the device runs them: as `exp2_log2_log10_are_accurate`
 /// (inputs spread over [-720, 720], a third of them within 25 of 0 and a third within
 /// 1e-3).

@@ -86,14 +86,16 @@ impl<T> ViewMut<T> {
 }
 
 /// Whether generated kernels run their AVX copies (8 f32 or 4 f64 lanes per instruction,
-/// where x86-64's baseline SSE2 has 4 and 2): where the CPU has AVX, unless the
+/// where x86-64's baseline SSE2 has 4 and 2, and fused multiply-adds): where the CPU has
+/// AVX and FMA, unless the
 /// environment variable `STENCIL_CPU_AVX` is `0` (to compare). Decided once per process.
 pub fn wide_vectors() -> bool {
     static WIDE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *WIDE.get_or_init(|| {
         let allowed = std::env::var("STENCIL_CPU_AVX").map_or(true, |v| v.trim() != "0");
         #[cfg(target_arch = "x86_64")]
-        let present = std::arch::is_x86_feature_detected!("avx");
+        let present = std::arch::is_x86_feature_detected!("avx")
+            && std::arch::is_x86_feature_detected!("fma");
         #[cfg(not(target_arch = "x86_64"))]
         let present = false;
         allowed && present

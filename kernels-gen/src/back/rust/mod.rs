@@ -84,7 +84,9 @@ struct Signature<'a> {
 impl Signature<'_> {
     /// `pub unsafe fn cpu(n, params..) ret { body }` (attributes go before it). On x86-64
     /// the body is also compiled for AVX (8 f32 or 4 f64 lanes, where the baseline has
-    /// SSE2's 4 and 2) and that copy runs where the CPU has it
+    /// SSE2's 4 and 2) with fused multiply-adds (what `mul_add` and the device's inline
+    /// `powf` are made of: one instruction, where the baseline calls the C library's
+    /// `fma`; the results are the same) and that copy runs where the CPU has both
     /// ([`cpu::wide_vectors`](../../stencil_runtime/cpu/fn.wide_vectors.html)): the
     /// closures inside inherit the target feature.
     fn item(&self, ret: TokenStream, body: TokenStream) -> TokenStream {
@@ -103,7 +105,7 @@ impl Signature<'_> {
             pub unsafe fn cpu #generics (n: [usize; 3], over: #rt::cpu::Over<'_>, #(#params),*) #ret {
                 #[cfg(target_arch = "x86_64")]
                 {
-                    #[target_feature(enable = "avx")]
+                    #[target_feature(enable = "avx,fma")]
                     unsafe fn wide #generics (n: [usize; 3], over: #rt::cpu::Over<'_>, #(#params),*) #ret {
                         #body
                     }

@@ -1,5 +1,7 @@
 //! The real types kernels are generic over.
 
+mod device_pow;
+
 use num_traits::Float;
 
 /// Which floating-point type a value or field has.
@@ -171,6 +173,17 @@ pub trait Real:
 
 impl Real for f32 {
     const PRECISION: Precision = Precision::F32;
+    /// `self^y` as the device computes it ([`device_pow`]): inline arithmetic, which
+    /// vectorises where the C library's `powf` is a call per point, and the device's
+    /// values bit for bit; NaN for a negative base.
+    #[inline(always)]
+    fn powf(self, y: f32) -> f32 {
+        if self < 0.0 {
+            f32::NAN
+        } else {
+            device_pow::pow_for_f32(f64::from(self), f64::from(y)) as f32
+        }
+    }
     #[inline(always)]
     fn from_f64(x: f64) -> Self {
         x as f32
