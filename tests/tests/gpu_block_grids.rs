@@ -1,12 +1,15 @@
 //! Block grids on a CUDA device: the conformance checks of `stencil_tests::blocks` (kernels
 //! over present blocks equal dense launches there, halo exchange, blocks that come and
-//! go), and the CUDA-only refusals (a block size that is no whole number of launch tiles).
+//! go, halos of several weighted sources and transfers between levels against the CPU),
+//! and the CUDA-only refusals (a block size that is no whole number of launch tiles).
 //!
 //! Without a driver or a device the tests print why they skipped. Stage for a GPU machine
 //! with `../shared/tools/stage-gpu -p stencil-tests --no-default-features --test gpu_block_grids`.
 
-use stencil_runtime::blocks::BlockGrid;
-use stencil_runtime::{Backend, BlockField, BlockList};
+use stencil_runtime::blocks::{
+    Absent, BlockGrid, HaloExchange, HaloRule, LevelTransfer, Predictor, Refinement, Side,
+};
+use stencil_runtime::{Backend, BlockField, BlockKey, BlockList, Precision, Real};
 use stencil_tests::blocks::{
     copies_into_dense_fields, fields_follow_the_blocks, flags_match_the_field, halo_matches_dense,
     kernels_match_dense,
@@ -92,4 +95,83 @@ fn lists_longer_than_one_launch_holds_run_in_several() {
     let interior = dense.interior().unwrap();
     let want_max = interior.iter().fold(0.0f64, |m, v| m.max(v.abs()));
     assert_eq!(largest, want_max);
+}
+
+/// A grid of three vertex-centred levels on `backend`: level 0 whole, four level-1 blocks
+/// in the middle (their halos border absent level-1 blocks), one level-2 block at their
+/// centre.
+fn levelled(backend: &Backend) -> BlockGrid {
+    let mut g = BlockGrid::new(backend, &[17, 17], &[8, 8], 3)
+        .unwrap()
+        .with_levels(3, Refinement::Vertex)
+        .unwrap();
+    let level0: Vec<BlockKey> = g.geometry().all_keys().collect();
+    g.update(&level0, &[]).unwrap();
+    let fine: Vec<BlockKey> = [[1, 1, 0], [2, 1, 0], [1, 2, 0], [2, 2, 0]]
+        .into_iter()
+        .map(|i| BlockKey::at(1, i))
+        .collect();
+    g.update(&fine, &[]).unwrap();
+    g.update(&[BlockKey::at(2, [4, 4, 0])], &[]).unwrap();
+    g
+}
+
+/// Halos of several weighted sources (extrapolated past the sides, predicted from the
+/// coarser level) and the transfers between levels (restriction, prediction) give on the
+/// device what they give on the CPU: the same sums in the same order, to rounding.
+fn level_transfers_match_the_cpu<T: Real>(gpu: &Backend) {
+    let (cpu_grid, gpu_grid) = (levelled(&Backend::Cpu), levelled(gpu));
+    let smooth = |g: &BlockGrid, l: u8, p: [isize; 3]| {
+        let h = 1.0 / (g.geometry().at_level(l).domain[0] - 1) as f64;
+        let (x, y) = (p[0] as f64 * h, p[1] as f64 * h);
+        T::from_f64((1.0 + x).ln() * (2.0 * y).cos() + x * x * y + f64::from(l))
+    };
+    let field = |g: &BlockGrid| {
+        let mut u = BlockField::<T>::from_level_fn(g, |l, p| smooth(g, l, p)).unwrap();
+        u.fill_halos(T::from_f64(-7.0)).unwrap();
+        u
+    };
+    let rule = HaloRule {
+        sides: [[Side::Extrapolate; 2]; 3],
+        absent: Absent::Coarser(Predictor::Cubic),
+    };
+    let steps = |g: &BlockGrid, u: &mut BlockField<T>| {
+        let fine = [BlockKey::at(1, [1, 1, 0])];
+        LevelTransfer::restriction(g).unwrap().run(u).unwrap();
+        LevelTransfer::prediction(g, &fine, Predictor::Cubic)
+            .unwrap()
+            .run(u)
+            .unwrap();
+        let exchange = HaloExchange::new(g, &rule).unwrap();
+        assert!(exchange.len() > 0);
+        exchange.run(u).unwrap();
+    };
+    let (mut on_cpu, mut on_gpu) = (field(&cpu_grid), field(&gpu_grid));
+    steps(&cpu_grid, &mut on_cpu);
+    steps(&gpu_grid, &mut on_gpu);
+    let (c, d) = (on_cpu.arena().unwrap(), on_gpu.arena().unwrap());
+    assert_eq!(c.len(), d.len());
+    let tolerance = if T::PRECISION == Precision::F32 {
+        1e-6
+    } else {
+        1e-14
+    };
+    let mut changed = 0;
+    for (i, (c, d)) in c.iter().zip(&d).enumerate() {
+        let (c, d) = (c.as_f64(), d.as_f64());
+        assert!(
+            (c - d).abs() <= tolerance * c.abs().max(1.0),
+            "{:?} element {i}: cpu {c}, device {d}",
+            T::PRECISION
+        );
+        changed += usize::from(c != -7.0);
+    }
+    assert!(changed > 0);
+}
+
+#[test]
+fn weighted_halos_and_level_transfers_on_the_device_match_the_cpu() {
+    let Some(gpu) = gpu_or_skip() else { return };
+    level_transfers_match_the_cpu::<f32>(&gpu);
+    level_transfers_match_the_cpu::<f64>(&gpu);
 }

@@ -31,6 +31,7 @@ pub mod cache;
 pub mod codegen;
 pub use codegen::Sampling;
 pub mod halo;
+pub mod halo_weighted;
 pub mod jit;
 mod math;
 mod raw;

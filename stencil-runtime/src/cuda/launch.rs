@@ -13,8 +13,10 @@ mod blocks;
 mod raw;
 mod reduce;
 mod shape;
-pub use blocks::{block_flags_code, halo_exchange_code};
-pub(crate) use blocks::{queue_block_flags, queue_halo_exchange, HaloLaunch, HALO_FIELDS};
+pub use blocks::{block_flags_code, halo_exchange_code, halo_weighted_code};
+pub(crate) use blocks::{
+    queue_block_flags, queue_halo_exchange, queue_halo_weighted, HaloLaunch, HALO_FIELDS,
+};
 use raw::{launch_raw, Params};
 
 /// One precision's PTX of a kernel.

@@ -24,8 +24,12 @@ mod timer;
 mod tune;
 
 pub use graph::Graph;
-pub use launch::{block_flags_code, halo_exchange_code, CudaLaunch, KernelCode, Ptx, Reduce};
-pub(crate) use launch::{queue_block_flags, queue_halo_exchange, HaloLaunch, HALO_FIELDS};
+pub use launch::{
+    block_flags_code, halo_exchange_code, halo_weighted_code, CudaLaunch, KernelCode, Ptx, Reduce,
+};
+pub(crate) use launch::{
+    queue_block_flags, queue_halo_exchange, queue_halo_weighted, HaloLaunch, HALO_FIELDS,
+};
 pub use module::{for_dependent_launch, GRID_DEPENDENCY_POINT};
 pub use timer::Timer;
 pub use tune::{LaunchShape, Tuning, TUNE_CACHE_ENV, TUNE_ENV};

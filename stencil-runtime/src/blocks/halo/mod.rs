@@ -50,8 +50,8 @@ pub enum Side {
     /// The cubic through the four nearest points inside of the point's parity (at stride
     /// 2: the points the wavelet predictors read), so that a symmetric predictor next to
     /// the side gives the one-sided one (see [`super::predict`]). Points of the side's
-    /// blocks then take per-point entries of several sources, filled on the CPU only so
-    /// far.
+    /// blocks then take per-point entries of several sources (on a device, a second
+    /// launch of the exchange).
     Extrapolate,
 }
 
@@ -74,7 +74,7 @@ pub enum Absent {
     Companion,
     /// On a grid of several vertex-centred levels: the prediction from the next coarser
     /// level's blocks, which must be present there (neighbouring blocks at most one level
-    /// apart). Filled on the CPU only so far.
+    /// apart).
     Coarser(Predictor),
 }
 
@@ -135,6 +135,11 @@ struct DevicePlan {
     ops: [Option<DeviceBuffer>; 2],
     /// The per-entry values in f32 and in f64 (if any entry has one).
     own: [Option<DeviceBuffer>; 2],
+    /// The points of several sources ([`Plan::weighted`]), their sources' elements and
+    /// their weights in f32 and in f64 (if any).
+    weighted: Option<DeviceBuffer>,
+    sources: Option<DeviceBuffer>,
+    weights: [Option<DeviceBuffer>; 2],
 }
 
 impl HaloExchange {
@@ -195,11 +200,6 @@ impl HaloExchange {
     fn of_plan(grid: &BlockGrid, plan: Plan) -> Result<HaloExchange, Error> {
         let device = match grid.backend() {
             Backend::Cpu => None,
-            Backend::Cuda(_) if !plan.weighted.is_empty() => {
-                return Err(Error::InvalidField(
-                    "halo points of several sources (Side::Extrapolate, Absent::Coarser) are filled on the CPU only so far: use a CPU grid".into(),
-                ))
-            }
             Backend::Cuda(c) => {
                 let s = c.stream();
                 let upload = |v: &[u32]| -> Result<Option<DeviceBuffer>, Error> {
@@ -220,12 +220,16 @@ impl HaloExchange {
                     ])
                 };
                 let ops: Vec<f64> = plan.ops.iter().flat_map(|&(a, b)| [a, b]).collect();
+                let (sources, weights): (Vec<u32>, Vec<f64>) = plan.sources.iter().copied().unzip();
                 Some(DevicePlan {
                     template: upload(&plan.template)?,
                     table: upload(&table)?,
                     entries: upload(&plan.entries)?,
                     ops: reals(&ops)?,
                     own: reals(&plan.own)?,
+                    weighted: upload(&plan.weighted)?,
+                    sources: upload(&sources)?,
+                    weights: reals(&weights)?,
                 })
             }
         };
@@ -425,6 +429,26 @@ impl HaloExchange {
         // SAFETY: the plan was made for the fields' layout (checked above): its template,
         // table and entries name elements of every field's arena (and of the companion's,
         // checked to be of the same layout) and operations of the table.
-        unsafe { crate::cuda::queue_halo_exchange(cuda, T::PRECISION, &launch) }
+        unsafe { crate::cuda::queue_halo_exchange(cuda, T::PRECISION, &launch)? };
+        // The points of several sources, in a second launch on the same stream (their
+        // sources are points of blocks, which neither launch fills).
+        let tables = [
+            ptr(&device.weighted),
+            ptr(&device.sources),
+            ptr(&device.weights[k]),
+        ];
+        let count = self.plan.weighted.len() / 3;
+        // SAFETY: as above; the weighted points' terms lie inside the sources and weights
+        // uploaded with them.
+        unsafe {
+            crate::cuda::queue_halo_weighted(
+                cuda,
+                T::PRECISION,
+                count,
+                tables,
+                &arenas,
+                fields.len(),
+            )
+        }
     }
 }

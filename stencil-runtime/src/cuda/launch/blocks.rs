@@ -203,6 +203,57 @@ pub(crate) unsafe fn queue_halo_exchange(
     }
 }
 
+/// The fill of halo points of several weighted sources, f32 and f64 (`kernels-gen`'s
+/// `llvm::halo_weighted`).
+static WEIGHTED_PTX: [super::Ptx; 2] = stencil_macros::halo_weighted_ptx!();
+
+/// The weighted fill's PTX, f32 then f64 (for inspection and the PTX tests).
+pub fn halo_weighted_code() -> &'static [super::Ptx; 2] {
+    &WEIGHTED_PTX
+}
+
+/// Queues the fill of `count` weighted points (`weighted`: three `u32` each, destination,
+/// first term, terms; `sources`: `u32` elements; `weights`: `T`) of the first `fields`
+/// arenas at precision `p`: one launch, thread blocks along y the fields.
+///
+/// # Safety
+/// Every destination and source must be an element of every arena, every term inside
+/// `sources` and `weights`, and no source a destination.
+pub(crate) unsafe fn queue_halo_weighted(
+    cuda: &Cuda,
+    p: Precision,
+    count: usize,
+    [weighted, sources, weights]: [u64; 3],
+    arenas: &[u64; HALO_FIELDS],
+    fields: usize,
+) -> Result<(), Error> {
+    if count == 0 || fields == 0 {
+        return Ok(());
+    }
+    assert!(
+        fields <= HALO_FIELDS,
+        "at most {HALO_FIELDS} fields a launch"
+    );
+    let mut params = Params::default();
+    for v in [count as u64, weighted, sources, weights]
+        .into_iter()
+        .chain(arenas.iter().copied())
+    {
+        params.push(Arg::Wide(v));
+    }
+    // SAFETY: the caller vouches for the tables' addresses and contents.
+    unsafe {
+        queue_raw(
+            cuda,
+            "halo_weighted",
+            &WEIGHTED_PTX,
+            p,
+            [count, fields],
+            &mut params,
+        )
+    }
+}
+
 /// The block flags' PTX, f32 and f64 (`kernels-gen`'s `llvm::block_flags`).
 static FLAGS_PTX: [super::Ptx; 2] = stencil_macros::block_flags_ptx!();
 

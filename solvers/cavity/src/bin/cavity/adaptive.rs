@@ -12,6 +12,10 @@ use stencil_runtime::Backend;
 /// convergence.
 const COARSEST: usize = 5;
 
+/// Points per axis of a block on a device (kernels launch over blocks in whole tiles of
+/// 32 points along x); the CPU takes the library's default.
+const DEVICE_BLOCK: usize = 32;
+
 /// The adaptive settings of `args`: `--n` nodes everywhere (the levels up to it whole),
 /// `--levels` more where the details ask.
 fn adaptive_config(args: &Args, config: &Config) -> Result<AdaptiveConfig, CavityError> {
@@ -71,24 +75,18 @@ fn adaptive_config(args: &Args, config: &Config) -> Result<AdaptiveConfig, Cavit
 
 /// Runs the adaptive cavity to steady state and writes its results.
 pub fn run(args: &Args, config: &Config) -> Result<(), CavityError> {
-    let adaptive = adaptive_config(args, config)?;
+    let backend = Backend::from_name(&args.backend)?;
+    let mut adaptive = adaptive_config(args, config)?;
+    if matches!(backend, Backend::Cuda(_)) {
+        // A device launches over whole thread-block tiles: 32 points along x.
+        adaptive.block = DEVICE_BLOCK;
+    }
     let (checkpoint_path, resumed, reference) =
         start(args, config, "checkpoint-adaptive.bin", |path| {
             let c = AdaptiveCheckpoint::read(path)?;
             c.matches(&adaptive)?;
             Ok(c)
         })?;
-    // The halos predicted from coarser levels are filled on the CPU only so far.
-    let backend = match args.backend.as_str() {
-        "auto" | "cpu" => Backend::Cpu,
-        other => {
-            return Err(CavityError::Config {
-                name: "backend",
-                value: other.into(),
-                expected: "cpu or auto with --adaptive (it runs on the CPU only so far)",
-            })
-        }
-    };
     let mut flow = AdaptiveCavity::new(&backend, &adaptive)?;
     if let Some(c) = &resumed {
         c.restore(&mut flow)?;

@@ -1,0 +1,136 @@
+//! The halo points of several weighted sources (`stencil_runtime::blocks`: halos past a
+//! `Side::Extrapolate`, predicted from a coarser level, and the sums of level
+//! transfers), generated through the same NVPTX back end as the kernels.
+//!
+//! Thread `e` fills entry `e` of `count`: three `u32` of `weighted`, the arena element to
+//! fill, the first of its terms in `sources` and `weights` and their number;
+//! `arena[dst] = sum of weights[t] * arena[sources[t]]`, summed from 0 in the terms'
+//! order, as the CPU does. Every source is a point of a block that no entry fills, so the
+//! order of the entries does not matter. One launch fills up to
+//! [`MAX_FIELDS`](super::halo::MAX_FIELDS) fields of the same grid and layout: thread
+//! blocks along y are fields.
+//!
+//! Entry parameters: `count` (`i64`), `weighted` (`u32*`), `sources` (`u32*`), `weights`
+//! (`T*`), then [`MAX_FIELDS`](super::halo::MAX_FIELDS) arenas (`T*`).
+
+use super::halo::MAX_FIELDS;
+use super::raw::{global_ptr, RawKernel};
+use super::LlvmError;
+use crate::ir::Precision;
+use inkwell::context::Context;
+use inkwell::IntPredicate;
+
+/// The name of the weighted fill's PTX entry at a precision.
+pub fn weighted_entry(p: Precision) -> &'static str {
+    match p {
+        Precision::F32 => "halo_weighted_f32",
+        Precision::F64 => "halo_weighted_f64",
+    }
+}
+
+/// The PTX of the weighted fill at one precision.
+pub fn halo_weighted_ptx(p: Precision) -> Result<String, LlvmError> {
+    let ctx = Context::create();
+    let (i32t, i64t) = (ctx.i32_type(), ctx.i64_type());
+    let real = match p {
+        Precision::F32 => ctx.f32_type(),
+        Precision::F64 => ctx.f64_type(),
+    };
+    let mut params = vec![
+        i64t.into(),
+        global_ptr(i32t.into()),
+        global_ptr(i32t.into()),
+        global_ptr(real.into()),
+    ];
+    params.extend(std::iter::repeat_n(global_ptr(real.into()), MAX_FIELDS));
+    let k = RawKernel::new(&ctx, weighted_entry(p), &params)?;
+    let count = k.int_param(0);
+    let weighted = k.ptr_param(1);
+    let sources = k.ptr_param(2);
+    let weights = k.ptr_param(3);
+    let b = &k.b;
+    let c64 = |v: u64| i64t.const_int(v, false);
+    // This thread block row's field: a chain of selects on the block's index along y.
+    let field = k.ok(k.block_y())?;
+    let mut arena = k.ptr_param(4);
+    for f in 1..MAX_FIELDS as u32 {
+        let is = k.ok(b.build_int_compare(IntPredicate::EQ, field, c64(f as u64), ""))?;
+        arena = k
+            .ok(b.build_select(is, k.ptr_param(4 + f), arena, ""))?
+            .into_pointer_value();
+    }
+    let index = |base, i| -> Result<_, LlvmError> {
+        let v = k.load_nc(i32t.into(), base, i)?.into_int_value();
+        k.ok(b.build_int_z_extend(v, i64t, ""))
+    };
+
+    let (work, head, body, store, done) = (
+        k.block("entry_work"),
+        k.block("term_test"),
+        k.block("term"),
+        k.block("store"),
+        k.block("done"),
+    );
+    let e = k.ok(k.thread_x())?;
+    let inside = k.ok(b.build_int_compare(IntPredicate::ULT, e, count, ""))?;
+    k.ok(b.build_conditional_branch(inside, work, done))?;
+
+    b.position_at_end(work);
+    let three = k.ok(b.build_int_nuw_mul(e, c64(3), ""))?;
+    let word = |w: u64| -> Result<_, LlvmError> {
+        let i = k.ok(b.build_int_nuw_add(three, c64(w), ""))?;
+        index(weighted, i)
+    };
+    let (dst, first, terms) = (word(0)?, word(1)?, word(2)?);
+    let end = k.ok(b.build_int_nuw_add(first, terms, ""))?;
+    k.ok(b.build_unconditional_branch(head))?;
+
+    // for t in first..end { v = v + weights[t] * arena[sources[t]] }
+    b.position_at_end(head);
+    let t = k.ok(b.build_phi(i64t, "t"))?;
+    let v = k.ok(b.build_phi(real, "v"))?;
+    let t_val = t.as_basic_value().into_int_value();
+    let more = k.ok(b.build_int_compare(IntPredicate::ULT, t_val, end, ""))?;
+    k.ok(b.build_conditional_branch(more, body, store))?;
+
+    b.position_at_end(body);
+    let source = index(sources, t_val)?;
+    let weight = k.load_nc(real.into(), weights, t_val)?.into_float_value();
+    let x = k.load_nc(real.into(), arena, source)?.into_float_value();
+    let term = k.ok(b.build_float_mul(weight, x, ""))?;
+    let sum = k.ok(b.build_float_add(v.as_basic_value().into_float_value(), term, ""))?;
+    let next = k.ok(b.build_int_nuw_add(t_val, c64(1), ""))?;
+    k.ok(b.build_unconditional_branch(head))?;
+
+    t.add_incoming(&[(&first, work), (&next, body)]);
+    v.add_incoming(&[(&real.const_zero(), work), (&sum, body)]);
+
+    b.position_at_end(store);
+    let at = k.ok(k.at(arena, dst))?;
+    k.ok(b.build_store(at, v.as_basic_value()))?;
+    k.ok(b.build_unconditional_branch(done))?;
+
+    b.position_at_end(done);
+    k.ok(b.build_return(None))?;
+    k.ptx()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_weighted_fill_has_one_entry_per_precision_and_a_loop() {
+        for p in [Precision::F32, Precision::F64] {
+            let ptx = halo_weighted_ptx(p).unwrap();
+            assert!(
+                ptx.contains(&format!(".entry {}", weighted_entry(p))),
+                "{ptx}"
+            );
+            let width = if p == Precision::F32 { "f32" } else { "f64" };
+            assert!(ptx.contains(&format!("ld.global.nc.{width}")), "{ptx}");
+            assert!(ptx.contains(&format!("st.global.{width}")), "{ptx}");
+            assert!(ptx.contains("bra"), "{ptx}");
+        }
+    }
+}
