@@ -143,7 +143,7 @@ fn level_transfers_match_the_cpu<T: Real>(gpu: &Backend) {
             .run(u)
             .unwrap();
         let exchange = HaloExchange::new(g, &rule).unwrap();
-        assert!(exchange.len() > 0);
+        assert!(!exchange.is_empty());
         exchange.run(u).unwrap();
     };
     let (mut on_cpu, mut on_gpu) = (field(&cpu_grid), field(&gpu_grid));

@@ -121,7 +121,13 @@ fn cpu_powers_are_the_devices_in_f32() {
         3 => f64::NAN,
         _ => 10f64.powf(scale[i]) * 1.000_123,
     };
-    let power = |i: usize| if i % 89 == 0 { 0.0 } else { exponent[i] };
+    let power = |i: usize| {
+        if i.is_multiple_of(89) {
+            0.0
+        } else {
+            exponent[i]
+        }
+    };
     let k = kernel_ir(suite::powers::SOURCE, "powers");
     for_precisions!(T => {
         let a = Field::from_fn(&[n], 0, |p| T::from_f64(base(p[0] as usize)));
