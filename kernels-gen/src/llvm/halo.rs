@@ -88,21 +88,9 @@ pub fn halo_exchange_ptx(p: Precision) -> Result<String, LlvmError> {
     let own = k.ptr_param(11);
     let b = &k.b;
     let c64 = |v: u64| i64t.const_int(v, false);
-    // This thread block row's field: a chain of selects on the block's index along y.
-    let field = k.ok(k.block_y())?;
-    let pick = |first: u32| -> Result<_, LlvmError> {
-        let mut chosen = k.ptr_param(first);
-        for f in 1..MAX_FIELDS as u32 {
-            let is = k.ok(b.build_int_compare(IntPredicate::EQ, field, c64(f as u64), ""))?;
-            let candidate = k.ptr_param(first + f);
-            chosen = k
-                .ok(b.build_select(is, candidate, chosen, ""))?
-                .into_pointer_value();
-        }
-        Ok(chosen)
-    };
-    let arena = pick(12)?;
-    let companion = pick(12 + MAX_FIELDS as u32)?;
+    // This thread block row's field and its companion.
+    let arena = k.param_of_block_row(12, MAX_FIELDS as u32)?;
+    let companion = k.param_of_block_row(12 + MAX_FIELDS as u32, MAX_FIELDS as u32)?;
     let has_companion = k.ok(b.build_is_not_null(companion, ""))?;
     let int = |base, i, signed: bool| -> Result<_, LlvmError> {
         let v = k.load_nc(i32t.into(), base, i)?.into_int_value();

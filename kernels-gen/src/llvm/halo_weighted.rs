@@ -50,15 +50,8 @@ pub fn halo_weighted_ptx(p: Precision) -> Result<String, LlvmError> {
     let weights = k.ptr_param(3);
     let b = &k.b;
     let c64 = |v: u64| i64t.const_int(v, false);
-    // This thread block row's field: a chain of selects on the block's index along y.
-    let field = k.ok(k.block_y())?;
-    let mut arena = k.ptr_param(4);
-    for f in 1..MAX_FIELDS as u32 {
-        let is = k.ok(b.build_int_compare(IntPredicate::EQ, field, c64(f as u64), ""))?;
-        arena = k
-            .ok(b.build_select(is, k.ptr_param(4 + f), arena, ""))?
-            .into_pointer_value();
-    }
+    // This thread block row's field.
+    let arena = k.param_of_block_row(4, MAX_FIELDS as u32)?;
     let index = |base, i| -> Result<_, LlvmError> {
         let v = k.load_nc(i32t.into(), base, i)?.into_int_value();
         k.ok(b.build_int_z_extend(v, i64t, ""))

@@ -11,7 +11,7 @@ use inkwell::module::Module;
 use inkwell::targets::FileType;
 use inkwell::types::{BasicMetadataTypeEnum, BasicType, BasicTypeEnum};
 use inkwell::values::{BasicValueEnum, FunctionValue, IntValue, PointerValue};
-use inkwell::AddressSpace;
+use inkwell::{AddressSpace, IntPredicate};
 
 /// The global address space of NVPTX.
 pub(crate) const GLOBAL: u16 = 1;
@@ -147,6 +147,27 @@ impl<'ctx> RawKernel<'ctx> {
     /// The thread block's index along y (`i64`).
     pub fn block_y(&self) -> Result<IntValue<'ctx>, BuilderError> {
         self.sreg("llvm.nvvm.read.ptx.sreg.ctaid.y")
+    }
+
+    /// The pointer parameter `first + f` for the thread block row `f` (the block's index
+    /// along y) of `count` such parameters: a launch filling one of several fields per
+    /// row of thread blocks.
+    pub fn param_of_block_row(
+        &self,
+        first: u32,
+        count: u32,
+    ) -> Result<PointerValue<'ctx>, LlvmError> {
+        let row = self.ok(self.block_y())?;
+        let mut chosen = self.ptr_param(first);
+        for f in 1..count {
+            let index = self.ctx.i64_type().const_int(u64::from(f), false);
+            let is = self.ok(self.b.build_int_compare(IntPredicate::EQ, row, index, ""))?;
+            let candidate = self.ptr_param(first + f);
+            chosen = self
+                .ok(self.b.build_select(is, candidate, chosen, ""))?
+                .into_pointer_value();
+        }
+        Ok(chosen)
     }
 
     /// The address of element `i` of `base`.

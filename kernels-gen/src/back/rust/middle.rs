@@ -18,6 +18,18 @@ use crate::ir::{Kernel, NodeId};
 use proc_macro2::TokenStream;
 use quote::quote;
 
+/// The code of the point `t` of a row: its indices (`i` global, `ia` in the views, `iac`
+/// in a coarse field's), then `body` and `stores`.
+pub(super) fn point_at_t(body: &[TokenStream], stores: &[TokenStream]) -> TokenStream {
+    quote! {
+        let i = t;
+        let ia = t - o0;
+        let iac = ia >> 1;
+        #(#body)*
+        #(#stores)*
+    }
+}
+
 /// What the middle loop of a kernel's rows is built from.
 pub(super) struct Middle<'a> {
     /// The kernel.
@@ -47,15 +59,7 @@ impl Middle<'_> {
 
     /// The code of one middle point at `t`, with the edge tests and `extra` decided.
     pub fn point(&self, extra: &[(NodeId, bool)]) -> TokenStream {
-        let body = self.body(extra);
-        let stores = self.stores;
-        quote! {
-            let i = t;
-            let ia = t - o0;
-            let iac = ia >> 1;
-            #(#body)*
-            #(#stores)*
-        }
+        point_at_t(&self.body(extra), self.stores)
     }
 
     /// The point's `let`s with `known`, the edge tests and `extra` decided.

@@ -281,13 +281,7 @@ pub fn cpu_function(k: &Kernel, rt: &TokenStream) -> TokenStream {
             #(#stores)*
         }
     } else {
-        quote! {
-            let i = t;
-            let ia = t - o0;
-            let iac = ia >> 1;
-            #(#body)*
-            #(#stores)*
-        }
+        middle::point_at_t(&body, &stores)
     };
     let middle = Middle {
         k,
