@@ -161,20 +161,3 @@ pub fn block_flags_ptx(p: Precision) -> Result<String, LlvmError> {
     k.ok(b.build_return(None))?;
     k.ptx()
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_flags_have_one_entry_per_precision_and_an_atomic_or() {
-        for p in [Precision::F32, Precision::F64] {
-            let ptx = block_flags_ptx(p).unwrap();
-            assert!(ptx.contains(&format!(".entry {}", flags_entry(p))), "{ptx}");
-            assert!(
-                ptx.contains("atom.global.or.b32") || ptx.contains("red.global.or.b32"),
-                "{ptx}"
-            );
-        }
-    }
-}

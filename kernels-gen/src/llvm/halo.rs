@@ -273,19 +273,3 @@ pub fn halo_exchange_ptx(p: Precision) -> Result<String, LlvmError> {
     k.ok(b.build_return(None))?;
     k.ptx()
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_exchange_has_one_entry_per_precision() {
-        for p in [Precision::F32, Precision::F64] {
-            let ptx = halo_exchange_ptx(p).unwrap();
-            assert!(ptx.contains(&format!(".entry {}", halo_entry(p))), "{ptx}");
-            let width = if p == Precision::F32 { "f32" } else { "f64" };
-            assert!(ptx.contains(&format!("ld.global.nc.{width}")), "{ptx}");
-            assert!(ptx.contains("ld.global.nc.u32"), "{ptx}");
-        }
-    }
-}

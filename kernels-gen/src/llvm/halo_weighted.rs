@@ -107,23 +107,3 @@ pub fn halo_weighted_ptx(p: Precision) -> Result<String, LlvmError> {
     k.ok(b.build_return(None))?;
     k.ptx()
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_weighted_fill_has_one_entry_per_precision_and_a_loop() {
-        for p in [Precision::F32, Precision::F64] {
-            let ptx = halo_weighted_ptx(p).unwrap();
-            assert!(
-                ptx.contains(&format!(".entry {}", weighted_entry(p))),
-                "{ptx}"
-            );
-            let width = if p == Precision::F32 { "f32" } else { "f64" };
-            assert!(ptx.contains(&format!("ld.global.nc.{width}")), "{ptx}");
-            assert!(ptx.contains(&format!("st.global.{width}")), "{ptx}");
-            assert!(ptx.contains("bra"), "{ptx}");
-        }
-    }
-}

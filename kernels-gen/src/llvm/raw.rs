@@ -229,3 +229,53 @@ impl<'ctx> RawKernel<'ctx> {
         Ok(String::from_utf8_lossy(buf.as_slice()).into_owned())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::{block_flags, halo, halo_weighted};
+    use super::LlvmError;
+    use crate::ir::Precision;
+
+    type Emit = fn(Precision) -> Result<String, LlvmError>;
+    type Entry = fn(Precision) -> &'static str;
+
+    /// Each kernel built directly in IR has its entry in both precisions and the
+    /// instructions that say it does its job: non-coherent loads of the tables (and of the
+    /// reals it reads), stores of the reals it fills, the flags' atomic or.
+    #[test]
+    fn raw_kernels_have_one_entry_per_precision_and_their_instructions() {
+        let kernels: [(Emit, Entry, &[&str]); 3] = [
+            (
+                halo::halo_exchange_ptx,
+                halo::halo_entry,
+                &["ld.global.nc.u32", "ld.global.nc.REAL", "st.global.REAL"],
+            ),
+            (
+                halo_weighted::halo_weighted_ptx,
+                halo_weighted::weighted_entry,
+                &[
+                    "ld.global.nc.u32",
+                    "ld.global.nc.REAL",
+                    "st.global.REAL",
+                    "bra",
+                ],
+            ),
+            (
+                block_flags::block_flags_ptx,
+                block_flags::flags_entry,
+                &["ld.global.nc.REAL", ".global.or.b32"],
+            ),
+        ];
+        for (emit, entry, wanted) in kernels {
+            for p in [Precision::F32, Precision::F64] {
+                let ptx = emit(p).unwrap();
+                assert!(ptx.contains(&format!(".entry {}", entry(p))), "{ptx}");
+                let real = if p == Precision::F32 { "f32" } else { "f64" };
+                for w in wanted {
+                    let w = w.replace("REAL", real);
+                    assert!(ptx.contains(&w), "{}: no {w}\n{ptx}", entry(p));
+                }
+            }
+        }
+    }
+}
