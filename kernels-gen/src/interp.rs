@@ -350,7 +350,8 @@ fn binary(op: Binary, a: V, b: V, operand: Ty, t: Ty) -> V {
                 Hypot => x.hypot(y),
                 Atan2 => x.atan2(y),
                 Pow => {
-                    if x < 0.0 {
+                    // NaN for a negative base, except `x^0 = 1` (as the device gives).
+                    if x < 0.0 && y != 0.0 {
                         f64::NAN
                     } else {
                         x.powf(y)

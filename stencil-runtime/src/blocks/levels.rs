@@ -78,8 +78,8 @@ impl LevelTransfer {
 
     /// Every point of the blocks `keys` (present, all of one level above 0, each named
     /// once, their coarser neighbours present) predicted from the next coarser level by
-    /// `predictor`. Filled on the CPU
-    /// only so far (a prediction has several sources per point).
+    /// `predictor` (a prediction has several sources per point: on a device, the
+    /// exchange's second launch).
     pub fn prediction(
         grid: &BlockGrid,
         keys: &[BlockKey],

@@ -157,9 +157,10 @@ pub trait Real:
     fn copysign(self, o: Self) -> Self {
         Float::copysign(self, o)
     }
-    /// `self^y` for `self >= 0`; NaN for a negative base.
+    /// `self^y` for `self >= 0`; NaN for a negative base, except 1 at exponent 0 (as the
+    /// device gives).
     fn powf(self, y: Self) -> Self {
-        if self < Self::zero() {
+        if self < Self::zero() && y != Self::zero() {
             Self::nan()
         } else {
             Float::powf(self, y)
@@ -175,14 +176,10 @@ impl Real for f32 {
     const PRECISION: Precision = Precision::F32;
     /// `self^y` as the device computes it ([`device_pow`]): inline arithmetic, which
     /// vectorises where the C library's `powf` is a call per point, and the device's
-    /// values bit for bit; NaN for a negative base.
+    /// values bit for bit; NaN for a negative base (1 at exponent 0).
     #[inline(always)]
     fn powf(self, y: f32) -> f32 {
-        if self < 0.0 {
-            f32::NAN
-        } else {
-            device_pow::pow_for_f32(f64::from(self), f64::from(y)) as f32
-        }
+        device_pow::pow_for_f32(f64::from(self), f64::from(y)) as f32
     }
     #[inline(always)]
     fn from_f64(x: f64) -> Self {

@@ -6,7 +6,8 @@
 //! point of the neighbouring block that holds it; past the domain's edges, the side's
 //! rule ([`Side`]); where the neighbouring block is absent, the grid's rule for absent
 //! blocks ([`Absent`]). Sources are always interior points, so every point is
-//! independent and one launch fills them all (on the CPU, in parallel).
+//! independent and one launch fills them all (on the CPU, in parallel), plus a second
+//! for the points of several weighted sources on a device.
 //!
 //! The plan has two parts. Blocks away from the domain's edges (or across periodic
 //! sides) share one *template* of their halo points, each naming the neighbour that holds
@@ -20,8 +21,9 @@
 //! next to an absent block under [`Absent::Coarser`]).
 //!
 //! Later layers extend the plan rather than the launch: a remote neighbour (another rank)
-//! becomes entries whose source is a receive buffer, a coarser neighbour (adaptive grids)
-//! entries with several weighted sources.
+//! becomes entries whose source is a receive buffer; a coarser neighbour (adaptive grids)
+//! became entries with several weighted sources, which a device fills in a launch of
+//! their own (`kernels-gen`'s `llvm::halo_weighted`).
 
 mod plan;
 mod run;

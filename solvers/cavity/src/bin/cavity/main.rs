@@ -66,7 +66,8 @@ struct Args {
     #[arg(long)]
     no_graph: bool,
     /// Run on a wavelet-adaptive grid: `--n` nodes per side everywhere, up to `--levels`
-    /// levels finer where the details of the flow exceed `--eps`.
+    /// levels finer where the details of the flow exceed `--eps` (in blocks of 16 nodes
+    /// per side on the CPU, 32 on a GPU, so the grid depends on the backend).
     #[arg(long)]
     adaptive: bool,
     /// With `--adaptive`: levels of refinement above `--n` (the finest grid has
