@@ -17,6 +17,7 @@ use crate::model::{stable_time_step, LID_SPEED};
 use crate::{CavityError, Check, Outcome};
 use std::collections::HashMap;
 use stencil_runtime::blocks::{BlockMeasure, Predictor};
+use stencil_runtime::cuda::Graph;
 use stencil_runtime::{Backend, BlockField, BlockKey, Field};
 
 /// The settings of an adaptive run.
@@ -140,12 +141,30 @@ pub struct AdaptiveCavity {
     pub dt: f64,
     /// Blocks added and removed by adaptations so far.
     pub adapted: (u64, u64),
+    /// On a CUDA device, record a step into a graph and replay it while the layout and
+    /// the time step stay (default); `false` launches every kernel of every step.
+    pub graph: bool,
+    /// The recorded step and what it was recorded for.
+    recorded: Option<(StepKey, Graph)>,
+    /// What the last step launched one by one was run for.
+    eager: Option<StepKey>,
 }
+
+/// What a recorded step stays valid for: the time step (its bits), the grid and its
+/// layout.
+type StepKey = (u64, u64, u64);
 
 impl AdaptiveCavity {
     /// A cavity at rest on `backend`, levels `0 .. full` present.
     pub fn new(backend: &Backend, config: &AdaptiveConfig) -> Result<AdaptiveCavity, CavityError> {
         config.validate()?;
+        // On a device the cavity queues its work on a stream of its own: a step recorded
+        // into a graph captures everything queued on its stream.
+        let own = match backend {
+            Backend::Cuda(c) => Backend::Cuda(c.new_stream()?.with_tuning(c.tuning())),
+            Backend::Cpu => Backend::Cpu,
+        };
+        let backend = &own;
         let tree = Hierarchy::new(
             backend,
             config.n0,
@@ -176,6 +195,9 @@ impl AdaptiveCavity {
             time: 0.0,
             dt: config.cfl * stable_time_step(config.re, h, LID_SPEED),
             adapted: (0, 0),
+            graph: true,
+            recorded: None,
+            eager: None,
         })
     }
 
@@ -213,8 +235,49 @@ impl AdaptiveCavity {
     }
 
     /// One RK4 step of `dt` (four stages, each a Poisson solve, the wall vorticity and
-    /// the stage update on every level), then an adaptation if one is due.
+    /// the stage update on every level), then an adaptation if one is due. On a CUDA
+    /// device (with [`AdaptiveCavity::graph`]) the step is recorded into a graph once a
+    /// step of the same time step and layout has run launch by launch (which also builds
+    /// the layout's plans and tunes the launches), then replayed until either changes.
     pub fn step(&mut self) -> Result<(), CavityError> {
+        let grid = self.tree.grid();
+        let key = (self.dt.to_bits(), grid.id(), grid.generation());
+        let replay = matches!(&self.recorded, Some((k, _)) if *k == key);
+        if !replay {
+            self.recorded = None;
+        }
+        let cuda = match self.tree.grid().backend() {
+            Backend::Cuda(c) if self.graph => Some(c.clone()),
+            _ => None,
+        };
+        match (&self.recorded, cuda) {
+            (Some((_, graph)), _) => graph.launch()?,
+            (None, Some(cuda)) if self.eager == Some(key) => {
+                let mut result = Ok(());
+                let graph = cuda.capture(|| {
+                    result = self.rk4();
+                    Ok(())
+                })?;
+                result?;
+                graph.launch()?;
+                self.recorded = Some((key, graph));
+            }
+            _ => {
+                self.rk4()?;
+                self.eager = Some(key);
+            }
+        }
+        self.step += 1;
+        self.time += self.dt;
+        if self.step.is_multiple_of(self.config.adapt_every) {
+            self.adapt()?;
+        }
+        Ok(())
+    }
+
+    /// The four stages of one step, launch by launch; the last writes the new time level
+    /// into `w`, so that every step launches the same work on the same fields.
+    fn rk4(&mut self) -> Result<(), CavityError> {
         let dt = self.dt;
         let re_inv = 1.0 / self.config.re;
         let cycles = self.config.poisson_cycles;
@@ -286,11 +349,6 @@ impl AdaptiveCavity {
         solve(tree, psi, s0)?;
         update(tree, s0, psi, [a0, a0], [a1, w], (0.0, sixth, false, true))?;
         tree.restrict_and_exchange(w)?;
-        self.step += 1;
-        self.time += dt;
-        if self.step.is_multiple_of(self.config.adapt_every) {
-            self.adapt()?;
-        }
         Ok(())
     }
 

@@ -88,6 +88,7 @@ pub fn run(args: &Args, config: &Config) -> Result<(), CavityError> {
             Ok(c)
         })?;
     let mut flow = AdaptiveCavity::new(&backend, &adaptive)?;
+    flow.graph = !args.no_graph;
     if let Some(c) = &resumed {
         c.restore(&mut flow)?;
         say_resumed(&checkpoint_path, c.step, c.time);
