@@ -38,7 +38,8 @@ pub(super) struct Middle<'a> {
     pub live: &'a [NodeId],
     /// The path of the runtime's `Real` trait.
     pub real: &'a TokenStream,
-    /// Tests known at every visited point (a red-black kernel's colour parity).
+    /// Tests known at every middle point: a red-black kernel's colour parity and the edge
+    /// tests along axis 0 (`edges::decided_in_middle`).
     pub known: &'a [(NodeId, bool)],
     /// The stores of a point.
     pub stores: &'a [TokenStream],
@@ -47,30 +48,14 @@ pub(super) struct Middle<'a> {
 }
 
 impl Middle<'_> {
-    /// The edge tests along axis 0 that the middle loop decides: none means the kernel
-    /// has no middle loop.
-    pub fn edge_tests(&self) -> Vec<(NodeId, bool)> {
-        if self.k.is_vertex() {
-            Vec::new()
-        } else {
-            edges::decided_in_middle(self.k, self.live)
-        }
-    }
-
-    /// The code of one middle point at `t`, with the edge tests and `extra` decided.
+    /// The code of one middle point at `t`, with `known` and `extra` decided.
     pub fn point(&self, extra: &[(NodeId, bool)]) -> TokenStream {
         point_at_t(&self.body(extra), self.stores)
     }
 
-    /// The point's `let`s with `known`, the edge tests and `extra` decided.
+    /// The point's `let`s with `known` and `extra` decided.
     fn body(&self, extra: &[(NodeId, bool)]) -> Vec<TokenStream> {
-        let known: Vec<(NodeId, bool)> = self
-            .known
-            .iter()
-            .copied()
-            .chain(self.edge_tests())
-            .chain(extra.iter().copied())
-            .collect();
+        let known: Vec<(NodeId, bool)> = self.known.iter().chain(extra).copied().collect();
         point_body(self.k, self.live, self.real, LoadForm::Rows, &known)
     }
 

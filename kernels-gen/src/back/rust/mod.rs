@@ -283,15 +283,23 @@ pub fn cpu_function(k: &Kernel, rt: &TokenStream) -> TokenStream {
     } else {
         middle::point_at_t(&body, &stores)
     };
+    // The middle loop decides the edge tests along axis 0 (`edges.rs`); a kernel without
+    // them has none.
+    let edge_tests = if k.is_vertex() {
+        Vec::new()
+    } else {
+        edges::decided_in_middle(k, &live)
+    };
+    let has_middle = !edge_tests.is_empty();
+    let decided: Vec<(u32, bool)> = parity.iter().chain(&edge_tests).copied().collect();
     let middle = Middle {
         k,
         live: &live,
         real: &real,
-        known: &parity,
+        known: &decided,
         stores: &stores,
         step,
     };
-    let has_middle = !middle.edge_tests().is_empty();
     if k.reductions.is_empty() {
         let row_loops = if has_middle {
             let m = edges::EDGE_MARGIN as isize;
