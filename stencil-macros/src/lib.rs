@@ -7,6 +7,7 @@
 use proc_macro::TokenStream;
 
 mod generate;
+mod module_options;
 mod parse;
 
 /// Compiles a kernel: `#[stencil] fn name<T: Real>(u: In<T>, out: Out<T>, ..) { .. }`.
@@ -22,12 +23,13 @@ pub fn stencil(attr: TokenStream, item: TokenStream) -> TokenStream {
 }
 
 /// Marks an inlined helper (a limiter, a flux function). Helpers live in a `#[stencils]`
-/// module together with the kernels that call them.
+/// module together with the kernels that call them, or in a `#[stencil_helpers]` library
+/// that such modules import.
 #[proc_macro_attribute]
 pub fn stencil_fn(_attr: TokenStream, _item: TokenStream) -> TokenStream {
     syn::Error::new(
         proc_macro2::Span::call_site(),
-        "`#[stencil_fn]` helpers must be inside a `#[stencils]` module\n\n= help: put the helper and the kernels that call it in `#[stencils] mod name { .. }`",
+        "`#[stencil_fn]` helpers must be inside a `#[stencils]` or `#[stencil_helpers]` module\n\n= help: put the helper and the kernels that call it in `#[stencils] mod name { .. }`, or the helper in `#[stencil_helpers] mod library { .. }` and import it with `#[stencils(helpers = [library])]`",
     )
     .into_compile_error()
     .into()
@@ -35,9 +37,21 @@ pub fn stencil_fn(_attr: TokenStream, _item: TokenStream) -> TokenStream {
 
 /// Compiles every `#[stencil]` kernel and `#[stencil_fn]` helper of an inline module;
 /// kernels may call the helpers, which are inlined. Other items pass through unchanged.
+/// `#[stencils(helpers = [path::to::library, ..])]` also lets them call the helpers of
+/// those `#[stencil_helpers]` libraries of the same crate.
 #[proc_macro_attribute]
 pub fn stencils(attr: TokenStream, item: TokenStream) -> TokenStream {
     parse::stencil_module(attr.into(), item.into())
+        .unwrap_or_else(syn::Error::into_compile_error)
+        .into()
+}
+
+/// A library of `#[stencil_fn]` helpers shared by several `#[stencils]` modules of a crate
+/// (which import it with `#[stencils(helpers = [path::to::library])]`). It may import
+/// other libraries the same way; it holds no kernels. Other items pass through unchanged.
+#[proc_macro_attribute]
+pub fn stencil_helpers(attr: TokenStream, item: TokenStream) -> TokenStream {
+    parse::helper_library(attr.into(), item.into())
         .unwrap_or_else(syn::Error::into_compile_error)
         .into()
 }

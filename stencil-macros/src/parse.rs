@@ -1,6 +1,6 @@
 //! From annotated Rust items to checked IR.
 
-use crate::generate;
+use crate::{generate, module_options};
 use kernels_gen::ast::{FnKind, Module};
 use kernels_gen::front::rust::{self as front, RustSpans};
 use kernels_gen::lower::{lower_definitions, LowerError};
@@ -49,35 +49,31 @@ pub fn standalone_kernel(attr: TokenStream, item: TokenStream) -> syn::Result<To
     generate::kernel_module(&kernels[0], &f, &source)
 }
 
-/// `#[stencils] mod m { .. }`
+/// `#[stencils] mod m { .. }` or `#[stencils(helpers = [..])] mod m { .. }`
 pub fn stencil_module(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> {
-    if !attr.is_empty() {
-        return Err(syn::Error::new_spanned(
-            attr,
-            "`#[stencils]` takes no options",
-        ));
+    let options = module_options::parse(attr, "stencils")?;
+    if let Some(call) = options.next_import(quote!(::stencil_runtime::stencils), &item) {
+        return Ok(call);
     }
-    let mut m: syn::ItemMod = syn::parse2(item)?;
-    let Some((_, items)) = m.content.take() else {
-        return Err(syn::Error::new_spanned(
-            &m,
-            "`#[stencils]` needs an inline module: `mod name { .. }`",
-        ));
-    };
+    let (m, items) = inline_module(item, "stencils")?;
+    let imported = options.imported_items()?;
     let mut spans = RustSpans::default();
     let mut module = Module::default();
-    // Only this module's own functions: nested modules expand on their own.
-    let fns: Vec<syn::Item> = items
+    // The imported helpers, then this module's own functions (nested modules expand on
+    // their own).
+    let fns: Vec<syn::Item> = imported
         .iter()
-        .filter(|i| matches!(i, syn::Item::Fn(_)))
+        .chain(items.iter().filter(|i| matches!(i, syn::Item::Fn(_))))
         .cloned()
         .collect();
     front::collect_items(&fns, &mut module, &mut spans)?;
     check_reserved(&module, &spans)?;
     let kernels = lower_definitions(&module).map_err(|e| to_syn_error(e, &spans))?;
-    // The source of every stencil function, so that tools can recompile any kernel.
-    let stencil_fns: Vec<&syn::ItemFn> = items
+    // The source of every stencil function, imported helpers included, so that tools can
+    // recompile any kernel.
+    let stencil_fns: Vec<&syn::ItemFn> = imported
         .iter()
+        .chain(items.iter())
         .filter_map(|i| match i {
             syn::Item::Fn(f) if front::stencil_attr(&f.attrs).is_some() => Some(f),
             _ => None,
@@ -99,11 +95,67 @@ pub fn stencil_module(attr: TokenStream, item: TokenStream) -> syn::Result<Token
             other => out_items.push(quote!(#other)),
         }
     }
+    Ok(rebuilt(&m, out_items))
+}
+
+/// `#[stencil_helpers] mod lib { .. }`: a library of helpers for other modules. Its
+/// helpers are checked for names defined twice here; their bodies are checked where a
+/// kernel calls them, with spans in this module.
+pub fn helper_library(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> {
+    let options = module_options::parse(attr, "stencil_helpers")?;
+    if let Some(call) = options.next_import(quote!(::stencil_runtime::stencil_helpers), &item) {
+        return Ok(call);
+    }
+    let (m, items) = inline_module(item, "stencil_helpers")?;
+    let mut own = Vec::new();
+    let mut out_items: Vec<TokenStream> = Vec::new();
+    for item in &items {
+        match item {
+            syn::Item::Fn(f) => match front::stencil_attr(&f.attrs) {
+                Some((attr, FnKind::Kernel)) => {
+                    return Err(syn::Error::new_spanned(
+                        attr,
+                        "a `#[stencil_helpers]` library holds helpers only\n\n= help: put kernels in a `#[stencils(helpers = [..])]` module that imports this library",
+                    ))
+                }
+                Some((_, FnKind::Helper)) => own.push(item.clone()),
+                None => out_items.push(quote!(#item)),
+            },
+            other => out_items.push(quote!(#other)),
+        }
+    }
+    let mut spans = RustSpans::default();
+    let mut module = Module::default();
+    let all: Vec<syn::Item> = options.imported_items()?.into_iter().chain(own).collect();
+    front::collect_items(&all, &mut module, &mut spans)?;
+    check_reserved(&module, &spans)?;
+    lower_definitions(&module).map_err(|e| to_syn_error(e, &spans))?;
+    out_items.push(module_options::library_macro(&quote!(#(#all)*)));
+    Ok(rebuilt(&m, out_items))
+}
+
+/// The module's header and its inline items, or an error naming `attr_name`.
+fn inline_module(
+    item: TokenStream,
+    attr_name: &str,
+) -> syn::Result<(syn::ItemMod, Vec<syn::Item>)> {
+    let mut m: syn::ItemMod = syn::parse2(item)?;
+    match m.content.take() {
+        Some((_, items)) => Ok((m, items)),
+        None => Err(syn::Error::new_spanned(
+            &m,
+            format!("`#[{attr_name}]` needs an inline module: `mod name {{ .. }}`"),
+        )),
+    }
+}
+
+/// The module `m` (its attributes, visibility and name) around `items`.
+fn rebuilt(m: &syn::ItemMod, items: Vec<TokenStream>) -> TokenStream {
     let (attrs, vis, ident) = (&m.attrs, &m.vis, &m.ident);
-    Ok(quote! {
+    quote! {
         #(#attrs)*
         #vis mod #ident {
-            #(#out_items)*
+            #(#items)*
         }
-    })
+    }
 }

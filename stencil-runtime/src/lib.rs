@@ -52,7 +52,7 @@ pub use error::Error;
 pub use field::Field;
 pub use real::{Element, Precision, Real};
 pub use sampled::{Filtering, SampledGrid};
-pub use stencil_macros::{stencil, stencil_fn, stencils};
+pub use stencil_macros::{stencil, stencil_fn, stencil_helpers, stencils};
 pub use value::{KeptReductions, Value, ValueReader};
 
 /// The README's example compiles and runs (as a doc test).
@@ -68,7 +68,7 @@ pub mod prelude {
     pub use crate::dsl::{Coarse, Fine, In, InOut, Max, Mesh, Min, Out, Sampled, Sum};
     pub use crate::mesh::{MeshTopology, VertexSet};
     pub use crate::{
-        stencil, stencil_fn, stencils, Backend, Element, Error, Field, Filtering, Precision, Real,
-        SampledGrid, Value,
+        stencil, stencil_fn, stencil_helpers, stencils, Backend, Element, Error, Field, Filtering,
+        Precision, Real, SampledGrid, Value,
     };
 }
