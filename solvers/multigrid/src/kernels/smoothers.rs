@@ -1,0 +1,134 @@
+//! Smoothers and residuals, 2D and 3D: Jacobi, red-black Gauss-Seidel, zebra lines.
+
+use stencil_runtime::prelude::*;
+
+/// The kernels (see [`super`] for the grids, sides and operators they share).
+#[stencils(helpers = [super::rows])]
+pub mod kernels {
+    /// Weighted Jacobi (and, with a schedule of `omega`, scheduled relaxation Jacobi):
+    /// `out = e + omega (r - A e) / diag(A)`; fixed nodes keep their value.
+    #[stencil(dims = [2, 3])]
+    pub fn jacobi<T: Real>(
+        e: In<T>,
+        r: In<T>,
+        out: Out<T>,
+        c: Axes<T>,
+        h2inv: T,
+        kappa: T,
+        lo: Axes<i64>,
+        hi: Axes<i64>,
+        omega: T,
+    ) {
+        let diag = diagonal(c, h2inv, kappa, lo, hi);
+        let ae = diag * e - coupling(e, c, h2inv, lo, hi);
+        out = if on_side(lo, hi, 0) {
+            e
+        } else {
+            e + omega * (r - ae) / diag
+        };
+    }
+
+    /// Red-black Gauss-Seidel: the points of one colour solve their row exactly (times the
+    /// reciprocal of the diagonal, which every red-black kernel computes alike).
+    #[stencil(dims = [2, 3], red_black = colour)]
+    pub fn rbgs<T: Real>(
+        e: InOut<T>,
+        r: In<T>,
+        c: Axes<T>,
+        h2inv: T,
+        kappa: T,
+        lo: Axes<i64>,
+        hi: Axes<i64>,
+        colour: i64,
+    ) {
+        if !on_side(lo, hi, 0) {
+            let inv = 1.0 / diagonal(c, h2inv, kappa, lo, hi);
+            e = (r + coupling(e, c, h2inv, lo, hi)) * inv;
+        }
+    }
+
+    /// The residual `res = r - A e` of the level operator; 0 at fixed nodes.
+    #[stencil(dims = [2, 3])]
+    pub fn residual<T: Real>(
+        e: In<T>,
+        r: In<T>,
+        res: Out<T>,
+        c: Axes<T>,
+        h2inv: T,
+        kappa: T,
+        lo: Axes<i64>,
+        hi: Axes<i64>,
+    ) {
+        let ae = diagonal(c, h2inv, kappa, lo, hi) * e - coupling(e, c, h2inv, lo, hi);
+        res = if on_side(lo, hi, 0) { 0.0 } else { r - ae };
+    }
+
+    /// Row `i` of the tridiagonal system of a zebra line along `axis` (2D): lower,
+    /// diagonal, upper coefficient and right-hand side, the other axis's neighbours moved
+    /// to the right-hand side; mirror ghosts at Neumann and penalty ends double the inward
+    /// coupling; a fixed node's row is the identity.
+    #[stencil_fn]
+    fn line_row<T: Real>(
+        e: In<T>,
+        r: In<T>,
+        axis: i64,
+        c: Axes<T>,
+        h2inv: T,
+        kappa: T,
+        lo: Axes<i64>,
+        hi: Axes<i64>,
+    ) -> (T, T, T, T) {
+        let (i, n, other) = (index(axis), extent(axis), 1 - axis);
+        let (below, above) = mirrored(other, lo, hi, e[-unit(other)], e[unit(other)]);
+        let diag = diagonal(c, h2inv, kappa, lo, hi);
+        let inside = -c[axis] * h2inv;
+        let inward = -2.0 * c[axis] * h2inv;
+        let lower = if i == n - 1 { inward } else { inside };
+        let upper = if i == 0 { inward } else { inside };
+        let lower = if i == 0 { 0.0 } else { lower };
+        let upper = if i == n - 1 { 0.0 } else { upper };
+        let rhs = r + c[other] * (below + above) * h2inv;
+        if on_side(lo, hi, 0) {
+            (0.0, 1.0, 0.0, e)
+        } else {
+            (lower, diag, upper, rhs)
+        }
+    }
+
+    /// Zebra line Gauss-Seidel along x: the lines (rows) of one colour solve their
+    /// tridiagonal systems exactly, for problems strongly coupled along x.
+    #[stencil(dims = 2, line = 0, red_black = colour)]
+    pub fn zebra_x<T: Real>(
+        e: InOut<T>,
+        r: In<T>,
+        c: Axes<T>,
+        h2inv: T,
+        kappa: T,
+        lo: Axes<i64>,
+        hi: Axes<i64>,
+        colour: i64,
+    ) {
+        let (lower, diag, upper, rhs) = line_row(e, r, 0, c, h2inv, kappa, lo, hi);
+        if side(index(1), extent(1), lo[1], hi[1]) != 0 {
+            e = tridiagonal(lower, diag, upper, rhs);
+        }
+    }
+
+    /// Zebra line Gauss-Seidel along y, for problems strongly coupled along y.
+    #[stencil(dims = 2, line = 1, red_black = colour)]
+    pub fn zebra_y<T: Real>(
+        e: InOut<T>,
+        r: In<T>,
+        c: Axes<T>,
+        h2inv: T,
+        kappa: T,
+        lo: Axes<i64>,
+        hi: Axes<i64>,
+        colour: i64,
+    ) {
+        let (lower, diag, upper, rhs) = line_row(e, r, 1, c, h2inv, kappa, lo, hi);
+        if side(index(0), extent(0), lo[0], hi[0]) != 0 {
+            e = tridiagonal(lower, diag, upper, rhs);
+        }
+    }
+}
