@@ -1,9 +1,10 @@
 //! Helper libraries (`#[stencil_helpers]`) shared by `#[stencils]` modules: a kernel that
 //! imports its helpers (from a library that itself imports another) compiles to the same
-//! IR as the kernel written with the helpers beside it, and runs to the same values.
+//! IR as the kernel written with the helpers beside it (the source the macro keeps), and
+//! runs as the interpreter runs that.
 
 use stencil_runtime::prelude::*;
-use stencil_tests::harness::{random_field, rng, values};
+use stencil_tests::harness::{kernel_ir_of_dims, poisoned, random_field, rng, run, values, Path};
 
 /// Differences along any axis, for any dimension.
 #[stencil_helpers]
@@ -71,88 +72,49 @@ mod through_limiters {
     }
 }
 
-/// The same kernels with the helpers beside them.
-#[stencils]
-mod inline {
-    #[stencil_fn]
-    fn forward<T: Real>(u: In<T>, a: i64) -> T {
-        u[unit(a)] - u
-    }
-
-    #[stencil_fn]
-    fn backward<T: Real>(u: In<T>, a: i64) -> T {
-        u - u[-unit(a)]
-    }
-
-    #[stencil_fn]
-    fn minmod<T: Real>(a: T, b: T) -> T {
-        if a * b <= 0.0 {
-            0.0
-        } else if a.abs() < b.abs() {
-            a
-        } else {
-            b
-        }
-    }
-
-    #[stencil_fn]
-    fn slope<T: Real>(u: In<T>, a: i64) -> (T, T, T) {
-        let (f, b) = (forward(u, a), backward(u, a));
-        (minmod(f, b), f, b)
-    }
-
-    #[stencil(dims = [2, 3])]
-    pub fn slopes<T: Real>(u: In<T>, s: Out<T>, spread: Out<T>) {
-        let mut sum = 0.0;
-        let mut most = 0.0;
-        for a in 0..ndims() {
-            let (m, f, b) = slope(u, a);
-            sum += m;
-            most = most.max((f - b).abs());
-        }
-        s = sum;
-        spread = most;
-    }
-
-    #[stencil(dims = 2)]
-    pub fn first_slope<T: Real>(u: In<T>, s: Out<T>) {
-        let (m, _, _) = slope(u, 0);
-        s = m + forward(u, 1);
-    }
-}
-
 #[test]
 fn imported_helpers_give_the_same_ir_as_helpers_beside_the_kernel() {
-    assert_eq!(imported::slopes::d2::IR, inline::slopes::d2::IR);
-    assert_eq!(imported::slopes::d3::IR, inline::slopes::d3::IR);
-    assert_eq!(through_limiters::first_slope::IR, inline::first_slope::IR);
-    // The source kept for tools names the imported helpers too.
+    // The kept source has the imported helpers beside the kernels, as one module.
     for helper in ["fn forward", "fn backward", "fn minmod", "fn slope"] {
         assert!(
             imported::slopes::SOURCE.contains(helper),
             "{helper} missing from the kept source"
         );
     }
+    let beside = |source, name, dims| kernel_ir_of_dims(source, name, dims).to_string();
+    assert_eq!(
+        imported::slopes::d2::IR,
+        beside(imported::slopes::SOURCE, "slopes", 2)
+    );
+    assert_eq!(
+        imported::slopes::d3::IR,
+        beside(imported::slopes::SOURCE, "slopes", 3)
+    );
+    let first = through_limiters::first_slope::SOURCE;
+    assert_eq!(
+        through_limiters::first_slope::IR,
+        beside(first, "first_slope", 2)
+    );
 }
 
-/// A `slopes` kernel's launcher in f64.
-type Slopes = fn(&Backend, &Field<f64>, &mut Field<f64>, &mut Field<f64>) -> Result<(), Error>;
-
 #[test]
-fn imported_helpers_run_as_helpers_beside_the_kernel() -> Result<(), Error> {
+fn imported_helpers_run_as_the_interpreter_runs_them() -> Result<(), Error> {
     let cpu = Backend::Cpu;
     let mut r = rng("helper libraries");
     for extent in [&[40, 30][..], &[12, 10, 9][..]] {
         let u = random_field::<f64>(&mut r, extent, 1, -1.0, 1.0);
-        let run = |slopes: Slopes| {
-            let mut s = Field::<f64>::zeros_on(&cpu, extent, 0)?;
-            let mut spread = Field::<f64>::zeros_on(&cpu, extent, 0)?;
-            slopes(&cpu, &u, &mut s, &mut spread)?;
-            Ok::<_, Error>((values(&s), values(&spread)))
+        let mut got: Vec<Field<f64>> = (0..2).map(|_| poisoned(extent)).collect();
+        let [s, spread] = &mut got[..] else {
+            unreachable!()
         };
-        let (a, b) = (run(imported::slopes::launch)?, run(inline::slopes::launch)?);
-        assert_eq!(a, b, "{extent:?}");
-        assert!(a.0.iter().any(|&v| v != 0.0) && a.1.iter().any(|&v| v != 0.0));
+        imported::slopes::launch(&cpu, &u, s, spread)?;
+        let k = kernel_ir_of_dims(imported::slopes::SOURCE, "slopes", extent.len());
+        let mut want: Vec<Field<f64>> = (0..2).map(|_| poisoned(extent)).collect();
+        run(Path::Interpreter, &k, &[&u], &mut want, &[]);
+        for (g, w) in got.iter().zip(&want) {
+            assert_eq!(values(g), values(w), "{extent:?}");
+            assert!(values(g).iter().any(|&v| v != 0.0), "{extent:?}: all zero");
+        }
     }
     Ok(())
 }
