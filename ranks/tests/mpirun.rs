@@ -10,19 +10,49 @@ use stencil_ranks::{mpirun, output_within};
 
 const CHECK: &str = env!("CARGO_BIN_EXE_ranks-check");
 
+/// Runs `c` (for at most `limit`), which must succeed: its standard output. `what` names
+/// the run in a failure.
+fn stdout_of_success(c: &mut Command, limit: Duration, what: &str) -> String {
+    let out = output_within(c, limit).expect("it ends");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{what}{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
+/// Runs `c` (for at most `limit`), which must fail: its standard error.
+fn stderr_of_failure(c: &mut Command, limit: Duration) -> String {
+    let out = output_within(c, limit).expect("it ends");
+    assert!(!out.status.success());
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// The standard output of the check under `mpirun -np {np}`, which must succeed; `None`
+/// without `mpirun`.
+fn success_under_mpirun(np: usize) -> Option<String> {
+    let mut c = mpirun()?;
+    c.args(["-np", &np.to_string(), CHECK]);
+    let what = format!("-np {np}: ");
+    Some(stdout_of_success(&mut c, Duration::from_secs(120), &what))
+}
+
+/// The standard error of the check with `args` under `mpirun -np {np}`, which must fail;
+/// `None` without `mpirun`.
+fn failure_under_mpirun(np: usize, args: &[&str]) -> Option<String> {
+    let mut c = mpirun()?;
+    c.args(["-np", &np.to_string(), CHECK]).args(args);
+    Some(stderr_of_failure(&mut c, Duration::from_secs(120)))
+}
+
 #[test]
 fn every_rank_equals_one_rank_under_mpirun() {
-    let Some(_) = mpirun() else { return };
     for n in [1, 2, 3] {
-        let mut c = mpirun().expect("checked above");
-        c.args(["-np", &n.to_string(), CHECK]);
-        let out = output_within(&mut c, Duration::from_secs(120)).expect("it ends");
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            out.status.success(),
-            "-np {n}: {stdout}{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let Some(stdout) = success_under_mpirun(n) else {
+            return;
+        };
         // A 2D and a 3D case per rank.
         let ok = stdout.lines().filter(|l| l.ends_with(": ok")).count();
         assert_eq!(ok, 2 * n, "-np {n}: every rank reports:\n{stdout}");
@@ -42,11 +72,9 @@ fn every_rank_equals_one_rank_under_mpirun() {
 
 #[test]
 fn a_failing_rank_stops_every_rank_with_its_error() {
-    let Some(mut c) = mpirun() else { return };
-    c.args(["-np", "3", CHECK, "--fail-on-rank", "1"]);
-    let out = output_within(&mut c, Duration::from_secs(120)).expect("it ends");
-    assert!(!out.status.success());
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let Some(stderr) = failure_under_mpirun(3, &["--fail-on-rank", "1"]) else {
+        return;
+    };
     assert!(
         stderr.contains("error on rank 1 of 3: bad input on rank 1"),
         "{stderr}"
@@ -55,11 +83,9 @@ fn a_failing_rank_stops_every_rank_with_its_error() {
 
 #[test]
 fn a_short_message_is_an_error_that_names_it() {
-    let Some(mut c) = mpirun() else { return };
-    c.args(["-np", "2", CHECK, "--short-message"]);
-    let out = output_within(&mut c, Duration::from_secs(120)).expect("it ends");
-    assert!(!out.status.success());
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let Some(stderr) = failure_under_mpirun(2, &["--short-message"]) else {
+        return;
+    };
     assert!(
         stderr.contains("error on rank 0 of 2: rank 1 sent 3 values where 4 were expected"),
         "{stderr}"
@@ -68,13 +94,7 @@ fn a_short_message_is_an_error_that_names_it() {
 
 #[test]
 fn one_rank_runs_without_mpirun() {
-    let out = output_within(&mut Command::new(CHECK), Duration::from_secs(120)).expect("it ends");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stdout = stdout_of_success(&mut Command::new(CHECK), Duration::from_secs(120), "");
     assert!(
         stdout.contains("rank 0 of 1, 2D: 56 blocks, 0 ghosts"),
         "{stdout}"
@@ -93,8 +113,6 @@ fn several_ranks_without_mpi_is_a_clear_error() {
     }
     let mut c = Command::new(CHECK);
     c.env("OMPI_COMM_WORLD_SIZE", "2");
-    let out = output_within(&mut c, Duration::from_secs(60)).expect("it ends");
-    assert!(!out.status.success());
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stderr = stderr_of_failure(&mut c, Duration::from_secs(60));
     assert!(stderr.contains("built without MPI"), "{stderr}");
 }

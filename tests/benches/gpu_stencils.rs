@@ -14,7 +14,7 @@ use cudarc::driver::{result, sys};
 use std::ffi::{c_void, CString};
 use std::fmt::Write as _;
 use std::path::PathBuf;
-use stencil_runtime::cuda::Tuning;
+use stencil_runtime::cuda::{KernelCode, Tuning};
 use stencil_runtime::{Backend, Cuda, Error, Field, Precision, Real};
 use stencil_tests::bench::{arg, R};
 use stencil_tests::kernels::suite;
@@ -244,109 +244,85 @@ fn stencil_row<T: Real>(
     }
 }
 
-fn jacobi<T: Real>(cuda: &Cuda, hand: Option<&Hand>, n: [usize; 2]) -> R<Row> {
-    let b = Backend::Cuda(cuda.clone());
-    let (pname, p) = prec::<T>();
-    let u = input::<T>(&b, &n, 1, 1)?;
-    let f = input::<T>(&b, &n, 0, 2)?;
-    let mut out = Field::<T>::zeros_on(&b, &n, 0)?;
-    let (h2, w) = (T::from_f64(1e-4), T::from_f64(0.8));
-    let gen_s = median_time(cuda, || {
-        suite::jacobi::launch(&b, &u, &f, &mut out, h2, w)?;
-        Ok(())
-    })?;
-    let shape = cuda.launch_shape(&suite::jacobi::CODE, p, [n[0], n[1], 1]);
-    let hand_out = Field::<T>::zeros_on(&b, &n, 0)?;
-    let ((pu, su, _), (pf, sf, _), (po, so, _)) = (ptr(&u), ptr(&f), ptr(&hand_out));
-    let args = [
-        Arg::Ptr(pu),
-        Arg::Ptr(pf),
-        Arg::Ptr(po),
-        Arg::Int(n[0] as i32),
-        Arg::Int(n[1] as i32),
-        Arg::Int(su),
-        Arg::Int(sf),
-        Arg::Int(so),
-        Arg::Real(h2.as_f64(), p),
-        Arg::Real(w.as_f64(), p),
-    ];
-    let name = format!("jacobi5_{pname}");
-    let hand = against_hand(cuda, hand, &name, SHAPES_2D, &n, &args, &out, &hand_out)?;
-    Ok(stencil_row::<T>(
-        "jacobi (5-point, 2D)",
-        &n,
-        3.0,
-        gen_s,
-        shape,
-        hand,
-    ))
+/// A stencil of the benchmark at precision `T`: the generated kernel and its hand-written
+/// twin, which take the same fields and scalars.
+struct Stencil<T: Real> {
+    /// The table's name for it.
+    label: &'static str,
+    /// The hand-written kernel's name, less its `_f32` or `_f64`.
+    hand: &'static str,
+    /// How many passes over the domain's values it reads and writes.
+    reads_writes: f64,
+    /// The domains it runs on.
+    sizes: &'static [&'static [usize]],
+    /// Each input's halo and the seed of its values ([`input`]).
+    inputs: &'static [(usize, usize)],
+    /// Its scalars.
+    scalars: &'static [f64],
+    /// The generated kernel's code (for its launch shape).
+    code: &'static KernelCode,
+    /// The generated launch on the inputs, the output and the scalars.
+    launch: GeneratedLaunch<T>,
 }
 
-fn lap9<T: Real>(cuda: &Cuda, hand: Option<&Hand>, n: [usize; 2]) -> R<Row> {
-    let b = Backend::Cuda(cuda.clone());
-    let (pname, p) = prec::<T>();
-    let u = input::<T>(&b, &n, 1, 3)?;
-    let mut out = Field::<T>::zeros_on(&b, &n, 0)?;
-    let s = T::from_f64(1e4);
-    let gen_s = median_time(cuda, || {
-        suite::lap9::launch(&b, &u, &mut out, s)?;
-        Ok(())
-    })?;
-    let shape = cuda.launch_shape(&suite::lap9::CODE, p, [n[0], n[1], 1]);
-    let hand_out = Field::<T>::zeros_on(&b, &n, 0)?;
-    let ((pu, su, _), (po, so, _)) = (ptr(&u), ptr(&hand_out));
-    let args = [
-        Arg::Ptr(pu),
-        Arg::Ptr(po),
-        Arg::Int(n[0] as i32),
-        Arg::Int(n[1] as i32),
-        Arg::Int(su),
-        Arg::Int(so),
-        Arg::Real(s.as_f64(), p),
-    ];
-    let name = format!("lap9_{pname}");
-    let hand = against_hand(cuda, hand, &name, SHAPES_2D, &n, &args, &out, &hand_out)?;
-    Ok(stencil_row::<T>(
-        "lap9 (9-point, 2D)",
-        &n,
-        2.0,
-        gen_s,
-        shape,
-        hand,
-    ))
+/// A generated stencil's launch on its inputs, its output and its scalars.
+type GeneratedLaunch<T> = fn(&Backend, &[Field<T>], &mut Field<T>, &[T]) -> Result<(), Error>;
+
+/// The benchmark's stencils at precision `T`.
+#[rustfmt::skip]
+fn stencils<T: Real>() -> [Stencil<T>; 3] {
+    const SQUARES: &[&[usize]] = &[&[8192, 8192], &[16384, 16384]];
+    [
+        Stencil { label: "jacobi (5-point, 2D)", hand: "jacobi5", reads_writes: 3.0, sizes: SQUARES, inputs: &[(1, 1), (0, 2)], scalars: &[1e-4, 0.8],
+            code: &suite::jacobi::CODE, launch: |b, i, o, s| suite::jacobi::launch(b, &i[0], &i[1], o, s[0], s[1]) },
+        Stencil { label: "lap9 (9-point, 2D)", hand: "lap9", reads_writes: 2.0, sizes: SQUARES, inputs: &[(1, 3)], scalars: &[1e4],
+            code: &suite::lap9::CODE, launch: |b, i, o, s| suite::lap9::launch(b, &i[0], o, s[0]) },
+        Stencil { label: "lap7 (7-point, 3D)", hand: "lap7", reads_writes: 2.0, sizes: &[&[512, 512, 512]], inputs: &[(1, 4)], scalars: &[1e4],
+            code: &suite::lap7::CODE, launch: |b, i, o, s| suite::lap7::launch(b, &i[0], o, s[0]) },
+    ]
 }
 
-fn lap7<T: Real>(cuda: &Cuda, hand: Option<&Hand>, n: [usize; 3]) -> R<Row> {
+/// The launch arguments of a hand-written stencil on domain `n`: each field's pointer
+/// (the inputs', then the output's), the domain's extent, each field's strides (one per
+/// axis beyond the first), then the scalars.
+fn hand_args<T: Real>(fields: &[&Field<T>], n: &[usize], scalars: &[T]) -> Vec<Arg> {
+    let p = prec::<T>().1;
+    let mut args: Vec<Arg> = fields.iter().map(|f| Arg::Ptr(ptr(f).0)).collect();
+    args.extend(n.iter().map(|&x| Arg::Int(x as i32)));
+    for f in fields {
+        let (_, sy, sz) = ptr(f);
+        args.extend([sy, sz][..n.len() - 1].iter().map(|&s| Arg::Int(s)));
+    }
+    args.extend(scalars.iter().map(|x| Arg::Real(x.as_f64(), p)));
+    args
+}
+
+/// Times stencil `s` on domain `n`, generated and (with `hand`) hand-written: its row.
+fn stencil_bench<T: Real>(cuda: &Cuda, hand: Option<&Hand>, s: &Stencil<T>, n: &[usize]) -> R<Row> {
     let b = Backend::Cuda(cuda.clone());
     let (pname, p) = prec::<T>();
-    let u = input::<T>(&b, &n, 1, 4)?;
-    let mut out = Field::<T>::zeros_on(&b, &n, 0)?;
-    let s = T::from_f64(1e4);
+    let inputs = s
+        .inputs
+        .iter()
+        .map(|&(halo, seed)| input::<T>(&b, n, halo, seed))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut out = Field::<T>::zeros_on(&b, n, 0)?;
+    let scalars: Vec<T> = s.scalars.iter().map(|&x| T::from_f64(x)).collect();
     let gen_s = median_time(cuda, || {
-        suite::lap7::launch(&b, &u, &mut out, s)?;
+        (s.launch)(&b, &inputs, &mut out, &scalars)?;
         Ok(())
     })?;
-    let shape = cuda.launch_shape(&suite::lap7::CODE, p, n);
-    let hand_out = Field::<T>::zeros_on(&b, &n, 0)?;
-    let ((pu, suy, suz), (po, soy, soz)) = (ptr(&u), ptr(&hand_out));
-    let args = [
-        Arg::Ptr(pu),
-        Arg::Ptr(po),
-        Arg::Int(n[0] as i32),
-        Arg::Int(n[1] as i32),
-        Arg::Int(n[2] as i32),
-        Arg::Int(suy),
-        Arg::Int(suz),
-        Arg::Int(soy),
-        Arg::Int(soz),
-        Arg::Real(s.as_f64(), p),
-    ];
-    let name = format!("lap7_{pname}");
-    let hand = against_hand(cuda, hand, &name, SHAPES_3D, &n, &args, &out, &hand_out)?;
+    let shape = cuda.launch_shape(s.code, p, [n[0], n[1], n.get(2).copied().unwrap_or(1)]);
+    let hand_out = Field::<T>::zeros_on(&b, n, 0)?;
+    let fields: Vec<&Field<T>> = inputs.iter().chain([&hand_out]).collect();
+    let args = hand_args(&fields, n, &scalars);
+    let shapes = if n.len() == 3 { SHAPES_3D } else { SHAPES_2D };
+    let name = format!("{}_{pname}", s.hand);
+    let hand = against_hand(cuda, hand, &name, shapes, n, &args, &out, &hand_out)?;
     Ok(stencil_row::<T>(
-        "lap7 (7-point, 3D)",
-        &n,
-        2.0,
+        s.label,
+        n,
+        s.reads_writes,
         gen_s,
         shape,
         hand,
@@ -451,16 +427,12 @@ fn main() -> R<()> {
     let h = hand.as_ref();
     let copy = cuda.copy_bandwidth(2 << 30)?;
     let mut rows = Vec::new();
-    for n in [8192, 16384] {
-        rows.push(jacobi::<f32>(&cuda, h, [n, n])?);
-        rows.push(jacobi::<f64>(&cuda, h, [n, n])?);
+    for (single, double) in stencils::<f32>().iter().zip(&stencils::<f64>()) {
+        for n in single.sizes {
+            rows.push(stencil_bench(&cuda, h, single, n)?);
+            rows.push(stencil_bench(&cuda, h, double, n)?);
+        }
     }
-    for n in [8192, 16384] {
-        rows.push(lap9::<f32>(&cuda, h, [n, n])?);
-        rows.push(lap9::<f64>(&cuda, h, [n, n])?);
-    }
-    rows.push(lap7::<f32>(&cuda, h, [512, 512, 512])?);
-    rows.push(lap7::<f64>(&cuda, h, [512, 512, 512])?);
     rows.push(maxabs::<f32>(&cuda, h, [16384, 16384])?);
     rows.push(maxabs::<f64>(&cuda, h, [16384, 16384])?);
 

@@ -9,7 +9,7 @@ use rand::Rng;
 use stencil_runtime::blocks::{
     Absent, BlockGrid, BlockKey, BlockList, FlagsReader, HaloExchange, HaloRule, HaloWidths, Side,
 };
-use stencil_runtime::{stencil, Backend, BlockField, Field, Real};
+use stencil_runtime::{stencil, Backend, BlockField, Error, Field, Real};
 
 mod halo;
 pub use halo::{halo_matches_dense, RULE};
@@ -43,6 +43,29 @@ pub fn random_grid(
     grid
 }
 
+/// A conformance check of this module, by name, run on a backend.
+pub type BackendCheck = (&'static str, fn(&Backend));
+
+/// The conformance checks of this module every backend runs, at precision `T`.
+pub fn backend_checks<T: Real>() -> [BackendCheck; 5] {
+    [
+        ("kernels_match_dense", kernels_match_dense::<T>),
+        ("halo_matches_dense", halo_matches_dense::<T>),
+        ("flags_match_the_field", flags_match_the_field::<T>),
+        ("fields_follow_the_blocks", fields_follow_the_blocks::<T>),
+        ("copies_into_dense_fields", copies_into_dense_fields::<T>),
+    ]
+}
+
+/// The error of `lap5` launched on `backend` over the present blocks of `grid` (a field of
+/// ones in, one of zeros out, scalar 1), which must refuse it.
+pub fn lap5_refusal(backend: &Backend, grid: &BlockGrid) -> Error {
+    let list = BlockList::present(grid).unwrap();
+    let u = BlockField::<f64>::new(grid, 1.0).unwrap();
+    let mut out = BlockField::<f64>::new(grid, 0.0).unwrap();
+    suite::lap5::launch_blocks(backend, &list, &u, &mut out, 1.0).unwrap_err()
+}
+
 /// Whether point `p` of the domain lies in a present block.
 fn present(grid: &BlockGrid, p: [usize; 3]) -> bool {
     grid.slot(grid.geometry().key_of(p)).is_some()
@@ -70,6 +93,18 @@ fn on_present<T: Real>(
         }
     }
     (a, b)
+}
+
+/// Asserts that `dense` (halo 0) and `blocks` hold the same values at the present points
+/// of `grid`.
+fn assert_same_on_present<T: Real>(
+    grid: &BlockGrid,
+    dense: &Field<T>,
+    blocks: &BlockField<T>,
+    label: &str,
+) {
+    let (got, want) = on_present(grid, dense, blocks);
+    assert_eq!(got, want, "{label}");
 }
 
 /// A dense random field on `backend` and the block field of `grid` with its values.
@@ -117,16 +152,14 @@ pub fn kernels_match_dense<T: Real>(backend: &Backend) {
         let (mut out, mut outb) = outputs::<T>(backend, &grid);
         suite::lap5::launch(backend, &u, &mut out, T::from_f64(3.0)).unwrap();
         suite::lap5::launch_blocks(backend, &list, &ub, &mut outb, T::from_f64(3.0)).unwrap();
-        let (got, want) = on_present(&grid, &out, &outb);
-        assert_eq!(got, want, "{}", label("lap5"));
+        assert_same_on_present(&grid, &out, &outb, &label("lap5"));
 
         let (vx, vxb) = pair::<T>(backend, &grid, "vx", -1.0, 1.0);
         let (vy, vyb) = pair::<T>(backend, &grid, "vy", -1.0, 1.0);
         suite::upwind::launch(backend, &u, &vx, &vy, &mut out, T::from_f64(0.4)).unwrap();
         suite::upwind::launch_blocks(backend, &list, &ub, &vxb, &vyb, &mut outb, T::from_f64(0.4))
             .unwrap();
-        let (got, want) = on_present(&grid, &out, &outb);
-        assert_eq!(got, want, "{}", label("upwind"));
+        assert_same_on_present(&grid, &out, &outb, &label("upwind"));
 
         // Indices, extents and coordinates are the domain's.
         suite::checker::launch(backend, &u, &mut out, T::from_f64(0.5), T::from_f64(0.25)).unwrap();
@@ -139,13 +172,11 @@ pub fn kernels_match_dense<T: Real>(backend: &Backend) {
             T::from_f64(0.25),
         )
         .unwrap();
-        let (got, want) = on_present(&grid, &out, &outb);
-        assert_eq!(got, want, "{}", label("checker"));
+        assert_same_on_present(&grid, &out, &outb, &label("checker"));
 
         let dense_total = suite::edge_tests::launch(backend, &u, &mut out).unwrap();
         let block_total = suite::edge_tests::launch_blocks(backend, &list, &ub, &mut outb).unwrap();
-        let (got, want) = on_present(&grid, &out, &outb);
-        assert_eq!(got, want, "{}", label("edge_tests"));
+        assert_same_on_present(&grid, &out, &outb, &label("edge_tests"));
         if case == "all" {
             assert_close(
                 &label("edge_tests total"),
@@ -216,8 +247,7 @@ pub fn kernels_match_dense<T: Real>(backend: &Backend) {
         let (mut out3, mut out3b) = outputs::<T>(backend, &grid3);
         suite::lap7::launch(backend, &w, &mut out3, T::from_f64(2.0)).unwrap();
         suite::lap7::launch_blocks(backend, &list3, &wb, &mut out3b, T::from_f64(2.0)).unwrap();
-        let (got, want) = on_present(&grid3, &out3, &out3b);
-        assert_eq!(got, want, "{}", label("lap7"));
+        assert_same_on_present(&grid3, &out3, &out3b, &label("lap7"));
     }
 }
 

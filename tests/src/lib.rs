@@ -6,4 +6,5 @@ pub mod device;
 pub mod dispatch;
 pub mod harness;
 pub mod kernels;
+pub mod meshes;
 pub mod ptxas;

@@ -2,49 +2,28 @@
 //! exchange, blocks added and removed (`stencil_tests::blocks`), and bad input.
 
 use stencil_runtime::blocks::BlockGrid;
-use stencil_runtime::{Backend, BlockField, BlockList};
-use stencil_tests::blocks::{
-    copies_into_dense_fields, fields_follow_the_blocks, flags_match_the_field, halo_matches_dense,
-    kernels_match_dense, random_grid,
-};
-use stencil_tests::kernels::suite;
+use stencil_runtime::Backend;
+use stencil_tests::blocks::{backend_checks, lap5_refusal, random_grid};
 
+/// Every check of [`backend_checks`] on the CPU, in f32 and f64 (blocks added and removed
+/// in f64 only): kernels on blocks equal dense launches, halo exchange fills what the dense
+/// field holds, block flags show where a field is non-zero, fields follow blocks added and
+/// removed, block fields copy into dense fields.
 #[test]
-fn kernels_on_blocks_equal_dense_launches() {
-    kernels_match_dense::<f32>(&Backend::Cpu);
-    kernels_match_dense::<f64>(&Backend::Cpu);
-}
-
-#[test]
-fn halo_exchange_fills_what_the_dense_field_holds() {
-    halo_matches_dense::<f32>(&Backend::Cpu);
-    halo_matches_dense::<f64>(&Backend::Cpu);
-}
-
-#[test]
-fn block_flags_show_where_a_field_is_non_zero() {
-    flags_match_the_field::<f32>(&Backend::Cpu);
-    flags_match_the_field::<f64>(&Backend::Cpu);
-}
-
-#[test]
-fn fields_follow_blocks_added_and_removed() {
-    fields_follow_the_blocks::<f64>(&Backend::Cpu);
-}
-
-#[test]
-fn block_fields_copy_into_dense_fields() {
-    copies_into_dense_fields::<f32>(&Backend::Cpu);
-    copies_into_dense_fields::<f64>(&Backend::Cpu);
+fn block_grid_checks_on_the_cpu() {
+    let in_f32 = backend_checks::<f32>()
+        .into_iter()
+        .filter(|&(name, _)| name != "fields_follow_the_blocks");
+    for (name, check) in in_f32.chain(backend_checks::<f64>()) {
+        println!("{name}");
+        check(&Backend::Cpu);
+    }
 }
 
 #[test]
 fn a_kernel_reading_past_the_grids_halo_is_refused() {
     let grid = BlockGrid::full(&Backend::Cpu, &[64, 32], &[32, 16], 0).unwrap();
-    let list = BlockList::present(&grid).unwrap();
-    let u = BlockField::<f64>::new(&grid, 1.0).unwrap();
-    let mut out = BlockField::<f64>::new(&grid, 0.0).unwrap();
-    let e = suite::lap5::launch_blocks(&Backend::Cpu, &list, &u, &mut out, 1.0).unwrap_err();
+    let e = lap5_refusal(&Backend::Cpu, &grid);
     assert!(e.to_string().contains("halo"), "{e}");
 }
 
@@ -55,10 +34,7 @@ fn bad_grids_are_refused_with_the_reason() {
     let e = BlockGrid::new(&Backend::Cpu, &[64, 32], &[2, 2], 3).unwrap_err();
     assert!(e.to_string().contains("narrower than their halo"), "{e}");
     let grid = random_grid(&Backend::Cpu, "dims", &[64, 32, 8], &[32, 16, 8], 1.0);
-    let list = BlockList::present(&grid).unwrap();
-    let u = BlockField::<f64>::new(&grid, 1.0).unwrap();
-    let mut out = BlockField::<f64>::new(&grid, 0.0).unwrap();
-    let e = suite::lap5::launch_blocks(&Backend::Cpu, &list, &u, &mut out, 1.0).unwrap_err();
+    let e = lap5_refusal(&Backend::Cpu, &grid);
     assert!(
         e.to_string().contains("dimension") || e.to_string().contains("3"),
         "{e}"

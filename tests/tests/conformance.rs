@@ -3,12 +3,13 @@
 //! interpreter agree (f64 to 1e-12, f32 to 1e-5 relative).
 
 use stencil_runtime::{Backend, Field, Real};
+use stencil_tests::dispatch;
 use stencil_tests::for_precisions;
 use stencil_tests::harness::{
     assert_close, kernel_ir, kernel_ir_of_dims, poisoned, random_field, rng, run, tolerance,
     values, Path,
 };
-use stencil_tests::kernels::suite;
+use stencil_tests::kernels::{suite, ALL};
 
 /// Runs the CPU path through `launch`, then both other paths, and compares outputs and
 /// reductions.
@@ -55,205 +56,196 @@ fn check_ir<T: Real>(
     }
 }
 
-#[test]
-fn lap5() {
-    for_precisions!(T => {
-        let mut r = rng("lap5");
-        let n = [37, 23];
-        let u = random_field::<T>(&mut r, &n, 1, -1.0, 1.0);
-        check("lap5", suite::lap5::SOURCE, &[&u], &n, 1, &[3.0], |o| {
-            suite::lap5::launch(&Backend::Cpu, &u, &mut o[0], 3.0).unwrap();
-            vec![]
-        });
-    });
+/// A suite kernel checked on random inputs by [`check_case`]: every field of one extent.
+struct RandomCase {
+    /// The seed of the inputs' random generator.
+    seed: &'static str,
+    /// The kernel's name (as [`dispatch::launch`] knows it).
+    name: &'static str,
+    /// The extent of every input and output field.
+    extent: &'static [usize],
+    /// Each input field's halo and the range `[lo, hi)` of its values, in order.
+    inputs: &'static [(usize, f64, f64)],
+    /// How many fields the kernel writes.
+    outputs: usize,
+    /// The kernel's scalars.
+    scalars: &'static [f64],
 }
 
-#[test]
-fn lap9() {
-    for_precisions!(T => {
-        let mut r = rng("lap9");
-        let n = [29, 31];
-        let u = random_field::<T>(&mut r, &n, 1, -1.0, 1.0);
-        check("lap9", suite::lap9::SOURCE, &[&u], &n, 1, &[2.0], |o| {
-            suite::lap9::launch(&Backend::Cpu, &u, &mut o[0], 2.0).unwrap();
-            vec![]
-        });
-    });
+/// The suite kernels checked on random inputs.
+#[rustfmt::skip]
+const RANDOM_CASES: &[RandomCase] = &[
+    RandomCase { seed: "lap5", name: "lap5", extent: &[37, 23], inputs: &[(1, -1.0, 1.0)], outputs: 1, scalars: &[3.0] },
+    RandomCase { seed: "lap9", name: "lap9", extent: &[29, 31], inputs: &[(1, -1.0, 1.0)], outputs: 1, scalars: &[2.0] },
+    RandomCase { seed: "lap7", name: "lap7", extent: &[13, 9, 11], inputs: &[(1, -1.0, 1.0)], outputs: 1, scalars: &[1.5] },
+    RandomCase { seed: "jacobi", name: "jacobi", extent: &[40, 17], inputs: &[(1, -1.0, 1.0), (0, -1.0, 1.0)], outputs: 1, scalars: &[0.01, 2.0 / 3.0] },
+    RandomCase { seed: "upwind", name: "upwind", extent: &[33, 21], inputs: &[(1, 0.0, 1.0), (0, -1.0, 1.0), (0, -1.0, 1.0)], outputs: 1, scalars: &[0.4] },
+    RandomCase { seed: "reconstruct", name: "reconstruct", extent: &[301], inputs: &[(1, -1.0, 1.0)], outputs: 2, scalars: &[1.3] },
+    // Some cells dry (h below the threshold) so that the `if` matters.
+    RandomCase { seed: "cfl", name: "cfl", extent: &[45, 38], inputs: &[(0, -0.2, 2.0), (0, -1.0, 1.0), (0, -1.0, 1.0)], outputs: 0, scalars: &[9.81, 1e-3] },
+    RandomCase { seed: "maxabs", name: "maxabs", extent: &[77, 41], inputs: &[(0, -3.0, 2.0)], outputs: 0, scalars: &[] },
+    RandomCase { seed: "mass", name: "mass", extent: &[64, 50], inputs: &[(0, 0.0, 2.0)], outputs: 0, scalars: &[0.25] },
+    RandomCase { seed: "intrinsics", name: "intrinsics", extent: &[997], inputs: &[(0, 0.5, 2.0), (0, 0.5, 2.0)], outputs: 1, scalars: &[] },
+    RandomCase { seed: "hyperbolic suite", name: "hyperbolic", extent: &[997], inputs: &[(0, -3.0, 3.0), (0, -3.0, 3.0)], outputs: 1, scalars: &[] },
+    RandomCase { seed: "trigonometric suite", name: "trigonometric", extent: &[997], inputs: &[(0, 0.5, 2.0), (0, 0.5, 2.0)], outputs: 1, scalars: &[] },
+    RandomCase { seed: "search suite", name: "search", extent: &[997], inputs: &[(4, 0.5, 2.0)], outputs: 1, scalars: &[] },
+    RandomCase { seed: "spread suite", name: "spread", extent: &[997], inputs: &[(1, 0.5, 2.0)], outputs: 1, scalars: &[] },
+    RandomCase { seed: "differences suite", name: "differences", extent: &[61, 37], inputs: &[(2, 0.5, 2.0)], outputs: 1, scalars: &[] },
+    RandomCase { seed: "binary_logs", name: "binary_logs", extent: &[997], inputs: &[(0, 0.5, 2.0), (0, 0.5, 2.0)], outputs: 1, scalars: &[] },
+    RandomCase { seed: "guarded", name: "guarded", extent: &[29, 17], inputs: &[(1, 0.5, 2.0), (1, 0.5, 2.0)], outputs: 3, scalars: &[0.7] },
+    RandomCase { seed: "checker", name: "checker", extent: &[19, 12], inputs: &[(0, -1.0, 1.0)], outputs: 1, scalars: &[-0.5, 0.125] },
+];
+
+/// The inputs of case `c`: each drawn in turn from the generator seeded `c.seed`.
+fn draw<T: Real>(c: &RandomCase) -> Vec<Field<T>> {
+    let mut r = rng(c.seed);
+    c.inputs
+        .iter()
+        .map(|&(halo, lo, hi)| random_field::<T>(&mut r, c.extent, halo, lo, hi))
+        .collect()
 }
 
-#[test]
-fn lap7_3d() {
-    for_precisions!(T => {
-        let mut r = rng("lap7");
-        let n = [13, 9, 11];
-        let u = random_field::<T>(&mut r, &n, 1, -1.0, 1.0);
-        check("lap7", suite::lap7::SOURCE, &[&u], &n, 1, &[1.5], |o| {
-            suite::lap7::launch(&Backend::Cpu, &u, &mut o[0], 1.5).unwrap();
-            vec![]
-        });
-    });
+/// The case of kernel `name` in [`RANDOM_CASES`].
+fn case_of(name: &str) -> &'static RandomCase {
+    RANDOM_CASES
+        .iter()
+        .find(|c| c.name == name)
+        .unwrap_or_else(|| panic!("no random case for kernel {name}"))
 }
 
-#[test]
-fn jacobi() {
-    for_precisions!(T => {
-        let mut r = rng("jacobi");
-        let n = [40, 17];
-        let u = random_field::<T>(&mut r, &n, 1, -1.0, 1.0);
-        let f = random_field::<T>(&mut r, &n, 0, -1.0, 1.0);
-        check("jacobi", suite::jacobi::SOURCE, &[&u, &f], &n, 1, &[0.01, 2.0 / 3.0], |o| {
-            let omega = T::from_f64(2.0 / 3.0);
-            suite::jacobi::launch(&Backend::Cpu, &u, &f, &mut o[0], T::from_f64(0.01), omega).unwrap();
-            vec![]
-        });
-    });
+/// The source of suite kernel `name`.
+fn source_of(name: &str) -> &'static str {
+    ALL.iter()
+        .find(|k| k.name == name)
+        .unwrap_or_else(|| panic!("{name} not in the suite"))
+        .source
 }
 
-#[test]
-fn upwind() {
-    for_precisions!(T => {
-        let mut r = rng("upwind");
-        let n = [33, 21];
-        let q = random_field::<T>(&mut r, &n, 1, 0.0, 1.0);
-        let vx = random_field::<T>(&mut r, &n, 0, -1.0, 1.0);
-        let vy = random_field::<T>(&mut r, &n, 0, -1.0, 1.0);
-        check("upwind", suite::upwind::SOURCE, &[&q, &vx, &vy], &n, 1, &[0.4], |o| {
-            suite::upwind::launch(&Backend::Cpu, &q, &vx, &vy, &mut o[0], T::from_f64(0.4)).unwrap();
-            vec![]
-        });
-    });
+/// [`check`]s case `c` on its inputs, the CPU path being the kernel's typed `launch`.
+fn check_case<T: Real>(c: &RandomCase) {
+    let inputs = draw::<T>(c);
+    let refs: Vec<&Field<T>> = inputs.iter().collect();
+    check(
+        c.name,
+        source_of(c.name),
+        &refs,
+        c.extent,
+        c.outputs,
+        c.scalars,
+        |o| {
+            dispatch::launch(c.name, &Backend::Cpu, &refs, o, c.scalars)
+                .unwrap_or_else(|e| panic!("{} on the CPU: {e}", c.name))
+        },
+    );
 }
 
-#[test]
-fn minmod_reconstruction() {
-    for_precisions!(T => {
-        let mut r = rng("reconstruct");
-        let n = [301];
-        let q = random_field::<T>(&mut r, &n, 1, -1.0, 1.0);
-        check("reconstruct", suite::reconstruct::SOURCE, &[&q], &n, 2, &[1.3], |o| {
-            let (a, b) = o.split_at_mut(1);
-            suite::reconstruct::launch(&Backend::Cpu, &q, &mut a[0], &mut b[0], T::from_f64(1.3)).unwrap();
-            vec![]
-        });
-    });
+/// Asserts that `out` holds `want(at, p)` at each point `p = [i, j, k]` of its extent (1D to
+/// 3D), to within `bound(want)`; `at(q)` reads `u` at point `q`.
+fn assert_pointwise<T: Real>(
+    u: &Field<T>,
+    out: &Field<T>,
+    want: impl Fn(&dyn Fn([isize; 3]) -> f64, [isize; 3]) -> f64,
+    bound: impl Fn(f64) -> f64,
+) {
+    let n = out.extent();
+    let extent = [0, 1, 2].map(|a| n.get(a).copied().unwrap_or(1) as isize);
+    let at = |q: [isize; 3]| u.get(q).unwrap().as_f64();
+    for k in 0..extent[2] {
+        for j in 0..extent[1] {
+            for i in 0..extent[0] {
+                let p = [i, j, k];
+                let want = want(&at, p);
+                let got = out.get(p).unwrap().as_f64();
+                assert!(
+                    (got - want).abs() <= bound(want),
+                    "{p:?}: {got} against {want}"
+                );
+            }
+        }
+    }
 }
 
-#[test]
-fn cfl_max_reduction() {
-    for_precisions!(T => {
-        let mut r = rng("cfl");
-        let n = [45, 38];
-        // Some cells dry (h below the threshold) so that the `if` matters.
-        let h = random_field::<T>(&mut r, &n, 0, -0.2, 2.0);
-        let hu = random_field::<T>(&mut r, &n, 0, -1.0, 1.0);
-        let hv = random_field::<T>(&mut r, &n, 0, -1.0, 1.0);
-        check("cfl", suite::cfl::SOURCE, &[&h, &hu, &hv], &n, 0, &[9.81, 1e-3], |_| {
-            let s = suite::cfl::launch(&Backend::Cpu, &h, &hu, &hv, T::from_f64(9.81), T::from_f64(1e-3)).unwrap();
-            vec![s.as_f64()]
-        });
-    });
+/// The sum over the first `dims` axes `a` of `term(a, hi, lo)`, `hi` and `lo` the
+/// neighbours of `p` one step up and one step down along `a`.
+fn axis_sum(
+    dims: usize,
+    p: [isize; 3],
+    term: impl Fn(usize, [isize; 3], [isize; 3]) -> f64,
+) -> f64 {
+    let mut s = 0.0;
+    for a in 0..dims {
+        let (mut hi, mut lo) = (p, p);
+        hi[a] += 1;
+        lo[a] -= 1;
+        s += term(a, hi, lo);
+    }
+    s
 }
 
-#[test]
-fn max_abs_reduction() {
-    for_precisions!(T => {
-        let mut r = rng("maxabs");
-        let n = [77, 41];
-        let u = random_field::<T>(&mut r, &n, 0, -3.0, 2.0);
-        check("maxabs", suite::maxabs::SOURCE, &[&u], &n, 0, &[], |_| {
-            vec![suite::maxabs::launch(&Backend::Cpu, &u).unwrap().as_f64()]
-        });
-    });
+/// A 2D and a 3D grid (23 x 17, 13 x 11 x 9), each with a field on it (halo 1, values in
+/// `[0.5, 2)`), drawn in turn from the generator seeded `seed`.
+fn fields_in_2d_and_3d<T: Real>(seed: &str) -> Vec<(Vec<usize>, Field<T>)> {
+    let mut r = rng(seed);
+    [vec![23usize, 17], vec![13, 11, 9]]
+        .into_iter()
+        .map(|n| {
+            let u = random_field::<T>(&mut r, &n, 1, 0.5, 2.0);
+            (n, u)
+        })
+        .collect()
 }
 
+/// Every kernel of [`RANDOM_CASES`]: the CPU, the interpreter and the host JIT agree.
 #[test]
-fn mass_sum_and_min_reduction() {
-    for_precisions!(T => {
-        let mut r = rng("mass");
-        let n = [64, 50];
-        let h = random_field::<T>(&mut r, &n, 0, 0.0, 2.0);
-        check("mass", suite::mass::SOURCE, &[&h], &n, 0, &[0.25], |_| {
-            let (total, lowest) = suite::mass::launch(&Backend::Cpu, &h, T::from_f64(0.25)).unwrap();
-            vec![total.as_f64(), lowest.as_f64()]
+fn suite_kernels_on_random_inputs() {
+    for c in RANDOM_CASES {
+        for_precisions!(T => {
+            check_case::<T>(c);
         });
-    });
+    }
 }
 
-#[test]
-fn intrinsics() {
-    for_precisions!(T => {
-        let mut r = rng("intrinsics");
-        let n = [997];
-        let a = random_field::<T>(&mut r, &n, 0, 0.5, 2.0);
-        let b = random_field::<T>(&mut r, &n, 0, 0.5, 2.0);
-        check("intrinsics", suite::intrinsics::SOURCE, &[&a, &b], &n, 1, &[], |o| {
-            suite::intrinsics::launch(&Backend::Cpu, &a, &b, &mut o[0]).unwrap();
-            vec![]
-        });
-    });
+/// [`check`]s kernel `name` of `source` (one input, one output, no scalars) on each extent
+/// of `extents` in turn, its input (no halo) drawn in `[0.5, 1.5)` from one generator
+/// seeded `name`; `cpu` launches it on the CPU and returns the reductions.
+fn check_on_extents<T: Real, const D: usize>(
+    name: &str,
+    source: &str,
+    extents: impl IntoIterator<Item = [usize; D]>,
+    cpu: impl Fn(&Field<T>, &mut Field<T>) -> Vec<f64>,
+) {
+    let mut r = rng(name);
+    for n in extents {
+        let u = random_field::<T>(&mut r, &n, 0, 0.5, 1.5);
+        check(name, source, &[&u], &n, 1, &[], |o| cpu(&u, &mut o[0]));
+    }
 }
 
-#[test]
-fn hyperbolic() {
-    for_precisions!(T => {
-        let mut r = rng("hyperbolic suite");
-        let n = [997];
-        let a = random_field::<T>(&mut r, &n, 0, -3.0, 3.0);
-        let b = random_field::<T>(&mut r, &n, 0, -3.0, 3.0);
-        check("hyperbolic", suite::hyperbolic::SOURCE, &[&a, &b], &n, 1, &[], |o| {
-            suite::hyperbolic::launch(&Backend::Cpu, &a, &b, &mut o[0]).unwrap();
-            vec![]
-        });
-    });
-}
-
-#[test]
-fn trigonometric() {
-    for_precisions!(T => {
-        let mut r = rng("trigonometric suite");
-        let n = [997];
-        let a = random_field::<T>(&mut r, &n, 0, 0.5, 2.0);
-        let b = random_field::<T>(&mut r, &n, 0, 0.5, 2.0);
-        check("trigonometric", suite::trigonometric::SOURCE, &[&a, &b], &n, 1, &[], |o| {
-            suite::trigonometric::launch(&Backend::Cpu, &a, &b, &mut o[0]).unwrap();
-            vec![]
-        });
-    });
-}
-
-#[test]
-fn search() {
-    for_precisions!(T => {
-        let mut r = rng("search suite");
-        let n = [997];
-        let a = random_field::<T>(&mut r, &n, 4, 0.5, 2.0);
-        check("search", suite::search::SOURCE, &[&a], &n, 1, &[], |o| {
-            suite::search::launch(&Backend::Cpu, &a, &mut o[0]).unwrap();
-            vec![]
-        });
-    });
+/// Runs the kernel of [`RANDOM_CASES`] named `name` (one input, one output, no scalars)
+/// on the CPU on the case's input and asserts its output is `want` to within `bound` (as
+/// [`assert_pointwise`]).
+fn assert_case_output<T: Real>(
+    name: &str,
+    want: impl Fn(&dyn Fn([isize; 3]) -> f64, [isize; 3]) -> f64,
+    bound: impl Fn(f64) -> f64,
+) {
+    let c = case_of(name);
+    let u = &draw::<T>(c)[0];
+    let mut out = [Field::<T>::zeros(c.extent, 0).unwrap()];
+    dispatch::launch(name, &Backend::Cpu, &[u], &mut out, &[]).unwrap();
+    assert_pointwise(u, &out[0], want, bound);
 }
 
 /// Tuples through a helper and destructuring `let`s, against the same in Rust.
 #[test]
 fn spread() {
     for_precisions!(T => {
-        let mut r = rng("spread suite");
-        let n = [997];
-        let a = random_field::<T>(&mut r, &n, 1, 0.5, 2.0);
-        check("spread", suite::spread::SOURCE, &[&a], &n, 1, &[], |o| {
-            suite::spread::launch(&Backend::Cpu, &a, &mut o[0]).unwrap();
-            vec![]
-        });
-        let mut out = Field::<T>::zeros(&n, 0).unwrap();
-        suite::spread::launch(&Backend::Cpu, &a, &mut out).unwrap();
-        for i in 0..n[0] as isize {
-            let at = |k: isize| a.get([i + k, 0, 0]).unwrap().as_f64();
-            let (lo, hi) = (at(-1).min(at(1)), at(-1).max(at(1)));
-            let want = hi - lo + 0.25 * (lo * 2.0 + hi);
-            let got = out.get([i, 0, 0]).unwrap().as_f64();
-            assert!((got - want).abs() <= 1e-5 * want.abs(), "{i}: {got} against {want}");
-        }
+        let spread = |at: &dyn Fn([isize; 3]) -> f64, [i, _, _]: [isize; 3]| {
+            let (l, r) = (at([i - 1, 0, 0]), at([i + 1, 0, 0]));
+            let (lo, hi) = (l.min(r), l.max(r));
+            hi - lo + 0.25 * (lo * 2.0 + hi)
+        };
+        assert_case_output::<T>("spread", spread, |want| 1e-5 * want.abs());
     });
 }
 
@@ -261,23 +253,10 @@ fn spread() {
 #[test]
 fn differences() {
     for_precisions!(T => {
-        let mut r = rng("differences suite");
-        let n = [61, 37];
-        let u = random_field::<T>(&mut r, &n, 2, 0.5, 2.0);
-        check("differences", suite::differences::SOURCE, &[&u], &n, 1, &[], |o| {
-            suite::differences::launch(&Backend::Cpu, &u, &mut o[0]).unwrap();
-            vec![]
-        });
-        let mut out = Field::<T>::zeros(&n, 0).unwrap();
-        suite::differences::launch(&Backend::Cpu, &u, &mut out).unwrap();
-        for j in 0..n[1] as isize {
-            for i in 0..n[0] as isize {
-                let at = |di: isize, dj: isize| u.get([i + di, j + dj, 0]).unwrap().as_f64();
-                let want = at(1, 0) - at(-1, 0) + 0.5 * (at(0, 2) - at(0, -2));
-                let got = out.get([i, j, 0]).unwrap().as_f64();
-                assert!((got - want).abs() <= 1e-5, "({i}, {j}): {got} against {want}");
-            }
-        }
+        let differences = |at: &dyn Fn([isize; 3]) -> f64, [i, j, _]: [isize; 3]| {
+            at([i + 1, j, 0]) - at([i - 1, j, 0]) + 0.5 * (at([i, j + 2, 0]) - at([i, j - 2, 0]))
+        };
+        assert_case_output::<T>("differences", differences, |_| 1e-5);
     });
 }
 
@@ -286,46 +265,18 @@ fn differences() {
 #[test]
 fn generic_laplacian() {
     for_precisions!(T => {
-        let mut r = rng("generic laplacian");
-        for n in [vec![23usize, 17], vec![13, 11, 9]] {
-            let u = random_field::<T>(&mut r, &n, 1, 0.5, 2.0);
-            let (name, source) = if n.len() == 2 {
-                ("generic_lap_2d", suite::generic_lap_2d::SOURCE)
-            } else {
-                ("generic_lap_3d", suite::generic_lap_3d::SOURCE)
-            };
-            let launch = |o: &mut Field<T>| {
-                if n.len() == 2 {
-                    suite::generic_lap_2d::launch(&Backend::Cpu, &u, o).unwrap()
-                } else {
-                    suite::generic_lap_3d::launch(&Backend::Cpu, &u, o).unwrap()
-                }
-            };
-            check(name, source, &[&u], &n, 1, &[], |o| {
-                launch(&mut o[0]);
-                vec![]
-            });
-            let mut out = Field::<T>::zeros(&n, 0).unwrap();
-            launch(&mut out);
+        for (n, u) in fields_in_2d_and_3d::<T>("generic laplacian") {
             let dims = n.len();
-            let extent = [n[0], n[1], n.get(2).copied().unwrap_or(1)];
-            for k in 0..extent[2] as isize {
-                for j in 0..extent[1] as isize {
-                    for i in 0..extent[0] as isize {
-                        let p = [i, j, k];
-                        let at = |q: [isize; 3]| u.get(q).unwrap().as_f64();
-                        let mut want = 0.0;
-                        for a in 0..dims {
-                            let (mut hi, mut lo) = (p, p);
-                            hi[a] += 1;
-                            lo[a] -= 1;
-                            want += at(hi) + at(lo) - 2.0 * at(p);
-                        }
-                        let got = out.get(p).unwrap().as_f64();
-                        assert!((got - want).abs() <= 1e-5, "{p:?}: {got} against {want}");
-                    }
-                }
-            }
+            let name = if dims == 2 { "generic_lap_2d" } else { "generic_lap_3d" };
+            let source = source_of(name);
+            let launch = |o: &mut [Field<T>]| dispatch::launch(name, &Backend::Cpu, &[&u], o, &[]).unwrap();
+            check(name, source, &[&u], &n, 1, &[], launch);
+            let mut out = [Field::<T>::zeros(&n, 0).unwrap()];
+            launch(&mut out);
+            let laplacian = |at: &dyn Fn([isize; 3]) -> f64, p| {
+                axis_sum(dims, p, |_, hi, lo| at(hi) + at(lo) - 2.0 * at(p))
+            };
+            assert_pointwise(&u, &out[0], laplacian, |_| 1e-5);
         }
     });
 }
@@ -337,10 +288,8 @@ fn generic_laplacian() {
 #[test]
 fn one_definition_for_two_and_three_dimensions() {
     for_precisions!(T => {
-        let mut r = rng("diffuse");
-        for n in [vec![23usize, 17], vec![13, 11, 9]] {
+        for (n, u) in fields_in_2d_and_3d::<T>("diffuse") {
             let dims = n.len();
-            let u = random_field::<T>(&mut r, &n, 1, 0.5, 2.0);
             let k: Vec<f64> = [0.5, 2.0, 1.25][..dims].to_vec();
             let kt: Vec<T> = k.iter().map(|&x| T::from_f64(x)).collect();
             let dt = 0.125;
@@ -355,25 +304,10 @@ fn one_definition_for_two_and_three_dimensions() {
             });
             let mut out = Field::<T>::zeros(&n, 0).unwrap();
             suite::diffuse::launch(&Backend::Cpu, &u, &mut out, &kt, T::from_f64(dt)).unwrap();
-            let extent = [n[0], n[1], n.get(2).copied().unwrap_or(1)];
-            for kk in 0..extent[2] as isize {
-                for j in 0..extent[1] as isize {
-                    for i in 0..extent[0] as isize {
-                        let p = [i, j, kk];
-                        let at = |q: [isize; 3]| u.get(q).unwrap().as_f64();
-                        let mut s = 0.0;
-                        for a in 0..dims {
-                            let (mut hi, mut lo) = (p, p);
-                            hi[a] += 1;
-                            lo[a] -= 1;
-                            s += k[a] * (at(hi) - 2.0 * at(p) + at(lo));
-                        }
-                        let want = at(p) + dt * s;
-                        let got = out.get(p).unwrap().as_f64();
-                        assert!((got - want).abs() <= 1e-5 * want.abs().max(1.0), "{p:?}: {got} against {want}");
-                    }
-                }
-            }
+            let diffused = |at: &dyn Fn([isize; 3]) -> f64, p| {
+                at(p) + dt * axis_sum(dims, p, |a, hi, lo| k[a] * (at(hi) - 2.0 * at(p) + at(lo)))
+            };
+            assert_pointwise(&u, &out, diffused, |want| 1e-5 * want.abs().max(1.0));
             // Two conductivities for a 3D field, or three for a 2D one: a typed error.
             let wrong: Vec<T> = vec![T::from_f64(1.0); 5 - dims];
             let e = suite::diffuse::launch(&Backend::Cpu, &u, &mut out, &wrong, T::from_f64(dt)).unwrap_err();
@@ -386,6 +320,43 @@ fn one_definition_for_two_and_three_dimensions() {
     });
 }
 
+/// [`check`]s the grid transfer `name` of `source` (one input, one output, no scalars)
+/// from `input` onto extent `to`, then returns its output there (with halo `halo`) from
+/// its CPU launch `cpu`.
+fn checked_transfer<T: Real>(
+    name: &str,
+    source: &str,
+    input: &Field<T>,
+    to: &[usize],
+    halo: usize,
+    cpu: impl Fn(&Field<T>, &mut Field<T>),
+) -> Field<T> {
+    check(name, source, &[input], to, 1, &[], |o| {
+        cpu(input, &mut o[0]);
+        vec![]
+    });
+    let mut out = Field::zeros(to, halo).unwrap();
+    cpu(input, &mut out);
+    out
+}
+
+/// Asserts that `out` holds `want(i, j)` at each point `(i, j)` of `points`, to within `tol`.
+fn assert_at_points<T: Real>(
+    out: &Field<T>,
+    points: [(isize, isize); 3],
+    want: impl Fn(isize, isize) -> f64,
+    tol: f64,
+) {
+    for (i, j) in points {
+        let want = want(i, j);
+        let got = out.get([i, j, 0]).unwrap().as_f64();
+        assert!(
+            (got - want).abs() <= tol,
+            "({i}, {j}): {got} against {want}"
+        );
+    }
+}
+
 /// Cell-centred grid transfers (`Fine` fields of `2n` points, `Coarse` of `n / 2`): the
 /// paths agree, restriction averages the four children, prolongation keeps a linear
 /// function linear away from the edges.
@@ -395,79 +366,27 @@ fn cell_centred_transfers() {
         let mut r = rng("cell transfers");
         let (fine_n, coarse_n) = ([36usize, 28], [18usize, 14]);
         let fine = random_field::<T>(&mut r, &fine_n, 1, -1.0, 1.0);
-        let restrict = |o: &mut Field<T>| suite::restrict_cells::launch(&Backend::Cpu, &fine, o).unwrap();
-        check("restrict_cells", suite::restrict_cells::SOURCE, &[&fine], &coarse_n, 1, &[], |o| {
-            restrict(&mut o[0]);
-            vec![]
+        let coarse = checked_transfer("restrict_cells", suite::restrict_cells::SOURCE, &fine, &coarse_n, 1, |f, o| {
+            suite::restrict_cells::launch(&Backend::Cpu, f, o).unwrap()
         });
-        let mut coarse = Field::<T>::zeros(&coarse_n, 1).unwrap();
-        restrict(&mut coarse);
-        for (i, j) in [(0isize, 0isize), (5, 7), (17, 13)] {
+        let children = |i: isize, j: isize| {
             let f = |a: isize, b: isize| fine.get([2 * i + a, 2 * j + b, 0]).unwrap().as_f64();
-            let want = 0.25 * (f(0, 0) + f(1, 0) + f(0, 1) + f(1, 1));
-            let got = coarse.get([i, j, 0]).unwrap().as_f64();
-            assert!((got - want).abs() <= 1e-6, "({i}, {j}): {got} against {want}");
-        }
+            0.25 * (f(0, 0) + f(1, 0) + f(0, 1) + f(1, 1))
+        };
+        assert_at_points(&coarse, [(0, 0), (5, 7), (17, 13)], children, 1e-6);
         let linear = Field::<T>::from_fn(&coarse_n, 1, |[i, j, _]| {
             T::from_f64(0.5 + 2.0 * i as f64 - 0.75 * j as f64)
         });
-        let prolong = |o: &mut Field<T>| suite::prolong_cells::launch(&Backend::Cpu, &linear, o).unwrap();
-        check("prolong_cells", suite::prolong_cells::SOURCE, &[&linear], &fine_n, 1, &[], |o| {
-            prolong(&mut o[0]);
-            vec![]
+        let out = checked_transfer("prolong_cells", suite::prolong_cells::SOURCE, &linear, &fine_n, 0, |c, o| {
+            suite::prolong_cells::launch(&Backend::Cpu, c, o).unwrap()
         });
-        let mut out = Field::<T>::zeros(&fine_n, 0).unwrap();
-        prolong(&mut out);
-        for (i, j) in [(2isize, 2isize), (9, 14), (33, 25)] {
-            // Child centres sit a quarter of a coarse cell from the parent's.
+        // Child centres sit a quarter of a coarse cell from the parent's.
+        let still_linear = |i: isize, j: isize| {
             let x = (i as f64 - 0.5) / 2.0;
             let y = (j as f64 - 0.5) / 2.0;
-            let want = 0.5 + 2.0 * x - 0.75 * y;
-            let got = out.get([i, j, 0]).unwrap().as_f64();
-            assert!((got - want).abs() <= 1e-4, "({i}, {j}): {got} against {want}");
-        }
-    });
-}
-
-#[test]
-fn binary_logs() {
-    for_precisions!(T => {
-        let mut r = rng("binary_logs");
-        let n = [997];
-        let a = random_field::<T>(&mut r, &n, 0, 0.5, 2.0);
-        let b = random_field::<T>(&mut r, &n, 0, 0.5, 2.0);
-        check("binary_logs", suite::binary_logs::SOURCE, &[&a, &b], &n, 1, &[], |o| {
-            suite::binary_logs::launch(&Backend::Cpu, &a, &b, &mut o[0]).unwrap();
-            vec![]
-        });
-    });
-}
-
-#[test]
-fn guarded_arms() {
-    for_precisions!(T => {
-        let mut r = rng("guarded");
-        let n = [29, 17];
-        let u = random_field::<T>(&mut r, &n, 1, 0.5, 2.0);
-        let v = random_field::<T>(&mut r, &n, 1, 0.5, 2.0);
-        check("guarded", suite::guarded::SOURCE, &[&u, &v], &n, 3, &[0.7], |o| {
-            let [a, b, c] = o else { unreachable!() };
-            let m = suite::guarded::launch(&Backend::Cpu, &u, &v, a, b, c, T::from_f64(0.7)).unwrap();
-            vec![m.as_f64()]
-        });
-    });
-}
-
-#[test]
-fn indices_and_integers() {
-    for_precisions!(T => {
-        let mut r = rng("checker");
-        let n = [19, 12];
-        let u = random_field::<T>(&mut r, &n, 0, -1.0, 1.0);
-        check("checker", suite::checker::SOURCE, &[&u], &n, 1, &[-0.5, 0.125], |o| {
-            suite::checker::launch(&Backend::Cpu, &u, &mut o[0], T::from_f64(-0.5), T::from_f64(0.125)).unwrap();
-            vec![]
-        });
+            0.5 + 2.0 * x - 0.75 * y
+        };
+        assert_at_points(&out, [(2, 2), (9, 14), (33, 25)], still_linear, 1e-4);
     });
 }
 
@@ -476,15 +395,10 @@ fn indices_and_integers() {
 #[test]
 fn edge_tests_on_rows_of_every_width() {
     for_precisions!(T => {
-        let mut r = rng("edge_tests");
-        for width in (1..=9).chain([37]) {
-            let n = [width, 3];
-            let u = random_field::<T>(&mut r, &n, 0, 0.5, 1.5);
-            check("edge_tests", suite::edge_tests::SOURCE, &[&u], &n, 1, &[], |o| {
-                let total = suite::edge_tests::launch(&Backend::Cpu, &u, &mut o[0]).unwrap();
-                vec![total.as_f64()]
-            });
-        }
+        let widths = (1..=9).chain([37]).map(|width| [width, 3]);
+        check_on_extents::<T, 2>("edge_tests", suite::edge_tests::SOURCE, widths, |u, o| {
+            vec![suite::edge_tests::launch(&Backend::Cpu, u, o).unwrap().as_f64()]
+        });
     });
 }
 

@@ -10,56 +10,31 @@ use stencil_runtime::blocks::{
     Absent, BlockGrid, HaloExchange, HaloRule, LevelTransfer, Predictor, Refinement, Side,
 };
 use stencil_runtime::{Backend, BlockField, BlockKey, BlockList, Precision, Real};
-use stencil_tests::blocks::{
-    copies_into_dense_fields, fields_follow_the_blocks, flags_match_the_field, halo_matches_dense,
-    kernels_match_dense,
-};
+use stencil_tests::blocks::{backend_checks, lap5_refusal};
 use stencil_tests::device::gpu_or_skip;
 use stencil_tests::kernels::suite;
 
+/// Every check of [`backend_checks`] on the device, in f32 and f64: kernels on blocks equal
+/// dense launches, halo exchange fills what the dense field holds, block flags show where a
+/// field is non-zero, fields follow blocks added and removed, block fields copy into dense
+/// fields.
 #[test]
-fn kernels_on_blocks_equal_dense_launches_on_the_device() {
+fn block_grid_checks_on_the_device() {
     let Some(gpu) = gpu_or_skip() else { return };
-    kernels_match_dense::<f32>(&gpu);
-    kernels_match_dense::<f64>(&gpu);
-}
-
-#[test]
-fn halo_exchange_on_the_device_fills_what_the_dense_field_holds() {
-    let Some(gpu) = gpu_or_skip() else { return };
-    halo_matches_dense::<f32>(&gpu);
-    halo_matches_dense::<f64>(&gpu);
-}
-
-#[test]
-fn block_flags_on_the_device_show_where_a_field_is_non_zero() {
-    let Some(gpu) = gpu_or_skip() else { return };
-    flags_match_the_field::<f32>(&gpu);
-    flags_match_the_field::<f64>(&gpu);
-}
-
-#[test]
-fn device_fields_follow_blocks_added_and_removed() {
-    let Some(gpu) = gpu_or_skip() else { return };
-    fields_follow_the_blocks::<f32>(&gpu);
-    fields_follow_the_blocks::<f64>(&gpu);
-}
-
-#[test]
-fn device_block_fields_copy_into_dense_fields() {
-    let Some(gpu) = gpu_or_skip() else { return };
-    copies_into_dense_fields::<f32>(&gpu);
-    copies_into_dense_fields::<f64>(&gpu);
+    for (name, check) in backend_checks::<f32>()
+        .into_iter()
+        .chain(backend_checks::<f64>())
+    {
+        println!("{name}");
+        check(&gpu);
+    }
 }
 
 #[test]
 fn blocks_that_are_no_whole_number_of_tiles_are_refused() {
     let Some(gpu) = gpu_or_skip() else { return };
     let grid = BlockGrid::full(&gpu, &[60, 60], &[12, 12], 1).unwrap();
-    let list = BlockList::present(&grid).unwrap();
-    let u = BlockField::<f64>::new(&grid, 1.0).unwrap();
-    let mut out = BlockField::<f64>::new(&grid, 0.0).unwrap();
-    let e = suite::lap5::launch_blocks(&gpu, &list, &u, &mut out, 1.0).unwrap_err();
+    let e = lap5_refusal(&gpu, &grid);
     assert!(e.to_string().contains("whole number"), "{e}");
 }
 
@@ -67,10 +42,7 @@ fn blocks_that_are_no_whole_number_of_tiles_are_refused() {
 fn a_cpu_grid_is_refused_on_the_device() {
     let Some(gpu) = gpu_or_skip() else { return };
     let grid = BlockGrid::full(&Backend::Cpu, &[64, 32], &[32, 16], 1).unwrap();
-    let list = BlockList::present(&grid).unwrap();
-    let u = BlockField::<f64>::new(&grid, 1.0).unwrap();
-    let mut out = BlockField::<f64>::new(&grid, 0.0).unwrap();
-    let e = suite::lap5::launch_blocks(&gpu, &list, &u, &mut out, 1.0).unwrap_err();
+    let e = lap5_refusal(&gpu, &grid);
     assert!(e.to_string().contains("device"), "{e}");
 }
 

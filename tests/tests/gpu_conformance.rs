@@ -10,7 +10,7 @@
 
 use kernels_gen::ir::Access;
 use stencil_runtime::cuda::{CudaLaunch, KernelCode, LaunchShape, Ptx, Tuning};
-use stencil_runtime::{Backend, Cuda, Error, Field, Precision, Real};
+use stencil_runtime::{Backend, Cuda, Element, Error, Field, Precision, Real};
 use stencil_tests::device::cuda_or_skip;
 use stencil_tests::dispatch;
 use stencil_tests::harness::{
@@ -305,6 +305,19 @@ fn cell_centred_transfers_agree_with_the_cpu() {
     both::<f64>(&cuda);
 }
 
+/// Asserts that the interior of `device` (copied back) equals that of `host`.
+fn assert_same_interior<E: Element + PartialEq + std::fmt::Debug>(
+    host: &Field<E>,
+    device: &Field<E>,
+    what: &str,
+) {
+    assert_eq!(
+        host.interior().expect("host"),
+        device.interior().expect("copy back"),
+        "{what}"
+    );
+}
+
 /// Fields of bytes, booleans and `i32` (Conway's Game of Life, its flags, bit
 /// operations): device and CPU agree exactly.
 #[test]
@@ -324,11 +337,7 @@ fn integer_and_boolean_fields_agree_with_the_cpu() {
         life::generation::launch(&Backend::Cpu, &cpu, &mut next).expect("cpu");
         let mut next_dev = Field::<u8>::zeros_on(&backend, &n, 1).expect("device field");
         life::generation::launch(&backend, &dev, &mut next_dev).expect("device");
-        assert_eq!(
-            next.interior().expect("host"),
-            next_dev.interior().expect("copy back"),
-            "generation {generation}"
-        );
+        assert_same_interior(&next, &next_dev, &format!("generation {generation}"));
         (cpu, dev) = (next, next_dev);
     }
     assert_eq!(
@@ -344,14 +353,8 @@ fn integer_and_boolean_fields_agree_with_the_cpu() {
     );
     life::flags::launch(&Backend::Cpu, &cpu, &mut alive, &mut count).expect("cpu");
     life::flags::launch(&backend, &dev, &mut alive_dev, &mut count_dev).expect("device");
-    assert_eq!(
-        alive.interior().expect("host"),
-        alive_dev.interior().expect("copy back")
-    );
-    assert_eq!(
-        count.interior().expect("host"),
-        count_dev.interior().expect("copy back")
-    );
+    assert_same_interior(&alive, &alive_dev, "alive");
+    assert_same_interior(&count, &count_dev, "count");
     // Bit operations.
     use stencil_tests::kernels::bits;
     let a = Field::<i32>::from_fn(&n, 0, |[i, j, _]| (i * 7919 - j * 104_729) as i32 * 977);
@@ -370,14 +373,8 @@ fn integer_and_boolean_fields_agree_with_the_cpu() {
         b.to(&backend).expect("device"),
     );
     bits::mix::launch(&backend, &a_dev, &b_dev, &mut mixed_dev, &mut odd_dev).expect("device");
-    assert_eq!(
-        mixed.interior().expect("host"),
-        mixed_dev.interior().expect("copy back")
-    );
-    assert_eq!(
-        odd.interior().expect("host"),
-        odd_dev.interior().expect("copy back")
-    );
+    assert_same_interior(&mixed, &mixed_dev, "mixed");
+    assert_same_interior(&odd, &odd_dev, "odd");
     // Narrow casts.
     let r = Field::<f64>::from_fn(&n, 0, |[i, j, _]| match (i + j) % 5 {
         0 => f64::NAN,
@@ -401,9 +398,6 @@ fn integer_and_boolean_fields_agree_with_the_cpu() {
     };
     bits::narrow::launch(&backend, &a_dev, &r_dev, w, b, s, sb).expect("device");
     for (h, d) in host.iter().zip(&dev) {
-        assert_eq!(
-            h.interior().expect("host"),
-            d.interior().expect("copy back")
-        );
+        assert_same_interior(h, d, "narrow casts");
     }
 }

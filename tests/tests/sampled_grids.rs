@@ -6,6 +6,7 @@
 use std::sync::Arc;
 use stencil_runtime::prelude::*;
 use stencil_tests::device::gpu_or_skip;
+use stencil_tests::meshes::split_squares;
 
 #[stencils]
 mod probes {
@@ -70,14 +71,6 @@ fn grid_of<T: Real>(
 
 /// An `n` x `n` mesh of squares split in two, spread over [-2, 5] x [1, 6] with jitter.
 fn mesh(n: usize) -> (Arc<MeshTopology>, Vec<f64>, Vec<f64>) {
-    let id = |i: usize, j: usize| i + n * j;
-    let mut tris = Vec::new();
-    for j in 0..n - 1 {
-        for i in 0..n - 1 {
-            tris.push([id(i, j), id(i + 1, j), id(i + 1, j + 1)]);
-            tris.push([id(i, j), id(i + 1, j + 1), id(i, j + 1)]);
-        }
-    }
     let s = 1.0 / (n - 1) as f64;
     let jitter = |k: usize| ((k * 7919 % 101) as f64 / 101.0 - 0.5) * 0.3 * s;
     let x = (0..n * n)
@@ -86,7 +79,16 @@ fn mesh(n: usize) -> (Arc<MeshTopology>, Vec<f64>, Vec<f64>) {
     let y = (0..n * n)
         .map(|k| 1.0 + 5.0 * ((k / n) as f64 * s + jitter(k + 17)))
         .collect();
-    (MeshTopology::new(n * n, &tris).unwrap(), x, y)
+    (split_squares(n), x, y)
+}
+
+/// The largest difference between the interior values of `a` and `b`.
+fn largest_difference(a: &Field<f64>, b: &Field<f64>) -> f64 {
+    let (a, b) = (a.interior().unwrap(), b.interior().unwrap());
+    a.iter()
+        .zip(&b)
+        .map(|(p, q)| (p - q).abs())
+        .fold(0.0, f64::max)
 }
 
 /// Every third vertex of every third row: an independent set of [`mesh`]'s vertices.
@@ -234,12 +236,7 @@ fn cuda_software_sampling_matches_the_cpu_and_textures_come_close() {
     assert_eq!(gt.filtering(), Filtering::Hardware);
     let mut tex = Field::<f64>::zeros_on(&gpu, &extent, 0).unwrap();
     probes::lattice::launch(&gpu, &gt, &mut tex, x0, y0, h).unwrap();
-    let (want, got) = (cpu.interior().unwrap(), tex.interior().unwrap());
-    let worst = want
-        .iter()
-        .zip(&got)
-        .map(|(a, b)| (a - b).abs())
-        .fold(0.0, f64::max);
+    let worst = largest_difference(&cpu, &tex);
     println!("texture filtering: largest difference {worst:.3e} (tolerance {tolerance:.3e})");
     assert!(worst <= tolerance, "{worst} > {tolerance}");
     assert!(
@@ -267,12 +264,7 @@ fn cuda_software_sampling_matches_the_cpu_and_textures_come_close() {
             8.0
         };
         for (a, b) in [(&here, &hd), (&around, &ad)] {
-            let (a, b) = (a.interior().unwrap(), b.interior().unwrap());
-            let worst = a
-                .iter()
-                .zip(&b)
-                .map(|(p, q)| (p - q).abs())
-                .fold(0.0, f64::max);
+            let worst = largest_difference(a, b);
             assert!(
                 worst <= scale * tolerance,
                 "{:?}: {worst}",

@@ -4,6 +4,7 @@
 use std::sync::Arc;
 use stencil_runtime::prelude::*;
 use stencil_tests::device::gpu_or_skip;
+use stencil_tests::meshes::split_squares;
 
 /// The mean of the neighbours' values, and the number of neighbours.
 #[stencil]
@@ -83,20 +84,12 @@ fn first_above<T: Real>(mesh: Mesh, u: In<T>, found: Out<T>, looked: Out<T>) {
 
 /// An `n` x `n` grid of vertices, each square split into two triangles; jittered points.
 fn grid(n: usize) -> (Arc<MeshTopology>, Vec<f64>, Vec<f64>) {
-    let id = |i: usize, j: usize| i + n * j;
-    let mut tris = Vec::new();
-    for j in 0..n - 1 {
-        for i in 0..n - 1 {
-            tris.push([id(i, j), id(i + 1, j), id(i + 1, j + 1)]);
-            tris.push([id(i, j), id(i + 1, j + 1), id(i, j + 1)]);
-        }
-    }
     let jitter = |k: usize| ((k * 7919 % 101) as f64 / 101.0 - 0.5) * 0.2;
     let x = (0..n * n).map(|k| (k % n) as f64 + jitter(k)).collect();
     let y = (0..n * n)
         .map(|k| (k / n) as f64 + jitter(k + 17))
         .collect();
-    (MeshTopology::new(n * n, &tris).unwrap(), x, y)
+    (split_squares(n), x, y)
 }
 
 fn field(v: &[f64]) -> Field<f64> {

@@ -85,6 +85,18 @@ pub struct Smoother {
 /// Rounds of the min-quality pattern search per colour (one launch each).
 pub const SEARCH_ROUNDS: i64 = 12;
 
+/// The vertices that moved in [`SEARCH_ROUNDS`] rounds of the pattern search over one
+/// colour, `launch(round)` running round `round` (its count is that of the last round).
+fn search_rounds(
+    mut launch: impl FnMut(i64) -> Result<f64, stencil_runtime::Error>,
+) -> Result<f64, MeshError> {
+    let mut count = 0.0;
+    for round in 0..SEARCH_ROUNDS {
+        count += launch(round)?;
+    }
+    Ok(count)
+}
+
 impl Smoother {
     /// Copies `mesh` and its colouring to `backend`.
     pub fn new(
@@ -148,47 +160,39 @@ impl Smoother {
             let (step, flag) = (&mut self.step, &mut self.moved_flag);
             let b = &self.backend;
             moved += match (method, &self.grid) {
-                (Method::MinQuality, None) => {
-                    let mut count = 0.0;
-                    for round in 0..SEARCH_ROUNDS {
-                        count += search::launch(
-                            b,
-                            set,
-                            x,
-                            y,
-                            m11,
-                            m12,
-                            m22,
-                            step,
-                            flag,
-                            round,
-                            SEARCH_ROUNDS,
-                        )?;
-                    }
-                    count
-                }
-                (Method::MinQuality, Some([g11, g12, g22])) => {
-                    let mut count = 0.0;
-                    for round in 0..SEARCH_ROUNDS {
-                        count += search_sampled::launch(
-                            b,
-                            set,
-                            x,
-                            y,
-                            m11,
-                            m12,
-                            m22,
-                            g11,
-                            g12,
-                            g22,
-                            step,
-                            flag,
-                            round,
-                            SEARCH_ROUNDS,
-                        )?;
-                    }
-                    count
-                }
+                (Method::MinQuality, None) => search_rounds(|round| {
+                    search::launch(
+                        b,
+                        set,
+                        x,
+                        y,
+                        m11,
+                        m12,
+                        m22,
+                        step,
+                        flag,
+                        round,
+                        SEARCH_ROUNDS,
+                    )
+                })?,
+                (Method::MinQuality, Some([g11, g12, g22])) => search_rounds(|round| {
+                    search_sampled::launch(
+                        b,
+                        set,
+                        x,
+                        y,
+                        m11,
+                        m12,
+                        m22,
+                        g11,
+                        g12,
+                        g22,
+                        step,
+                        flag,
+                        round,
+                        SEARCH_ROUNDS,
+                    )
+                })?,
                 (other, None) => relocate::launch(b, set, x, y, m11, m12, m22, code(other))?,
                 (other, Some([g11, g12, g22])) => relocate_sampled::launch(
                     b,

@@ -5,10 +5,10 @@
 //! odd index, which the CPU runs apart where a kernel tests their parity
 //! (`decided_by_parity` along axes 1 and 2).
 
-use super::check;
+use super::check_on_extents;
 use stencil_runtime::prelude::*;
+use stencil_runtime::Error;
 use stencil_tests::for_precisions;
-use stencil_tests::harness::{random_field, rng};
 
 #[stencils]
 mod rows {
@@ -70,50 +70,40 @@ mod rows {
     }
 }
 
+/// The CPU path of a kernel of [`rows`]: it writes `out` from `u` and reduces nothing.
+fn no_reductions(done: Result<(), Error>) -> Vec<f64> {
+    done.unwrap();
+    vec![]
+}
+
 #[test]
 fn row_edge_tests_on_grids_of_every_height() {
     for_precisions!(T => {
-        let mut r = rng("row_edge_tests");
-        for height in (1usize..=9).chain([37]) {
-            let n = [9, height];
-            let u = random_field::<T>(&mut r, &n, 0, 0.5, 1.5);
-            check("row_edge_tests", rows::row_edge_tests::SOURCE, &[&u], &n, 1, &[], |o| {
-                rows::row_edge_tests::launch(&Backend::Cpu, &u, &mut o[0]).unwrap();
-                vec![]
-            });
-        }
+        let grids = (1usize..=9).chain([37]).map(|height| [9, height]);
+        check_on_extents::<T, 2>("row_edge_tests", rows::row_edge_tests::SOURCE, grids, |u, o| {
+            no_reductions(rows::row_edge_tests::launch(&Backend::Cpu, u, o))
+        });
     });
 }
 
 #[test]
 fn plane_edge_tests_on_grids_of_every_height_and_depth() {
     for_precisions!(T => {
-        let mut r = rng("plane_edge_tests");
-        for (height, depth) in [(1, 1), (2, 5), (5, 2), (5, 5), (6, 7), (7, 6), (9, 9)] {
-            let n = [7, height, depth];
-            let u = random_field::<T>(&mut r, &n, 0, 0.5, 1.5);
-            check("plane_edge_tests", rows::plane_edge_tests::SOURCE, &[&u], &n, 1, &[], |o| {
-                rows::plane_edge_tests::launch(&Backend::Cpu, &u, &mut o[0]).unwrap();
-                vec![]
-            });
-        }
+        let grids = [(1, 1), (2, 5), (5, 2), (5, 5), (6, 7), (7, 6), (9, 9)].map(|(height, depth)| [7, height, depth]);
+        check_on_extents::<T, 3>("plane_edge_tests", rows::plane_edge_tests::SOURCE, grids, |u, o| {
+            no_reductions(rows::plane_edge_tests::launch(&Backend::Cpu, u, o))
+        });
     });
 }
 
 #[test]
 fn rows_of_either_parity_on_grids_of_every_height_and_depth() {
     for_precisions!(T => {
-        let mut r = rng("row_parity_tests");
-        for (height, depth) in [(1, 1), (2, 3), (5, 2), (5, 5), (6, 7), (7, 6), (9, 9)] {
-            for width in [7, 8] {
-                let n = [width, height, depth];
-                let u = random_field::<T>(&mut r, &n, 0, 0.5, 1.5);
-                let source = rows::row_parity_tests::SOURCE;
-                check("row_parity_tests", source, &[&u], &n, 1, &[], |o| {
-                    rows::row_parity_tests::launch(&Backend::Cpu, &u, &mut o[0]).unwrap();
-                    vec![]
-                });
-            }
-        }
+        let grids = [(1, 1), (2, 3), (5, 2), (5, 5), (6, 7), (7, 6), (9, 9)]
+            .into_iter()
+            .flat_map(|(height, depth)| [7, 8].map(|width| [width, height, depth]));
+        check_on_extents::<T, 3>("row_parity_tests", rows::row_parity_tests::SOURCE, grids, |u, o| {
+            no_reductions(rows::row_parity_tests::launch(&Backend::Cpu, u, o))
+        });
     });
 }
