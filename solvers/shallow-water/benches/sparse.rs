@@ -40,22 +40,15 @@ fn run<T: Real>(
     }
     // Dense, with dry-block skipping where it is on by default (CUDA).
     let mut dense = ShallowWater::<T>::new(backend, &case.setup)?;
-    wait(backend)?;
-    let start = Instant::now();
     // With --sparse-only (for profiling the sparse run alone) the dense run only starts.
-    dense.advance_to(if sparse_only { 0.0 } else { end })?;
-    wait(backend)?;
-    let dense_wall = start.elapsed().as_secs_f64();
+    let dense_end = if sparse_only { 0.0 } else { end };
+    let dense_wall = timed(backend, || Ok(dense.advance_to(dense_end)?))?;
     let dense_memory = dense.memory();
     let dense_steps = dense.steps();
     drop(dense);
 
     let mut sparse = SparseShallowWater::<T>::new(backend, &case.setup)?;
-    wait(backend)?;
-    let start = Instant::now();
-    sparse.advance_to(end)?;
-    wait(backend)?;
-    let sparse_wall = start.elapsed().as_secs_f64();
+    let sparse_wall = timed(backend, || Ok(sparse.advance_to(end)?))?;
     let wet = sparse.wet_cell_steps();
     let blocks = sparse.block_count();
     rows.extend((!sparse_only).then(|| {
@@ -89,31 +82,36 @@ fn host_stepped<T: Real>(
     let mut rows = Vec::new();
     if !sparse_only {
         let mut dense = ShallowWater::<T>::new(backend, &case.setup)?;
-        wait(backend)?;
-        let start = Instant::now();
-        while dense.time() < end {
-            dense.step(end - dense.time())?;
-        }
-        wait(backend)?;
-        let wall = start.elapsed().as_secs_f64();
-        rows.push(format!(
-            "| dense, host steps | {} | {wall:.2} | | |",
-            dense.steps()
-        ));
+        rows.push(host_stepped_row(backend, "dense", end, |limit| {
+            dense.step(limit)?;
+            Ok((dense.time(), dense.steps()))
+        })?);
     }
     let mut sparse = SparseShallowWater::<T>::new(backend, &case.setup)?;
-    wait(backend)?;
-    let start = Instant::now();
-    while sparse.time() < end {
-        sparse.step(end - sparse.time())?;
-    }
-    wait(backend)?;
-    let wall = start.elapsed().as_secs_f64();
-    rows.push(format!(
-        "| sparse, host steps | {} | {wall:.2} | | |",
-        sparse.steps()
-    ));
+    rows.push(host_stepped_row(backend, "sparse", end, |limit| {
+        sparse.step(limit)?;
+        Ok((sparse.time(), sparse.steps()))
+    })?);
     Ok(rows)
+}
+
+/// The row of the run `label`, started at time 0, stepped to `end` with every step
+/// decided on the host: `step(limit)` takes a step of at most `limit` seconds and returns
+/// the run's time and step count after it.
+fn host_stepped_row(
+    backend: &Backend,
+    label: &str,
+    end: f64,
+    mut step: impl FnMut(f64) -> Result<(f64, u64), FloodError>,
+) -> R<String> {
+    let (mut time, mut steps) = (0.0, 0);
+    let wall = timed(backend, || {
+        while time < end {
+            (time, steps) = step(end - time)?;
+        }
+        Ok(())
+    })?;
+    Ok(format!("| {label}, host steps | {steps} | {wall:.2} | | |"))
 }
 
 fn main() -> R<()> {
@@ -164,4 +162,13 @@ fn wait(backend: &Backend) -> R<()> {
         c.synchronize_device()?;
     }
     Ok(())
+}
+
+/// The wall time (s) of `work`, the backend idle before and after it.
+fn timed(backend: &Backend, work: impl FnOnce() -> R<()>) -> R<f64> {
+    wait(backend)?;
+    let start = Instant::now();
+    work()?;
+    wait(backend)?;
+    Ok(start.elapsed().as_secs_f64())
 }

@@ -95,28 +95,20 @@ impl Raster {
         let (nx, ny) = (count("ncols")?, count("nrows")?);
         let size = need("cellsize")?;
         let half = 0.5 * size;
-        let x0 = match (get("xllcorner"), get("xllcenter")) {
-            (Some(x), _) => x,
-            (None, Some(x)) => x - half,
-            _ => {
-                return Err(bad(
-                    path,
-                    1,
-                    "the header lacks `xllcorner` (or `xllcenter`)".into(),
-                ))
-            }
+        // The lower-left corner along `axis` (`x` or `y`), given or from the centre.
+        let corner = |axis: &str| match (
+            get(&format!("{axis}llcorner")),
+            get(&format!("{axis}llcenter")),
+        ) {
+            (Some(c), _) => Ok(c),
+            (None, Some(c)) => Ok(c - half),
+            _ => Err(bad(
+                path,
+                1,
+                format!("the header lacks `{axis}llcorner` (or `{axis}llcenter`)"),
+            )),
         };
-        let y0 = match (get("yllcorner"), get("yllcenter")) {
-            (Some(y), _) => y,
-            (None, Some(y)) => y - half,
-            _ => {
-                return Err(bad(
-                    path,
-                    1,
-                    "the header lacks `yllcorner` (or `yllcenter`)".into(),
-                ))
-            }
-        };
+        let (x0, y0) = (corner("x")?, corner("y")?);
         let grid = Grid::new(nx, ny, size, size, x0, y0)
             .map_err(|e| bad(path, 1, format!("the header describes no valid grid: {e}")))?;
         let nodata = get("nodata_value");

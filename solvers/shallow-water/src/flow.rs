@@ -55,6 +55,17 @@ impl Storage {
         }
     }
 }
+/// `$body` with `$flow` bound to the simulation of a [`Flow`] of either storage (the
+/// `either::for_both!` idiom: the two simulations share these methods, not a type).
+macro_rules! for_both {
+    ($value:expr, $flow:ident => $body:expr) => {
+        match $value {
+            Flow::Dense { flow: $flow, .. } => $body,
+            Flow::Sparse($flow) => $body,
+        }
+    };
+}
+
 /// A simulation in precision `T`, dense or sparse, tracking the flood's extent.
 // One value per run: the variants' sizes differing costs nothing worth a box.
 #[allow(clippy::large_enum_variant)]
@@ -63,15 +74,33 @@ pub enum Flow<T: Real> {
     Dense {
         /// The simulation.
         flow: ShallowWater<T>,
-        /// The largest depth per cell.
-        deepest: Field<T>,
-        /// The time the depth first exceeded the arrival depth (negative: not yet).
-        arrival: Field<T>,
-        /// That depth (m).
-        arrival_depth: f64,
+        /// The flood's extent.
+        extent: DenseExtent<T>,
     },
     /// The blocks with water, the extent kept by the simulation (it follows the blocks).
     Sparse(SparseShallowWater<T>),
+}
+
+/// A dense run's flood extent, in two fields of the grid's cells on its backend.
+pub struct DenseExtent<T: Real> {
+    /// The largest depth per cell.
+    pub deepest: Field<T>,
+    /// The time the depth first exceeded the arrival depth (negative: not yet).
+    pub arrival: Field<T>,
+    /// That depth (m).
+    pub arrival_depth: f64,
+}
+
+impl<T: Real> DenseExtent<T> {
+    /// Records `flow`'s state at `time` (held on its backend): the largest depth and the
+    /// arrival time above the arrival depth.
+    fn record(&mut self, flow: &ShallowWater<T>, time: &Value<T>) -> Result<(), FloodError> {
+        let (w, bed) = flow.surface_and_bed();
+        let wet = T::from_f64(self.arrival_depth);
+        let (deepest, arrival) = (&mut self.deepest, &mut self.arrival);
+        kp07::track::launch(flow.backend(), w, bed, deepest, arrival, time, wet)?;
+        Ok(())
+    }
 }
 
 impl<T: Real> Flow<T> {
@@ -95,12 +124,12 @@ impl<T: Real> Flow<T> {
                 // On the simulation's own stream, with its tracking launches.
                 let deepest = Field::zeros_on(flow.backend(), &[g.nx, g.ny], 0)?;
                 let arrival = Field::from_fn(&[g.nx, g.ny], 0, |_| T::from_f64(-1.0));
-                Flow::Dense {
+                let extent = DenseExtent {
                     arrival: arrival.to(flow.backend())?,
-                    flow,
                     deepest,
                     arrival_depth,
-                }
+                };
+                Flow::Dense { flow, extent }
             }
         };
         Ok(flow)
@@ -130,63 +159,40 @@ impl<T: Real> Flow<T> {
 
     /// The grid.
     pub fn grid(&self) -> &Grid {
-        match self {
-            Flow::Dense { flow, .. } => flow.grid(),
-            Flow::Sparse(flow) => flow.grid(),
-        }
+        for_both!(self, flow => flow.grid())
     }
 
     /// The backend the state lives on.
     pub fn backend(&self) -> &Backend {
-        match self {
-            Flow::Dense { flow, .. } => flow.backend(),
-            Flow::Sparse(flow) => flow.backend(),
-        }
+        for_both!(self, flow => flow.backend())
     }
 
     /// The physical parameters.
     pub fn physics(&self) -> &Physics {
-        match self {
-            Flow::Dense { flow, .. } => flow.physics(),
-            Flow::Sparse(flow) => flow.physics(),
-        }
+        for_both!(self, flow => flow.physics())
     }
 
     /// Simulated time (s).
     pub fn time(&self) -> f64 {
-        match self {
-            Flow::Dense { flow, .. } => flow.time(),
-            Flow::Sparse(flow) => flow.time(),
-        }
+        for_both!(self, flow => flow.time())
     }
 
     /// Steps taken.
     pub fn steps(&self) -> u64 {
-        match self {
-            Flow::Dense { flow, .. } => flow.steps(),
-            Flow::Sparse(flow) => flow.steps(),
-        }
+        for_both!(self, flow => flow.steps())
     }
 
     /// The water volume at the start.
     pub fn initial_volume(&self) -> f64 {
-        match self {
-            Flow::Dense { flow, .. } => flow.initial_volume(),
-            Flow::Sparse(flow) => flow.initial_volume(),
-        }
+        for_both!(self, flow => flow.initial_volume())
     }
 
     /// Bytes the simulation keeps on its backend (state, stages, fluxes, bed, extent).
     pub fn memory(&self) -> usize {
         match self {
-            Flow::Dense {
-                flow,
-                deepest,
-                arrival,
-                ..
-            } => {
-                let extent = deepest.storage_len() + arrival.storage_len();
-                flow.memory() + extent * std::mem::size_of::<T>()
+            Flow::Dense { flow, extent } => {
+                let values = extent.deepest.storage_len() + extent.arrival.storage_len();
+                flow.memory() + values * std::mem::size_of::<T>()
             }
             Flow::Sparse(flow) => flow.memory(),
         }
@@ -212,17 +218,9 @@ impl<T: Real> Flow<T> {
     /// change, the backend decides the steps).
     pub fn advance(&mut self, target: f64, slack: f64, budget: u64) -> Result<(), FloodError> {
         match self {
-            Flow::Dense {
-                flow,
-                deepest,
-                arrival,
-                arrival_depth,
-            } => {
-                let wet = T::from_f64(*arrival_depth);
-                flow.advance(target, slack, budget, &mut |f, after| {
-                    track_dense(f, deepest, arrival, wet, after)
-                })
-            }
+            Flow::Dense { flow, extent } => flow.advance(target, slack, budget, &mut |f, after| {
+                extent.record(f, after)
+            }),
             Flow::Sparse(flow) => flow.advance(target, slack, budget),
         }
     }
@@ -230,14 +228,9 @@ impl<T: Real> Flow<T> {
     /// Records the present state in the flood's extent.
     pub fn track(&mut self) -> Result<(), FloodError> {
         match self {
-            Flow::Dense {
-                flow,
-                deepest,
-                arrival,
-                arrival_depth,
-            } => {
+            Flow::Dense { flow, extent } => {
                 let now = Value::new(flow.backend(), T::from_f64(flow.time()))?;
-                track_dense(flow, deepest, arrival, T::from_f64(*arrival_depth), &now)
+                extent.record(flow, &now)
             }
             Flow::Sparse(flow) => flow.track(),
         }
@@ -260,26 +253,17 @@ impl<T: Real> Flow<T> {
 
     /// Surveys the state; [`FloodError::Unstable`] where it went unstable.
     pub fn check(&mut self) -> Result<Survey, FloodError> {
-        match self {
-            Flow::Dense { flow, .. } => flow.check(),
-            Flow::Sparse(flow) => flow.check(),
-        }
+        for_both!(self, flow => flow.check())
     }
 
     /// The volume, depth range and largest speed.
     pub fn survey(&self) -> Result<Survey, FloodError> {
-        match self {
-            Flow::Dense { flow, .. } => flow.survey(),
-            Flow::Sparse(flow) => flow.survey(),
-        }
+        for_both!(self, flow => flow.survey())
     }
 
     /// The conserved state per cell as `f64` (what [`Flow::restore`] takes).
     pub fn state(&self) -> Result<[Vec<f64>; 3], FloodError> {
-        match self {
-            Flow::Dense { flow, .. } => flow.state(),
-            Flow::Sparse(flow) => flow.state(),
-        }
+        for_both!(self, flow => flow.state())
     }
 
     /// Puts back a state with its time, step count and initial volume (the run goes on
@@ -291,23 +275,18 @@ impl<T: Real> Flow<T> {
         initial_volume: f64,
         state: &[Vec<f64>; 3],
     ) -> Result<(), FloodError> {
-        match self {
-            Flow::Dense { flow, .. } => flow.restore(time, steps, initial_volume, state),
-            Flow::Sparse(flow) => flow.restore(time, steps, initial_volume, state),
-        }
+        for_both!(self, flow => flow.restore(time, steps, initial_volume, state))
     }
 
     /// The largest depth and the arrival time (negative: never) per cell, row by row
     /// from the south.
     pub fn flood_extent(&self) -> Result<[Vec<f64>; 2], FloodError> {
         match self {
-            Flow::Dense {
-                deepest, arrival, ..
-            } => {
+            Flow::Dense { extent, .. } => {
                 let values = |f: &Field<T>| -> Result<Vec<f64>, FloodError> {
                     Ok(f.interior()?.iter().map(|x| x.as_f64()).collect())
                 };
-                Ok([values(deepest)?, values(arrival)?])
+                Ok([values(&extent.deepest)?, values(&extent.arrival)?])
             }
             Flow::Sparse(flow) => flow.flood_extent()?.ok_or_else(|| FloodError::Config {
                 name: "flood extent".into(),
@@ -320,15 +299,12 @@ impl<T: Real> Flow<T> {
     /// Puts back an extent taken by [`Flow::flood_extent`].
     pub fn set_flood_extent(&mut self, deepest: &[f64], arrival: &[f64]) -> Result<(), FloodError> {
         match self {
-            Flow::Dense {
-                flow,
-                deepest: d,
-                arrival: a,
-                ..
-            } => {
+            Flow::Dense { flow, extent } => {
                 let g = *flow.grid();
-                d.copy_from(&cell_field::<T>(&g, "restored largest depth", deepest, 0)?)?;
-                a.copy_from(&cell_field::<T>(&g, "restored arrival time", arrival, 0)?)?;
+                let d = cell_field::<T>(&g, "restored largest depth", deepest, 0)?;
+                extent.deepest.copy_from(&d)?;
+                let a = cell_field::<T>(&g, "restored arrival time", arrival, 0)?;
+                extent.arrival.copy_from(&a)?;
                 Ok(())
             }
             Flow::Sparse(flow) => flow.set_flood_extent(deepest, arrival),
@@ -337,39 +313,16 @@ impl<T: Real> Flow<T> {
 
     /// Cell `(i, j)`'s mean bed as the kernels compute it.
     pub fn cell_bed(&self, i: usize, j: usize) -> Result<f64, FloodError> {
-        match self {
-            Flow::Dense { flow, .. } => flow.cell_bed(i, j),
-            Flow::Sparse(flow) => flow.cell_bed(i, j),
-        }
+        for_both!(self, flow => flow.cell_bed(i, j))
     }
 
     /// Depth and velocity `(h, u, v)` in cell `(i, j)` whose bed is `bed`.
     pub fn probe_over(&self, i: usize, j: usize, bed: f64) -> Result<(f64, f64, f64), FloodError> {
-        match self {
-            Flow::Dense { flow, .. } => flow.probe_over(i, j, bed),
-            Flow::Sparse(flow) => flow.probe_over(i, j, bed),
-        }
+        for_both!(self, flow => flow.probe_over(i, j, bed))
     }
 
     /// The depth and the velocities `(h, u, v)` per cell, row by row from the south.
     pub fn depth_and_velocity(&self) -> Result<CellFields, FloodError> {
-        match self {
-            Flow::Dense { flow, .. } => flow.depth_and_velocity(),
-            Flow::Sparse(flow) => flow.depth_and_velocity(),
-        }
+        for_both!(self, flow => flow.depth_and_velocity())
     }
-}
-
-/// Records a dense run's state at `time` (held on its backend) in its extent: the
-/// largest depth and the arrival time above depth `wet`.
-fn track_dense<T: Real>(
-    flow: &ShallowWater<T>,
-    deepest: &mut Field<T>,
-    arrival: &mut Field<T>,
-    wet: T,
-    time: &Value<T>,
-) -> Result<(), FloodError> {
-    let (w, bed) = flow.surface_and_bed();
-    kp07::track::launch(flow.backend(), w, bed, deepest, arrival, time, wet)?;
-    Ok(())
 }

@@ -92,6 +92,15 @@ impl Grid {
         })
     }
 
+    /// The error for a probed cell `(i, j)` that is not one of the grid's.
+    pub(crate) fn not_a_cell(&self, i: usize, j: usize) -> FloodError {
+        FloodError::Config {
+            name: "probed cell".into(),
+            value: format!("({i}, {j})"),
+            expected: format!("a cell of the {} x {} grid", self.nx, self.ny),
+        }
+    }
+
     /// The area of one cell.
     pub fn cell_area(&self) -> f64 {
         self.dx * self.dy

@@ -15,6 +15,16 @@ use std::time::{Duration, Instant};
 use stencil_ranks::Ranks;
 use stencil_runtime::{Backend, Real};
 
+/// The ranks this process runs among (one, or those mpirun started in a program built
+/// with the `mpi` feature: see [`Ranks::from_env`]), shared for [`Run::start`]. With MPI,
+/// `Ranks` stays on the thread that made it (it is not `Send`): the `Arc` only shares it
+/// between that thread's runs.
+pub fn shared_ranks() -> Result<Arc<Ranks>, stencil_ranks::RanksError> {
+    #[allow(clippy::arc_with_non_send_sync)]
+    let shared = Arc::new(Ranks::from_env()?);
+    Ok(shared)
+}
+
 /// The value written for "never" in the arrival-time grid.
 const NODATA: f64 = -9999.0;
 

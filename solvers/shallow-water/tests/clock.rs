@@ -56,13 +56,9 @@ fn a_clocked_pond_with_friction_equals_host_steps() {
 
 #[test]
 fn a_clocked_malpasset_equals_host_steps() {
-    let dir =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/malpasset");
-    if !dir.exists() {
-        println!("SKIPPED: no Malpasset data at {}", dir.display());
+    let Some(case) = common::malpasset() else {
         return;
-    }
-    let case = cases::malpasset(&dir).unwrap();
+    };
     all_agree(&case.setup, 2.0, 6.0, "malpasset");
 }
 

@@ -2,9 +2,9 @@
 //! output (pictures, GIF, VTK, grids, gauges, summary); a run resumed from a checkpoint
 //! ends bit for bit where the uninterrupted run does; the command line names bad input.
 
-use shallow_water::{Raster, Run, RunOptions, Scenario, Storage};
+use shallow_water::{FloodError, Raster, Run, RunOptions, Scenario, Storage};
 use std::path::{Path, PathBuf};
-use stencil_runtime::Backend;
+use stencil_runtime::{Backend, Real};
 
 /// The example scenario: a channel with a dam break, an inflow hydrograph, an open
 /// outlet and two gauges.
@@ -34,6 +34,18 @@ fn stored(out: &Path, storage: Storage) -> RunOptions {
         storage,
         serve: None,
     }
+}
+
+/// The scenario `text` resumed in precision `T` from the checkpoint in `out`, stored as
+/// `storage`, writing its outputs to `out`.
+fn resume<T: Real>(text: &str, out: &Path, storage: Storage) -> Result<Run<T>, FloodError> {
+    let checkpoint = out.join("checkpoint.bin");
+    Run::<T>::resume(
+        &Backend::Cpu,
+        scenario(text),
+        stored(out, storage),
+        &checkpoint,
+    )
 }
 
 /// The example channel twice as long with a dry bed below the reservoir: most of it dry
@@ -113,16 +125,10 @@ fn a_resumed_run_ends_where_the_uninterrupted_one_does() {
         .unwrap()
         .run()
         .unwrap();
-    let checkpoint = parts.join("checkpoint.bin");
-    let b = Run::<f32>::resume(
-        &Backend::Cpu,
-        scenario(&channel()),
-        options(&parts),
-        &checkpoint,
-    )
-    .unwrap()
-    .run()
-    .unwrap();
+    let b = resume::<f32>(&channel(), &parts, Storage::Dense)
+        .unwrap()
+        .run()
+        .unwrap();
     assert_eq!((a.steps, a.final_volume), (b.steps, b.final_volume));
     for file in [
         "vtk/state_0002.vtk",
@@ -137,15 +143,10 @@ fn a_resumed_run_ends_where_the_uninterrupted_one_does() {
         assert!(x.unwrap() == y.unwrap(), "{file} differs after resuming");
     }
     // A checkpoint of another precision is refused with a reason.
-    let e = Run::<f64>::resume(
-        &Backend::Cpu,
-        scenario(&channel()),
-        options(&parts),
-        &checkpoint,
-    )
-    .err()
-    .unwrap()
-    .to_string();
+    let e = resume::<f64>(&channel(), &parts, Storage::Dense)
+        .err()
+        .unwrap()
+        .to_string();
     assert!(e.contains("checkpoint.bin") && e.contains("f32"), "{e}");
     std::fs::remove_dir_all(&whole).unwrap();
     std::fs::remove_dir_all(&parts).unwrap();
@@ -212,15 +213,10 @@ fn a_sparse_run_writes_what_a_dense_one_does() {
         .replace("end_time = 4.0", "end_time = 2.0")
         .replace("times = [2.0, 4.0]", "times = [2.0]");
     run(&half, &parts, Storage::Sparse);
-    let c = Run::<f64>::resume(
-        &Backend::Cpu,
-        scenario(&dry_channel()),
-        stored(&parts, Storage::Sparse),
-        &parts.join("checkpoint.bin"),
-    )
-    .unwrap()
-    .run()
-    .unwrap();
+    let c = resume::<f64>(&dry_channel(), &parts, Storage::Sparse)
+        .unwrap()
+        .run()
+        .unwrap();
     assert_eq!(a.steps, c.steps);
     for file in [
         "vtk/state_0001.vtk",

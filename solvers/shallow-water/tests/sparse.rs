@@ -5,8 +5,21 @@
 //! flood's extent survives blocks that are freed. The device side is in `gpu.rs`; the
 //! program's outputs and resuming in `program.rs`.
 
+mod common;
+
 use shallow_water::*;
 use stencil_runtime::Backend;
+
+/// `terrain` between walls under still water of depth `depth(x, y)`, default physics.
+fn walled(terrain: Terrain, depth: impl Fn(f64, f64) -> f64) -> Setup {
+    let water = Water::from_depth(&terrain, depth);
+    Setup::new(
+        terrain,
+        water,
+        Boundaries::all(Boundary::Wall),
+        Physics::default(),
+    )
+}
 
 /// Runs `steps` steps dense and sparse and compares the states bit for bit.
 fn same_as_dense(setup: &Setup, steps: usize, label: &str) -> SparseShallowWater<f64> {
@@ -59,16 +72,7 @@ fn a_spreading_pool_adds_blocks_as_it_goes() {
     // Dry but for a pool in one corner block, on a slope towards the far corner.
     let grid = Grid::new(192, 160, 1.0, 1.0, 0.0, 0.0).unwrap();
     let terrain = Terrain::from_fn(grid, |x, y| -0.02 * x - 0.01 * y).unwrap();
-    let water = Water::from_depth(
-        &terrain,
-        |x, y| if x < 20.0 && y < 20.0 { 2.0 } else { 0.0 },
-    );
-    let setup = Setup::new(
-        terrain,
-        water,
-        Boundaries::all(Boundary::Wall),
-        Physics::default(),
-    );
+    let setup = walled(terrain, |x, y| if x < 20.0 && y < 20.0 { 2.0 } else { 0.0 });
     let start = SparseShallowWater::<f64>::new(&Backend::Cpu, &setup).unwrap();
     let first = start.blocks().len();
     let sparse = same_as_dense(&setup, 160, "spreading pool");
@@ -103,13 +107,9 @@ fn a_periodic_channel_runs_as_dense() {
 
 #[test]
 fn malpasset_runs_as_dense() {
-    let dir =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/malpasset");
-    if !dir.exists() {
-        println!("SKIPPED: no Malpasset data at {}", dir.display());
+    let Some(case) = common::malpasset() else {
         return;
-    }
-    let case = cases::malpasset(&dir).unwrap();
+    };
     let sparse = same_as_dense(&case.setup, 40, "malpasset");
     let all = sparse.block_count();
     println!("{} of {all} blocks present", sparse.blocks().len());
@@ -170,16 +170,7 @@ fn auto_storage_is_sparse_on_the_cpu_where_most_blocks_are_dry() {
     // blocks start present.
     let grid = Grid::new(512, 64, 1.0, 1.0, 0.0, 0.0).unwrap();
     let terrain = Terrain::from_fn(grid, |_, _| 0.0).unwrap();
-    let water = Water::from_depth(
-        &terrain,
-        |x, y| if x < 10.0 && y < 10.0 { 1.0 } else { 0.0 },
-    );
-    let setup = Setup::new(
-        terrain,
-        water,
-        Boundaries::all(Boundary::Wall),
-        Physics::default(),
-    );
+    let setup = walled(terrain, |x, y| if x < 10.0 && y < 10.0 { 1.0 } else { 0.0 });
     assert_eq!(choose(&setup), Storage::Sparse);
     assert_eq!(
         shallow_water::sparse::starting_blocks(&setup).unwrap(),

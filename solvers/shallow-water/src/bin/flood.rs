@@ -88,16 +88,10 @@ const CASES: [(&str, &str); 6] = [
 fn main() {
     let args = Args::parse();
     // One rank, or the ranks mpirun started (built with `--features mpi`).
-    let ranks = match Ranks::from_env() {
-        // With MPI, `Ranks` stays on this thread (it is not `Send`): the `Arc` only shares
-        // it with the run.
-        #[allow(clippy::arc_with_non_send_sync)]
-        Ok(r) => Arc::new(r),
-        Err(e) => {
-            eprintln!("error: {e}");
-            std::process::exit(1);
-        }
-    };
+    let ranks = shallow_water::run::shared_ranks().unwrap_or_else(|e| {
+        eprintln!("error: {e}");
+        std::process::exit(1)
+    });
     if let Err(e) = run(&args, &ranks) {
         if ranks.size() > 1 {
             // Stops every rank, with this one's error.

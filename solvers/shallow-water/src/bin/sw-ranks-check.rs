@@ -97,16 +97,10 @@ fn periodic_channel() -> Result<Setup, Failure> {
 }
 
 fn main() {
-    let ranks = match Ranks::from_env() {
-        // With MPI, `Ranks` stays on this thread (it is not `Send`): the `Arc` only
-        // shares it between the runs of one thread.
-        #[allow(clippy::arc_with_non_send_sync)]
-        Ok(r) => Arc::new(r),
-        Err(e) => {
-            eprintln!("error: {e}");
-            std::process::exit(2);
-        }
-    };
+    let ranks = shallow_water::run::shared_ranks().unwrap_or_else(|e| {
+        eprintln!("error: {e}");
+        std::process::exit(2)
+    });
     match run(&ranks) {
         Ok(lines) => println!("{}", lines.join("\n")),
         Err(e) => ranks.abort(&e),

@@ -2,18 +2,21 @@
 
 mod read;
 mod setup;
+mod stages;
 mod step;
 
 #[cfg(test)]
 pub(crate) use step::DenseStepping;
 
 pub(crate) use setup::{cell_field, corner_field, initial_fields, instability, kernel_cell_bed};
+pub(crate) use setup::{velocity, with_velocities};
+pub(crate) use stages::{launch_advance, launch_faces, stage_pair, Kp07Steps, Stage, Which};
 pub use step::AfterStep;
 
 use crate::clock::Clock;
 use crate::kernels::kp07;
-use crate::{Boundaries, Boundary, FloodError, Grid, Terrain};
-use stencil_runtime::{Backend, Field, Real, Value};
+use crate::{Boundaries, FloodError, Grid, Terrain};
+use stencil_runtime::{Backend, Field, Real};
 
 /// The halo of the state fields: the reconstruction reads two cells along each axis.
 pub(crate) const HALO: usize = 2;
@@ -125,6 +128,11 @@ impl Physics {
         }
         Ok(())
     }
+
+    /// `eps` of the desingularisation (KP07 2.17): the dry depth to the fourth.
+    pub(crate) fn eps<T: Real>(&self) -> T {
+        T::from_f64(self.dry_depth.powi(4))
+    }
 }
 
 /// The water at the start, per cell, row by row from the south.
@@ -141,25 +149,23 @@ pub struct Water {
 impl Water {
     /// Water of depth `h(x, y)` (at the cell centres) at rest.
     pub fn from_depth(terrain: &Terrain, h: impl Fn(f64, f64) -> f64) -> Water {
-        let g = *terrain.grid();
-        let surface = (0..g.ny)
-            .flat_map(|j| (0..g.nx).map(move |i| (i, j)))
-            .map(|(i, j)| {
-                let (x, y) = g.centre(i, j);
-                terrain.cell(i, j) + h(x, y)
-            })
-            .collect();
-        Water::still(surface)
+        Water::still_over(terrain, |x, y, bed| bed + h(x, y))
     }
 
     /// A still surface at `eta(x, y)` where it lies above the bed, dry elsewhere.
     pub fn from_surface(terrain: &Terrain, eta: impl Fn(f64, f64) -> f64) -> Water {
+        Water::still_over(terrain, |x, y, bed| eta(x, y).max(bed))
+    }
+
+    /// Still water whose surface in each cell is `surface(x, y, bed)` of the cell's centre
+    /// and bed.
+    fn still_over(terrain: &Terrain, surface: impl Fn(f64, f64, f64) -> f64) -> Water {
         let g = *terrain.grid();
         let surface = (0..g.ny)
             .flat_map(|j| (0..g.nx).map(move |i| (i, j)))
             .map(|(i, j)| {
                 let (x, y) = g.centre(i, j);
-                eta(x, y).max(terrain.cell(i, j))
+                surface(x, y, terrain.cell(i, j))
             })
             .collect();
         Water::still(surface)
@@ -173,6 +179,11 @@ impl Water {
             u: vec![0.0; n],
             v: vec![0.0; n],
         }
+    }
+
+    /// The per-cell fields with their names: `surface`, `u`, `v`.
+    pub(crate) fn named_fields(&self) -> [(&'static str, &Vec<f64>); 3] {
+        [("surface", &self.surface), ("u", &self.u), ("v", &self.v)]
     }
 }
 
@@ -244,13 +255,6 @@ pub struct ShallowWater<T: Real> {
     time: f64,
     steps: u64,
     initial_volume: f64,
-}
-
-/// Which state a rate evaluation reads.
-#[derive(Clone, Copy)]
-enum Which {
-    Now,
-    Stage,
 }
 
 impl<T: Real> ShallowWater<T> {
@@ -345,151 +349,12 @@ impl<T: Real> ShallowWater<T> {
         &self.physics
     }
 
-    /// `eps` of the desingularisation.
-    fn eps(&self) -> T {
-        T::from_f64(self.physics.dry_depth.powi(4))
-    }
-
     /// Writes the velocities of the present state from its conserved fields (after the
     /// state was set from outside).
     fn derive_velocities(&mut self) -> Result<(), FloodError> {
-        let eps = self.eps();
+        let eps = self.physics.eps();
         let [w, q, p, u, v] = &mut self.now;
         kp07::velocities::launch(&self.backend, w, q, p, &self.bed, u, v, eps)?;
-        Ok(())
-    }
-
-    /// Evaluates the face fluxes of `which` state at time `t` into `self.fluxes`;
-    /// returns the largest `a / dx` (the inverse of the time step at Courant number 1),
-    /// or NaN without waiting for it when `read_speed` is false (on a GPU the launch then
-    /// queues without a read-back).
-    fn evaluate_fluxes(&mut self, which: Which, t: f64, read_speed: bool) -> Result<T, FloodError> {
-        let launch_on = match (&self.backend, read_speed) {
-            (Backend::Cuda(c), false) => Backend::Cuda(c.clone().with_unread_reductions(true)),
-            (b, _) => b.clone(),
-        };
-        self.evaluate_fluxes_on(&launch_on, which, t)
-    }
-
-    /// [`ShallowWater::evaluate_fluxes`] launched on `launch_on` (which decides what
-    /// becomes of the speed).
-    fn evaluate_fluxes_on(
-        &mut self,
-        launch_on: &Backend,
-        which: Which,
-        t: f64,
-    ) -> Result<T, FloodError> {
-        let eps = self.eps();
-        let state = match which {
-            Which::Now => &mut self.now,
-            Which::Stage => &mut self.stage,
-        };
-        // The faces read the surface and the velocities two cells along.
-        for axis in 0..2 {
-            if self.boundaries.periodic(axis) {
-                let n = [self.grid.nx, self.grid.ny][axis];
-                for k in [0, 3, 4] {
-                    state[k].wrap_periodic(&self.backend, axis, n, HALO)?;
-                }
-            }
-        }
-        let b = &self.boundaries;
-        let value = |side: &Boundary| T::from_f64(side.value_at(t));
-        let [w, _, _, u, v] = &*state;
-        let [west_w, west_q, west_p, south_w, south_q, south_p] = &mut self.fluxes;
-        let f = T::from_f64;
-        let speed = kp07::faces::launch(
-            launch_on,
-            w,
-            u,
-            v,
-            &self.bed,
-            west_w,
-            west_q,
-            west_p,
-            south_w,
-            south_q,
-            south_p,
-            f(self.physics.gravity),
-            f(self.physics.theta),
-            eps,
-            f(1.0 / self.grid.dx),
-            f(1.0 / self.grid.dy),
-            b.west.kind(),
-            b.east.kind(),
-            b.south.kind(),
-            b.north.kind(),
-            value(&b.west),
-            value(&b.east),
-            value(&b.south),
-            value(&b.north),
-        )?;
-        // On a periodic axis the last column's east faces are the first column's west
-        // faces (and likewise north and south).
-        for axis in 0..2 {
-            if self.boundaries.periodic(axis) {
-                let n = [self.grid.nx, self.grid.ny][axis];
-                for f in &mut self.fluxes[3 * axis..3 * axis + 3] {
-                    f.wrap_periodic(&self.backend, axis, n, FLUX_HALO)?;
-                }
-            }
-        }
-        Ok(speed)
-    }
-
-    /// One stage `to = keep to + (1 - keep) (from + dt R)` from the fluxes of `from` at
-    /// time `t`, friction included.
-    fn advance_stage(
-        &mut self,
-        forward: bool,
-        t: f64,
-        dt: &Value<T>,
-        keep: f64,
-    ) -> Result<(), FloodError> {
-        let eps = self.eps();
-        let (from, to) = if forward {
-            (&self.now, &mut self.stage)
-        } else {
-            (&self.stage, &mut self.now)
-        };
-        let [w, q, p, _, _] = from;
-        let [west_w, west_q, west_p, south_w, south_q, south_p] = &self.fluxes;
-        let [tw, tq, tp, tu, tv] = to;
-        let ph = &self.physics;
-        let b = &self.boundaries;
-        let f = T::from_f64;
-        kp07::advance::launch(
-            &self.backend,
-            w,
-            q,
-            p,
-            west_w,
-            west_q,
-            west_p,
-            south_w,
-            south_q,
-            south_p,
-            &self.bed,
-            tw,
-            tq,
-            tp,
-            tu,
-            tv,
-            dt,
-            f(keep),
-            f(ph.gravity),
-            f(ph.gravity * ph.manning * ph.manning),
-            f(ph.theta),
-            eps,
-            f(1.0 / self.grid.dx),
-            f(1.0 / self.grid.dy),
-            b.west.kind(),
-            b.east.kind(),
-            b.south.kind(),
-            b.north.kind(),
-            f(b.east.value_at(t)),
-            f(b.north.value_at(t)),
-        )?;
         Ok(())
     }
 
@@ -559,5 +424,60 @@ impl<T: Real> ShallowWater<T> {
         self.steps = steps;
         self.initial_volume = initial_volume;
         Ok(())
+    }
+}
+
+impl<T: Real> Kp07Steps<T> for ShallowWater<T> {
+    fn setting(&self) -> (&Backend, &Grid, &Boundaries, &Physics) {
+        (&self.backend, &self.grid, &self.boundaries, &self.physics)
+    }
+
+    fn evaluate_fluxes_on(&mut self, on: &Backend, which: Which, t: f64) -> Result<T, FloodError> {
+        let s = self.scalars(t);
+        let state = which.pick(&mut self.now, &mut self.stage);
+        // The faces read the surface and the velocities two cells along.
+        for axis in 0..2 {
+            if self.boundaries.periodic(axis) {
+                let n = [self.grid.nx, self.grid.ny][axis];
+                for k in [0, 3, 4] {
+                    state[k].wrap_periodic(&self.backend, axis, n, HALO)?;
+                }
+            }
+        }
+        let fluxes = &mut self.fluxes;
+        let speed = launch_faces!(kp07::faces::launch[on], &*state, &self.bed, fluxes, &s)?;
+        // On a periodic axis the last column's east faces are the first column's west
+        // faces (and likewise north and south).
+        for axis in 0..2 {
+            if self.boundaries.periodic(axis) {
+                let n = [self.grid.nx, self.grid.ny][axis];
+                for f in &mut self.fluxes[3 * axis..3 * axis + 3] {
+                    f.wrap_periodic(&self.backend, axis, n, FLUX_HALO)?;
+                }
+            }
+        }
+        Ok(speed)
+    }
+
+    fn launch_advance(&mut self, stage: &Stage<T>) -> Result<(), FloodError> {
+        let (from, to) = stage_pair(stage.forward, &mut self.now, &mut self.stage);
+        let on = &self.backend;
+        launch_advance!(
+            kp07::advance::launch[on],
+            from,
+            &self.fluxes,
+            &self.bed,
+            to,
+            stage
+        )?;
+        Ok(())
+    }
+
+    fn clock_and_time(&mut self) -> (&mut Option<Clock<T>>, f64) {
+        (&mut self.clock, self.time)
+    }
+
+    fn swap_stage(&mut self) {
+        std::mem::swap(&mut self.now, &mut self.stage);
     }
 }

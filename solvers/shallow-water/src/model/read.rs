@@ -1,6 +1,6 @@
 //! Reading a dense run's state on the host: single cells (gauges) and whole fields.
 
-use super::{kernel_cell_bed, CellFields, ShallowWater};
+use super::{kernel_cell_bed, velocity, with_velocities, CellFields, ShallowWater};
 use crate::kernels::kp07;
 use crate::FloodError;
 use stencil_runtime::{Field, Real};
@@ -30,23 +30,15 @@ impl<T: Real> ShallowWater<T> {
         let h = self.value_at(&self.now[0], i, j)? - bed;
         let q = self.value_at(&self.now[1], i, j)?;
         let p = self.value_at(&self.now[2], i, j)?;
-        let (u, v) = if h > self.physics.dry_depth {
-            (q / h, p / h)
-        } else {
-            (0.0, 0.0)
-        };
-        Ok((h, u, v))
+        let dry = self.physics.dry_depth;
+        Ok((h, velocity(q, h, dry), velocity(p, h, dry)))
     }
 
     /// The value of `f` at `(i, j)` (halo included), or an error naming the cell.
     fn value_at(&self, f: &Field<T>, i: usize, j: usize) -> Result<f64, FloodError> {
         f.get([i as isize, j as isize, 0])
             .map(|x| x.as_f64())
-            .ok_or_else(|| FloodError::Config {
-                name: "probed cell".into(),
-                value: format!("({i}, {j})"),
-                expected: format!("a cell of the {} x {} grid", self.grid.nx, self.grid.ny),
-            })
+            .ok_or_else(|| self.grid.not_a_cell(i, j))
     }
 
     /// The surface field (on the backend) and the bed's corner field: what the flood
@@ -55,7 +47,6 @@ impl<T: Real> ShallowWater<T> {
         (&self.now[0], &self.bed)
     }
 
-    /// The depth per cell, row by row from the south.
     /// The depth (zero where dry) and the speed of every cell into two fields of the
     /// grid's extent where the state lives (`kp07::picture`), for the live view.
     pub fn picture(&self, depth: &mut Field<T>, speed: &mut Field<T>) -> Result<(), FloodError> {
@@ -73,6 +64,7 @@ impl<T: Real> ShallowWater<T> {
         Ok(())
     }
 
+    /// The depth per cell, row by row from the south.
     pub fn depth(&self) -> Result<Vec<f64>, FloodError> {
         let w = self.now[0].interior()?;
         let bed = self.bed.to_host()?;
@@ -117,14 +109,6 @@ impl<T: Real> ShallowWater<T> {
     pub fn depth_and_velocity(&self) -> Result<CellFields, FloodError> {
         let h = self.depth()?;
         let (q, p) = self.discharge()?;
-        let dry = self.physics.dry_depth;
-        let div = |a: &[f64]| -> Vec<f64> {
-            a.iter()
-                .zip(&h)
-                .map(|(&a, &h)| if h > dry { a / h } else { 0.0 })
-                .collect()
-        };
-        let (u, v) = (div(&q), div(&p));
-        Ok((h, u, v))
+        Ok(with_velocities(h, &q, &p, self.physics.dry_depth))
     }
 }

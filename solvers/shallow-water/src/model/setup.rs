@@ -35,6 +35,29 @@ pub(crate) fn instability(
     }
 }
 
+/// The velocity along an axis of water of depth `h` with discharge `discharge` along it:
+/// 0 at or below the dry depth `dry`.
+pub(crate) fn velocity(discharge: f64, h: f64, dry: f64) -> f64 {
+    if h > dry {
+        discharge / h
+    } else {
+        0.0
+    }
+}
+
+/// The depth and velocities `(h, u, v)` per cell from the depths `h` and the discharges
+/// `q` (along x) and `p` (along y), velocities 0 at or below the dry depth `dry`.
+pub(crate) fn with_velocities(h: Vec<f64>, q: &[f64], p: &[f64], dry: f64) -> CellFields {
+    let div = |a: &[f64]| -> Vec<f64> {
+        a.iter()
+            .zip(&h)
+            .map(|(&a, &h)| velocity(a, h, dry))
+            .collect()
+    };
+    let (u, v) = (div(q), div(p));
+    (h, u, v)
+}
+
 /// A host field of `grid`'s cells (halo `halo`, zero there) holding `values`, one per
 /// cell row by row from the south; an error naming `what` for another count.
 pub(crate) fn cell_field<T: Real>(
@@ -65,18 +88,8 @@ pub(crate) fn initial_fields<T: Real>(setup: &Setup) -> Result<Conserved<T>, Flo
     setup.boundaries.validate()?;
     let grid = *setup.terrain.grid();
     let water = &setup.water;
-    for (name, v) in [
-        ("surface", &water.surface),
-        ("u", &water.u),
-        ("v", &water.v),
-    ] {
-        if v.len() != grid.cells() {
-            return Err(FloodError::Config {
-                name: format!("initial water {name}"),
-                value: format!("{} values", v.len()),
-                expected: format!("one per cell ({} x {})", grid.nx, grid.ny),
-            });
-        }
+    for (name, v) in water.named_fields() {
+        grid.check_cells(&format!("initial water {name}"), v.len())?;
         if let Some(k) = v.iter().position(|x| !x.is_finite()) {
             return Err(FloodError::Config {
                 name: format!("initial water {name}"),

@@ -1,7 +1,7 @@
 //! A dense simulation's time steps: decided on the host ([`ShallowWater::step`]) or on
 //! the backend by its clock ([`ShallowWater::advance`], see [`crate::clock`]).
 
-use super::{Integrator, ShallowWater, Which, CHECK_EVERY};
+use super::{Integrator, Kp07Steps, ShallowWater, Which, CHECK_EVERY};
 use crate::clock::{Clock, Clocked};
 use crate::FloodError;
 use stencil_runtime::{Backend, Real, Value};
@@ -33,14 +33,8 @@ impl<T: Real> Clocked<T> for DenseStepping<'_, T> {
     }
 
     fn queue_step(&mut self, clock: &mut Clock<T>) -> Result<(), FloodError> {
-        let flow = &mut *self.flow;
-        let keeping = clock.keeping(&flow.backend);
-        // The sides' values do not change: any time serves them.
-        let t = flow.time;
-        let speed = flow.evaluate_fluxes_on(&keeping, Which::Now, t)?;
-        clock.tick(&flow.backend, speed, flow.physics.courant)?;
-        flow.stages(&clock.dt, t, t)?;
-        (self.after_step)(flow, &clock.after)
+        self.flow.queue_clocked_stages(clock)?;
+        (self.after_step)(self.flow, &clock.after)
     }
 
     fn known(&self) -> (f64, u64) {
@@ -61,46 +55,12 @@ impl<T: Real> Clocked<T> for DenseStepping<'_, T> {
 }
 
 impl<T: Real> ShallowWater<T> {
-    /// The stages of a step after the first flux evaluation, with the step `dt` held on
-    /// the backend; `t` and `t_next` are the times at the step's start and end (only the
-    /// sides' values read them).
-    fn stages(&mut self, dt: &Value<T>, t: f64, t_next: f64) -> Result<(), FloodError> {
-        match self.physics.integrator {
-            Integrator::Euler => {
-                self.advance_stage(true, t, dt, 0.0)?;
-                std::mem::swap(&mut self.now, &mut self.stage);
-            }
-            Integrator::Rk2 => {
-                self.advance_stage(true, t, dt, 0.0)?;
-                self.evaluate_fluxes(Which::Stage, t_next, false)?;
-                self.advance_stage(false, t_next, dt, 0.5)?;
-            }
-        }
-        Ok(())
-    }
-
-    /// The clock, taken out for a loop that also borrows the model.
-    fn take_clock(&mut self) -> Result<Clock<T>, FloodError> {
-        match self.clock.take() {
-            Some(c) => Ok(c),
-            None => Clock::new(&self.backend, self.time),
-        }
-    }
-
     /// Takes one time step of at most `limit` seconds (the CFL step, shortened to
     /// `limit`), decided on the host; returns the step taken.
     pub fn step(&mut self, limit: f64) -> Result<f64, FloodError> {
         let speed = self.evaluate_fluxes(Which::Now, self.time, true)?.as_f64();
-        if !(speed >= 0.0 && speed.is_finite()) {
-            return Err(self.locate_instability());
-        }
-        let dt = crate::clock::host_step(self.physics.courant, speed, limit)?;
-        let mut clock = self.take_clock()?;
-        let stepped = clock
-            .set_host_step(dt, self.time + dt)
-            .and_then(|()| self.stages(&clock.dt, self.time, self.time + dt));
-        self.clock = Some(clock);
-        stepped?;
+        let unstable = ShallowWater::locate_instability;
+        let dt = self.host_decided_stages(speed, limit, unstable, |_, _| Ok(()))?;
         self.time += dt;
         self.steps += 1;
         Ok(dt)
@@ -128,35 +88,13 @@ impl<T: Real> ShallowWater<T> {
         budget: u64,
         after_step: &mut AfterStep<'_, T>,
     ) -> Result<(), FloodError> {
-        let mut clock = self.take_clock()?;
-        let run = if self.boundaries.steady() {
-            let mut stepping = DenseStepping {
-                flow: self,
-                after_step,
-            };
-            crate::clock::run(&mut stepping, &mut clock, target, slack, budget)
-        } else {
-            self.clock = Some(clock);
-            return self.host_steps(target, slack, budget, after_step);
-        };
-        // After an error the clock's reads are dropped (waiting for their copies), and a
-        // fresh clock is made when one is next needed. Steps queued after the last read
-        // may have run: a run that failed is not continued.
-        if run.is_ok() {
-            self.clock = Some(clock);
+        if self.boundaries.steady() {
+            return self.run_on_clock(|flow, clock| {
+                let mut stepping = DenseStepping { flow, after_step };
+                crate::clock::run(&mut stepping, clock, target, slack, budget)
+            });
         }
-        run
-    }
-
-    /// [`ShallowWater::advance`] with each step decided on the host (sides whose values
-    /// change with time).
-    fn host_steps(
-        &mut self,
-        target: f64,
-        slack: f64,
-        budget: u64,
-        after_step: &mut AfterStep<'_, T>,
-    ) -> Result<(), FloodError> {
+        // Sides whose values change with time: each step decided on the host.
         for _ in 0..budget {
             if self.time >= target - slack {
                 break;

@@ -31,7 +31,8 @@ mod step;
 use crate::clock::Clock;
 use crate::kernels::kp07;
 use crate::model::{cell_field, corner_field, initial_fields, own_stream, BED_HALO, HALO};
-use crate::{Boundaries, Boundary, FloodError, Grid, Physics, Setup};
+use crate::model::{launch_advance, launch_faces, stage_pair, Kp07Steps, Stage, Which};
+use crate::{Boundaries, FloodError, Grid, Physics, Setup};
 use extent::Extent;
 use layout::{dry_at, dry_surface, exchanges, wanted_blocks, wet_blocks, Exchanges};
 use ranked::Distribution;
@@ -115,11 +116,7 @@ pub struct SparseShallowWater<T: Real> {
 pub fn starting_blocks(setup: &Setup) -> Result<(usize, usize), FloodError> {
     let grid = *setup.terrain.grid();
     let water = &setup.water;
-    for (name, values) in [
-        ("surface", &water.surface),
-        ("u", &water.u),
-        ("v", &water.v),
-    ] {
+    for (name, values) in water.named_fields() {
         grid.check_cells(&format!("initial water {name}"), values.len())?;
     }
     let blocks = BlockGrid::new(&Backend::Cpu, &[grid.nx, grid.ny], &BLOCK, BED_HALO)?;
@@ -353,149 +350,11 @@ impl<T: Real> SparseShallowWater<T> {
         self.initial_volume
     }
 
-    /// `eps` of the desingularisation.
-    fn eps(&self) -> T {
-        T::from_f64(self.physics.dry_depth.powi(4))
-    }
-
     /// The velocities of the present state from its conserved fields.
     fn derive_velocities(&mut self) -> Result<(), FloodError> {
-        let eps = self.eps();
+        let eps = self.physics.eps();
         let [w, q, p, u, v] = &mut self.now;
         kp07::velocities::launch_blocks(&self.backend, &self.list, w, q, p, &self.bed, u, v, eps)?;
-        Ok(())
-    }
-
-    /// The face fluxes of the present (or the stage) state at time `t`; the largest
-    /// `a / dx`, or NaN unread when `read_speed` is false.
-    fn evaluate_fluxes(&mut self, stage: bool, t: f64, read_speed: bool) -> Result<T, FloodError> {
-        let launch_on = match (&self.backend, read_speed) {
-            (Backend::Cuda(c), false) => Backend::Cuda(c.clone().with_unread_reductions(true)),
-            (b, _) => b.clone(),
-        };
-        self.evaluate_fluxes_on(&launch_on, stage, t)
-    }
-
-    /// [`SparseShallowWater::evaluate_fluxes`] launched on `launch_on` (which decides what
-    /// becomes of the speed).
-    fn evaluate_fluxes_on(
-        &mut self,
-        launch_on: &Backend,
-        stage: bool,
-        t: f64,
-    ) -> Result<T, FloodError> {
-        let eps = self.eps();
-        let state = if stage {
-            &mut self.stage
-        } else {
-            &mut self.now
-        };
-        // The faces (and the stage after them) read the surface and the velocities two
-        // cells along.
-        let [w, _, _, u, v] = state;
-        if let Some(d) = &self.distribution {
-            d.fill_ghosts(&self.blocks, &mut [&mut *w, &mut *u, &mut *v])?;
-        }
-        self.exchanges
-            .state
-            .run_paired((w, &self.dry), &mut [u, v])?;
-        let b = &self.boundaries;
-        let value = |side: &Boundary| T::from_f64(side.value_at(t));
-        let [w, _, _, u, v] = &*state;
-        let [west_w, west_q, west_p, south_w, south_q, south_p] = &mut self.fluxes;
-        let f = T::from_f64;
-        let speed = kp07::faces::launch_blocks(
-            launch_on,
-            &self.list,
-            w,
-            u,
-            v,
-            &self.bed,
-            west_w,
-            west_q,
-            west_p,
-            south_w,
-            south_q,
-            south_p,
-            f(self.physics.gravity),
-            f(self.physics.theta),
-            eps,
-            f(1.0 / self.grid.dx),
-            f(1.0 / self.grid.dy),
-            b.west.kind(),
-            b.east.kind(),
-            b.south.kind(),
-            b.north.kind(),
-            value(&b.west),
-            value(&b.east),
-            value(&b.south),
-            value(&b.north),
-        )?;
-        // A cell reads its east and north neighbours' faces.
-        let [a, b, c, d, e, f] = &mut self.fluxes;
-        if let Some(dist) = &self.distribution {
-            dist.fill_ghosts(
-                &self.blocks,
-                &mut [&mut *a, &mut *b, &mut *c, &mut *d, &mut *e, &mut *f],
-            )?;
-        }
-        self.exchanges.faces.run_many(&mut [a, b, c, d, e, f])?;
-        Ok(speed)
-    }
-
-    /// One stage `to = keep to + (1 - keep) (from + dt R)`, as the dense model's.
-    fn advance_stage(
-        &mut self,
-        forward: bool,
-        t: f64,
-        dt: &Value<T>,
-        keep: f64,
-    ) -> Result<(), FloodError> {
-        let eps = self.eps();
-        let (from, to) = if forward {
-            (&self.now, &mut self.stage)
-        } else {
-            (&self.stage, &mut self.now)
-        };
-        let [w, q, p, _, _] = from;
-        let [west_w, west_q, west_p, south_w, south_q, south_p] = &self.fluxes;
-        let [tw, tq, tp, tu, tv] = to;
-        let ph = &self.physics;
-        let b = &self.boundaries;
-        let f = T::from_f64;
-        kp07::advance::launch_blocks(
-            &self.backend,
-            &self.list,
-            w,
-            q,
-            p,
-            west_w,
-            west_q,
-            west_p,
-            south_w,
-            south_q,
-            south_p,
-            &self.bed,
-            tw,
-            tq,
-            tp,
-            tu,
-            tv,
-            dt,
-            f(keep),
-            f(ph.gravity),
-            f(ph.gravity * ph.manning * ph.manning),
-            f(ph.theta),
-            eps,
-            f(1.0 / self.grid.dx),
-            f(1.0 / self.grid.dy),
-            b.west.kind(),
-            b.east.kind(),
-            b.south.kind(),
-            b.north.kind(),
-            f(b.east.value_at(t)),
-            f(b.north.value_at(t)),
-        )?;
         Ok(())
     }
 
@@ -522,5 +381,56 @@ impl<T: Real> SparseShallowWater<T> {
         let fields = self.now.iter().chain(&self.stage).chain(&self.fluxes);
         let extent = self.extent.as_ref().map_or(0, |e| e.memory());
         fields.map(|f| f.bytes()).sum::<usize>() + self.bed.bytes() + self.dry.bytes() + extent
+    }
+}
+
+impl<T: Real> Kp07Steps<T> for SparseShallowWater<T> {
+    fn setting(&self) -> (&Backend, &Grid, &Boundaries, &Physics) {
+        (&self.backend, &self.grid, &self.boundaries, &self.physics)
+    }
+
+    fn evaluate_fluxes_on(&mut self, on: &Backend, which: Which, t: f64) -> Result<T, FloodError> {
+        let s = self.scalars(t);
+        let state = which.pick(&mut self.now, &mut self.stage);
+        // The faces (and the stage after them) read the surface and the velocities two
+        // cells along.
+        let [w, _, _, u, v] = state;
+        if let Some(d) = &self.distribution {
+            d.fill_ghosts(&self.blocks, &mut [&mut *w, &mut *u, &mut *v])?;
+        }
+        self.exchanges
+            .state
+            .run_paired((w, &self.dry), &mut [u, v])?;
+        let (list, fluxes) = (&self.list, &mut self.fluxes);
+        let speed =
+            launch_faces!(kp07::faces::launch_blocks[on, list], &*state, &self.bed, fluxes, &s)?;
+        // A cell reads its east and north neighbours' faces.
+        let [a, b, c, d, e, f] = &mut self.fluxes;
+        if let Some(dist) = &self.distribution {
+            dist.fill_ghosts(
+                &self.blocks,
+                &mut [&mut *a, &mut *b, &mut *c, &mut *d, &mut *e, &mut *f],
+            )?;
+        }
+        self.exchanges.faces.run_many(&mut [a, b, c, d, e, f])?;
+        Ok(speed)
+    }
+
+    fn launch_advance(&mut self, stage: &Stage<T>) -> Result<(), FloodError> {
+        let (from, to) = stage_pair(stage.forward, &mut self.now, &mut self.stage);
+        let (on, list) = (&self.backend, &self.list);
+        launch_advance!(
+            kp07::advance::launch_blocks[on, list],
+            from, &self.fluxes, &self.bed, to, stage
+        )?;
+        Ok(())
+    }
+
+    fn clock_and_time(&mut self) -> (&mut Option<Clock<T>>, f64) {
+        (&mut self.clock, self.time)
+    }
+
+    fn swap_stage(&mut self) {
+        std::mem::swap(&mut self.now, &mut self.stage);
     }
 }

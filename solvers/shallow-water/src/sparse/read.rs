@@ -4,7 +4,7 @@
 use super::layout::dry_surface;
 use super::SparseShallowWater;
 use crate::kernels::kp07;
-use crate::model::{instability, CellFields};
+use crate::model::{instability, velocity, with_velocities, CellFields};
 use crate::{FloodError, Physics, Survey};
 use stencil_runtime::{BlockField, Field, Real};
 
@@ -162,13 +162,8 @@ impl<T: Real> SparseShallowWater<T> {
             };
             (w, value(1)?.unwrap_or(0.0), value(2)?.unwrap_or(0.0))
         };
-        let h = w - bed;
-        let (u, v) = if h > self.physics.dry_depth {
-            (q / h, p / h)
-        } else {
-            (0.0, 0.0)
-        };
-        Ok((h, u, v))
+        let (h, dry) = (w - bed, self.physics.dry_depth);
+        Ok((h, velocity(q, h, dry), velocity(p, h, dry)))
     }
 
     /// The depth and the velocities `(h, u, v)` per cell, row by row from the south (as
@@ -182,14 +177,7 @@ impl<T: Real> SparseShallowWater<T> {
             .enumerate()
             .map(|(k, w)| w - dry_surface(&self.corners, k % g.nx, k / g.nx))
             .collect();
-        let div = |a: &[f64]| -> Vec<f64> {
-            a.iter()
-                .zip(&h)
-                .map(|(&a, &h)| if h > dry { a / h } else { 0.0 })
-                .collect()
-        };
-        let (u, v) = (div(&q), div(&p));
-        Ok((h, u, v))
+        Ok(with_velocities(h, &q, &p, dry))
     }
 
     /// An error unless `(i, j)` is a cell of the grid.
@@ -197,10 +185,6 @@ impl<T: Real> SparseShallowWater<T> {
         if i < self.grid.nx && j < self.grid.ny {
             return Ok(());
         }
-        Err(FloodError::Config {
-            name: "probed cell".into(),
-            value: format!("({i}, {j})"),
-            expected: format!("a cell of the {} x {} grid", self.grid.nx, self.grid.ny),
-        })
+        Err(self.grid.not_a_cell(i, j))
     }
 }

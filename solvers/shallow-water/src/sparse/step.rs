@@ -4,9 +4,9 @@
 
 use super::{SparseShallowWater, REGRID_EVERY};
 use crate::clock::{Clock, Clocked};
-use crate::model::{Integrator, CHECK_EVERY};
+use crate::model::{Integrator, Kp07Steps, Which, CHECK_EVERY};
 use crate::FloodError;
-use stencil_runtime::{Backend, Real, Value};
+use stencil_runtime::{Backend, Real};
 
 impl<T: Real> SparseShallowWater<T> {
     /// The layout's work at a step's start: the change chosen at the last step's end, and
@@ -24,51 +24,17 @@ impl<T: Real> SparseShallowWater<T> {
         Ok(())
     }
 
-    /// The stages of a step after the first flux evaluation, with the step `dt` held on
-    /// the backend; `t` and `t_next` are the times at the step's start and end (only the
-    /// sides' values read them).
-    fn stages(&mut self, dt: &Value<T>, t: f64, t_next: f64) -> Result<(), FloodError> {
-        match self.physics.integrator {
-            Integrator::Euler => {
-                self.advance_stage(true, t, dt, 0.0)?;
-                std::mem::swap(&mut self.now, &mut self.stage);
-            }
-            Integrator::Rk2 => {
-                self.advance_stage(true, t, dt, 0.0)?;
-                self.evaluate_fluxes(true, t_next, false)?;
-                self.advance_stage(false, t_next, dt, 0.5)?;
-            }
-        }
-        Ok(())
-    }
-
-    /// The clock, taken out for a loop that also borrows the model.
-    fn take_clock(&mut self) -> Result<Clock<T>, FloodError> {
-        match self.clock.take() {
-            Some(c) => Ok(c),
-            None => Clock::new(&self.backend, self.time),
-        }
-    }
-
     /// Takes one time step of at most `limit` seconds, decided on the host; returns the
     /// step taken.
     pub fn step(&mut self, limit: f64) -> Result<f64, FloodError> {
         self.start_step()?;
-        let mut speed = self.evaluate_fluxes(false, self.time, true)?.as_f64();
+        let mut speed = self.evaluate_fluxes(Which::Now, self.time, true)?.as_f64();
         if let Some(d) = &self.distribution {
             speed = d.all_max(speed);
         }
-        if !(speed >= 0.0 && speed.is_finite()) {
-            return Err(self.instability());
-        }
-        let dt = crate::clock::host_step(self.physics.courant, speed, limit)?;
-        let mut clock = self.take_clock()?;
-        let stepped = clock
-            .set_host_step(dt, self.time + dt)
-            .and_then(|()| self.stages(&clock.dt, self.time, self.time + dt))
-            .and_then(|()| self.track_at(&clock.after));
-        self.clock = Some(clock);
-        stepped?;
+        let unstable = SparseShallowWater::instability;
+        let track = |flow: &mut Self, clock: &Clock<T>| flow.track_at(&clock.after);
+        let dt = self.host_decided_stages(speed, limit, unstable, track)?;
         self.choose()?;
         self.time += dt;
         self.steps += 1;
@@ -105,15 +71,7 @@ impl<T: Real> SparseShallowWater<T> {
             }
             return Ok(());
         }
-        let mut clock = self.take_clock()?;
-        let run = crate::clock::run(self, &mut clock, target, slack, budget);
-        // After an error the clock's reads are dropped (waiting for their copies), and a
-        // fresh clock is made when one is next needed. Steps queued after the last read
-        // may have run: a run that failed is not continued.
-        if run.is_ok() {
-            self.clock = Some(clock);
-        }
-        run
+        self.run_on_clock(|flow, clock| crate::clock::run(flow, clock, target, slack, budget))
     }
 }
 
@@ -134,12 +92,7 @@ impl<T: Real> Clocked<T> for SparseShallowWater<T> {
     }
 
     fn queue_step(&mut self, clock: &mut Clock<T>) -> Result<(), FloodError> {
-        let keeping = clock.keeping(&self.backend);
-        // The sides' values do not change: any time serves them.
-        let t = self.time;
-        let speed = self.evaluate_fluxes_on(&keeping, false, t)?;
-        clock.tick(&self.backend, speed, self.physics.courant)?;
-        self.stages(&clock.dt, t, t)?;
+        self.queue_clocked_stages(clock)?;
         self.track_at(&clock.after)
     }
 

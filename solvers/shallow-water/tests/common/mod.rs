@@ -1,8 +1,9 @@
 //! Runs to a series of targets, each step decided on the host (`step`) or on the backend
 //! (`advance`), dense or sparse, for the clock's tests on the CPU (`clock.rs`) and on a
-//! device (`gpu.rs`).
+//! device (`gpu.rs`); and the Malpasset case where its data is present.
 #![allow(dead_code)]
 
+use shallow_water::cases::{self, Case};
 use shallow_water::{FloodError, Setup, ShallowWater, SparseShallowWater};
 use stencil_runtime::Backend;
 
@@ -19,47 +20,46 @@ pub trait Simulation: Sized {
     fn state(&self) -> Result<[Vec<f64>; 3], FloodError>;
 }
 
-impl Simulation for ShallowWater<f64> {
-    fn start(b: &Backend, setup: &Setup) -> Result<Self, FloodError> {
-        ShallowWater::new(b, setup)
-    }
-    fn step(&mut self, limit: f64) -> Result<f64, FloodError> {
-        ShallowWater::step(self, limit)
-    }
-    fn advance(&mut self, target: f64, slack: f64, budget: u64) -> Result<(), FloodError> {
-        ShallowWater::advance(self, target, slack, budget, &mut |_, _| Ok(()))
-    }
-    fn time(&self) -> f64 {
-        ShallowWater::time(self)
-    }
-    fn steps(&self) -> u64 {
-        ShallowWater::steps(self)
-    }
-    fn state(&self) -> Result<[Vec<f64>; 3], FloodError> {
-        ShallowWater::state(self)
-    }
+/// Implements [`Simulation`] for `$model<f64>` by its own methods of the same names,
+/// `advance` by `$advance` with the simulation as `$s` (the dense model's `advance` also
+/// takes what runs after each step).
+macro_rules! simulation_by_methods {
+    ($model:ident, |$s:ident, $target:ident, $slack:ident, $budget:ident| $advance:expr) => {
+        impl Simulation for $model<f64> {
+            fn start(b: &Backend, setup: &Setup) -> Result<Self, FloodError> {
+                $model::new(b, setup)
+            }
+            fn step(&mut self, limit: f64) -> Result<f64, FloodError> {
+                $model::step(self, limit)
+            }
+            fn advance(
+                &mut self,
+                $target: f64,
+                $slack: f64,
+                $budget: u64,
+            ) -> Result<(), FloodError> {
+                let $s = self;
+                $advance
+            }
+            fn time(&self) -> f64 {
+                $model::time(self)
+            }
+            fn steps(&self) -> u64 {
+                $model::steps(self)
+            }
+            fn state(&self) -> Result<[Vec<f64>; 3], FloodError> {
+                $model::state(self)
+            }
+        }
+    };
 }
 
-impl Simulation for SparseShallowWater<f64> {
-    fn start(b: &Backend, setup: &Setup) -> Result<Self, FloodError> {
-        SparseShallowWater::new(b, setup)
-    }
-    fn step(&mut self, limit: f64) -> Result<f64, FloodError> {
-        SparseShallowWater::step(self, limit)
-    }
-    fn advance(&mut self, target: f64, slack: f64, budget: u64) -> Result<(), FloodError> {
-        SparseShallowWater::advance(self, target, slack, budget)
-    }
-    fn time(&self) -> f64 {
-        SparseShallowWater::time(self)
-    }
-    fn steps(&self) -> u64 {
-        SparseShallowWater::steps(self)
-    }
-    fn state(&self) -> Result<[Vec<f64>; 3], FloodError> {
-        SparseShallowWater::state(self)
-    }
-}
+simulation_by_methods!(ShallowWater, |s, target, slack, budget| {
+    s.advance(target, slack, budget, &mut |_, _| Ok(()))
+});
+simulation_by_methods!(SparseShallowWater, |s, target, slack, budget| {
+    s.advance(target, slack, budget)
+});
 
 /// The targets every `every` seconds up to `end`, and the slack a run allows them.
 fn targets(every: f64, end: f64) -> (Vec<f64>, f64) {
@@ -105,4 +105,16 @@ pub fn clocked<S: Simulation>(
         }
     }
     end_of(&s)
+}
+
+/// The Malpasset case from `shared/data/malpasset`, or `None` (the test skipped, as it
+/// prints) where the data is absent.
+pub fn malpasset() -> Option<Case> {
+    let dir =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/malpasset");
+    if !dir.exists() {
+        println!("SKIPPED: no Malpasset data at {}", dir.display());
+        return None;
+    }
+    Some(cases::malpasset(&dir).unwrap())
 }

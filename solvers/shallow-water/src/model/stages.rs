@@ -1,0 +1,288 @@
+//! What the dense and the sparse simulation share in a time step: the scalar arguments of
+//! the KP07 kernels, the launches of `kp07::faces` and `kp07::advance` (one argument list
+//! for the dense and the block launchers), the integrators' stages and the host's part of
+//! a step ([`Kp07Steps`]).
+
+use crate::clock::Clock;
+use crate::model::Integrator;
+use crate::{Boundaries, Boundary, FloodError, Grid, Physics};
+use stencil_runtime::{Backend, Real, Value};
+
+/// Which state a rate evaluation reads.
+#[derive(Clone, Copy)]
+pub(crate) enum Which {
+    /// The state at the step's start.
+    Now,
+    /// The RK stage.
+    Stage,
+}
+
+impl Which {
+    /// `now` or `stage`, the state this names.
+    pub(crate) fn pick<'a, S>(self, now: &'a mut S, stage: &'a mut S) -> &'a mut S {
+        match self {
+            Which::Now => now,
+            Which::Stage => stage,
+        }
+    }
+}
+
+/// The state a stage reads and the one it writes: the present state into the stage when
+/// `forward`, else the stage back into the present state.
+pub(crate) fn stage_pair<'a, S>(
+    forward: bool,
+    now: &'a mut S,
+    stage: &'a mut S,
+) -> (&'a S, &'a mut S) {
+    if forward {
+        (now, stage)
+    } else {
+        (stage, now)
+    }
+}
+
+/// The scalar arguments of `kp07::faces` and `kp07::advance` at one time.
+pub(crate) struct Kp07Scalars<T> {
+    /// Gravity.
+    pub gravity: T,
+    /// `g n^2`, the friction's factor.
+    pub friction: T,
+    /// The limiter's parameter.
+    pub theta: T,
+    /// `eps` of the desingularisation.
+    pub eps: T,
+    /// `1 / dx`.
+    pub inv_dx: T,
+    /// `1 / dy`.
+    pub inv_dy: T,
+    /// The kinds of the west, east, south and north sides.
+    pub kinds: [i64; 4],
+    /// The values of those sides at the time.
+    pub values: [T; 4],
+}
+
+impl<T: Real> Kp07Scalars<T> {
+    /// The arguments for `physics` on `grid` with sides `boundaries` at time `t`.
+    pub(crate) fn new(
+        physics: &Physics,
+        grid: &Grid,
+        boundaries: &Boundaries,
+        t: f64,
+    ) -> Kp07Scalars<T> {
+        let f = T::from_f64;
+        let b = boundaries;
+        let sides = [&b.west, &b.east, &b.south, &b.north];
+        Kp07Scalars {
+            gravity: f(physics.gravity),
+            friction: f(physics.gravity * physics.manning * physics.manning),
+            theta: f(physics.theta),
+            eps: physics.eps(),
+            inv_dx: f(1.0 / grid.dx),
+            inv_dy: f(1.0 / grid.dy),
+            kinds: sides.map(Boundary::kind),
+            values: sides.map(|side| f(side.value_at(t))),
+        }
+    }
+}
+
+/// One launch of `kp07::advance`: `to = keep to + (1 - keep) (from + dt R)`.
+pub(crate) struct Stage<'a, T: Real> {
+    /// From the present state into the stage, else from the stage back.
+    pub forward: bool,
+    /// The step, held on the backend.
+    pub dt: &'a Value<T>,
+    /// The weight kept of the state overwritten.
+    pub keep: T,
+    /// The kernels' scalars at the stage's time.
+    pub scalars: Kp07Scalars<T>,
+}
+
+/// Calls the `kp07::faces` launcher `$launch` after its leading arguments `[$lead]` (the
+/// backend and, over blocks, the block list) on the surface and the velocities of the
+/// state `$state` and the bed `$bed`, writing the six face fluxes `$fluxes`, with the
+/// scalars `$s` (a [`Kp07Scalars`]); returns the launch's result. A macro because the
+/// dense and the block launchers take fields of different types: the long argument list
+/// is written once.
+macro_rules! launch_faces {
+    ($launch:path [$($lead:expr),+], $state:expr, $bed:expr, $fluxes:expr, $s:expr) => {{
+        let [w, _, _, u, v] = $state;
+        let [west_w, west_q, west_p, south_w, south_q, south_p] = $fluxes;
+        let s = $s;
+        $launch(
+            $($lead,)+
+            w, u, v, $bed,
+            west_w, west_q, west_p, south_w, south_q, south_p,
+            s.gravity, s.theta, s.eps, s.inv_dx, s.inv_dy,
+            s.kinds[0], s.kinds[1], s.kinds[2], s.kinds[3],
+            s.values[0], s.values[1], s.values[2], s.values[3],
+        )
+    }};
+}
+pub(crate) use launch_faces;
+
+/// Calls the `kp07::advance` launcher `$launch` after its leading arguments `[$lead]` (as
+/// [`launch_faces`]): the stage `$stage` (a [`Stage`]) from the state `$from` and the
+/// face fluxes `$fluxes` over the bed `$bed` into the state `$to`; returns the launch's
+/// result. A macro for the reason [`launch_faces`] is one.
+macro_rules! launch_advance {
+    (
+        $launch:path [$($lead:expr),+],
+        $from:expr, $fluxes:expr, $bed:expr, $to:expr, $stage:expr
+    ) => {{
+        let [w, q, p, _, _] = $from;
+        let [west_w, west_q, west_p, south_w, south_q, south_p] = $fluxes;
+        let [tw, tq, tp, tu, tv] = $to;
+        let stage = $stage;
+        let s = &stage.scalars;
+        $launch(
+            $($lead,)+
+            w, q, p,
+            west_w, west_q, west_p, south_w, south_q, south_p,
+            $bed,
+            tw, tq, tp, tu, tv,
+            stage.dt, stage.keep, s.gravity, s.friction, s.theta, s.eps, s.inv_dx, s.inv_dy,
+            s.kinds[0], s.kinds[1], s.kinds[2], s.kinds[3],
+            s.values[1], s.values[3],
+        )
+    }};
+}
+pub(crate) use launch_advance;
+
+/// A simulation stepped by the KP07 scheme, dense or over blocks: the launches it makes
+/// on its own storage, and the steps built from them.
+pub(crate) trait Kp07Steps<T: Real>: Sized {
+    /// The backend, the grid, the sides and the parameters.
+    fn setting(&self) -> (&Backend, &Grid, &Boundaries, &Physics);
+
+    /// Where the clock is kept between loops (empty while one runs), and the time the
+    /// host knows (s).
+    fn clock_and_time(&mut self) -> (&mut Option<Clock<T>>, f64);
+
+    /// [`Kp07Steps::evaluate_fluxes`] launched on `on` (which decides what becomes of the
+    /// speed): the halos the faces read filled first, the fluxes' own after.
+    fn evaluate_fluxes_on(&mut self, on: &Backend, which: Which, t: f64) -> Result<T, FloodError>;
+
+    /// Launches `kp07::advance` for `stage`.
+    fn launch_advance(&mut self, stage: &Stage<T>) -> Result<(), FloodError>;
+
+    /// Swaps the present state and the stage (after an Euler stage).
+    fn swap_stage(&mut self);
+
+    /// The kernels' scalars at time `t`.
+    fn scalars(&self, t: f64) -> Kp07Scalars<T> {
+        let (_, grid, boundaries, physics) = self.setting();
+        Kp07Scalars::new(physics, grid, boundaries, t)
+    }
+
+    /// Evaluates the face fluxes of `which` state at time `t`; returns the largest
+    /// `a / dx` (the inverse of the time step at Courant number 1), or NaN without waiting
+    /// for it when `read_speed` is false (on a GPU the launch then queues without a
+    /// read-back).
+    fn evaluate_fluxes(&mut self, which: Which, t: f64, read_speed: bool) -> Result<T, FloodError> {
+        let launch_on = match (self.setting().0, read_speed) {
+            (Backend::Cuda(c), false) => Backend::Cuda(c.clone().with_unread_reductions(true)),
+            (b, _) => b.clone(),
+        };
+        self.evaluate_fluxes_on(&launch_on, which, t)
+    }
+
+    /// One stage `to = keep to + (1 - keep) (from + dt R)` from the fluxes of `from` at
+    /// time `t`, friction included: from the present state into the stage when `forward`,
+    /// else back.
+    fn advance_stage(
+        &mut self,
+        forward: bool,
+        t: f64,
+        dt: &Value<T>,
+        keep: f64,
+    ) -> Result<(), FloodError> {
+        let stage = Stage {
+            forward,
+            dt,
+            keep: T::from_f64(keep),
+            scalars: self.scalars(t),
+        };
+        self.launch_advance(&stage)
+    }
+
+    /// The stages of a step after the first flux evaluation, with the step `dt` held on
+    /// the backend; `t` and `t_next` are the times at the step's start and end (only the
+    /// sides' values read them).
+    fn stages(&mut self, dt: &Value<T>, t: f64, t_next: f64) -> Result<(), FloodError> {
+        match self.setting().3.integrator {
+            Integrator::Euler => {
+                self.advance_stage(true, t, dt, 0.0)?;
+                self.swap_stage();
+            }
+            Integrator::Rk2 => {
+                self.advance_stage(true, t, dt, 0.0)?;
+                self.evaluate_fluxes(Which::Stage, t_next, false)?;
+                self.advance_stage(false, t_next, dt, 0.5)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The clock, taken out for a loop that also borrows the model.
+    fn take_clock(&mut self) -> Result<Clock<T>, FloodError> {
+        let (slot, time) = self.clock_and_time();
+        match slot.take() {
+            Some(c) => Ok(c),
+            None => Clock::new(self.setting().0, time),
+        }
+    }
+
+    /// Queues a step decided by `clock` (sides whose values do not change): the fluxes of
+    /// the present state, the clock's tick, the stages.
+    fn queue_clocked_stages(&mut self, clock: &mut Clock<T>) -> Result<(), FloodError> {
+        let keeping = clock.keeping(self.setting().0);
+        // The sides' values do not change: any time serves them.
+        let t = self.clock_and_time().1;
+        let speed = self.evaluate_fluxes_on(&keeping, Which::Now, t)?;
+        let (backend, _, _, physics) = self.setting();
+        clock.tick(backend, speed, physics.courant)?;
+        self.stages(&clock.dt, t, t)
+    }
+
+    /// The host's part of a step of at most `limit` seconds after the present state's
+    /// fluxes gave the largest speed `speed`: the step (an error from `unstable` where the
+    /// speed is not sound), the stages, then `after` with the clock holding the time after
+    /// the step; returns the step. The caller counts the step in its time.
+    fn host_decided_stages(
+        &mut self,
+        speed: f64,
+        limit: f64,
+        unstable: impl FnOnce(&Self) -> FloodError,
+        after: impl FnOnce(&mut Self, &Clock<T>) -> Result<(), FloodError>,
+    ) -> Result<f64, FloodError> {
+        if !(speed >= 0.0 && speed.is_finite()) {
+            return Err(unstable(self));
+        }
+        let dt = crate::clock::host_step(self.setting().3.courant, speed, limit)?;
+        let mut clock = self.take_clock()?;
+        let time = self.clock_and_time().1;
+        let stepped = clock
+            .set_host_step(dt, time + dt)
+            .and_then(|()| self.stages(&clock.dt, time, time + dt))
+            .and_then(|()| after(self, &clock));
+        *self.clock_and_time().0 = Some(clock);
+        stepped?;
+        Ok(dt)
+    }
+
+    /// Runs `steps` with the clock taken out, putting it back unless they failed.
+    fn run_on_clock(
+        &mut self,
+        steps: impl FnOnce(&mut Self, &mut Clock<T>) -> Result<(), FloodError>,
+    ) -> Result<(), FloodError> {
+        let mut clock = self.take_clock()?;
+        let run = steps(self, &mut clock);
+        // After an error the clock's reads are dropped (waiting for their copies), and a
+        // fresh clock is made when one is next needed. Steps queued after the last read
+        // may have run: a run that failed is not continued.
+        if run.is_ok() {
+            *self.clock_and_time().0 = Some(clock);
+        }
+        run
+    }
+}
