@@ -65,33 +65,40 @@ impl Default for Config {
     }
 }
 
+/// The [`CavityError::Config`] of option `name`, whose `value` is not what it must be
+/// (`expected`), as the checks of settings return it.
+pub(crate) fn invalid(
+    name: &'static str,
+    value: String,
+    expected: &'static str,
+) -> Result<(), CavityError> {
+    Err(CavityError::Config {
+        name,
+        value,
+        expected,
+    })
+}
+
 impl Config {
     /// Checks every option; the first bad one is a [`CavityError::Config`] naming it, its
     /// value and what it must be.
     pub fn validate(&self) -> Result<(), CavityError> {
-        let bad = |name: &'static str, value: String, expected: &'static str| {
-            Err(CavityError::Config {
-                name,
-                value,
-                expected,
-            })
-        };
         if !(self.re > 0.0 && self.re.is_finite()) {
-            return bad(
+            return invalid(
                 "re",
                 self.re.to_string(),
                 "a positive finite Reynolds number",
             );
         }
         if !(self.n >= 9 && (self.n - 1).is_power_of_two()) {
-            return bad(
+            return invalid(
                 "n",
                 self.n.to_string(),
                 "2^k + 1 nodes per side with k >= 3 (multigrid coarsens by 2): 65, 129, 257, 513, ...",
             );
         }
         if !(self.tolerance > 0.0 && self.tolerance < 1.0) {
-            return bad(
+            return invalid(
                 "tolerance",
                 self.tolerance.to_string(),
                 "a relative change per unit time between 0 and 1 (e.g. 1e-5)",
@@ -99,28 +106,28 @@ impl Config {
         }
         if let Until::Time(t) = self.until {
             if !(t > 0.0 && t.is_finite()) {
-                return bad("t_end", t.to_string(), "a positive finite time");
+                return invalid("t_end", t.to_string(), "a positive finite time");
             }
         }
         if !(self.cfl > 0.0 && self.cfl <= 4.0) {
-            return bad(
+            return invalid(
                 "cfl",
                 self.cfl.to_string(),
                 "a fraction of the stable time step in (0, 4] (1 is the estimated limit)",
             );
         }
         if !(1..=20).contains(&self.poisson_cycles) {
-            return bad(
+            return invalid(
                 "poisson_cycles",
                 self.poisson_cycles.to_string(),
                 "1 to 20 multigrid cycles per stage",
             );
         }
         if self.check_every == 0 {
-            return bad("check_every", "0".into(), "at least 1 step");
+            return invalid("check_every", "0".into(), "at least 1 step");
         }
         if self.max_steps == 0 {
-            return bad("max_steps", "0".into(), "at least 1 step");
+            return invalid("max_steps", "0".into(), "at least 1 step");
         }
         Ok(())
     }

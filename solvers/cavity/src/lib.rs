@@ -28,6 +28,7 @@ pub mod live;
 mod model;
 mod output;
 mod reference;
+mod step_graph;
 
 pub use checkpoint::Checkpoint;
 pub use config::{Config, Until};

@@ -4,10 +4,10 @@
 
 use crate::config::{Config, Until};
 use crate::kernels::flow;
+use crate::step_graph::{own_stream, record, recording_device, StepGraph, WarmUp};
 use crate::CavityError;
 use multigrid::{Options, Solver};
 use std::time::Instant;
-use stencil_runtime::cuda::Graph;
 use stencil_runtime::{Backend, Field};
 
 /// The lid's speed (the velocity scale of `Re`).
@@ -120,13 +120,11 @@ pub struct Cavity {
     pub dt: f64,
     /// Time at the last check.
     checked_at: f64,
-    /// The recorded step and the time step it was recorded for.
-    graph: Option<(f64, Graph)>,
+    /// The recorded step, keyed by the time step it was recorded for; one step
+    /// runs launch by launch before a step is recorded, to tune the kernels' launch shapes.
+    graph: StepGraph<f64>,
     /// The speed the stable step was last found for, and that step.
     speed: (f64, f64),
-    /// Steps run launch by launch (one runs before a step is recorded, to tune the
-    /// kernels' launch shapes).
-    eager: usize,
 }
 
 impl Cavity {
@@ -134,13 +132,7 @@ impl Cavity {
     /// `config`.
     pub fn new(backend: &Backend, config: &Config) -> Result<Cavity, CavityError> {
         config.validate()?;
-        // On a device the cavity queues its work on a stream of its own: a step recorded
-        // into a CUDA graph captures everything queued on its stream, which must not
-        // include what other threads queue meanwhile on the caller's.
-        let own = match backend {
-            Backend::Cuda(c) => Backend::Cuda(c.new_stream()?.with_tuning(c.tuning())),
-            Backend::Cpu => Backend::Cpu,
-        };
+        let own = own_stream(backend)?;
         let backend = &own;
         let n = config.n;
         let field = || Field::<f64>::zeros_on(backend, &[n, n], 1);
@@ -170,8 +162,7 @@ impl Cavity {
             dt: config.cfl * stable_time_step(config.re, h, LID_SPEED),
             speed: (LID_SPEED, stable_time_step(config.re, h, LID_SPEED)),
             checked_at: 0.0,
-            graph: None,
-            eager: 0,
+            graph: StepGraph::new(WarmUp::AnyStep),
         })
     }
 
@@ -221,8 +212,7 @@ impl Cavity {
         self.time = time;
         self.checked_at = time;
         self.dt = dt;
-        self.graph = None;
-        self.eager = 0;
+        self.graph.clear();
         Ok(())
     }
 
@@ -247,28 +237,11 @@ impl Cavity {
     /// vorticity, and the stage update. On a CUDA device with [`Config::graph`] the step is
     /// recorded into a CUDA graph once a step of this `dt` has run, then replayed.
     pub fn rk4_step(&mut self) -> Result<(), CavityError> {
-        let recorded = matches!(&self.graph, Some((dt, _)) if *dt == self.dt);
-        if !recorded {
-            self.graph = None;
-        }
-        match (&self.graph, &self.backend) {
-            (Some((_, graph)), _) => graph.launch()?,
-            (None, Backend::Cuda(cuda)) if self.config.graph && self.eager >= 1 => {
-                let cuda = cuda.clone();
-                let mut result = Ok(());
-                let graph = cuda.capture(|| {
-                    result = self.rk4_stages();
-                    Ok(())
-                })?;
-                result?;
-                graph.launch()?;
-                self.graph = Some((self.dt, graph));
-            }
-            _ => {
-                self.rk4_stages()?;
-                self.eager += 1;
-            }
-        }
+        let cuda = recording_device(&self.backend, self.config.graph);
+        let mut graph = std::mem::replace(&mut self.graph, StepGraph::new(WarmUp::AnyStep));
+        let stepped = graph.run(self.dt, cuda.as_ref(), || self.rk4_stages());
+        self.graph = graph;
+        stepped?;
         self.step += 1;
         self.time += self.dt;
         Ok(())
@@ -488,17 +461,11 @@ impl Cavity {
         calls: usize,
         mut work: impl FnMut(&mut Cavity) -> Result<(), CavityError>,
     ) -> Result<f64, CavityError> {
-        let cuda = match &self.backend {
-            Backend::Cuda(c) if self.config.graph => c.clone(),
-            _ => return self.timed(calls, work),
+        let Some(cuda) = recording_device(&self.backend, self.config.graph) else {
+            return self.timed(calls, work);
         };
         work(self)?;
-        let mut result = Ok(());
-        let graph = cuda.capture(|| {
-            result = work(self);
-            Ok(())
-        })?;
-        result?;
+        let graph = record(&cuda, || work(self))?;
         self.timed(calls, |_| Ok(graph.launch()?))
     }
 }

@@ -5,21 +5,25 @@
 
 use cavity::adaptive::Hierarchy;
 use stencil_runtime::blocks::Predictor;
-use stencil_runtime::{Backend, BlockField, BlockKey};
+use stencil_runtime::{Backend, BlockField, BlockKey, Field};
 
 /// A smooth function with a sharp layer across the square.
 fn layered(x: f64, y: f64) -> f64 {
     ((x - 0.35 - 0.2 * y) / 0.02).tanh() + (3.0 * x).sin() * (2.0 * y).cos()
 }
 
+/// `d` on level `level` as a dense field on the host (0 where no block is present).
+fn dense_level(h: &Hierarchy, d: &BlockField<f64>, level: u8) -> Field<f64> {
+    d.level_to_dense(h.grid(), level, 0, 0.0)
+        .unwrap()
+        .to_host()
+        .unwrap()
+}
+
 /// The values of `d` on level `level`'s points `(i, j)` (0 where no block is present).
 fn level_values(h: &Hierarchy, d: &BlockField<f64>, level: u8) -> Vec<(usize, usize, f64)> {
     let n = h.points(level);
-    let dense = d
-        .level_to_dense(h.grid(), level, 0, 0.0)
-        .unwrap()
-        .to_host()
-        .unwrap();
+    let dense = dense_level(h, d, level);
     (0..n * n)
         .map(|k| {
             (
@@ -35,16 +39,8 @@ fn level_values(h: &Hierarchy, d: &BlockField<f64>, level: u8) -> Vec<(usize, us
 fn largest_difference(h: &Hierarchy, a: &BlockField<f64>, b: &BlockField<f64>) -> f64 {
     let mut worst: f64 = 0.0;
     for level in 0..h.levels() {
-        let da = a
-            .level_to_dense(h.grid(), level, 0, 0.0)
-            .unwrap()
-            .to_host()
-            .unwrap();
-        let db = b
-            .level_to_dense(h.grid(), level, 0, 0.0)
-            .unwrap()
-            .to_host()
-            .unwrap();
+        let da = dense_level(h, a, level);
+        let db = dense_level(h, b, level);
         let n = h.points(level);
         for j in 0..n {
             for i in 0..n {
@@ -71,11 +67,7 @@ fn forward_then_inverse_is_the_identity() {
         let mut d = BlockField::zeroed(h.grid()).unwrap();
         h.forward(&mut u, &mut d).unwrap();
         // The details are not small (the layer), and vanish at even points.
-        let fine = d
-            .level_to_dense(h.grid(), 3, 0, 0.0)
-            .unwrap()
-            .to_host()
-            .unwrap();
+        let fine = dense_level(&h, &d, 3);
         let mut largest: f64 = 0.0;
         for j in 0..129 {
             for i in 0..129 {
@@ -127,11 +119,7 @@ fn polynomials_of_the_predictors_order_have_no_details() {
         // One degree more is not reproduced: the test can fail.
         let mut u = h.field::<f64>(|x, y| f(x, y) + x.powi(5) * y).unwrap();
         h.forward(&mut u, &mut d).unwrap();
-        let dense = d
-            .level_to_dense(h.grid(), 1, 0, 0.0)
-            .unwrap()
-            .to_host()
-            .unwrap();
+        let dense = dense_level(&h, &d, 1);
         let largest = (0..17 * 17)
             .map(|c| dense.get([c % 17, c / 17, 0]).unwrap().abs())
             .fold(0.0, f64::max);

@@ -169,6 +169,15 @@ fn generated_pass_times(backend: &Backend, n: usize) -> R<Vec<(&'static str, f64
     ])
 }
 
+/// Writes the markdown table header `header` (`| a | b |`, after any leading newline)
+/// and its separator row.
+fn table_header(md: &mut String, header: &str) -> R<()> {
+    let columns = header.matches('|').count() - 1;
+    writeln!(md, "{header}")?;
+    writeln!(md, "|{}", " --- |".repeat(columns))?;
+    Ok(())
+}
+
 /// A row of the finest-sweep table.
 fn sweep_row(md: &mut String, n: usize, precision: &str, t: f64, bytes: f64, bw: f64) -> R<()> {
     writeln!(
@@ -279,11 +288,7 @@ fn hand_comparison(
 ) -> R<()> {
     hand_cycle::self_check()?;
     writeln!(md, "\nThe generated f64 V(2,2) cycle against a hand-written Rust one (`benches/hand_cycle`, rayon, same passes), per cycle, best of {} runs of the solve's cycles, the two alternating:\n", reps.max(5))?;
-    writeln!(
-        md,
-        "| grid | cycles | generated (ms) | hand-written (ms) | generated / hand | max residual difference |"
-    )?;
-    writeln!(md, "| --- | --- | --- | --- | --- | --- |")?;
+    table_header(md, "| grid | cycles | generated (ms) | hand-written (ms) | generated / hand | max residual difference |")?;
     for &n in sizes {
         let options = Options {
             schedule: Some(schedule),
@@ -317,11 +322,10 @@ fn hand_comparison(
         md,
         "\nThe finest level's passes alone, f64, Dirichlet sides, best of 20 each:\n"
     )?;
-    writeln!(
+    table_header(
         md,
-        "| grid | pass | generated (ms) | hand-written (ms) | generated / hand |"
+        "| grid | pass | generated (ms) | hand-written (ms) | generated / hand |",
     )?;
-    writeln!(md, "| --- | --- | --- | --- | --- |")?;
     for &n in sizes {
         let hand = hand_cycle::pass_times(n);
         for ((pass, g), (_, h)) in generated_pass_times(backend, n)?.into_iter().zip(hand) {
@@ -371,11 +375,7 @@ fn main() -> R<()> {
             bw / 1e9
         )?;
     }
-    writeln!(md, "\n| grid | preconditioner | start | cycles | time per cycle (ms) | total (ms) | final rel. residual | max error | speed-up of mixed |")?;
-    writeln!(
-        md,
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"
-    )?;
+    table_header(&mut md, "\n| grid | preconditioner | start | cycles | time per cycle (ms) | total (ms) | final rel. residual | max error | speed-up of mixed |")?;
     let sizes3d: Vec<usize> = arg("--sizes3d")
         .unwrap_or_else(|| if cpu_only { "129".into() } else { "257".into() })
         .split(',')
@@ -448,11 +448,7 @@ fn main() -> R<()> {
         "\nPrepared solver (allocated, tuned, cycle recorded; `Solver::solve` from the same start, best and median of {} solves):\n",
         reps.max(5)
     )?;
-    writeln!(
-        md,
-        "| grid | preconditioner | cycles | best (ms) | median (ms) | speed-up of mixed (best) | queued `cycle` calls, per cycle (ms) |"
-    )?;
-    writeln!(md, "| --- | --- | --- | --- | --- | --- | --- |")?;
+    table_header(&mut md, "| grid | preconditioner | cycles | best (ms) | median (ms) | speed-up of mixed (best) | queued `cycle` calls, per cycle (ms) |")?;
     for &(n, dims) in &grids {
         let mut f64_best = 0.0;
         for precision in [Precision::F64, Precision::Mixed] {
@@ -481,8 +477,7 @@ fn main() -> R<()> {
         }
     }
     if let Some(bw) = copy {
-        writeln!(md, "\n| grid | preconditioner | V-cycle + defect + update (ms) | bytes moved (MB) | T_eff (GB/s) | T_eff / copy |")?;
-        writeln!(md, "| --- | --- | --- | --- | --- | --- |")?;
+        table_header(&mut md, "\n| grid | preconditioner | V-cycle + defect + update (ms) | bytes moved (MB) | T_eff (GB/s) | T_eff / copy |")?;
         for &(n, dims) in &grids {
             for (precision, s) in [(Precision::F64, 8.0), (Precision::Mixed, 4.0)] {
                 let options = Options {
@@ -509,11 +504,10 @@ fn main() -> R<()> {
     }
     if let Some(bw) = copy {
         writeln!(md, "\nOne red-black Gauss-Seidel sweep (both colours) on the finest level, Dirichlet sides, best of 20 (bytes: per half-sweep `e` read and written and `r` read, whole lines):\n")?;
-        writeln!(
-            md,
-            "| grid | precision | sweep (ms) | bytes (MB) | T_eff (GB/s) | T_eff / copy |"
+        table_header(
+            &mut md,
+            "| grid | precision | sweep (ms) | bytes (MB) | T_eff (GB/s) | T_eff / copy |",
         )?;
-        writeln!(md, "| --- | --- | --- | --- | --- | --- |")?;
         for &n in &sizes {
             let (t, bytes) = finest_sweep::<f64>(&backend, n)?;
             sweep_row(&mut md, n, "f64", t, bytes, bw)?;
@@ -535,11 +529,10 @@ fn main() -> R<()> {
     };
     let (report, _, _) = timed_solve(&backend, n, 2, &options, 1)?;
     writeln!(md, "\nPer level, {n}^2, f64, profiled (a wait after every launch), whole solve of {} cycles:\n", report.cycles.len())?;
-    writeln!(
-        md,
-        "| level | nodes per axis | launches | time (ms) | time per launch (us) |"
+    table_header(
+        &mut md,
+        "| level | nodes per axis | launches | time (ms) | time per launch (us) |",
     )?;
-    writeln!(md, "| --- | --- | --- | --- | --- |")?;
     for (l, s) in report.levels.iter().enumerate() {
         writeln!(
             md,

@@ -1,6 +1,8 @@
 //! The launches of the solver's kernels on a square (2D) or cubic (3D) grid: the one place
-//! that knows the kernels' argument lists, the boundary codes, and which halos to wrap
-//! before a kernel reads across a periodic side.
+//! that knows the boundary codes and which halos to wrap before a kernel reads across a
+//! periodic side. Kernels that need neither (copies, precision changes, the fused kernels
+//! of the 2D Dirichlet levels with the coefficients of [`Ops::coef_2d`]) are launched
+//! directly from `mg`.
 
 use crate::kernels::mg;
 use crate::options::{BoundaryKind, Options, Order};
@@ -68,9 +70,25 @@ impl Ops {
         (self.coef.map(T::from_f64), T::from_f64(self.kappa))
     }
 
-    /// The codes of the low and of the high sides, one per axis.
-    fn sides(&self) -> (&[i64], &[i64]) {
+    /// The codes of the low and of the high sides, one per axis (the `lo` and `hi` of the
+    /// kernels).
+    pub fn sides(&self) -> (&[i64], &[i64]) {
         (&self.lo[..self.dims], &self.hi[..self.dims])
+    }
+
+    /// Wraps the halo of 1 that the level kernels read of the correction `e` across
+    /// periodic sides, and gives their coefficients (one per axis, in `T`), `kappa` and
+    /// side codes.
+    #[allow(clippy::type_complexity)]
+    fn level_args<T: Real>(
+        &self,
+        b: &Backend,
+        e: &mut Field<T>,
+    ) -> Result<([T; 3], T, &[i64], &[i64]), Error> {
+        self.wrap(b, e, 1)?;
+        let (c, k) = self.c::<T>();
+        let (lo, hi) = self.sides();
+        Ok((c, k, lo, hi))
     }
 
     /// One weighted Jacobi sweep from `e` into `out`.
@@ -83,44 +101,26 @@ impl Ops {
         h2inv: T,
         omega: T,
     ) -> Result<(), Error> {
-        self.wrap(b, e, 1)?;
-        let (c, k) = self.c::<T>();
-        let (lo, hi) = self.sides();
+        let (c, k, lo, hi) = self.level_args(b, e)?;
         mg::jacobi::launch(b, e, r, out, &c[..self.dims], h2inv, k, lo, hi, omega)
     }
 
-    /// One red-black Gauss-Seidel half-sweep over the points of `colour`.
-    pub fn rbgs<T: Real>(
+    /// One Gauss-Seidel half-sweep over the points of `colour`: pointwise (red-black)
+    /// with `lines` `None`, else the zebra lines along axis `lines` (0 or 1; 2D only).
+    pub fn gauss_seidel<T: Real>(
         &self,
         b: &Backend,
+        lines: Option<usize>,
         e: &mut Field<T>,
         r: &Field<T>,
         h2inv: T,
         colour: i64,
     ) -> Result<(), Error> {
-        self.wrap(b, e, 1)?;
-        let (c, k) = self.c::<T>();
-        let (lo, hi) = self.sides();
-        mg::rbgs::launch(b, e, r, &c[..self.dims], h2inv, k, lo, hi, colour)
-    }
-
-    /// One zebra half-sweep: the lines along `axis` (0 or 1; 2D only) of `colour`.
-    pub fn zebra<T: Real>(
-        &self,
-        b: &Backend,
-        axis: usize,
-        e: &mut Field<T>,
-        r: &Field<T>,
-        h2inv: T,
-        colour: i64,
-    ) -> Result<(), Error> {
-        self.wrap(b, e, 1)?;
-        let (c, k) = self.c::<T>();
-        let (lo, hi) = self.sides();
-        if axis == 0 {
-            mg::zebra_x::launch(b, e, r, &c[..2], h2inv, k, lo, hi, colour)
-        } else {
-            mg::zebra_y::launch(b, e, r, &c[..2], h2inv, k, lo, hi, colour)
+        let (c, k, lo, hi) = self.level_args(b, e)?;
+        match lines {
+            None => mg::rbgs::launch(b, e, r, &c[..self.dims], h2inv, k, lo, hi, colour),
+            Some(0) => mg::zebra_x::launch(b, e, r, &c[..2], h2inv, k, lo, hi, colour),
+            Some(_) => mg::zebra_y::launch(b, e, r, &c[..2], h2inv, k, lo, hi, colour),
         }
     }
 
@@ -133,9 +133,7 @@ impl Ops {
         res: &mut Field<T>,
         h2inv: T,
     ) -> Result<(), Error> {
-        self.wrap(b, e, 1)?;
-        let (c, k) = self.c::<T>();
-        let (lo, hi) = self.sides();
+        let (c, k, lo, hi) = self.level_args(b, e)?;
         mg::residual::launch(b, e, r, res, &c[..self.dims], h2inv, k, lo, hi)
     }
 
@@ -143,20 +141,6 @@ impl Ops {
     /// kernels apply: 2D with four Dirichlet sides imposed directly.
     pub fn all_dirichlet_2d(&self) -> bool {
         self.dims == 2 && self.sides[..4].iter().all(|&k| k == 0)
-    }
-
-    /// The residual of `e` restricted by full weighting to `coarse`, in one launch
-    /// ([`Ops::all_dirichlet_2d`] only).
-    pub fn restrict_residual<T: Real>(
-        &self,
-        b: &Backend,
-        e: &Field<T>,
-        r: &Field<T>,
-        coarse: &mut Field<T>,
-        h2inv: T,
-    ) -> Result<(), Error> {
-        let (c, _) = self.c::<T>();
-        mg::restrict_residual::launch(b, e, r, coarse, &c[..2], h2inv)
     }
 
     /// `e = 0` followed by the colour-0 red-black half-sweep, in one launch (2D).
@@ -172,100 +156,12 @@ impl Ops {
         mg::rbgs_from_zero::launch(b, r, e, &c[..2], h2inv, k, lo, hi)
     }
 
-    /// A whole red-black sweep from `e = 0`, in one launch ([`Ops::all_dirichlet_2d`]
-    /// only).
-    pub fn rbgs_sweep_from_zero<T: Real>(
-        &self,
-        b: &Backend,
-        r: &Field<T>,
-        e: &mut Field<T>,
-        h2inv: T,
-    ) -> Result<(), Error> {
-        let (c, _) = self.c::<T>();
-        mg::rbgs_sweep_from_zero::launch(b, r, e, &c[..2], h2inv)
-    }
-
-    /// Two whole red-black sweeps from a zero correction into `e`, in one launch
-    /// ([`Ops::all_dirichlet_2d`] only; `r` needs a halo of 3).
-    pub fn rbgs_two_sweeps_from_zero<T: Real>(
-        &self,
-        b: &Backend,
-        r: &Field<T>,
-        e: &mut Field<T>,
-        h2inv: T,
-    ) -> Result<(), Error> {
-        let (c, _) = self.c::<T>();
-        mg::rbgs_two_sweeps_from_zero::launch(b, r, e, &c[..2], h2inv)
-    }
-
-    /// The colour-1 half-sweep of `e` and a whole red-black sweep after it, into `out`, in
-    /// one launch ([`Ops::all_dirichlet_2d`] only; `e` needs a halo of 3).
-    pub fn rbgs_sweep_and_a_half<T: Real>(
-        &self,
-        b: &Backend,
-        e: &Field<T>,
-        r: &Field<T>,
-        out: &mut Field<T>,
-        h2inv: T,
-    ) -> Result<(), Error> {
-        let (c, _) = self.c::<T>();
-        mg::rbgs_sweep_and_a_half::launch(b, e, r, out, &c[..2], h2inv)
-    }
-
-    /// A whole red-black sweep of `e` into `out`, in one launch ([`Ops::all_dirichlet_2d`]
-    /// only; the fields need a halo of 2).
-    pub fn rbgs_sweep<T: Real>(
-        &self,
-        b: &Backend,
-        e: &Field<T>,
-        r: &Field<T>,
-        out: &mut Field<T>,
-        h2inv: T,
-    ) -> Result<(), Error> {
-        let (c, _) = self.c::<T>();
-        mg::rbgs_sweep::launch(b, e, r, out, &c[..2], h2inv)
-    }
-
-    /// [`Ops::restrict_residual`] of the correction one sweep from zero gives, computed
-    /// from `r` alone ([`Ops::all_dirichlet_2d`] only).
-    pub fn restrict_swept_residual<T: Real>(
-        &self,
-        b: &Backend,
-        r: &Field<T>,
-        coarse: &mut Field<T>,
-        h2inv: T,
-    ) -> Result<(), Error> {
-        let (c, _) = self.c::<T>();
-        mg::restrict_swept_residual::launch(b, r, coarse, &c[..2], h2inv)
-    }
-
-    /// [`Ops::prolong_rbgs`] on a correction that is one sweep from zero, recomputed from
-    /// `r` ([`Ops::all_dirichlet_2d`] only).
-    pub fn prolong_swept_rbgs<T: Real>(
-        &self,
-        b: &Backend,
-        r: &Field<T>,
-        coarse: &Field<T>,
-        out: &mut Field<T>,
-        h2inv: T,
-    ) -> Result<(), Error> {
-        let (c, _) = self.c::<T>();
-        mg::prolong_swept_rbgs::launch(b, r, coarse, out, &c[..2], h2inv)
-    }
-
-    /// `out = e + P coarse` followed by the colour-0 red-black half-sweep, in one launch
-    /// ([`Ops::all_dirichlet_2d`] only).
-    pub fn prolong_rbgs<T: Real>(
-        &self,
-        b: &Backend,
-        e: &Field<T>,
-        coarse: &Field<T>,
-        r: &Field<T>,
-        out: &mut Field<T>,
-        h2inv: T,
-    ) -> Result<(), Error> {
-        let (c, _) = self.c::<T>();
-        mg::prolong_rbgs::launch(b, e, coarse, r, out, &c[..2], h2inv)
+    /// The coefficients `ax, ay` in `T`: the `c` of the fused kernels of the 2D levels
+    /// with four Dirichlet sides imposed directly ([`Ops::all_dirichlet_2d`]), which take
+    /// no boundary codes and need no halo wrapped, so the preconditioner launches them
+    /// itself (`mg::rbgs_sweep`, `mg::restrict_residual`, `mg::prolong_rbgs`, ..).
+    pub fn coef_2d<T: Real>(&self) -> [T; 2] {
+        [T::from_f64(self.coef[0]), T::from_f64(self.coef[1])]
     }
 
     /// Full-weighting restriction of `fine` to `coarse`.
@@ -283,16 +179,6 @@ impl Ops {
         }
     }
 
-    /// Injection of `fine` into `coarse`.
-    pub fn inject<T: Real>(
-        &self,
-        b: &Backend,
-        fine: &Field<T>,
-        coarse: &mut Field<T>,
-    ) -> Result<(), Error> {
-        mg::restrict_inject::launch(b, fine, coarse)
-    }
-
     /// `e += P coarse` (bi- or trilinear).
     pub fn prolong<T: Real>(
         &self,
@@ -305,42 +191,6 @@ impl Ops {
             2 => mg::prolong_add::launch(b, e, coarse, lo, hi),
             _ => mg::prolong_add_3d::launch(b, e, coarse, lo, hi),
         }
-    }
-
-    /// `e = 0`.
-    pub fn zero<T: Real>(&self, b: &Backend, e: &mut Field<T>) -> Result<(), Error> {
-        mg::zero::launch(b, e)
-    }
-
-    /// `out = u` in the preconditioner's precision.
-    pub fn narrow<T: Real>(
-        &self,
-        b: &Backend,
-        u: &Field<f64>,
-        out: &mut Field<T>,
-    ) -> Result<(), Error> {
-        mg::narrow::launch(b, u, out)
-    }
-
-    /// `u = e` except at fixed nodes.
-    pub fn replace<T: Real>(
-        &self,
-        b: &Backend,
-        u: &mut Field<f64>,
-        e: &Field<T>,
-    ) -> Result<(), Error> {
-        let (lo, hi) = self.sides();
-        mg::replace::launch(b, u, e, lo, hi)
-    }
-
-    /// `u += e`.
-    pub fn correct<T: Real>(
-        &self,
-        b: &Backend,
-        u: &mut Field<f64>,
-        e: &Field<T>,
-    ) -> Result<(), Error> {
-        mg::correct::launch(b, u, e)
     }
 
     /// Whether any side is a Dirichlet side in the penalty form (code 2), whose terms the
@@ -423,10 +273,5 @@ impl Ops {
         let count: f64 = (0..self.dims).map(distinct).product();
         let sum = mg::periodic_sum::launch(b, u, &periodic[..self.dims])?;
         Ok(sum / count)
-    }
-
-    /// `u -= c`.
-    pub fn shift(&self, b: &Backend, u: &mut Field<f64>, c: f64) -> Result<(), Error> {
-        mg::shift::launch(b, u, c)
     }
 }

@@ -2,6 +2,7 @@
 //! cycles. Level 0 is the finest; its `r` holds the defect to correct and its `e` receives
 //! the correction.
 
+use crate::kernels::mg;
 use crate::ops::Ops;
 use crate::options::{BoundaryKind, Cycle, Options, Smoother};
 use crate::report::LevelStat;
@@ -154,7 +155,7 @@ impl<T: Real> Hierarchy<T> {
                 let (fine, coarse) = h.levels.split_at_mut(l + 1);
                 h.ops
                     .restrict(&h.backend, &mut fine[l].r, &mut coarse[0].r)?;
-                h.ops.inject(&h.backend, &fine[l].e, &mut coarse[0].e)
+                mg::restrict_inject::launch(&h.backend, &fine[l].e, &mut coarse[0].e)
             })?;
         }
         self.coarse_solve(false)?;
@@ -167,7 +168,7 @@ impl<T: Real> Hierarchy<T> {
 
     /// Sets level `l`'s correction to zero.
     pub fn zero(&mut self, l: usize) -> Result<(), Error> {
-        self.on_level(l, |h| h.ops.zero(&h.backend, &mut h.levels[l].e))
+        self.on_level(l, |h| mg::zero::launch(&h.backend, &mut h.levels[l].e))
     }
 
     /// A cycle of `shape` on level `l`, from its current correction or, with
@@ -184,9 +185,14 @@ impl<T: Real> Hierarchy<T> {
         if swept {
             self.on_level(l, |h| {
                 let (fine, coarse) = h.levels.split_at_mut(l + 1);
-                let lv = &fine[l];
-                h.ops
-                    .restrict_swept_residual(&h.backend, &lv.r, &mut coarse[0].r, lv.h2inv)
+                let (lv, c) = (&fine[l], h.ops.coef_2d());
+                mg::restrict_swept_residual::launch(
+                    &h.backend,
+                    &lv.r,
+                    &mut coarse[0].r,
+                    &c,
+                    lv.h2inv,
+                )
             })?;
         } else {
             self.smooth_from(l, pre, from_zero)?;
@@ -218,17 +224,15 @@ impl<T: Real> Hierarchy<T> {
         }
         if self.fused_transfers && sweeps >= 2 {
             self.on_level(l, |h| {
-                let lv = &mut h.levels[l];
-                h.ops
-                    .rbgs_two_sweeps_from_zero(&h.backend, &lv.r, &mut lv.e, lv.h2inv)
+                let (lv, c) = (&mut h.levels[l], h.ops.coef_2d());
+                mg::rbgs_two_sweeps_from_zero::launch(&h.backend, &lv.r, &mut lv.e, &c, lv.h2inv)
             })?;
             return self.smooth(l, sweeps - 2);
         }
         if self.fused_transfers {
             self.on_level(l, |h| {
-                let lv = &mut h.levels[l];
-                h.ops
-                    .rbgs_sweep_from_zero(&h.backend, &lv.r, &mut lv.e, lv.h2inv)
+                let (lv, c) = (&mut h.levels[l], h.ops.coef_2d());
+                mg::rbgs_sweep_from_zero::launch(&h.backend, &lv.r, &mut lv.e, &c, lv.h2inv)
             })?;
             return self.smooth(l, sweeps - 1);
         }
@@ -250,14 +254,11 @@ impl<T: Real> Hierarchy<T> {
         }
         self.on_level(l, |h| {
             let (fine, coarse) = h.levels.split_at_mut(l + 1);
-            let lv = &mut fine[l];
-            let b = &h.backend;
+            let (lv, b, c) = (&mut fine[l], &h.backend, h.ops.coef_2d());
             if swept {
-                h.ops
-                    .prolong_swept_rbgs(b, &lv.r, &coarse[0].e, &mut lv.t, lv.h2inv)
+                mg::prolong_swept_rbgs::launch(b, &lv.r, &coarse[0].e, &mut lv.t, &c, lv.h2inv)
             } else {
-                h.ops
-                    .prolong_rbgs(b, &lv.e, &coarse[0].e, &lv.r, &mut lv.t, lv.h2inv)
+                mg::prolong_rbgs::launch(b, &lv.e, &coarse[0].e, &lv.r, &mut lv.t, &c, lv.h2inv)
             }
         })?;
         let lv = &mut self.levels[l];
@@ -266,13 +267,9 @@ impl<T: Real> Hierarchy<T> {
             return self.half_sweep(l, 1);
         }
         // The rest of the first sweep and the whole second in one pass.
-        self.on_level(l, |h| {
-            let lv = &mut h.levels[l];
-            h.ops
-                .rbgs_sweep_and_a_half(&h.backend, &lv.e, &lv.r, &mut lv.t, lv.h2inv)
+        self.sweep_out_of_place(l, |b, ops, e, r, out, h2inv| {
+            mg::rbgs_sweep_and_a_half::launch(b, e, r, out, &ops.coef_2d(), h2inv)
         })?;
-        let lv = &mut self.levels[l];
-        std::mem::swap(&mut lv.e, &mut lv.t);
         self.smooth(l, sweeps - 2)
     }
 
@@ -300,9 +297,15 @@ impl<T: Real> Hierarchy<T> {
         if self.fused_transfers {
             return self.on_level(l, |h| {
                 let (fine, coarse) = h.levels.split_at_mut(l + 1);
-                let lv = &fine[l];
-                h.ops
-                    .restrict_residual(&h.backend, &lv.e, &lv.r, &mut coarse[0].r, lv.h2inv)
+                let (lv, c) = (&fine[l], h.ops.coef_2d());
+                mg::restrict_residual::launch(
+                    &h.backend,
+                    &lv.e,
+                    &lv.r,
+                    &mut coarse[0].r,
+                    &c,
+                    lv.h2inv,
+                )
             });
         }
         self.on_level(l, |h| {
@@ -330,13 +333,9 @@ impl<T: Real> Hierarchy<T> {
         for _ in 0..sweeps {
             match &smoother {
                 Smoother::RedBlack if self.fused_transfers => {
-                    self.on_level(l, |h| {
-                        let lv = &mut h.levels[l];
-                        h.ops
-                            .rbgs_sweep(&h.backend, &lv.e, &lv.r, &mut lv.t, lv.h2inv)
+                    self.sweep_out_of_place(l, |b, ops, e, r, out, h2inv| {
+                        mg::rbgs_sweep::launch(b, e, r, out, &ops.coef_2d(), h2inv)
                     })?;
-                    let lv = &mut self.levels[l];
-                    std::mem::swap(&mut lv.e, &mut lv.t);
                 }
                 Smoother::RedBlack => {
                     self.half_sweep(l, 0)?;
@@ -347,8 +346,10 @@ impl<T: Real> Hierarchy<T> {
                         for colour in [0, 1] {
                             self.on_level(l, |h| {
                                 let lv = &mut h.levels[l];
-                                h.ops
-                                    .zebra(&h.backend, axis, &mut lv.e, &lv.r, lv.h2inv, colour)
+                                let lines = Some(axis);
+                                h.ops.gauss_seidel(
+                                    &h.backend, lines, &mut lv.e, &lv.r, lv.h2inv, colour,
+                                )
                             })?;
                         }
                     }
@@ -368,17 +369,36 @@ impl<T: Real> Hierarchy<T> {
     fn half_sweep(&mut self, l: usize, colour: i64) -> Result<(), Error> {
         self.on_level(l, |h| {
             let lv = &mut h.levels[l];
-            h.ops.rbgs(&h.backend, &mut lv.e, &lv.r, lv.h2inv, colour)
+            h.ops
+                .gauss_seidel(&h.backend, None, &mut lv.e, &lv.r, lv.h2inv, colour)
         })
     }
 
     /// One weighted Jacobi sweep (into `t`, then the buffers swap).
     fn jacobi(&mut self, l: usize, omega: f64) -> Result<(), Error> {
+        self.sweep_out_of_place(l, |b, ops, e, r, out, h2inv| {
+            ops.jacobi(b, e, r, out, h2inv, T::from_f64(omega))
+        })
+    }
+
+    /// Runs `sweep` as work of level `l` ([`Hierarchy::on_level`]) with the backend, the
+    /// operator, the level's correction `e`, right-hand side `r`, scratch `t` (the
+    /// output) and `1 / h^2`; then `t` becomes the correction (the buffers swap).
+    fn sweep_out_of_place(
+        &mut self,
+        l: usize,
+        sweep: impl FnOnce(
+            &Backend,
+            &Ops,
+            &mut Field<T>,
+            &Field<T>,
+            &mut Field<T>,
+            T,
+        ) -> Result<(), Error>,
+    ) -> Result<(), Error> {
         self.on_level(l, |h| {
             let lv = &mut h.levels[l];
-            let omega = T::from_f64(omega);
-            h.ops
-                .jacobi(&h.backend, &mut lv.e, &lv.r, &mut lv.t, lv.h2inv, omega)
+            sweep(&h.backend, &h.ops, &mut lv.e, &lv.r, &mut lv.t, lv.h2inv)
         })?;
         let lv = &mut self.levels[l];
         std::mem::swap(&mut lv.e, &mut lv.t);

@@ -2,6 +2,7 @@
 //! and recorded CUDA graphs kept across solves, for callers that solve the same operator
 //! many times (a flow solver's pressure or stream-function equation at every time step).
 
+use crate::kernels::mg;
 use crate::ops::{norm_of_sum, Ops};
 use crate::options::{Options, Order, Precision};
 use crate::preconditioner::Hierarchy;
@@ -73,7 +74,7 @@ impl<T: Real> Preconditioner for Hierarchy<T> {
     }
 
     fn correct(&mut self, u: &mut Field<f64>) -> Result<(), Error> {
-        self.ops.correct(self.backend(), u, &self.levels[0].e)
+        mg::correct::launch(self.backend(), u, &self.levels[0].e)
     }
 
     fn correct_defect(
@@ -92,10 +93,11 @@ impl<T: Real> Preconditioner for Hierarchy<T> {
     fn full_multigrid(&mut self, u: &mut Field<f64>, rhs: &Field<f64>) -> Result<(), Error> {
         let backend = self.backend().clone();
         let l0 = &mut self.levels[0];
-        self.ops.narrow(&backend, u, &mut l0.e)?;
-        self.ops.narrow(&backend, rhs, &mut l0.r)?;
+        mg::narrow::launch(&backend, u, &mut l0.e)?;
+        mg::narrow::launch(&backend, rhs, &mut l0.r)?;
         Hierarchy::full_multigrid(self)?;
-        self.ops.replace(&backend, u, &self.levels[0].e)
+        let (lo, hi) = self.ops.sides();
+        mg::replace::launch(&backend, u, &self.levels[0].e, lo, hi)
     }
 
     fn stats(&self) -> Vec<LevelStat> {
@@ -434,7 +436,7 @@ impl Solver {
         if self.ops.all_periodic() {
             // The solution is defined up to a constant: return the one of zero mean.
             let mean = self.ops.mean(&self.backend, u)?;
-            self.ops.shift(&self.backend, u, mean)?;
+            mg::shift::launch(&self.backend, u, mean)?;
         }
         Ok(())
     }

@@ -80,15 +80,13 @@ fn kernels_2d<T: Real>(gpu: &Backend, [bw, be, bs, bn]: [i64; 4]) {
     let (c, h2, kap) = ([t(1.3), t(0.7)], t(900.0), t(50.0));
     let (lo, hi) = (&[bw, bs][..], &[be, bn][..]);
     let c64 = [1.3, 0.7];
-    compare::<T>(gpu, "jacobi", &N2, 0, 3, &|b, _, s| {
-        let [e, r, o] = s else { unreachable!() };
-        mg::jacobi::launch(b, e, r, o, &c, h2, kap, lo, hi, t(0.8)).map(|_| vec![])
-    });
+    let sides = Sides {
+        lo,
+        hi,
+        periodic: &[1, 0],
+    };
+    per_axis_kernels::<T>(gpu, &N2, "", (&c, &c64), sides);
     for colour in [0, 1] {
-        compare::<T>(gpu, "rbgs", &N2, 0, 2, &|b, _, s| {
-            let [e, r] = s else { unreachable!() };
-            mg::rbgs::launch(b, e, r, &c, h2, kap, lo, hi, colour).map(|_| vec![])
-        });
         compare::<T>(gpu, "zebra_x", &N2, 0, 2, &|b, _, s| {
             let [e, r] = s else { unreachable!() };
             mg::zebra_x::launch(b, e, r, &c, h2, kap, lo, hi, colour).map(|_| vec![])
@@ -98,10 +96,6 @@ fn kernels_2d<T: Real>(gpu: &Backend, [bw, be, bs, bn]: [i64; 4]) {
             mg::zebra_y::launch(b, e, r, &c, h2, kap, lo, hi, colour).map(|_| vec![])
         });
     }
-    compare::<T>(gpu, "residual", &N2, 0, 3, &|b, _, s| {
-        let [e, r, o] = s else { unreachable!() };
-        mg::residual::launch(b, e, r, o, &c, h2, kap, lo, hi).map(|_| vec![])
-    });
     compare::<T>(gpu, "zero", &N2, 0, 1, &|b, _, s| {
         mg::zero::launch(b, &mut s[0]).map(|_| vec![])
     });
@@ -160,25 +154,66 @@ fn kernels_2d<T: Real>(gpu: &Backend, [bw, be, bs, bn]: [i64; 4]) {
         let n2 = mg::defect2::launch(b, u, f, &mut s[0], &c64, 900.0, 50.0, lo, hi)?;
         Ok(vec![n2])
     });
-    compare::<T>(gpu, "correct_defect2", &N2, 3, 2, &|b, w, s| {
-        let [u, f, out] = w else { unreachable!() };
-        let [e, r] = s else { unreachable!() };
-        let n2 = mg::correct_defect2::launch(b, u, e, f, out, r, &c64, 900.0, 50.0, lo, hi)?;
-        Ok(vec![n2])
-    });
     compare::<T>(gpu, "defect4 and defect6", &N2, 2, 1, &|b, w, s| {
         let (u, f) = (widen(b, &w[0])?, widen(b, &w[1])?);
         let a = mg::defect4::launch(b, &u, &f, &mut s[0], &c64, 900.0, lo, hi)?;
         let c = mg::defect6::launch(b, &u, &f, &mut s[0], &c64, 900.0, lo, hi)?;
         Ok(vec![a, c])
     });
-    compare::<T>(gpu, "pointwise kernels", &N2, 3, 1, &|b, w, s| {
+}
+
+/// The boundary codes of a test grid's low and high sides, and which axes the periodic
+/// sum treats as periodic.
+#[derive(Clone, Copy)]
+struct Sides<'a> {
+    lo: &'a [i64],
+    hi: &'a [i64],
+    periodic: &'a [i64],
+}
+
+/// The kernels written once per axis, on grid `n` (2D or 3D), with the coefficients `c`
+/// in `T` and in f64; each comparison is named after its kernel, followed by `tag` where
+/// it is not empty ("3d").
+fn per_axis_kernels<T: Real>(
+    gpu: &Backend,
+    n: &[usize],
+    tag: &str,
+    (c, c64): (&[T], &[f64]),
+    Sides { lo, hi, periodic }: Sides<'_>,
+) {
+    let t = T::from_f64;
+    let (h2, kap) = (t(900.0), t(50.0));
+    let name = |kernel: &str, separator: char| match tag {
+        "" => kernel.to_string(),
+        _ => format!("{kernel}{separator}{tag}"),
+    };
+    compare::<T>(gpu, &name("jacobi", '_'), n, 0, 3, &|b, _, s| {
+        let [e, r, o] = s else { unreachable!() };
+        mg::jacobi::launch(b, e, r, o, c, h2, kap, lo, hi, t(0.8)).map(|_| vec![])
+    });
+    for colour in [0, 1] {
+        compare::<T>(gpu, &name("rbgs", '_'), n, 0, 2, &|b, _, s| {
+            let [e, r] = s else { unreachable!() };
+            mg::rbgs::launch(b, e, r, c, h2, kap, lo, hi, colour).map(|_| vec![])
+        });
+    }
+    compare::<T>(gpu, &name("residual", '_'), n, 0, 3, &|b, _, s| {
+        let [e, r, o] = s else { unreachable!() };
+        mg::residual::launch(b, e, r, o, c, h2, kap, lo, hi).map(|_| vec![])
+    });
+    compare::<T>(gpu, &name("correct_defect2", '_'), n, 3, 2, &|b, w, s| {
+        let [u, f, out] = w else { unreachable!() };
+        let [e, r] = s else { unreachable!() };
+        let n2 = mg::correct_defect2::launch(b, u, e, f, out, r, c64, 900.0, 50.0, lo, hi)?;
+        Ok(vec![n2])
+    });
+    compare::<T>(gpu, &name("pointwise kernels", ' '), n, 3, 1, &|b, w, s| {
         let [u, f, o] = w else { unreachable!() };
         mg::correct::launch(b, u, &s[0])?;
         mg::penalty_rhs::launch(b, u, f, o, 900.0, 50.0, lo, hi)?;
         mg::replace::launch(b, f, &s[0], lo, hi)?;
         mg::narrow::launch(b, u, &mut s[0])?;
-        let mean = mg::periodic_sum::launch(b, u, &[1, 0])?;
+        let mean = mg::periodic_sum::launch(b, u, periodic)?;
         mg::shift::launch(b, o, 0.25)?;
         Ok(vec![mean])
     });
@@ -194,23 +229,14 @@ fn kernels_3d<T: Real>(gpu: &Backend) {
     let t = T::from_f64;
     let [bw, be, bs, bn, bb, bt] = SIDES_3D;
     let (lo, hi) = (&[bw, bs, bb][..], &[be, bn, bt][..]);
-    let (c, h2, kap) = ([t(1.3), t(0.7), t(1.1)], t(900.0), t(50.0));
+    let c = [t(1.3), t(0.7), t(1.1)];
     let c64 = [1.3, 0.7, 1.1];
-    compare::<T>(gpu, "jacobi_3d", &N3, 0, 3, &|b, _, s| {
-        let [e, r, o] = s else { unreachable!() };
-        let omega = t(0.8);
-        mg::jacobi::launch(b, e, r, o, &c, h2, kap, lo, hi, omega).map(|_| vec![])
-    });
-    for colour in [0, 1] {
-        compare::<T>(gpu, "rbgs_3d", &N3, 0, 2, &|b, _, s| {
-            let [e, r] = s else { unreachable!() };
-            mg::rbgs::launch(b, e, r, &c, h2, kap, lo, hi, colour).map(|_| vec![])
-        });
-    }
-    compare::<T>(gpu, "residual_3d", &N3, 0, 3, &|b, _, s| {
-        let [e, r, o] = s else { unreachable!() };
-        mg::residual::launch(b, e, r, o, &c, h2, kap, lo, hi).map(|_| vec![])
-    });
+    let sides = Sides {
+        lo,
+        hi,
+        periodic: &[0, 1, 1],
+    };
+    per_axis_kernels::<T>(gpu, &N3, "3d", (&c, &c64), sides);
     compare::<T>(gpu, "transfers_3d", &N3, 0, 2, &|b, _, s| {
         let [fine, other] = s else { unreachable!() };
         let mut coarse = Field::<T>::zeros_on(b, &[11, 9, 7], 1)?;
@@ -227,22 +253,6 @@ fn kernels_3d<T: Real>(gpu: &Backend) {
         let (u, f) = (widen(b, u)?, widen(b, f)?);
         let c = mg::defect4::launch(b, &u, &f, &mut s[0], &c64, 900.0, lo, hi)?;
         Ok(vec![a, c])
-    });
-    compare::<T>(gpu, "correct_defect2_3d", &N3, 3, 2, &|b, w, s| {
-        let [u, f, out] = w else { unreachable!() };
-        let [e, r] = s else { unreachable!() };
-        let n2 = mg::correct_defect2::launch(b, u, e, f, out, r, &c64, 900.0, 50.0, lo, hi)?;
-        Ok(vec![n2])
-    });
-    compare::<T>(gpu, "pointwise kernels 3d", &N3, 3, 1, &|b, w, s| {
-        let [u, f, o] = w else { unreachable!() };
-        mg::correct::launch(b, u, &s[0])?;
-        mg::penalty_rhs::launch(b, u, f, o, 900.0, 50.0, lo, hi)?;
-        mg::replace::launch(b, f, &s[0], lo, hi)?;
-        mg::narrow::launch(b, u, &mut s[0])?;
-        let mean = mg::periodic_sum::launch(b, u, &[0, 1, 1])?;
-        mg::shift::launch(b, o, 0.25)?;
-        Ok(vec![mean])
     });
 }
 
@@ -267,15 +277,21 @@ fn periodic_halo_wraps_agree_with_the_cpu() {
     }
 }
 
+/// Every kernel on `gpu` against the CPU, in f32 and f64, on each 2D set of sides and
+/// in 3D.
+fn every_kernel(gpu: &Backend) {
+    for sides in SIDES_2D {
+        kernels_2d::<f32>(gpu, sides);
+        kernels_2d::<f64>(gpu, sides);
+    }
+    kernels_3d::<f32>(gpu);
+    kernels_3d::<f64>(gpu);
+}
+
 #[test]
 fn every_multigrid_kernel_agrees_with_the_cpu() {
     let Some(gpu) = gpu_or_skip() else { return };
-    for sides in SIDES_2D {
-        kernels_2d::<f32>(&gpu, sides);
-        kernels_2d::<f64>(&gpu, sides);
-    }
-    kernels_3d::<f32>(&gpu);
-    kernels_3d::<f64>(&gpu);
+    every_kernel(&gpu);
     println!("every multigrid kernel agrees with the CPU in f32 and f64");
 }
 
@@ -302,12 +318,7 @@ fn every_multigrid_kernel_agrees_with_the_cpu_for_every_tile() {
     ] {
         let s: LaunchShape = shape.parse().expect("a shape");
         let gpu = Backend::Cuda(cuda.clone().with_tuning(Tuning::Fixed(s)));
-        for sides in SIDES_2D {
-            kernels_2d::<f32>(&gpu, sides);
-            kernels_2d::<f64>(&gpu, sides);
-        }
-        kernels_3d::<f32>(&gpu);
-        kernels_3d::<f64>(&gpu);
+        every_kernel(&gpu);
     }
     println!("every multigrid kernel agrees with the CPU under every tile shape");
 }

@@ -56,6 +56,19 @@ fn worst_rate(report: &Report) -> f64 {
     report.cycles.iter().map(|c| c.rate).fold(0.0, f64::max)
 }
 
+/// The error of `run` (a solve on `n` nodes per axis, its error and report), after
+/// printing it with its worst convergence rate (after `prefix`) and asserting that rate is
+/// below `bound`.
+fn rate_checked(prefix: &str, n: usize, (error, report): (f64, Report), bound: f64) -> f64 {
+    println!(
+        "{prefix}n = {n}: error {error:.3e}, {} cycles, worst rate {:.3}",
+        report.cycles.len(),
+        worst_rate(&report)
+    );
+    assert!(worst_rate(&report) < bound, "n = {n}:\n{}", report.table());
+    error
+}
+
 #[test]
 fn the_halo_wrap_copies_periodic_images() {
     let n = 9;
@@ -108,14 +121,8 @@ fn fully_periodic_problems_give_the_zero_mean_solution_with_textbook_rates() {
     };
     let mut errors = Vec::new();
     for n in [33, 65, 129, 257] {
-        let (error, report) = solve_2d(n, &options, fully_periodic, fully_periodic_source);
-        println!(
-            "n = {n}: error {error:.3e}, {} cycles, worst rate {:.3}",
-            report.cycles.len(),
-            worst_rate(&report)
-        );
-        assert!(worst_rate(&report) < 0.1, "n = {n}:\n{}", report.table());
-        errors.push(error);
+        let run = solve_2d(n, &options, fully_periodic, fully_periodic_source);
+        errors.push(rate_checked("", n, run, 0.1));
     }
     let p = orders(&errors);
     assert!(p.iter().all(|&q| (q - 2.0).abs() < 0.15), "{p:?}");
@@ -229,14 +236,12 @@ fn solve_3d(n: usize, options: &Options) -> (f64, Report) {
 fn three_d_v_cycles_converge_independently_of_the_grid_and_at_second_order() {
     let mut errors = Vec::new();
     for n in [9, 17, 33, 65] {
-        let (error, report) = solve_3d(n, &Options::default());
-        println!(
-            "3D n = {n}: error {error:.3e}, {} cycles, worst rate {:.3}",
-            report.cycles.len(),
-            worst_rate(&report)
-        );
-        assert!(worst_rate(&report) < 0.13, "n = {n}:\n{}", report.table());
-        errors.push(error);
+        errors.push(rate_checked(
+            "3D ",
+            n,
+            solve_3d(n, &Options::default()),
+            0.13,
+        ));
     }
     let p = orders(&errors[1..]);
     assert!(p.iter().all(|&q| (q - 2.0).abs() < 0.2), "{errors:?} {p:?}");

@@ -12,12 +12,13 @@
 use super::hierarchy::Hierarchy;
 use super::poisson::TreePoisson;
 use super::wavelet::transform::copy;
+use crate::config::invalid;
 use crate::kernels::flow;
 use crate::model::{stable_time_step, LID_SPEED};
+use crate::step_graph::{own_stream, recording_device, StepGraph, WarmUp};
 use crate::{CavityError, Check, Outcome};
 use std::collections::HashMap;
 use stencil_runtime::blocks::{BlockMeasure, Predictor};
-use stencil_runtime::cuda::Graph;
 use stencil_runtime::{Backend, BlockField, BlockKey, Field};
 
 /// The settings of an adaptive run.
@@ -70,44 +71,37 @@ impl AdaptiveConfig {
 
     /// Checks the settings.
     pub fn validate(&self) -> Result<(), CavityError> {
-        let bad = |name: &'static str, value: String, expected: &'static str| {
-            Err(CavityError::Config {
-                name,
-                value,
-                expected,
-            })
-        };
         if !(self.n0 >= 5 && (self.n0 - 1).is_power_of_two()) {
-            return bad("n0", self.n0.to_string(), "2^k + 1 points, at least 5");
+            return invalid("n0", self.n0.to_string(), "2^k + 1 points, at least 5");
         }
         if !(8..=64).contains(&self.block) {
-            return bad("block", self.block.to_string(), "8 to 64 points");
+            return invalid("block", self.block.to_string(), "8 to 64 points");
         }
         if !(1..=12).contains(&self.levels) || self.full == 0 || self.full > self.levels {
-            return bad(
+            return invalid(
                 "levels",
                 format!("{} (full {})", self.levels, self.full),
                 "1 to 12 levels, of which 1 to all are full",
             );
         }
         if !(self.eps > 0.0 && self.eps < 1.0) {
-            return bad("eps", self.eps.to_string(), "a threshold in (0, 1)");
+            return invalid("eps", self.eps.to_string(), "a threshold in (0, 1)");
         }
         if !(self.coarsening > 0.0 && self.coarsening <= 1.0) {
-            return bad(
+            return invalid(
                 "coarsening",
                 self.coarsening.to_string(),
                 "a fraction in (0, 1]",
             );
         }
         if !(self.re > 0.0 && self.re.is_finite()) {
-            return bad("re", self.re.to_string(), "a positive Reynolds number");
+            return invalid("re", self.re.to_string(), "a positive Reynolds number");
         }
         if !(self.cfl > 0.0 && self.cfl <= 1.0) {
-            return bad("cfl", self.cfl.to_string(), "a fraction in (0, 1]");
+            return invalid("cfl", self.cfl.to_string(), "a fraction in (0, 1]");
         }
         if self.adapt_every == 0 || self.poisson_cycles == 0 {
-            return bad(
+            return invalid(
                 "adapt_every/poisson_cycles",
                 format!("{}/{}", self.adapt_every, self.poisson_cycles),
                 "at least 1 each",
@@ -144,10 +138,9 @@ pub struct AdaptiveCavity {
     /// On a CUDA device, record a step into a graph and replay it while the layout and
     /// the time step stay (default); `false` launches every kernel of every step.
     pub graph: bool,
-    /// The recorded step and what it was recorded for.
-    recorded: Option<(StepKey, Graph)>,
-    /// What the last step launched one by one was run for.
-    eager: Option<StepKey>,
+    /// The recorded step, keyed by what it was recorded for; a step of the same key runs
+    /// launch by launch before one is recorded.
+    recorded: StepGraph<StepKey>,
 }
 
 /// What a recorded step stays valid for: the time step (its bits), the grid and its
@@ -158,12 +151,7 @@ impl AdaptiveCavity {
     /// A cavity at rest on `backend`, levels `0 .. full` present.
     pub fn new(backend: &Backend, config: &AdaptiveConfig) -> Result<AdaptiveCavity, CavityError> {
         config.validate()?;
-        // On a device the cavity queues its work on a stream of its own: a step recorded
-        // into a graph captures everything queued on its stream.
-        let own = match backend {
-            Backend::Cuda(c) => Backend::Cuda(c.new_stream()?.with_tuning(c.tuning())),
-            Backend::Cpu => Backend::Cpu,
-        };
+        let own = own_stream(backend)?;
         let backend = &own;
         let tree = Hierarchy::new(
             backend,
@@ -196,8 +184,7 @@ impl AdaptiveCavity {
             dt: config.cfl * stable_time_step(config.re, h, LID_SPEED),
             adapted: (0, 0),
             graph: true,
-            recorded: None,
-            eager: None,
+            recorded: StepGraph::new(WarmUp::SameKey),
         })
     }
 
@@ -242,31 +229,11 @@ impl AdaptiveCavity {
     pub fn step(&mut self) -> Result<(), CavityError> {
         let grid = self.tree.grid();
         let key = (self.dt.to_bits(), grid.id(), grid.generation());
-        let replay = matches!(&self.recorded, Some((k, _)) if *k == key);
-        if !replay {
-            self.recorded = None;
-        }
-        let cuda = match self.tree.grid().backend() {
-            Backend::Cuda(c) if self.graph => Some(c.clone()),
-            _ => None,
-        };
-        match (&self.recorded, cuda) {
-            (Some((_, graph)), _) => graph.launch()?,
-            (None, Some(cuda)) if self.eager == Some(key) => {
-                let mut result = Ok(());
-                let graph = cuda.capture(|| {
-                    result = self.rk4();
-                    Ok(())
-                })?;
-                result?;
-                graph.launch()?;
-                self.recorded = Some((key, graph));
-            }
-            _ => {
-                self.rk4()?;
-                self.eager = Some(key);
-            }
-        }
+        let cuda = recording_device(grid.backend(), self.graph);
+        let mut recorded = std::mem::replace(&mut self.recorded, StepGraph::new(WarmUp::SameKey));
+        let stepped = recorded.run(key, cuda.as_ref(), || self.rk4());
+        self.recorded = recorded;
+        stepped?;
         self.step += 1;
         self.time += self.dt;
         if self.step.is_multiple_of(self.config.adapt_every) {

@@ -16,6 +16,16 @@ pub mod kernels {
         i == 0 || j == 0 || i == extent(0) - 1 || j == extent(1) - 1
     }
 
+    /// `value` at an interior node of the kernel's grid, 0 on its boundary.
+    #[stencil_fn]
+    fn zero_on_edge<T: Real>(value: T) -> T {
+        if on_edge(index(0), index(1)) {
+            0.0
+        } else {
+            value
+        }
+    }
+
     /// The colour of the node at offset `d`.
     #[stencil_fn]
     fn colour_at(d: (i64, i64)) -> i64 {
@@ -303,11 +313,7 @@ pub mod kernels {
             }
             rows = weigh_next(b, rows, row);
         }
-        coarse = if on_edge(index(0), index(1)) {
-            0.0
-        } else {
-            rows
-        };
+        coarse = zero_on_edge(rows);
     }
 
     /// [`restrict_residual`] of the correction that one red-black sweep from zero gives
@@ -324,11 +330,7 @@ pub mod kernels {
             }
             rows = weigh_next(b, rows, row);
         }
-        coarse = if on_edge(index(0), index(1)) {
-            0.0
-        } else {
-            rows
-        };
+        coarse = zero_on_edge(rows);
     }
 
     /// The prolongation added to a correction followed by the colour-0 half-sweep, at the

@@ -2,9 +2,9 @@
 //! progress, checkpoints and results, plus the picture of the levels and the adaptive
 //! grid for ParaView.
 
-use super::{progress_bar, say_resumed, show, start, Args};
+use super::{progress_bar, say_resumed, show, start, summary, Args};
 use cavity::adaptive::{AdaptiveCavity, AdaptiveCheckpoint, AdaptiveConfig};
-use cavity::{CavityError, Check, Config, Outcome, Summary, Until};
+use cavity::{CavityError, Check, Config, Until};
 use std::time::{Duration, Instant};
 use stencil_runtime::Backend;
 
@@ -135,23 +135,17 @@ pub fn run(args: &Args, config: &Config) -> Result<(), CavityError> {
     AdaptiveCheckpoint::of(&flow)?.write(&checkpoint_path)?;
     let wall = start.elapsed().as_secs_f64();
     flow.poisson_solve_exactly()?;
-    let mut summary = Summary {
-        re: config.re,
-        n: adaptive.finest_points(),
-        backend: backend.name(),
-        precision: "f64".into(),
-        outcome: match outcome {
-            Outcome::Steady => "steady".into(),
-            Outcome::ReachedTime => "reached the end time".into(),
-            Outcome::Interrupted => "interrupted".into(),
-        },
-        steps: flow.step,
-        time: flow.time,
-        wall_seconds: wall,
-        change: last.map_or(f64::NAN, |c| c.change),
-        psi_min: (0.0, 0.0, 0.0),
-        comparison: None,
-    };
+    let (n, steps) = (adaptive.finest_points(), (flow.step, flow.time));
+    let mut summary = summary(
+        config,
+        n,
+        &backend,
+        "f64".into(),
+        outcome,
+        steps,
+        wall,
+        last,
+    );
     let files =
         cavity::write_adaptive_results(&mut flow, &args.out, reference.as_ref(), &mut summary)?;
     print!("{summary}");

@@ -219,23 +219,10 @@ fn run(args: Args) -> Result<(), CavityError> {
         };
         view.finish(progress, |r| painter.draw(&flow, r))?;
     }
-    let mut summary = Summary {
-        re: config.re,
-        n: config.n,
-        backend: backend.name(),
-        precision: args.precision.clone(),
-        outcome: match outcome {
-            Outcome::Steady => "steady".into(),
-            Outcome::ReachedTime => "reached the end time".into(),
-            Outcome::Interrupted => "interrupted".into(),
-        },
-        steps: flow.step,
-        time: flow.time,
-        wall_seconds: wall,
-        change: last.map_or(f64::NAN, |c: Check| c.change),
-        psi_min: (0.0, 0.0, 0.0),
-        comparison: None,
-    };
+    let (precision, steps) = (args.precision.clone(), (flow.step, flow.time));
+    let mut summary = summary(
+        &config, config.n, &backend, precision, outcome, steps, wall, last,
+    );
     let files = cavity::write_results(&mut flow, &args.out, reference.as_ref(), &mut summary)?;
     print!("{summary}");
     if reference.is_none() {
@@ -271,6 +258,39 @@ pub(crate) fn start<C>(
         .map(|p| Reference::load(&p))
         .transpose()?;
     Ok((checkpoint_path, resumed, reference))
+}
+
+/// What a run of `config` on `n` nodes per side did, before its results are written (which
+/// fill in the stream function's minimum and the comparison): where it ran, the Poisson
+/// precision, how it ended, `(steps, time)` at the end, its wall time and its last check.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn summary(
+    config: &Config,
+    n: usize,
+    backend: &Backend,
+    precision: String,
+    outcome: Outcome,
+    (steps, time): (u64, f64),
+    wall_seconds: f64,
+    last: Option<Check>,
+) -> Summary {
+    Summary {
+        re: config.re,
+        n,
+        backend: backend.name(),
+        precision,
+        outcome: match outcome {
+            Outcome::Steady => "steady".into(),
+            Outcome::ReachedTime => "reached the end time".into(),
+            Outcome::Interrupted => "interrupted".into(),
+        },
+        steps,
+        time,
+        wall_seconds,
+        change: last.map_or(f64::NAN, |c| c.change),
+        psi_min: (0.0, 0.0, 0.0),
+        comparison: None,
+    }
 }
 
 /// Tells that the run continues from the checkpoint at `path`.
