@@ -86,6 +86,46 @@ impl Watcher {
             }
         }
     }
+
+    /// The next frame's header and layers, skipping other messages; an error if the run
+    /// closes the stream first.
+    pub fn next_frame(&mut self) -> Result<(serde_json::Value, Vec<Vec<f32>>), Error> {
+        loop {
+            if let Received::Frame { header, layers } = self.next()? {
+                return Ok((header, layers));
+            }
+        }
+    }
+
+    /// The next status message's status that `accept` takes (a notice or a state the
+    /// page waits for), skipping other messages; an error if the run closes the stream
+    /// first.
+    pub fn wait_for_status(
+        &mut self,
+        mut accept: impl FnMut(&serde_json::Value) -> bool,
+    ) -> Result<serde_json::Value, Error> {
+        loop {
+            if let Received::Status(s) = self.next()? {
+                if accept(&s) {
+                    return Ok(s);
+                }
+            }
+        }
+    }
+
+    /// The next status notice (the line a run shows after a command, e.g. that a
+    /// checkpoint was written) that `accept` takes, skipping other messages; an error if
+    /// the run closes the stream first.
+    pub fn wait_for_notice(&mut self, accept: impl Fn(&str) -> bool) -> Result<String, Error> {
+        let status = self.wait_for_status(|s| s["notice"].as_str().is_some_and(&accept))?;
+        Ok(status["notice"].as_str().unwrap_or_default().to_string())
+    }
+
+    /// The next message; an error once the run has closed the stream.
+    fn next(&mut self) -> Result<Received, Error> {
+        self.receive()?
+            .ok_or_else(|| failed("waiting", "the run closed the stream"))
+    }
 }
 
 /// A frame message's header and layers (see the format in [`crate::protocol`]).

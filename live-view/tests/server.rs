@@ -387,13 +387,7 @@ fn an_interrupt_ends_a_pause() {
         }
     });
     page.send(&serde_json::json!({ "pause": true })).unwrap();
-    loop {
-        if let Some(live_view::Received::Status(s)) = page.receive().unwrap() {
-            if s["paused"] == true {
-                break;
-            }
-        }
-    }
+    page.wait_for_status(|s| s["paused"] == true).unwrap();
     let held = steps.load(Ordering::SeqCst);
     std::thread::sleep(Duration::from_millis(500));
     assert!(

@@ -71,12 +71,13 @@ fn family_items(kernels: &[Kernel], f: &syn::ItemFn, source: &str) -> syn::Resul
     let k = &kernels[0];
     let Parts {
         generics,
-        params,
-        block_params,
+        domain,
+        blocks,
         ret,
         domain_field,
         ..
     } = &sig;
+    let (params, block_params) = (&domain.params, &blocks.params);
     let name_str = &k.name;
     let doc = format!(
         "Runs `{}` over the interior of its first output field on `backend`, with the \

@@ -17,9 +17,7 @@ mod parse;
 /// `launch`, `cpu`, `PTX_F32`, `PTX_F64`, `IR` and `SOURCE`. See `docs/language.md`.
 #[proc_macro_attribute]
 pub fn stencil(attr: TokenStream, item: TokenStream) -> TokenStream {
-    parse::standalone_kernel(attr.into(), item.into())
-        .unwrap_or_else(syn::Error::into_compile_error)
-        .into()
+    expand(parse::standalone_kernel, attr, item)
 }
 
 /// Marks an inlined helper (a limiter, a flux function). Helpers live in a `#[stencils]`
@@ -41,9 +39,7 @@ pub fn stencil_fn(_attr: TokenStream, _item: TokenStream) -> TokenStream {
 /// those `#[stencil_helpers]` libraries of the same crate.
 #[proc_macro_attribute]
 pub fn stencils(attr: TokenStream, item: TokenStream) -> TokenStream {
-    parse::stencil_module(attr.into(), item.into())
-        .unwrap_or_else(syn::Error::into_compile_error)
-        .into()
+    expand(parse::stencil_module, attr, item)
 }
 
 /// A library of `#[stencil_fn]` helpers shared by several `#[stencils]` modules of a crate
@@ -51,7 +47,20 @@ pub fn stencils(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// other libraries the same way; it holds no kernels. Other items pass through unchanged.
 #[proc_macro_attribute]
 pub fn stencil_helpers(attr: TokenStream, item: TokenStream) -> TokenStream {
-    parse::helper_library(attr.into(), item.into())
+    expand(parse::helper_library, attr, item)
+}
+
+/// Runs the attribute macro `expander` on the attribute's arguments `attr` and the
+/// annotated `item`, turning its error, if any, into a `compile_error!` at its span.
+fn expand(
+    expander: fn(
+        proc_macro2::TokenStream,
+        proc_macro2::TokenStream,
+    ) -> syn::Result<proc_macro2::TokenStream>,
+    attr: TokenStream,
+    item: TokenStream,
+) -> TokenStream {
+    expander(attr.into(), item.into())
         .unwrap_or_else(syn::Error::into_compile_error)
         .into()
 }

@@ -18,3 +18,20 @@ pub fn cuda_or_skip() -> Option<Cuda> {
 pub fn gpu_or_skip() -> Option<Backend> {
     cuda_or_skip().map(Backend::Cuda)
 }
+
+/// Fixed launch shapes (`LaunchShape` syntax) that between them use every tile variant:
+/// several points per thread along the last axis (`p`), vectors along x (`v`), blocks of
+/// one to three dimensions. GPU tests run their kernels under each, beside shapes of
+/// their own.
+pub const TILE_SHAPES: [&str; 10] = [
+    "32x2x1p2",
+    "32x4x1p4",
+    "64x1x1p8",
+    "32x4x2p2",
+    "32x2x2p8",
+    "32x4x1v4p1",
+    "32x2x1v4p4",
+    "32x4x1v2p2",
+    "32x2x2v2p8",
+    "64x2x2v4p2",
+];

@@ -11,7 +11,7 @@
 use kernels_gen::ir::Access;
 use stencil_runtime::cuda::{CudaLaunch, KernelCode, LaunchShape, Ptx, Tuning};
 use stencil_runtime::{Backend, Cuda, Element, Error, Field, Precision, Real};
-use stencil_tests::device::cuda_or_skip;
+use stencil_tests::device::{cuda_or_skip, TILE_SHAPES};
 use stencil_tests::dispatch;
 use stencil_tests::harness::{
     assert_close, kernel_ir_of_dims, poisoned, random_field, rng, tolerance, values,
@@ -78,19 +78,7 @@ fn every_kernel_agrees_with_the_cpu_for_every_launch_shape() {
     std::env::set_var(stencil_runtime::cuda::TUNE_CACHE_ENV, &cache);
 
     check_suite(&cuda.clone().with_tuning(Tuning::Off), "default shape");
-    for shape in [
-        "32x2x1p2",
-        "32x4x1p4",
-        "64x1x1p8",
-        "32x4x2p2",
-        "32x2x2p8",
-        "128x1x1p1",
-        "32x4x1v4p1",
-        "32x2x1v4p4",
-        "32x4x1v2p2",
-        "32x2x2v2p8",
-        "64x2x2v4p2",
-    ] {
+    for shape in TILE_SHAPES.into_iter().chain(["128x1x1p1"]) {
         let s: LaunchShape = shape.parse().expect("a shape");
         check_suite(&cuda.clone().with_tuning(Tuning::Fixed(s)), shape);
     }

@@ -75,13 +75,7 @@ impl Checkpoint {
     /// Reads a checkpoint, refusing files that are not one.
     pub fn read(path: &Path) -> Result<Checkpoint, CavityError> {
         let c: Checkpoint = read_file(path, "a cavity checkpoint")?;
-        if c.format != FORMAT {
-            return Err(CavityError::Checkpoint(format!(
-                "`{}` has format `{}`, this program reads `{FORMAT}`",
-                path.display(),
-                c.format
-            )));
-        }
+        check_format(path, &c.format, FORMAT)?;
         if c.w.len() != c.n * c.n || c.psi.len() != c.n * c.n {
             return Err(CavityError::Checkpoint(format!(
                 "`{}` is damaged: its fields do not hold {} x {} values",
@@ -163,4 +157,16 @@ pub(crate) fn read_file<T: serde::de::DeserializeOwned>(
             path.display()
         ))
     })
+}
+
+/// Refuses a checkpoint read from `path` whose first field, `found`, is not the format
+/// `expected` this program writes (another kind of checkpoint, or another version).
+pub(crate) fn check_format(path: &Path, found: &str, expected: &str) -> Result<(), CavityError> {
+    if found == expected {
+        return Ok(());
+    }
+    Err(CavityError::Checkpoint(format!(
+        "`{}` has format `{found}`, this program reads `{expected}`",
+        path.display()
+    )))
 }

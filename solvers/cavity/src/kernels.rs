@@ -7,14 +7,19 @@
 
 use stencil_runtime::prelude::*;
 
-#[stencils]
-pub mod flow {
-    /// Whether node `(i, j)` lies on a wall of the `nx x ny` grid.
+/// The helpers both modules of kernels share (this one and
+/// [`crate::adaptive::kernels::poisson`]).
+#[stencil_helpers]
+pub(crate) mod walls {
+    /// Whether node `(i, j)` lies on a wall of the `nx x ny` nodes.
     #[stencil_fn]
     fn on_wall(i: i64, j: i64, nx: i64, ny: i64) -> bool {
         i == 0 || j == 0 || i == nx - 1 || j == ny - 1
     }
+}
 
+#[stencils(helpers = [walls])]
+pub mod flow {
     /// Wall vorticity from the stream function by Thom's formula,
     /// `w_wall = 2 (psi_wall - psi_1) / h^2 - 2 U_t / h`, with `psi_wall = 0`, `psi_1` the
     /// value one node inside and `U_t` the wall's tangential speed (the lid's `U` at

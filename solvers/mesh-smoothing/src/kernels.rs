@@ -211,6 +211,42 @@ pub mod smoothing {
         0.25 * reach / n
     }
 
+    /// The metric at the candidate `(cx, cy)` read from the super-sampled metric
+    /// `[[g11, g12], [g12, g22]]` (bilinear): what [`metric_at`] is to the `_sampled`
+    /// kernels.
+    #[stencil_fn]
+    fn sampled_metric<T: Real>(
+        g11: Sampled<T>,
+        g12: Sampled<T>,
+        g22: Sampled<T>,
+        cx: T,
+        cy: T,
+    ) -> (T, T, T) {
+        (g11.sample(cx, cy), g12.sample(cx, cy), g22.sample(cx, cy))
+    }
+
+    /// The step of a round of `search`: [`first_step`] at round 0, else the stored `step`.
+    #[stencil_fn]
+    fn search_step<T: Real>(mesh: Mesh, x: In<T>, y: In<T>, step: In<T>, round: i64) -> T {
+        if round == 0 {
+            first_step(mesh, x, y)
+        } else {
+            step
+        }
+    }
+
+    /// Whether the vertex moved in any round of `search` so far (1 or 0): in this one if
+    /// it `improved`, else as `moved_flag` says (which round 0 ignores).
+    #[stencil_fn]
+    fn moved_so_far<T: Real>(moved_flag: In<T>, round: i64, improved: bool) -> T {
+        let flag = if round == 0 { 0.0 } else { moved_flag };
+        if improved {
+            1.0
+        } else {
+            flag
+        }
+    }
+
     /// Whether a halving attempt of `relocate` takes the candidate whose cavity quality is
     /// `q` (given the quality `before` the move, whether an earlier attempt `done` so,
     /// and whether the candidate differs from the vertex).
@@ -311,19 +347,8 @@ pub mod smoothing {
         for attempt in 0..11 {
             let cx = x + stepx;
             let cy = y + stepy;
-            let q = cavity_quality(
-                mesh,
-                x,
-                y,
-                m11,
-                m12,
-                m22,
-                cx,
-                cy,
-                g11.sample(cx, cy),
-                g12.sample(cx, cy),
-                g22.sample(cx, cy),
-            );
+            let (c11, c12, c22) = sampled_metric(g11, g12, g22, cx, cy);
+            let q = cavity_quality(mesh, x, y, m11, m12, m22, cx, cy, c11, c12, c22);
             if takes(method, q, before, done, cx != x || cy != y) {
                 go = true;
                 nx = cx;
@@ -365,11 +390,7 @@ pub mod smoothing {
         rounds: i64,
         moved: Sum<T>,
     ) {
-        let h = if round == 0 {
-            first_step(mesh, x, y)
-        } else {
-            step
-        };
+        let h = search_step(mesh, x, y, step, round);
         let mut best_q = cavity_quality(mesh, x, y, m11, m12, m22, x, y, m11, m12, m22);
         let mut bx = x;
         let mut by = y;
@@ -400,8 +421,7 @@ pub mod smoothing {
             m22 = b22;
         }
         step = if improved { h } else { 0.5 * h };
-        let flag = if round == 0 { 0.0 } else { moved_flag };
-        let now = if improved { 1.0 } else { flag };
+        let now = moved_so_far(moved_flag, round, improved);
         moved_flag = now;
         moved.reduce(if round == rounds - 1 { now } else { 0.0 });
     }
@@ -425,11 +445,7 @@ pub mod smoothing {
         rounds: i64,
         moved: Sum<T>,
     ) {
-        let h = if round == 0 {
-            first_step(mesh, x, y)
-        } else {
-            step
-        };
+        let h = search_step(mesh, x, y, step, round);
         let mut best_q = cavity_quality(mesh, x, y, m11, m12, m22, x, y, m11, m12, m22);
         let mut bx = x;
         let mut by = y;
@@ -437,19 +453,8 @@ pub mod smoothing {
         for k in 0..8 {
             let cx = bx + compass_x(k, h);
             let cy = by + compass_y(k, h);
-            let q = cavity_quality(
-                mesh,
-                x,
-                y,
-                m11,
-                m12,
-                m22,
-                cx,
-                cy,
-                g11.sample(cx, cy),
-                g12.sample(cx, cy),
-                g22.sample(cx, cy),
-            );
+            let (c11, c12, c22) = sampled_metric(g11, g12, g22, cx, cy);
+            let q = cavity_quality(mesh, x, y, m11, m12, m22, cx, cy, c11, c12, c22);
             if q > best_q {
                 bx = cx;
                 by = cy;
@@ -465,8 +470,7 @@ pub mod smoothing {
             m22 = g22.sample(bx, by);
         }
         step = if improved { h } else { 0.5 * h };
-        let flag = if round == 0 { 0.0 } else { moved_flag };
-        let now = if improved { 1.0 } else { flag };
+        let now = moved_so_far(moved_flag, round, improved);
         moved_flag = now;
         moved.reduce(if round == rounds - 1 { now } else { 0.0 });
     }

@@ -1,7 +1,7 @@
 //! `smooth --serve`: a scripted page watches the mesh's quality and asks for a checkpoint,
 //! a mesh that `smooth` reads back.
 
-use live_view::{Received, ServedRun, Watcher};
+use live_view::{ServedRun, Watcher};
 use std::process::Command;
 
 #[test]
@@ -17,10 +17,9 @@ fn a_page_watches_the_quality_and_asks_for_a_checkpoint() {
     // The unit square fits 300 pixels (a frame drawn before the run read the page's view
     // is larger).
     let (header, layers) = loop {
-        if let Received::Frame { header, layers } = w.receive().unwrap().unwrap() {
-            if (header["width"].as_u64(), header["height"].as_u64()) == (Some(300), Some(300)) {
-                break (header, layers);
-            }
+        let (header, layers) = w.next_frame().unwrap();
+        if (header["width"].as_u64(), header["height"].as_u64()) == (Some(300), Some(300)) {
+            break (header, layers);
         }
     };
     assert_eq!(header["layers"][1], "lines");
@@ -33,16 +32,7 @@ fn a_page_watches_the_quality_and_asks_for_a_checkpoint() {
     assert!(layers[1].contains(&1.0), "edges are drawn");
 
     w.send(&serde_json::json!({ "checkpoint": true })).unwrap();
-    loop {
-        if let Received::Status(s) = w.receive().unwrap().unwrap() {
-            if s["notice"]
-                .as_str()
-                .is_some_and(|n| n.contains("checkpoint.vtu"))
-            {
-                break;
-            }
-        }
-    }
+    w.wait_for_notice(|n| n.contains("checkpoint.vtu")).unwrap();
     let saved = mesh_smoothing::vtu::read_mesh(&out.path().join("mesh.checkpoint.vtu")).unwrap();
     assert_eq!(saved.points.len(), 40 * 40);
 }

@@ -8,7 +8,7 @@ use multigrid::{solve, Boundary, BoundaryKind, Options, Order, Precision, Proble
 use std::f64::consts::TAU;
 use stencil_runtime::cuda::{LaunchShape, Tuning};
 use stencil_runtime::{Backend, Error, Field, Real};
-use stencil_tests::device::gpu_or_skip;
+use stencil_tests::device::{gpu_or_skip, TILE_SHAPES};
 use stencil_tests::harness::{assert_close, random_field, rng, tolerance, values};
 
 type Launch<'a, T> =
@@ -303,19 +303,7 @@ fn every_multigrid_kernel_agrees_with_the_cpu_for_every_tile() {
     let Some(Backend::Cuda(cuda)) = gpu_or_skip() else {
         return;
     };
-    for shape in [
-        "32x2x1p2",
-        "32x4x1p4",
-        "64x1x1p8",
-        "32x4x2p2",
-        "32x2x2p8",
-        "32x4x1v4p1",
-        "32x2x1v4p4",
-        "32x4x1v2p2",
-        "32x2x1v2p8",
-        "32x2x2v2p8",
-        "64x2x2v4p2",
-    ] {
+    for shape in TILE_SHAPES.into_iter().chain(["32x2x1v2p8"]) {
         let s: LaunchShape = shape.parse().expect("a shape");
         let gpu = Backend::Cuda(cuda.clone().with_tuning(Tuning::Fixed(s)));
         every_kernel(&gpu);

@@ -4,16 +4,6 @@
 use live_view::{Received, ServedRun, Watcher};
 use std::process::Command;
 
-/// The next frame (header and layers), skipping other messages.
-fn frame(w: &mut Watcher) -> (serde_json::Value, Vec<Vec<f32>>) {
-    loop {
-        match w.receive().unwrap().expect("the stream ended") {
-            Received::Frame { header, layers } => return (header, layers),
-            _ => continue,
-        }
-    }
-}
-
 #[test]
 fn a_page_watches_a_sparse_flood_and_asks_for_a_checkpoint() {
     let out = tempfile::tempdir().unwrap();
@@ -39,19 +29,19 @@ fn a_page_watches_a_sparse_flood_and_asks_for_a_checkpoint() {
     // 128 cells fit 100 pixels after one halving (a frame drawn before the run read the
     // page's view is larger).
     let (first, layers) = loop {
-        let (h, l) = frame(&mut w);
+        let (h, l) = w.next_frame().unwrap();
         if (h["width"].as_u64(), h["height"].as_u64()) == (Some(64), Some(64)) {
             break (h, l);
         }
     };
     assert_eq!(first["layers"][0], "values");
     assert!(layers[0].iter().all(|&h| h >= 0.0) && layers[0].iter().any(|&h| h > 0.1));
-    let (second, _) = frame(&mut w);
+    let (second, _) = w.next_frame().unwrap();
     assert!(second["status"]["time"].as_f64() > first["status"]["time"].as_f64());
 
     w.send(&serde_json::json!({ "field": 1 })).unwrap();
     let (speed, layers) = loop {
-        let (h, l) = frame(&mut w);
+        let (h, l) = w.next_frame().unwrap();
         if h["field"] == 1 {
             break (h, l);
         }
@@ -60,15 +50,7 @@ fn a_page_watches_a_sparse_flood_and_asks_for_a_checkpoint() {
     assert!(layers[0].iter().all(|&s| s.is_nan() || s >= 0.0));
 
     w.send(&serde_json::json!({ "checkpoint": true })).unwrap();
-    loop {
-        if let Received::Status(s) = w.receive().unwrap().unwrap() {
-            if s["notice"]
-                .as_str()
-                .is_some_and(|n| n.starts_with("checkpoint written"))
-            {
-                break;
-            }
-        }
-    }
+    w.wait_for_notice(|n| n.starts_with("checkpoint written"))
+        .unwrap();
     assert!(out.path().join("checkpoint.bin").exists());
 }

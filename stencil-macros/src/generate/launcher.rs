@@ -11,18 +11,12 @@ use quote::{format_ident, quote};
 pub(super) struct Parts {
     /// `<T: Real>` for a generic kernel.
     pub generics: TokenStream,
-    /// The host parameters of `launch`, after the backend.
-    pub params: Vec<TokenStream>,
     /// The host argument names, in order (the same for `launch_blocks`).
     pub args: Vec<Ident>,
-    checks: Vec<TokenStream>,
-    call_args: Vec<TokenStream>,
-    cuda_args: Vec<TokenStream>,
-    /// The host parameters of `launch_blocks`, after the backend and the list.
-    pub block_params: Vec<TokenStream>,
-    block_checks: Vec<TokenStream>,
-    block_call_args: Vec<TokenStream>,
-    block_cuda_args: Vec<TokenStream>,
+    /// The pieces of `launch`.
+    pub domain: Launcher,
+    /// The pieces of `launch_blocks`, where fields are block fields.
+    pub blocks: Launcher,
     mesh_ident: Option<Ident>,
     /// The field whose interior is the domain.
     pub domain_field: Option<Ident>,
@@ -30,6 +24,19 @@ pub(super) struct Parts {
     pub ret: TokenStream,
     /// Whether the kernel also runs over the blocks of a block grid.
     pub on_blocks: bool,
+}
+
+/// The pieces of one launcher (`launch` or `launch_blocks`), parameter by parameter.
+#[derive(Default)]
+pub(super) struct Launcher {
+    /// The host parameters, after the backend (and, over blocks, the list).
+    pub params: Vec<TokenStream>,
+    /// The checks before a launch.
+    checks: Vec<TokenStream>,
+    /// The arguments of the CPU function, after the extents and what it runs over.
+    call_args: Vec<TokenStream>,
+    /// The statements passing the arguments to the CUDA launch `l`.
+    cuda_args: Vec<TokenStream>,
 }
 
 impl Parts {
@@ -41,15 +48,8 @@ impl Parts {
             quote!()
         };
         let mut args = Vec::new();
-        let mut params = Vec::new();
-        let mut checks = Vec::new();
-        let mut call_args = Vec::new();
-        let mut cuda_args = Vec::new();
-        // The same for `launch_blocks`, where fields are block fields.
-        let mut block_params = Vec::new();
-        let mut block_checks = Vec::new();
-        let mut block_call_args = Vec::new();
-        let mut block_cuda_args = Vec::new();
+        let mut domain = Launcher::default();
+        let mut blocks = Launcher::default();
         let mesh_ident = k.mesh.as_ref().map(|m| format_ident!("{}", m));
         let domain_field = k
             .fields
@@ -74,7 +74,7 @@ impl Parts {
                         let (lo, hi) = (f.reach_lo[a], f.reach_hi[a]);
                         quote!((#lo, #hi))
                     });
-                    checks.push(match &mesh_ident {
+                    domain.checks.push(match &mesh_ident {
                         Some(m) => quote! {
                             #rt::mesh::check_vertex_field(NAME, #fname, #m, #id)?;
                         },
@@ -85,22 +85,27 @@ impl Parts {
                     args.push(id.clone());
                     match f.access {
                         Access::In => {
-                            params.push(quote!(#id: &#rt::Field<#t>));
-                            call_args.push(quote!(#id.view(NAME, #fname)?));
-                            block_params.push(quote!(#id: &#rt::BlockField<#t>));
-                            block_call_args.push(quote!(#id.cpu_view(NAME, #fname)?));
+                            domain.params.push(quote!(#id: &#rt::Field<#t>));
+                            domain.call_args.push(quote!(#id.view(NAME, #fname)?));
+                            blocks.params.push(quote!(#id: &#rt::BlockField<#t>));
+                            blocks.call_args.push(quote!(#id.cpu_view(NAME, #fname)?));
                         }
                         Access::Out | Access::InOut => {
-                            params.push(quote!(#id: &mut #rt::Field<#t>));
-                            call_args.push(quote!(#id.view_mut(NAME, #fname)?));
-                            block_params.push(quote!(#id: &mut #rt::BlockField<#t>));
-                            block_call_args.push(quote!(#id.cpu_view_mut(NAME, #fname)?));
+                            domain.params.push(quote!(#id: &mut #rt::Field<#t>));
+                            domain.call_args.push(quote!(#id.view_mut(NAME, #fname)?));
+                            blocks.params.push(quote!(#id: &mut #rt::BlockField<#t>));
+                            blocks
+                                .call_args
+                                .push(quote!(#id.cpu_view_mut(NAME, #fname)?));
                         }
                     }
-                    block_checks
+                    blocks
+                        .checks
                         .push(quote!(blocks.check_field(NAME, DIMS, #fname, #fhalo, &*#id)?;));
-                    cuda_args.push(quote!(l.field(#fname, &*#id)?;));
-                    block_cuda_args.push(quote!(l.block_field(#fname, &*#id)?;));
+                    domain.cuda_args.push(quote!(l.field(#fname, &*#id)?;));
+                    blocks
+                        .cuda_args
+                        .push(quote!(l.block_field(#fname, &*#id)?;));
                 }
                 ParamKind::Scalar => {
                     let s = &k.scalars[i as usize];
@@ -110,12 +115,12 @@ impl Parts {
                         Some((of, axis)) => {
                             let group = format_ident!("{}", of);
                             if *axis == 0 {
-                                params.push(quote!(#group: &[#t]));
-                                block_params.push(quote!(#group: &[#t]));
+                                domain.params.push(quote!(#group: &[#t]));
+                                blocks.params.push(quote!(#group: &[#t]));
                                 args.push(group.clone());
                                 let check = quote!(#rt::launch::check_axes(NAME, #of, #group.len(), DIMS)?;);
-                                checks.push(check.clone());
-                                block_checks.push(check);
+                                domain.checks.push(check.clone());
+                                blocks.checks.push(check);
                             }
                             let axis = *axis as usize;
                             quote!(#group[#axis])
@@ -125,31 +130,35 @@ impl Parts {
                             // the CUDA launch its address.
                             let id = format_ident!("{}", s.name);
                             let pname = &s.name;
-                            params.push(quote!(#id: &#rt::Value<#t>));
-                            block_params.push(quote!(#id: &#rt::Value<#t>));
+                            domain.params.push(quote!(#id: &#rt::Value<#t>));
+                            blocks.params.push(quote!(#id: &#rt::Value<#t>));
                             args.push(id.clone());
                             let read = quote!(#id.host_value(NAME, #pname)?);
-                            call_args.push(read.clone());
-                            block_call_args.push(read);
+                            domain.call_args.push(read.clone());
+                            blocks.call_args.push(read);
                             let arg = quote!(l.held(#pname, #id)?;);
-                            cuda_args.push(arg.clone());
-                            block_cuda_args.push(arg);
+                            domain.cuda_args.push(arg.clone());
+                            blocks.cuda_args.push(arg);
                             continue;
                         }
                         None => {
                             let id = format_ident!("{}", s.name);
-                            params.push(quote!(#id: #t));
-                            block_params.push(quote!(#id: #t));
+                            domain.params.push(quote!(#id: #t));
+                            blocks.params.push(quote!(#id: #t));
                             args.push(id.clone());
                             quote!(#id)
                         }
                     };
-                    call_args.push(id.clone());
-                    block_call_args.push(id.clone());
+                    domain.call_args.push(id.clone());
+                    blocks.call_args.push(id.clone());
                     if k.red_black == Some(i) {
                         let pname = &s.name;
-                        checks.push(quote!(#rt::launch::check_colour(NAME, #pname, #id)?;));
-                        block_checks.push(quote!(#rt::launch::check_colour(NAME, #pname, #id)?;));
+                        domain
+                            .checks
+                            .push(quote!(#rt::launch::check_colour(NAME, #pname, #id)?;));
+                        blocks
+                            .checks
+                            .push(quote!(#rt::launch::check_colour(NAME, #pname, #id)?;));
                     }
                     let arg = match s.ty {
                         Ty::Real => quote!(l.real(#id);),
@@ -159,16 +168,16 @@ impl Parts {
                         Ty::Int | Ty::I32 | Ty::U8 => quote!(l.int(#id);),
                         Ty::Bool => quote!(l.bool(#id);),
                     };
-                    cuda_args.push(arg.clone());
-                    block_cuda_args.push(arg);
+                    domain.cuda_args.push(arg.clone());
+                    blocks.cuda_args.push(arg);
                 }
                 ParamKind::Mesh => {
                     let id = mesh_ident.clone().expect("a vertex kernel names its mesh");
                     let pname = id.to_string();
                     args.push(id.clone());
-                    params.push(quote!(#id: &#rt::mesh::VertexSet));
-                    call_args.push(quote!(#id.cpu_view()));
-                    cuda_args.push(quote!(l.mesh(#pname, #id)?;));
+                    domain.params.push(quote!(#id: &#rt::mesh::VertexSet));
+                    domain.call_args.push(quote!(#id.cpu_view()));
+                    domain.cuda_args.push(quote!(l.mesh(#pname, #id)?;));
                 }
                 ParamKind::Sampled => {
                     let g = &k.sampled[i as usize];
@@ -176,9 +185,9 @@ impl Parts {
                     let t = ty_tokens(g.elem);
                     let gname = &g.name;
                     args.push(id.clone());
-                    params.push(quote!(#id: &#rt::SampledGrid<#t>));
-                    call_args.push(quote!(#id.cpu_view(NAME, #gname)?));
-                    cuda_args.push(quote!(l.sampled(#gname, #id)?;));
+                    domain.params.push(quote!(#id: &#rt::SampledGrid<#t>));
+                    domain.call_args.push(quote!(#id.cpu_view(NAME, #gname)?));
+                    domain.cuda_args.push(quote!(l.sampled(#gname, #id)?;));
                 }
                 ParamKind::Reduction => {
                     let r = &k.reductions[i as usize];
@@ -188,19 +197,15 @@ impl Parts {
                         ReduceOp::Min => quote!(#rt::cuda::Reduce::Min),
                     };
                     let p = precision_tokens(r.ty, rt);
-                    cuda_args.push(quote!(l.reduction(#op, #p);));
-                    block_cuda_args.push(quote!(l.reduction(#op, #p);));
+                    domain.cuda_args.push(quote!(l.reduction(#op, #p);));
+                    blocks.cuda_args.push(quote!(l.reduction(#op, #p);));
                 }
             }
         }
 
         let red_types: Vec<TokenStream> =
             k.reductions.iter().map(|r| ty_tokens(r.result)).collect();
-        let ret = match red_types.len() {
-            0 => quote!(()),
-            1 => quote!(#(#red_types)*),
-            _ => quote!((#(#red_types),*)),
-        };
+        let ret = unit_one_or_tuple(&red_types);
         // Point kernels whose fields are all reals on the domain's grid also run over blocks.
         let on_blocks = k.mesh.is_none()
             && k.line.is_none()
@@ -210,15 +215,9 @@ impl Parts {
                 .all(|f| f.map == IndexMap::Same && f.elem.is_float());
         Parts {
             generics,
-            params,
             args,
-            checks,
-            call_args,
-            cuda_args,
-            block_params,
-            block_checks,
-            block_call_args,
-            block_cuda_args,
+            domain,
+            blocks,
             mesh_ident,
             domain_field,
             ret,
@@ -227,24 +226,73 @@ impl Parts {
     }
 }
 
+/// What a launcher's backends return: the reductions (nothing, one value or a tuple)
+/// from the CPU function's result `r` and from the device's `values`.
+struct Results {
+    /// The value of the CPU arm.
+    cpu: TokenStream,
+    /// The value of the CUDA arm.
+    cuda: TokenStream,
+    /// The precision the CUDA launch runs at.
+    precision: TokenStream,
+}
+
+impl Launcher {
+    /// The `match backend` ending a launcher, after its checks and with the extents in
+    /// `n`: the CPU function called over `over` (an `Over`), or the CUDA launch given
+    /// this launcher's arguments and started by the call `run` (of `l`), each giving
+    /// `results`.
+    fn dispatch(
+        &self,
+        rt: &TokenStream,
+        over: TokenStream,
+        run: TokenStream,
+        results: &Results,
+    ) -> TokenStream {
+        let Launcher {
+            call_args,
+            cuda_args,
+            ..
+        } = self;
+        let Results {
+            cpu,
+            cuda,
+            precision,
+        } = results;
+        // SAFETY (of the generated call): the launcher's checks made every view cover
+        // the domain (or every field the list's layout) plus the halo the kernel reads,
+        // and the borrow checker keeps outputs apart from inputs.
+        quote! {
+            match backend {
+                #rt::Backend::Cpu => {
+                    let r = unsafe { cpu(n, #over, #(#call_args),*) };
+                    Ok(#cpu)
+                }
+                #rt::Backend::Cuda(cuda) => {
+                    let mut l = #rt::cuda::CudaLaunch::new(cuda, &CODE, #precision);
+                    #(#cuda_args)*
+                    #[allow(unused_variables)]
+                    let values = l.#run?;
+                    Ok(#cuda)
+                }
+            }
+        }
+    }
+}
+
+/// The launchers' value of `items`: `()` for none, the item for one, else their tuple.
+fn unit_one_or_tuple(items: &[TokenStream]) -> TokenStream {
+    match items {
+        [] => quote!(()),
+        [one] => one.clone(),
+        many => quote!((#(#many),*)),
+    }
+}
+
 /// The `launch` (and, for point kernels, `launch_blocks`) function of kernel `k`.
 pub(super) fn launcher(k: &Kernel, rt: &TokenStream) -> TokenStream {
-    let Parts {
-        generics,
-        params,
-        checks,
-        call_args,
-        cuda_args,
-        block_params,
-        block_checks,
-        block_call_args,
-        block_cuda_args,
-        mesh_ident,
-        domain_field,
-        ret,
-        on_blocks,
-        ..
-    } = Parts::of(k, rt);
+    let parts = Parts::of(k, rt);
+    let Parts { generics, ret, .. } = &parts;
     // The values from the device, converted (exactly) from f64 to each reduction's type.
     let red_values: Vec<TokenStream> = k
         .reductions
@@ -259,33 +307,31 @@ pub(super) fn launcher(k: &Kernel, rt: &TokenStream) -> TokenStream {
         })
         .collect();
     // The CPU function's results (in each reduction's `ty`) as the launch returns them.
-    let cpu_ret = {
-        let convert = |r: &kernels_gen::ir::ReductionParam, v: TokenStream| match r.result {
-            Ty::Int => quote!(#v as i64),
-            Ty::Bool => quote!(#v != 0.0),
-            _ => v,
-        };
-        match k.reductions.as_slice() {
-            [] => quote!(r),
-            [one] => convert(one, quote!(r)),
-            many => {
-                let parts = many.iter().enumerate().map(|(i, red)| {
-                    let i = syn::Index::from(i);
-                    convert(red, quote!(r.#i))
-                });
-                quote!((#(#parts),*))
-            }
-        }
+    let convert = |r: &kernels_gen::ir::ReductionParam, v: TokenStream| match r.result {
+        Ty::Int => quote!(#v as i64),
+        Ty::Bool => quote!(#v != 0.0),
+        _ => v,
     };
-    let cuda_ret = match red_values.len() {
-        0 => quote!(()),
-        1 => quote!(#(#red_values)*),
-        _ => quote!((#(#red_values),*)),
+    let cpu_ret = match k.reductions.as_slice() {
+        [] => quote!(r),
+        [one] => convert(one, quote!(r)),
+        many => {
+            let parts = many.iter().enumerate().map(|(i, red)| {
+                let i = syn::Index::from(i);
+                convert(red, quote!(r.#i))
+            });
+            quote!((#(#parts),*))
+        }
     };
     let precision = if k.is_generic() {
         quote!(<T as #rt::Real>::PRECISION)
     } else {
         quote!(#rt::Precision::F64)
+    };
+    let results = Results {
+        cpu: cpu_ret,
+        cuda: unit_one_or_tuple(&red_values),
+        precision,
     };
     let red_doc = if k.reductions.is_empty() {
         String::new()
@@ -311,11 +357,11 @@ pub(super) fn launcher(k: &Kernel, rt: &TokenStream) -> TokenStream {
             k.name
         ),
     };
-    let domain = match &mesh_ident {
-        Some(m) => quote!(vec![#m.len()]),
-        None => quote!(#domain_field.extent().to_vec()),
+    let domain_of = match (&parts.mesh_ident, &parts.domain_field) {
+        (Some(m), _) => quote!(vec![#m.len()]),
+        (None, f) => quote!(#f.extent().to_vec()),
     };
-    let block_launch = if on_blocks {
+    let block_launch = if parts.on_blocks {
         let block_doc = format!(
             "Runs `{}` over the blocks of `blocks` (one launch for all of them) on `backend`; \
              the fields are block fields of the list's grid, on `backend`.{red_doc}\n\n\
@@ -326,55 +372,38 @@ pub(super) fn launcher(k: &Kernel, rt: &TokenStream) -> TokenStream {
              number of launch tiles.",
             k.name
         );
+        let Launcher { params, checks, .. } = &parts.blocks;
+        let dispatch = parts.blocks.dispatch(
+            rt,
+            quote!(blocks.cpu_over()),
+            quote!(run_blocks(blocks)),
+            &results,
+        );
         quote! {
             #[doc = #block_doc]
-            pub fn launch_blocks #generics (backend: &#rt::Backend, blocks: &#rt::BlockList, #(#block_params),*) -> ::core::result::Result<#ret, #rt::Error> {
-                #(#block_checks)*
+            pub fn launch_blocks #generics (backend: &#rt::Backend, blocks: &#rt::BlockList, #(#params),*) -> ::core::result::Result<#ret, #rt::Error> {
+                #(#checks)*
                 let n = blocks.geometry().domain;
-                match backend {
-                    // SAFETY: every field is of the list's layout, whose slots hold each
-                    // block plus a halo at least as wide as the kernel reads, and the
-                    // borrow checker keeps outputs apart from inputs.
-                    #rt::Backend::Cpu => {
-                        let r = unsafe { cpu(n, blocks.cpu_over(), #(#block_call_args),*) };
-                        Ok(#cpu_ret)
-                    }
-                    #rt::Backend::Cuda(cuda) => {
-                        let mut l = #rt::cuda::CudaLaunch::new(cuda, &CODE, #precision);
-                        #(#block_cuda_args)*
-                        #[allow(unused_variables)]
-                        let values = l.run_blocks(blocks)?;
-                        Ok(#cuda_ret)
-                    }
-                }
+                #dispatch
             }
         }
     } else {
         quote!()
     };
+    let Launcher { params, checks, .. } = &parts.domain;
+    let dispatch =
+        parts
+            .domain
+            .dispatch(rt, quote!(#rt::cpu::Over::Domain), quote!(run(n)), &results);
     quote! {
         #block_launch
 
         #[doc = #doc]
         pub fn launch #generics (backend: &#rt::Backend, #(#params),*) -> ::core::result::Result<#ret, #rt::Error> {
-            let domain: ::std::vec::Vec<usize> = #domain;
+            let domain: ::std::vec::Vec<usize> = #domain_of;
             #(#checks)*
             let n = #rt::launch::domain3(&domain);
-            match backend {
-                // SAFETY: every view was checked to cover the domain plus the halo the
-                // kernel reads, and the borrow checker keeps outputs apart from inputs.
-                #rt::Backend::Cpu => {
-                    let r = unsafe { cpu(n, #rt::cpu::Over::Domain, #(#call_args),*) };
-                    Ok(#cpu_ret)
-                }
-                #rt::Backend::Cuda(cuda) => {
-                    let mut l = #rt::cuda::CudaLaunch::new(cuda, &CODE, #precision);
-                    #(#cuda_args)*
-                    #[allow(unused_variables)]
-                    let values = l.run(n)?;
-                    Ok(#cuda_ret)
-                }
-            }
+            #dispatch
         }
     }
 }

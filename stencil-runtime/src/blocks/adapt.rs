@@ -173,22 +173,16 @@ fn requirements(g: &Geometry, key: BlockKey) -> Vec<BlockKey> {
 pub fn neighbours(g: &Geometry, key: BlockKey) -> Vec<BlockKey> {
     let lg = g.at_level(key.level);
     let mut out = Vec::new();
-    for dir in 0..3usize.pow(g.dims as u32) {
-        let mut rest = dir;
+    for dir in 0..g.directions() {
+        let step = g.direction(dir);
         let mut index = key.index;
-        let mut ok = true;
-        let mut moved = false;
+        let mut inside = true;
         for (a, x) in index.iter_mut().enumerate().take(g.dims) {
-            let d = (rest % 3) as i64 - 1;
-            rest /= 3;
-            let at = *x as i64 + d;
-            moved |= d != 0;
-            if !(0..lg.blocks[a] as i64).contains(&at) {
-                ok = false;
-            }
+            let at = *x as i64 + step[a];
+            inside &= (0..lg.blocks[a] as i64).contains(&at);
             *x = at as u32;
         }
-        if ok && moved {
+        if inside && step != [0; 3] {
             out.push(BlockKey {
                 level: key.level,
                 index,
@@ -225,6 +219,12 @@ mod tests {
             .all(|k| requirements(g, *k).iter().all(|r| keys.contains(r)))
     }
 
+    /// The measure of a block whose details are significant.
+    const LOUD: BlockMeasure = BlockMeasure {
+        significant: true,
+        above_coarsening: true,
+    };
+
     fn apply(present: &[BlockKey], a: &Adaptation) -> Vec<BlockKey> {
         let mut s: BTreeSet<BlockKey> = present.iter().copied().collect();
         s.extend(a.add.iter().copied());
@@ -241,13 +241,7 @@ mod tests {
         let corner = BlockKey::at(0, [4, 4, 0]); // the one-point blocks past 32
         let hot = BlockKey::at(0, [2, 1, 0]);
         assert!(present.contains(&corner) && present.contains(&hot));
-        let measures = HashMap::from([(
-            hot,
-            BlockMeasure {
-                significant: true,
-                above_coarsening: true,
-            },
-        )]);
+        let measures = HashMap::from([(hot, LOUD)]);
         let a = plan_adaptation(&g, &present, &measures);
         assert!(a.remove.is_empty());
         // The hot block's children are added; level 0 is whole, so its neighbours are
@@ -263,13 +257,7 @@ mod tests {
         // and balance brings the level-1 blocks around its parent.
         let present = apply(&present, &a);
         let fine = BlockKey::at(1, [4, 2, 0]);
-        let measures = HashMap::from([(
-            fine,
-            BlockMeasure {
-                significant: true,
-                above_coarsening: true,
-            },
-        )]);
+        let measures = HashMap::from([(fine, LOUD)]);
         let b = plan_adaptation(&g, &present, &measures);
         let after: HashSet<BlockKey> = apply(&present, &b).into_iter().collect();
         assert!(balanced(&g, &after));
@@ -290,16 +278,12 @@ mod tests {
         let g = geometry();
         let mut present = level0(&g);
         let hot = BlockKey::at(0, [1, 1, 0]);
-        let loud = BlockMeasure {
-            significant: true,
-            above_coarsening: true,
-        };
         // Refine twice around the hot spot.
         for _ in 0..2 {
             let mut m = HashMap::new();
             for k in &present {
                 if k.level < 2 && k.index[..2].iter().all(|&i| i >> k.level == 1) {
-                    m.insert(*k, loud);
+                    m.insert(*k, LOUD);
                 }
             }
             let a = plan_adaptation(&g, &present, &m);
@@ -324,7 +308,7 @@ mod tests {
         // Level 0 stays whole.
         assert!(plan_adaptation(&g, &present, &HashMap::new()).is_empty());
         // A family with one block above the coarsening fraction stays.
-        let m = HashMap::from([(hot, loud)]);
+        let m = HashMap::from([(hot, LOUD)]);
         present = apply(&present, &plan_adaptation(&g, &present, &m));
         let child = hot.children(2)[3];
         let quiet_but_above = BlockMeasure {

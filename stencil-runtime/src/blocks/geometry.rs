@@ -171,6 +171,23 @@ impl Geometry {
         (self.interior_offset() as isize + p[0] + p[1] * sy as isize + p[2] * sz as isize) as usize
     }
 
+    /// The number of directions from a block to its neighbours and itself: `3^dims`.
+    pub(crate) fn directions(&self) -> usize {
+        3usize.pow(self.dims as u32)
+    }
+
+    /// The step (-1, 0 or 1 per used axis, 0 on the others) to the neighbour in
+    /// direction `dir` (below [`Geometry::directions`]), axis 0 varying fastest.
+    pub(crate) fn direction(&self, dir: usize) -> [i64; 3] {
+        let mut step = [0; 3];
+        let mut rest = dir;
+        for d in step.iter_mut().take(self.dims) {
+            *d = (rest % 3) as i64 - 1;
+            rest /= 3;
+        }
+        step
+    }
+
     /// The global index of block `key`'s point (0, 0, 0).
     pub fn origin(&self, key: BlockKey) -> [usize; 3] {
         [0, 1, 2].map(|a| key.index[a] as usize * self.block[a])

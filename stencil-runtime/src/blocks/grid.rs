@@ -425,12 +425,17 @@ mod tests {
         BlockKey::new([i, j, 0])
     }
 
+    /// The keys of the `n` x `n` blocks of a 2D grid's corner, axis 1 varying fastest.
+    fn square(n: u32) -> Vec<BlockKey> {
+        (0..n)
+            .flat_map(|i| (0..n).map(move |j| key(i, j)))
+            .collect()
+    }
+
     #[test]
     fn slots_are_reused_and_memory_follows_the_present_blocks() {
         let mut g = BlockGrid::new(&Backend::Cpu, &[64, 64], &[8, 8], 1).unwrap();
-        let all: Vec<BlockKey> = (0..8)
-            .flat_map(|i| (0..8).map(move |j| key(i, j)))
-            .collect();
+        let all = square(8);
         let r = g.update(&all, &[]).unwrap();
         assert_eq!((r.capacity, r.added.len(), r.kept.len()), (64, 64, 0));
         // Removing most blocks compacts: the kept blocks move into low slots.
@@ -451,9 +456,7 @@ mod tests {
     #[test]
     fn a_growing_grid_keeps_a_little_room() {
         let mut g = BlockGrid::new(&Backend::Cpu, &[512, 512], &[8, 8], 1).unwrap();
-        let all: Vec<BlockKey> = (0..64)
-            .flat_map(|i| (0..64).map(move |j| key(i, j)))
-            .collect();
+        let all = square(64);
         g.update(&all[..64], &[]).unwrap();
         assert_eq!(g.capacity(), 64);
         // One more block: 65 needed, 67 kept; the next two fit without growing.

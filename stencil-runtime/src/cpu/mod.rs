@@ -50,7 +50,7 @@ impl<T> View<T> {
     /// (0, j, k) must lie within the field's allocation (interior or halo).
     #[inline(always)]
     pub unsafe fn row(self, j: isize, k: isize) -> *const T {
-        self.ptr.offset(j * self.sy + k * self.sz)
+        self.row_at(0, j, k)
     }
 
     /// Pointer to point (0, j, k) of the storage `shift` elements from the view's pointer
@@ -65,23 +65,32 @@ impl<T> View<T> {
 }
 
 impl<T> ViewMut<T> {
-    /// Pointer to point (0, j, k).
-    ///
-    /// # Safety
-    /// (0, j, k) must lie within the field's allocation.
+    /// The same points, read-only (whose pointer arithmetic the writable view shares).
     #[inline(always)]
-    pub unsafe fn row(self, j: isize, k: isize) -> *mut T {
-        self.ptr.offset(j * self.sy + k * self.sz)
+    fn read_only(self) -> View<T> {
+        View {
+            ptr: self.ptr,
+            sy: self.sy,
+            sz: self.sz,
+        }
     }
 
-    /// Pointer to point (0, j, k) of the storage `shift` elements from the view's pointer
-    /// (a block's slot; see [`Row`]).
+    /// Pointer to point (0, j, k), as [`View::row`].
     ///
     /// # Safety
-    /// That point must lie within the field's allocation.
+    /// As [`View::row`].
+    #[inline(always)]
+    pub unsafe fn row(self, j: isize, k: isize) -> *mut T {
+        self.read_only().row(j, k).cast_mut()
+    }
+
+    /// Pointer to point (0, j, k) of a block's slot, as [`View::row_at`].
+    ///
+    /// # Safety
+    /// As [`View::row_at`].
     #[inline(always)]
     pub unsafe fn row_at(self, shift: isize, j: isize, k: isize) -> *mut T {
-        self.ptr.offset(shift + j * self.sy + k * self.sz)
+        self.read_only().row_at(shift, j, k).cast_mut()
     }
 }
 
@@ -189,16 +198,9 @@ pub fn for_each_line<S: Default + Send>(
 /// Vertices per task of a vertex kernel on the CPU.
 pub const VERTEX_CHUNK: usize = 256;
 
-/// The chunks of a vertex set of `n[0]` vertices, as rows.
+/// Chunk `c` of a vertex set of `n[0]` vertices, as a row.
 fn vertex_chunk(n: [usize; 3], c: usize) -> Row {
-    Row {
-        i0: c * VERTEX_CHUNK,
-        i1: ((c + 1) * VERTEX_CHUNK).min(n[0]),
-        j: 0,
-        k: 0,
-        origin: [0; 3],
-        shift: 0,
-    }
+    Row::chunk(c, VERTEX_CHUNK, n[0])
 }
 
 /// Runs `f` on chunks of [`VERTEX_CHUNK`] positions of a vertex set of `n[0]` vertices,

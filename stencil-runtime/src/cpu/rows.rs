@@ -32,6 +32,26 @@ pub struct Row {
     pub shift: isize,
 }
 
+impl Row {
+    /// Points `i0..i1` of row (j, k) of a dense launch (origin and shift 0).
+    fn dense(i0: usize, i1: usize, j: usize, k: usize) -> Row {
+        Row {
+            i0,
+            i1,
+            j,
+            k,
+            origin: [0; 3],
+            shift: 0,
+        }
+    }
+
+    /// Chunk `c` of a line of `len` points cut into chunks of `size` (the last one
+    /// shorter): a dense row along axis 0.
+    pub(crate) fn chunk(c: usize, size: usize, len: usize) -> Row {
+        Row::dense(c * size, ((c + 1) * size).min(len), 0, 0)
+    }
+}
+
 /// One block of a launch over blocks: where it lies in the domain and in the views.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BlockRun {
@@ -69,22 +89,8 @@ fn rows(n: [usize; 3], over: Over<'_>) -> (usize, impl Fn(usize) -> Row + Sync +
         Over::Blocks { block, runs } => (runs.len() * block[1] * block[2], Some(block), runs),
     };
     let row = move |r: usize| match block {
-        None if n[1] * n[2] == 1 => Row {
-            i0: r * CHUNK_1D,
-            i1: ((r + 1) * CHUNK_1D).min(n[0]),
-            j: 0,
-            k: 0,
-            origin: [0; 3],
-            shift: 0,
-        },
-        None => Row {
-            i0: 0,
-            i1: n[0],
-            j: r % n[1],
-            k: r / n[1],
-            origin: [0; 3],
-            shift: 0,
-        },
+        None if n[1] * n[2] == 1 => Row::chunk(r, CHUNK_1D, n[0]),
+        None => Row::dense(0, n[0], r % n[1], r / n[1]),
         Some(b) => {
             let per_block = b[1] * b[2];
             let run = runs[r / per_block];

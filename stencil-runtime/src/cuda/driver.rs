@@ -166,6 +166,15 @@ impl Device {
             .map_err(|e| cuda_error("making the context current", e))
     }
 
+    /// Runs `free`, which destroys driver objects of this device (in a `Drop`), with the
+    /// device's context current; skips it where the context cannot be made current, as a
+    /// drop cannot report the error.
+    pub(crate) fn release(&self, free: impl FnOnce()) {
+        if self.bind().is_ok() {
+            free();
+        }
+    }
+
     /// The stream every backend of this device uses unless given another.
     pub fn default_stream(self: &Arc<Self>) -> Result<Arc<Stream>, Error> {
         if let Some(s) = self.default_stream.get() {
@@ -221,11 +230,9 @@ impl Stream {
 
 impl Drop for Stream {
     fn drop(&mut self) {
-        if self.device.bind().is_ok() {
-            // SAFETY: created in `new`, destroyed once; pending work still completes.
-            unsafe {
-                let _ = result::stream::destroy(self.raw);
-            }
-        }
+        // SAFETY: created in `new`, destroyed once; pending work still completes.
+        self.device.release(|| unsafe {
+            let _ = result::stream::destroy(self.raw);
+        });
     }
 }

@@ -45,13 +45,11 @@ impl Graph {
 
 impl Drop for Graph {
     fn drop(&mut self) {
-        if self.stream.device.bind().is_ok() {
-            // SAFETY: both were created in `Cuda::capture` and are destroyed once.
-            unsafe {
-                let _ = result::graph::exec_destroy(self.exec);
-                let _ = result::graph::destroy(self.graph);
-            }
-        }
+        // SAFETY: both were created in `Cuda::capture` and are destroyed once.
+        self.stream.device.release(|| unsafe {
+            let _ = result::graph::exec_destroy(self.exec);
+            let _ = result::graph::destroy(self.graph);
+        });
     }
 }
 

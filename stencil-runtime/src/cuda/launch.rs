@@ -318,7 +318,7 @@ impl<'a> CudaLaunch<'a> {
             .grid(self.code.dims, n)
             .ok_or_else(|| self.too_large(n))?;
         let partials = self.partials(grid)?;
-        self.launch(n, shape, grid, &partials)?;
+        self.launch(n, shape, grid, &addresses(&partials))?;
         if self.cuda.checked && !self.cuda.is_capturing() {
             self.cuda.synchronize().map_err(|e| self.failed(e))?;
         }
@@ -386,7 +386,7 @@ impl<'a> CudaLaunch<'a> {
             vector: 1,
         };
         let partials = self.partials(grid)?;
-        self.launch(n, shape, grid, &partials)?;
+        self.launch(n, shape, grid, &addresses(&partials))?;
         if self.cuda.checked && !self.cuda.is_capturing() {
             self.cuda.synchronize().map_err(|e| self.failed(e))?;
         }
@@ -449,20 +449,9 @@ impl<'a> CudaLaunch<'a> {
         }
     }
 
-    /// Queues one launch, the reductions' partials written from the start of `partials`.
+    /// Queues one launch, the reductions' partials written at the addresses `partials`
+    /// (see [`addresses`]).
     fn launch(
-        &self,
-        n: [usize; 3],
-        shape: LaunchShape,
-        grid: [u32; 3],
-        partials: &[DeviceBuffer],
-    ) -> Result<(), Error> {
-        let at: Vec<u64> = partials.iter().map(|b| b.ptr).collect();
-        self.launch_at(n, shape, grid, &at)
-    }
-
-    /// Queues one launch, the reductions' partials written at the addresses `partials`.
-    fn launch_at(
         &self,
         n: [usize; 3],
         shape: LaunchShape,
@@ -497,6 +486,12 @@ impl<'a> CudaLaunch<'a> {
         // field was checked to cover the domain plus the halo the kernel reads.
         unsafe { launch_raw(self.cuda, self.code.name, f, grid, shape.block, &mut params) }
     }
+}
+
+/// The device addresses of `buffers` (a launch's reductions' partials, written from the
+/// start of each).
+fn addresses(buffers: &[DeviceBuffer]) -> Vec<u64> {
+    buffers.iter().map(|b| b.ptr).collect()
 }
 
 /// Bytes of one value of precision `p`.

@@ -153,13 +153,11 @@ impl DeviceBuffer {
 
 impl Drop for DeviceBuffer {
     fn drop(&mut self) {
-        if self.stream.device.bind().is_ok() {
-            // SAFETY: allocated in `new` on this stream, freed once, after the work queued
-            // on the stream that may still use it.
-            unsafe {
-                let _ = result::free_async(self.ptr, self.stream.raw);
-            }
-        }
+        // SAFETY: allocated in `new` on this stream, freed once, after the work queued on
+        // the stream that may still use it.
+        self.stream.device.release(|| unsafe {
+            let _ = result::free_async(self.ptr, self.stream.raw);
+        });
     }
 }
 

@@ -96,14 +96,12 @@ impl Texture {
 impl Drop for Texture {
     fn drop(&mut self) {
         // Errors cannot be reported from a drop; the context outlives the program's use.
-        if self.device.bind().is_ok() {
-            // SAFETY: the handles were created by `new` and are destroyed once.
-            unsafe {
-                if self.object != 0 {
-                    let _ = sys::cuTexObjectDestroy(self.object);
-                }
-                let _ = sys::cuArrayDestroy(self.array);
+        // SAFETY: the handles were created by `new` and are destroyed once.
+        self.device.release(|| unsafe {
+            if self.object != 0 {
+                let _ = sys::cuTexObjectDestroy(self.object);
             }
-        }
+            let _ = sys::cuArrayDestroy(self.array);
+        });
     }
 }

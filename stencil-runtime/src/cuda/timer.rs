@@ -52,13 +52,11 @@ impl Timer {
 
 impl Drop for Timer {
     fn drop(&mut self) {
-        if self.stream.device.bind().is_ok() {
-            // SAFETY: created in `new`, destroyed once.
-            unsafe {
-                let _ = result::event::destroy(self.start);
-                let _ = result::event::destroy(self.stop);
-            }
-        }
+        // SAFETY: created in `new`, destroyed once.
+        self.stream.device.release(|| unsafe {
+            let _ = result::event::destroy(self.start);
+            let _ = result::event::destroy(self.stop);
+        });
     }
 }
 

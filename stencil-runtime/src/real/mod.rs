@@ -23,6 +23,32 @@ impl Element for i32 {}
 impl Element for u8 {}
 impl Element for bool {}
 
+/// Default methods of [`Real`] that are `num_traits::Float`'s: `fn name(self, args..) =
+/// method;` takes `Self` arguments and returns `Float::method(self, args..)`.
+macro_rules! float_methods {
+    ($($(#[$doc:meta])* fn $name:ident(self $(, $arg:ident)*) = $float:ident;)*) => {
+        $(
+            $(#[$doc])*
+            fn $name(self $(, $arg: Self)*) -> Self {
+                Float::$float(self $(, $arg)*)
+            }
+        )*
+    };
+}
+
+/// Default methods of [`Real`] evaluated in f64 and rounded, as the device does:
+/// `fn name(self, args..);` takes `Self` arguments and returns `f64::name`'s value.
+macro_rules! f64_methods {
+    ($($(#[$doc:meta])* fn $name:ident(self $(, $arg:ident)*);)*) => {
+        $(
+            $(#[$doc])*
+            fn $name(self $(, $arg: Self)*) -> Self {
+                Self::from_f64(self.as_f64().$name($($arg.as_f64()),*))
+            }
+        )*
+    };
+}
+
 /// `f32` or `f64`: the `T` of `#[stencil] fn k<T: Real>(..)`.
 ///
 /// The methods are the operations generated CPU code uses; their semantics match the GPU
@@ -40,122 +66,60 @@ pub trait Real:
     fn from_i64(x: i64) -> Self;
     /// Converts to `i64`, truncating toward zero and saturating (NaN gives 0).
     fn as_i64(self) -> i64;
-    /// `|x|`.
-    fn abs(self) -> Self {
-        Float::abs(self)
+    float_methods! {
+        /// `|x|`.
+        fn abs(self) = abs;
+        /// Square root.
+        fn sqrt(self) = sqrt;
+        /// Largest integer not above `x`.
+        fn floor(self) = floor;
+        /// Smallest integer not below `x`.
+        fn ceil(self) = ceil;
+        /// `x` without its fraction (toward zero).
+        fn trunc(self) = trunc;
+        /// The nearest integer, halves away from zero.
+        fn round(self) = round;
+        /// `e^x`.
+        fn exp(self) = exp;
+        /// Natural logarithm.
+        fn ln(self) = ln;
+        /// `2^x`.
+        fn exp2(self) = exp2;
+        /// Base-2 logarithm.
+        fn log2(self) = log2;
+        /// Base-10 logarithm.
+        fn log10(self) = log10;
+        /// Hyperbolic sine.
+        fn sinh(self) = sinh;
+        /// Hyperbolic cosine.
+        fn cosh(self) = cosh;
+        /// Hyperbolic tangent.
+        fn tanh(self) = tanh;
+        /// Cube root.
+        fn cbrt(self) = cbrt;
+        /// Inverse hyperbolic sine.
+        fn asinh(self) = asinh;
+        /// Inverse hyperbolic cosine.
+        fn acosh(self) = acosh;
+        /// Inverse hyperbolic tangent.
+        fn atanh(self) = atanh;
     }
-    /// Square root.
-    fn sqrt(self) -> Self {
-        Float::sqrt(self)
-    }
-    /// Largest integer not above `x`.
-    fn floor(self) -> Self {
-        Float::floor(self)
-    }
-    /// Smallest integer not below `x`.
-    fn ceil(self) -> Self {
-        Float::ceil(self)
-    }
-    /// `x` without its fraction (toward zero).
-    fn trunc(self) -> Self {
-        Float::trunc(self)
-    }
-    /// The nearest integer, halves away from zero.
-    fn round(self) -> Self {
-        Float::round(self)
-    }
-    /// `e^x`.
-    fn exp(self) -> Self {
-        Float::exp(self)
-    }
-    /// Natural logarithm.
-    fn ln(self) -> Self {
-        Float::ln(self)
-    }
-    /// `2^x`.
-    fn exp2(self) -> Self {
-        Float::exp2(self)
-    }
-    /// Base-2 logarithm.
-    fn log2(self) -> Self {
-        Float::log2(self)
-    }
-    /// Base-10 logarithm.
-    fn log10(self) -> Self {
-        Float::log10(self)
-    }
-    /// Hyperbolic sine.
-    fn sinh(self) -> Self {
-        Float::sinh(self)
-    }
-    /// Hyperbolic cosine.
-    fn cosh(self) -> Self {
-        Float::cosh(self)
-    }
-    /// Hyperbolic tangent.
-    fn tanh(self) -> Self {
-        Float::tanh(self)
-    }
-    /// Cube root.
-    fn cbrt(self) -> Self {
-        Float::cbrt(self)
-    }
-    /// Inverse hyperbolic sine.
-    fn asinh(self) -> Self {
-        Float::asinh(self)
-    }
-    /// Inverse hyperbolic cosine.
-    fn acosh(self) -> Self {
-        Float::acosh(self)
-    }
-    /// Inverse hyperbolic tangent.
-    fn atanh(self) -> Self {
-        Float::atanh(self)
-    }
-    /// Sine. Evaluated in f64 and rounded, as the device does.
-    fn sin(self) -> Self {
-        Self::from_f64(self.as_f64().sin())
-    }
-    /// Cosine. Evaluated in f64 and rounded, as the device does.
-    fn cos(self) -> Self {
-        Self::from_f64(self.as_f64().cos())
-    }
-    /// Tangent. Evaluated in f64 and rounded, as the device does.
-    fn tan(self) -> Self {
-        Self::from_f64(self.as_f64().tan())
-    }
-    /// Arc sine (NaN beyond [-1, 1]). Evaluated in f64 and rounded, as the device does.
-    fn asin(self) -> Self {
-        Self::from_f64(self.as_f64().asin())
-    }
-    /// Arc cosine (NaN beyond [-1, 1]). Evaluated in f64 and rounded, as the device does.
-    fn acos(self) -> Self {
-        Self::from_f64(self.as_f64().acos())
-    }
-    /// Arc tangent. Evaluated in f64 and rounded, as the device does.
-    fn atan(self) -> Self {
-        Self::from_f64(self.as_f64().atan())
-    }
-    /// The angle of the point `(x, self)` from the x axis, in [-pi, pi]. Evaluated in f64
-    /// and rounded, as the device does.
-    fn atan2(self, x: Self) -> Self {
-        Self::from_f64(self.as_f64().atan2(x.as_f64()))
-    }
-    /// Minimum; the other operand if one is NaN.
-    fn min(self, o: Self) -> Self {
-        Float::min(self, o)
-    }
-    /// Maximum; the other operand if one is NaN.
-    fn max(self, o: Self) -> Self {
-        Float::max(self, o)
-    }
-    /// `sqrt(self^2 + o^2)` without overflow or underflow in between.
-    fn hypot(self, o: Self) -> Self {
-        Float::hypot(self, o)
-    }
-    /// Magnitude of `self` with the sign of `o`.
-    fn copysign(self, o: Self) -> Self {
-        Float::copysign(self, o)
+    f64_methods! {
+        /// Sine. Evaluated in f64 and rounded, as the device does.
+        fn sin(self);
+        /// Cosine. Evaluated in f64 and rounded, as the device does.
+        fn cos(self);
+        /// Tangent. Evaluated in f64 and rounded, as the device does.
+        fn tan(self);
+        /// Arc sine (NaN beyond [-1, 1]). Evaluated in f64 and rounded, as the device does.
+        fn asin(self);
+        /// Arc cosine (NaN beyond [-1, 1]). Evaluated in f64 and rounded, as the device does.
+        fn acos(self);
+        /// Arc tangent. Evaluated in f64 and rounded, as the device does.
+        fn atan(self);
+        /// The angle of the point `(x, self)` from the x axis, in [-pi, pi]. Evaluated in f64
+        /// and rounded, as the device does.
+        fn atan2(self, x);
     }
     /// `self^y` for `self >= 0`; NaN for a negative base, except 1 at exponent 0 (as the
     /// device gives).
@@ -166,10 +130,41 @@ pub trait Real:
             Float::powf(self, y)
         }
     }
-    /// `self * a + b` with one rounding.
-    fn fma(self, a: Self, b: Self) -> Self {
-        Float::mul_add(self, a, b)
+    float_methods! {
+        /// Minimum; the other operand if one is NaN.
+        fn min(self, o) = min;
+        /// Maximum; the other operand if one is NaN.
+        fn max(self, o) = max;
+        /// `sqrt(self^2 + o^2)` without overflow or underflow in between.
+        fn hypot(self, o) = hypot;
+        /// Magnitude of `self` with the sign of `o`.
+        fn copysign(self, o) = copysign;
+        /// `self * a + b` with one rounding.
+        fn fma(self, a, b) = mul_add;
     }
+}
+
+/// The conversions of [`Real`] for the primitive float type `$t`: `as` casts (rounding
+/// to nearest, and saturating toward zero to `i64`).
+macro_rules! conversions {
+    ($t:ty) => {
+        #[inline(always)]
+        fn from_f64(x: f64) -> Self {
+            x as $t
+        }
+        #[inline(always)]
+        fn as_f64(self) -> f64 {
+            self as f64
+        }
+        #[inline(always)]
+        fn from_i64(x: i64) -> Self {
+            x as $t
+        }
+        #[inline(always)]
+        fn as_i64(self) -> i64 {
+            self as i64
+        }
+    };
 }
 
 impl Real for f32 {
@@ -181,40 +176,10 @@ impl Real for f32 {
     fn powf(self, y: f32) -> f32 {
         device_pow::pow_for_f32(f64::from(self), f64::from(y)) as f32
     }
-    #[inline(always)]
-    fn from_f64(x: f64) -> Self {
-        x as f32
-    }
-    #[inline(always)]
-    fn as_f64(self) -> f64 {
-        self as f64
-    }
-    #[inline(always)]
-    fn from_i64(x: i64) -> Self {
-        x as f32
-    }
-    #[inline(always)]
-    fn as_i64(self) -> i64 {
-        self as i64
-    }
+    conversions!(f32);
 }
 
 impl Real for f64 {
     const PRECISION: Precision = Precision::F64;
-    #[inline(always)]
-    fn from_f64(x: f64) -> Self {
-        x
-    }
-    #[inline(always)]
-    fn as_f64(self) -> f64 {
-        self
-    }
-    #[inline(always)]
-    fn from_i64(x: i64) -> Self {
-        x as f64
-    }
-    #[inline(always)]
-    fn as_i64(self) -> i64 {
-        self as i64
-    }
+    conversions!(f64);
 }

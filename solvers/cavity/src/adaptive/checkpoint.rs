@@ -2,7 +2,7 @@
 //! and `psi` on them, written after a check and resumed bit for bit.
 
 use super::flow::{AdaptiveCavity, AdaptiveConfig};
-use crate::checkpoint::{read_file, write_atomically};
+use crate::checkpoint::{check_format, read_file, write_atomically};
 use crate::CavityError;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -74,13 +74,7 @@ impl AdaptiveCheckpoint {
     /// Reads a checkpoint written by [`AdaptiveCheckpoint::write`].
     pub fn read(path: &Path) -> Result<AdaptiveCheckpoint, CavityError> {
         let c: AdaptiveCheckpoint = read_file(path, "an adaptive cavity checkpoint")?;
-        if c.format != FORMAT {
-            return Err(CavityError::Checkpoint(format!(
-                "{} is of format `{}`, not `{FORMAT}`",
-                path.display(),
-                c.format
-            )));
-        }
+        check_format(path, &c.format, FORMAT)?;
         Ok(c)
     }
 

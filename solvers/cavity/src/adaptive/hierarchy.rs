@@ -28,6 +28,18 @@ pub struct Hierarchy {
     coarsened: std::collections::HashSet<BlockKey>,
 }
 
+/// Which halo [`Hierarchy::exchange_level`] fills.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LevelHalo {
+    /// The whole halo.
+    Full,
+    /// One layer (what 5-point stencils read).
+    Thin,
+    /// One layer, with 0 next to absent blocks and past the walls (for residuals, which
+    /// exist only where the level does).
+    Zero,
+}
+
 /// What is planned for one layout.
 struct Plans {
     /// Every level's halos (predicted next to absent blocks, extrapolated past walls).
@@ -185,56 +197,25 @@ impl Hierarchy {
         plans.halo.run(u)
     }
 
-    /// Fills the halos of the blocks of `level`.
+    /// Fills the halos of the blocks of `level` as `halo` says.
     pub fn exchange_level<T: Real>(
         &mut self,
         level: u8,
+        halo: LevelHalo,
         u: &mut BlockField<T>,
     ) -> Result<(), Error> {
-        self.level_exchange(level, |p| &p.level_halos)?.run(u)
-    }
-
-    /// Fills one layer of halo of the blocks of `level` (what 5-point stencils read).
-    pub fn exchange_level_thin<T: Real>(
-        &mut self,
-        level: u8,
-        u: &mut BlockField<T>,
-    ) -> Result<(), Error> {
-        self.level_exchange(level, |p| &p.thin_halos)?.run(u)
-    }
-
-    /// Fills one layer of halo of the blocks of `level` with 0 next to absent blocks and
-    /// past the walls (for residuals, which exist only where the level does).
-    pub fn exchange_level_zero<T: Real>(
-        &mut self,
-        level: u8,
-        u: &mut BlockField<T>,
-    ) -> Result<(), Error> {
-        self.level_exchange(level, |p| &p.zero_halos)?.run(u)
-    }
-
-    /// The per-level exchange `pick` chooses for `level`; an error for a level the tree
-    /// lacks.
-    fn level_exchange(
-        &mut self,
-        level: u8,
-        pick: impl FnOnce(&Plans) -> &Vec<HaloExchange>,
-    ) -> Result<&HaloExchange, Error> {
-        let levels = self.levels();
-        pick(self.plans()?)
-            .get(level as usize)
-            .ok_or_else(|| no_level(level, levels))
+        let exchange = self.level_plan(level, Some(level as usize), |p| match halo {
+            LevelHalo::Full => &p.level_halos,
+            LevelHalo::Thin => &p.thin_halos,
+            LevelHalo::Zero => &p.zero_halos,
+        })?;
+        exchange.run(u)
     }
 
     /// The even points of `level`'s blocks take level `level - 1`'s values.
     pub fn inject<T: Real>(&mut self, level: u8, u: &mut BlockField<T>) -> Result<(), Error> {
-        let levels = self.levels();
-        let index = (level as usize).checked_sub(1);
-        let plans = self.plans()?;
-        match index.and_then(|i| plans.injections.get(i)) {
-            Some(t) => t.run(u),
-            None => Err(no_level(level, levels)),
-        }
+        let below = (level as usize).checked_sub(1);
+        self.level_plan(level, below, |p| &p.injections)?.run(u)
     }
 
     /// The points of level `level - 1` under `level`'s blocks take their values.
@@ -243,13 +224,25 @@ impl Hierarchy {
         level: u8,
         fields: &mut [&mut BlockField<T>],
     ) -> Result<(), Error> {
+        let below = (level as usize).checked_sub(1);
+        self.level_plan(level, below, |p| &p.coarsenings)?
+            .run_many(fields)
+    }
+
+    /// The plan at `index` (`None`: there is none) of the per-level plans `pick` chooses
+    /// (halos indexed by level, transfers from the level below by `level - 1`); an error
+    /// for a `level` the tree lacks.
+    fn level_plan<P>(
+        &mut self,
+        level: u8,
+        index: Option<usize>,
+        pick: impl FnOnce(&Plans) -> &Vec<P>,
+    ) -> Result<&P, Error> {
         let levels = self.levels();
-        let index = (level as usize).checked_sub(1);
-        let plans = self.plans()?;
-        match index.and_then(|i| plans.coarsenings.get(i)) {
-            Some(t) => t.run_many(fields),
-            None => Err(no_level(level, levels)),
-        }
+        let plans = pick(self.plans()?);
+        index
+            .and_then(|i| plans.get(i))
+            .ok_or_else(|| no_level(level, levels))
     }
 
     /// The spacing of level `level` on the unit square.

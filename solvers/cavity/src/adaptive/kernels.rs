@@ -4,14 +4,8 @@
 
 use stencil_runtime::prelude::*;
 
-#[stencils]
+#[stencils(helpers = [crate::kernels::walls])]
 pub mod poisson {
-    /// Whether node `(i, j)` lies on a wall of the `nx x ny` nodes.
-    #[stencil_fn]
-    fn on_wall(i: i64, j: i64, nx: i64, ny: i64) -> bool {
-        i == 0 || j == 0 || i == nx - 1 || j == ny - 1
-    }
-
     /// The 5-point Laplacian times `h^2`.
     #[stencil_fn]
     fn laplacian_h2<T: Real>(psi: In<T>) -> T {

@@ -18,5 +18,5 @@ pub mod wavelet;
 
 pub use checkpoint::AdaptiveCheckpoint;
 pub use flow::{AdaptiveCavity, AdaptiveConfig};
-pub use hierarchy::Hierarchy;
+pub use hierarchy::{Hierarchy, LevelHalo};
 pub use poisson::TreePoisson;

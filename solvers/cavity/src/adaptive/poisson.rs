@@ -18,7 +18,7 @@
 //! prediction of the coarser level's change (the wavelet predictor, through the inverse
 //! transform with zero details) and is relaxed again.
 
-use super::hierarchy::Hierarchy;
+use super::hierarchy::{Hierarchy, LevelHalo};
 use super::kernels::poisson::{
     coarse_rhs, correct, difference, full_weighting, norms, relax, residual,
 };
@@ -92,7 +92,7 @@ impl<T: Real> TreePoisson<T> {
                 if level > 0 {
                     tree.coarsen(level, &mut [&mut *psi])?;
                 }
-                tree.exchange_level_thin(level, psi)?;
+                tree.exchange_level(level, LevelHalo::Thin, psi)?;
                 relax::launch_blocks(&backend, tree.list(level)?, psi, &self.f, h2, colour)?;
             }
         }
@@ -127,15 +127,15 @@ impl<T: Real> TreePoisson<T> {
         for level in (1..=top).rev() {
             self.relax(tree, level, psi, self.pre)?;
             tree.coarsen(level, &mut [&mut *psi])?;
-            tree.exchange_level_thin(level, psi)?;
+            tree.exchange_level(level, LevelHalo::Thin, psi)?;
             let hi = h2_inv(tree, level);
             residual::launch_blocks(&backend, tree.list(level)?, &*psi, &self.f, &mut self.r, hi)?;
-            tree.exchange_level_zero(level, &mut self.r)?;
+            tree.exchange_level(level, LevelHalo::Zero, &mut self.r)?;
             full_weighting::launch_blocks(&backend, tree.list(level)?, &self.r, &mut self.t)?;
             tree.coarsen(level, &mut [&mut *psi, &mut self.t])?;
             let coarse = level - 1;
             copy::launch_blocks(&backend, tree.list(coarse)?, &*psi, &mut self.old)?;
-            tree.exchange_level_thin(coarse, psi)?;
+            tree.exchange_level(coarse, LevelHalo::Thin, psi)?;
             let hi = h2_inv(tree, coarse);
             coarse_rhs::launch_blocks(
                 &backend,
@@ -160,7 +160,7 @@ impl<T: Real> TreePoisson<T> {
             // The coarser level's change, predicted onto this level.
             difference::launch_blocks(&backend, tree.list(coarse)?, &*psi, &self.old, &mut self.e)?;
             tree.inject(level, &mut self.e)?;
-            tree.exchange_level(level, &mut self.e)?;
+            tree.exchange_level(level, LevelHalo::Full, &mut self.e)?;
             // (The residual's field holds the prediction: it is not needed on the way up.)
             reconstruct::launch_blocks(
                 &backend,

@@ -77,7 +77,7 @@ impl Plan {
         let g = *grid.geometry();
         let mut plan = Plan {
             template: template(&g, widths),
-            stride: 1 + 3usize.pow(g.dims as u32),
+            stride: 1 + g.directions(),
             slot_len: g.slot_len(),
             ..Plan::default()
         };
@@ -124,7 +124,7 @@ impl Plan {
     ) -> Plan {
         let g = *grid.geometry();
         let mut plan = Plan {
-            stride: 1 + 3usize.pow(g.dims as u32),
+            stride: 1 + g.directions(),
             slot_len: g.slot_len(),
             ..Plan::default()
         };
@@ -453,17 +453,14 @@ fn neighbours(
     if (0..g.dims).any(|a| o[a] + g.block[a] > g.domain[a]) {
         return Ok(None);
     }
-    let count = 3usize.pow(g.dims as u32);
-    let mut row = vec![-1; count];
+    let mut row = vec![-1; g.directions()];
     'directions: for (dir, slot) in row.iter_mut().enumerate() {
+        let step = g.direction(dir);
         let mut index = key.index;
-        let mut rest = dir;
         let mut wraps_past = None;
         for (a, coordinate) in index.iter_mut().enumerate().take(g.dims) {
-            let d = (rest % 3) as i64 - 1;
-            rest /= 3;
             let n = g.blocks[a] as i64;
-            let mut at = *coordinate as i64 + d;
+            let mut at = *coordinate as i64 + step[a];
             if !(0..n).contains(&at) {
                 // As `resolve`: a fixed value on any axis wins, periodic sides wrap.
                 match rule.sides[a][usize::from(at >= n)] {

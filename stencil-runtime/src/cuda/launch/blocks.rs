@@ -76,7 +76,7 @@ impl CudaLaunch<'_> {
                 .zip(&self.reductions)
                 .map(|(b, &(_, p))| b.ptr + (start * per_block * elem_bytes(p)) as u64)
                 .collect();
-            self.launch_at(g.domain, shape, grid, &at)?;
+            self.launch(g.domain, shape, grid, &at)?;
             if self.cuda.checked && !self.cuda.is_capturing() {
                 self.cuda.synchronize().map_err(|e| self.failed(e))?;
             }
@@ -161,16 +161,7 @@ pub(crate) unsafe fn queue_halo_exchange(
     p: Precision,
     h: &HaloLaunch,
 ) -> Result<(), Error> {
-    let threads = h.structured + h.count;
-    if threads == 0 || h.fields == 0 {
-        return Ok(());
-    }
-    assert!(
-        h.fields <= HALO_FIELDS,
-        "at most {HALO_FIELDS} fields a launch"
-    );
-    let mut params = Params::default();
-    for v in [
+    let values = [
         h.structured as u64,
         h.points as u64,
         h.template,
@@ -186,21 +177,15 @@ pub(crate) unsafe fn queue_halo_exchange(
     ]
     .into_iter()
     .chain(h.arenas)
-    .chain(h.companions)
-    {
-        params.push(Arg::Wide(v));
-    }
+    .chain(h.companions);
+    let fill = ArenaFill {
+        name: "halo_exchange",
+        ptx: &HALO_PTX,
+        threads: h.structured + h.count,
+        fields: h.fields,
+    };
     // SAFETY: the caller vouches for the plan's addresses.
-    unsafe {
-        queue_raw(
-            cuda,
-            "halo_exchange",
-            &HALO_PTX,
-            p,
-            [threads, h.fields],
-            &mut params,
-        )
-    }
+    unsafe { fill.queue(cuda, p, values) }
 }
 
 /// The fill of halo points of several weighted sources, f32 and f64 (`kernels-gen`'s
@@ -227,30 +212,66 @@ pub(crate) unsafe fn queue_halo_weighted(
     arenas: &[u64; HALO_FIELDS],
     fields: usize,
 ) -> Result<(), Error> {
-    if count == 0 || fields == 0 {
-        return Ok(());
-    }
-    assert!(
-        fields <= HALO_FIELDS,
-        "at most {HALO_FIELDS} fields a launch"
-    );
-    let mut params = Params::default();
-    for v in [count as u64, weighted, sources, weights]
+    let values = [count as u64, weighted, sources, weights]
         .into_iter()
-        .chain(arenas.iter().copied())
-    {
-        params.push(Arg::Wide(v));
-    }
+        .chain(arenas.iter().copied());
+    let fill = ArenaFill {
+        name: "halo_weighted",
+        ptx: &WEIGHTED_PTX,
+        threads: count,
+        fields,
+    };
     // SAFETY: the caller vouches for the tables' addresses and contents.
-    unsafe {
-        queue_raw(
-            cuda,
-            "halo_weighted",
-            &WEIGHTED_PTX,
-            p,
-            [count, fields],
-            &mut params,
-        )
+    unsafe { fill.queue(cuda, p, values) }
+}
+
+/// A launch of a kernel built directly in LLVM IR that fills points of the first
+/// `fields` of up to [`HALO_FIELDS`] arenas: `threads` threads per field.
+struct ArenaFill {
+    /// The kernel's entry.
+    name: &'static str,
+    /// Its PTX, f32 then f64.
+    ptx: &'static [super::Ptx; 2],
+    /// Threads per field.
+    threads: usize,
+    /// How many arenas it fills.
+    fields: usize,
+}
+
+impl ArenaFill {
+    /// Queues the launch at precision `p` with the 64-bit parameters `values`, one
+    /// thread-block row per field; nothing where there are no threads or fields.
+    ///
+    /// # Safety
+    /// `values` must be what the kernel takes, its addresses valid for what it touches.
+    unsafe fn queue(
+        &self,
+        cuda: &Cuda,
+        p: Precision,
+        values: impl IntoIterator<Item = u64>,
+    ) -> Result<(), Error> {
+        if self.threads == 0 || self.fields == 0 {
+            return Ok(());
+        }
+        assert!(
+            self.fields <= HALO_FIELDS,
+            "at most {HALO_FIELDS} fields a launch"
+        );
+        let mut params = Params::default();
+        for v in values {
+            params.push(Arg::Wide(v));
+        }
+        // SAFETY: the caller vouches for the parameters.
+        unsafe {
+            queue_raw(
+                cuda,
+                self.name,
+                self.ptx,
+                p,
+                [self.threads, self.fields],
+                &mut params,
+            )
+        }
     }
 }
 

@@ -1,7 +1,7 @@
 //! Choosing a dense launch's shape: the default, or the fastest
 //! candidate found by timing on first use (cached per kernel, device and size).
 
-use super::{CudaLaunch, KernelCode};
+use super::{addresses, CudaLaunch, KernelCode};
 use crate::cuda::tune::{cache_key, LaunchShape, Tuning};
 use crate::cuda::Cuda;
 use crate::{Error, Precision};
@@ -70,14 +70,15 @@ impl CudaLaunch<'_> {
                 continue;
             };
             let partials = self.partials(grid)?;
+            let at = addresses(&partials);
             // A shape the kernel cannot launch with (too many registers for the block) is
             // skipped; any other failure surfaces when the timer waits.
-            if self.launch(n, shape, grid, &partials).is_err() {
+            if self.launch(n, shape, grid, &at).is_err() {
                 continue;
             }
             timer.start()?;
             for _ in 0..TUNE_REPS {
-                self.launch(n, shape, grid, &partials)?;
+                self.launch(n, shape, grid, &at)?;
             }
             let t = timer.stop().map_err(|e| self.failed(e))?;
             if best.is_none_or(|(bt, _)| t < bt) {
