@@ -72,6 +72,21 @@ impl std::fmt::Display for LowerError {
 
 type Result<T> = std::result::Result<T, LowerError>;
 
+/// An error at `span` unless `got == wanted` (counts of a tuple's parts), `message` saying
+/// how they differ.
+fn check_count(
+    span: SpanId,
+    (got, wanted): (usize, usize),
+    message: impl FnOnce() -> String,
+    help: Option<&str>,
+) -> Result<()> {
+    if got == wanted {
+        Ok(())
+    } else {
+        err(span, message(), help)
+    }
+}
+
 fn err<T>(span: SpanId, message: impl Into<String>, help: Option<&str>) -> Result<T> {
     Err(LowerError {
         span,
@@ -368,6 +383,21 @@ impl<'m> Lowerer<'m> {
             name: name.to_string(),
         });
         Binding::Local(self.state.slots.len() - 1)
+    }
+
+    /// A new local `name` holding `val`, bound in the innermost scope.
+    fn declare_local(&mut self, name: &str, val: Val, mutable: bool) {
+        let binding = self.new_local(name, val, mutable);
+        self.scopes
+            .last_mut()
+            .expect("scope")
+            .insert(name.to_string(), binding);
+    }
+
+    /// A new tuple of `parts`.
+    fn tuple_of(&mut self, parts: Vec<Val>) -> Val {
+        self.tuples.push(parts);
+        Val::Tuple(self.tuples.len() as u32 - 1)
     }
 
     fn lookup(&self, id: &Ident) -> Result<Binding> {

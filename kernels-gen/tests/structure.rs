@@ -10,6 +10,11 @@ fn one(src: &str) -> Kernel {
     ks.remove(0)
 }
 
+/// The CPU code of the one kernel in `src`.
+fn cpu(src: &str) -> String {
+    kernels_gen::back::rust::cpu_function(&one(src), &quote::quote!(rt)).to_string()
+}
+
 #[test]
 fn repeated_reads_and_subexpressions_are_shared() {
     let k = one("#[stencil] fn f<T: Real>(u: In<T>, out: Out<T>) {
@@ -339,9 +344,6 @@ fn parity_tests_of_the_index_along_x_are_decided_for_even_and_odd_points() {
 /// parity tests does not.
 #[test]
 fn parity_kernels_run_the_middle_of_a_row_in_pairs_on_the_cpu() {
-    let cpu = |src: &str| {
-        kernels_gen::back::rust::cpu_function(&one(src), &quote::quote!(rt)).to_string()
-    };
     let paired = cpu("#[stencil] fn p<T: Real>(coarse: Coarse<T>, fine: Out<T>) {
         let low = if index(0) % 2 == 1 { 0.5 * (coarse + coarse[(1, 0)]) } else { coarse };
         fine = if index(0) == 0 { 0.0 } else { low };
@@ -359,9 +361,6 @@ fn parity_kernels_run_the_middle_of_a_row_in_pairs_on_the_cpu() {
 /// second middle loop for them, and a kernel without such tests has none.
 #[test]
 fn interior_rows_decide_the_tests_along_axis_1_on_the_cpu() {
-    let cpu = |src: &str| {
-        kernels_gen::back::rust::cpu_function(&one(src), &quote::quote!(rt)).to_string()
-    };
     let k = one("#[stencil(dims = 2)] fn s<T: Real>(u: In<T>, out: Out<T>) {
         out = if index(0) == 0 || index(1) == extent(1) - 1 { 0.0 } else { u };
     }");
@@ -385,9 +384,6 @@ fn interior_rows_decide_the_tests_along_axis_1_on_the_cpu() {
 /// and of odd index, each with those tests decided; a kernel without them has one copy.
 #[test]
 fn row_parity_tests_split_the_middle_loop_on_the_cpu() {
-    let cpu = |src: &str| {
-        kernels_gen::back::rust::cpu_function(&one(src), &quote::quote!(rt)).to_string()
-    };
     let k = one("#[stencil(dims = 3)] fn p<T: Real>(u: In<T>, out: Out<T>) {
         let wy = if index(1) % 2 == 1 { 0.5 } else { 1.0 };
         let wz = if 0 != index(2) % 2 { 0.25 } else { 1.0 };

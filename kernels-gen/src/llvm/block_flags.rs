@@ -13,7 +13,7 @@
 //! `first` (the element of the block's point (0, 0, 0) in its slot), `s1, s2` (the slot's
 //! strides), `margin` (all `i64`), `field` (`T*`), `flags` (`u32*`, zero before).
 
-use super::raw::{global_ptr, RawKernel};
+use super::raw::{by_precision, global_ptr, raw_types, RawKernel};
 use super::LlvmError;
 use crate::ir::Precision;
 use inkwell::context::Context;
@@ -22,20 +22,13 @@ use inkwell::{AtomicOrdering, AtomicRMWBinOp, FloatPredicate, IntPredicate};
 
 /// The name of the flags' PTX entry at a precision.
 pub fn flags_entry(p: Precision) -> &'static str {
-    match p {
-        Precision::F32 => "block_flags_f32",
-        Precision::F64 => "block_flags_f64",
-    }
+    by_precision(p, ["block_flags_f32", "block_flags_f64"])
 }
 
 /// The PTX of the block flags at one precision.
 pub fn block_flags_ptx(p: Precision) -> Result<String, LlvmError> {
     let ctx = Context::create();
-    let (i32t, i64t) = (ctx.i32_type(), ctx.i64_type());
-    let real = match p {
-        Precision::F32 => ctx.f32_type(),
-        Precision::F64 => ctx.f64_type(),
-    };
+    let (i32t, i64t, real) = raw_types(&ctx, p);
     let wide: BasicMetadataTypeEnum<'_> = i64t.into();
     let mut params = vec![wide, global_ptr(i64t.into())];
     params.extend([wide; 10]);
@@ -48,7 +41,6 @@ pub fn block_flags_ptx(p: Precision) -> Result<String, LlvmError> {
     let field = k.ptr_param(12);
     let flags = k.ptr_param(13);
     let b = &k.b;
-    let c64 = |v: u64| i64t.const_int(v, false);
 
     let (start, head, body, after, flag, done) = (
         k.block("start"),
@@ -58,9 +50,7 @@ pub fn block_flags_ptx(p: Precision) -> Result<String, LlvmError> {
         k.block("flag"),
         k.block("done"),
     );
-    let r = k.ok(k.thread_x())?;
-    let inside = k.ok(b.build_int_compare(IntPredicate::ULT, r, rows, ""))?;
-    k.ok(b.build_conditional_branch(inside, start, done))?;
+    let r = k.branch_on_thread(rows, start, done)?;
 
     b.position_at_end(start);
     let per_block = k.ok(b.build_int_nuw_mul(b1, b2, ""))?;
@@ -68,12 +58,7 @@ pub fn block_flags_ptx(p: Precision) -> Result<String, LlvmError> {
     let rest = k.ok(b.build_int_nuw_sub(r, k.ok(b.build_int_nuw_mul(blk, per_block, ""))?, ""))?;
     let kk = k.ok(b.build_int_unsigned_div(rest, b1, ""))?;
     let j = k.ok(b.build_int_nuw_sub(rest, k.ok(b.build_int_nuw_mul(kk, b1, ""))?, ""))?;
-    let rec = k.ok(b.build_int_nuw_mul(blk, c64(4), ""))?;
-    let record = |w: u64| -> Result<_, LlvmError> {
-        let i = k.ok(b.build_int_nuw_add(rec, c64(w), ""))?;
-        Ok(k.load_nc(i64t.into(), records, i)?.into_int_value())
-    };
-    let (o0, o1, o2, shift) = (record(0)?, record(1)?, record(2)?, record(3)?);
+    let [o0, o1, o2, shift] = k.load_record(i64t, records, blk, 4)?;
     let gj = k.ok(b.build_int_nuw_add(o1, j, ""))?;
     let gk = k.ok(b.build_int_nuw_add(o2, kk, ""))?;
     let row_in = k.ok(b.build_and(
@@ -93,7 +78,7 @@ pub fn block_flags_ptx(p: Precision) -> Result<String, LlvmError> {
     let none = i64t.const_all_ones();
     let entry_block = b.get_insert_block().expect("positioned");
     let len = k
-        .ok(b.build_select(row_in, len, c64(0), ""))?
+        .ok(b.build_select(row_in, len, k.c64(0), ""))?
         .into_int_value();
     k.ok(b.build_unconditional_branch(head))?;
 
@@ -119,9 +104,9 @@ pub fn block_flags_ptx(p: Precision) -> Result<String, LlvmError> {
     let take_lo = k.ok(b.build_and(active, first_seen, ""))?;
     let lo_next = k.ok(b.build_select(take_lo, iv, lov, ""))?.into_int_value();
     let hi_next = k.ok(b.build_select(active, iv, hiv, ""))?.into_int_value();
-    let i_next = k.ok(b.build_int_nuw_add(iv, c64(1), ""))?;
+    let i_next = k.ok(b.build_int_nuw_add(iv, k.c64(1), ""))?;
     k.ok(b.build_unconditional_branch(head))?;
-    i.add_incoming(&[(&c64(0), entry_block), (&i_next, body)]);
+    i.add_incoming(&[(&k.c64(0), entry_block), (&i_next, body)]);
     lo.add_incoming(&[(&none, entry_block), (&lo_next, body)]);
     hi.add_incoming(&[(&none, entry_block), (&hi_next, body)]);
 
@@ -157,7 +142,5 @@ pub fn block_flags_ptx(p: Precision) -> Result<String, LlvmError> {
     k.ok(b.build_atomicrmw(AtomicRMWBinOp::Or, target, bits, AtomicOrdering::Monotonic))?;
     k.ok(b.build_unconditional_branch(done))?;
 
-    b.position_at_end(done);
-    k.ok(b.build_return(None))?;
-    k.ptx()
+    k.finish(done)
 }

@@ -126,6 +126,21 @@ struct EntryArgs<'ctx> {
     sampled: Vec<SampledArgs<'ctx>>,
 }
 
+impl<'ctx> EntryArgs<'ctx> {
+    /// The arguments of a domain of extents `n`, the rest still to be read.
+    fn new(n: [IntValue<'ctx>; 3]) -> Self {
+        EntryArgs {
+            n,
+            fields: vec![],
+            scalars: vec![],
+            reductions: vec![],
+            scratch: None,
+            mesh: None,
+            sampled: vec![],
+        }
+    }
+}
+
 /// A vertex kernel's mesh tables (`u32` each; see `stencil_runtime::cpu::MeshView`).
 struct MeshArgs<'ctx> {
     set: PointerValue<'ctx>,

@@ -33,7 +33,7 @@
 //! (`T*`), `own` (`T*`, null when no entry has its own value), then [`MAX_FIELDS`] arenas
 //! (`T*`) and as many companions (`T*`, null unless used).
 
-use super::raw::{global_ptr, RawKernel};
+use super::raw::{by_precision, global_ptr, raw_types, RawKernel};
 use super::LlvmError;
 use crate::ir::Precision;
 use inkwell::context::Context;
@@ -44,20 +44,14 @@ pub const MAX_FIELDS: usize = 8;
 
 /// The name of the exchange's PTX entry at a precision.
 pub fn halo_entry(p: Precision) -> &'static str {
-    match p {
-        Precision::F32 => "halo_exchange_f32",
-        Precision::F64 => "halo_exchange_f64",
-    }
+    by_precision(p, ["halo_exchange_f32", "halo_exchange_f64"])
 }
 
 /// The PTX of the halo exchange at one precision.
 pub fn halo_exchange_ptx(p: Precision) -> Result<String, LlvmError> {
     let ctx = Context::create();
-    let (i32t, i64t) = (ctx.i32_type(), ctx.i64_type());
-    let real = match p {
-        Precision::F32 => ctx.f32_type().into(),
-        Precision::F64 => ctx.f64_type().into(),
-    };
+    let (i32t, i64t, real) = raw_types(&ctx, p);
+    let real = real.into();
     let mut params = vec![
         i64t.into(),
         i64t.into(),
@@ -87,22 +81,19 @@ pub fn halo_exchange_ptx(p: Precision) -> Result<String, LlvmError> {
     let ops = k.ptr_param(10);
     let own = k.ptr_param(11);
     let b = &k.b;
-    let c64 = |v: u64| i64t.const_int(v, false);
     // This thread block row's field and its companion.
     let arena = k.param_of_block_row(12, MAX_FIELDS as u32)?;
     let companion = k.param_of_block_row(12 + MAX_FIELDS as u32, MAX_FIELDS as u32)?;
     let has_companion = k.ok(b.build_is_not_null(companion, ""))?;
-    let int = |base, i, signed: bool| -> Result<_, LlvmError> {
-        let v = k.load_nc(i32t.into(), base, i)?.into_int_value();
-        if signed {
-            b.build_int_s_extend(v, i64t, "")
-        } else {
-            b.build_int_z_extend(v, i64t, "")
-        }
-        .map_err(|e| k.invalid(e))
-    };
     let read =
         |base, i| -> Result<_, LlvmError> { Ok(k.load_nc(real, base, i)?.into_float_value()) };
+    // Block `block`: `base[i]` read, then on to `next`.
+    let read_in = |block, base, i, next| -> Result<_, LlvmError> {
+        b.position_at_end(block);
+        let v = read(base, i)?;
+        k.ok(b.build_unconditional_branch(next))?;
+        Ok(v)
+    };
 
     let (s_work, s_present, s_past, s_side, s_absent) = (
         k.block("structured"),
@@ -129,30 +120,22 @@ pub fn halo_exchange_ptx(p: Precision) -> Result<String, LlvmError> {
         k.block("store_point"),
         k.block("done"),
     );
-    let t = k.ok(k.thread_x())?;
-    let in_structured = k.ok(b.build_int_compare(IntPredicate::ULT, t, structured, ""))?;
-    k.ok(b.build_conditional_branch(in_structured, s_work, p_test))?;
+    let t = k.branch_on_thread(structured, s_work, p_test)?;
 
     // The structured part.
     b.position_at_end(s_work);
     let block = k.ok(b.build_int_unsigned_div(t, points, ""))?;
     let first = k.ok(b.build_int_nuw_mul(block, points, ""))?;
     let h = k.ok(b.build_int_nuw_sub(t, first, ""))?;
-    let word = |k4, w: u64| -> Result<_, LlvmError> {
-        let i = k.ok(b.build_int_nuw_add(k4, c64(w), ""))?;
-        int(template, i, false)
-    };
-    let h4 = k.ok(b.build_int_nuw_mul(h, c64(4), ""))?;
-    let (dst_off, dir, src_off, clamp_off) =
-        (word(h4, 0)?, word(h4, 1)?, word(h4, 2)?, word(h4, 3)?);
+    let [dst_off, dir, src_off, clamp_off] = k.load_record(i32t, template, h, 4)?;
     let row = k.ok(b.build_int_nuw_mul(block, stride, ""))?;
-    let own_slot = int(table, row, true)?;
-    let at_dir = k.ok(b.build_int_nuw_add(row, c64(1), ""))?;
+    let own_slot = k.load_i32(table, row, true)?;
+    let at_dir = k.ok(b.build_int_nuw_add(row, k.c64(1), ""))?;
     let at_dir = k.ok(b.build_int_nuw_add(at_dir, dir, ""))?;
-    let neighbour = int(table, at_dir, true)?;
+    let neighbour = k.load_i32(table, at_dir, true)?;
     let base = k.ok(b.build_int_nuw_mul(own_slot, slot_len, ""))?;
     let dst = k.ok(b.build_int_nuw_add(base, dst_off, ""))?;
-    let present = k.ok(b.build_int_compare(IntPredicate::SGE, neighbour, c64(0), ""))?;
+    let present = k.ok(b.build_int_compare(IntPredicate::SGE, neighbour, k.c64(0), ""))?;
     k.ok(b.build_conditional_branch(present, s_present, s_past))?;
 
     b.position_at_end(s_past);
@@ -163,7 +146,7 @@ pub fn halo_exchange_ptx(p: Precision) -> Result<String, LlvmError> {
     b.position_at_end(s_side);
     // ops[2 (-2 - v) + 1] = ops[-2 v - 3]
     let side_at = k.ok(b.build_int_mul(neighbour, i64t.const_int((-2i64) as u64, true), ""))?;
-    let side_at = k.ok(b.build_int_sub(side_at, c64(3), ""))?;
+    let side_at = k.ok(b.build_int_sub(side_at, k.c64(3), ""))?;
     let side_value = read(ops, side_at)?;
     k.ok(b.build_unconditional_branch(s_store))?;
 
@@ -174,7 +157,7 @@ pub fn halo_exchange_ptx(p: Precision) -> Result<String, LlvmError> {
     k.ok(b.build_unconditional_branch(s_store))?;
 
     b.position_at_end(s_absent);
-    let is_clamp = k.ok(b.build_int_compare(IntPredicate::EQ, mode, c64(1), ""))?;
+    let is_clamp = k.ok(b.build_int_compare(IntPredicate::EQ, mode, k.c64(1), ""))?;
     k.ok(b.build_conditional_branch(is_clamp, s_clamp, s_test_field))?;
 
     b.position_at_end(s_clamp);
@@ -183,31 +166,26 @@ pub fn halo_exchange_ptx(p: Precision) -> Result<String, LlvmError> {
     k.ok(b.build_unconditional_branch(s_store))?;
 
     b.position_at_end(s_test_field);
-    let is_field = k.ok(b.build_int_compare(IntPredicate::EQ, mode, c64(2), ""))?;
+    let is_field = k.ok(b.build_int_compare(IntPredicate::EQ, mode, k.c64(2), ""))?;
     let is_field = k.ok(b.build_and(is_field, has_companion, ""))?;
     k.ok(b.build_conditional_branch(is_field, s_field, s_value))?;
 
-    b.position_at_end(s_field);
-    let from_field = read(companion, dst)?;
-    k.ok(b.build_unconditional_branch(s_store))?;
+    let from_field = read_in(s_field, companion, dst, s_store)?;
 
     b.position_at_end(s_value);
-    let value_at = k.ok(b.build_int_nuw_mul(absent, c64(2), ""))?;
-    let value_at = k.ok(b.build_int_nuw_add(value_at, c64(1), ""))?;
+    let value_at = k.ok(b.build_int_nuw_mul(absent, k.c64(2), ""))?;
+    let value_at = k.ok(b.build_int_nuw_add(value_at, k.c64(1), ""))?;
     let fixed = read(ops, value_at)?;
     k.ok(b.build_unconditional_branch(s_store))?;
 
-    b.position_at_end(s_store);
-    let value = k.ok(b.build_phi(real, "structured_value"))?;
-    value.add_incoming(&[
-        (&from_neighbour, s_present),
-        (&side_value, s_side),
-        (&from_nearest, s_clamp),
-        (&from_field, s_field),
-        (&fixed, s_value),
-    ]);
-    k.ok(b.build_store(k.ok(k.at(arena, dst))?, value.as_basic_value()))?;
-    k.ok(b.build_unconditional_branch(done))?;
+    let incoming = [
+        (from_neighbour, s_present),
+        (side_value, s_side),
+        (from_nearest, s_clamp),
+        (from_field, s_field),
+        (fixed, s_value),
+    ];
+    k.store_joined(s_store, "structured_value", &incoming, (arena, dst), done)?;
 
     // The per-point part.
     b.position_at_end(p_test);
@@ -216,22 +194,15 @@ pub fn halo_exchange_ptx(p: Precision) -> Result<String, LlvmError> {
     k.ok(b.build_conditional_branch(inside, p_work, done))?;
 
     b.position_at_end(p_work);
-    let three = k.ok(b.build_int_nuw_mul(entry, c64(3), ""))?;
-    let field = |w: u64| -> Result<_, LlvmError> {
-        let i = k.ok(b.build_int_nuw_add(three, c64(w), ""))?;
-        int(entries, i, false)
-    };
-    let (dst, src, op) = (field(0)?, field(1)?, field(2)?);
-    let marker = c64(u32::MAX as u64);
+    let [dst, src, op] = k.load_record(i32t, entries, entry, 3)?;
+    let marker = k.c64(u32::MAX as u64);
     let is_own = k.ok(b.build_int_compare(IntPredicate::EQ, op, marker, ""))?;
     k.ok(b.build_conditional_branch(is_own, p_own, p_test_companion))?;
 
-    b.position_at_end(p_own);
-    let mine = read(own, entry)?;
-    k.ok(b.build_unconditional_branch(p_store))?;
+    let mine = read_in(p_own, own, entry, p_store)?;
 
     b.position_at_end(p_test_companion);
-    let companion_marker = c64(u32::MAX as u64 - 1);
+    let companion_marker = k.c64(u32::MAX as u64 - 1);
     let is_companion = k.ok(b.build_int_compare(IntPredicate::EQ, op, companion_marker, ""))?;
     let from_companion = k.ok(b.build_and(is_companion, has_companion, ""))?;
     // A companion entry of a field without a companion takes the absent value.
@@ -240,14 +211,12 @@ pub fn halo_exchange_ptx(p: Precision) -> Result<String, LlvmError> {
         .into_int_value();
     k.ok(b.build_conditional_branch(from_companion, p_companion, p_table))?;
 
-    b.position_at_end(p_companion);
-    let theirs = read(companion, dst)?;
-    k.ok(b.build_unconditional_branch(p_store))?;
+    let theirs = read_in(p_companion, companion, dst, p_store)?;
 
     b.position_at_end(p_table);
-    let op2 = k.ok(b.build_int_nuw_mul(op, c64(2), ""))?;
+    let op2 = k.ok(b.build_int_nuw_mul(op, k.c64(2), ""))?;
     let scale = read(ops, op2)?;
-    let add_at = k.ok(b.build_int_nuw_add(op2, c64(1), ""))?;
+    let add_at = k.ok(b.build_int_nuw_add(op2, k.c64(1), ""))?;
     let add = read(ops, add_at)?;
     let none = k.ok(b.build_int_compare(IntPredicate::EQ, src, marker, ""))?;
     k.ok(b.build_conditional_branch(none, p_store, p_read))?;
@@ -258,18 +227,12 @@ pub fn halo_exchange_ptx(p: Precision) -> Result<String, LlvmError> {
     let sum = k.ok(b.build_float_add(scaled, add, ""))?;
     k.ok(b.build_unconditional_branch(p_store))?;
 
-    b.position_at_end(p_store);
-    let value = k.ok(b.build_phi(real, "point_value"))?;
-    value.add_incoming(&[
-        (&add, p_table),
-        (&sum, p_read),
-        (&mine, p_own),
-        (&theirs, p_companion),
-    ]);
-    k.ok(b.build_store(k.ok(k.at(arena, dst))?, value.as_basic_value()))?;
-    k.ok(b.build_unconditional_branch(done))?;
-
-    b.position_at_end(done);
-    k.ok(b.build_return(None))?;
-    k.ptx()
+    let incoming = [
+        (add, p_table),
+        (sum, p_read),
+        (mine, p_own),
+        (theirs, p_companion),
+    ];
+    k.store_joined(p_store, "point_value", &incoming, (arena, dst), done)?;
+    k.finish(done)
 }

@@ -14,7 +14,7 @@
 //! (`T*`), then [`MAX_FIELDS`](super::halo::MAX_FIELDS) arenas (`T*`).
 
 use super::halo::MAX_FIELDS;
-use super::raw::{global_ptr, RawKernel};
+use super::raw::{by_precision, global_ptr, raw_types, RawKernel};
 use super::LlvmError;
 use crate::ir::Precision;
 use inkwell::context::Context;
@@ -22,20 +22,13 @@ use inkwell::IntPredicate;
 
 /// The name of the weighted fill's PTX entry at a precision.
 pub fn weighted_entry(p: Precision) -> &'static str {
-    match p {
-        Precision::F32 => "halo_weighted_f32",
-        Precision::F64 => "halo_weighted_f64",
-    }
+    by_precision(p, ["halo_weighted_f32", "halo_weighted_f64"])
 }
 
 /// The PTX of the weighted fill at one precision.
 pub fn halo_weighted_ptx(p: Precision) -> Result<String, LlvmError> {
     let ctx = Context::create();
-    let (i32t, i64t) = (ctx.i32_type(), ctx.i64_type());
-    let real = match p {
-        Precision::F32 => ctx.f32_type(),
-        Precision::F64 => ctx.f64_type(),
-    };
+    let (i32t, i64t, real) = raw_types(&ctx, p);
     let mut params = vec![
         i64t.into(),
         global_ptr(i32t.into()),
@@ -49,13 +42,8 @@ pub fn halo_weighted_ptx(p: Precision) -> Result<String, LlvmError> {
     let sources = k.ptr_param(2);
     let weights = k.ptr_param(3);
     let b = &k.b;
-    let c64 = |v: u64| i64t.const_int(v, false);
     // This thread block row's field.
     let arena = k.param_of_block_row(4, MAX_FIELDS as u32)?;
-    let index = |base, i| -> Result<_, LlvmError> {
-        let v = k.load_nc(i32t.into(), base, i)?.into_int_value();
-        k.ok(b.build_int_z_extend(v, i64t, ""))
-    };
 
     let (work, head, body, store, done) = (
         k.block("entry_work"),
@@ -64,17 +52,10 @@ pub fn halo_weighted_ptx(p: Precision) -> Result<String, LlvmError> {
         k.block("store"),
         k.block("done"),
     );
-    let e = k.ok(k.thread_x())?;
-    let inside = k.ok(b.build_int_compare(IntPredicate::ULT, e, count, ""))?;
-    k.ok(b.build_conditional_branch(inside, work, done))?;
+    let e = k.branch_on_thread(count, work, done)?;
 
     b.position_at_end(work);
-    let three = k.ok(b.build_int_nuw_mul(e, c64(3), ""))?;
-    let word = |w: u64| -> Result<_, LlvmError> {
-        let i = k.ok(b.build_int_nuw_add(three, c64(w), ""))?;
-        index(weighted, i)
-    };
-    let (dst, first, terms) = (word(0)?, word(1)?, word(2)?);
+    let [dst, first, terms] = k.load_record(i32t, weighted, e, 3)?;
     let end = k.ok(b.build_int_nuw_add(first, terms, ""))?;
     k.ok(b.build_unconditional_branch(head))?;
 
@@ -87,12 +68,12 @@ pub fn halo_weighted_ptx(p: Precision) -> Result<String, LlvmError> {
     k.ok(b.build_conditional_branch(more, body, store))?;
 
     b.position_at_end(body);
-    let source = index(sources, t_val)?;
+    let source = k.load_i32(sources, t_val, false)?;
     let weight = k.load_nc(real.into(), weights, t_val)?.into_float_value();
     let x = k.load_nc(real.into(), arena, source)?.into_float_value();
     let term = k.ok(b.build_float_mul(weight, x, ""))?;
     let sum = k.ok(b.build_float_add(v.as_basic_value().into_float_value(), term, ""))?;
-    let next = k.ok(b.build_int_nuw_add(t_val, c64(1), ""))?;
+    let next = k.ok(b.build_int_nuw_add(t_val, k.c64(1), ""))?;
     k.ok(b.build_unconditional_branch(head))?;
 
     t.add_incoming(&[(&first, work), (&next, body)]);
@@ -103,7 +84,5 @@ pub fn halo_weighted_ptx(p: Precision) -> Result<String, LlvmError> {
     k.ok(b.build_store(at, v.as_basic_value()))?;
     k.ok(b.build_unconditional_branch(done))?;
 
-    b.position_at_end(done);
-    k.ok(b.build_return(None))?;
-    k.ptx()
+    k.finish(done)
 }

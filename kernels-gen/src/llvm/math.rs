@@ -29,6 +29,10 @@ use inkwell::FloatPredicate;
 
 type R<T> = Result<T, LlvmError>;
 
+/// A float value of the IR being built: an f64 in every function here but
+/// [`MathLib::copysign`], which takes f32 as well.
+type Fv<'ctx> = FloatValue<'ctx>;
+
 /// ln 2 split so that `k * LN2_HI` is exact for |k| < 2^11 (fdlibm's constants).
 const LN2_HI: f64 = 6.931_471_803_691_238e-1;
 const LN2_LO: f64 = 1.908_214_929_270_587_7e-10;
@@ -40,6 +44,34 @@ pub(super) enum Accuracy {
     Double,
     /// A result rounded to f32: series to about 1e-10 relative.
     Single,
+}
+
+impl Accuracy {
+    /// How far the Taylor series of `e^r`, `|r| <= ln2/2`, is taken: to `r^13/13!` for an
+    /// f64 result, to `r^8/8!` for one rounded to f32 (the remainder below 2.1e-10
+    /// relative), and one term further where the series starts at `r^2`.
+    fn exp_terms(self) -> u32 {
+        match self {
+            Accuracy::Double => 14,
+            Accuracy::Single => 9,
+        }
+    }
+}
+
+/// `1/n!` for `n` in `first..=last`, each from the one before by one division: the
+/// coefficients of the Taylor series of `e^x`.
+fn inverse_factorials(first: u32, last: u32) -> Vec<f64> {
+    let mut c = 1.0f64;
+    let mut coeffs = Vec::new();
+    for n in 0..=last {
+        if n > 0 {
+            c /= n as f64;
+        }
+        if n >= first {
+            coeffs.push(c);
+        }
+    }
+    coeffs
 }
 
 /// Emits the math functions for one module.
@@ -81,7 +113,7 @@ impl<'ctx> MathLib<'ctx> {
         }
     }
 
-    fn c(&self, v: f64) -> FloatValue<'ctx> {
+    fn c(&self, v: f64) -> Fv<'ctx> {
         self.ctx.f64_type().const_float(v)
     }
 
@@ -102,12 +134,7 @@ impl<'ctx> MathLib<'ctx> {
     }
 
     /// `x` where it is NaN, else `y`: a function's NaN passes through.
-    fn nan_or(
-        &self,
-        b: &Builder<'ctx>,
-        x: FloatValue<'ctx>,
-        y: FloatValue<'ctx>,
-    ) -> R<FloatValue<'ctx>> {
+    fn nan_or(&self, b: &Builder<'ctx>, x: Fv<'ctx>, y: Fv<'ctx>) -> R<Fv<'ctx>> {
         let nan = b.build_float_compare(FloatPredicate::UNO, x, x, "")?;
         self.select_f(b, nan, x, y)
     }
@@ -117,14 +144,64 @@ impl<'ctx> MathLib<'ctx> {
         &self,
         b: &Builder<'ctx>,
         c: IntValue<'ctx>,
-        t: FloatValue<'ctx>,
-        f: FloatValue<'ctx>,
-    ) -> R<FloatValue<'ctx>> {
+        t: Fv<'ctx>,
+        f: Fv<'ctx>,
+    ) -> R<Fv<'ctx>> {
         Ok(b.build_select(c, t, f, "")?.into_float_value())
     }
 
+    /// `t` where `x pred v`, else `f` (the comparison emitted after both values).
+    fn select_if(
+        &self,
+        b: &Builder<'ctx>,
+        pred: FloatPredicate,
+        x: Fv<'ctx>,
+        v: f64,
+        t: Fv<'ctx>,
+        f: Fv<'ctx>,
+    ) -> R<Fv<'ctx>> {
+        let c = b.build_float_compare(pred, x, self.c(v), "")?;
+        self.select_f(b, c, t, f)
+    }
+
+    /// `below` where `v < at`, else `above` (NaN `v` takes `above`).
+    fn pick(
+        &self,
+        b: &Builder<'ctx>,
+        v: Fv<'ctx>,
+        at: f64,
+        below: Fv<'ctx>,
+        above: Fv<'ctx>,
+    ) -> R<Fv<'ctx>> {
+        self.select_if(b, FloatPredicate::OLT, v, at, below, above)
+    }
+
+    /// Whether `v` is +infinity.
+    fn is_inf(&self, b: &Builder<'ctx>, v: Fv<'ctx>) -> R<IntValue<'ctx>> {
+        Ok(b.build_float_compare(FloatPredicate::OEQ, v, self.c(f64::INFINITY), "")?)
+    }
+
+    /// `y` with the sign of `x`, or `x` where it is NaN: how an odd function's result
+    /// is finished.
+    fn odd_result(&self, b: &Builder<'ctx>, x: Fv<'ctx>, y: Fv<'ctx>) -> R<Fv<'ctx>> {
+        let y = self.copysign(b, y, x)?;
+        self.nan_or(b, x, y)
+    }
+
+    /// `t^2 / (u + v)`.
+    fn square_over_sum(
+        &self,
+        b: &Builder<'ctx>,
+        t: Fv<'ctx>,
+        u: Fv<'ctx>,
+        v: Fv<'ctx>,
+    ) -> R<Fv<'ctx>> {
+        let square = b.build_float_mul(t, t, "")?;
+        Ok(b.build_float_div(square, b.build_float_add(u, v, "")?, "")?)
+    }
+
     /// Whether `x < v`.
-    fn below(&self, b: &Builder<'ctx>, x: FloatValue<'ctx>, v: f64) -> R<IntValue<'ctx>> {
+    fn below(&self, b: &Builder<'ctx>, x: Fv<'ctx>, v: f64) -> R<IntValue<'ctx>> {
         Ok(b.build_float_compare(FloatPredicate::OLT, x, self.c(v), "")?)
     }
 
@@ -140,12 +217,7 @@ impl<'ctx> MathLib<'ctx> {
     }
 
     /// Horner evaluation of `sum coeffs[i] * x^i`, one fused multiply-add per term.
-    fn horner(
-        &self,
-        b: &Builder<'ctx>,
-        x: FloatValue<'ctx>,
-        coeffs: &[f64],
-    ) -> R<FloatValue<'ctx>> {
+    fn horner(&self, b: &Builder<'ctx>, x: Fv<'ctx>, coeffs: &[f64]) -> R<Fv<'ctx>> {
         let fma = self.fma.ok_or_else(|| Self::missing("llvm.fma"))?;
         let mut acc = self.c(*coeffs.last().expect("non-empty"));
         for &c in coeffs.iter().rev().skip(1) {
@@ -161,13 +233,7 @@ impl<'ctx> MathLib<'ctx> {
 
     /// `x (hi + lo)` for a constant split in two doubles, the product of `hi` kept to
     /// twice the precision with a fused multiply-add.
-    fn times_split(
-        &self,
-        b: &Builder<'ctx>,
-        x: FloatValue<'ctx>,
-        hi: f64,
-        lo: f64,
-    ) -> R<FloatValue<'ctx>> {
+    fn times_split(&self, b: &Builder<'ctx>, x: Fv<'ctx>, hi: f64, lo: f64) -> R<Fv<'ctx>> {
         let t = b.build_float_mul(x, self.c(hi), "")?;
         let err = self.fma(b, x, self.c(hi), b.build_float_neg(t, "")?)?;
         let tail = self.fma(b, x, self.c(lo), err)?;
@@ -175,7 +241,7 @@ impl<'ctx> MathLib<'ctx> {
     }
 
     /// `2^k` for `k` in [-1022, 1023] built from its bits.
-    fn pow2(&self, b: &Builder<'ctx>, k: IntValue<'ctx>) -> R<FloatValue<'ctx>> {
+    fn pow2(&self, b: &Builder<'ctx>, k: IntValue<'ctx>) -> R<Fv<'ctx>> {
         let biased = b.build_int_add(k, self.i(1023), "")?;
         let bits = b.build_left_shift(biased, self.i(52), "")?;
         Ok(b.build_bit_cast(bits, self.ctx.f64_type(), "")?
@@ -183,40 +249,18 @@ impl<'ctx> MathLib<'ctx> {
     }
 
     /// `e^x` in f64.
-    pub fn exp(
-        &self,
-        b: &Builder<'ctx>,
-        x: FloatValue<'ctx>,
-        accuracy: Accuracy,
-    ) -> R<FloatValue<'ctx>> {
+    pub fn exp(&self, b: &Builder<'ctx>, x: Fv<'ctx>, accuracy: Accuracy) -> R<Fv<'ctx>> {
         // Clamp so that k stays in range; results saturate to 0 and infinity naturally.
-        let xc = self.clamp(b, x, -746.0, 710.0)?;
-        let (kf, k) = self.nearest_int(
-            b,
-            b.build_float_mul(xc, self.c(std::f64::consts::LOG2_E), "")?,
-        )?;
-        let r = self.reduce_ln2(b, xc, kf)?;
-        // Taylor series of e^r for |r| <= ln2/2, to r^13/13! (to r^8/8! for a result
-        // rounded to f32: the remainder is below 2.1e-10 relative).
-        let terms = match accuracy {
-            Accuracy::Double => 14,
-            Accuracy::Single => 9,
-        };
-        let mut coeffs = vec![1.0f64; terms];
-        for n in 1..terms {
-            coeffs[n] = coeffs[n - 1] / n as f64;
-        }
+        let (r, k) = self.reduce_by_ln2(b, x, -746.0, 710.0)?;
+        // Taylor series of e^r for |r| <= ln2/2.
+        let coeffs = inverse_factorials(0, accuracy.exp_terms() - 1);
         let p = self.horner(b, r, &coeffs)?;
         let y = self.times_pow2(b, p, k)?;
         self.nan_or(b, x, y)
     }
 
     /// The integer nearest `v` (halves up), as a float and as an `i64`.
-    fn nearest_int(
-        &self,
-        b: &Builder<'ctx>,
-        v: FloatValue<'ctx>,
-    ) -> R<(FloatValue<'ctx>, IntValue<'ctx>)> {
+    fn nearest_int(&self, b: &Builder<'ctx>, v: Fv<'ctx>) -> R<(Fv<'ctx>, IntValue<'ctx>)> {
         let floor = self.floor.ok_or_else(|| Self::missing("llvm.floor"))?;
         let sat = self
             .fptosi_sat
@@ -236,25 +280,29 @@ impl<'ctx> MathLib<'ctx> {
         Ok((kf, k))
     }
 
-    /// `x - k ln2` with `ln2` in two parts, so that `k` times the first is exact.
-    fn reduce_ln2(
+    /// `x` clamped to `[lo, hi]` (NaN becomes `hi`; callers restore it) as `k ln2 + r`:
+    /// `k` the integer nearest `x / ln2` and `r = x - k ln2` (`|r| <= ln2/2`), with `ln2`
+    /// in two parts so that `k` times the first is exact.
+    fn reduce_by_ln2(
         &self,
         b: &Builder<'ctx>,
-        x: FloatValue<'ctx>,
-        kf: FloatValue<'ctx>,
-    ) -> R<FloatValue<'ctx>> {
-        let r = b.build_float_sub(x, b.build_float_mul(kf, self.c(LN2_HI), "")?, "")?;
-        Ok(b.build_float_sub(r, b.build_float_mul(kf, self.c(LN2_LO), "")?, "")?)
+        x: Fv<'ctx>,
+        lo: f64,
+        hi: f64,
+    ) -> R<(Fv<'ctx>, IntValue<'ctx>)> {
+        let xc = self.clamp(b, x, lo, hi)?;
+        let (kf, k) = self.nearest_int(
+            b,
+            b.build_float_mul(xc, self.c(std::f64::consts::LOG2_E), "")?,
+        )?;
+        let r = b.build_float_sub(xc, b.build_float_mul(kf, self.c(LN2_HI), "")?, "")?;
+        let r = b.build_float_sub(r, b.build_float_mul(kf, self.c(LN2_LO), "")?, "")?;
+        Ok((r, k))
     }
 
     /// `y 2^k` as two factors, so that any `k` in [-2044, 2046] stays in the exponent's
     /// range.
-    fn times_pow2(
-        &self,
-        b: &Builder<'ctx>,
-        y: FloatValue<'ctx>,
-        k: IntValue<'ctx>,
-    ) -> R<FloatValue<'ctx>> {
+    fn times_pow2(&self, b: &Builder<'ctx>, y: Fv<'ctx>, k: IntValue<'ctx>) -> R<Fv<'ctx>> {
         let k1 = b.build_right_shift(k, self.i(1), true, "")?;
         let k2 = b.build_int_sub(k, k1, "")?;
         let y = b.build_float_mul(y, self.pow2(b, k1)?, "")?;
@@ -262,12 +310,7 @@ impl<'ctx> MathLib<'ctx> {
     }
 
     /// Natural logarithm in f64.
-    pub fn ln(
-        &self,
-        b: &Builder<'ctx>,
-        x: FloatValue<'ctx>,
-        accuracy: Accuracy,
-    ) -> R<FloatValue<'ctx>> {
+    pub fn ln(&self, b: &Builder<'ctx>, x: Fv<'ctx>, accuracy: Accuracy) -> R<Fv<'ctx>> {
         let (ef, lnm) = self.log_parts(b, x, accuracy)?;
         let lo = b.build_float_add(lnm, b.build_float_mul(ef, self.c(LN2_LO), "")?, "")?;
         let y = b.build_float_add(b.build_float_mul(ef, self.c(LN2_HI), "")?, lo, "")?;
@@ -275,12 +318,7 @@ impl<'ctx> MathLib<'ctx> {
     }
 
     /// Base-2 logarithm in f64: `e + ln(m) log2(e)`, the integer part exact.
-    pub fn log2(
-        &self,
-        b: &Builder<'ctx>,
-        x: FloatValue<'ctx>,
-        accuracy: Accuracy,
-    ) -> R<FloatValue<'ctx>> {
+    pub fn log2(&self, b: &Builder<'ctx>, x: Fv<'ctx>, accuracy: Accuracy) -> R<Fv<'ctx>> {
         const LOG2_E_LO: f64 = 2.035_527_374_093_103_3e-17;
         let (ef, lnm) = self.log_parts(b, x, accuracy)?;
         let frac = self.times_split(b, lnm, std::f64::consts::LOG2_E, LOG2_E_LO)?;
@@ -290,12 +328,7 @@ impl<'ctx> MathLib<'ctx> {
 
     /// Base-10 logarithm in f64: `e log10(2) + ln(m) log10(e)`, `log10(2)` split so that
     /// `e` times its high part is exact (fdlibm's constants).
-    pub fn log10(
-        &self,
-        b: &Builder<'ctx>,
-        x: FloatValue<'ctx>,
-        accuracy: Accuracy,
-    ) -> R<FloatValue<'ctx>> {
+    pub fn log10(&self, b: &Builder<'ctx>, x: Fv<'ctx>, accuracy: Accuracy) -> R<Fv<'ctx>> {
         const LOG10_2_HI: f64 = 3.010_299_956_636_117_7e-1;
         const LOG10_2_LO: f64 = 3.694_239_077_158_931e-13;
         let (ef, lnm) = self.log_parts(b, x, accuracy)?;
@@ -314,9 +347,9 @@ impl<'ctx> MathLib<'ctx> {
     fn log_parts(
         &self,
         b: &Builder<'ctx>,
-        x: FloatValue<'ctx>,
+        x: Fv<'ctx>,
         accuracy: Accuracy,
-    ) -> R<(FloatValue<'ctx>, FloatValue<'ctx>)> {
+    ) -> R<(Fv<'ctx>, Fv<'ctx>)> {
         let f64t = self.ctx.f64_type();
         // Scale subnormals into the normal range.
         let tiny = b.build_float_compare(FloatPredicate::OLT, x, self.c(f64::MIN_POSITIVE), "")?;
@@ -370,30 +403,14 @@ impl<'ctx> MathLib<'ctx> {
 
     /// A logarithm `y` of `x` with the special values: +inf at +inf, -inf at 0, NaN below
     /// 0 and at NaN.
-    fn log_specials(
-        &self,
-        b: &Builder<'ctx>,
-        x: FloatValue<'ctx>,
-        y: FloatValue<'ctx>,
-    ) -> R<FloatValue<'ctx>> {
-        let is_inf = b.build_float_compare(FloatPredicate::OEQ, x, self.c(f64::INFINITY), "")?;
-        let y = b.build_select(is_inf, x, y, "")?.into_float_value();
-        let is_zero = b.build_float_compare(FloatPredicate::OEQ, x, self.c(0.0), "")?;
-        let y = b
-            .build_select(is_zero, self.c(f64::NEG_INFINITY), y, "")?
-            .into_float_value();
-        let bad = b.build_float_compare(FloatPredicate::ULT, x, self.c(0.0), "")?;
-        Ok(b.build_select(bad, self.c(f64::NAN), y, "")?
-            .into_float_value())
+    fn log_specials(&self, b: &Builder<'ctx>, x: Fv<'ctx>, y: Fv<'ctx>) -> R<Fv<'ctx>> {
+        let y = self.select_if(b, FloatPredicate::OEQ, x, f64::INFINITY, x, y)?;
+        let y = self.select_if(b, FloatPredicate::OEQ, x, 0.0, self.c(f64::NEG_INFINITY), y)?;
+        self.select_if(b, FloatPredicate::ULT, x, 0.0, self.c(f64::NAN), y)
     }
 
     /// `2^x` in f64: `2^k e^(r ln 2)` with `k` the nearest integer and `|r| <= 1/2` exact.
-    pub fn exp2(
-        &self,
-        b: &Builder<'ctx>,
-        x: FloatValue<'ctx>,
-        accuracy: Accuracy,
-    ) -> R<FloatValue<'ctx>> {
+    pub fn exp2(&self, b: &Builder<'ctx>, x: Fv<'ctx>, accuracy: Accuracy) -> R<Fv<'ctx>> {
         // Clamp so that k stays in range; results saturate to 0 and infinity naturally.
         let xc = self.clamp(b, x, -1080.0, 1030.0)?;
         let (kf, k) = self.nearest_int(b, xc)?;
@@ -408,18 +425,12 @@ impl<'ctx> MathLib<'ctx> {
     }
 
     /// `|x|` through the bit pattern.
-    fn abs(&self, b: &Builder<'ctx>, x: FloatValue<'ctx>) -> R<FloatValue<'ctx>> {
+    fn abs(&self, b: &Builder<'ctx>, x: Fv<'ctx>) -> R<Fv<'ctx>> {
         self.copysign(b, x, self.c(1.0))
     }
 
     /// `x` clamped to `[lo, hi]` (NaN becomes `hi`; callers restore it).
-    fn clamp(
-        &self,
-        b: &Builder<'ctx>,
-        x: FloatValue<'ctx>,
-        lo: f64,
-        hi: f64,
-    ) -> R<FloatValue<'ctx>> {
+    fn clamp(&self, b: &Builder<'ctx>, x: Fv<'ctx>, lo: f64, hi: f64) -> R<Fv<'ctx>> {
         let below = b.build_float_compare(FloatPredicate::OLT, x, self.c(lo), "")?;
         let x = b.build_select(below, self.c(lo), x, "")?.into_float_value();
         let above = b.build_float_compare(FloatPredicate::OLT, x, self.c(hi), "")?;
@@ -427,13 +438,7 @@ impl<'ctx> MathLib<'ctx> {
     }
 
     /// `x y + z` with one rounding.
-    fn fma(
-        &self,
-        b: &Builder<'ctx>,
-        x: FloatValue<'ctx>,
-        y: FloatValue<'ctx>,
-        z: FloatValue<'ctx>,
-    ) -> R<FloatValue<'ctx>> {
+    fn fma(&self, b: &Builder<'ctx>, x: Fv<'ctx>, y: Fv<'ctx>, z: Fv<'ctx>) -> R<Fv<'ctx>> {
         let fma = self.fma.ok_or_else(|| Self::missing("llvm.fma"))?;
         Ok(b.build_call(fma, &[x.into(), y.into(), z.into()], "")?
             .try_as_basic_value()
@@ -446,7 +451,7 @@ impl<'ctx> MathLib<'ctx> {
     /// within 7%), four Newton steps `y - (y^3 - a) / (3 y^2)` (relative error about
     /// e^2 each: below 1e-19 after the fourth), the residual taken with a fused
     /// multiply-add; subnormals scaled by 2^54 first, the sign of `x` kept.
-    pub fn cbrt(&self, b: &Builder<'ctx>, x: FloatValue<'ctx>) -> R<FloatValue<'ctx>> {
+    pub fn cbrt(&self, b: &Builder<'ctx>, x: Fv<'ctx>) -> R<Fv<'ctx>> {
         let i64t = self.ctx.i64_type();
         let f64t = self.ctx.f64_type();
         let a = self.abs(b, x)?;
@@ -468,12 +473,7 @@ impl<'ctx> MathLib<'ctx> {
         let y = b.build_select(tiny, unscaled, y, "")?.into_float_value();
         // Zero, infinity and NaN are their own cube roots.
         let zero = b.build_float_compare(FloatPredicate::OEQ, x, self.c(0.0), "")?;
-        let inf = b.build_float_compare(
-            FloatPredicate::OEQ,
-            self.abs(b, x)?,
-            self.c(f64::INFINITY),
-            "",
-        )?;
+        let inf = self.is_inf(b, self.abs(b, x)?)?;
         let nan = b.build_float_compare(FloatPredicate::UNO, x, x, "")?;
         let own = b.build_or(b.build_or(zero, inf, "")?, nan, "")?;
         let y = self.copysign(b, y, x)?;
@@ -481,7 +481,7 @@ impl<'ctx> MathLib<'ctx> {
     }
 
     /// The correctly rounded square root.
-    fn sqrt(&self, b: &Builder<'ctx>, x: FloatValue<'ctx>) -> R<FloatValue<'ctx>> {
+    fn sqrt(&self, b: &Builder<'ctx>, x: Fv<'ctx>) -> R<Fv<'ctx>> {
         let sqrt = self.sqrt.ok_or_else(|| Self::missing("llvm.sqrt"))?;
         Ok(b.build_call(sqrt, &[x.into()], "")?
             .try_as_basic_value()
@@ -497,11 +497,11 @@ impl<'ctx> MathLib<'ctx> {
     pub fn hypot(
         &self,
         b: &Builder<'ctx>,
-        x: FloatValue<'ctx>,
-        y: FloatValue<'ctx>,
+        x: Fv<'ctx>,
+        y: Fv<'ctx>,
         accuracy: Accuracy,
-    ) -> R<FloatValue<'ctx>> {
-        let root = |v: FloatValue<'ctx>| self.sqrt(b, v);
+    ) -> R<Fv<'ctx>> {
+        let root = |v: Fv<'ctx>| self.sqrt(b, v);
         let (ax, ay) = (self.abs(b, x)?, self.abs(b, y)?);
         let y_larger = b.build_float_compare(FloatPredicate::OGT, ay, ax, "")?;
         let big = b.build_select(y_larger, ay, ax, "")?.into_float_value();
@@ -526,23 +526,18 @@ impl<'ctx> MathLib<'ctx> {
                 self.times_pow2(b, h, e)?
             }
         };
-        let inf = self.c(f64::INFINITY);
-        let any_inf = b.build_or(
-            b.build_float_compare(FloatPredicate::OEQ, ax, inf, "")?,
-            b.build_float_compare(FloatPredicate::OEQ, ay, inf, "")?,
-            "",
-        )?;
-        Ok(b.build_select(any_inf, inf, r, "")?.into_float_value())
+        let any_inf = b.build_or(self.is_inf(b, ax)?, self.is_inf(b, ay)?, "")?;
+        self.select_f(b, any_inf, self.c(f64::INFINITY), r)
     }
 
     /// `x^y` for `x >= 0` (NaN for negative `x`), as `exp(y ln x)` with exact special cases.
     pub fn pow(
         &self,
         b: &Builder<'ctx>,
-        x: FloatValue<'ctx>,
-        y: FloatValue<'ctx>,
+        x: Fv<'ctx>,
+        y: Fv<'ctx>,
         accuracy: Accuracy,
-    ) -> R<FloatValue<'ctx>> {
+    ) -> R<Fv<'ctx>> {
         let l = self.ln(b, x, accuracy)?;
         let r = self.exp(b, b.build_float_mul(y, l, "")?, accuracy)?;
         let y0 = b.build_float_compare(FloatPredicate::OEQ, y, self.c(0.0), "")?;
@@ -552,12 +547,7 @@ impl<'ctx> MathLib<'ctx> {
     }
 
     /// Magnitude of `x` with the sign of `y`, through the bit patterns.
-    pub fn copysign(
-        &self,
-        b: &Builder<'ctx>,
-        x: FloatValue<'ctx>,
-        y: FloatValue<'ctx>,
-    ) -> R<FloatValue<'ctx>> {
+    pub fn copysign(&self, b: &Builder<'ctx>, x: Fv<'ctx>, y: Fv<'ctx>) -> R<Fv<'ctx>> {
         let ft = x.get_type();
         // (integer type, sign bit, magnitude mask) of the float's bit pattern
         let (it, sign, magnitude) = if ft == self.ctx.f32_type() {

@@ -4,13 +4,16 @@
 //! non-coherent loads, and the PTX at the end.
 
 use super::{nvptx_machine, LlvmError};
+use crate::ir::Precision;
 use inkwell::basic_block::BasicBlock;
 use inkwell::builder::{Builder, BuilderError};
 use inkwell::context::Context;
 use inkwell::module::Module;
 use inkwell::targets::FileType;
-use inkwell::types::{BasicMetadataTypeEnum, BasicType, BasicTypeEnum};
-use inkwell::values::{BasicValueEnum, FunctionValue, IntValue, PointerValue};
+use inkwell::types::{BasicMetadataTypeEnum, BasicType, BasicTypeEnum, FloatType, IntType};
+use inkwell::values::{
+    BasicValue, BasicValueEnum, FloatValue, FunctionValue, IntValue, PointerValue,
+};
 use inkwell::{AddressSpace, IntPredicate};
 
 /// The global address space of NVPTX.
@@ -19,6 +22,24 @@ pub(crate) const GLOBAL: u16 = 1;
 /// A pointer type to `ty` in global memory, as a parameter type.
 pub(crate) fn global_ptr(ty: BasicTypeEnum<'_>) -> BasicMetadataTypeEnum<'_> {
     ty.ptr_type(AddressSpace::from(GLOBAL)).into()
+}
+
+/// The one of `[f32, f64]` for precision `p`: a raw kernel's entry name.
+pub(crate) fn by_precision(p: Precision, [f32, f64]: [&'static str; 2]) -> &'static str {
+    match p {
+        Precision::F32 => f32,
+        Precision::F64 => f64,
+    }
+}
+
+/// The `i32`, `i64` and real type (at precision `p`) of `ctx`: what the raw kernels'
+/// parameters and values are typed in.
+pub(crate) fn raw_types(ctx: &Context, p: Precision) -> (IntType<'_>, IntType<'_>, FloatType<'_>) {
+    let real = match p {
+        Precision::F32 => ctx.f32_type(),
+        Precision::F64 => ctx.f64_type(),
+    };
+    (ctx.i32_type(), ctx.i64_type(), real)
 }
 
 /// One kernel entry being built.
@@ -111,6 +132,96 @@ impl<'ctx> RawKernel<'ctx> {
             .get_nth_param(k)
             .expect("declared parameter")
             .into_pointer_value()
+    }
+
+    /// The `i64` constant `v`.
+    pub fn c64(&self, v: u64) -> IntValue<'ctx> {
+        self.ctx.i64_type().const_int(v, false)
+    }
+
+    /// The thread's index along x in the whole launch (`i64`), branching to `work` where
+    /// it is below `limit`, else to `otherwise`.
+    pub fn branch_on_thread(
+        &self,
+        limit: IntValue<'ctx>,
+        work: BasicBlock<'ctx>,
+        otherwise: BasicBlock<'ctx>,
+    ) -> Result<IntValue<'ctx>, LlvmError> {
+        let t = self.ok(self.thread_x())?;
+        let inside = self.ok(self.b.build_int_compare(IntPredicate::ULT, t, limit, ""))?;
+        self.ok(self.b.build_conditional_branch(inside, work, otherwise))?;
+        Ok(t)
+    }
+
+    /// The `N` integers `width r + w` (`w` in `0..N`) of the read-only table `base` of
+    /// `ty` (`i32` ones zero-extended): record `r` of `width` words.
+    pub fn load_record<const N: usize>(
+        &self,
+        ty: IntType<'ctx>,
+        base: PointerValue<'ctx>,
+        r: IntValue<'ctx>,
+        width: u64,
+    ) -> Result<[IntValue<'ctx>; N], LlvmError> {
+        let first = self.ok(self.b.build_int_nuw_mul(r, self.c64(width), ""))?;
+        let mut words = [first; N];
+        for (w, word) in words.iter_mut().enumerate() {
+            let i = self.ok(self.b.build_int_nuw_add(first, self.c64(w as u64), ""))?;
+            *word = if ty == self.ctx.i32_type() {
+                self.load_i32(base, i, false)?
+            } else {
+                self.load_nc(ty.into(), base, i)?.into_int_value()
+            };
+        }
+        Ok(words)
+    }
+
+    /// Element `i` of the read-only `i32` table `base`, extended to `i64` (with its sign
+    /// where `signed`).
+    pub fn load_i32(
+        &self,
+        base: PointerValue<'ctx>,
+        i: IntValue<'ctx>,
+        signed: bool,
+    ) -> Result<IntValue<'ctx>, LlvmError> {
+        let v = self
+            .load_nc(self.ctx.i32_type().into(), base, i)?
+            .into_int_value();
+        let i64t = self.ctx.i64_type();
+        self.ok(if signed {
+            self.b.build_int_s_extend(v, i64t, "")
+        } else {
+            self.b.build_int_z_extend(v, i64t, "")
+        })
+    }
+
+    /// Block `block`, where control joins: `base[i]` set to the phi `name` of `incoming`
+    /// (value, block it comes from; at least one), then on to `next`.
+    pub fn store_joined(
+        &self,
+        block: BasicBlock<'ctx>,
+        name: &str,
+        incoming: &[(FloatValue<'ctx>, BasicBlock<'ctx>)],
+        (base, i): (PointerValue<'ctx>, IntValue<'ctx>),
+        next: BasicBlock<'ctx>,
+    ) -> Result<(), LlvmError> {
+        self.b.position_at_end(block);
+        let value = self.ok(self.b.build_phi(incoming[0].0.get_type(), name))?;
+        let incoming: Vec<(&dyn BasicValue<'ctx>, BasicBlock<'ctx>)> = incoming
+            .iter()
+            .map(|(v, from)| (v as &dyn BasicValue<'ctx>, *from))
+            .collect();
+        value.add_incoming(&incoming);
+        let at = self.ok(self.at(base, i))?;
+        self.ok(self.b.build_store(at, value.as_basic_value()))?;
+        self.ok(self.b.build_unconditional_branch(next))?;
+        Ok(())
+    }
+
+    /// Ends the entry with `done`, a block that returns, and emits the PTX.
+    pub fn finish(self, done: BasicBlock<'ctx>) -> Result<String, LlvmError> {
+        self.b.position_at_end(done);
+        self.ok(self.b.build_return(None))?;
+        self.ptx()
     }
 
     /// A new basic block of the entry.

@@ -75,8 +75,7 @@ impl Lowerer<'_> {
                                 }
                             });
                         }
-                        self.tuples.push(parts);
-                        return Ok(Some(Val::Tuple(self.tuples.len() as u32 - 1)));
+                        return Ok(Some(self.tuple_of(parts)));
                     }
                     Some(v) => v,
                     None => return err(a.span, "this expression has no value", None),

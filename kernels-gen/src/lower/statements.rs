@@ -46,11 +46,7 @@ impl Lowerer<'_> {
                                 Some("drop `mut`: offsets and tuples are named, not assigned"),
                             );
                         }
-                        let binding = self.new_local(&name.name, v, false);
-                        self.scopes
-                            .last_mut()
-                            .expect("scope")
-                            .insert(name.name.clone(), binding);
+                        self.declare_local(&name.name, v, false);
                         return Ok(());
                     }
                     Some(Val::Tuple(_)) => return self.tuple_here(init.span),
@@ -68,11 +64,7 @@ impl Lowerer<'_> {
                     // A mutable local's type is fixed where it is declared.
                     v = Val::Node(self.materialize(v));
                 }
-                let binding = self.new_local(&name.name, v, *mutable);
-                self.scopes
-                    .last_mut()
-                    .expect("scope")
-                    .insert(name.name.clone(), binding);
+                self.declare_local(&name.name, v, *mutable);
                 Ok(())
             }
             Stmt::LetTuple { names, init, span } => self.let_tuple(names, init, *span),
@@ -300,11 +292,7 @@ impl Lowerer<'_> {
     /// the body may not end in a value.
     pub(super) fn loop_iteration(&mut self, var: &Ident, value: Val, body: &Block) -> Result<()> {
         self.scopes.push(HashMap::new());
-        let binding = self.new_local(&var.name, value, false);
-        self.scopes
-            .last_mut()
-            .expect("scope")
-            .insert(var.name.clone(), binding);
+        self.declare_local(&var.name, value, false);
         let r = self.block(body);
         self.scopes.pop();
         if r?.is_some() {

@@ -4,7 +4,7 @@
 //! tuple. A tuple can be bound by parts, returned by a helper, or be the value of an
 //! `if`'s branches (part by part); anywhere a single value is needed it is an error.
 
-use super::{err, Lowerer, Result, Val};
+use super::{check_count, err, Lowerer, Result, Val};
 use crate::ast::{BinOp, Expr, Ident, SpanId, TypeExpr};
 use crate::ir::{NodeId, Ty};
 
@@ -19,8 +19,7 @@ impl Lowerer<'_> {
                 None => return err(e.span, "this expression has no value", None),
             }
         }
-        self.tuples.push(parts);
-        Ok(Val::Tuple(self.tuples.len() as u32 - 1))
+        Ok(self.tuple_of(parts))
     }
 
     /// Arithmetic on offsets: `d + e` and `d - e` part by part, `k * d` and `d * k` each
@@ -66,8 +65,7 @@ impl Lowerer<'_> {
         for (a, b) in pairs {
             parts.push(self.binary(op, a, b, span)?);
         }
-        self.tuples.push(parts);
-        Ok(Val::Tuple(self.tuples.len() as u32 - 1))
+        Ok(self.tuple_of(parts))
     }
 
     /// Whether `v` is an integer, or a tuple of integers (an offset).
@@ -114,17 +112,18 @@ impl Lowerer<'_> {
                 )
             }
         };
-        if parts.len() != names.len() {
-            return err(
-                span,
+        check_count(
+            span,
+            (parts.len(), names.len()),
+            || {
                 format!(
                     "`let` takes {} parts from a tuple of {}",
                     names.len(),
                     parts.len()
-                ),
-                Some("name every part, `_` for those not needed"),
-            );
-        }
+                )
+            },
+            Some("name every part, `_` for those not needed"),
+        )?;
         for ((name, mutable), v) in names.iter().zip(parts) {
             if name.name == "_" {
                 continue;
@@ -135,11 +134,7 @@ impl Lowerer<'_> {
                 (true, v) => Val::Node(self.materialize(v)),
                 (false, v) => v,
             };
-            let binding = self.new_local(&name.name, v, *mutable);
-            self.scopes
-                .last_mut()
-                .expect("scope")
-                .insert(name.name.clone(), binding);
+            self.declare_local(&name.name, v, *mutable);
         }
         Ok(())
     }
@@ -149,24 +144,24 @@ impl Lowerer<'_> {
         match (a, b) {
             (Val::Tuple(x), Val::Tuple(y)) => {
                 let (x, y) = (self.parts(x), self.parts(y));
-                if x.len() != y.len() {
-                    return err(
-                        span,
+                check_count(
+                    span,
+                    (y.len(), x.len()),
+                    || {
                         format!(
                             "the branches of `if` give tuples of {} and {}",
                             x.len(),
                             y.len()
-                        ),
-                        None,
-                    );
-                }
+                        )
+                    },
+                    None,
+                )?;
                 let mut parts = Vec::with_capacity(x.len());
                 for (p, q) in x.into_iter().zip(y) {
                     let (p, q) = self.unify(p, q, span, "branches of `if`")?;
                     parts.push(Val::Node(self.b.select(c, p, q)));
                 }
-                self.tuples.push(parts);
-                Ok(Val::Tuple(self.tuples.len() as u32 - 1))
+                Ok(self.tuple_of(parts))
             }
             (Val::Tuple(_), _) | (_, Val::Tuple(_)) => err(
                 span,
@@ -191,24 +186,24 @@ impl Lowerer<'_> {
         match (v, ret) {
             (Val::Tuple(t), TypeExpr::Tuple { items, .. }) => {
                 let parts = self.parts(t);
-                if parts.len() != items.len() {
-                    return err(
-                        span,
+                check_count(
+                    span,
+                    (parts.len(), items.len()),
+                    || {
                         format!(
                             "{what}: a tuple of {}, declared as one of {}",
                             parts.len(),
                             items.len()
-                        ),
-                        None,
-                    );
-                }
+                        )
+                    },
+                    None,
+                )?;
                 let mut out = Vec::with_capacity(parts.len());
                 for (p, ty) in parts.into_iter().zip(items) {
                     let ty = self.resolve_type(ty)?;
                     out.push(Val::Node(self.coerce(p, ty, span, what)?));
                 }
-                self.tuples.push(out);
-                Ok(Val::Tuple(self.tuples.len() as u32 - 1))
+                Ok(self.tuple_of(out))
             }
             (Val::Tuple(_), _) => err(
                 span,

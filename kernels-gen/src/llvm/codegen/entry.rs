@@ -109,19 +109,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
     /// Reads the parameters of the PTX entry into [`EntryArgs`].
     pub(super) fn unpack_params(&self, f: FunctionValue<'ctx>) -> R<EntryArgs<'ctx>> {
         let p = |i: u32| f.get_nth_param(i).expect("declared parameter");
-        let mut args = EntryArgs {
-            n: [
-                p(0).into_int_value(),
-                p(1).into_int_value(),
-                p(2).into_int_value(),
-            ],
-            fields: vec![],
-            scalars: vec![],
-            reductions: vec![],
-            scratch: None,
-            mesh: None,
-            sampled: vec![],
-        };
+        let mut args = EntryArgs::new([0, 1, 2].map(|i| p(i).into_int_value()));
         let mut pos = 3;
         for &(kind, i) in &self.k.param_order {
             match kind {

@@ -18,15 +18,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             let p = unsafe { g.b.build_in_bounds_gep(slots, &[g.i64c(i as i64)], "")? };
             Ok(g.b.build_load(p, "")?.into_int_value())
         };
-        let mut args = EntryArgs {
-            n: [slot(self, 0)?, slot(self, 1)?, slot(self, 2)?],
-            fields: vec![],
-            scalars: vec![],
-            reductions: vec![],
-            scratch: None,
-            mesh: None,
-            sampled: vec![],
-        };
+        let mut args = EntryArgs::new([slot(self, 0)?, slot(self, 1)?, slot(self, 2)?]);
         let mut pos = 3u64;
         for &(kind, i) in &self.k.param_order {
             match kind {
@@ -96,14 +88,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             idx[axis] = latch.index;
             latches.push(latch);
         }
-        let bases = self.bases(&args.fields, idx)?;
-        let at = PointAt {
-            idx,
-            bases: &bases,
-            shift: [0; 3],
-        };
-        let contributions = self.point(&args, &at, None, None)?;
-        self.accumulate(&accs, contributions)?;
+        self.point_at_index(&args, idx, &accs)?;
         self.close_loops(latches)?;
         for (r, out) in args.reductions.iter().enumerate() {
             let v = self.b.build_load(accs[r], "")?;
@@ -170,19 +155,12 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         let body = self.ctx.append_basic_block(f, "line");
         let exit = self.ctx.append_basic_block(f, "exit");
         let args = self.unpack_params(f)?;
-        let i64t = self.ctx.i64_type();
         let others = Self::other_axes(line.axis as usize);
         let mut start = [self.i64c(0); 3];
         let mut inside = self.ctx.bool_type().const_int(1, false);
         for (k, name) in ["x", "y"].iter().enumerate() {
-            let ctaid = self.sreg(&format!("ctaid.{name}"))?;
-            let ntid = self.sreg(&format!("ntid.{name}"))?;
-            let tid = self.sreg(&format!("tid.{name}"))?;
-            let g =
-                self.b
-                    .build_int_nuw_add(self.b.build_int_nuw_mul(ctaid, ntid, "")?, tid, "")?;
             let a = others[k];
-            start[a] = self.b.build_int_z_extend(g, i64t, "")?;
+            start[a] = self.global_thread(name)?;
             let ok = self
                 .b
                 .build_int_compare(IntPredicate::ULT, start[a], args.n[a], "")?;
@@ -197,6 +175,17 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         Ok(())
     }
 
+    /// The thread's index along `axis` (`x`, `y` or `z`) in the whole launch, as `i64`.
+    fn global_thread(&self, axis: &str) -> R<IntValue<'ctx>> {
+        let ctaid = self.sreg(&format!("ctaid.{axis}"))?;
+        let ntid = self.sreg(&format!("ntid.{axis}"))?;
+        let tid = self.sreg(&format!("tid.{axis}"))?;
+        let g = self
+            .b
+            .build_int_nuw_add(self.b.build_int_nuw_mul(ctaid, ntid, "")?, tid, "")?;
+        Ok(self.b.build_int_z_extend(g, self.ctx.i64_type(), "")?)
+    }
+
     /// The PTX entry of a vertex kernel: thread `t` (along x) computes the vertex at
     /// position `t` of the set; block partials for reductions.
     pub(super) fn vertex_ptx_entry(&mut self) -> R<()> {
@@ -205,16 +194,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         let body = self.ctx.append_basic_block(f, "vertex");
         let join = self.ctx.append_basic_block(f, "join");
         let args = self.unpack_params(f)?;
-        let i64t = self.ctx.i64_type();
-        let (ctaid, ntid, tid) = (
-            self.sreg("ctaid.x")?,
-            self.sreg("ntid.x")?,
-            self.sreg("tid.x")?,
-        );
-        let g = self
-            .b
-            .build_int_nuw_add(self.b.build_int_nuw_mul(ctaid, ntid, "")?, tid, "")?;
-        let t = self.b.build_int_z_extend(g, i64t, "")?;
+        let t = self.global_thread("x")?;
         let slots = self.contribution_slots()?;
         let inside = self
             .b
@@ -228,21 +208,8 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         let v = self.table(mesh.set, t)?;
         let zero = self.i64c(0);
         let idx = [v, zero, zero];
-        let bases = self.bases(&args.fields, idx)?;
-        let at = PointAt {
-            idx,
-            bases: &bases,
-            shift: [0; 3],
-        };
-        let contributions = self.point(&args, &at, None, None)?;
-        self.accumulate(&slots, contributions)?;
-        self.b.build_unconditional_branch(join)?;
-        self.b.position_at_end(join);
-        if !self.k.reductions.is_empty() {
-            self.block_reduce(f, &args, &slots)?;
-        }
-        self.b.build_return(None)?;
-        Ok(())
+        self.point_at_index(&args, idx, &slots)?;
+        self.end_at_join(f, &args, &slots, join)
     }
 
     /// The host entry of a line kernel: every line in turn.
@@ -307,14 +274,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             self.address(fa, base, off)
         };
         let eval = |x: IntValue<'ctx>| -> R<Vec<Option<BasicValueEnum<'ctx>>>> {
-            let idx = point(x);
-            let bases = self.bases(&args.fields, idx)?;
-            let at = PointAt {
-                idx,
-                bases: &bases,
-                shift: [0; 3],
-            };
-            self.values(args, &at, None)
+            self.with_point_at(args, point(x), |at| self.values(args, at, None))
         };
         let elem = self
             .ty(self.k.fields[line.field as usize].elem)

@@ -76,16 +76,28 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         x: FloatValue<'ctx>,
         f: impl Fn(&Self, FloatValue<'ctx>, Accuracy) -> R<FloatValue<'ctx>>,
     ) -> R<BasicValueEnum<'ctx>> {
+        self.all_in_f64([x], |g, [y], accuracy| f(g, y, accuracy))
+    }
+
+    /// Evaluates `f` of the arguments `xs` (of one type) in f64: extended where they are
+    /// f32, in order, and the result rounded back.
+    fn all_in_f64<const N: usize>(
+        &self,
+        xs: [FloatValue<'ctx>; N],
+        f: impl Fn(&Self, [FloatValue<'ctx>; N], Accuracy) -> R<FloatValue<'ctx>>,
+    ) -> R<BasicValueEnum<'ctx>> {
         let f64t = self.ctx.f64_type();
-        let wide = x.get_type() != f64t;
-        let y = if wide {
-            self.b.build_float_ext(x, f64t, "")?
-        } else {
-            x
-        };
-        let r = f(self, y, Self::accuracy(wide))?;
+        let ty = xs[0].get_type();
+        let wide = ty != f64t;
+        let mut wide_xs = xs;
+        if wide {
+            for x in &mut wide_xs {
+                *x = self.b.build_float_ext(*x, f64t, "")?;
+            }
+        }
+        let r = f(self, wide_xs, Self::accuracy(wide))?;
         Ok(if wide {
-            self.b.build_float_trunc(r, x.get_type(), "")?.into()
+            self.b.build_float_trunc(r, ty, "")?.into()
         } else {
             r.into()
         })
@@ -206,22 +218,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         y: FloatValue<'ctx>,
         f: impl Fn(&Self, FloatValue<'ctx>, FloatValue<'ctx>, Accuracy) -> R<FloatValue<'ctx>>,
     ) -> R<BasicValueEnum<'ctx>> {
-        let f64t = self.ctx.f64_type();
-        let wide = x.get_type() != f64t;
-        let (xd, yd) = if wide {
-            (
-                self.b.build_float_ext(x, f64t, "")?,
-                self.b.build_float_ext(y, f64t, "")?,
-            )
-        } else {
-            (x, y)
-        };
-        let r = f(self, xd, yd, Self::accuracy(wide))?;
-        Ok(if wide {
-            self.b.build_float_trunc(r, x.get_type(), "")?.into()
-        } else {
-            r.into()
-        })
+        self.all_in_f64([x, y], |g, [a, c], accuracy| f(g, a, c, accuracy))
     }
 
     pub(super) fn cast(

@@ -2,6 +2,7 @@
 //! block's contributions into one partial result per block.
 
 use super::*;
+use inkwell::basic_block::BasicBlock;
 
 impl<'a, 'ctx> Gen<'a, 'ctx> {
     /// One accumulator per reduction for a thread's contributions, holding the identity.
@@ -31,6 +32,85 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         Ok(())
     }
 
+    /// `f` of the point at `idx`, the fields' bases taken there.
+    pub(super) fn with_point_at<T>(
+        &self,
+        args: &EntryArgs<'ctx>,
+        idx: [IntValue<'ctx>; 3],
+        f: impl FnOnce(&PointAt<'ctx, '_>) -> R<T>,
+    ) -> R<T> {
+        let bases = self.bases(&args.fields, idx)?;
+        f(&PointAt {
+            idx,
+            bases: &bases,
+            shift: [0; 3],
+        })
+    }
+
+    /// The point at `idx` computed (no loads shared, no stores deferred), its reduction
+    /// contributions added into `slots`.
+    pub(super) fn point_at_index(
+        &self,
+        args: &EntryArgs<'ctx>,
+        idx: [IntValue<'ctx>; 3],
+        slots: &[PointerValue<'ctx>],
+    ) -> R<()> {
+        self.with_point_at(args, idx, |at| self.point_into(args, at, slots))
+    }
+
+    /// The point `at` computed (no loads shared, no stores deferred), its reduction
+    /// contributions added into `slots`.
+    pub(super) fn point_into(
+        &self,
+        args: &EntryArgs<'ctx>,
+        at: &PointAt<'ctx, '_>,
+        slots: &[PointerValue<'ctx>],
+    ) -> R<()> {
+        let contributions = self.point(args, at, None, None)?;
+        self.accumulate(slots, contributions)
+    }
+
+    /// Ends a PTX entry: on to `join`, where the thread block reduces `slots` (if the
+    /// kernel has reductions) and the entry returns.
+    pub(super) fn end_at_join(
+        &self,
+        f: FunctionValue<'ctx>,
+        args: &EntryArgs<'ctx>,
+        slots: &[PointerValue<'ctx>],
+        join: BasicBlock<'ctx>,
+    ) -> R<()> {
+        self.b.build_unconditional_branch(join)?;
+        self.b.position_at_end(join);
+        if !self.k.reductions.is_empty() {
+            self.block_reduce(f, args, slots)?;
+        }
+        self.b.build_return(None)?;
+        Ok(())
+    }
+
+    /// The special registers `name.x`, `name.y` and `name.z`, read in that order.
+    fn sregs(&self, name: &str) -> R<[IntValue<'ctx>; 3]> {
+        Ok([
+            self.sreg(&format!("{name}.x"))?,
+            self.sreg(&format!("{name}.y"))?,
+            self.sreg(&format!("{name}.z"))?,
+        ])
+    }
+
+    /// `x + y nx + z nxy` (named `name`): the linear index of `(x, y, z)` in a box `nx`
+    /// wide with planes of `nxy`.
+    fn linear_index(
+        &self,
+        [x, y, z]: [IntValue<'ctx>; 3],
+        nx: IntValue<'ctx>,
+        nxy: IntValue<'ctx>,
+        name: &str,
+    ) -> R<IntValue<'ctx>> {
+        let b = &self.b;
+        let row = b.build_int_add(x, b.build_int_mul(y, nx, "")?, "")?;
+        Ok(b.build_int_add(row, b.build_int_mul(z, nxy, "")?, name)?)
+    }
+
     /// Tree reduction of each contribution over the thread block in shared memory; thread
     /// 0 writes the block's partial. Fixed order: deterministic for a given launch shape.
     pub(super) fn block_reduce(
@@ -42,23 +122,11 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         let b = &self.b;
         let i32t = self.ctx.i32_type();
         let i64t = self.ctx.i64_type();
-        let (tx, ty_, tz) = (
-            self.sreg("tid.x")?,
-            self.sreg("tid.y")?,
-            self.sreg("tid.z")?,
-        );
-        let (nx, ny, nz) = (
-            self.sreg("ntid.x")?,
-            self.sreg("ntid.y")?,
-            self.sreg("ntid.z")?,
-        );
+        let t = self.sregs("tid")?;
+        let [nx, ny, nz] = self.sregs("ntid")?;
         let nxy = b.build_int_mul(nx, ny, "")?;
         let nthreads = b.build_int_mul(nxy, nz, "")?;
-        let tid = b.build_int_add(
-            b.build_int_add(tx, b.build_int_mul(ty_, nx, "")?, "")?,
-            b.build_int_mul(tz, nxy, "")?,
-            "tid",
-        )?;
+        let tid = self.linear_index(t, nx, nxy, "tid")?;
         let barrier = self.intrinsic("llvm.nvvm.barrier0", &[])?;
         let shared: Vec<PointerValue> = self
             .k
@@ -146,20 +214,12 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         b.build_conditional_branch(first, write, exit)?;
 
         b.position_at_end(write);
-        let (bx, by, bz) = (
-            self.sreg("ctaid.x")?,
-            self.sreg("ctaid.y")?,
-            self.sreg("ctaid.z")?,
-        );
+        let [bx, by, bz] = self.sregs("ctaid")?;
         let (gx, gy) = (self.sreg("nctaid.x")?, self.sreg("nctaid.y")?);
         let ext = |v| b.build_int_z_extend(v, i64t, "");
         let (bx, by, bz, gx, gy) = (ext(bx)?, ext(by)?, ext(bz)?, ext(gx)?, ext(gy)?);
         let gxy = b.build_int_mul(gx, gy, "")?;
-        let block = b.build_int_add(
-            b.build_int_add(bx, b.build_int_mul(by, gx, "")?, "")?,
-            b.build_int_mul(bz, gxy, "")?,
-            "",
-        )?;
+        let block = self.linear_index([bx, by, bz], gx, gxy, "")?;
         for (r, out) in args.reductions.iter().enumerate() {
             let v = b.build_load(elem(r, i32t.const_zero())?, "")?;
             let dst = unsafe { b.build_in_bounds_gep(*out, &[block], "")? };

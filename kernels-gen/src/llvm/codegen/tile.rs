@@ -109,19 +109,11 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             let next = self.ctx.append_basic_block(f, "edge_next");
             self.b.build_conditional_branch(inside, body, next)?;
             self.b.position_at_end(body);
-            let contributions = self.point(&args, &at, None, None)?;
-            self.accumulate(&slots, contributions)?;
+            self.point_into(&args, &at, &slots)?;
             self.b.build_unconditional_branch(next)?;
             self.b.position_at_end(next);
         }
-        self.b.build_unconditional_branch(join)?;
-
-        self.b.position_at_end(join);
-        if !self.k.reductions.is_empty() {
-            self.block_reduce(f, &args, &slots)?;
-        }
-        self.b.build_return(None)?;
-        Ok(())
+        self.end_at_join(f, &args, &slots, join)
     }
 
     /// The offsets (from the thread's first point) every point of the tile loads, by

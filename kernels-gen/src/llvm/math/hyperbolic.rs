@@ -1,39 +1,17 @@
 //! The hyperbolic functions, as fdlibm computes them, over an internal `e^x - 1` that
 //! keeps its accuracy near 0.
 
-use super::{Accuracy, MathLib, R};
+use super::{inverse_factorials, Accuracy, Fv, MathLib, R};
 use inkwell::builder::Builder;
-use inkwell::values::FloatValue;
-use inkwell::FloatPredicate;
 
 impl<'ctx> MathLib<'ctx> {
     /// `e^x - 1` for `x <= 22` (internal: what the hyperbolic functions are made of),
     /// without the cancellation near 0: `2^k (e^r - 1) + (2^k - 1)` with `|r| <= ln2/2`
     /// and `e^r - 1 = r + r^2 (1/2! + r/3! + ...)`.
-    fn expm1_to_22(
-        &self,
-        b: &Builder<'ctx>,
-        x: FloatValue<'ctx>,
-        accuracy: Accuracy,
-    ) -> R<FloatValue<'ctx>> {
+    fn expm1_to_22(&self, b: &Builder<'ctx>, x: Fv<'ctx>, accuracy: Accuracy) -> R<Fv<'ctx>> {
         // Below -60 the result is -1 to the last bit; above 22 callers take other paths.
-        let xc = self.clamp(b, x, -60.0, 22.0)?;
-        let (kf, k) = self.nearest_int(
-            b,
-            b.build_float_mul(xc, self.c(std::f64::consts::LOG2_E), "")?,
-        )?;
-        let r = self.reduce_ln2(b, xc, kf)?;
-        let terms = match accuracy {
-            Accuracy::Double => 14,
-            Accuracy::Single => 9,
-        };
-        // 1/2!, 1/3!, ..., 1/terms!
-        let mut coeffs = Vec::new();
-        let mut c = 1.0f64;
-        for n in 2..=terms {
-            c /= n as f64;
-            coeffs.push(c);
-        }
+        let (r, k) = self.reduce_by_ln2(b, x, -60.0, 22.0)?;
+        let coeffs = inverse_factorials(2, accuracy.exp_terms());
         let q = b.build_float_mul(r, self.horner(b, r, &coeffs)?, "")?;
         let em1 = self.fma(b, r, q, r)?;
         let two_k = self.pow2(b, k)?;
@@ -41,14 +19,20 @@ impl<'ctx> MathLib<'ctx> {
         self.nan_or(b, x, y)
     }
 
-    /// Hyperbolic tangent in f64, as fdlibm: `-t / (t + 2)` with `t = e^(-2|x|) - 1`
-    /// below 1, else `1 - 2 / (e^(2|x|) + 1)`; the sign of `x`.
-    pub fn tanh(
+    /// `|x|` and `e^|x| - 1` (for `|x|` up to 22): what `sinh` and `cosh` start from.
+    fn abs_expm1(
         &self,
         b: &Builder<'ctx>,
-        x: FloatValue<'ctx>,
+        x: Fv<'ctx>,
         accuracy: Accuracy,
-    ) -> R<FloatValue<'ctx>> {
+    ) -> R<(Fv<'ctx>, Fv<'ctx>)> {
+        let ax = self.abs(b, x)?;
+        Ok((ax, self.expm1_to_22(b, ax, accuracy)?))
+    }
+
+    /// Hyperbolic tangent in f64, as fdlibm: `-t / (t + 2)` with `t = e^(-2|x|) - 1`
+    /// below 1, else `1 - 2 / (e^(2|x|) + 1)`; the sign of `x`.
+    pub fn tanh(&self, b: &Builder<'ctx>, x: Fv<'ctx>, accuracy: Accuracy) -> R<Fv<'ctx>> {
         let ax = self.abs(b, x)?;
         let t = self.expm1_to_22(b, b.build_float_mul(ax, self.c(-2.0), "")?, accuracy)?;
         // -t / (t + 2) with t + 2 kept exactly as d + dl, and the quotient corrected
@@ -66,23 +50,15 @@ impl<'ctx> MathLib<'ctx> {
             b.build_float_div(self.c(2.0), b.build_float_add(e, self.c(1.0), "")?, "")?,
             "",
         )?;
-        let below_one = b.build_float_compare(FloatPredicate::OLT, ax, self.c(1.0), "")?;
-        let y = b.build_select(below_one, near, far, "")?.into_float_value();
-        let y = self.copysign(b, y, x)?;
-        self.nan_or(b, x, y)
+        let y = self.pick(b, ax, 1.0, near, far)?;
+        self.odd_result(b, x, y)
     }
 
     /// Hyperbolic sine in f64: from `t = e^|x| - 1` below 22 (`(2t - t^2/(t+1)) / 2`
     /// below 1, `(t + t/(t+1)) / 2` above, as fdlibm), else `(e^(|x|/2) / 2) e^(|x|/2)`
     /// (finite up to where the result overflows); the sign of `x`.
-    pub fn sinh(
-        &self,
-        b: &Builder<'ctx>,
-        x: FloatValue<'ctx>,
-        accuracy: Accuracy,
-    ) -> R<FloatValue<'ctx>> {
-        let ax = self.abs(b, x)?;
-        let t = self.expm1_to_22(b, ax, accuracy)?;
+    pub fn sinh(&self, b: &Builder<'ctx>, x: Fv<'ctx>, accuracy: Accuracy) -> R<Fv<'ctx>> {
+        let (ax, t) = self.abs_expm1(b, x, accuracy)?;
         let t1 = b.build_float_add(t, self.c(1.0), "")?;
         let small = b.build_float_sub(
             b.build_float_mul(t, self.c(2.0), "")?,
@@ -90,64 +66,39 @@ impl<'ctx> MathLib<'ctx> {
             "",
         )?;
         let medium = b.build_float_add(t, b.build_float_div(t, t1, "")?, "")?;
-        let below_one = b.build_float_compare(FloatPredicate::OLT, ax, self.c(1.0), "")?;
-        let near = b
-            .build_select(below_one, small, medium, "")?
-            .into_float_value();
+        let near = self.pick(b, ax, 1.0, small, medium)?;
         let near = b.build_float_mul(near, self.c(0.5), "")?;
-        let far = self.half_exp_squared(b, ax, accuracy)?;
-        let below_22 = b.build_float_compare(FloatPredicate::OLT, ax, self.c(22.0), "")?;
-        let y = b.build_select(below_22, near, far, "")?.into_float_value();
-        let y = self.copysign(b, y, x)?;
-        self.nan_or(b, x, y)
+        let y = self.exp_near_22(b, ax, near, accuracy)?;
+        self.odd_result(b, x, y)
     }
 
     /// Hyperbolic cosine in f64: `1 + t^2 / (2 (1 + t))` with `t = e^|x| - 1` below
     /// ln2/2, `(e + 1/e) / 2` with `e = t + 1` below 22, else `(e^(|x|/2) / 2) e^(|x|/2)`.
-    pub fn cosh(
-        &self,
-        b: &Builder<'ctx>,
-        x: FloatValue<'ctx>,
-        accuracy: Accuracy,
-    ) -> R<FloatValue<'ctx>> {
-        let ax = self.abs(b, x)?;
-        let t = self.expm1_to_22(b, ax, accuracy)?;
+    pub fn cosh(&self, b: &Builder<'ctx>, x: Fv<'ctx>, accuracy: Accuracy) -> R<Fv<'ctx>> {
+        let (ax, t) = self.abs_expm1(b, x, accuracy)?;
         let w = b.build_float_add(t, self.c(1.0), "")?;
-        let small = b.build_float_add(
-            self.c(1.0),
-            b.build_float_div(
-                b.build_float_mul(t, t, "")?,
-                b.build_float_add(w, w, "")?,
-                "",
-            )?,
-            "",
-        )?;
+        let small = b.build_float_add(self.c(1.0), self.square_over_sum(b, t, w, w)?, "")?;
         let medium = b.build_float_add(
             b.build_float_mul(w, self.c(0.5), "")?,
             b.build_float_div(self.c(0.5), w, "")?,
             "",
         )?;
-        let tiny = b.build_float_compare(
-            FloatPredicate::OLT,
-            ax,
-            self.c(0.5 * std::f64::consts::LN_2),
-            "",
-        )?;
-        let near = b.build_select(tiny, small, medium, "")?.into_float_value();
-        let far = self.half_exp_squared(b, ax, accuracy)?;
-        let below_22 = b.build_float_compare(FloatPredicate::OLT, ax, self.c(22.0), "")?;
-        let y = b.build_select(below_22, near, far, "")?.into_float_value();
+        let near = self.pick(b, ax, 0.5 * std::f64::consts::LN_2, small, medium)?;
+        let y = self.exp_near_22(b, ax, near, accuracy)?;
         self.nan_or(b, x, y)
     }
 
-    /// `(e^(a/2) / 2) e^(a/2)`: `e^a / 2` without overflowing before the result does.
-    fn half_exp_squared(
+    /// `near` (the value from `e^a - 1`) for `a` below 22, else `(e^(a/2) / 2) e^(a/2)`:
+    /// `e^a / 2` without overflowing before the result does.
+    fn exp_near_22(
         &self,
         b: &Builder<'ctx>,
-        a: FloatValue<'ctx>,
+        a: Fv<'ctx>,
+        near: Fv<'ctx>,
         accuracy: Accuracy,
-    ) -> R<FloatValue<'ctx>> {
+    ) -> R<Fv<'ctx>> {
         let w = self.exp(b, b.build_float_mul(a, self.c(0.5), "")?, accuracy)?;
-        Ok(b.build_float_mul(b.build_float_mul(w, self.c(0.5), "")?, w, "")?)
+        let far = b.build_float_mul(b.build_float_mul(w, self.c(0.5), "")?, w, "")?;
+        self.pick(b, a, 22.0, near, far)
     }
 }

@@ -2,9 +2,8 @@
 //! interval's formula is evaluated and selects keep the one for the argument.
 
 use super::trig::{PIO2_HI, PIO2_LO};
-use super::{MathLib, R};
+use super::{Fv, MathLib, R};
 use inkwell::builder::Builder;
-use inkwell::values::FloatValue;
 use inkwell::FloatPredicate;
 
 /// atan(0.5), atan(1), atan(1.5), atan(inf) rounded, and what each misses.
@@ -55,7 +54,7 @@ const QS: [f64; 5] = [
 
 impl<'ctx> MathLib<'ctx> {
     /// Arc tangent in f64 (fdlibm's five intervals of `|x|`).
-    pub fn atan(&self, b: &Builder<'ctx>, x: FloatValue<'ctx>) -> R<FloatValue<'ctx>> {
+    pub fn atan(&self, b: &Builder<'ctx>, x: Fv<'ctx>) -> R<Fv<'ctx>> {
         let a = self.abs(b, x)?;
         let one = self.c(1.0);
         // The reduced argument and the interval (0..3; below 7/16 none).
@@ -85,7 +84,7 @@ impl<'ctx> MathLib<'ctx> {
         let t = self.select_f(b, in1, t1, t)?;
         let t = self.select_f(b, in0, t0, t)?;
         let t = self.select_f(b, direct, a, t)?;
-        let pick = |table: &[f64; 4]| -> R<FloatValue<'ctx>> {
+        let pick = |table: &[f64; 4]| -> R<Fv<'ctx>> {
             let v = self.select_f(b, in2, self.c(table[2]), self.c(table[3]))?;
             let v = self.select_f(b, in1, self.c(table[1]), v)?;
             self.select_f(b, in0, self.c(table[0]), v)
@@ -112,12 +111,7 @@ impl<'ctx> MathLib<'ctx> {
 
     /// `atan2(y, x)` in f64: the angle of `(x, y)`, fdlibm's special values (signed zeros,
     /// infinities) included.
-    pub fn atan2(
-        &self,
-        b: &Builder<'ctx>,
-        y: FloatValue<'ctx>,
-        x: FloatValue<'ctx>,
-    ) -> R<FloatValue<'ctx>> {
+    pub fn atan2(&self, b: &Builder<'ctx>, y: Fv<'ctx>, x: Fv<'ctx>) -> R<Fv<'ctx>> {
         const PI: f64 = std::f64::consts::PI;
         const PI_LO: f64 = 1.224_646_799_147_353_2e-16;
         let (ax, ay) = (self.abs(b, x)?, self.abs(b, y)?);
@@ -140,12 +134,7 @@ impl<'ctx> MathLib<'ctx> {
             r,
         )?;
         // Both infinite: pi/4 or 3 pi/4.
-        let inf = self.c(f64::INFINITY);
-        let both_inf = b.build_and(
-            b.build_float_compare(FloatPredicate::OEQ, ax, inf, "")?,
-            b.build_float_compare(FloatPredicate::OEQ, ay, inf, "")?,
-            "",
-        )?;
+        let both_inf = b.build_and(self.is_inf(b, ax)?, self.is_inf(b, ay)?, "")?;
         let corner = self.select_f(b, x_negative, self.c(0.75 * PI), self.c(0.25 * PI))?;
         let r = self.select_f(b, both_inf, corner, r)?;
         let r = self.copysign(b, r, y)?;
@@ -154,7 +143,7 @@ impl<'ctx> MathLib<'ctx> {
     }
 
     /// fdlibm's `R(z) = z P(z) / Q(z)`.
-    fn asin_ratio(&self, b: &Builder<'ctx>, z: FloatValue<'ctx>) -> R<FloatValue<'ctx>> {
+    fn asin_ratio(&self, b: &Builder<'ctx>, z: Fv<'ctx>) -> R<Fv<'ctx>> {
         let p = b.build_float_mul(z, self.horner(b, z, &PS)?, "")?;
         let q = self.horner(b, z, &QS)?;
         Ok(b.build_float_div(p, q, "")?)
@@ -162,12 +151,7 @@ impl<'ctx> MathLib<'ctx> {
 
     /// `s = sqrt(z)` as `f + c`: `f` its high word (so `f * f` is exact), `c` the rest,
     /// `(z - f^2) / (s + f)`.
-    fn split_root(
-        &self,
-        b: &Builder<'ctx>,
-        z: FloatValue<'ctx>,
-        s: FloatValue<'ctx>,
-    ) -> R<(FloatValue<'ctx>, FloatValue<'ctx>)> {
+    fn split_root(&self, b: &Builder<'ctx>, z: Fv<'ctx>, s: Fv<'ctx>) -> R<(Fv<'ctx>, Fv<'ctx>)> {
         let f = self.high_word(b, s)?;
         let c = b.build_float_div(
             b.build_float_sub(z, b.build_float_mul(f, f, "")?, "")?,
@@ -178,7 +162,7 @@ impl<'ctx> MathLib<'ctx> {
     }
 
     /// `v` with the low 32 bits of its pattern cleared (exact products of halves).
-    pub(super) fn high_word(&self, b: &Builder<'ctx>, v: FloatValue<'ctx>) -> R<FloatValue<'ctx>> {
+    pub(super) fn high_word(&self, b: &Builder<'ctx>, v: Fv<'ctx>) -> R<Fv<'ctx>> {
         let bits = b
             .build_bit_cast(v, self.ctx.i64_type(), "")?
             .into_int_value();
@@ -188,7 +172,7 @@ impl<'ctx> MathLib<'ctx> {
     }
 
     /// Arc sine in f64 (NaN beyond [-1, 1]).
-    pub fn asin(&self, b: &Builder<'ctx>, x: FloatValue<'ctx>) -> R<FloatValue<'ctx>> {
+    pub fn asin(&self, b: &Builder<'ctx>, x: Fv<'ctx>) -> R<Fv<'ctx>> {
         let a = self.abs(b, x)?;
         let small = self.below(b, a, 0.5)?;
         let near = b.build_float_add(
@@ -227,13 +211,13 @@ impl<'ctx> MathLib<'ctx> {
             )?,
             "",
         )?;
-        let far = self.select_f(b, self.below(b, a, 0.975)?, mid, steep)?;
+        let far = self.pick(b, a, 0.975, mid, steep)?;
         let y = self.select_f(b, small, near, far)?;
         self.copysign(b, y, x)
     }
 
     /// Arc cosine in f64 (NaN beyond [-1, 1]).
-    pub fn acos(&self, b: &Builder<'ctx>, x: FloatValue<'ctx>) -> R<FloatValue<'ctx>> {
+    pub fn acos(&self, b: &Builder<'ctx>, x: Fv<'ctx>) -> R<Fv<'ctx>> {
         let a = self.abs(b, x)?;
         let (one, half, two) = (self.c(1.0), self.c(0.5), self.c(2.0));
         // |x| < 0.5: pio2_hi - (x - (pio2_lo - x R(x^2))).
@@ -273,6 +257,6 @@ impl<'ctx> MathLib<'ctx> {
         let right = self.select_f(b, at_one, self.c(0.0), right)?;
         let x_negative = self.below(b, x, 0.0)?;
         let far = self.select_f(b, x_negative, left, right)?;
-        self.select_f(b, self.below(b, a, 0.5)?, near, far)
+        self.pick(b, a, 0.5, near, far)
     }
 }

@@ -9,9 +9,9 @@
 //!   of the bits of 2/pi (chosen by the exponent from a table), kept modulo 4 to 2^-126, so
 //!   that even the arguments nearest a multiple of pi/2 keep their digits.
 
-use super::{MathLib, R};
+use super::{Fv, MathLib, R};
 use inkwell::builder::Builder;
-use inkwell::values::{FloatValue, IntValue};
+use inkwell::values::IntValue;
 use inkwell::{FloatPredicate, IntPredicate};
 
 /// pi/2 in three pieces of 33 bits and the tails after each (fdlibm's constants).
@@ -98,6 +98,9 @@ const T: [f64; 13] = [
 /// Above this the tangent kernel works on pi/4 - x (fdlibm's 0x3FE59428).
 const TAN_FOLD: f64 = 0.674_331_665_039_062_5;
 
+/// A reduced argument `x = n pi/2 + y0 + y1`: `(n, y0, y1)`.
+type Reduced<'ctx> = (IntValue<'ctx>, Fv<'ctx>, Fv<'ctx>);
+
 /// Which of the three functions.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(in crate::llvm) enum Trig {
@@ -108,7 +111,7 @@ pub(in crate::llvm) enum Trig {
 
 impl<'ctx> MathLib<'ctx> {
     /// `sin`, `cos` or `tan` of `x` in f64 (NaN at infinities and NaN).
-    pub fn trig(&self, b: &Builder<'ctx>, x: FloatValue<'ctx>, which: Trig) -> R<FloatValue<'ctx>> {
+    pub fn trig(&self, b: &Builder<'ctx>, x: Fv<'ctx>, which: Trig) -> R<Fv<'ctx>> {
         let (n, y0, y1) = self.reduce_half_pi(b, x)?;
         let quadrant = b.build_and(n, self.i(3), "")?;
         let odd = b.build_int_compare(
@@ -160,11 +163,7 @@ impl<'ctx> MathLib<'ctx> {
     }
 
     /// `x = n pi/2 + y0 + y1` with `|y0 + y1|` at most about pi/4, for finite `x`.
-    fn reduce_half_pi(
-        &self,
-        b: &Builder<'ctx>,
-        x: FloatValue<'ctx>,
-    ) -> R<(IntValue<'ctx>, FloatValue<'ctx>, FloatValue<'ctx>)> {
+    fn reduce_half_pi(&self, b: &Builder<'ctx>, x: Fv<'ctx>) -> R<Reduced<'ctx>> {
         let (n_medium, m0, m1) = self.reduce_medium(b, x)?;
         let (n_large, l0, l1) = self.reduce_large(b, x)?;
         let large = b.build_float_compare(
@@ -183,11 +182,7 @@ impl<'ctx> MathLib<'ctx> {
 
     /// Cody and Waite's reduction with pi/2 in three 33-bit pieces: `n` below 2^20 times
     /// each piece is exact, and the rounding of each difference is carried in `w`.
-    fn reduce_medium(
-        &self,
-        b: &Builder<'ctx>,
-        x: FloatValue<'ctx>,
-    ) -> R<(IntValue<'ctx>, FloatValue<'ctx>, FloatValue<'ctx>)> {
+    fn reduce_medium(&self, b: &Builder<'ctx>, x: Fv<'ctx>) -> R<Reduced<'ctx>> {
         let (nf, n) = self.nearest_int(
             b,
             b.build_float_mul(x, self.c(std::f64::consts::FRAC_2_PI), "")?,
@@ -212,11 +207,7 @@ impl<'ctx> MathLib<'ctx> {
     /// of 2/pi from weight `2^(1-E)` on (the bits before them make multiples of 4), as
     /// fixed point with two integer bits and 126 fraction bits; the nearest integer is the
     /// quadrant, the fraction (at least 2^-61 for any double) times pi/2 the remainder.
-    fn reduce_large(
-        &self,
-        b: &Builder<'ctx>,
-        x: FloatValue<'ctx>,
-    ) -> R<(IntValue<'ctx>, FloatValue<'ctx>, FloatValue<'ctx>)> {
+    fn reduce_large(&self, b: &Builder<'ctx>, x: Fv<'ctx>) -> R<Reduced<'ctx>> {
         let i64t = self.ctx.i64_type();
         let i128t = self.ctx.i128_type();
         let wide = |v: u128| i128t.const_int_arbitrary_precision(&[v as u64, (v >> 64) as u64]);
@@ -355,12 +346,7 @@ impl<'ctx> MathLib<'ctx> {
     }
 
     /// fdlibm's `__kernel_sin(x, y, 1)`.
-    fn sin_kernel(
-        &self,
-        b: &Builder<'ctx>,
-        x: FloatValue<'ctx>,
-        y: FloatValue<'ctx>,
-    ) -> R<FloatValue<'ctx>> {
+    fn sin_kernel(&self, b: &Builder<'ctx>, x: Fv<'ctx>, y: Fv<'ctx>) -> R<Fv<'ctx>> {
         let z = b.build_float_mul(x, x, "")?;
         let v = b.build_float_mul(z, x, "")?;
         let r = self.horner(b, z, &S[1..])?;
@@ -376,12 +362,7 @@ impl<'ctx> MathLib<'ctx> {
     }
 
     /// musl's `__cos(x, y)`: `w + (((1 - w) - z/2) + (z r - x y))`, `w = 1 - z/2`.
-    fn cos_kernel(
-        &self,
-        b: &Builder<'ctx>,
-        x: FloatValue<'ctx>,
-        y: FloatValue<'ctx>,
-    ) -> R<FloatValue<'ctx>> {
+    fn cos_kernel(&self, b: &Builder<'ctx>, x: Fv<'ctx>, y: Fv<'ctx>) -> R<Fv<'ctx>> {
         let z = b.build_float_mul(x, x, "")?;
         let r = b.build_float_mul(z, self.horner(b, z, &C)?, "")?;
         let hz = b.build_float_mul(z, self.c(0.5), "")?;
@@ -400,14 +381,14 @@ impl<'ctx> MathLib<'ctx> {
     fn tan_kernel(
         &self,
         b: &Builder<'ctx>,
-        x: FloatValue<'ctx>,
-        y: FloatValue<'ctx>,
+        x: Fv<'ctx>,
+        y: Fv<'ctx>,
         odd: IntValue<'ctx>,
-    ) -> R<FloatValue<'ctx>> {
+    ) -> R<Fv<'ctx>> {
         const PIO4: f64 = std::f64::consts::FRAC_PI_4;
         const PIO4_LO: f64 = 3.061_616_997_868_383e-17;
-        let neg = |v: FloatValue<'ctx>| b.build_float_neg(v, "");
-        let sel = |c, t: FloatValue<'ctx>, f: FloatValue<'ctx>| -> R<FloatValue<'ctx>> {
+        let neg = |v: Fv<'ctx>| b.build_float_neg(v, "");
+        let sel = |c, t: Fv<'ctx>, f: Fv<'ctx>| -> R<Fv<'ctx>> {
             Ok(b.build_select(c, t, f, "")?.into_float_value())
         };
         let x_negative = b.build_float_compare(FloatPredicate::OLT, x, self.c(0.0), "")?;
@@ -447,15 +428,7 @@ impl<'ctx> MathLib<'ctx> {
         let w = b.build_float_add(x, r, "")?;
         // Folded: sign(x) (k - 2 (x - (w^2 / (w + k) - r))), k = 1 or -1.
         let k = sel(odd, self.c(-1.0), self.c(1.0))?;
-        let q = b.build_float_sub(
-            b.build_float_div(
-                b.build_float_mul(w, w, "")?,
-                b.build_float_add(w, k, "")?,
-                "",
-            )?,
-            r,
-            "",
-        )?;
+        let q = b.build_float_sub(self.square_over_sum(b, w, w, k)?, r, "")?;
         let f = b.build_float_sub(
             k,
             b.build_float_mul(self.c(2.0), b.build_float_sub(x, q, "")?, "")?,
