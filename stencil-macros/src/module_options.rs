@@ -55,7 +55,7 @@ pub fn parse(attr: TokenStream, attr_name: &str) -> syn::Result<ModuleOptions> {
     Ok(options)
 }
 
-/// `resume [paths..] { helpers.. }`
+/// `@resume [paths..] { helpers.. }` (the tokens after the `@`)
 fn parse_resume(tokens: Vec<TokenTree>, attr_name: &str) -> syn::Result<ModuleOptions> {
     let malformed = || {
         syn::Error::new(

@@ -160,7 +160,7 @@ fn f32_transcendentals_round_correctly() {
 /// The CPU's f32 `powf` is the device's arithmetic, inlined (`Real::powf` for f32): its
 /// values equal the host JIT's (what the PTX computes) bit for bit, on bases from 1e-30 to
 /// 1e30 with zeros, ones, negative values and NaN among them, exponents in [-3, 3] with
-/// zeros (a negative base gives NaN, or 1 at exponent 0, on both); in f64 the CPU calls
+/// zeros (a negative base gives NaN, or 1 at exponent 0, on both: checked as such); in f64 the CPU calls
 /// the C library and stays within 1e-13 of the device.
 #[test]
 fn cpu_powers_are_the_devices_in_f32() {
@@ -194,12 +194,22 @@ fn cpu_powers_are_the_devices_in_f32() {
         let jit = jit_values(&k, &[&a, &b], 2);
         let (bases, exponents) = (values(&a), values(&b));
         let single = by_precision::<T, _>(true, false);
-        // A negative base at exponent 0 is among the inputs, and gives 1.
-        let powers = values(&cpu[0]);
-        let negative_to_zero: Vec<usize> =
-            (0..n).filter(|&i| bases[i] < 0.0 && exponents[i] == 0.0).collect();
-        assert!(!negative_to_zero.is_empty());
-        assert!(negative_to_zero.iter().all(|&i| powers[i] == 1.0));
+        // A negative base gives NaN (`p = a^b`, `q = a^(4/3)`) on both paths, except 1 at
+        // exponent 0; both cases are among the inputs.
+        let negative: Vec<usize> = (0..n).filter(|&i| bases[i] < 0.0).collect();
+        assert!(negative.iter().any(|&i| exponents[i] == 0.0));
+        assert!(negative.iter().any(|&i| exponents[i] != 0.0));
+        for (path, outputs) in [("cpu", cpu.iter().map(values).collect::<Vec<_>>()), ("device", jit.clone())] {
+            for &i in &negative {
+                let p = outputs[0][i];
+                if exponents[i] == 0.0 {
+                    assert_eq!(p, 1.0, "{path}: ({})^0 at {i}", bases[i]);
+                } else {
+                    assert!(p.is_nan(), "{path}: ({})^{} at {i} gave {p}", bases[i], exponents[i]);
+                }
+                assert!(outputs[1][i].is_nan(), "{path}: ({})^(4/3) at {i}", bases[i]);
+            }
+        }
         for (o, (c, j)) in cpu.iter().zip(&jit).enumerate() {
             let c = values(c);
             let mut finite = 0;

@@ -235,7 +235,8 @@ impl Cavity {
 
     /// One RK4 step of `dt`: four times a Poisson solve for the stage's vorticity, its wall
     /// vorticity, and the stage update. On a CUDA device with [`Config::graph`] the step is
-    /// recorded into a CUDA graph once a step of this `dt` has run, then replayed.
+    /// recorded into a CUDA graph once a step has run launch by launch, then replayed while `dt`
+    /// stays.
     pub fn rk4_step(&mut self) -> Result<(), CavityError> {
         let cuda = recording_device(&self.backend, self.config.graph);
         let mut graph = std::mem::replace(&mut self.graph, StepGraph::new(WarmUp::AnyStep));

@@ -2,7 +2,7 @@
 //! that knows the boundary codes and which halos to wrap before a kernel reads across a
 //! periodic side. Kernels that need neither (copies, precision changes, the fused kernels
 //! of the 2D Dirichlet levels with the coefficients of [`Ops::coef_2d`]) are launched
-//! directly from `mg`.
+//! directly from `mg`, and so is `replace`, with the codes of [`Ops::sides`].
 
 use crate::kernels::mg;
 use crate::options::{BoundaryKind, Options, Order};
