@@ -26,9 +26,24 @@ fn extent(dims: u8) -> Vec<usize> {
     }
 }
 
+/// Extents of other size classes than [`extent`]'s (a tuning cache holds a shape per
+/// class).
+fn other_extent(dims: u8) -> Vec<usize> {
+    match dims {
+        1 => vec![2100],
+        2 => vec![130, 70],
+        _ => vec![40, 20, 12],
+    }
+}
+
 /// Runs kernel `c` at precision `T` on the CPU and on `cuda` (fields on the device) from
-/// the same random inputs, and compares outputs and reductions.
+/// the same random inputs over [`extent`], and compares outputs and reductions.
 fn check<T: Real>(c: &Compiled, cuda: &Cuda, label: &str) {
+    check_over::<T>(c, cuda, label, extent)
+}
+
+/// [`check`] over the extent `extent` gives for the kernel's dimensions.
+fn check_over<T: Real>(c: &Compiled, cuda: &Cuda, label: &str, extent: fn(u8) -> Vec<usize>) {
     let k = kernel_ir_of_dims(c.source, c.name, c.dims);
     let name = format!("{} {:?} [{label}]", k.name, T::PRECISION);
     let n = extent(k.dims);
@@ -82,24 +97,50 @@ fn every_kernel_agrees_with_the_cpu_for_every_launch_shape() {
         let s: LaunchShape = shape.parse().expect("a shape");
         check_suite(&cuda.clone().with_tuning(Tuning::Fixed(s)), shape);
     }
-    check_suite(&cuda.clone().with_tuning(Tuning::On), "tuned");
+    check_suite(&cuda.clone().with_tuning(Tuning::Search), "searched");
     let written = std::fs::read_to_string(&cache).expect("the tuning cache was written");
+    let lines = written.lines().count();
     assert!(
-        written.lines().count() >= ALL.len() && written.contains(cuda.device_name()),
+        lines >= ALL.len() && written.contains(cuda.device_name()),
         "tuning cache:\n{written}"
     );
-    // A second run reuses the cached shapes (and still agrees).
-    check_suite(&cuda.clone().with_tuning(Tuning::On), "tuned, cached");
+    // Trials reuse the searched shapes (and still agree).
+    let tuned = cuda.clone().with_tuning(Tuning::On);
+    check_suite(&tuned, "tuned, cached");
     let again = std::fs::read_to_string(&cache).expect("cache");
+    assert_eq!(again.lines().count(), lines, "no new search");
+
+    // Over other size classes the first launches are trials of the proposed shapes, each
+    // launch a real one that agrees with the CPU; once every proposal of a kernel has run
+    // and a later launch sees their times, the fastest is written to the cache.
+    let trial_suite = |label: &str| {
+        for c in ALL {
+            check_over::<f32>(c, &tuned, label, other_extent);
+            check_over::<f64>(c, &tuned, label, other_extent);
+        }
+    };
+    trial_suite("first trial launch");
+    let after_first = std::fs::read_to_string(&cache)
+        .expect("cache")
+        .lines()
+        .count();
+    assert_eq!(after_first, lines, "one launch decides no trial");
+    for run in 0..LaunchShape::MOST_PROPOSALS {
+        trial_suite(&format!("trial launch {}", run + 2));
+    }
+    cuda.synchronize().expect("the trial launches finish");
+    trial_suite("decided");
+    let decided = std::fs::read_to_string(&cache).expect("cache");
     assert_eq!(
-        again.lines().count(),
-        written.lines().count(),
-        "no new search"
+        decided.lines().count(),
+        lines + 2 * ALL.len(),
+        "every kernel's trial decided once, in each precision:\n{decided}"
     );
     let _ = std::fs::remove_file(&cache);
     println!(
-        "{} kernels x 2 precisions x 14 launch policies agree with the CPU on {}",
+        "{} kernels x 2 precisions x 14 launch policies, and over other sizes in {} trial launches, agree with the CPU on {}",
         ALL.len(),
+        LaunchShape::MOST_PROPOSALS + 2,
         cuda.device_name()
     );
 }

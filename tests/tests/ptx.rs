@@ -7,7 +7,7 @@
 //! skipped, unless `STENCIL_REQUIRE_PTXAS=1` (CI sets it), which makes a missing ptxas fail.
 
 use stencil_runtime::cuda::{
-    block_flags_code, for_dependent_launch, halo_exchange_code, halo_weighted_code,
+    block_flags_code, for_dependent_launch, halo_exchange_code, halo_weighted_code, only_entry,
     GRID_DEPENDENCY_POINT,
 };
 use stencil_tests::kernels::{bits, held, life, suite, ALL, BANDWIDTH_BOUND};
@@ -97,6 +97,68 @@ fn entries(ptx: &str) -> Vec<&str> {
         .enumerate()
         .map(|(k, &a)| &ptx[a..starts.get(k + 1).copied().unwrap_or(ptx.len())])
         .collect()
+}
+
+/// The names of a module's entries.
+fn entry_names(ptx: &str) -> Vec<&str> {
+    entries(ptx)
+        .iter()
+        .map(|e| {
+            let rest = &e[".entry ".len()..];
+            &rest[..rest.find('(').expect("an entry's parameters")]
+        })
+        .collect()
+}
+
+#[test]
+fn each_entry_cut_out_alone_is_its_text_in_the_module() {
+    let mut cut = 0;
+    for (name, ptx, _) in all_ptx() {
+        let header = &ptx[..ptx.find(".visible .entry").expect("an entry")];
+        for entry in entry_names(ptx) {
+            let alone = only_entry(ptx, entry).unwrap_or_else(|| panic!("{name}: no {entry}"));
+            let start = ptx
+                .find(&format!(".visible .entry {entry}("))
+                .expect("the entry");
+            let end = start + ptx[start..].find("\n}\n").expect("the entry's end") + 3;
+            let own = &ptx[start..end];
+            assert_eq!(entries(&alone).len(), 1, "{name}: {entry} alone:\n{alone}");
+            assert!(
+                alone.contains(own),
+                "{name}: {entry} is not whole:\n{alone}"
+            );
+            for line in header.lines().filter(|l| !l.contains(".globl")) {
+                assert!(alone.contains(line), "{name}: {entry} lost `{line}`");
+            }
+            cut += 1;
+        }
+    }
+    assert!(cut > all_ptx().count(), "{cut} entries");
+}
+
+#[test]
+fn ptxas_assembles_entries_cut_out_alone() {
+    let Some(ptxas) = stencil_tests::ptxas::required() else {
+        return;
+    };
+    let dir = std::env::temp_dir().join(format!("stencil-ptx-alone-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    // The kernels of the suite that are bandwidth bound (2D and 3D, every tile variant),
+    // as the runtime loads them on a device with programmatic dependent launch.
+    for c in ALL.iter().filter(|c| BANDWIDTH_BOUND.contains(&c.name)) {
+        for (ptx, _) in [c.ptx_f32, c.ptx_f64] {
+            for entry in entry_names(ptx) {
+                let alone = only_entry(ptx, entry).expect("the entry");
+                let text = for_dependent_launch(&alone).expect("dependency points");
+                let file = dir.join(format!("{entry}.ptx"));
+                std::fs::write(&file, text).expect("write ptx");
+                let cubin = dir.join(format!("{entry}.cubin"));
+                stencil_tests::ptxas::assemble(&ptxas, &file, "sm_90", &cubin)
+                    .unwrap_or_else(|log| panic!("{entry} alone: ptxas failed:\n{log}"));
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

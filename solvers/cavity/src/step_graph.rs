@@ -42,7 +42,8 @@ pub(crate) fn record(
 }
 
 /// When a step may be recorded, after the steps run launch by launch that tune the
-/// kernels' launch shapes (and build what the step's layout needs).
+/// kernels' launch shapes (and build what the step's layout needs); in either case not
+/// before the device's launch-shape trials have run ([`Cuda::ready_to_record`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum WarmUp {
     /// Once any step has run launch by launch.
@@ -57,6 +58,8 @@ pub(crate) struct StepGraph<K> {
     warm_up: WarmUp,
     recorded: Option<(K, Graph)>,
     eager: Option<K>,
+    /// Steps run launch by launch since the last recording.
+    eager_steps: usize,
 }
 
 impl<K: Copy + PartialEq> StepGraph<K> {
@@ -66,6 +69,7 @@ impl<K: Copy + PartialEq> StepGraph<K> {
             warm_up,
             recorded: None,
             eager: None,
+            eager_steps: 0,
         }
     }
 
@@ -73,6 +77,7 @@ impl<K: Copy + PartialEq> StepGraph<K> {
     pub fn clear(&mut self) {
         self.recorded = None;
         self.eager = None;
+        self.eager_steps = 0;
     }
 
     /// One step of `key`: the replay of the step recorded for `key`; else, on `cuda`
@@ -94,14 +99,16 @@ impl<K: Copy + PartialEq> StepGraph<K> {
         };
         match (&self.recorded, cuda) {
             (Some((_, graph)), _) => graph.launch()?,
-            (None, Some(cuda)) if warm => {
+            (None, Some(cuda)) if warm && cuda.ready_to_record(self.eager_steps) => {
                 let graph = record(cuda, &mut step)?;
                 graph.launch()?;
                 self.recorded = Some((key, graph));
+                self.eager_steps = 0;
             }
             _ => {
                 step()?;
                 self.eager = Some(key);
+                self.eager_steps += 1;
             }
         }
         Ok(())

@@ -125,7 +125,8 @@ type Key = (Work, u64, u64);
 /// One kind of work: the last arguments it ran with, and its graph once recorded.
 #[derive(Default)]
 struct Recording {
-    seen: Option<Key>,
+    /// The key of the work last run launch by launch, and how many times in a row.
+    seen: Option<(Key, usize)>,
     graph: Option<(Key, Graph)>,
 }
 
@@ -513,8 +514,13 @@ impl Solver {
                 return Ok(());
             }
         }
-        if slot.seen != Some(key) {
-            slot.seen = Some(key);
+        // Recorded the second time, once the launch-shape trials have run.
+        let runs = match slot.seen {
+            Some((k, runs)) if k == key => runs,
+            _ => 0,
+        };
+        if runs == 0 || !cuda.ready_to_record(runs) {
+            slot.seen = Some((key, runs + 1));
             return Ok(self.run(work, u, f)?);
         }
         let graph = cuda.capture(|| self.run(work, u, f))?;

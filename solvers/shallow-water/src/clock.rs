@@ -288,6 +288,8 @@ pub(crate) trait Clocked<T: Real> {
 struct Recorded {
     layout: u64,
     graph: Option<Graph>,
+    /// Steps of this layout run launch by launch.
+    eager: usize,
 }
 
 /// Queues one step of `model`: on a device, the graph recorded for its layout.
@@ -302,9 +304,11 @@ fn queue_one<T: Real>(model: &mut impl Clocked<T>, clock: &mut Clock<T>) -> Resu
         Some(Recorded {
             layout: l,
             graph: Some(graph),
+            ..
         }) if *l == layout => graph.launch()?,
-        Some(r) if r.layout == layout => {
-            // The second step of this layout: record it, then run the recording.
+        Some(r) if r.layout == layout && cuda.ready_to_record(r.eager) => {
+            // The second step of this layout (or a later one, once the launch-shape
+            // trials have run): record it, then run the recording.
             let mut failure = None;
             let graph = cuda.capture(|| {
                 model.queue_step(clock).map_err(|e| {
@@ -324,10 +328,15 @@ fn queue_one<T: Real>(model: &mut impl Clocked<T>, clock: &mut Clock<T>) -> Resu
             graph.launch()?;
             r.graph = Some(graph);
         }
+        Some(r) if r.layout == layout => {
+            r.eager += 1;
+            model.queue_step(clock)?;
+        }
         _ => {
             recorded = Some(Recorded {
                 layout,
                 graph: None,
+                eager: 1,
             });
             model.queue_step(clock)?;
         }

@@ -2,6 +2,7 @@
 //! translation of driver errors into typed [`Error`]s.
 
 use crate::cuda::module::ModuleCache;
+use crate::cuda::trial::Trials;
 use crate::cuda::tune::TuneCache;
 use crate::Error;
 use cudarc::driver::result::{self, DriverError};
@@ -56,6 +57,8 @@ pub(crate) struct Device {
     pub modules: Mutex<ModuleCache>,
     /// Launch shapes found by tuning (and read from the disk cache).
     pub tuned: Mutex<TuneCache>,
+    /// Launch-shape trials under way.
+    pub trials: Mutex<Trials>,
     default_stream: OnceLock<Arc<Stream>>,
     /// Page-locked slots for deferred reductions' values, free for any stream's reuse
     /// (kept for the life of the process, like the context).
@@ -125,6 +128,7 @@ pub(crate) fn device(ordinal: usize) -> Result<Arc<Device>, Error> {
         ctx,
         modules: Mutex::new(ModuleCache::default()),
         tuned: Mutex::new(TuneCache::default()),
+        trials: Mutex::new(Trials::default()),
         default_stream: OnceLock::new(),
         reduction_slots: Mutex::new(Vec::new()),
     });

@@ -2,6 +2,7 @@
 //! driver call, which removes the per-launch host cost that dominates small grids.
 
 use crate::cuda::driver::{cuda_error, Stream};
+use crate::cuda::tune::LaunchShape;
 use crate::cuda::Cuda;
 use crate::Error;
 use cudarc::driver::{result, sys};
@@ -59,11 +60,13 @@ impl Cuda {
     ///
     /// While recording, launches do not wait (checked launches are suspended), kernels
     /// with reductions are refused (their values cannot be read back), and kernels whose
-    /// launch shape is not tuned yet use the cached or default shape: run the work once
-    /// before recording it to tune it.
+    /// launch shape is not tuned yet use the model's first choice: run the work once
+    /// before recording it to tune it. Launch-shape trials under way end first, with the
+    /// fastest shape they timed (see [`Cuda::ready_to_record`]).
     pub fn capture(&self, record: impl FnOnce() -> Result<(), Error>) -> Result<Graph, Error> {
         let stream = self.stream().clone();
         stream.device.bind()?;
+        self.settle_trials()?;
         let mode = sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_RELAXED;
         // SAFETY: the stream is alive; capture ends below on every path.
         unsafe { result::stream::begin_capture(stream.raw, mode) }
@@ -110,6 +113,37 @@ impl Cuda {
             exec,
             nodes,
         })
+    }
+
+    /// Whether work run `runs` times launch by launch may now be recorded into a graph
+    /// with the shapes its launch-shape trials choose: every kernel launched so far on
+    /// this device has run each shape its trial proposes, or `runs` exceeds the most
+    /// proposals a trial has (so each of the work's own kernels has had its trial; a
+    /// kernel launched once, outside the work, does not hold the recording back).
+    pub fn ready_to_record(&self, runs: usize) -> bool {
+        let device = &self.stream().device;
+        runs > LaunchShape::MOST_PROPOSALS
+            || !device
+                .trials
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .untried()
+    }
+
+    /// Ends the trials that have timed launches, with the fastest shape each timed (kept
+    /// for this process only).
+    fn settle_trials(&self) -> Result<(), Error> {
+        let device = &self.stream().device;
+        let decided = device
+            .trials
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .settle()?;
+        let mut tuned = device.tuned.lock().unwrap_or_else(|e| e.into_inner());
+        for (key, shape) in decided {
+            tuned.put_in_memory(key, shape);
+        }
+        Ok(())
     }
 
     /// Whether launches on this backend's stream are being recorded into a graph.

@@ -313,12 +313,33 @@ impl<'a> CudaLaunch<'a> {
                 cause: "a kernel with reductions cannot be recorded into a CUDA graph (its values are read back, at once or deferred); launch it outside the capture, or on a backend `with_unread_reductions(true)`".into(),
             });
         }
-        let shape = self.shape(n)?;
-        let grid = shape
-            .grid(self.code.dims, n)
-            .ok_or_else(|| self.too_large(n))?;
-        let partials = self.partials(grid)?;
-        self.launch(n, shape, grid, &addresses(&partials))?;
+        let (grid, partials) = loop {
+            let choice = self.shape(n)?;
+            let shape = choice.shape;
+            let grid = shape
+                .grid(self.code.dims, n)
+                .ok_or_else(|| self.too_large(n))?;
+            let partials = self.partials(grid)?;
+            let at = addresses(&partials);
+            let Some(ticket) = choice.ticket else {
+                self.launch(n, shape, grid, &at)?;
+                break (grid, partials);
+            };
+            // A trial launch, timed; a shape that cannot launch (a block with more threads
+            // than the kernel's registers allow) is dropped and the next one tried.
+            let stream = self.cuda.stream();
+            ticket.start(stream.raw)?;
+            let queued = self.launch(n, shape, grid, &at);
+            let trials = &stream.device.trials;
+            let mut trials = trials.lock().unwrap_or_else(|e| e.into_inner());
+            if queued.is_err() {
+                trials.reject(ticket);
+                continue;
+            }
+            ticket.stop(stream.raw)?;
+            trials.finish(ticket);
+            break (grid, partials);
+        };
         if self.cuda.checked && !self.cuda.is_capturing() {
             self.cuda.synchronize().map_err(|e| self.failed(e))?;
         }

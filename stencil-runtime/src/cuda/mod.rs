@@ -18,9 +18,11 @@ mod launch;
 pub(crate) mod memory;
 mod module;
 mod partials;
+mod ptx_entry;
 pub(crate) mod readback;
 pub(crate) mod texture;
 mod timer;
+mod trial;
 mod tune;
 
 pub use graph::Graph;
@@ -31,6 +33,7 @@ pub(crate) use launch::{
     queue_block_flags, queue_halo_exchange, queue_halo_weighted, HaloLaunch, HALO_FIELDS,
 };
 pub use module::{for_dependent_launch, GRID_DEPENDENCY_POINT};
+pub use ptx_entry::only_entry;
 pub use timer::Timer;
 pub use tune::{LaunchShape, Tuning, TUNE_CACHE_ENV, TUNE_ENV};
 

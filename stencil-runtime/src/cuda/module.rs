@@ -1,19 +1,20 @@
 //! Loading embedded PTX through the driver (which compiles it for the GPU at hand) and
-//! finding kernel entries, each once per device.
+//! finding kernel entries, each once per device. Each tile variant a program launches is
+//! loaded as a module of its own, cut from the kernel's PTX ([`only_entry`]), so that the
+//! driver's JIT compiles only the variants in use.
 
 use crate::cuda::driver::{describe, Device};
 use crate::cuda::launch::Ptx;
+use crate::cuda::ptx_entry::only_entry;
 use crate::Error;
 use cudarc::driver::sys;
 use std::collections::HashMap;
 use std::ffi::{c_void, CString};
 
-/// Modules and entry points already loaded on one device, keyed by the hash of the PTX
-/// text (and, for entries, the tile variant: vector width and points per thread).
+/// Entry points already loaded on one device (each in a module of its own), keyed by the
+/// hash of the kernel's PTX text and the tile variant: vector width and points per thread.
 #[derive(Default)]
 pub(crate) struct ModuleCache {
-    /// Each module, and whether its entries wait for the grids they depend on.
-    modules: HashMap<u64, (sys::CUmodule, bool)>,
     functions: HashMap<(u64, u32, u32), Function>,
 }
 
@@ -68,8 +69,8 @@ pub fn for_dependent_launch(ptx: &str) -> Option<String> {
 unsafe impl Send for Function {}
 
 /// The entry of the PTX module `ptx` of kernel `kernel` whose threads compute `vector`
-/// points along axis 0 times `points` along the last axis, on `device`; the module is
-/// loaded on first use.
+/// points along axis 0 times `points` along the last axis, on `device`; the entry is
+/// loaded on first use, as a module holding only it.
 pub(crate) fn function(
     device: &Device,
     kernel: &str,
@@ -77,27 +78,23 @@ pub(crate) fn function(
     vector: u32,
     points: u32,
 ) -> Result<Function, Error> {
-    let key = ptx.hash;
+    let key = (ptx.hash, vector, points);
     let mut cache = device.modules.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(&f) = cache.functions.get(&(key, vector, points)) {
+    if let Some(&f) = cache.functions.get(&key) {
         return Ok(f);
     }
     let entry = entry_name(ptx.entry, vector, points);
     device.bind()?;
-    let (module, waits) = match cache.modules.get(&key) {
-        Some(&m) => m,
-        None => {
-            let specialised = device
-                .dependent_launch
-                .then(|| for_dependent_launch(ptx.text))
-                .flatten();
-            let m = match &specialised {
-                Some(text) => (load(kernel, text)?, true),
-                None => (load(kernel, ptx.text)?, false),
-            };
-            cache.modules.insert(key, m);
-            m
-        }
+    // A text without the entry is loaded whole: the driver then names what is missing.
+    let own = only_entry(ptx.text, &entry);
+    let text = own.as_deref().unwrap_or(ptx.text);
+    let specialised = device
+        .dependent_launch
+        .then(|| for_dependent_launch(text))
+        .flatten();
+    let (module, waits) = match &specialised {
+        Some(dependent) => (load(kernel, dependent)?, true),
+        None => (load(kernel, text)?, false),
     };
     let name = CString::new(entry.as_str()).map_err(|_| Error::PtxLoad {
         kernel: kernel.into(),
@@ -114,7 +111,7 @@ pub(crate) fn function(
             log: String::new(),
         })?;
     let f = Function { raw: f, waits };
-    cache.functions.insert((key, vector, points), f);
+    cache.functions.insert(key, f);
     Ok(f)
 }
 

@@ -1,14 +1,18 @@
-//! Launch-shape tuning: for each kernel, precision, device and grid size class, a short
-//! timed search over thread-block shapes and points per thread; the winner is kept in
-//! memory and in a file, and reused.
+//! Launch-shape tuning: for each kernel, precision, device and grid size class, a few
+//! shapes proposed by a model of what wins ([`LaunchShape::proposals`]) are timed in the
+//! kernel's first real launches (`trial.rs`), or (`STENCIL_TUNE=search`) every candidate
+//! shape in a timed search before the first launch; the winner is kept in memory and in a
+//! file, and reused.
 
 use crate::Error;
 use std::collections::HashMap;
 use std::io::Write;
 use std::path::PathBuf;
 
-/// Environment variable choosing the policy: `on` (default), `off` (a fixed default
-/// shape, no search), or a shape such as `32x8x1p4` (always that shape).
+/// Environment variable choosing the policy: `on` (default: trials of a few proposed
+/// shapes in the first launches), `search` (a timed search of every candidate before the
+/// first launch), `off` (a fixed default shape, no search), or a shape such as `32x8x1p4`
+/// (always that shape).
 pub const TUNE_ENV: &str = "STENCIL_TUNE";
 /// Environment variable naming the file that caches tuned shapes (default
 /// `$XDG_CACHE_HOME/stencil/launch-shapes.tsv`, else `~/.cache/stencil/launch-shapes.tsv`).
@@ -168,11 +172,69 @@ impl LaunchShape {
     }
 }
 
+impl LaunchShape {
+    /// The most shapes [`LaunchShape::proposals`] gives.
+    pub const MOST_PROPOSALS: usize = 4;
+
+    /// The few shapes worth timing for a kernel of `dims` dimensions with entries for
+    /// `points` points per thread, where vectors of `vector` may be used (1: none), the
+    /// model's first choice first; `small` when the domain has fewer points than the
+    /// device holds threads.
+    ///
+    /// The rules come from the shapes the full search chose on an H200 and an H100
+    /// (`benchmarks/results/h200-launch-shapes.tsv`, `docs/benchmarks.md`): on large
+    /// domains the widest vectors always won; in 2D 64 x 8 threads of one point each, or
+    /// narrower blocks with 2 or 4 points along y; in 3D 32 x 4 x 2 with 2 points along z.
+    /// A domain too small to fill the device runs one point per thread: more points only
+    /// lengthen a launch's critical path (which back-to-back timing hides and a chain of
+    /// dependent launches does not).
+    pub fn proposals(dims: usize, points: &[u32], vector: u32, small: bool) -> Vec<LaunchShape> {
+        let (v, rules): (u32, &[([u32; 3], u32)]) = match (dims, small) {
+            (0 | 1, _) => (1, &[([256, 1, 1], 1), ([512, 1, 1], 1), ([128, 1, 1], 1)]),
+            (2, true) => (1, &[([32, 8, 1], 1), ([64, 4, 1], 1), ([128, 2, 1], 1)]),
+            (2, false) => (
+                vector,
+                &[
+                    ([64, 8, 1], 1),
+                    ([32, 4, 1], 4),
+                    ([64, 4, 1], 2),
+                    ([128, 2, 1], 4),
+                ],
+            ),
+            (_, true) => (1, &[([32, 4, 2], 1), ([64, 4, 1], 1)]),
+            (_, false) => (
+                vector,
+                &[
+                    ([32, 4, 2], 2),
+                    ([32, 4, 2], 1),
+                    ([64, 2, 2], 2),
+                    ([32, 8, 1], 4),
+                ],
+            ),
+        };
+        rules
+            .iter()
+            .filter(|(_, p)| points.contains(p))
+            .map(|&(block, points)| LaunchShape {
+                block,
+                points,
+                vector: v,
+            })
+            .collect()
+    }
+}
+
 /// How [`crate::Backend::Cuda`] chooses launch shapes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Tuning {
-    /// Search once per kernel, precision, device and size class; cache the winner.
+    /// Once per kernel, precision, device and size class: the first launches try the few
+    /// shapes [`LaunchShape::proposals`] gives, one each, timed; the fastest is cached.
+    /// The first launch uses the model's first choice and loads only that variant.
     On,
+    /// Once per kernel, precision, device and size class: before the first launch, time
+    /// every candidate of [`LaunchShape::candidates`] (several launches each; kernels
+    /// that update a field in place use the model's first choice); cache the winner.
+    Search,
     /// Always the default shape of [`LaunchShape::default_for`].
     Off,
     /// Always this shape (where the grid allows it; otherwise the default).
@@ -186,11 +248,11 @@ impl Tuning {
             Err(_) => Ok(Tuning::On),
             Ok(v) => match v.trim().to_ascii_lowercase().as_str() {
                 "" | "on" | "1" | "true" => Ok(Tuning::On),
+                "search" => Ok(Tuning::Search),
                 "off" | "0" | "false" => Ok(Tuning::Off),
-                shape => shape
-                    .parse()
-                    .map(Tuning::Fixed)
-                    .map_err(|e| Error::Backend(format!("{TUNE_ENV}: {e}; or use `on` or `off`"))),
+                shape => shape.parse().map(Tuning::Fixed).map_err(|e| {
+                    Error::Backend(format!("{TUNE_ENV}: {e}; or use `on`, `search` or `off`"))
+                }),
             },
         }
     }
@@ -260,6 +322,11 @@ impl TuneCache {
         }
         self.load();
         self.shapes.get(key).copied()
+    }
+
+    /// Records a shape chosen from an unfinished trial, for this process only.
+    pub fn put_in_memory(&mut self, key: String, shape: LaunchShape) {
+        self.shapes.insert(key, shape);
     }
 
     /// Records a tuned shape, appending it to the file (best effort: a cache that cannot be
@@ -332,6 +399,34 @@ mod tests {
             vector: 1,
         };
         assert_eq!(tall.grid(2, [32, 70000, 1]), None);
+    }
+
+    #[test]
+    fn proposals_follow_the_model() {
+        let shapes = |dims, points: &[u32], vector, small| -> Vec<String> {
+            LaunchShape::proposals(dims, points, vector, small)
+                .iter()
+                .map(|s| s.to_string())
+                .collect()
+        };
+        // Large 2D domains: the widest vectors, 64 x 8 of one point first.
+        let all = [1, 2, 4, 8];
+        assert_eq!(
+            shapes(2, &all, 4, false),
+            ["64x8x1v4p1", "32x4x1v4p4", "64x4x1v4p2", "128x2x1v4p4"]
+        );
+        // Without vector entries (or unaligned fields), the same blocks without them.
+        assert_eq!(shapes(2, &all, 1, false)[0], "64x8x1p1");
+        // Only the points-per-thread variants the kernel has.
+        assert_eq!(shapes(2, &[1], 2, false), ["64x8x1v2p1"]);
+        // Small domains and 1D kernels: one point per thread, no vectors.
+        assert!(shapes(2, &all, 4, true).iter().all(|s| s.ends_with("x1p1")));
+        assert_eq!(shapes(1, &[1], 1, false)[0], "256x1x1p1");
+        assert_eq!(shapes(3, &all, 2, false)[0], "32x4x2v2p2");
+        for (dims, small) in [(1, false), (2, false), (2, true), (3, false), (3, true)] {
+            let n = LaunchShape::proposals(dims, &all, 4, small).len();
+            assert!((1..=LaunchShape::MOST_PROPOSALS).contains(&n));
+        }
     }
 
     #[test]

@@ -1,59 +1,126 @@
-//! Choosing a dense launch's shape: the default, or the fastest
-//! candidate found by timing on first use (cached per kernel, device and size).
+//! Choosing a dense launch's shape: the default, a tuned shape from the cache, the next
+//! proposal of a trial in the kernel's first launches (`trial.rs`), or the fastest
+//! candidate of a timed search (`STENCIL_TUNE=search`).
 
 use super::{addresses, CudaLaunch, KernelCode};
+use crate::cuda::trial::{Next, Ticket};
 use crate::cuda::tune::{cache_key, LaunchShape, Tuning};
 use crate::cuda::Cuda;
 use crate::{Error, Precision};
 
-/// Timed launches per candidate shape when tuning (after one untimed).
+/// Timed launches per candidate shape in a search (after one untimed).
 const TUNE_REPS: usize = 3;
 
+/// The shape of one launch, and the trial's events when it is timed.
+pub(super) struct Choice {
+    pub shape: LaunchShape,
+    pub ticket: Option<Ticket>,
+}
+
+impl From<LaunchShape> for Choice {
+    fn from(shape: LaunchShape) -> Choice {
+        Choice {
+            shape,
+            ticket: None,
+        }
+    }
+}
+
 impl CudaLaunch<'_> {
-    /// The launch shape: by the backend's policy, tuning on first use when it is on.
-    pub(super) fn shape(&self, n: [usize; 3]) -> Result<LaunchShape, Error> {
-        let (code, p) = (self.code, self.precision);
-        let usable = |s: &LaunchShape| fits(code, p, n, s, self.aligned);
+    /// The launch shape: by the backend's policy, tuned on first use when it is on.
+    pub(super) fn shape(&self, n: [usize; 3]) -> Result<Choice, Error> {
+        let code = self.code;
         let default = LaunchShape::default_for(code.dims);
         match self.cuda.tuning {
-            Tuning::Off => Ok(default),
-            Tuning::Fixed(s) if usable(&s) => Ok(s),
-            Tuning::Fixed(_) => Ok(default),
-            // Running an in-place kernel to time it would change its result.
-            Tuning::On if code.in_place => Ok(default),
-            // Timing needs waiting, which a graph capture cannot do.
-            Tuning::On if self.cuda.is_capturing() => Ok(self
-                .cuda
-                .cached_shape(code, p, n)
-                .1
-                .filter(usable)
-                .unwrap_or(default)),
-            Tuning::On => {
-                let (key, cached) = self.cuda.cached_shape(code, p, n);
-                if let Some(s) = cached.filter(usable) {
-                    return Ok(s);
+            Tuning::Off => Ok(default.into()),
+            Tuning::Fixed(s) if self.usable(n, &s) => Ok(s.into()),
+            Tuning::Fixed(_) => Ok(default.into()),
+            Tuning::On | Tuning::Search => {
+                let (key, cached) = self.cuda.cached_shape(self.ptx(), self.precision, n);
+                if let Some(s) = cached.filter(|s| self.usable(n, s)) {
+                    return Ok(s.into());
                 }
-                // A domain too small to fill the device runs a point per thread: more
-                // points per thread would only lengthen the launch's critical path (which
-                // back-to-back timing hides, and a chain of dependent launches does not).
-                let points: usize = n.iter().product();
-                let small = points <= self.cuda.stream().device.resident_threads;
-                let candidates: Vec<LaunchShape> =
-                    LaunchShape::candidates(code.dims, code.points, code.ptx(p).vector)
-                        .into_iter()
-                        .filter(usable)
-                        .filter(|s| !small || (s.points == 1 && s.vector == 1))
-                        .collect();
-                let best = self.search(&candidates, n)?.unwrap_or(default);
+                // Timing needs waiting, which a graph capture cannot do; trials are settled
+                // before a capture starts.
+                if self.cuda.is_capturing() {
+                    return Ok(self.proposals(n).first().copied().unwrap_or(default).into());
+                }
                 let device = &self.cuda.stream().device;
-                device
-                    .tuned
+                if self.cuda.tuning == Tuning::Search {
+                    // Running an in-place kernel to time it would change its result.
+                    let best = if code.in_place {
+                        self.proposals(n).first().copied()
+                    } else {
+                        self.search(&self.candidates(n), n)?
+                    }
+                    .unwrap_or(default);
+                    device
+                        .tuned
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .put(key, best);
+                    return Ok(best.into());
+                }
+                let next = device
+                    .trials
                     .lock()
                     .unwrap_or_else(|e| e.into_inner())
-                    .put(key, best);
-                Ok(best)
+                    .next(&key, || self.proposals(n), default)?;
+                Ok(match next {
+                    Next::Decided(best) => {
+                        device
+                            .tuned
+                            .lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .put(key, best);
+                        best.into()
+                    }
+                    Next::Wait(shape) => shape.into(),
+                    Next::Try(shape, ticket) => Choice {
+                        shape,
+                        ticket: Some(ticket),
+                    },
+                })
             }
         }
+    }
+
+    /// Whether the kernel has an entry for shape `s` and the shape's grid covers `n`.
+    fn usable(&self, n: [usize; 3], s: &LaunchShape) -> bool {
+        fits(self.code, self.ptx().vector, n, s, self.aligned)
+    }
+
+    /// Whether the domain `n` has fewer points than the device holds threads.
+    fn small(&self, n: [usize; 3]) -> bool {
+        n.iter().product::<usize>() <= self.cuda.stream().device.resident_threads
+    }
+
+    /// The widest vectors this launch may use: the kernel's, where every field is aligned.
+    fn vector(&self) -> u32 {
+        if self.aligned {
+            self.ptx().vector
+        } else {
+            1
+        }
+    }
+
+    /// The model's proposals for this launch that it can use.
+    fn proposals(&self, n: [usize; 3]) -> Vec<LaunchShape> {
+        let code = self.code;
+        LaunchShape::proposals(code.dims, code.points, self.vector(), self.small(n))
+            .into_iter()
+            .filter(|s| self.usable(n, s))
+            .collect()
+    }
+
+    /// Every candidate shape of a search that this launch can use.
+    fn candidates(&self, n: [usize; 3]) -> Vec<LaunchShape> {
+        let small = self.small(n);
+        LaunchShape::candidates(self.code.dims, self.code.points, self.vector())
+            .into_iter()
+            .filter(|s| self.usable(n, s))
+            .filter(|s| !small || (s.points == 1 && s.vector == 1))
+            .collect()
     }
 
     /// Times each candidate on the real arguments (outputs are distinct from inputs, so
@@ -95,18 +162,20 @@ impl Cuda {
     /// fixed or default shape. (For reports; assumes aligned fields.)
     pub fn launch_shape(&self, code: &KernelCode, p: Precision, n: [usize; 3]) -> LaunchShape {
         let default = LaunchShape::default_for(code.dims);
+        let ptx = code.ptx(p);
         match self.tuning {
             Tuning::Off => default,
-            Tuning::Fixed(s) if fits(code, p, n, &s, true) => s,
+            Tuning::Fixed(s) if fits(code, ptx.vector, n, &s, true) => s,
             Tuning::Fixed(_) => default,
-            Tuning::On => self.cached_shape(code, p, n).1.unwrap_or(default),
+            Tuning::On | Tuning::Search => self.cached_shape(ptx, p, n).1.unwrap_or(default),
         }
     }
 
-    /// The tuning-cache key of `code` at `p` over `n`, and the shape cached under it.
+    /// The tuning-cache key of the PTX `ptx` at `p` over `n`, and the shape cached under
+    /// it.
     pub(super) fn cached_shape(
         &self,
-        code: &KernelCode,
+        ptx: &super::Ptx,
         p: Precision,
         n: [usize; 3],
     ) -> (String, Option<LaunchShape>) {
@@ -115,7 +184,7 @@ impl Cuda {
             Precision::F32 => "f32",
             Precision::F64 => "f64",
         };
-        let key = cache_key(code.ptx(p).hash, name, &device.name, n);
+        let key = cache_key(ptx.hash, name, &device.name, n);
         let cached = device
             .tuned
             .lock()
@@ -125,10 +194,11 @@ impl Cuda {
     }
 }
 
-/// Whether `code` at `p` has an entry for shape `s` and the shape's grid covers `n`; vector
-/// shapes also need every field `aligned` to the vector.
-fn fits(code: &KernelCode, p: Precision, n: [usize; 3], s: &LaunchShape, aligned: bool) -> bool {
+/// Whether `code`, whose PTX has vector entries of width `vector`, has an entry for shape
+/// `s` and the shape's grid covers `n`; vector shapes also need every field `aligned` to
+/// the vector.
+fn fits(code: &KernelCode, vector: u32, n: [usize; 3], s: &LaunchShape, aligned: bool) -> bool {
     code.points.contains(&s.points)
-        && (s.vector == 1 || (s.vector == code.ptx(p).vector && aligned))
+        && (s.vector == 1 || (s.vector == vector && aligned))
         && s.grid(code.dims, n).is_some()
 }

@@ -1,0 +1,242 @@
+//! Launch-shape trials in a kernel's first real launches: instead of a timed search before
+//! the first launch (which compiles and runs every variant while the program waits), each
+//! of a kernel's first launches runs the next of a few proposed shapes
+//! ([`LaunchShape::proposals`]) between two events; once every proposal has run and its
+//! events are complete, the fastest becomes the tuned shape. Every trial launch is a real
+//! launch of the program, so trials cost no extra work and also serve kernels that update
+//! a field in place.
+
+use crate::cuda::driver::cuda_error;
+use crate::cuda::tune::LaunchShape;
+use crate::Error;
+use cudarc::driver::{result, sys};
+use std::collections::HashMap;
+
+/// The trials under way on one device, by tuning-cache key.
+#[derive(Default)]
+pub(crate) struct Trials {
+    pending: HashMap<String, Trial>,
+}
+
+/// The trial of one kernel, precision and size class.
+struct Trial {
+    /// The shapes to try, the model's first choice first.
+    candidates: Vec<LaunchShape>,
+    /// The launches timed so far, one per candidate, in the candidates' order.
+    samples: Vec<Sample>,
+    /// The shape to use where no candidate could launch.
+    fallback: LaunchShape,
+}
+
+impl Trial {
+    /// A shape known to launch: the first timed one, else the fallback.
+    fn safe(&self) -> LaunchShape {
+        self.samples.first().map_or(self.fallback, |s| s.shape)
+    }
+}
+
+/// One timed launch.
+struct Sample {
+    shape: LaunchShape,
+    start: sys::CUevent,
+    stop: sys::CUevent,
+}
+
+// SAFETY: event handles may be used from any thread with the context current; `Trials`
+// lives behind the device's mutex.
+unsafe impl Send for Sample {}
+
+impl Sample {
+    /// The device's time between the events, in seconds (both must be complete).
+    fn seconds(&self) -> Result<f64, Error> {
+        // SAFETY: both events were recorded and have completed.
+        unsafe { result::event::elapsed(self.start, self.stop) }
+            .map(|ms| ms as f64 * 1e-3)
+            .map_err(|e| cuda_error("reading a launch trial's timer", e))
+    }
+
+    /// Whether the launch has finished (its stop event completed).
+    fn finished(&self) -> Result<bool, Error> {
+        // SAFETY: the event is alive and recorded.
+        match unsafe { sys::cuEventQuery(self.stop) } {
+            sys::CUresult::CUDA_SUCCESS => Ok(true),
+            sys::CUresult::CUDA_ERROR_NOT_READY => Ok(false),
+            e => Err(cuda_error(
+                "asking whether a timed launch finished",
+                e.result().unwrap_err(),
+            )),
+        }
+    }
+
+    fn destroy(self) {
+        // SAFETY: created by `Trials::start`, destroyed once; the caller has the context
+        // current.
+        unsafe {
+            let _ = result::event::destroy(self.start);
+            let _ = result::event::destroy(self.stop);
+        }
+    }
+}
+
+/// A launch to time: the events to record around it, handed back to
+/// [`Trials::finish`].
+pub(crate) struct Ticket {
+    key: String,
+    shape: LaunchShape,
+    start: sys::CUevent,
+    stop: sys::CUevent,
+}
+
+impl Ticket {
+    /// Records the start event on `stream`: call just before the launch.
+    pub fn start(&self, stream: sys::CUstream) -> Result<(), Error> {
+        // SAFETY: the event and the stream are alive.
+        unsafe { result::event::record(self.start, stream) }
+            .map_err(|e| cuda_error("recording a launch trial's event", e))
+    }
+
+    /// Records the stop event on `stream`: call just after the launch.
+    pub fn stop(&self, stream: sys::CUstream) -> Result<(), Error> {
+        // SAFETY: as in `start`.
+        unsafe { result::event::record(self.stop, stream) }
+            .map_err(|e| cuda_error("recording a launch trial's event", e))
+    }
+}
+
+/// What a launch without a tuned shape does.
+pub(crate) enum Next {
+    /// The trial is decided: this shape won (store it as tuned).
+    Decided(LaunchShape),
+    /// Time this launch with this shape.
+    Try(LaunchShape, Ticket),
+    /// Every candidate has run, their times are not all in yet: launch with this shape.
+    Wait(LaunchShape),
+}
+
+impl Trials {
+    /// The next step of the trial under `key`, started with the candidates `proposals`
+    /// gives (the model's first choice first) if there is none; `fallback` is the shape
+    /// used if none of them can launch.
+    pub fn next(
+        &mut self,
+        key: &str,
+        proposals: impl FnOnce() -> Vec<LaunchShape>,
+        fallback: LaunchShape,
+    ) -> Result<Next, Error> {
+        let trial = self
+            .pending
+            .entry(key.to_string())
+            .or_insert_with(|| Trial {
+                candidates: proposals(),
+                samples: Vec::new(),
+                fallback,
+            });
+        if let Some(&shape) = trial.candidates.get(trial.samples.len()) {
+            let flags = sys::CUevent_flags::CU_EVENT_DEFAULT;
+            let event =
+                || result::event::create(flags).map_err(|e| cuda_error("creating an event", e));
+            let (start, stop) = (event()?, event()?);
+            return Ok(Next::Try(
+                shape,
+                Ticket {
+                    key: key.to_string(),
+                    shape,
+                    start,
+                    stop,
+                },
+            ));
+        }
+        let mut finished = true;
+        for s in &trial.samples {
+            finished &= s.finished()?;
+        }
+        if !finished {
+            return Ok(Next::Wait(trial.safe()));
+        }
+        self.decide(key).map(Next::Decided)
+    }
+
+    /// Files a timed launch that was queued.
+    pub fn finish(&mut self, ticket: Ticket) {
+        let Ticket {
+            key,
+            shape,
+            start,
+            stop,
+        } = ticket;
+        let sample = Sample { shape, start, stop };
+        match self.pending.get_mut(&key) {
+            Some(t) => t.samples.push(sample),
+            None => sample.destroy(),
+        }
+    }
+
+    /// Drops a candidate whose launch failed to queue (a block with more threads than the
+    /// kernel's registers allow): the next launch tries the next one.
+    pub fn reject(&mut self, ticket: Ticket) {
+        if let Some(t) = self.pending.get_mut(&ticket.key) {
+            t.candidates.retain(|&c| c != ticket.shape);
+        }
+        Sample {
+            shape: ticket.shape,
+            start: ticket.start,
+            stop: ticket.stop,
+        }
+        .destroy();
+    }
+
+    /// Ends every trial that has timed at least one launch, waiting for those launches:
+    /// the fastest shape so far of each, by key. (Before a graph capture, which cannot
+    /// wait for events, so that the graph records tuned shapes.)
+    pub fn settle(&mut self) -> Result<Vec<(String, LaunchShape)>, Error> {
+        let keys: Vec<String> = self
+            .pending
+            .iter()
+            .filter(|(_, t)| !t.samples.is_empty())
+            .map(|(k, _)| k.clone())
+            .collect();
+        let mut decided = Vec::new();
+        for key in keys {
+            for s in &self.pending[&key].samples {
+                // SAFETY: the event is alive and recorded.
+                unsafe { result::event::synchronize(s.stop) }
+                    .map_err(|e| cuda_error("waiting for a timed launch", e))?;
+            }
+            let shape = self.decide(&key)?;
+            decided.push((key, shape));
+        }
+        Ok(decided)
+    }
+
+    /// Whether some trial has a candidate not launched yet.
+    pub fn untried(&self) -> bool {
+        self.pending
+            .values()
+            .any(|t| t.samples.len() < t.candidates.len())
+    }
+
+    /// The fastest of the trial's finished samples; the trial ends.
+    fn decide(&mut self, key: &str) -> Result<LaunchShape, Error> {
+        let trial = self
+            .pending
+            .remove(key)
+            .expect("a trial is decided only while pending");
+        let mut best: Option<(f64, LaunchShape)> = None;
+        let mut failure = None;
+        for s in &trial.samples {
+            match s.seconds() {
+                Ok(t) if best.is_none_or(|(b, _)| t < b) => best = Some((t, s.shape)),
+                Ok(_) => {}
+                Err(e) => failure = Some(e),
+            }
+        }
+        for s in trial.samples {
+            s.destroy();
+        }
+        match (best, failure) {
+            (_, Some(e)) => Err(e),
+            (Some((_, shape)), None) => Ok(shape),
+            (None, None) => Ok(trial.fallback),
+        }
+    }
+}
