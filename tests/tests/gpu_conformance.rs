@@ -125,8 +125,8 @@ fn every_kernel_agrees_with_the_cpu_for_every_launch_shape() {
         .lines()
         .count();
     assert_eq!(after_first, lines, "one launch decides no trial");
-    for run in 0..LaunchShape::MOST_PROPOSALS {
-        trial_suite(&format!("trial launch {}", run + 2));
+    for run in 1..LaunchShape::MOST_TRIAL_LAUNCHES {
+        trial_suite(&format!("trial launch {}", run + 1));
     }
     cuda.synchronize().expect("the trial launches finish");
     trial_suite("decided");
@@ -140,7 +140,7 @@ fn every_kernel_agrees_with_the_cpu_for_every_launch_shape() {
     println!(
         "{} kernels x 2 precisions x 14 launch policies, and over other sizes in {} trial launches, agree with the CPU on {}",
         ALL.len(),
-        LaunchShape::MOST_PROPOSALS + 2,
+        LaunchShape::MOST_TRIAL_LAUNCHES + 1,
         cuda.device_name()
     );
 }

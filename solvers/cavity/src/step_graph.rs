@@ -4,7 +4,7 @@
 //! replayed while what it was recorded for (its key: the time step, a layout) stays.
 
 use crate::CavityError;
-use stencil_runtime::cuda::Graph;
+use stencil_runtime::cuda::{Graph, TrialMark};
 use stencil_runtime::{Backend, Cuda};
 
 /// `backend` with a stream of its own on a device (the CPU as it is): a step recorded
@@ -58,8 +58,10 @@ pub(crate) struct StepGraph<K> {
     warm_up: WarmUp,
     recorded: Option<(K, Graph)>,
     eager: Option<K>,
-    /// Steps run launch by launch since the last recording.
+    /// Steps run launch by launch since the last recording, and the launch-shape trials'
+    /// moment before the last of them.
     eager_steps: usize,
+    eager_mark: TrialMark,
 }
 
 impl<K: Copy + PartialEq> StepGraph<K> {
@@ -70,6 +72,7 @@ impl<K: Copy + PartialEq> StepGraph<K> {
             recorded: None,
             eager: None,
             eager_steps: 0,
+            eager_mark: TrialMark::default(),
         }
     }
 
@@ -99,13 +102,18 @@ impl<K: Copy + PartialEq> StepGraph<K> {
         };
         match (&self.recorded, cuda) {
             (Some((_, graph)), _) => graph.launch()?,
-            (None, Some(cuda)) if warm && cuda.ready_to_record(self.eager_steps) => {
+            (None, Some(cuda))
+                if warm && cuda.ready_to_record(self.eager_mark, self.eager_steps) =>
+            {
                 let graph = record(cuda, &mut step)?;
                 graph.launch()?;
                 self.recorded = Some((key, graph));
                 self.eager_steps = 0;
             }
             _ => {
+                if let Some(cuda) = cuda {
+                    self.eager_mark = cuda.trial_mark();
+                }
                 step()?;
                 self.eager = Some(key);
                 self.eager_steps += 1;

@@ -12,7 +12,7 @@ use crate::solve::check;
 use crate::SolveError;
 use std::collections::VecDeque;
 use std::time::Instant;
-use stencil_runtime::cuda::Graph;
+use stencil_runtime::cuda::{Graph, TrialMark};
 use stencil_runtime::{Backend, Error, Field, Real};
 
 /// Cycles in a row that must each reduce the residual by less than
@@ -125,8 +125,9 @@ type Key = (Work, u64, u64);
 /// One kind of work: the last arguments it ran with, and its graph once recorded.
 #[derive(Default)]
 struct Recording {
-    /// The key of the work last run launch by launch, and how many times in a row.
-    seen: Option<(Key, usize)>,
+    /// The key of the work last run launch by launch, how many times in a row, and the
+    /// launch-shape trials' moment before the last run.
+    seen: Option<(Key, usize, TrialMark)>,
     graph: Option<(Key, Graph)>,
 }
 
@@ -515,12 +516,12 @@ impl Solver {
             }
         }
         // Recorded the second time, once the launch-shape trials have run.
-        let runs = match slot.seen {
-            Some((k, runs)) if k == key => runs,
-            _ => 0,
+        let (runs, mark) = match slot.seen {
+            Some((k, runs, mark)) if k == key => (runs, mark),
+            _ => (0, TrialMark::default()),
         };
-        if runs == 0 || !cuda.ready_to_record(runs) {
-            slot.seen = Some((key, runs + 1));
+        if runs == 0 || !cuda.ready_to_record(mark, runs) {
+            slot.seen = Some((key, runs + 1, cuda.trial_mark()));
             return Ok(self.run(work, u, f)?);
         }
         let graph = cuda.capture(|| self.run(work, u, f))?;

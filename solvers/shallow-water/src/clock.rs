@@ -17,7 +17,7 @@
 
 use crate::model::CHECK_EVERY;
 use crate::FloodError;
-use stencil_runtime::cuda::Graph;
+use stencil_runtime::cuda::{Graph, TrialMark};
 use stencil_runtime::{Backend, Error, KeptReductions, Real, Value, ValueReader};
 
 #[stencil_runtime::stencils]
@@ -288,8 +288,10 @@ pub(crate) trait Clocked<T: Real> {
 struct Recorded {
     layout: u64,
     graph: Option<Graph>,
-    /// Steps of this layout run launch by launch.
+    /// Steps of this layout run launch by launch, and the launch-shape trials' moment
+    /// before the last of them.
     eager: usize,
+    mark: TrialMark,
 }
 
 /// Queues one step of `model`: on a device, the graph recorded for its layout.
@@ -306,7 +308,7 @@ fn queue_one<T: Real>(model: &mut impl Clocked<T>, clock: &mut Clock<T>) -> Resu
             graph: Some(graph),
             ..
         }) if *l == layout => graph.launch()?,
-        Some(r) if r.layout == layout && cuda.ready_to_record(r.eager) => {
+        Some(r) if r.layout == layout && cuda.ready_to_record(r.mark, r.eager) => {
             // The second step of this layout (or a later one, once the launch-shape
             // trials have run): record it, then run the recording.
             let mut failure = None;
@@ -330,6 +332,7 @@ fn queue_one<T: Real>(model: &mut impl Clocked<T>, clock: &mut Clock<T>) -> Resu
         }
         Some(r) if r.layout == layout => {
             r.eager += 1;
+            r.mark = cuda.trial_mark();
             model.queue_step(clock)?;
         }
         _ => {
@@ -337,6 +340,7 @@ fn queue_one<T: Real>(model: &mut impl Clocked<T>, clock: &mut Clock<T>) -> Resu
                 layout,
                 graph: None,
                 eager: 1,
+                mark: cuda.trial_mark(),
             });
             model.queue_step(clock)?;
         }

@@ -2,6 +2,7 @@
 //! driver call, which removes the per-launch host cost that dominates small grids.
 
 use crate::cuda::driver::{cuda_error, Stream};
+use crate::cuda::trial::TrialMark;
 use crate::cuda::tune::LaunchShape;
 use crate::cuda::Cuda;
 use crate::Error;
@@ -115,19 +116,30 @@ impl Cuda {
         })
     }
 
-    /// Whether work run `runs` times launch by launch may now be recorded into a graph
-    /// with the shapes its launch-shape trials choose: every kernel launched so far on
-    /// this device has run each shape its trial proposes, or `runs` exceeds the most
-    /// proposals a trial has (so each of the work's own kernels has had its trial; a
-    /// kernel launched once, outside the work, does not hold the recording back).
-    pub fn ready_to_record(&self, runs: usize) -> bool {
+    /// The present moment of this device's launch-shape trials: pass it to
+    /// [`Cuda::ready_to_record`] after running work launch by launch.
+    pub fn trial_mark(&self) -> TrialMark {
         let device = &self.stream().device;
-        runs > LaunchShape::MOST_PROPOSALS
+        device
+            .trials
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .mark()
+    }
+
+    /// Whether work run launch by launch `runs` times, the last time after `mark`
+    /// ([`Cuda::trial_mark`]), may now be recorded into a graph with the shapes its
+    /// launch-shape trials choose: every kernel the work launched has run each of its
+    /// trial's launches, or `runs` exceeds the most launches a trial takes (a kernel
+    /// whose shape depends on arguments the work changes must not hold recording back).
+    pub fn ready_to_record(&self, mark: TrialMark, runs: usize) -> bool {
+        let device = &self.stream().device;
+        runs > LaunchShape::MOST_TRIAL_LAUNCHES
             || !device
                 .trials
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
-                .untried()
+                .untried_since(mark)
     }
 
     /// Ends the trials that have timed launches, with the fastest shape each timed (kept

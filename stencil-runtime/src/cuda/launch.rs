@@ -329,7 +329,7 @@ impl<'a> CudaLaunch<'a> {
             // than the kernel's registers allow) is dropped and the next one tried.
             let stream = self.cuda.stream();
             ticket.start(stream.raw)?;
-            let queued = self.launch(n, shape, grid, &at);
+            let queued = self.launch_as(n, shape, grid, &at, false);
             let trials = &stream.device.trials;
             let mut trials = trials.lock().unwrap_or_else(|e| e.into_inner());
             if queued.is_err() {
@@ -479,14 +479,28 @@ impl<'a> CudaLaunch<'a> {
         grid: [u32; 3],
         partials: &[u64],
     ) -> Result<(), Error> {
+        self.launch_as(n, shape, grid, partials, true)
+    }
+
+    /// [`CudaLaunch::launch`], as a programmatic dependent of the kernel before it where
+    /// the device allows and `dependent` (not for a launch timed alone).
+    fn launch_as(
+        &self,
+        n: [usize; 3],
+        shape: LaunchShape,
+        grid: [u32; 3],
+        partials: &[u64],
+        dependent: bool,
+    ) -> Result<(), Error> {
         let ptx = self.ptx();
-        let f = function(
+        let mut f = function(
             &self.cuda.stream().device,
             self.code.name,
             ptx,
             shape.vector,
             shape.points,
         )?;
+        f.waits &= dependent;
         let mut params = Params::default();
         for extent in n {
             params.push(Arg::Wide(extent as u64));

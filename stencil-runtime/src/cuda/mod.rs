@@ -35,6 +35,7 @@ pub(crate) use launch::{
 pub use module::{for_dependent_launch, GRID_DEPENDENCY_POINT};
 pub use ptx_entry::only_entry;
 pub use timer::Timer;
+pub use trial::TrialMark;
 pub use tune::{LaunchShape, Tuning, TUNE_CACHE_ENV, TUNE_ENV};
 
 pub(crate) use memory::{BoxCopy, DeviceBuffer, Place, RowCopy};

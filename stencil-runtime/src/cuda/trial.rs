@@ -1,10 +1,13 @@
 //! Launch-shape trials in a kernel's first real launches: instead of a timed search before
 //! the first launch (which compiles and runs every variant while the program waits), each
 //! of a kernel's first launches runs the next of a few proposed shapes
-//! ([`LaunchShape::proposals`]) between two events; once every proposal has run and its
-//! events are complete, the fastest becomes the tuned shape. Every trial launch is a real
-//! launch of the program, so trials cost no extra work and also serve kernels that update
-//! a field in place.
+//! ([`LaunchShape::proposals`]) between two events, in two rounds (the second in the
+//! reverse order, so that a device still raising its clocks in the first launches does
+//! not favour the shapes tried last); once every launch has run and its events are
+//! complete, the fastest shape becomes the tuned one. Every trial launch is a real launch
+//! of the program, so trials cost no extra work and also serve kernels that update a field
+//! in place. Trial launches are not programmatic dependents, so that their events bracket
+//! them alone.
 
 use crate::cuda::driver::cuda_error;
 use crate::cuda::tune::LaunchShape;
@@ -12,11 +15,20 @@ use crate::Error;
 use cudarc::driver::{result, sys};
 use std::collections::HashMap;
 
+/// Rounds of launches a trial times each candidate in.
+pub(crate) const ROUNDS: usize = 2;
+
 /// The trials under way on one device, by tuning-cache key.
 #[derive(Default)]
 pub(crate) struct Trials {
     pending: HashMap<String, Trial>,
+    /// Counts the calls of [`Trials::next`]: what a [`TrialMark`] records.
+    clock: u64,
 }
+
+/// A moment in a device's trials (see [`crate::Cuda::trial_mark`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct TrialMark(u64);
 
 /// The trial of one kernel, precision and size class.
 struct Trial {
@@ -26,12 +38,26 @@ struct Trial {
     samples: Vec<Sample>,
     /// The shape to use where no candidate could launch.
     fallback: LaunchShape,
+    /// The trial clock when a launch last asked for a shape.
+    touched: u64,
 }
 
 impl Trial {
     /// A shape known to launch: the first timed one, else the fallback.
     fn safe(&self) -> LaunchShape {
         self.samples.first().map_or(self.fallback, |s| s.shape)
+    }
+
+    /// The shape of the trial's next launch: the candidates in order, then in reverse.
+    fn scheduled(&self) -> Option<LaunchShape> {
+        let (i, k) = (self.samples.len(), self.candidates.len());
+        if i < k {
+            Some(self.candidates[i])
+        } else if i < ROUNDS * k {
+            Some(self.candidates[ROUNDS * k - 1 - i])
+        } else {
+            None
+        }
     }
 }
 
@@ -123,6 +149,7 @@ impl Trials {
         proposals: impl FnOnce() -> Vec<LaunchShape>,
         fallback: LaunchShape,
     ) -> Result<Next, Error> {
+        self.clock += 1;
         let trial = self
             .pending
             .entry(key.to_string())
@@ -130,8 +157,10 @@ impl Trials {
                 candidates: proposals(),
                 samples: Vec::new(),
                 fallback,
+                touched: 0,
             });
-        if let Some(&shape) = trial.candidates.get(trial.samples.len()) {
+        trial.touched = self.clock;
+        if let Some(shape) = trial.scheduled() {
             let flags = sys::CUevent_flags::CU_EVENT_DEFAULT;
             let event =
                 || result::event::create(flags).map_err(|e| cuda_error("creating an event", e));
@@ -208,11 +237,17 @@ impl Trials {
         Ok(decided)
     }
 
-    /// Whether some trial has a candidate not launched yet.
-    pub fn untried(&self) -> bool {
+    /// The present moment of the trials.
+    pub fn mark(&self) -> TrialMark {
+        TrialMark(self.clock)
+    }
+
+    /// Whether a trial that a launch has asked for a shape since `mark` still has
+    /// launches to time.
+    pub fn untried_since(&self, mark: TrialMark) -> bool {
         self.pending
             .values()
-            .any(|t| t.samples.len() < t.candidates.len())
+            .any(|t| t.touched > mark.0 && t.scheduled().is_some())
     }
 
     /// The fastest of the trial's finished samples; the trial ends.

@@ -176,6 +176,9 @@ impl LaunchShape {
     /// The most shapes [`LaunchShape::proposals`] gives.
     pub const MOST_PROPOSALS: usize = 4;
 
+    /// The most launches a kernel's trial of the proposals takes ([`Tuning::On`]).
+    pub const MOST_TRIAL_LAUNCHES: usize = Self::MOST_PROPOSALS * crate::cuda::trial::ROUNDS;
+
     /// The few shapes worth timing for a kernel of `dims` dimensions with entries for
     /// `points` points per thread, where vectors of `vector` may be used (1: none), the
     /// model's first choice first; `small` when the domain has fewer points than the
@@ -228,12 +231,12 @@ impl LaunchShape {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Tuning {
     /// Once per kernel, precision, device and size class: the first launches try the few
-    /// shapes [`LaunchShape::proposals`] gives, one each, timed; the fastest is cached.
+    /// shapes [`LaunchShape::proposals`] gives, each timed twice; the fastest is cached.
     /// The first launch uses the model's first choice and loads only that variant.
     On,
     /// Once per kernel, precision, device and size class: before the first launch, time
     /// every candidate of [`LaunchShape::candidates`] (several launches each; kernels
-    /// that update a field in place use the model's first choice); cache the winner.
+    /// that update a field in place are tuned as with `On`); cache the winner.
     Search,
     /// Always the default shape of [`LaunchShape::default_for`].
     Off,

@@ -46,14 +46,10 @@ impl CudaLaunch<'_> {
                     return Ok(self.proposals(n).first().copied().unwrap_or(default).into());
                 }
                 let device = &self.cuda.stream().device;
-                if self.cuda.tuning == Tuning::Search {
-                    // Running an in-place kernel to time it would change its result.
-                    let best = if code.in_place {
-                        self.proposals(n).first().copied()
-                    } else {
-                        self.search(&self.candidates(n), n)?
-                    }
-                    .unwrap_or(default);
+                // Running an in-place kernel to time it would change its result: such a
+                // kernel is tuned by trials in its real launches.
+                if self.cuda.tuning == Tuning::Search && !code.in_place {
+                    let best = self.search(&self.candidates(n), n)?.unwrap_or(default);
                     device
                         .tuned
                         .lock()
@@ -140,12 +136,12 @@ impl CudaLaunch<'_> {
             let at = addresses(&partials);
             // A shape the kernel cannot launch with (too many registers for the block) is
             // skipped; any other failure surfaces when the timer waits.
-            if self.launch(n, shape, grid, &at).is_err() {
+            if self.launch_as(n, shape, grid, &at, false).is_err() {
                 continue;
             }
             timer.start()?;
             for _ in 0..TUNE_REPS {
-                self.launch(n, shape, grid, &at)?;
+                self.launch_as(n, shape, grid, &at, false)?;
             }
             let t = timer.stop().map_err(|e| self.failed(e))?;
             if best.is_none_or(|(bt, _)| t < bt) {
