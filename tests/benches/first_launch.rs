@@ -160,10 +160,10 @@ fn main() -> R<()> {
     println!("| kernel | precision | domain | first launch (ms) | launches until tuned | time until tuned (ms) | shape | steady launch (ms) | T_eff (GB/s) | of copy |");
     println!("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |");
     for (name, code) in kernels() {
-        let n = if code.dims == 3 {
-            vec![size3; 3]
-        } else {
-            vec![size2; 2]
+        let n = match code.dims {
+            1 => vec![size2 * size2],
+            2 => vec![size2; 2],
+            _ => vec![size3; 3],
         };
         let rows = [
             measure::<f32>(&cuda, name, code, &n)?,

@@ -14,6 +14,7 @@
 use shallow_water::{cases, ShallowWater};
 use std::fmt::Write as _;
 use std::time::Instant;
+use stencil_runtime::cuda::LaunchShape;
 use stencil_runtime::{Backend, Real};
 use stencil_tests::bench::{arg, R};
 
@@ -23,10 +24,11 @@ use stencil_tests::bench::{arg, R};
 /// state it averages with (3).
 const VALUES_PER_CELL: f64 = 2.0 * (10.0 + 15.0) + 3.0;
 
-/// Seconds per RK2 step of `case`, after warm-up steps.
+/// Seconds per RK2 step of `case`, after warm-up steps (enough for every kernel's
+/// launch-shape trial, which takes its first launches).
 fn timed<T: Real>(backend: &Backend, case: &cases::Case, steps: usize) -> R<f64> {
     let mut flow = ShallowWater::<T>::new(backend, &case.setup)?;
-    for _ in 0..3 {
+    for _ in 0..LaunchShape::MOST_TRIAL_LAUNCHES + 2 {
         flow.step(f64::INFINITY)?;
     }
     wait(backend)?;

@@ -184,34 +184,35 @@ impl LaunchShape {
     /// model's first choice first; `small` when the domain has fewer points than the
     /// device holds threads.
     ///
-    /// The rules come from the shapes the full search chose on an H200 and an H100
-    /// (`benchmarks/results/h200-launch-shapes.tsv`, `docs/benchmarks.md`): on large
-    /// domains the widest vectors always won; in 2D 64 x 8 threads of one point each, or
-    /// narrower blocks with 2 or 4 points along y; in 3D 32 x 4 x 2 with 2 points along z.
+    /// The rules come from the shapes the full search ([`Tuning::Search`]) chose on an
+    /// H200 and an H100 for the suite's stencils, the shallow-water and the multigrid
+    /// kernels (`benchmarks/results/h100-first-launches.md`): on large domains vectors
+    /// (nearly) always won; in 2D blocks of 128 to 256 threads of one point each, some
+    /// kernels 2 points along y; in 3D blocks of 32 x 4 with 2 or 4 points along z.
     /// A domain too small to fill the device runs one point per thread: more points only
     /// lengthen a launch's critical path (which back-to-back timing hides and a chain of
     /// dependent launches does not).
     pub fn proposals(dims: usize, points: &[u32], vector: u32, small: bool) -> Vec<LaunchShape> {
         let (v, rules): (u32, &[([u32; 3], u32)]) = match (dims, small) {
             (0 | 1, _) => (1, &[([256, 1, 1], 1), ([512, 1, 1], 1), ([128, 1, 1], 1)]),
-            (2, true) => (1, &[([32, 8, 1], 1), ([64, 4, 1], 1), ([128, 2, 1], 1)]),
+            (2, true) => (1, &[([32, 4, 1], 1), ([64, 4, 1], 1), ([32, 8, 1], 1)]),
             (2, false) => (
                 vector,
                 &[
+                    ([64, 4, 1], 1),
+                    ([32, 4, 1], 1),
                     ([64, 8, 1], 1),
-                    ([32, 4, 1], 4),
                     ([64, 4, 1], 2),
-                    ([128, 2, 1], 4),
                 ],
             ),
-            (_, true) => (1, &[([32, 4, 2], 1), ([64, 4, 1], 1)]),
+            (_, true) => (1, &[([32, 4, 1], 1), ([32, 8, 1], 1), ([32, 4, 2], 1)]),
             (_, false) => (
                 vector,
                 &[
+                    ([32, 4, 1], 4),
+                    ([32, 4, 1], 2),
+                    ([64, 4, 1], 4),
                     ([32, 4, 2], 2),
-                    ([32, 4, 2], 1),
-                    ([64, 2, 2], 2),
-                    ([32, 8, 1], 4),
                 ],
             ),
         };
@@ -412,20 +413,23 @@ mod tests {
                 .map(|s| s.to_string())
                 .collect()
         };
-        // Large 2D domains: the widest vectors, 64 x 8 of one point first.
+        // Large 2D domains: the widest vectors, 64 x 4 of one point first.
         let all = [1, 2, 4, 8];
         assert_eq!(
             shapes(2, &all, 4, false),
-            ["64x8x1v4p1", "32x4x1v4p4", "64x4x1v4p2", "128x2x1v4p4"]
+            ["64x4x1v4p1", "32x4x1v4p1", "64x8x1v4p1", "64x4x1v4p2"]
         );
         // Without vector entries (or unaligned fields), the same blocks without them.
-        assert_eq!(shapes(2, &all, 1, false)[0], "64x8x1p1");
+        assert_eq!(shapes(2, &all, 1, false)[0], "64x4x1p1");
         // Only the points-per-thread variants the kernel has.
-        assert_eq!(shapes(2, &[1], 2, false), ["64x8x1v2p1"]);
+        assert_eq!(
+            shapes(2, &[1], 2, false),
+            ["64x4x1v2p1", "32x4x1v2p1", "64x8x1v2p1"]
+        );
         // Small domains and 1D kernels: one point per thread, no vectors.
         assert!(shapes(2, &all, 4, true).iter().all(|s| s.ends_with("x1p1")));
         assert_eq!(shapes(1, &[1], 1, false)[0], "256x1x1p1");
-        assert_eq!(shapes(3, &all, 2, false)[0], "32x4x2v2p2");
+        assert_eq!(shapes(3, &all, 2, false)[0], "32x4x1v2p4");
         for (dims, small) in [(1, false), (2, false), (2, true), (3, false), (3, true)] {
             let n = LaunchShape::proposals(dims, &all, 4, small).len();
             assert!((1..=LaunchShape::MOST_PROPOSALS).contains(&n));
