@@ -143,7 +143,8 @@ impl Cuda {
     }
 
     /// Ends the trials that have timed launches, with the fastest shape each timed (kept
-    /// for this process only).
+    /// in the cache file where the trial had run all its launches, else for this process
+    /// only).
     fn settle_trials(&self) -> Result<(), Error> {
         let device = &self.stream().device;
         let decided = device
@@ -152,8 +153,12 @@ impl Cuda {
             .unwrap_or_else(|e| e.into_inner())
             .settle()?;
         let mut tuned = device.tuned.lock().unwrap_or_else(|e| e.into_inner());
-        for (key, shape) in decided {
-            tuned.put_in_memory(key, shape);
+        for (key, shape, complete) in decided {
+            if complete {
+                tuned.put(key, shape);
+            } else {
+                tuned.put_in_memory(key, shape);
+            }
         }
         Ok(())
     }

@@ -215,9 +215,10 @@ impl Trials {
     }
 
     /// Ends every trial that has timed at least one launch, waiting for those launches:
-    /// the fastest shape so far of each, by key. (Before a graph capture, which cannot
-    /// wait for events, so that the graph records tuned shapes.)
-    pub fn settle(&mut self) -> Result<Vec<(String, LaunchShape)>, Error> {
+    /// the fastest shape so far of each, by key, and whether the trial had run all its
+    /// launches. (Before a graph capture, which cannot wait for events, so that the graph
+    /// records tuned shapes.)
+    pub fn settle(&mut self) -> Result<Vec<(String, LaunchShape, bool)>, Error> {
         let keys: Vec<String> = self
             .pending
             .iter()
@@ -231,8 +232,9 @@ impl Trials {
                 unsafe { result::event::synchronize(s.stop) }
                     .map_err(|e| cuda_error("waiting for a timed launch", e))?;
             }
+            let complete = self.pending[&key].scheduled().is_none();
             let shape = self.decide(&key)?;
-            decided.push((key, shape));
+            decided.push((key, shape, complete));
         }
         Ok(decided)
     }

@@ -188,7 +188,8 @@ impl LaunchShape {
     /// H200 and an H100 for the suite's stencils, the shallow-water and the multigrid
     /// kernels (`benchmarks/results/h100-first-launches.md`): on large domains vectors
     /// (nearly) always won; in 2D blocks of 128 to 256 threads of one point each, some
-    /// kernels 2 points along y; in 3D blocks of 32 x 4 with 2 or 4 points along z.
+    /// kernels 2 points along y, and the multigrid kernels 32 x 4 threads of 4 points; in
+    /// 3D blocks of 32 x 4 with 2 or 4 points along z.
     /// A domain too small to fill the device runs one point per thread: more points only
     /// lengthen a launch's critical path (which back-to-back timing hides and a chain of
     /// dependent launches does not).
@@ -200,8 +201,8 @@ impl LaunchShape {
                 vector,
                 &[
                     ([64, 4, 1], 1),
+                    ([32, 4, 1], 4),
                     ([32, 4, 1], 1),
-                    ([64, 8, 1], 1),
                     ([64, 4, 1], 2),
                 ],
             ),
@@ -417,15 +418,12 @@ mod tests {
         let all = [1, 2, 4, 8];
         assert_eq!(
             shapes(2, &all, 4, false),
-            ["64x4x1v4p1", "32x4x1v4p1", "64x8x1v4p1", "64x4x1v4p2"]
+            ["64x4x1v4p1", "32x4x1v4p4", "32x4x1v4p1", "64x4x1v4p2"]
         );
         // Without vector entries (or unaligned fields), the same blocks without them.
         assert_eq!(shapes(2, &all, 1, false)[0], "64x4x1p1");
         // Only the points-per-thread variants the kernel has.
-        assert_eq!(
-            shapes(2, &[1], 2, false),
-            ["64x4x1v2p1", "32x4x1v2p1", "64x8x1v2p1"]
-        );
+        assert_eq!(shapes(2, &[1], 2, false), ["64x4x1v2p1", "32x4x1v2p1"]);
         // Small domains and 1D kernels: one point per thread, no vectors.
         assert!(shapes(2, &all, 4, true).iter().all(|s| s.ends_with("x1p1")));
         assert_eq!(shapes(1, &[1], 1, false)[0], "256x1x1p1");
