@@ -79,7 +79,7 @@ fn measure<T: Real>(
         .map(|_| Field::zeros_on(&backend, n, 0))
         .collect::<Result<_, _>>()?;
     let scalars = vec![0.1; k.scalars.len()];
-    let domain = [n[0], n[1], n.get(2).copied().unwrap_or(1)];
+    let domain = [0, 1, 2].map(|a| n.get(a).copied().unwrap_or(1));
     let mut launch = || dispatch::launch(name, &backend, &ins, &mut out, &scalars).map(|_| ());
 
     // Launches until the tuning cache file holds one more shape (a search decides in the

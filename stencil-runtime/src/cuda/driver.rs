@@ -140,10 +140,12 @@ pub(crate) fn device(ordinal: usize) -> Result<Arc<Device>, Error> {
 /// A module with one empty entry, for [`warm_up_jit`].
 const EMPTY_MODULE: &str = ".version 7.0\n.target sm_80\n.address_size 64\n.visible .entry stencil_warm_up()\n{\n\tret;\n}\n\0";
 
-/// Loads an empty PTX module on `device` in a thread of its own: the driver loads and sets
-/// up its PTX compiler on the first module a process loads (about 0.1 s on an H100), which
-/// then overlaps what the program does before its first launch instead of adding to it.
-/// Best effort: a failure here only leaves that cost to the first launch.
+/// Loads, in a thread of its own, an empty PTX module on `device` and then the kernels that
+/// finish every reduction (`partials.rs`): the driver loads and sets up its PTX compiler on
+/// the first module a process loads (about 0.1 s on an H100), and the first reduction
+/// needs its finishing pass compiled; both then overlap what the program does before its
+/// first launch (allocating and filling its fields) instead of adding to it. Best effort:
+/// a failure here only leaves that cost to the first launch.
 fn warm_up_jit(device: Arc<Device>) {
     std::thread::spawn(move || {
         if device.bind().is_err() {
@@ -160,6 +162,7 @@ fn warm_up_jit(device: Arc<Device>) {
                 let _ = sys::cuModuleUnload(module);
             }
         }
+        crate::cuda::launch::load_final_passes(&device);
     });
 }
 

@@ -18,6 +18,7 @@ pub(crate) use blocks::{
     queue_block_flags, queue_halo_exchange, queue_halo_weighted, HaloLaunch, HALO_FIELDS,
 };
 use raw::{launch_raw, Params};
+pub(crate) use reduce::load_final_passes;
 
 /// One precision's PTX of a kernel.
 #[derive(Debug)]

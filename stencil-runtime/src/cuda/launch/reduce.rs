@@ -137,6 +137,17 @@ impl CudaLaunch<'_> {
     }
 }
 
+/// Loads the kernels that combine partials, in both precisions, on `device` (ahead of the
+/// first reduction; errors are left for that reduction to report).
+pub(crate) fn load_final_passes(device: &crate::cuda::driver::Device) {
+    for op in [Reduce::Sum, Reduce::Max, Reduce::Min] {
+        let code = final_pass(op);
+        for p in [Precision::F32, Precision::F64] {
+            let _ = function(device, code.name, code.ptx(p), 1, 1);
+        }
+    }
+}
+
 /// The kernel that combines partials of a reduction: written in the stencil language.
 fn final_pass(op: Reduce) -> &'static KernelCode {
     use crate::cuda::partials::kernels as k;
