@@ -115,6 +115,9 @@ impl<K: Copy + PartialEq> StepGraph<K> {
                     self.eager_mark = cuda.trial_mark();
                 }
                 step()?;
+                if self.eager != Some(key) {
+                    self.eager_steps = 0;
+                }
                 self.eager = Some(key);
                 self.eager_steps += 1;
             }

@@ -147,7 +147,7 @@ const EMPTY_MODULE: &str = ".version 7.0\n.target sm_80\n.address_size 64\n.visi
 /// first launch (allocating and filling its fields) instead of adding to it. Best effort:
 /// a failure here only leaves that cost to the first launch.
 fn warm_up_jit(device: Arc<Device>) {
-    std::thread::spawn(move || {
+    let spawned = std::thread::Builder::new().spawn(move || {
         if device.bind().is_err() {
             return;
         }
@@ -164,6 +164,8 @@ fn warm_up_jit(device: Arc<Device>) {
         }
         crate::cuda::launch::load_final_passes(&device);
     });
+    // A thread that cannot start leaves the work to the first launches.
+    drop(spawned);
 }
 
 /// Lets the device's memory pool (every field and buffer comes from it, stream-ordered)

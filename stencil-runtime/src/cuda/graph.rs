@@ -62,8 +62,8 @@ impl Cuda {
     /// While recording, launches do not wait (checked launches are suspended), kernels
     /// with reductions are refused (their values cannot be read back), and kernels whose
     /// launch shape is not tuned yet use the model's first choice: run the work once
-    /// before recording it to tune it. Launch-shape trials under way end first, with the
-    /// fastest shape they timed (see [`Cuda::ready_to_record`]).
+    /// before recording it to tune it. Launch-shape trials that have timed a launch end
+    /// first, with the fastest shape they timed (see [`Cuda::ready_to_record`]).
     pub fn capture(&self, record: impl FnOnce() -> Result<(), Error>) -> Result<Graph, Error> {
         let stream = self.stream().clone();
         stream.device.bind()?;
@@ -147,11 +147,9 @@ impl Cuda {
     /// only).
     fn settle_trials(&self) -> Result<(), Error> {
         let device = &self.stream().device;
-        let decided = device
-            .trials
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .settle()?;
+        // Locks taken trials, then tuned, as a launch takes them.
+        let mut trials = device.trials.lock().unwrap_or_else(|e| e.into_inner());
+        let decided = trials.settle()?;
         let mut tuned = device.tuned.lock().unwrap_or_else(|e| e.into_inner());
         for (key, shape, complete) in decided {
             if complete {

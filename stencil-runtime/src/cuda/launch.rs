@@ -326,19 +326,32 @@ impl<'a> CudaLaunch<'a> {
                 self.launch(n, shape, grid, &at)?;
                 break (grid, partials);
             };
-            // A trial launch, timed; a shape that cannot launch (a block with more threads
-            // than the kernel's registers allow) is dropped and the next one tried.
+            // A trial launch, timed. A shape with more threads per block than the kernel's
+            // registers allow is dropped and the next one tried. The variant is loaded
+            // before the start event, so the time is the kernel's alone.
             let stream = self.cuda.stream();
-            ticket.start(stream.raw)?;
-            let queued = self.launch_as(n, shape, grid, &at, false);
+            let f = function(
+                &stream.device,
+                self.code.name,
+                self.ptx(),
+                shape.vector,
+                shape.points,
+            )?;
             let trials = &stream.device.trials;
-            let mut trials = trials.lock().unwrap_or_else(|e| e.into_inner());
-            if queued.is_err() {
-                trials.reject(ticket);
+            if shape.block.iter().product::<u32>() > f.max_threads()? {
+                trials
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .reject(ticket);
                 continue;
             }
+            ticket.start(stream.raw)?;
+            self.launch_as(n, shape, grid, &at, false)?;
             ticket.stop(stream.raw)?;
-            trials.finish(ticket);
+            trials
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .finish(ticket);
             break (grid, partials);
         };
         if self.cuda.checked && !self.cuda.is_capturing() {

@@ -68,6 +68,25 @@ pub fn for_dependent_launch(ptx: &str) -> Option<String> {
 // may be launched from any thread with the context current.
 unsafe impl Send for Function {}
 
+impl Function {
+    /// The most threads a block of this entry may have (fewer than 1024 where its
+    /// registers run out first). Needs the device's context current.
+    pub fn max_threads(&self) -> Result<u32, Error> {
+        let mut v = 0i32;
+        // SAFETY: `raw` is a loaded entry; the attribute is an int.
+        unsafe {
+            sys::cuFuncGetAttribute(
+                &mut v,
+                sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
+                self.raw,
+            )
+        }
+        .result()
+        .map_err(|e| crate::cuda::driver::cuda_error("reading an entry's block limit", e))?;
+        Ok(v.max(0) as u32)
+    }
+}
+
 /// The entry of the PTX module `ptx` of kernel `kernel` whose threads compute `vector`
 /// points along axis 0 times `points` along the last axis, on `device`; the entry is
 /// loaded on first use, as a module holding only it.

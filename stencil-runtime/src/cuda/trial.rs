@@ -34,7 +34,7 @@ pub struct TrialMark(u64);
 struct Trial {
     /// The shapes to try, the model's first choice first.
     candidates: Vec<LaunchShape>,
-    /// The launches timed so far, one per candidate, in the candidates' order.
+    /// The launches timed so far, in the order [`Trial::scheduled`] gave them.
     samples: Vec<Sample>,
     /// The shape to use where no candidate could launch.
     fallback: LaunchShape,
@@ -105,12 +105,40 @@ impl Sample {
 }
 
 /// A launch to time: the events to record around it, handed back to
-/// [`Trials::finish`].
+/// [`Trials::finish`] (or [`Trials::reject`]); dropped otherwise, its events are
+/// destroyed.
 pub(crate) struct Ticket {
     key: String,
     shape: LaunchShape,
     start: sys::CUevent,
     stop: sys::CUevent,
+}
+
+impl Drop for Ticket {
+    fn drop(&mut self) {
+        // SAFETY: events this ticket still owns (null once handed to a sample); the
+        // launch path has the context current.
+        unsafe {
+            for e in [self.start, self.stop] {
+                if !e.is_null() {
+                    let _ = result::event::destroy(e);
+                }
+            }
+        }
+    }
+}
+
+impl Ticket {
+    /// The timed sample, the events moving to it.
+    fn into_sample(mut self) -> Sample {
+        let start = std::mem::replace(&mut self.start, std::ptr::null_mut());
+        let stop = std::mem::replace(&mut self.stop, std::ptr::null_mut());
+        Sample {
+            shape: self.shape,
+            start,
+            stop,
+        }
+    }
 }
 
 impl Ticket {
@@ -131,8 +159,9 @@ impl Ticket {
 
 /// What a launch without a tuned shape does.
 pub(crate) enum Next {
-    /// The trial is decided: this shape won (store it as tuned).
-    Decided(LaunchShape),
+    /// The trial is decided: this shape won (store it as tuned), and whether it was timed
+    /// (no candidate could launch: the fallback, untimed).
+    Decided(LaunchShape, bool),
     /// Time this launch with this shape.
     Try(LaunchShape, Ticket),
     /// Every candidate has run, their times are not all in yet: launch with this shape.
@@ -164,7 +193,17 @@ impl Trials {
             let flags = sys::CUevent_flags::CU_EVENT_DEFAULT;
             let event =
                 || result::event::create(flags).map_err(|e| cuda_error("creating an event", e));
-            let (start, stop) = (event()?, event()?);
+            let start = event()?;
+            let stop = match event() {
+                Ok(e) => e,
+                Err(e) => {
+                    // SAFETY: created just above, destroyed once.
+                    unsafe {
+                        let _ = result::event::destroy(start);
+                    }
+                    return Err(e);
+                }
+            };
             return Ok(Next::Try(
                 shape,
                 Ticket {
@@ -182,36 +221,33 @@ impl Trials {
         if !finished {
             return Ok(Next::Wait(trial.safe()));
         }
-        self.decide(key).map(Next::Decided)
+        let timed = !trial.samples.is_empty();
+        self.decide(key).map(|shape| Next::Decided(shape, timed))
     }
 
     /// Files a timed launch that was queued.
     pub fn finish(&mut self, ticket: Ticket) {
-        let Ticket {
-            key,
-            shape,
-            start,
-            stop,
-        } = ticket;
-        let sample = Sample { shape, start, stop };
+        let key = ticket.key.clone();
+        let sample = ticket.into_sample();
         match self.pending.get_mut(&key) {
             Some(t) => t.samples.push(sample),
             None => sample.destroy(),
         }
     }
 
-    /// Drops a candidate whose launch failed to queue (a block with more threads than the
-    /// kernel's registers allow): the next launch tries the next one.
+    /// Drops a candidate that cannot launch (a block with more threads than the kernel's
+    /// registers allow), with any sample of it: the next launch tries the next one.
     pub fn reject(&mut self, ticket: Ticket) {
         if let Some(t) = self.pending.get_mut(&ticket.key) {
             t.candidates.retain(|&c| c != ticket.shape);
+            let (dropped, kept) = std::mem::take(&mut t.samples)
+                .into_iter()
+                .partition(|s| s.shape == ticket.shape);
+            t.samples = kept;
+            for s in dropped {
+                s.destroy();
+            }
         }
-        Sample {
-            shape: ticket.shape,
-            start: ticket.start,
-            stop: ticket.stop,
-        }
-        .destroy();
     }
 
     /// Ends every trial that has timed at least one launch, waiting for those launches:

@@ -37,13 +37,19 @@ impl CudaLaunch<'_> {
             Tuning::Fixed(_) => Ok(default.into()),
             Tuning::On | Tuning::Search => {
                 let (key, cached) = self.cuda.cached_shape(self.ptx(), self.precision, n);
-                if let Some(s) = cached.filter(|s| self.usable(n, s)) {
-                    return Ok(s.into());
+                let first = || self.proposals(n).first().copied().unwrap_or(default);
+                match cached {
+                    Some(s) if self.usable(n, &s) => return Ok(s.into()),
+                    // Tuned for this size class, but not usable by this launch (fields not
+                    // aligned to the vectors, a grid too large): the model's choice, untimed,
+                    // so that the tuned shape stays.
+                    Some(_) => return Ok(first().into()),
+                    None => {}
                 }
                 // Timing needs waiting, which a graph capture cannot do; trials are settled
                 // before a capture starts.
                 if self.cuda.is_capturing() {
-                    return Ok(self.proposals(n).first().copied().unwrap_or(default).into());
+                    return Ok(first().into());
                 }
                 let device = &self.cuda.stream().device;
                 // Running an in-place kernel to time it would change its result: such a
@@ -57,25 +63,32 @@ impl CudaLaunch<'_> {
                         .put(key, best);
                     return Ok(best.into());
                 }
-                let next = device
-                    .trials
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .next(&key, || self.proposals(n), default)?;
+                // The trials' lock is held until the decision is in the cache (locks are
+                // taken trials, then tuned), so no other thread starts a second trial.
+                let mut trials = device.trials.lock().unwrap_or_else(|e| e.into_inner());
+                let next = trials.next(&key, || self.proposals(n), default)?;
                 Ok(match next {
-                    Next::Decided(best) => {
-                        device
-                            .tuned
-                            .lock()
-                            .unwrap_or_else(|e| e.into_inner())
-                            .put(key, best);
-                        best.into()
+                    Next::Decided(best, timed) => {
+                        let mut tuned = device.tuned.lock().unwrap_or_else(|e| e.into_inner());
+                        if timed {
+                            tuned.put(key, best);
+                        } else {
+                            tuned.put_in_memory(key, best);
+                        }
+                        if self.usable(n, &best) {
+                            best.into()
+                        } else {
+                            first().into()
+                        }
                     }
-                    Next::Wait(shape) => shape.into(),
-                    Next::Try(shape, ticket) => Choice {
+                    Next::Wait(shape) if self.usable(n, &shape) => shape.into(),
+                    Next::Try(shape, ticket) if self.usable(n, &shape) => Choice {
                         shape,
                         ticket: Some(ticket),
                     },
+                    // A trial started by a launch of the same size class that this one
+                    // cannot follow (other alignment, a larger grid): not timed.
+                    Next::Wait(_) | Next::Try(..) => first().into(),
                 })
             }
         }
@@ -155,7 +168,8 @@ impl CudaLaunch<'_> {
 impl Cuda {
     /// The launch shape `code` would use at precision `p` over domain `n` under this
     /// backend's policy, without searching: the tuned shape if one is cached, else the
-    /// fixed or default shape. (For reports; assumes aligned fields.)
+    /// fixed or default shape (where tuning has not finished yet, a launch may use another:
+    /// a trial's or the model's). For reports; assumes aligned fields and no textures.
     pub fn launch_shape(&self, code: &KernelCode, p: Precision, n: [usize; 3]) -> LaunchShape {
         let default = LaunchShape::default_for(code.dims);
         let ptx = code.ptx(p);
