@@ -313,3 +313,50 @@ impl Trials {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shape(x: u32) -> LaunchShape {
+        LaunchShape {
+            block: [x, 1, 1],
+            points: 1,
+            vector: 1,
+        }
+    }
+
+    #[test]
+    fn candidates_run_in_order_then_in_reverse() {
+        let mut t = Trial {
+            candidates: vec![shape(32), shape(64), shape(128)],
+            samples: Vec::new(),
+            fallback: shape(256),
+            touched: 0,
+        };
+        let mut order = Vec::new();
+        while let Some(s) = t.scheduled() {
+            order.push(s.block[0]);
+            // No event is created or destroyed here: a sample only needs its shape.
+            t.samples.push(Sample {
+                shape: s,
+                start: std::ptr::null_mut(),
+                stop: std::ptr::null_mut(),
+            });
+        }
+        assert_eq!(order, [32, 64, 128, 128, 64, 32]);
+        assert_eq!(
+            t.safe(),
+            shape(32),
+            "the first timed shape is known to launch"
+        );
+        let untimed = Trial {
+            candidates: Vec::new(),
+            samples: Vec::new(),
+            fallback: shape(256),
+            touched: 0,
+        };
+        assert_eq!(untimed.scheduled(), None);
+        assert_eq!(untimed.safe(), shape(256));
+    }
+}
