@@ -20,7 +20,7 @@ use kernels_gen::ir::Access;
 use std::time::Instant;
 use stencil_runtime::cuda::{KernelCode, TUNE_CACHE_ENV};
 use stencil_runtime::{Backend, Cuda, Field, Real};
-use stencil_tests::bench::{arg, R};
+use stencil_tests::bench::{arg, median_device_time, R};
 use stencil_tests::dispatch;
 use stencil_tests::harness::{kernel_ir_of_dims, random_field, rng};
 use stencil_tests::kernels::{suite, ALL};
@@ -105,19 +105,7 @@ fn measure<T: Real>(
     let tuned_ms = start.elapsed().as_secs_f64() * 1e3;
     let shape = cuda.launch_shape(code, T::PRECISION, domain).to_string();
 
-    for _ in 0..3 {
-        launch()?;
-    }
-    cuda.synchronize()?;
-    let mut timer = cuda.timer()?;
-    let mut ts = Vec::with_capacity(REPS);
-    for _ in 0..REPS {
-        timer.start()?;
-        launch()?;
-        ts.push(timer.stop()?);
-    }
-    ts.sort_by(f64::total_cmp);
-    let steady = ts[REPS / 2];
+    let steady = median_device_time(cuda, REPS, || Ok(launch()?))?;
     let points: usize = n.iter().product();
     let bytes = (k.fields.len() * points * std::mem::size_of::<T>()) as f64;
     Ok(Row {

@@ -16,27 +16,15 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 use stencil_runtime::cuda::{KernelCode, Tuning};
 use stencil_runtime::{Backend, Cuda, Error, Field, Precision, Real};
-use stencil_tests::bench::{arg, R};
+use stencil_tests::bench::{arg, median_device_time, R};
 use stencil_tests::kernels::suite;
 
 /// Timed launches per measurement (after warm-up); the median is reported.
 const REPS: usize = 15;
 
 /// Median seconds of `f`, each call timed alone with device events.
-fn median_time(cuda: &Cuda, mut f: impl FnMut() -> R<()>) -> R<f64> {
-    for _ in 0..3 {
-        f()?;
-    }
-    cuda.synchronize()?;
-    let mut timer = cuda.timer()?;
-    let mut ts = Vec::with_capacity(REPS);
-    for _ in 0..REPS {
-        timer.start()?;
-        f()?;
-        ts.push(timer.stop()?);
-    }
-    ts.sort_by(|a, b| a.total_cmp(b));
-    Ok(ts[REPS / 2])
+fn median_time(cuda: &Cuda, f: impl FnMut() -> R<()>) -> R<f64> {
+    median_device_time(cuda, REPS, f)
 }
 
 /// The hand-written kernels, loaded from the nvcc-built cubin.

@@ -3,6 +3,28 @@
 /// A benchmark's result: any error ends it with its message.
 pub type R<T> = Result<T, Box<dyn std::error::Error>>;
 
+/// Median seconds of `f` on `cuda`, after three untimed calls: each of `reps` calls timed
+/// alone with device events.
+pub fn median_device_time(
+    cuda: &stencil_runtime::Cuda,
+    reps: usize,
+    mut f: impl FnMut() -> R<()>,
+) -> R<f64> {
+    for _ in 0..3 {
+        f()?;
+    }
+    cuda.synchronize()?;
+    let mut timer = cuda.timer()?;
+    let mut ts = Vec::with_capacity(reps);
+    for _ in 0..reps {
+        timer.start()?;
+        f()?;
+        ts.push(timer.stop()?);
+    }
+    ts.sort_by(f64::total_cmp);
+    Ok(ts[reps / 2])
+}
+
 /// The value after option `name` on the command line (`--sizes 4096,8192`), if given.
 pub fn arg(name: &str) -> Option<String> {
     let args: Vec<String> = std::env::args().collect();
