@@ -32,15 +32,15 @@ const REPS: usize = 15;
 const MOST_LAUNCHES: usize = 20;
 
 /// The kernels measured: the suite's bandwidth-bound stencils and a reduction.
-fn kernels() -> [(&'static str, &'static KernelCode); 7] {
+fn kernels() -> [&'static KernelCode; 7] {
     [
-        ("lap5", &suite::lap5::CODE),
-        ("lap9", &suite::lap9::CODE),
-        ("lap7", &suite::lap7::CODE),
-        ("jacobi", &suite::jacobi::CODE),
-        ("upwind", &suite::upwind::CODE),
-        ("reconstruct", &suite::reconstruct::CODE),
-        ("cfl", &suite::cfl::CODE),
+        &suite::lap5::CODE,
+        &suite::lap9::CODE,
+        &suite::lap7::CODE,
+        &suite::jacobi::CODE,
+        &suite::upwind::CODE,
+        &suite::reconstruct::CODE,
+        &suite::cfl::CODE,
     ]
 }
 
@@ -56,12 +56,8 @@ struct Row {
     gbs: f64,
 }
 
-fn measure<T: Real>(
-    cuda: &Cuda,
-    name: &'static str,
-    code: &'static KernelCode,
-    n: &[usize],
-) -> R<Row> {
+fn measure<T: Real>(cuda: &Cuda, code: &'static KernelCode, n: &[usize]) -> R<Row> {
+    let name = code.name;
     let c = ALL
         .iter()
         .find(|c| c.name == name)
@@ -147,15 +143,15 @@ fn main() -> R<()> {
     );
     println!("| kernel | precision | domain | first launch (ms) | launches until tuned | time until tuned (ms) | shape | steady launch (ms) | T_eff (GB/s) | of copy |");
     println!("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |");
-    for (name, code) in kernels() {
+    for code in kernels() {
         let n = match code.dims {
             1 => vec![size2 * size2],
             2 => vec![size2; 2],
             _ => vec![size3; 3],
         };
         let rows = [
-            measure::<f32>(&cuda, name, code, &n)?,
-            measure::<f64>(&cuda, name, code, &n)?,
+            measure::<f32>(&cuda, code, &n)?,
+            measure::<f64>(&cuda, code, &n)?,
         ];
         for r in rows {
             let launches = r
