@@ -40,17 +40,49 @@ fn sweep<T: Real>(e: InOut<T>, r: In<T>, d: In<T>, colour: i64) {
 #[test]
 fn red_black_kernels_get_tile_variants() {
     let k = one(RED_BLACK);
-    assert_eq!(llvm::point_variants(&k), &[1, 2, 4, 8]);
+    let tiles = llvm::tile_variants(&k);
+    assert_eq!((tiles.scalar, tiles.vector), (&[1][..], &[1, 2, 4][..]));
     assert_eq!(llvm::vector_width(&k, Precision::F32), 4);
     let ptx = llvm::ptx(&k, Precision::F32).expect("ptx");
     for name in [
         "sweep_f32",
-        "sweep_f32_p2",
         "sweep_f32_v4",
-        "sweep_f32_v4_p8",
+        "sweep_f32_v4_p2",
+        "sweep_f32_v4_p4",
     ] {
         entry(&ptx, name);
     }
+    assert_eq!(ptx.matches(".entry ").count(), 4, "only the rule's entries");
+}
+
+/// The entries each kind of kernel gets (`llvm::tile_variants`): vectors of 1, 2 or 4
+/// points where fields are all reals; several points without vectors where some field
+/// holds integers; one entry for 1D and line kernels.
+#[test]
+fn each_kind_of_kernel_gets_the_rule_s_entries() {
+    let entries = |src: &str| {
+        let k = one(src);
+        let ptx = llvm::ptx(&k, Precision::F64).expect("ptx");
+        let mut names: Vec<String> = ptx
+            .lines()
+            .filter_map(|l| l.strip_prefix(".visible .entry "))
+            .map(|l| l[..l.find('(').expect("(")].to_string())
+            .collect();
+        names.sort();
+        names
+    };
+    assert_eq!(
+        entries("#[stencil]\nfn heat<T: Real>(u: In<T>, out: Out<T>) { out = u[(1, 0, 0)] + u[(0, 0, -1)]; }"),
+        ["heat_f64", "heat_f64_v2", "heat_f64_v2_p2", "heat_f64_v2_p4"]
+    );
+    assert_eq!(
+        entries("#[stencil]\nfn count(c: In<u8>, out: Out<i32>) { out = c[(1, 0)] + c[(0, -1)]; }"),
+        ["count_f64", "count_f64_p2", "count_f64_p4"]
+    );
+    assert_eq!(
+        entries("#[stencil]\nfn diff<T: Real>(u: In<T>, out: Out<T>) { out = u[1] - u[-1]; }"),
+        ["diff_f64"]
+    );
 }
 
 /// A tile of 4 x 2 points holds 4 of each colour. Its fast path is emitted twice (the

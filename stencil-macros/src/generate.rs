@@ -164,7 +164,8 @@ fn kernel_items(k: &Kernel, f: &syn::ItemFn, source: &str) -> syn::Result<TokenS
     let cpu = cpu_function(k, &rt);
     let launch = launcher(k, &rt);
     let (hash32, hash64) = (llvm::ptx_hash(&ptx32), llvm::ptx_hash(&ptx64));
-    let points = llvm::point_variants(k);
+    let tiles = llvm::tile_variants(k);
+    let (scalar_points, vector_points) = (tiles.scalar, tiles.vector);
     let line = match &k.line {
         Some(l) => {
             let a = l.axis as usize;
@@ -216,7 +217,7 @@ fn kernel_items(k: &Kernel, f: &syn::ItemFn, source: &str) -> syn::Result<TokenS
                 dims: DIMS,
                 f32: #rt::cuda::Ptx { text: PTX_F32, entry: ENTRY_F32, hash: #hash32, vector: #vec32 },
                 f64: #rt::cuda::Ptx { text: PTX_F64, entry: ENTRY_F64, hash: #hash64, vector: #vec64 },
-                points: &[#(#points),*],
+                tiles: #rt::cuda::Tiles { scalar: &[#(#scalar_points),*], vector: &[#(#vector_points),*] },
                 line: #line,
                 in_place: #in_place,
                 vertex: #vertex,

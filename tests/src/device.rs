@@ -19,19 +19,21 @@ pub fn gpu_or_skip() -> Option<Backend> {
     cuda_or_skip().map(Backend::Cuda)
 }
 
-/// Fixed launch shapes (`LaunchShape` syntax) that between them use every tile variant:
-/// several points per thread along the last axis (`p`), vectors along x (`v`), blocks of
-/// one to three dimensions. GPU tests run their kernels under each, beside shapes of
-/// their own.
+/// Fixed launch shapes (`LaunchShape` syntax) that between them use every tile variant
+/// (`kernels_gen::llvm::tile_variants`): vectors along x (`v`) of 1, 2 or 4 points per
+/// thread along the last axis (`p`); several points without vectors, which only kernels
+/// without vector entries (fields of integers) have (the others run such a shape's
+/// default); blocks of one to three dimensions. GPU tests run their kernels under each,
+/// beside shapes of their own.
 pub const TILE_SHAPES: [&str; 10] = [
     "32x2x1p2",
     "32x4x1p4",
-    "64x1x1p8",
     "32x4x2p2",
-    "32x2x2p8",
     "32x4x1v4p1",
     "32x2x1v4p4",
     "32x4x1v2p2",
-    "32x2x2v2p8",
+    "64x1x1v4p4",
+    "32x2x2v2p4",
     "64x2x2v4p2",
+    "128x1x1v2p1",
 ];

@@ -209,7 +209,7 @@ fn cuda_failures_are_typed_errors() {
             hash: 2,
             vector: 1,
         },
-        points: &[1],
+        tiles: stencil_runtime::cuda::Tiles::ONE,
         line: None,
         in_place: false,
         vertex: false,

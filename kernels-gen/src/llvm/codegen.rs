@@ -192,6 +192,31 @@ pub fn build_module_with<'ctx>(
     target: Target,
     sampling: Sampling,
 ) -> R<Module<'ctx>> {
+    build(ctx, k, p, target, sampling, None)
+}
+
+/// Builds a PTX module of one kernel at one precision that holds only its tile variant
+/// `(vector, points)` (one of [`super::TileVariants::entries`]); line and vertex kernels
+/// have one entry, which it holds whatever the variant.
+pub fn build_entry_module<'ctx>(
+    ctx: &'ctx Context,
+    k: &Kernel,
+    p: Precision,
+    sampling: Sampling,
+    variant: (u32, u32),
+) -> R<Module<'ctx>> {
+    build(ctx, k, p, Target::Ptx, sampling, Some(variant))
+}
+
+/// A module of `k` at `p` for `target`: every PTX entry, or only the tile variant `only`.
+fn build<'ctx>(
+    ctx: &'ctx Context,
+    k: &Kernel,
+    p: Precision,
+    target: Target,
+    sampling: Sampling,
+    only: Option<(u32, u32)>,
+) -> R<Module<'ctx>> {
     let module = ctx.create_module(&k.name);
     let mut g = Gen {
         ctx,
@@ -216,12 +241,9 @@ pub fn build_module_with<'ctx>(
         Target::Ptx if k.is_vertex() => g.vertex_ptx_entry()?,
         Target::Ptx if k.line.is_some() => g.line_ptx_entry()?,
         Target::Ptx => {
-            let width = super::vector_width(k, p);
-            let vectors: &[u32] = if width > 1 { &[1, width] } else { &[1] };
-            for &vector in vectors {
-                for &points in super::point_variants(k) {
-                    g.ptx_entry(vector, points)?;
-                }
+            let all = super::tile_variants(k).entries(k, p);
+            for (vector, points) in only.map_or(all, |v| vec![v]) {
+                g.ptx_entry(vector, points)?;
             }
         }
         Target::Host => g.host_entry()?,

@@ -34,6 +34,7 @@ pub mod halo;
 pub mod halo_weighted;
 pub mod jit;
 mod math;
+pub mod merge;
 mod raw;
 
 use crate::ir::{Kernel, Precision};
@@ -101,7 +102,7 @@ pub fn init_targets() {
 }
 
 /// The name of the PTX entry of a kernel at a precision, e.g. `jacobi_f64`: one point per
-/// thread. The PTX also holds the variants of [`point_variants`], named by
+/// thread. The PTX also holds the variants of [`tile_variants`], named by
 /// [`variant_entry`].
 pub fn entry_name(k: &Kernel, p: Precision) -> String {
     format!("{}_{}", k.name, p.name())
@@ -116,15 +117,57 @@ pub fn sampled_entry_name(k: &Kernel, p: Precision, sampling: Sampling) -> Strin
     }
 }
 
-/// How many points per thread the PTX entries of a kernel compute, one entry each. In 2D
-/// and 3D a thread's points are consecutive along the last axis (rows in 2D, planes in
-/// 3D), which keeps warps' accesses coalesced along axis 0; 1D kernels have one point per
-/// thread.
-pub fn point_variants(k: &Kernel) -> &'static [u32] {
-    if k.dims >= 2 && k.is_tileable() {
-        &[1, 2, 4, 8]
+/// The tile variants a kernel's PTX has entries for: how many points per thread along
+/// the last axis the entries without vectors compute, and those with vectors (of
+/// [`vector_width`] points along axis 0). In 2D and 3D a thread's points are consecutive
+/// along the last axis (rows in 2D, planes in 3D), which keeps warps' accesses coalesced
+/// along axis 0.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TileVariants {
+    /// Points per thread of the entries without vectors: always 1, and more only for a
+    /// kernel without vector entries.
+    pub scalar: &'static [u32],
+    /// Points per thread of the vector entries; empty when the kernel has none.
+    pub vector: &'static [u32],
+}
+
+impl TileVariants {
+    /// Every entry as (vector width, points per thread), widths of 1 for the entries
+    /// without vectors, at precision `p`.
+    pub fn entries(&self, k: &Kernel, p: Precision) -> Vec<(u32, u32)> {
+        let width = vector_width(k, p);
+        let scalar = self.scalar.iter().map(|&points| (1, points));
+        scalar
+            .chain(self.vector.iter().map(|&points| (width, points)))
+            .collect()
+    }
+}
+
+/// The tile variants of a kernel's PTX. The rule, from full searches of every shape on an
+/// H100 and an H200 (`docs/benchmarks.md`, "Tile variants at build time"): a large 2D or
+/// 3D domain is won by vector entries of 1, 2 or 4 points per thread (the launch-shape
+/// model proposes only those); small domains, and fields not aligned to the vectors, by
+/// one point per thread without vectors. Entries of 8 points, and of several points
+/// without vectors where vectors exist, were within a few percent of those when they won
+/// a search, and were a third of the LLVM work. Line, vertex and 1D kernels have one entry.
+pub fn tile_variants(k: &Kernel) -> TileVariants {
+    const ONE: &[u32] = &[1];
+    const TILES: &[u32] = &[1, 2, 4];
+    if k.dims < 2 || !k.is_tileable() {
+        TileVariants {
+            scalar: ONE,
+            vector: &[],
+        }
+    } else if vector_width(k, Precision::F64) > 1 {
+        TileVariants {
+            scalar: ONE,
+            vector: TILES,
+        }
     } else {
-        &[1]
+        TileVariants {
+            scalar: TILES,
+            vector: &[],
+        }
     }
 }
 
@@ -209,9 +252,35 @@ pub fn ptx(k: &Kernel, p: Precision) -> Result<String, LlvmError> {
 }
 
 /// The PTX of a kernel at one precision, reading its sampled grids as `sampling` says.
+///
+/// Each tile variant is generated and optimised by LLVM as a module of its own, the
+/// variants in parallel (rayon's threads, one per core, shared with other kernels), and
+/// the modules merged into one ([`merge::merge_ptx`]).
 pub fn ptx_with(k: &Kernel, p: Precision, sampling: Sampling) -> Result<String, LlvmError> {
+    use rayon::prelude::*;
+    if k.is_vertex() || k.line.is_some() {
+        return entry_ptx(k, p, sampling, None);
+    }
+    let parts = tile_variants(k)
+        .entries(k, p)
+        .into_par_iter()
+        .map(|variant| entry_ptx(k, p, sampling, Some(variant)))
+        .collect::<Result<Vec<String>, LlvmError>>()?;
+    merge::merge_ptx(&k.name, &parts)
+}
+
+/// The PTX of one tile variant `(vector, points)` of a kernel, or of all its entries.
+fn entry_ptx(
+    k: &Kernel,
+    p: Precision,
+    sampling: Sampling,
+    variant: Option<(u32, u32)>,
+) -> Result<String, LlvmError> {
     let ctx = Context::create();
-    let module = codegen::build_module_with(&ctx, k, p, Target::Ptx, sampling)?;
+    let module = match variant {
+        Some(v) => codegen::build_entry_module(&ctx, k, p, sampling, v)?,
+        None => codegen::build_module_with(&ctx, k, p, Target::Ptx, sampling)?,
+    };
     let tm = nvptx_machine()?;
     module.set_triple(&tm.get_triple());
     module.set_data_layout(&tm.get_target_data().get_data_layout());

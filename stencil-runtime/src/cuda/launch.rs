@@ -45,8 +45,8 @@ pub struct KernelCode {
     pub f32: Ptx,
     /// PTX with `T = f64`.
     pub f64: Ptx,
-    /// The points-per-thread variants the PTX has entries for.
-    pub points: &'static [u32],
+    /// The tile variants the PTX has entries for.
+    pub tiles: Tiles,
     /// For a line kernel, the axis its lines run along: one thread per line, and a scratch
     /// buffer as the entry's last parameter.
     pub line: Option<usize>,
@@ -60,6 +60,31 @@ pub struct KernelCode {
     /// For a kernel with sampled grids, the PTX (f32, f64) that reads them through texture
     /// objects with hardware filtering.
     pub texture: Option<[Ptx; 2]>,
+}
+
+/// The tile variants of a kernel's PTX: how many points per thread along the last axis
+/// its entries compute, without vectors and with them (of [`Ptx::vector`] points along
+/// axis 0). Which exist is decided at build time (`kernels_gen::llvm::tile_variants`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Tiles {
+    /// Points per thread of the entries without vectors.
+    pub scalar: &'static [u32],
+    /// Points per thread of the vector entries (empty where [`Ptx::vector`] is 1).
+    pub vector: &'static [u32],
+}
+
+impl Tiles {
+    /// One entry of one point per thread, without vectors.
+    pub const ONE: Tiles = Tiles {
+        scalar: &[1],
+        vector: &[],
+    };
+
+    /// Whether there is an entry of `points` per thread, with vectors or without.
+    pub fn has(&self, vectors: bool, points: u32) -> bool {
+        let list = if vectors { self.vector } else { self.scalar };
+        list.contains(&points)
+    }
 }
 
 impl KernelCode {

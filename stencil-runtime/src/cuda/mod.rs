@@ -28,6 +28,7 @@ mod tune;
 pub use graph::Graph;
 pub use launch::{
     block_flags_code, halo_exchange_code, halo_weighted_code, CudaLaunch, KernelCode, Ptx, Reduce,
+    Tiles,
 };
 pub(crate) use launch::{
     queue_block_flags, queue_halo_exchange, queue_halo_weighted, HaloLaunch, HALO_FIELDS,

@@ -4,6 +4,7 @@
 //! shape in a timed search before the first launch; the winner is kept in memory and in a
 //! file, and reused.
 
+use crate::cuda::Tiles;
 use crate::Error;
 use std::collections::HashMap;
 use std::io::Write;
@@ -130,10 +131,9 @@ impl LaunchShape {
         Some(g)
     }
 
-    /// The shapes a search tries for a kernel of `dims` dimensions whose PTX has entries
-    /// for `points` points per thread along the last axis and vectors of `vector` (and 1)
-    /// along axis 0.
-    pub fn candidates(dims: usize, points: &[u32], vector: u32) -> Vec<LaunchShape> {
+    /// The shapes a search tries for a kernel of `dims` dimensions whose PTX has the entries
+    /// `tiles`, where vectors of `vector` may be used (1: none).
+    pub fn candidates(dims: usize, tiles: Tiles, vector: u32) -> Vec<LaunchShape> {
         let blocks: &[[u32; 3]] = match dims {
             1 => &[[128, 1, 1], [256, 1, 1], [512, 1, 1], [1024, 1, 1]],
             2 => &[
@@ -155,20 +155,19 @@ impl LaunchShape {
                 [32, 2, 4],
             ],
         };
-        let vectors: &[u32] = if vector > 1 { &[1, vector] } else { &[1] };
-        let mut out = Vec::new();
-        for &block in blocks {
-            for &points in points {
-                for &vector in vectors {
-                    out.push(LaunchShape {
-                        block,
-                        points,
-                        vector,
-                    });
-                }
-            }
-        }
-        out
+        let scalar = tiles.scalar.iter().map(|&points| (1, points));
+        let vectors = tiles.vector.iter().filter(|_| vector > 1);
+        let entries: Vec<(u32, u32)> = scalar.chain(vectors.map(|&p| (vector, p))).collect();
+        blocks
+            .iter()
+            .flat_map(|&block| {
+                entries.iter().map(move |&(vector, points)| LaunchShape {
+                    block,
+                    points,
+                    vector,
+                })
+            })
+            .collect()
     }
 }
 
@@ -179,8 +178,8 @@ impl LaunchShape {
     /// The most launches a kernel's trial of the proposals takes ([`Tuning::On`]).
     pub const MOST_TRIAL_LAUNCHES: usize = Self::MOST_PROPOSALS * crate::cuda::trial::ROUNDS;
 
-    /// The few shapes worth timing for a kernel of `dims` dimensions with entries for
-    /// `points` points per thread, where vectors of `vector` may be used (1: none), the
+    /// The few shapes worth timing for a kernel of `dims` dimensions with the entries
+    /// `tiles`, where vectors of `vector` may be used (1: none), the
     /// model's first choice first; `small` when the domain has fewer points than the
     /// device holds threads.
     ///
@@ -195,7 +194,8 @@ impl LaunchShape {
     /// A domain too small to fill the device runs one point per thread: more points only
     /// lengthen a launch's critical path (which back-to-back timing hides and a chain of
     /// dependent launches does not).
-    pub fn proposals(dims: usize, points: &[u32], vector: u32, small: bool) -> Vec<LaunchShape> {
+    pub fn proposals(dims: usize, tiles: Tiles, vector: u32, small: bool) -> Vec<LaunchShape> {
+        let vector = if tiles.vector.is_empty() { 1 } else { vector };
         let (v, rules): (u32, &[([u32; 3], u32)]) = match (dims, small) {
             (0 | 1, _) => (1, &[([256, 1, 1], 1), ([512, 1, 1], 1), ([128, 1, 1], 1)]),
             (2, true) => (1, &[([32, 4, 1], 1), ([64, 4, 1], 1), ([32, 8, 1], 1)]),
@@ -221,7 +221,7 @@ impl LaunchShape {
         };
         rules
             .iter()
-            .filter(|(_, p)| points.contains(p))
+            .filter(|&&(_, p)| tiles.has(v > 1, p))
             .map(|&(block, points)| LaunchShape {
                 block,
                 points,
@@ -410,30 +410,63 @@ mod tests {
 
     #[test]
     fn proposals_follow_the_model() {
-        let shapes = |dims, points: &[u32], vector, small| -> Vec<String> {
-            LaunchShape::proposals(dims, points, vector, small)
+        let shapes = |dims, tiles: Tiles, vector, small| -> Vec<String> {
+            LaunchShape::proposals(dims, tiles, vector, small)
                 .iter()
                 .map(|s| s.to_string())
                 .collect()
         };
+        // The entries of a kernel with vectors, and of one without (integer fields).
+        let vectors = Tiles {
+            scalar: &[1],
+            vector: &[1, 2, 4],
+        };
+        let scalar = Tiles {
+            scalar: &[1, 2, 4],
+            vector: &[],
+        };
         // Large 2D domains: the widest vectors, 64 x 4 of one point first.
-        let all = [1, 2, 4, 8];
         assert_eq!(
-            shapes(2, &all, 4, false),
+            shapes(2, vectors, 4, false),
             ["64x4x1v4p1", "32x4x1v4p4", "32x4x1v4p1", "64x4x1v4p2"]
         );
-        // Without vector entries (or unaligned fields), the same blocks without them.
-        assert_eq!(shapes(2, &all, 1, false)[0], "64x4x1p1");
-        // Only the points-per-thread variants the kernel has.
-        assert_eq!(shapes(2, &[1], 2, false), ["64x4x1v2p1", "32x4x1v2p1"]);
+        // Without vector entries, the same blocks without them.
+        assert_eq!(
+            shapes(2, scalar, 1, false),
+            ["64x4x1p1", "32x4x1p4", "32x4x1p1", "64x4x1p2"]
+        );
+        // Unaligned fields: only the entries without vectors the kernel has.
+        assert_eq!(shapes(2, vectors, 1, false), ["64x4x1p1", "32x4x1p1"]);
         // Small domains and 1D kernels: one point per thread, no vectors.
-        assert!(shapes(2, &all, 4, true).iter().all(|s| s.ends_with("x1p1")));
-        assert_eq!(shapes(1, &[1], 1, false)[0], "256x1x1p1");
-        assert_eq!(shapes(3, &all, 2, false)[0], "32x4x1v2p2");
+        assert!(shapes(2, vectors, 4, true)
+            .iter()
+            .all(|s| s.ends_with("x1p1")));
+        assert_eq!(shapes(1, Tiles::ONE, 1, false)[0], "256x1x1p1");
+        assert_eq!(shapes(3, vectors, 2, false)[0], "32x4x1v2p2");
         for (dims, small) in [(1, false), (2, false), (2, true), (3, false), (3, true)] {
-            let n = LaunchShape::proposals(dims, &all, 4, small).len();
-            assert!((1..=LaunchShape::MOST_PROPOSALS).contains(&n));
+            for tiles in [vectors, scalar] {
+                let n = LaunchShape::proposals(dims, tiles, 4, small).len();
+                assert!((1..=LaunchShape::MOST_PROPOSALS).contains(&n));
+            }
+            // A kernel of one entry (a line kernel) may have none: it runs the default.
+            let n = LaunchShape::proposals(dims, Tiles::ONE, 1, small).len();
+            assert!(n <= LaunchShape::MOST_PROPOSALS);
         }
+    }
+
+    #[test]
+    fn candidates_are_the_entries_the_kernel_has() {
+        let vectors = Tiles {
+            scalar: &[1],
+            vector: &[1, 2, 4],
+        };
+        let all = LaunchShape::candidates(2, vectors, 4);
+        assert!(all.iter().all(|s| vectors.has(s.vector > 1, s.points)));
+        assert_eq!(all.len(), 7 * 4);
+        // Unaligned fields: the entries without vectors only.
+        assert!(LaunchShape::candidates(2, vectors, 1)
+            .iter()
+            .all(|s| s.vector == 1 && s.points == 1));
     }
 
     #[test]

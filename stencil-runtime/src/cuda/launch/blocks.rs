@@ -3,7 +3,7 @@
 
 use super::{elem_bytes, function, launch_raw, Arg, CudaLaunch, LaunchShape, Params};
 use crate::blocks::{BlockField, BlockList};
-use crate::cuda::Cuda;
+use crate::cuda::{Cuda, Tiles};
 use crate::{Error, Precision, Real};
 
 impl CudaLaunch<'_> {
@@ -373,7 +373,7 @@ pub(crate) fn block_shape(dims: usize, block: [usize; 3]) -> Option<LaunchShape>
     let divides = |s: &LaunchShape| (0..3).all(|a| block[a].is_multiple_of(s.block[a] as usize));
     let threads = |s: &LaunchShape| s.block.iter().product::<u32>();
     let shapes = std::iter::once(LaunchShape::default_for(dims))
-        .chain(LaunchShape::candidates(dims, &[1], 1))
+        .chain(LaunchShape::candidates(dims, Tiles::ONE, 1))
         .chain(SMALL.iter().map(|&b| LaunchShape {
             block: b,
             points: 1,

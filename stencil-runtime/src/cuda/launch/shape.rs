@@ -116,7 +116,7 @@ impl CudaLaunch<'_> {
     /// The model's proposals for this launch that it can use.
     fn proposals(&self, n: [usize; 3]) -> Vec<LaunchShape> {
         let code = self.code;
-        LaunchShape::proposals(code.dims, code.points, self.vector(), self.small(n))
+        LaunchShape::proposals(code.dims, code.tiles, self.vector(), self.small(n))
             .into_iter()
             .filter(|s| self.usable(n, s))
             .collect()
@@ -125,7 +125,7 @@ impl CudaLaunch<'_> {
     /// Every candidate shape of a search that this launch can use.
     fn candidates(&self, n: [usize; 3]) -> Vec<LaunchShape> {
         let small = self.small(n);
-        LaunchShape::candidates(self.code.dims, self.code.points, self.vector())
+        LaunchShape::candidates(self.code.dims, self.code.tiles, self.vector())
             .into_iter()
             .filter(|s| self.usable(n, s))
             .filter(|s| !small || (s.points == 1 && s.vector == 1))
@@ -208,7 +208,7 @@ impl Cuda {
 /// `s` and the shape's grid covers `n`; vector shapes also need every field `aligned` to
 /// the vector.
 fn fits(code: &KernelCode, vector: u32, n: [usize; 3], s: &LaunchShape, aligned: bool) -> bool {
-    code.points.contains(&s.points)
+    code.tiles.has(s.vector > 1, s.points)
         && (s.vector == 1 || (s.vector == vector && aligned))
         && s.grid(code.dims, n).is_some()
 }
