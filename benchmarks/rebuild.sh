@@ -4,7 +4,9 @@
 #   touch        a file of the crate touched, no kernel changed
 #   one changed  one kernel's constant changed (heat_step), its PTX not in the cache
 #   all changed  every kernel rebuilt without the PTX cache (STENCIL_CACHE=off)
-#   no kernels   the same crate with its kernel module emptied (the floor: rustc alone)
+# each for the library alone (`--lib`) and for the library and its program (which
+# instantiates the kernels' CPU code, so rustc compiles it), and
+#   no kernels   the library with its kernel module emptied (the floor: rustc alone).
 # Each row is the median of RUNS builds (default 5). Run from the repository root; the
 # crate is restored afterwards. Extra arguments go to every `cargo build`.
 set -euo pipefail
@@ -35,9 +37,6 @@ row() {
 }
 
 build "$@"
-echo "| rebuild | median (s) | runs (s) |"
-echo "| --- | --- | --- |"
-row "touch, no kernel changed" "touch $lib" "$@"
 n=0
 change() {
     n=$((n + 1))
@@ -45,13 +44,20 @@ change() {
     sed -i "s/out = u + a \* (u\[(-1, 0)\]/out = u + (a + 0.$(date +%s%N)$n) * (u[(-1, 0)]/" "$lib"
     grep -q "(a + 0\." "$lib"
 }
-row "one kernel changed (heat_step)" "change" "$@"
-cp "$backup" "$lib"
-row "all six kernels, PTX cache off" "touch $lib; export STENCIL_CACHE=off" "$@"
-unset STENCIL_CACHE
-# The floor: the kernels module emptied, the program kept out of the build.
+echo "| rebuild | what is built | median (s) | runs (s) |"
+echo "| --- | --- | --- | --- |"
+for what in library program; do
+    args=("$@")
+    [ "$what" = library ] && args+=(--lib)
+    row "touch, no kernel changed | $what" "touch $lib" "${args[@]}"
+    row "one kernel changed (heat_step) | $what" "change" "${args[@]}"
+    cp "$backup" "$lib"
+    row "all six kernels, PTX cache off | $what" "touch $lib; export STENCIL_CACHE=off" "${args[@]}"
+    unset STENCIL_CACHE
+done
+# The floor: the kernels module emptied, the library alone.
 empty() {
     printf '//! No kernels.\n#[allow(unused)]\npub mod kernels {}\n' >"$lib"
 }
-row "no kernels (library only)" "empty" --lib "$@"
+row "no kernels (module emptied) | library" "empty" --lib "$@"
 cp "$backup" "$lib"
