@@ -10,6 +10,8 @@
 # Each row is the median of RUNS builds (default 5). Run from the repository root; the
 # crate is restored afterwards. Extra arguments go to every `cargo build`.
 set -euo pipefail
+# A failing step inside $(..) stops the script too.
+shopt -s inherit_errexit
 RUNS=${RUNS:-5}
 crate=benchmarks/six-kernels
 lib=$crate/src/lib.rs
@@ -22,10 +24,10 @@ build() { cargo build --release -q -p six-kernels "$@" >/dev/null; }
 timed() {
     eval "$1"
     local t0 t1
-    t0=$(date +%s.%N)
+    t0=$(date +%s%N)
     build "${@:2}"
-    t1=$(date +%s.%N)
-    echo "$t1 - $t0" | bc
+    t1=$(date +%s%N)
+    printf '%.2f\n' "$(echo "($t1 - $t0) / 1000000000" | bc -l)"
 }
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 row() {
@@ -37,11 +39,10 @@ row() {
 }
 
 build "$@"
-n=0
+# A new constant in heat_step each time: a kernel the PTX cache has not seen.
 change() {
-    n=$((n + 1))
     cp "$backup" "$lib"
-    sed -i "s/out = u + a \* (u\[(-1, 0)\]/out = u + (a + 0.$(date +%s%N)$n) * (u[(-1, 0)]/" "$lib"
+    sed -i "s/out = u + a \* (u\[(-1, 0)\]/out = u + (a + 0.$(date +%s%N)) * (u[(-1, 0)]/" "$lib"
     grep -q "(a + 0\." "$lib"
 }
 echo "| rebuild | what is built | median (s) | runs (s) |"
@@ -53,7 +54,6 @@ for what in library program; do
     row "one kernel changed (heat_step) | $what" "change" "${args[@]}"
     cp "$backup" "$lib"
     row "all six kernels, PTX cache off | $what" "touch $lib; export STENCIL_CACHE=off" "${args[@]}"
-    unset STENCIL_CACHE
 done
 # The floor: the kernels module emptied, the library alone.
 empty() {

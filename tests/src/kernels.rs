@@ -138,8 +138,10 @@ pub mod suite {
     }
 
     /// The trigonometric functions and their inverses (inputs in [0.5, 2]; the sine of
-    /// arguments beyond the first reduction's range too).
-    #[stencil(dims = 1)]
+    /// arguments beyond the first reduction's range too). In 2D, so that its PTX has tile
+    /// variants that each use the reduction's constant table (which their merged PTX
+    /// holds once).
+    #[stencil(dims = 2)]
     pub fn trigonometric<T: Real>(a: In<T>, b: In<T>, out: Out<T>) {
         out = a.sin()
             + cos(3.0 * b)

@@ -110,6 +110,28 @@ fn entry_names(ptx: &str) -> Vec<&str> {
         .collect()
 }
 
+/// A kernel's tile variants are generated as modules of their own and merged: each
+/// global (a constant table) must be defined once, or the driver rejects the module.
+#[test]
+fn merged_variants_define_each_global_once() {
+    for (name, ptx, _) in all_ptx() {
+        let mut seen = std::collections::HashSet::new();
+        for line in ptx.lines().filter(|l| l.starts_with(".global ")) {
+            let decl = line.split('=').next().expect("a declaration");
+            assert!(seen.insert(decl), "{name}: `{decl}` defined twice");
+        }
+    }
+    // The trigonometric kernel's variants each use the sine's reduction table.
+    for ptx in [suite::trigonometric::PTX_F32, suite::trigonometric::PTX_F64] {
+        assert_eq!(entry_names(ptx).len(), 4, "{ptx}");
+        assert_eq!(
+            ptx.matches(".global .align 8 .b8 stencil_two_over_pi[")
+                .count(),
+            1
+        );
+    }
+}
+
 #[test]
 fn each_entry_cut_out_alone_is_its_text_in_the_module() {
     let mut cut = 0;

@@ -10,11 +10,16 @@ fn value(p: [isize; 3]) -> f64 {
     1.5 + (0.37 * i + 0.11 * j * j).sin() * (0.23 * j - 0.05 * k).cos() + 0.01 * k
 }
 
-/// The kernels' outputs on `backend`, at precision `T`, as f64 interiors (Sobel's largest
-/// value last).
-fn run_all<T: Real>(backend: &Backend) -> Vec<Vec<f64>> {
-    let n2 = [37, 29];
-    let n3 = [13, 11, 9];
+/// Extents small enough for the sums in Rust: 2D, 3D.
+const SMALL: ([usize; 2], [usize; 3]) = ([37, 29], [13, 11, 9]);
+
+/// Extents with more points than a large GPU holds threads, so that launches use the
+/// kernels' vector and several-point tile variants.
+const LARGE: ([usize; 2], [usize; 3]) = ([601, 503], [71, 67, 73]);
+
+/// The kernels' outputs on `backend`, at precision `T`, over the extents `(n2, n3)`, as f64
+/// interiors (Sobel's largest value last).
+fn run_all<T: Real>(backend: &Backend, (n2, n3): ([usize; 2], [usize; 3])) -> Vec<Vec<f64>> {
     let field = |n: &[usize], halo: usize, shift: f64| {
         Field::<T>::from_fn(n, halo, |p| T::from_f64(value(p) + shift))
             .to(backend)
@@ -54,8 +59,8 @@ fn run_all<T: Real>(backend: &Backend) -> Vec<Vec<f64>> {
 
 /// The same sums in Rust, in f64.
 fn reference() -> Vec<Vec<f64>> {
-    let n2 = [37isize, 29];
-    let n3 = [13isize, 11, 9];
+    let n2 = SMALL.0.map(|n| n as isize);
+    let n3 = SMALL.1.map(|n| n as isize);
     let u = |i: isize, j: isize| value([i, j, 0]);
     let k = |i: isize, j: isize| value([i, j, 0]) + 0.5;
     let prev = |i: isize, j: isize| value([i, j, 0]) - 0.25;
@@ -156,8 +161,18 @@ fn assert_close(got: &[Vec<f64>], want: &[Vec<f64>], tol: f64, what: &str) {
 #[test]
 fn cpu_matches_the_sums_in_rust() {
     let want = reference();
-    assert_close(&run_all::<f64>(&Backend::Cpu), &want, 1e-12, "CPU f64");
-    assert_close(&run_all::<f32>(&Backend::Cpu), &want, 2e-5, "CPU f32");
+    assert_close(
+        &run_all::<f64>(&Backend::Cpu, SMALL),
+        &want,
+        1e-12,
+        "CPU f64",
+    );
+    assert_close(
+        &run_all::<f32>(&Backend::Cpu, SMALL),
+        &want,
+        2e-5,
+        "CPU f32",
+    );
 }
 
 #[test]
@@ -169,18 +184,12 @@ fn gpu_matches_the_cpu() {
             return;
         }
     };
-    let cpu64 = run_all::<f64>(&Backend::Cpu);
-    assert_close(
-        &run_all::<f64>(&gpu),
-        &cpu64,
-        1e-12,
-        "GPU f64 against CPU f64",
-    );
-    let cpu32 = run_all::<f32>(&Backend::Cpu);
-    assert_close(
-        &run_all::<f32>(&gpu),
-        &cpu32,
-        1e-5,
-        "GPU f32 against CPU f32",
-    );
+    for size in [SMALL, LARGE] {
+        let cpu64 = run_all::<f64>(&Backend::Cpu, size);
+        let gpu64 = run_all::<f64>(&gpu, size);
+        assert_close(&gpu64, &cpu64, 1e-12, "GPU f64 against CPU f64");
+        let cpu32 = run_all::<f32>(&Backend::Cpu, size);
+        let gpu32 = run_all::<f32>(&gpu, size);
+        assert_close(&gpu32, &cpu32, 1e-5, "GPU f32 against CPU f32");
+    }
 }

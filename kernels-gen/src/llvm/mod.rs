@@ -144,12 +144,12 @@ impl TileVariants {
 }
 
 /// The tile variants of a kernel's PTX. The rule, from full searches of every shape on an
-/// H100 and an H200 (`docs/benchmarks.md`, "Tile variants at build time"): a large 2D or
+/// H100 and an H200 (`docs/benchmarks.md`, "Build time"): a large 2D or
 /// 3D domain is won by vector entries of 1, 2 or 4 points per thread (the launch-shape
 /// model proposes only those); small domains, and fields not aligned to the vectors, by
 /// one point per thread without vectors. Entries of 8 points, and of several points
 /// without vectors where vectors exist, were within a few percent of those when they won
-/// a search, and were a third of the LLVM work. Line, vertex and 1D kernels have one entry.
+/// a search, and were about two thirds of the LLVM work. Line, vertex and 1D kernels have one entry.
 pub fn tile_variants(k: &Kernel) -> TileVariants {
     const ONE: &[u32] = &[1];
     const TILES: &[u32] = &[1, 2, 4];

@@ -1,6 +1,6 @@
 //! One entry of a PTX module on its own: what the run time hands the driver, so that the
 //! driver's JIT compiles only the tile variant a launch uses, not all of a kernel's
-//! variants (up to eight per precision, most of them never launched by a program).
+//! variants (up to four per precision, most of them never launched by a program).
 
 /// The PTX text `ptx` with every `.entry` but `entry` left out: the header, global
 /// declarations (constant tables) and device functions stay, as does `entry`'s own body.
