@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Times rebuilds of `benchmarks/six-kernels` (a crate of six small kernels and a program
-# that runs them), release profile, as issue 30 asks:
+# that runs them), release profile (or PROFILE, e.g. `iterate`), as issue 30 asks:
 #   touch        a file of the crate touched, no kernel changed
 #   one changed  one kernel's constant changed (heat_step), its PTX not in the cache
 #   all changed  every kernel rebuilt without the PTX cache (STENCIL_CACHE=off)
@@ -19,7 +19,7 @@ backup=$(mktemp)
 cp "$lib" "$backup"
 trap 'cp "$backup" "$lib"; rm -f "$backup"' EXIT
 
-build() { cargo build --release -q -p six-kernels "$@" >/dev/null; }
+build() { cargo build --profile "${PROFILE:-release}" -q -p six-kernels "$@" >/dev/null; }
 # Wall seconds of one build, after the command $1 prepares it.
 timed() {
     eval "$1"
