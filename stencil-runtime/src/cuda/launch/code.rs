@@ -1,0 +1,81 @@
+//! What the `#[stencil]` macro embeds for a kernel's CUDA path: its PTX in each precision
+//! and the tile variants that PTX has entries for.
+
+use crate::Precision;
+
+/// One precision's PTX of a kernel.
+#[derive(Debug)]
+pub struct Ptx {
+    /// The PTX text.
+    pub text: &'static str,
+    /// The name of its one-point-per-thread entry.
+    pub entry: &'static str,
+    /// A hash of the text (FNV-1a, 64 bits), computed at build time: it identifies the
+    /// code in the module cache and the tuning cache.
+    pub hash: u64,
+    /// The width of the entries with vector accesses along axis 0 (1 if there are none).
+    pub vector: u32,
+}
+
+/// What the `#[stencil]` macro embeds for a kernel's CUDA path.
+#[derive(Debug)]
+pub struct KernelCode {
+    /// The kernel's name.
+    pub name: &'static str,
+    /// Its number of grid dimensions.
+    pub dims: usize,
+    /// PTX with `T = f32`.
+    pub f32: Ptx,
+    /// PTX with `T = f64`.
+    pub f64: Ptx,
+    /// The tile variants the PTX has entries for.
+    pub tiles: Tiles,
+    /// For a line kernel, the axis its lines run along: one thread per line, and a scratch
+    /// buffer as the entry's last parameter.
+    pub line: Option<usize>,
+    /// Whether the kernel updates a field in place from its own value (`u = u + e`):
+    /// launching it twice is not launching it once, so its launch shape is never searched
+    /// by running it. (A red-black sweep, which reads only the other colour, is not.)
+    pub in_place: bool,
+    /// Whether it is a vertex kernel: one thread per vertex of a set, the mesh's tables
+    /// among its parameters, no block mask.
+    pub vertex: bool,
+    /// For a kernel with sampled grids, the PTX (f32, f64) that reads them through texture
+    /// objects with hardware filtering.
+    pub texture: Option<[Ptx; 2]>,
+}
+
+/// The tile variants of a kernel's PTX: how many points per thread along the last axis
+/// its entries compute, without vectors and with them (of [`Ptx::vector`] points along
+/// axis 0). Which exist is decided at build time (`kernels_gen::llvm::tile_variants`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Tiles {
+    /// Points per thread of the entries without vectors.
+    pub scalar: &'static [u32],
+    /// Points per thread of the vector entries (empty where [`Ptx::vector`] is 1).
+    pub vector: &'static [u32],
+}
+
+impl Tiles {
+    /// One entry of one point per thread, without vectors.
+    pub const ONE: Tiles = Tiles {
+        scalar: &[1],
+        vector: &[],
+    };
+
+    /// Whether there is an entry of `points` per thread, with vectors or without.
+    pub fn has(&self, vectors: bool, points: u32) -> bool {
+        let list = if vectors { self.vector } else { self.scalar };
+        list.contains(&points)
+    }
+}
+
+impl KernelCode {
+    /// The PTX of precision `p`.
+    pub(crate) fn ptx(&self, p: Precision) -> &Ptx {
+        match p {
+            Precision::F32 => &self.f32,
+            Precision::F64 => &self.f64,
+        }
+    }
+}
