@@ -1,5 +1,9 @@
 //! [`Ranks`]: this process among the processes of a run.
 
+use std::sync::{Arc, Mutex};
+use stencil_runtime::cuda::Nccl;
+use stencil_runtime::Cuda;
+
 /// The number of ranks `mpirun` started, read from its environment (`None`: not started
 /// by mpirun).
 fn launched_size() -> Option<usize> {
@@ -51,6 +55,24 @@ pub enum RanksError {
         /// The values expected.
         expected: usize,
     },
+    /// Some ranks run on devices and others on the CPU.
+    #[error(
+        "some ranks run on devices and others on the CPU: give every rank the same kind of backend"
+    )]
+    MixedBackends,
+    /// A rank lacks NCCL, or NCCL failed.
+    #[error("{0}")]
+    Device(Box<stencil_runtime::Error>),
+    /// Another rank could not start NCCL.
+    #[error("another rank could not start NCCL (see its error)")]
+    NcclElsewhere,
+}
+
+impl RanksError {
+    /// A device error on this rank (NCCL).
+    pub fn device(e: stencil_runtime::Error) -> RanksError {
+        RanksError::Device(Box::new(e))
+    }
 }
 
 /// How values from every rank combine.
@@ -72,6 +94,8 @@ pub struct Ranks {
     local_rank: usize,
     #[cfg(feature = "mpi")]
     mpi: Option<mpi_world::World>,
+    /// The ranks' NCCL communicator, once a device exchange asked for it.
+    nccl: Mutex<Option<Arc<Nccl>>>,
 }
 
 impl std::fmt::Debug for Ranks {
@@ -89,6 +113,7 @@ impl Ranks {
             local_rank: 0,
             #[cfg(feature = "mpi")]
             mpi: None,
+            nccl: Mutex::new(None),
         }
     }
 
@@ -109,6 +134,7 @@ impl Ranks {
                 size,
                 local_rank: launched_local_rank().unwrap_or(rank),
                 mpi: Some(world),
+                nccl: Mutex::new(None),
             })
         }
         #[cfg(not(feature = "mpi"))]
@@ -205,6 +231,55 @@ impl Ranks {
             world.exchange(sends, receives, &mut received)?;
         }
         Ok(received)
+    }
+
+    /// Makes `bytes` on every rank what they are on rank `root`.
+    pub fn broadcast(&self, root: usize, bytes: &mut [u8]) {
+        #[cfg(feature = "mpi")]
+        if let Some(world) = &self.mpi {
+            world.broadcast(root, bytes);
+        }
+        let _ = (root, bytes);
+    }
+
+    /// Whether every rank says `yes`.
+    pub fn all(&self, yes: bool) -> bool {
+        let mut v = [if yes { 1.0 } else { 0.0 }];
+        self.all_reduce(&mut v, Op::Min);
+        v[0] > 0.0
+    }
+
+    /// The ranks' NCCL communicator on `cuda`'s device and stream, made the first time
+    /// (every rank must ask at the same point: it is a collective call) and shared after.
+    /// A rank without NCCL makes it an error on every rank, never a wait.
+    pub fn nccl(&self, cuda: &Cuda) -> Result<Arc<Nccl>, RanksError> {
+        let mut held = self.nccl.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(n) = held.as_ref() {
+            return Ok(n.clone());
+        }
+        // Rank 0 makes the id and sends it with a flag saying whether it could.
+        let mut message = [0u8; 129];
+        let mine = if self.rank == 0 {
+            Nccl::unique_id().map(|id| {
+                message[..128].copy_from_slice(&id);
+                message[128] = 1;
+            })
+        } else {
+            Nccl::available()
+        };
+        if !self.all(mine.is_ok()) {
+            return Err(match mine {
+                Err(e) => RanksError::device(e),
+                Ok(()) => RanksError::NcclElsewhere,
+            });
+        }
+        self.broadcast(0, &mut message);
+        let mut id = [0u8; 128];
+        id.copy_from_slice(&message[..128]);
+        let nccl =
+            Arc::new(Nccl::new(cuda, &id, self.rank, self.size).map_err(RanksError::device)?);
+        *held = Some(nccl.clone());
+        Ok(nccl)
     }
 
     /// Stops every rank of the run, after printing `error` with this rank's number: a
@@ -308,6 +383,12 @@ mod mpi_world {
                 }
             }
             Ok(())
+        }
+
+        pub fn broadcast(&self, root: usize, bytes: &mut [u8]) {
+            self.world
+                .process_at_rank(root as i32)
+                .broadcast_into(bytes);
         }
 
         pub fn abort(&self) -> ! {

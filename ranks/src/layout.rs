@@ -140,46 +140,33 @@ impl RankLayout {
 
     /// Copies into the ghost blocks of `fields` (all on this rank's `grid`) the points
     /// this rank's halos read, from their owners, and sends the points of this rank's
-    /// blocks that other ranks' halos read: one message each way per neighbouring rank.
+    /// blocks that other ranks' halos read: one message each way per neighbouring rank
+    /// (per field on devices). It plans the exchange each time: a solver that fills
+    /// ghosts every step keeps a [`RankLayout::ghost_exchange`] instead.
     pub fn fill_ghosts<T: Real>(
         &self,
         ranks: &Ranks,
         grid: &BlockGrid,
         fields: &mut [&mut BlockField<T>],
     ) -> Result<(), LayoutError> {
-        let mut sends = Vec::new();
-        for (&to, list) in &self.sends {
-            let mut message = Vec::new();
-            for (k, elements) in list {
-                for f in fields.iter() {
-                    let slot = f.slot_values(grid, *k)?.ok_or(LayoutError::Missing(*k))?;
-                    message.extend(elements.iter().map(|&e| slot[e].as_f64()));
-                }
-            }
-            sends.push((to, message));
-        }
-        let receives: Vec<(usize, usize)> = self
-            .ghosts
-            .iter()
-            .map(|(&from, list)| {
-                let values: usize = list.iter().map(|(_, e)| e.len()).sum();
-                (from, values * fields.len())
-            })
-            .collect();
-        let received = ranks.exchange(&sends, &receives)?;
-        for ((_, list), message) in self.ghosts.iter().zip(received) {
-            let mut values = message.into_iter();
-            for (k, elements) in list {
-                for f in fields.iter_mut() {
-                    let mut slot = f.slot_values(grid, *k)?.ok_or(LayoutError::Missing(*k))?;
-                    for &e in elements {
-                        slot[e] = T::from_f64(values.next().ok_or(LayoutError::Short(*k))?);
-                    }
-                    f.set_slot_values(grid, *k, &slot)?;
-                }
-            }
-        }
-        Ok(())
+        self.ghost_exchange(ranks, grid, fields.len())?
+            .run(ranks, grid, fields)
+    }
+
+    /// Per neighbouring rank that holds ghosts of this rank's blocks, in rank order:
+    /// those blocks and the elements its halos read.
+    pub(crate) fn send_lists(
+        &self,
+    ) -> impl Iterator<Item = (usize, Vec<(BlockKey, Vec<usize>)>)> + '_ {
+        self.sends.iter().map(|(&r, list)| (r, list.clone()))
+    }
+
+    /// Per neighbouring rank whose blocks this rank holds as ghosts, in rank order: those
+    /// blocks and the elements this rank's halos read.
+    pub(crate) fn ghost_lists(
+        &self,
+    ) -> impl Iterator<Item = (usize, Vec<(BlockKey, Vec<usize>)>)> + '_ {
+        self.ghosts.iter().map(|(&r, list)| (r, list.clone()))
     }
 }
 
@@ -251,8 +238,8 @@ pub enum LayoutError {
     #[error("block {0:?} of this rank's layout is not on its grid: add `RankLayout::local_keys` to the grid")]
     Missing(BlockKey),
     /// A message held fewer values than the layout expects.
-    #[error("the message for ghost block {0:?} is short: the ranks' layouts differ")]
-    Short(BlockKey),
+    #[error("a ghost message is short: the ranks' layouts differ")]
+    ShortMessage,
     /// From the runtime.
     #[error(transparent)]
     Runtime(#[from] Error),

@@ -15,17 +15,24 @@
 //!   [`stencil_runtime::HaloExchange`] fills every halo as on one rank. A rank's results
 //!   are then those of one rank holding everything, bit for bit.
 //!
+//! [`GhostExchange`] is that fill planned once for a set of fields: on the CPU its
+//! messages go through MPI; on devices (one per rank) the points are packed on the
+//! device, sent through NCCL on the grid's stream and unpacked there, with no wait on
+//! the host.
+//!
 //! Periodic axes wrap across ranks ([`RankLayout::with_periodic`]). Shallow water runs on
 //! this layer (`SparseShallowWater::over_ranks`). Still to come (see the multi-GPU
-//! issue): device arenas (ghosts through NCCL), the overlap of interior blocks with the
-//! ghosts' transfer, blocks that move between ranks, multigrid.
+//! issue): the overlap of interior blocks with the ghosts' transfer, blocks that move
+//! between ranks, multigrid.
 
 mod comm;
+mod ghosts;
 mod launch;
 mod layout;
 mod partition;
 
 pub use comm::{Op, Ranks, RanksError};
+pub use ghosts::GhostExchange;
 pub use launch::{mpirun, output_within};
 pub use layout::{LayoutError, RankLayout};
 pub use partition::{morton, partition};

@@ -7,7 +7,8 @@ use crate::harness::{assert_close, random_field, rng, tolerance};
 use crate::kernels::suite;
 use rand::Rng;
 use stencil_runtime::blocks::{
-    Absent, BlockGrid, BlockKey, BlockList, FlagsReader, HaloExchange, HaloRule, HaloWidths, Side,
+    Absent, BlockGrid, BlockKey, BlockList, FlagsReader, HaloExchange, HaloRule, HaloWidths,
+    PointPack, Side,
 };
 use stencil_runtime::{stencil, Backend, BlockField, Error, Field, Real};
 
@@ -47,13 +48,14 @@ pub fn random_grid(
 pub type BackendCheck = (&'static str, fn(&Backend));
 
 /// The conformance checks of this module every backend runs, at precision `T`.
-pub fn backend_checks<T: Real>() -> [BackendCheck; 5] {
+pub fn backend_checks<T: Real>() -> [BackendCheck; 6] {
     [
         ("kernels_match_dense", kernels_match_dense::<T>),
         ("halo_matches_dense", halo_matches_dense::<T>),
         ("flags_match_the_field", flags_match_the_field::<T>),
         ("fields_follow_the_blocks", fields_follow_the_blocks::<T>),
         ("copies_into_dense_fields", copies_into_dense_fields::<T>),
+        ("point_packs_round_trip", point_packs_round_trip::<T>),
     ]
 }
 
@@ -449,4 +451,70 @@ pub fn copies_into_dense_fields<T: Real>(backend: &Backend) {
         let e = field.copy_into_dense(&grid, &mut wrong).unwrap_err();
         assert!(e.to_string().contains("is not the grid's domain"), "{e}");
     }
+}
+
+/// A [`PointPack`] of scattered points of three fields: packed, its buffer holds the
+/// fields' values at those points, field after field (read back through a pack on the
+/// CPU for a device); unpacked into zeroed fields, those points (and no others) take
+/// them. Bad packs are refused.
+pub fn point_packs_round_trip<T: Real>(backend: &Backend) {
+    let grid = random_grid(backend, "pack", &[100, 70], &[32, 16], 0.6);
+    let g = *grid.geometry();
+    let keys = grid.keys();
+    // Every third block, and in each a handful of elements (halo points included).
+    let points: Vec<(BlockKey, Vec<usize>)> = keys
+        .iter()
+        .step_by(3)
+        .enumerate()
+        .map(|(k, &key)| {
+            let list = (0..g.slot_len()).skip(k % 5).step_by(37).collect();
+            (key, list)
+        })
+        .collect();
+    let value = |f: usize| {
+        move |p: [isize; 3]| T::from_f64((p[0] * 3 + p[1] * 1000) as f64 + f as f64 * 0.25)
+    };
+    let fields: Vec<BlockField<T>> = (0..3)
+        .map(|f| BlockField::from_fn(&grid, value(f)).unwrap())
+        .collect();
+    let mut pack = PointPack::<T>::new(&grid, &points, 3).unwrap();
+    let count: usize = points.iter().map(|(_, e)| e.len()).sum();
+    assert_eq!(pack.count(), count);
+    pack.pack(&grid, &fields.iter().collect::<Vec<_>>())
+        .unwrap();
+    let mut zeroed: Vec<BlockField<T>> =
+        (0..3).map(|_| BlockField::zeroed(&grid).unwrap()).collect();
+    pack.unpack(&grid, &mut zeroed.iter_mut().collect::<Vec<_>>())
+        .unwrap();
+    for f in 0..3 {
+        let (full, got) = (fields[f].arena().unwrap(), zeroed[f].arena().unwrap());
+        let mut want = vec![T::zero(); full.len()];
+        for (key, list) in &points {
+            let slot = grid.slot(*key).unwrap();
+            for &e in list {
+                let at = slot * g.slot_len() + e;
+                want[at] = full[at];
+            }
+        }
+        assert!(want == got, "field {f}: unpacked points differ");
+    }
+    // The buffer's order: on the CPU it is readable directly.
+    if let Some(values) = pack.host_values() {
+        let first = fields[1].slot_values(&grid, points[0].0).unwrap().unwrap();
+        assert!(
+            values[count] == first[points[0].1[0]],
+            "field 1 starts at `count`"
+        );
+    }
+    let e = PointPack::<T>::new(&grid, &points, 9).unwrap_err();
+    assert!(e.to_string().contains("1 to 8 fields"), "{e}");
+    let absent = g.all_keys().find(|k| !grid.contains(*k));
+    if let Some(k) = absent {
+        let e = PointPack::<T>::new(&grid, &[(k, vec![0])], 1).unwrap_err();
+        assert!(e.to_string().contains("not present"), "{e}");
+    }
+    let e = PointPack::<T>::new(&grid, &[(keys[0], vec![g.slot_len()])], 1).unwrap_err();
+    assert!(e.to_string().contains("outside its slot"), "{e}");
+    let e = pack.pack(&grid, &[&fields[0]]).unwrap_err();
+    assert!(e.to_string().contains("3 fields was given 1"), "{e}");
 }

@@ -8,7 +8,7 @@
 
 use stencil_runtime::cuda::{
     block_flags_code, for_dependent_launch, halo_exchange_code, halo_weighted_code, only_entry,
-    GRID_DEPENDENCY_POINT,
+    pack_points_code, GRID_DEPENDENCY_POINT,
 };
 use stencil_tests::kernels::{bits, held, life, suite, ALL, BANDWIDTH_BOUND};
 
@@ -68,12 +68,16 @@ fn all_ptx() -> impl Iterator<Item = (&'static str, &'static str, &'static str)>
     let weighted = halo_weighted_code()
         .iter()
         .map(|p| ("halo_weighted", p.text, p.entry));
+    let pack = pack_points_code()
+        .iter()
+        .map(|p| ("pack_points", p.text, p.entry));
     let suite = ALL
         .iter()
         .map(|c| (c.name, c.ptx_f32, c.ptx_f64))
         .chain(EXTRA);
     halo.chain(flags)
         .chain(weighted)
+        .chain(pack)
         .chain(suite.flat_map(|(name, f32, f64)| [(name, f32.0, f32.1), (name, f64.0, f64.1)]))
 }
 
@@ -293,9 +297,9 @@ fn ptxas_assembles_every_kernel_for_sm80_and_sm90_without_spills() {
     }
     let _ = std::fs::remove_dir_all(&dir);
     println!("ptxas assembled {assembled} kernels");
-    // The kernels of the suite and the others, the halo exchange, its weighted fill and
-    // the block flags.
-    assert_eq!(assembled, (ALL.len() + EXTRA.len() + 3) * 6);
+    // The kernels of the suite and the others, the halo exchange, its weighted fill, the
+    // block flags and the point pack.
+    assert_eq!(assembled, (ALL.len() + EXTRA.len() + 4) * 6);
 }
 
 #[test]
@@ -309,8 +313,8 @@ fn the_halo_exchange_takes_what_the_runtime_passes() {
         let params = header.matches(".param ").count();
         assert_eq!(params, 12 + 2 * 8, "{}: {header}", p.entry);
     }
-    // Four values, then eight arenas: `queue_halo_weighted` pushes 12.
-    for p in halo_weighted_code() {
+    // Four values, then eight arenas: `queue_halo_weighted` and `queue_pack` push 12.
+    for p in halo_weighted_code().iter().chain(pack_points_code()) {
         let start = p.text.find(".entry").expect("an entry");
         let header = &p.text[start..];
         let header = &header[..header.find(')').expect("a parameter list")];

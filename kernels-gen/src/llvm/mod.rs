@@ -35,6 +35,7 @@ pub mod halo_weighted;
 pub mod jit;
 mod math;
 pub mod merge;
+pub mod pack;
 mod raw;
 
 use crate::ir::{Kernel, Precision};

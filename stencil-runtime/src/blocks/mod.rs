@@ -36,6 +36,7 @@ mod grid;
 mod halo;
 mod levels;
 mod list;
+mod pack;
 pub mod predict;
 
 pub use adapt::{plan_adaptation, Adaptation, BlockMeasure};
@@ -46,4 +47,5 @@ pub use grid::{BlockGrid, BlockInfo, BlockKey, Owner, Relayout};
 pub use halo::{Absent, HaloExchange, HaloRule, HaloWidths, Side};
 pub use levels::LevelTransfer;
 pub use list::BlockList;
+pub use pack::PointPack;
 pub use predict::Predictor;

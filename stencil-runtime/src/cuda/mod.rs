@@ -17,6 +17,7 @@ mod graph;
 mod launch;
 pub(crate) mod memory;
 mod module;
+mod nccl;
 mod partials;
 mod ptx_entry;
 pub(crate) mod readback;
@@ -27,13 +28,15 @@ mod tune;
 
 pub use graph::Graph;
 pub use launch::{
-    block_flags_code, halo_exchange_code, halo_weighted_code, CudaLaunch, KernelCode, Ptx, Reduce,
-    Tiles,
+    block_flags_code, halo_exchange_code, halo_weighted_code, pack_points_code, CudaLaunch,
+    KernelCode, Ptx, Reduce, Tiles,
 };
 pub(crate) use launch::{
-    queue_block_flags, queue_halo_exchange, queue_halo_weighted, HaloLaunch, HALO_FIELDS,
+    queue_block_flags, queue_halo_exchange, queue_halo_weighted, queue_pack, HaloLaunch,
+    HALO_FIELDS,
 };
 pub use module::{for_dependent_launch, GRID_DEPENDENCY_POINT};
+pub use nccl::{Nccl, NcclId};
 pub use ptx_entry::only_entry;
 pub use timer::Timer;
 pub use trial::TrialMark;

@@ -3,7 +3,8 @@
 //! the whole domain; every step's time step must agree, and the state gathered from all
 //! ranks (and cells probed on every rank) must equal the dense run's bit for bit; the all-reduced volume must equal the dense one to 1e-12.
 //! A channel periodic along x checks ghosts across the domain's ends. Prints one `ok`
-//! line per rank and case.
+//! line per rank and case. With `--device` every rank runs on the device of its local
+//! rank (ghosts through NCCL), beside the dense run on the same device.
 
 use shallow_water::{
     cases, Boundaries, Boundary, Grid, Physics, Setup, ShallowWater, SparseShallowWater, Terrain,
@@ -15,7 +16,7 @@ use stencil_runtime::Backend;
 
 type Failure = Box<dyn std::error::Error>;
 
-fn run(ranks: &Arc<Ranks>) -> Result<Vec<String>, Failure> {
+fn run(ranks: &Arc<Ranks>, backend: &Backend) -> Result<Vec<String>, Failure> {
     let mut runs = vec![
         ("lake at rest", cases::lake_at_rest(96)?.setup, 10),
         ("radial dam break", cases::radial(160)?.setup, 30),
@@ -28,9 +29,8 @@ fn run(ranks: &Arc<Ranks>) -> Result<Vec<String>, Failure> {
     }
     let mut lines = Vec::new();
     for (name, setup, steps) in runs {
-        let cpu = Backend::Cpu;
-        let mut dense = ShallowWater::<f64>::new(&cpu, &setup)?;
-        let mut split = SparseShallowWater::<f64>::over_ranks(&cpu, &setup, ranks.clone())?;
+        let mut dense = ShallowWater::<f64>::new(backend, &setup)?;
+        let mut split = SparseShallowWater::<f64>::over_ranks(backend, &setup, ranks.clone())?;
         for step in 0..steps {
             let (a, b) = (dense.step(f64::INFINITY)?, split.step(f64::INFINITY)?);
             if a.to_bits() != b.to_bits() {
@@ -101,7 +101,14 @@ fn main() {
         eprintln!("error: {e}");
         std::process::exit(2)
     });
-    match run(&ranks) {
+    // `--device`: every rank on its own device (its local rank), the ghosts through NCCL,
+    // the dense run beside it on the same device.
+    let backend = if std::env::args().any(|a| a == "--device") {
+        Backend::cuda(ranks.local_rank()).unwrap_or_else(|e| ranks.abort(&e))
+    } else {
+        Backend::Cpu
+    };
+    match run(&ranks, &backend) {
         Ok(lines) => println!("{}", lines.join("\n")),
         Err(e) => ranks.abort(&e),
     }

@@ -35,7 +35,7 @@ use crate::model::{launch_advance, launch_faces, stage_pair, Kp07Steps, Stage, W
 use crate::{Boundaries, FloodError, Grid, Physics, Setup};
 use extent::Extent;
 use layout::{dry_at, dry_surface, exchanges, wanted_blocks, wet_blocks, Exchanges};
-use ranked::Distribution;
+use ranked::{Distribution, Ghosts};
 use std::sync::Arc;
 use stencil_runtime::blocks::{BlockFlags, BlockGrid, BlockKey, FlagsReader};
 use stencil_runtime::{Backend, BlockField, BlockList, Field, Real, Value};
@@ -107,7 +107,7 @@ pub struct SparseShallowWater<T: Real> {
     /// The blocks chosen to add and to free at the next step's start.
     chosen: Option<(Vec<BlockKey>, Vec<BlockKey>)>,
     /// A run split over ranks: this rank's part (every block present, the layout fixed).
-    distribution: Option<Distribution>,
+    distribution: Option<Distribution<T>>,
 }
 
 /// About the blocks a sparse run of `setup` would start with (those with a cell whose
@@ -176,7 +176,7 @@ impl<T: Real> SparseShallowWater<T> {
         physics: Physics,
         corners: Arc<Field<T>>,
         [surface, q, p]: [&Field<T>; 3],
-        distribution: Option<Distribution>,
+        distribution: Option<Distribution<T>>,
     ) -> Result<SparseShallowWater<T>, FloodError> {
         let mut blocks = BlockGrid::new(backend, &[grid.nx, grid.ny], &BLOCK, BED_HALO)?;
         let wanted = match &distribution {
@@ -258,7 +258,7 @@ impl<T: Real> SparseShallowWater<T> {
             self.physics,
             self.corners.clone(),
             [&fields[0], &fields[1], &fields[2]],
-            self.distribution.take(),
+            self.distribution.take().map(Distribution::replanned),
         )?;
         self.time = time;
         self.steps = steps;
@@ -395,8 +395,12 @@ impl<T: Real> Kp07Steps<T> for SparseShallowWater<T> {
         // The faces (and the stage after them) read the surface and the velocities two
         // cells along.
         let [w, _, _, u, v] = state;
-        if let Some(d) = &self.distribution {
-            d.fill_ghosts(&self.blocks, &mut [&mut *w, &mut *u, &mut *v])?;
+        if let Some(d) = &mut self.distribution {
+            d.fill_ghosts(
+                Ghosts::State,
+                &self.blocks,
+                &mut [&mut *w, &mut *u, &mut *v],
+            )?;
         }
         self.exchanges
             .state
@@ -406,8 +410,9 @@ impl<T: Real> Kp07Steps<T> for SparseShallowWater<T> {
             launch_faces!(kp07::faces::launch_blocks[on, list], &*state, &self.bed, fluxes, &s)?;
         // A cell reads its east and north neighbours' faces.
         let [a, b, c, d, e, f] = &mut self.fluxes;
-        if let Some(dist) = &self.distribution {
+        if let Some(dist) = &mut self.distribution {
             dist.fill_ghosts(
+                Ghosts::Faces,
                 &self.blocks,
                 &mut [&mut *a, &mut *b, &mut *c, &mut *d, &mut *e, &mut *f],
             )?;

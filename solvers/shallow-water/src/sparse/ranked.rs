@@ -5,32 +5,69 @@
 //! The steps are decided on the host. A rank's cells equal one rank's bit for bit
 //! (`src/bin/sw-ranks-check.rs` under mpirun, `tests/ranks.rs`).
 //!
+//! On devices the ghosts travel through NCCL on the run's stream ([`GhostExchange`]).
+//!
 //! Still to come: following the water (blocks added and freed across ranks, rebalanced),
-//! devices (NCCL), overlap.
+//! overlap.
 
 use super::SparseShallowWater;
 use crate::model::{corner_field, initial_fields, own_stream, BED_HALO};
 use crate::{FloodError, Setup, Survey};
 use std::sync::Arc;
-use stencil_ranks::{partition, Op, RankLayout, Ranks};
+use stencil_ranks::{partition, GhostExchange, Op, RankLayout, Ranks};
 use stencil_runtime::{Backend, BlockField, BlockGrid, Real};
 
 /// This rank's part of a run over ranks. (Without MPI `Ranks` is `Send` and `Sync`, and so
 /// is a sparse run; with MPI a run stays on the thread that started MPI.)
-pub(super) struct Distribution {
+pub(super) struct Distribution<T> {
     ranks: Arc<Ranks>,
     /// This rank's blocks and ghosts.
     pub layout: RankLayout,
+    /// The ghost fills of the state (surface, velocities) and of the face fluxes, planned
+    /// at their first use on the grid's present layout.
+    plans: [Option<GhostExchange<T>>; 2],
 }
 
-impl Distribution {
-    /// Fills the ghost blocks of `fields` from their owners.
-    pub fn fill_ghosts<T: Real>(
-        &self,
+/// Which fields' ghosts a fill is for.
+#[derive(Clone, Copy)]
+pub(super) enum Ghosts {
+    /// The surface and the velocities, before the faces.
+    State = 0,
+    /// The face fluxes, before the advance.
+    Faces = 1,
+}
+
+impl<T: Real> Distribution<T> {
+    /// This rank's part, its ghost fills not planned yet.
+    fn new(ranks: Arc<Ranks>, layout: RankLayout) -> Distribution<T> {
+        Distribution {
+            ranks,
+            layout,
+            plans: [None, None],
+        }
+    }
+
+    /// The same part for a new grid (after a restore): the ghost fills are planned again.
+    pub fn replanned(self) -> Distribution<T> {
+        Distribution::new(self.ranks, self.layout)
+    }
+
+    /// Fills the ghost blocks of `fields` (the state's or the faces', as `which` says)
+    /// from their owners. Every rank calls it at the same point.
+    pub fn fill_ghosts(
+        &mut self,
+        which: Ghosts,
         grid: &BlockGrid,
         fields: &mut [&mut BlockField<T>],
     ) -> Result<(), FloodError> {
-        Ok(self.layout.fill_ghosts(&self.ranks, grid, fields)?)
+        let plan = match &mut self.plans[which as usize] {
+            Some(plan) => plan,
+            empty => empty.insert(
+                self.layout
+                    .ghost_exchange(&self.ranks, grid, fields.len())?,
+            ),
+        };
+        Ok(plan.run(&self.ranks, grid, fields)?)
     }
 
     /// The largest of `value` over the ranks.
@@ -95,7 +132,7 @@ impl<T: Real> SparseShallowWater<T> {
             setup.physics,
             corners,
             [&surface, &q, &p],
-            Some(Distribution { ranks, layout }),
+            Some(Distribution::new(ranks, layout)),
         )?;
         flow.initial_volume = flow.survey()?.volume;
         Ok(flow)
@@ -125,5 +162,36 @@ impl<T: Real> SparseShallowWater<T> {
             d.gather(&self.owned_mask(), &mut fields);
         }
         fields
+    }
+}
+
+impl<T: Real> SparseShallowWater<T> {
+    /// Seconds the ghost fills of one step take on this rank (two stages, each the
+    /// state's and the faces' fill, as a step does them), averaged over `repeats` steps'
+    /// worth and waited for: the halo traffic a step would have if nothing overlapped
+    /// it. `None` without ranks. Every rank calls it at the same point.
+    pub fn ghost_fill_seconds(&mut self, repeats: usize) -> Result<Option<f64>, FloodError> {
+        let Some(d) = &mut self.distribution else {
+            return Ok(None);
+        };
+        let [w, _, _, u, v] = &mut self.now;
+        let [a, b, c, e, f, g] = &mut self.fluxes;
+        let mut one_step = |d: &mut Distribution<T>| -> Result<(), FloodError> {
+            for _stage in 0..2 {
+                d.fill_ghosts(Ghosts::State, &self.blocks, &mut [w, u, v])?;
+                d.fill_ghosts(Ghosts::Faces, &self.blocks, &mut [a, b, c, e, f, g])?;
+            }
+            Ok(())
+        };
+        one_step(d)?;
+        self.backend.synchronize()?;
+        d.all_max(0.0);
+        let start = std::time::Instant::now();
+        for _ in 0..repeats {
+            one_step(d)?;
+        }
+        self.backend.synchronize()?;
+        d.all_max(0.0);
+        Ok(Some(start.elapsed().as_secs_f64() / repeats.max(1) as f64))
     }
 }

@@ -225,6 +225,42 @@ pub(crate) unsafe fn queue_halo_weighted(
     unsafe { fill.queue(cuda, p, values) }
 }
 
+/// The pack of points into message buffers, f32 and f64 (`kernels-gen`'s `llvm::pack`).
+static PACK_PTX: [super::Ptx; 2] = stencil_macros::pack_points_ptx!();
+
+/// The pack's PTX, f32 then f64 (for inspection and the PTX tests).
+pub fn pack_points_code() -> &'static [super::Ptx; 2] {
+    &PACK_PTX
+}
+
+/// Queues the copy of `count` points (`elements`: `u32` arena elements) of the first
+/// `fields` arenas into `buffer` (`buffer[f count + e] = arena_f[elements[e]]`), or, with
+/// `unpack`, from `buffer` into the arenas: one launch, thread blocks along y the fields.
+///
+/// # Safety
+/// Every element must lie inside every arena, and `buffer` hold `fields * count` values.
+pub(crate) unsafe fn queue_pack(
+    cuda: &Cuda,
+    p: Precision,
+    count: usize,
+    [elements, buffer]: [u64; 2],
+    unpack: bool,
+    arenas: &[u64; HALO_FIELDS],
+    fields: usize,
+) -> Result<(), Error> {
+    let values = [count as u64, elements, buffer, u64::from(unpack)]
+        .into_iter()
+        .chain(arenas.iter().copied());
+    let fill = ArenaFill {
+        name: "pack_points",
+        ptx: &PACK_PTX,
+        threads: count,
+        fields,
+    };
+    // SAFETY: the caller vouches for the elements and the buffer.
+    unsafe { fill.queue(cuda, p, values) }
+}
+
 /// A launch of a kernel built directly in LLVM IR that fills points of the first
 /// `fields` of up to [`HALO_FIELDS`] arenas: `threads` threads per field.
 struct ArenaFill {

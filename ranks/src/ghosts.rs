@@ -1,0 +1,164 @@
+//! [`GhostExchange`]: a rank's ghost blocks filled from their owners, planned once per
+//! layout and set of fields, on the CPU over MPI and on devices over NCCL.
+
+use crate::{LayoutError, RankLayout, Ranks, RanksError};
+use std::ops::Range;
+use std::sync::Arc;
+use stencil_runtime::blocks::PointPack;
+use stencil_runtime::cuda::Nccl;
+use stencil_runtime::{Backend, BlockField, BlockGrid, BlockKey, Real};
+
+/// The ghost fill of a number of fields of one rank's grid: the points other ranks'
+/// halos read packed into one buffer, sent to each neighbouring rank, received into
+/// another buffer and unpacked into the ghost blocks (see [`RankLayout::fill_ghosts`]).
+///
+/// On a device the pack, the messages (NCCL, on the grid's stream) and the unpack are
+/// queued without a wait on the host: the launches after [`GhostExchange::run`] see the
+/// ghosts. On the CPU the messages go through MPI.
+pub struct GhostExchange<T> {
+    send: PointPack<T>,
+    receive: PointPack<T>,
+    /// Per neighbouring rank, its points of `send`.
+    sends: Vec<(usize, Range<usize>)>,
+    /// Per neighbouring rank, its points of `receive`.
+    receives: Vec<(usize, Range<usize>)>,
+    /// The ranks' communicator, for a grid on a device.
+    nccl: Option<Arc<Nccl>>,
+}
+
+impl<T> std::fmt::Debug for GhostExchange<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "GhostExchange {{ sends: {:?}, receives: {:?} }}",
+            self.sends, self.receives
+        )
+    }
+}
+
+/// Blocks and elements of their slots.
+type Points = Vec<(BlockKey, Vec<usize>)>;
+
+/// The points of `lists` (per rank) in one list, and each rank's range of it.
+fn concatenated(
+    lists: impl Iterator<Item = (usize, Points)>,
+) -> (Points, Vec<(usize, Range<usize>)>) {
+    let (mut all, mut ranges) = (Vec::new(), Vec::new());
+    let mut at = 0;
+    for (rank, list) in lists {
+        let n: usize = list.iter().map(|(_, e)| e.len()).sum();
+        ranges.push((rank, at..at + n));
+        at += n;
+        all.extend(list);
+    }
+    (all, ranges)
+}
+
+impl RankLayout {
+    /// The ghost fill of `fields` fields (1 to 8) of this rank's `grid`, planned for its
+    /// present layout. Every rank must plan at the same point (on devices the first plan
+    /// starts NCCL, a collective call); ranks on different kinds of backend are an
+    /// error on every rank.
+    pub fn ghost_exchange<T: Real>(
+        &self,
+        ranks: &Ranks,
+        grid: &BlockGrid,
+        fields: usize,
+    ) -> Result<GhostExchange<T>, LayoutError> {
+        let device = match grid.backend() {
+            Backend::Cuda(c) => Some(c),
+            Backend::Cpu => None,
+        };
+        if ranks.size() > 1 {
+            let same = ranks.all(device.is_some()) || ranks.all(device.is_none());
+            if !same {
+                return Err(RanksError::MixedBackends.into());
+            }
+        }
+        let (sent, sends) = concatenated(self.send_lists());
+        let (received, receives) = concatenated(self.ghost_lists());
+        let nccl = match device {
+            Some(cuda) if ranks.size() > 1 => Some(ranks.nccl(cuda)?),
+            _ => None,
+        };
+        Ok(GhostExchange {
+            send: PointPack::new(grid, &sent, fields)?,
+            receive: PointPack::new(grid, &received, fields)?,
+            sends,
+            receives,
+            nccl,
+        })
+    }
+}
+
+impl<T: Real> GhostExchange<T> {
+    /// Values sent per run (all fields, all neighbouring ranks).
+    pub fn values_sent(&self) -> usize {
+        self.send.count() * self.send.fields()
+    }
+
+    /// Fills the ghost blocks of `fields` (as many as planned, on the planned layout of
+    /// `grid`) from their owners, and sends the points of this rank's blocks that other
+    /// ranks read. Every rank runs it at the same point.
+    pub fn run(
+        &mut self,
+        ranks: &Ranks,
+        grid: &BlockGrid,
+        fields: &mut [&mut BlockField<T>],
+    ) -> Result<(), LayoutError> {
+        if self.sends.is_empty() && self.receives.is_empty() {
+            return Ok(());
+        }
+        let read: Vec<&BlockField<T>> = fields.iter().map(|f| &**f).collect();
+        self.send.pack(grid, &read)?;
+        match &self.nccl {
+            Some(nccl) => nccl
+                .exchange(&self.send, &self.sends, &mut self.receive, &self.receives)
+                .map_err(RanksError::device)?,
+            None => self.exchange_on_host(ranks)?,
+        }
+        self.receive.unpack(grid, fields)?;
+        Ok(())
+    }
+
+    /// The messages through [`Ranks::exchange`]: per neighbouring rank, its points of
+    /// each field in turn.
+    fn exchange_on_host(&mut self, ranks: &Ranks) -> Result<(), LayoutError> {
+        let on_host = || {
+            LayoutError::Runtime(stencil_runtime::Error::InvalidField(
+                "a ghost exchange over MPI needs its buffers on the host".into(),
+            ))
+        };
+        let send = self.send.host_values().ok_or_else(on_host)?;
+        let n = self.send.count();
+        let messages: Vec<(usize, Vec<f64>)> = self
+            .sends
+            .iter()
+            .map(|(rank, r)| {
+                let values = (0..self.send.fields())
+                    .flat_map(|f| send[f * n + r.start..f * n + r.end].iter())
+                    .map(|v| v.as_f64())
+                    .collect();
+                (*rank, values)
+            })
+            .collect();
+        let fields = self.receive.fields();
+        let expected: Vec<(usize, usize)> = self
+            .receives
+            .iter()
+            .map(|(rank, r)| (*rank, r.len() * fields))
+            .collect();
+        let received = ranks.exchange(&messages, &expected)?;
+        let n = self.receive.count();
+        let buffer = self.receive.host_values_mut().ok_or_else(on_host)?;
+        for ((_, r), message) in self.receives.iter().zip(received) {
+            let mut values = message.into_iter();
+            for f in 0..fields {
+                for slot in &mut buffer[f * n + r.start..f * n + r.end] {
+                    *slot = T::from_f64(values.next().ok_or(LayoutError::ShortMessage)?);
+                }
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,127 @@
+//! Scaling of shallow water over ranks (the multi-GPU issue's weak and strong scaling),
+//! run as `mpirun -np N sw-scaling NX NY [STEPS] [--f64] [--cpu]` (or without mpirun for
+//! one rank): a radial dam break on `NX x NY` cells in all, every rank on the device of
+//! its local rank (the CPU with `--cpu`), split over the ranks along the Morton curve.
+//! Without mpirun it also times the dense solver on the whole domain, the one-device
+//! baseline.
+//!
+//! Rank 0 prints one line per run: cells, ranks, milliseconds per step (the slowest
+//! rank's, after warm-up steps), million cell updates per second, and the ghost fills'
+//! milliseconds per step timed alone (their traffic if nothing overlapped it).
+
+use shallow_water::{Boundaries, Boundary, Grid, Physics, Setup, ShallowWater, SparseShallowWater};
+use shallow_water::{Terrain, Water};
+use std::sync::Arc;
+use std::time::Instant;
+use stencil_ranks::{Op, Ranks};
+use stencil_runtime::{Backend, Real};
+
+type Failure = Box<dyn std::error::Error>;
+
+/// Steps before timing (launch shapes tuned, caches warm).
+const WARMUP: usize = 20;
+
+/// A radial dam break on `nx x ny` cells of 1 m over a gently waved bed, walls around.
+fn setup(nx: usize, ny: usize) -> Result<Setup, Failure> {
+    let grid = Grid::new(nx, ny, 1.0, 1.0, 0.0, 0.0)?;
+    let terrain = Terrain::from_fn(grid, |x, y| 0.2 * (0.01 * x).sin() * (0.013 * y).cos())?;
+    let (cx, cy, r2) = (nx as f64 / 2.0, ny as f64 / 2.0, (nx.min(ny) as f64 / 8.0).powi(2));
+    let water = Water::from_surface(&terrain, |x, y| {
+        if (x - cx).powi(2) + (y - cy).powi(2) < r2 {
+            2.5
+        } else {
+            1.0
+        }
+    });
+    Ok(Setup::new(
+        terrain,
+        water,
+        Boundaries::all(Boundary::Wall),
+        Physics::default(),
+    ))
+}
+
+/// Seconds per step of `steps` steps after the warm-up, the slowest rank's.
+fn seconds_per_step(
+    ranks: &Ranks,
+    backend: &Backend,
+    steps: usize,
+    mut step: impl FnMut() -> Result<f64, Failure>,
+) -> Result<f64, Failure> {
+    for _ in 0..WARMUP {
+        step()?;
+    }
+    backend.synchronize()?;
+    ranks.all_reduce(&mut [0.0], Op::Max);
+    let start = Instant::now();
+    for _ in 0..steps {
+        step()?;
+    }
+    backend.synchronize()?;
+    let mut t = [start.elapsed().as_secs_f64() / steps as f64];
+    ranks.all_reduce(&mut t, Op::Max);
+    Ok(t[0])
+}
+
+fn run<T: Real>(ranks: &Arc<Ranks>, args: &[String]) -> Result<Vec<String>, Failure> {
+    let number = |k: usize, default: usize| -> Result<usize, Failure> {
+        match args.get(k) {
+            Some(a) => a.parse().map_err(|_| format!("{a:?} is not a whole number").into()),
+            None => Ok(default),
+        }
+    };
+    let (nx, ny, steps) = (number(0, 8192)?, number(1, 8192)?, number(2, 100)?);
+    let backend = if args.iter().any(|a| a == "--cpu") {
+        Backend::Cpu
+    } else {
+        Backend::cuda(ranks.local_rank())?
+    };
+    let setup = setup(nx, ny)?;
+    let cells = (nx * ny) as f64;
+    let precision = std::any::type_name::<T>();
+    let line = |what: &str, n: usize, s: f64, ghosts: Option<f64>| {
+        let ghosts = ghosts.map_or("-".into(), |g| format!("{:.3}", g * 1e3));
+        format!(
+            "{what:6} {precision} {nx} x {ny}: {n} rank(s), {:.3} ms/step, {:.0} Mcells/s, ghost fills alone {ghosts} ms/step",
+            s * 1e3,
+            cells / s / 1e6
+        )
+    };
+    let mut lines = Vec::new();
+    if ranks.size() == 1 {
+        let mut dense = ShallowWater::<T>::new(&backend, &setup)?;
+        let s = seconds_per_step(ranks, &backend, steps, || {
+            Ok(dense.step(f64::INFINITY)?)
+        })?;
+        lines.push(line("dense", 1, s, None));
+    }
+    let mut split = SparseShallowWater::<T>::over_ranks(&backend, &setup, ranks.clone())?;
+    drop(setup);
+    let s = seconds_per_step(ranks, &backend, steps, || Ok(split.step(f64::INFINITY)?))?;
+    let ghosts = split.ghost_fill_seconds(steps)?;
+    let ghosts = ghosts.map(|g| {
+        let mut v = [g];
+        ranks.all_reduce(&mut v, Op::Max);
+        v[0]
+    });
+    lines.push(line("ranks", ranks.size(), s, ghosts));
+    Ok(lines)
+}
+
+fn main() {
+    let ranks = shallow_water::run::shared_ranks().unwrap_or_else(|e| {
+        eprintln!("error: {e}");
+        std::process::exit(2)
+    });
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = if args.iter().any(|a| a == "--f64") {
+        run::<f64>(&ranks, &args)
+    } else {
+        run::<f32>(&ranks, &args)
+    };
+    match result {
+        Ok(lines) if ranks.rank() == 0 => println!("{}", lines.join("\n")),
+        Ok(_) => {}
+        Err(e) => ranks.abort(&e),
+    }
+}

@@ -1,0 +1,202 @@
+//! [`Nccl`]: NCCL between the devices of several processes (one device each), on a
+//! backend's stream: point packs sent and received without the host.
+//!
+//! The library (`libnccl.so.2`) is opened at run time, like the driver, so a program
+//! builds and runs without it until it asks for a communicator.
+
+use super::Cuda;
+use crate::blocks::PointPack;
+use crate::{Error, Precision, Real};
+use cudarc::nccl::{result, sys};
+use std::ops::Range;
+use std::sync::Mutex;
+
+/// The bytes of an NCCL unique id: made on one rank ([`Nccl::unique_id`]), sent to the
+/// others (by MPI), and passed to [`Nccl::new`] on every rank.
+pub type NcclId = [u8; 128];
+
+/// A communicator of NCCL: this process's device among the devices of a run's ranks,
+/// queuing sends and receives on its backend's stream, so that they follow the launches
+/// queued before them and precede those after, with no wait on the host.
+pub struct Nccl {
+    comm: Mutex<Comm>,
+    cuda: Cuda,
+    rank: usize,
+    size: usize,
+}
+
+/// The communicator's handle.
+struct Comm(sys::ncclComm_t);
+
+// SAFETY: NCCL communicators may be used from any thread, one call at a time (the
+// `Mutex` around it).
+unsafe impl Send for Comm {}
+
+impl std::fmt::Debug for Nccl {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "Nccl {{ rank: {} of {}, device: {} }}",
+            self.rank,
+            self.size,
+            self.cuda.ordinal()
+        )
+    }
+}
+
+/// An error for an NCCL call.
+fn nccl_error(op: &str, e: result::NcclError) -> Error {
+    Error::Cuda {
+        op: format!("NCCL: {op}"),
+        cause: describe(e.0),
+    }
+}
+
+/// NCCL's text for a result.
+fn describe(r: sys::ncclResult_t) -> String {
+    // SAFETY: NCCL returns a static C string for every result.
+    let text = unsafe { std::ffi::CStr::from_ptr(sys::ncclGetErrorString(r)) };
+    format!("{} ({r:?})", text.to_string_lossy())
+}
+
+/// Why NCCL could not be opened, and what to do.
+const NO_NCCL: &str = "not found: install NCCL (Debian/Ubuntu: libnccl2) or add its folder to \
+     LD_LIBRARY_PATH, or run the ranks on the CPU";
+
+impl Nccl {
+    /// Whether the NCCL library can be opened here; an error saying how to get it
+    /// otherwise.
+    pub fn available() -> Result<(), Error> {
+        // SAFETY: opening a shared library by name.
+        if unsafe { sys::is_culib_present() } {
+            Ok(())
+        } else {
+            Err(Error::Cuda {
+                op: "opening NCCL (libnccl.so.2), which ranks on devices send halos through".into(),
+                cause: NO_NCCL.into(),
+            })
+        }
+    }
+
+    /// A new unique id, made on one rank and sent to every other.
+    pub fn unique_id() -> Result<NcclId, Error> {
+        Nccl::available()?;
+        let id = result::get_uniqueid().map_err(|e| nccl_error("making a unique id", e))?;
+        Ok(id.internal.map(|c| c as u8))
+    }
+
+    /// Rank `rank` of `size`, on `cuda`'s device and stream, joining the communicator of
+    /// `id`. Every rank must call it (it waits for all of them).
+    pub fn new(cuda: &Cuda, id: &NcclId, rank: usize, size: usize) -> Result<Nccl, Error> {
+        Nccl::available()?;
+        cuda.bind()?;
+        let id = sys::ncclUniqueId {
+            internal: id.map(|b| b as ::core::ffi::c_char),
+        };
+        let mut comm = std::mem::MaybeUninit::uninit();
+        // SAFETY: `comm` is written by the call; the id came from `unique_id`.
+        let comm = unsafe {
+            result::comm_init_rank(comm.as_mut_ptr(), size as i32, id, rank as i32)
+                .map_err(|e| nccl_error("joining the ranks' communicator", e))?;
+            comm.assume_init()
+        };
+        Ok(Nccl {
+            comm: Mutex::new(Comm(comm)),
+            cuda: cuda.clone(),
+            rank,
+            size,
+        })
+    }
+
+    /// This rank.
+    pub fn rank(&self) -> usize {
+        self.rank
+    }
+
+    /// The backend the communicator queues on.
+    pub fn cuda(&self) -> &Cuda {
+        &self.cuda
+    }
+
+    /// Queues, as one group, the sends of `send`'s buffer ranges and the receives into
+    /// `receive`'s: for each `(rank, points)` of `sends` and each field of the pack, the
+    /// values of those points (a range of `0..send.count()`), and likewise for
+    /// `receives`. Messages between two ranks pair up in the order they are listed, so
+    /// both sides must list their ranges in the same order.
+    pub fn exchange<T: Real>(
+        &self,
+        send: &PointPack<T>,
+        sends: &[(usize, Range<usize>)],
+        receive: &mut PointPack<T>,
+        receives: &[(usize, Range<usize>)],
+    ) -> Result<(), Error> {
+        let on_device = |p: &PointPack<T>| {
+            p.device_values().ok_or_else(|| {
+                Error::InvalidField("NCCL exchanges point packs on a device, not the host".into())
+            })
+        };
+        let (from, into) = (on_device(send)?, on_device(receive)?);
+        for (rank, _) in sends.iter().chain(receives) {
+            if *rank >= self.size || *rank == self.rank {
+                return Err(Error::InvalidField(format!(
+                    "NCCL message to or from rank {rank} (this is rank {} of {})",
+                    self.rank, self.size
+                )));
+            }
+        }
+        if sends.iter().any(|(_, r)| r.end > send.count())
+            || receives.iter().any(|(_, r)| r.end > receive.count())
+        {
+            return Err(Error::InvalidField(
+                "an NCCL message's points lie past its pack".into(),
+            ));
+        }
+        let kind = match T::PRECISION {
+            Precision::F32 => sys::ncclDataType_t::ncclFloat32,
+            Precision::F64 => sys::ncclDataType_t::ncclFloat64,
+        };
+        let size = std::mem::size_of::<T>() as u64;
+        let stream = self.cuda.raw_stream() as sys::cudaStream_t;
+        let comm = self.comm.lock().map_err(|_| Error::Cuda {
+            op: "NCCL".into(),
+            cause: "a thread failed while holding the communicator".into(),
+        })?;
+        self.cuda.bind()?;
+        result::group_start().map_err(|e| nccl_error("starting a group", e))?;
+        let mut queued = Ok(());
+        for f in 0..send.fields() {
+            for (rank, r) in sends {
+                let at = from + (f * send.count() + r.start) as u64 * size;
+                // SAFETY: the range lies inside the pack's device buffer (checked above).
+                let sent =
+                    unsafe { result::send(at as _, r.len(), kind, *rank as i32, comm.0, stream) };
+                queued = queued.and(sent.map(|_| ()));
+            }
+        }
+        for f in 0..receive.fields() {
+            for (rank, r) in receives {
+                let at = into + (f * receive.count() + r.start) as u64 * size;
+                // SAFETY: as for the sends.
+                let got =
+                    unsafe { result::recv(at as _, r.len(), kind, *rank as i32, comm.0, stream) };
+                queued = queued.and(got.map(|_| ()));
+            }
+        }
+        let ended = result::group_end();
+        queued.map_err(|e| nccl_error("queuing a send or receive", e))?;
+        ended.map_err(|e| nccl_error("ending a group", e))?;
+        Ok(())
+    }
+}
+
+impl Drop for Nccl {
+    fn drop(&mut self) {
+        if let Ok(comm) = self.comm.lock() {
+            // SAFETY: the communicator was made in `new` and is destroyed once; NCCL
+            // waits for its pending operations.
+            unsafe {
+                let _ = result::comm_destroy(comm.0);
+            }
+        }
+    }
+}
