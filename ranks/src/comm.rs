@@ -249,12 +249,21 @@ impl Ranks {
         v[0] > 0.0
     }
 
-    /// The ranks' NCCL communicator on `cuda`'s device and stream, made the first time
+    /// The ranks' NCCL communicator on `cuda`'s device, made the first time
     /// (every rank must ask at the same point: it is a collective call) and shared after.
     /// A rank without NCCL makes it an error on every rank, never a wait.
     pub fn nccl(&self, cuda: &Cuda) -> Result<Arc<Nccl>, RanksError> {
         let mut held = self.nccl.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(n) = held.as_ref() {
+            if n.cuda().ordinal() != cuda.ordinal() {
+                return Err(RanksError::device(stencil_runtime::Error::InvalidField(
+                    format!(
+                    "this rank's NCCL communicator is on device {}, not {}: a rank uses one device",
+                    n.cuda().ordinal(),
+                    cuda.ordinal()
+                ),
+                )));
+            }
             return Ok(n.clone());
         }
         // Rank 0 makes the id and sends it with a flag saying whether it could.

@@ -6,7 +6,7 @@
 
 use super::Cuda;
 use crate::blocks::PointPack;
-use crate::{Error, Precision, Real};
+use crate::{Backend, Error, Precision, Real};
 use cudarc::nccl::{result, sys};
 use std::ops::Range;
 use std::sync::Mutex;
@@ -16,8 +16,9 @@ use std::sync::Mutex;
 pub type NcclId = [u8; 128];
 
 /// A communicator of NCCL: this process's device among the devices of a run's ranks,
-/// queuing sends and receives on its backend's stream, so that they follow the launches
-/// queued before them and precede those after, with no wait on the host.
+/// queuing sends and receives on the stream of the point packs they move, so that they
+/// follow the launches queued before them and precede those after, with no wait on the
+/// host.
 pub struct Nccl {
     comm: Mutex<Comm>,
     cuda: Cuda,
@@ -85,7 +86,7 @@ impl Nccl {
         Ok(id.internal.map(|c| c as u8))
     }
 
-    /// Rank `rank` of `size`, on `cuda`'s device and stream, joining the communicator of
+    /// Rank `rank` of `size`, on `cuda`'s device, joining the communicator of
     /// `id`. Every rank must call it (it waits for all of them).
     pub fn new(cuda: &Cuda, id: &NcclId, rank: usize, size: usize) -> Result<Nccl, Error> {
         Nccl::available()?;
@@ -113,7 +114,7 @@ impl Nccl {
         self.rank
     }
 
-    /// The backend the communicator queues on.
+    /// The backend (device) the communicator was made on.
     pub fn cuda(&self) -> &Cuda {
         &self.cuda
     }
@@ -156,7 +157,21 @@ impl Nccl {
             Precision::F64 => sys::ncclDataType_t::ncclFloat64,
         };
         let size = std::mem::size_of::<T>() as u64;
-        let stream = self.cuda.raw_stream() as sys::cudaStream_t;
+        // The packs' stream, which their pack and unpack launches use: a communicator
+        // outlives the runs (and streams) of a program.
+        let stream = match (send.backend(), receive.backend()) {
+            (Backend::Cuda(a), Backend::Cuda(b))
+                if a.ordinal() == self.cuda.ordinal() && b.raw_stream() == a.raw_stream() =>
+            {
+                a.raw_stream() as sys::cudaStream_t
+            }
+            _ => {
+                return Err(Error::InvalidField(format!(
+                    "NCCL exchanges point packs of one stream on its device {}",
+                    self.cuda.ordinal()
+                )))
+            }
+        };
         let comm = self.comm.lock().map_err(|_| Error::Cuda {
             op: "NCCL".into(),
             cause: "a thread failed while holding the communicator".into(),

@@ -25,7 +25,11 @@ const WARMUP: usize = 20;
 fn setup(nx: usize, ny: usize) -> Result<Setup, Failure> {
     let grid = Grid::new(nx, ny, 1.0, 1.0, 0.0, 0.0)?;
     let terrain = Terrain::from_fn(grid, |x, y| 0.2 * (0.01 * x).sin() * (0.013 * y).cos())?;
-    let (cx, cy, r2) = (nx as f64 / 2.0, ny as f64 / 2.0, (nx.min(ny) as f64 / 8.0).powi(2));
+    let (cx, cy, r2) = (
+        nx as f64 / 2.0,
+        ny as f64 / 2.0,
+        (nx.min(ny) as f64 / 8.0).powi(2),
+    );
     let water = Water::from_surface(&terrain, |x, y| {
         if (x - cx).powi(2) + (y - cy).powi(2) < r2 {
             2.5
@@ -66,7 +70,9 @@ fn seconds_per_step(
 fn run<T: Real>(ranks: &Arc<Ranks>, args: &[String]) -> Result<Vec<String>, Failure> {
     let number = |k: usize, default: usize| -> Result<usize, Failure> {
         match args.get(k) {
-            Some(a) => a.parse().map_err(|_| format!("{a:?} is not a whole number").into()),
+            Some(a) => a
+                .parse()
+                .map_err(|_| format!("{a:?} is not a whole number").into()),
             None => Ok(default),
         }
     };
@@ -90,9 +96,7 @@ fn run<T: Real>(ranks: &Arc<Ranks>, args: &[String]) -> Result<Vec<String>, Fail
     let mut lines = Vec::new();
     if ranks.size() == 1 {
         let mut dense = ShallowWater::<T>::new(&backend, &setup)?;
-        let s = seconds_per_step(ranks, &backend, steps, || {
-            Ok(dense.step(f64::INFINITY)?)
-        })?;
+        let s = seconds_per_step(ranks, &backend, steps, || Ok(dense.step(f64::INFINITY)?))?;
         lines.push(line("dense", 1, s, None));
     }
     let mut split = SparseShallowWater::<T>::over_ranks(&backend, &setup, ranks.clone())?;
