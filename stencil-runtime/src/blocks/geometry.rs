@@ -4,6 +4,11 @@
 use super::grid::BlockKey;
 use crate::Error;
 
+/// Rows of a slot start their block at, and have a length of, a multiple of this many
+/// elements (16 bytes of f32, 32 of f64), so that device launches over blocks may read
+/// and write rows with vector accesses, as they do on dense device fields.
+pub const ROW_ALIGN: usize = 4;
+
 /// How a level's points lie on the next coarser level's.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Refinement {
@@ -142,9 +147,23 @@ impl Geometry {
         }
     }
 
-    /// Points of a slot per axis: the block and its halo.
+    /// Elements of a slot's row before the block's first point: the halo, rounded up to
+    /// a multiple of [`ROW_ALIGN`] so that every row's first point is aligned for the
+    /// device's vector accesses.
+    pub fn row_lead(&self) -> usize {
+        self.halo.div_ceil(ROW_ALIGN) * ROW_ALIGN
+    }
+
+    /// Elements per axis of a slot: the block and its halo (along axis 0 the row is
+    /// padded to a multiple of [`ROW_ALIGN`], its block starting at
+    /// [`Geometry::row_lead`]).
     pub fn padded(&self) -> [usize; 3] {
-        [0, 1, 2].map(|a| self.block[a] + 2 * self.halo_on(a))
+        let row = (self.row_lead() + self.block[0] + self.halo).div_ceil(ROW_ALIGN) * ROW_ALIGN;
+        [
+            row,
+            self.block[1] + 2 * self.halo_on(1),
+            self.block[2] + 2 * self.halo_on(2),
+        ]
     }
 
     /// Element strides of axes 1 and 2 inside a slot.
@@ -161,7 +180,7 @@ impl Geometry {
     /// The element of a slot holding the block's point (0, 0, 0).
     pub fn interior_offset(&self) -> usize {
         let [sy, sz] = self.strides();
-        self.halo_on(0) + self.halo_on(1) * sy + self.halo_on(2) * sz
+        self.row_lead() + self.halo_on(1) * sy + self.halo_on(2) * sz
     }
 
     /// The element of a slot holding the block's point `p` (halo points have an index

@@ -178,7 +178,8 @@ impl<T: Real> SparseShallowWater<T> {
         [surface, q, p]: [&Field<T>; 3],
         distribution: Option<Distribution<T>>,
     ) -> Result<SparseShallowWater<T>, FloodError> {
-        let mut blocks = BlockGrid::new(backend, &[grid.nx, grid.ny], &BLOCK, BED_HALO)?;
+        let block = distribution.as_ref().map_or(BLOCK, |d| d.block);
+        let mut blocks = BlockGrid::new(backend, &[grid.nx, grid.ny], &block, BED_HALO)?;
         let wanted = match &distribution {
             Some(d) => d.layout.local_keys(),
             None => starting_layout(&blocks, &corners, boundaries, [surface, q, p]),

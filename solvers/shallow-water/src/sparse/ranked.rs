@@ -21,6 +21,8 @@ use stencil_runtime::{Backend, BlockField, BlockGrid, Real};
 /// is a sparse run; with MPI a run stays on the thread that started MPI.)
 pub(super) struct Distribution<T> {
     ranks: Arc<Ranks>,
+    /// The block size of the run ([`ranked_block`]).
+    pub block: [usize; 2],
     /// This rank's blocks and ghosts.
     pub layout: RankLayout,
     /// The ghost fills of the state (surface, velocities) and of the face fluxes, planned
@@ -37,11 +39,31 @@ pub(super) enum Ghosts {
     Faces = 1,
 }
 
+/// Cells per rank from which a run over ranks takes [`LARGE_BLOCK`]s.
+const LARGE_FROM: usize = 64 * LARGE_BLOCK[0] * LARGE_BLOCK[1];
+
+/// The blocks of a run over ranks with many cells per rank: every block is present, so
+/// larger blocks cost nothing in memory and halve the halo points the exchanges fill
+/// (about 9% of the cells against 20% for the sparse runs' blocks).
+const LARGE_BLOCK: [usize; 2] = [256, 64];
+
+/// The block size of a run of `cells` over `ranks` ranks: [`LARGE_BLOCK`] from
+/// [`LARGE_FROM`] cells per rank (64 such blocks each), else the sparse runs'
+/// [`super::BLOCK`].
+fn ranked_block(cells: usize, ranks: usize) -> [usize; 2] {
+    if cells / ranks.max(1) >= LARGE_FROM {
+        LARGE_BLOCK
+    } else {
+        super::BLOCK
+    }
+}
+
 impl<T: Real> Distribution<T> {
     /// This rank's part, its ghost fills not planned yet.
-    fn new(ranks: Arc<Ranks>, layout: RankLayout) -> Distribution<T> {
+    fn new(ranks: Arc<Ranks>, block: [usize; 2], layout: RankLayout) -> Distribution<T> {
         Distribution {
             ranks,
+            block,
             layout,
             plans: [None, None],
         }
@@ -49,7 +71,7 @@ impl<T: Real> Distribution<T> {
 
     /// The same part for a new grid (after a restore): the ghost fills are planned again.
     pub fn replanned(self) -> Distribution<T> {
-        Distribution::new(self.ranks, self.layout)
+        Distribution::new(self.ranks, self.block, self.layout)
     }
 
     /// Fills the ghost blocks of `fields` (the state's or the faces', as `which` says)
@@ -117,9 +139,9 @@ impl<T: Real> SparseShallowWater<T> {
         let (surface, q, p) = initial_fields::<T>(setup)?;
         let grid = *setup.terrain.grid();
         let corners = Arc::new(corner_field::<T>(&setup.terrain, &setup.boundaries));
+        let block = ranked_block(grid.nx * grid.ny, ranks.size());
         let geometry =
-            *BlockGrid::new(&Backend::Cpu, &[grid.nx, grid.ny], &super::BLOCK, BED_HALO)?
-                .geometry();
+            *BlockGrid::new(&Backend::Cpu, &[grid.nx, grid.ny], &block, BED_HALO)?.geometry();
         let keys: Vec<_> = geometry.all_keys().collect();
         let owners = partition(&keys, &vec![1.0; keys.len()], ranks.size());
         let b = &setup.boundaries;
@@ -132,7 +154,7 @@ impl<T: Real> SparseShallowWater<T> {
             setup.physics,
             corners,
             [&surface, &q, &p],
-            Some(Distribution::new(ranks, layout)),
+            Some(Distribution::new(ranks, block, layout)),
         )?;
         flow.initial_volume = flow.survey()?.volume;
         Ok(flow)

@@ -48,7 +48,9 @@ impl CudaLaunch<'_> {
             return Err(self
                 .refused("a kernel with reductions cannot be recorded into a CUDA graph".into()));
         }
-        let shape = block_shape(self.code.dims, g.block).ok_or_else(|| {
+        let vector = self.ptx().vector;
+        let shape = block_shape(self.code.dims, g.block, self.code.tiles, vector, list.len())
+            .ok_or_else(|| {
             self.refused(format!(
                 "blocks of {:?} points are not a whole number of thread-block tiles of any launch shape; use block sizes that are multiples of 32 along x and of 8 along the other axes",
                 &g.block[..g.dims]
@@ -395,17 +397,39 @@ unsafe fn queue_raw(
     unsafe { launch_raw(cuda, name, f, grid, [RAW_BLOCK, 1, 1], params) }
 }
 
-/// A launch shape of one point per thread (no vectors) whose tile divides `block` on
-/// every axis: of the default shape, the search candidates and some small ones, the one
-/// with the most threads, at most 256 (heavy kernels' registers allow no more), the first
-/// of equals.
+/// The launch shape of a launch over `blocks` blocks of `block` points, for a kernel of
+/// `dims` dimensions whose PTX has the entries `tiles`, with vectors of `vector` points
+/// (1: none).
 ///
-/// More points per thread were slower on an H100 (Malpasset's KP07 kernels over blocks of
-/// 32 x 32, tiles of 32 x 32 with 8 points per thread): the face pass took 40 us instead
-/// of 10.8 us over 104 blocks, and a 4000 s run at 5 m over up to 1801 blocks 76.7 s
-/// instead of 56.5 s. A block launch rarely has enough blocks to hide the longer serial
-/// work of each thread.
-pub(crate) fn block_shape(dims: usize, block: [usize; 3]) -> Option<LaunchShape> {
+/// A launch of many thread blocks (at least [`MANY_TILES`] with vectors) reads and
+/// writes rows with vectors, as dense launches do, one point along the other axes per
+/// thread: [`vector_block_shape`]. Otherwise one point per thread without vectors, whose
+/// tile divides `block` on every axis: of the default shape, the search candidates and
+/// some small ones, the one with the most threads, at most 256 (heavy kernels' registers
+/// allow no more), the first of equals.
+///
+/// More points per thread were slower on an H100 for sparse grids of few blocks
+/// (Malpasset's KP07 kernels over blocks of 32 x 32, tiles of 32 x 32 with 8 points per
+/// thread): the face pass took 40 us instead of 10.8 us over 104 blocks, and a 4000 s run
+/// at 5 m over up to 1801 blocks 76.7 s instead of 56.5 s. A block launch of few blocks
+/// cannot hide the longer serial work of each thread. Over every block of a fully wet
+/// 8192^2 domain (32 768 blocks of 64 x 32) the scalar shape made the KP07 face pass 1.43x
+/// and the stage update 1.11x slower than the dense launch's vector shape (`ncu`, H100).
+pub(crate) fn block_shape(
+    dims: usize,
+    block: [usize; 3],
+    tiles: Tiles,
+    vector: u32,
+    blocks: usize,
+) -> Option<LaunchShape> {
+    if let Some(s) = vector_block_shape(dims, block, tiles, vector) {
+        let per_block: usize = (0..3)
+            .map(|a| block[a] / (s.block[a] as usize * if a == 0 { vector as usize } else { 1 }))
+            .product();
+        if per_block * blocks >= MANY_TILES {
+            return Some(s);
+        }
+    }
     let divides = |s: &LaunchShape| (0..3).all(|a| block[a].is_multiple_of(s.block[a] as usize));
     let threads = |s: &LaunchShape| s.block.iter().product::<u32>();
     let shapes = std::iter::once(LaunchShape::default_for(dims))
@@ -424,24 +448,82 @@ pub(crate) fn block_shape(dims: usize, block: [usize; 3]) -> Option<LaunchShape>
     best
 }
 
+/// Thread blocks from which a launch over blocks uses vectors.
+pub(crate) const MANY_TILES: usize = 4096;
+
+/// A shape with vectors of `vector` points along x and one point along the other axes
+/// whose tile divides `block`: as many threads along x as the row has vectors (at most
+/// 32, at least 8), then along y (and z) up to 256 threads, each a divisor of the block's
+/// extent. `None` where the kernel has no vector entry of one point, or no such shape
+/// exists.
+fn vector_block_shape(
+    dims: usize,
+    block: [usize; 3],
+    tiles: Tiles,
+    vector: u32,
+) -> Option<LaunchShape> {
+    if vector <= 1 || !tiles.has(true, 1) || !block[0].is_multiple_of(vector as usize) {
+        return None;
+    }
+    let rows = block[0] / vector as usize;
+    let x = (1..=rows.min(32)).rev().find(|d| rows.is_multiple_of(*d))?;
+    if x < 8 {
+        return None;
+    }
+    let mut left = 256 / x;
+    let mut threads = [x as u32, 1, 1];
+    for a in 1..dims {
+        let d = (1..=block[a].min(left))
+            .rev()
+            .find(|d| block[a].is_multiple_of(*d))?;
+        threads[a] = d as u32;
+        left /= d;
+    }
+    Some(LaunchShape {
+        block: threads,
+        points: 1,
+        vector,
+    })
+}
+
 /// Shapes for small blocks (16 x 16, 8 x 8 x 8 and the like).
 const SMALL: [[u32; 3]; 5] = [[16, 16, 1], [16, 8, 1], [8, 8, 4], [8, 8, 2], [8, 8, 1]];
 
 #[cfg(test)]
 mod tests {
-    use super::block_shape;
+    use super::{block_shape, MANY_TILES};
+    use crate::cuda::Tiles;
+
+    /// The entries of a tileable 2D or 3D kernel of reals.
+    const REAL: Tiles = Tiles {
+        scalar: &[1],
+        vector: &[1, 2, 4],
+    };
 
     #[test]
     fn shapes_tile_the_block() {
-        // The most threads (one point each) whose tile divides the block.
-        let s = block_shape(2, [32, 32, 1]).unwrap();
-        assert_eq!((s.block, s.points), ([32, 8, 1], 1));
-        let s = block_shape(2, [16, 16, 1]).unwrap();
+        // Few blocks: the most threads (one point each) whose tile divides the block.
+        let few = |dims, b| block_shape(dims, b, REAL, 4, 1);
+        let s = few(2, [32, 32, 1]).unwrap();
+        assert_eq!((s.block, s.points, s.vector), ([32, 8, 1], 1, 1));
+        let s = few(2, [16, 16, 1]).unwrap();
         assert_eq!((s.block, s.points), ([16, 16, 1], 1));
-        let s = block_shape(2, [64, 16, 1]).unwrap();
+        let s = few(2, [64, 16, 1]).unwrap();
         assert_eq!(s.block.iter().product::<u32>(), 256);
-        let s = block_shape(3, [8, 8, 8]).unwrap();
+        let s = few(3, [8, 8, 8]).unwrap();
         assert_eq!(s.block, [8, 8, 4]);
-        assert!(block_shape(2, [12, 12, 1]).is_none());
+        assert!(few(2, [12, 12, 1]).is_none());
+        // Many blocks: rows in vectors, where the kernel has them.
+        let s = block_shape(2, [64, 32, 1], REAL, 4, MANY_TILES).unwrap();
+        assert_eq!((s.block, s.points, s.vector), ([16, 16, 1], 1, 4));
+        let s = block_shape(2, [64, 32, 1], REAL, 2, MANY_TILES).unwrap();
+        assert_eq!((s.block, s.vector), ([32, 8, 1], 2));
+        let s = block_shape(3, [32, 8, 8], REAL, 4, MANY_TILES).unwrap();
+        assert_eq!((s.block, s.vector), ([8, 8, 4], 4));
+        // No vector entry, or rows too short for 8 threads of vectors: no vectors.
+        let s = block_shape(2, [64, 32, 1], Tiles::ONE, 4, MANY_TILES).unwrap();
+        assert_eq!(s.vector, 1);
+        let s = block_shape(2, [16, 16, 1], REAL, 4, MANY_TILES).unwrap();
+        assert_eq!(s.vector, 1);
     }
 }
