@@ -6,15 +6,16 @@ use std::ops::Range;
 use std::sync::Arc;
 use stencil_runtime::blocks::PointPack;
 use stencil_runtime::cuda::Nccl;
-use stencil_runtime::{Backend, BlockField, BlockGrid, BlockKey, Real};
+use stencil_runtime::{Backend, BlockField, BlockGrid, BlockKey, Cuda, Real};
 
 /// The ghost fill of a number of fields of one rank's grid: the points other ranks'
 /// halos read packed into one buffer, sent to each neighbouring rank, received into
 /// another buffer and unpacked into the ghost blocks (see [`RankLayout::fill_ghosts`]).
 ///
-/// On a device the pack, the messages (NCCL, on the grid's stream) and the unpack are
-/// queued without a wait on the host: the launches after [`GhostExchange::run`] see the
-/// ghosts. On the CPU the messages go through MPI.
+/// On a device the pack, the messages (NCCL) and the unpack are queued without a wait on
+/// the host: the launches after [`GhostExchange::run`] see the ghosts, and
+/// [`GhostExchange::start`] and [`GhostExchange::finish`] let work on the blocks that
+/// read no ghost run while they travel. On the CPU the messages go through MPI.
 pub struct GhostExchange<T> {
     send: PointPack<T>,
     receive: PointPack<T>,
@@ -22,8 +23,11 @@ pub struct GhostExchange<T> {
     sends: Vec<(usize, Range<usize>)>,
     /// Per neighbouring rank, its points of `receive`.
     receives: Vec<(usize, Range<usize>)>,
-    /// The ranks' communicator, for a grid on a device.
-    nccl: Option<Arc<Nccl>>,
+    /// The ranks' communicator, for a grid on a device, and the stream of the grid's
+    /// device that the messages and the unpack go on.
+    nccl: Option<(Arc<Nccl>, Cuda)>,
+    /// Whether a [`GhostExchange::start`] awaits its [`GhostExchange::finish`].
+    started: bool,
 }
 
 impl<T> std::fmt::Debug for GhostExchange<T> {
@@ -78,7 +82,10 @@ impl RankLayout {
         let (sent, sends) = concatenated(self.send_lists());
         let (received, receives) = concatenated(self.ghost_lists());
         let nccl = match device {
-            Some(cuda) if ranks.size() > 1 => Some(ranks.nccl(cuda)?),
+            Some(cuda) if ranks.size() > 1 => {
+                let side = cuda.new_stream().map_err(RanksError::device)?;
+                Some((ranks.nccl(cuda)?, side))
+            }
             _ => None,
         };
         Ok(GhostExchange {
@@ -87,6 +94,7 @@ impl RankLayout {
             sends,
             receives,
             nccl,
+            started: false,
         })
     }
 }
@@ -106,18 +114,58 @@ impl<T: Real> GhostExchange<T> {
         grid: &BlockGrid,
         fields: &mut [&mut BlockField<T>],
     ) -> Result<(), LayoutError> {
+        self.start(ranks, grid, fields)?;
+        self.finish(grid)
+    }
+
+    /// Starts [`GhostExchange::run`]: on a device the points to send are packed on the
+    /// grid's stream, and the messages and the unpack into the ghost blocks are queued on
+    /// a stream of their own, so that work queued on the grid's stream until
+    /// [`GhostExchange::finish`] runs while the ghosts travel. That work must not touch
+    /// the ghost blocks, nor write the points other ranks read ([`RankLayout::inner`]
+    /// blocks are safe to compute, and their halos to fill). On the CPU the whole fill
+    /// happens here.
+    pub fn start(
+        &mut self,
+        ranks: &Ranks,
+        grid: &BlockGrid,
+        fields: &mut [&mut BlockField<T>],
+    ) -> Result<(), LayoutError> {
         if self.sends.is_empty() && self.receives.is_empty() {
             return Ok(());
         }
         let read: Vec<&BlockField<T>> = fields.iter().map(|f| &**f).collect();
         self.send.pack(grid, &read)?;
-        match &self.nccl {
-            Some(nccl) => nccl
-                .exchange(&self.send, &self.sends, &mut self.receive, &self.receives)
-                .map_err(RanksError::device)?,
-            None => self.exchange_on_host(ranks)?,
+        match (&self.nccl, grid.backend()) {
+            (Some((nccl, side)), Backend::Cuda(main)) => {
+                side.wait_for(main).map_err(RanksError::device)?;
+                nccl.exchange(
+                    side,
+                    &self.send,
+                    &self.sends,
+                    &mut self.receive,
+                    &self.receives,
+                )
+                .map_err(RanksError::device)?;
+                self.receive.unpack_on(Some(side), grid, fields)?;
+                self.started = true;
+            }
+            _ => {
+                self.exchange_on_host(ranks)?;
+                self.receive.unpack(grid, fields)?;
+            }
         }
-        self.receive.unpack(grid, fields)?;
+        Ok(())
+    }
+
+    /// Ends a [`GhostExchange::start`]: work queued on `grid`'s stream from now on sees
+    /// the ghosts (no wait on the host).
+    pub fn finish(&mut self, grid: &BlockGrid) -> Result<(), LayoutError> {
+        if std::mem::take(&mut self.started) {
+            if let (Some((_, side)), Backend::Cuda(main)) = (&self.nccl, grid.backend()) {
+                main.wait_for(side).map_err(RanksError::device)?;
+            }
+        }
         Ok(())
     }
 

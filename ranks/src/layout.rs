@@ -25,6 +25,8 @@ pub struct RankLayout {
     /// Own blocks other ranks hold as ghosts, by rank, in key order, each with the
     /// elements that rank's halos read.
     sends: BTreeMap<usize, Vec<(BlockKey, Vec<usize>)>>,
+    /// Own blocks next to a ghost (whose halos read one), in key order.
+    outer: Vec<BlockKey>,
 }
 
 impl RankLayout {
@@ -71,6 +73,13 @@ impl RankLayout {
                 }
             }
         }
+        let outer: Vec<BlockKey> = {
+            let readers: BTreeSet<BlockKey> = ghosts
+                .values()
+                .flat_map(|blocks| blocks.values().flatten().copied())
+                .collect();
+            readers.into_iter().collect()
+        };
         let read = |m: BTreeMap<usize, BTreeMap<BlockKey, Vec<BlockKey>>>| {
             m.into_iter()
                 .map(|(r, blocks)| {
@@ -87,6 +96,7 @@ impl RankLayout {
             owned,
             ghosts: read(ghosts),
             sends: read(sends),
+            outer,
         }
     }
 
@@ -98,6 +108,23 @@ impl RankLayout {
     /// The blocks this rank owns, in key order.
     pub fn owned(&self) -> &[BlockKey] {
         &self.owned
+    }
+
+    /// The blocks this rank owns whose halos read no ghost, in key order: work on them
+    /// may run while the ghosts travel ([`crate::GhostExchange::start`]).
+    pub fn inner(&self) -> Vec<BlockKey> {
+        let outer: BTreeSet<BlockKey> = self.outer.iter().copied().collect();
+        self.owned
+            .iter()
+            .copied()
+            .filter(|k| !outer.contains(k))
+            .collect()
+    }
+
+    /// The blocks this rank owns whose halos read a ghost, in key order: work on them
+    /// waits for the ghosts ([`crate::GhostExchange::finish`]).
+    pub fn outer(&self) -> &[BlockKey] {
+        &self.outer
     }
 
     /// Every ghost block, in key order per owner, with its owner.
@@ -296,6 +323,33 @@ fn neighbours(geometry: &Geometry, key: BlockKey, periodic: [bool; 3]) -> Vec<Bl
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn inner_blocks_read_no_ghost_and_outer_blocks_do() {
+        let g = Geometry::new(&[200, 130], &[32, 16], 2).expect("a geometry");
+        let keys: Vec<BlockKey> = g.all_keys().collect();
+        let owners = crate::partition(&keys, &vec![1.0; keys.len()], 3);
+        let owner: HashMap<BlockKey, usize> = keys.iter().copied().zip(owners.clone()).collect();
+        for rank in 0..3 {
+            let layout = RankLayout::new(&g, &keys, &owners, rank);
+            let (inner, outer) = (layout.inner(), layout.outer().to_vec());
+            let mut both: Vec<BlockKey> = inner.iter().chain(&outer).copied().collect();
+            both.sort();
+            assert_eq!(
+                both,
+                layout.owned(),
+                "rank {rank}: the parts are its blocks"
+            );
+            assert!(!inner.is_empty() && !outer.is_empty(), "rank {rank}");
+            let elsewhere = |k: BlockKey| {
+                neighbours(&g, k, [false; 3])
+                    .into_iter()
+                    .any(|n| owner[&n] != rank)
+            };
+            assert!(inner.iter().all(|&k| !elsewhere(k)), "rank {rank}: inner");
+            assert!(outer.iter().all(|&k| elsewhere(k)), "rank {rank}: outer");
+        }
+    }
 
     #[test]
     fn neighbours_are_mutual_and_reach_past_a_thin_last_block() {

@@ -157,15 +157,30 @@ impl<T: Real> PointPack<T> {
             Store::Device { elements, values } => {
                 let tables = [elements.ptr, values.ptr];
                 let arenas = device_arenas(fields.iter().map(|f| f.device_arena()))?;
+                let Backend::Cuda(cuda) = &self.backend else {
+                    return Err(moved("PointPack::pack"));
+                };
                 // SAFETY: the elements were checked against the slots of this layout
                 // (`check`), and the buffer holds `fields * count` values.
-                unsafe { self.queue(tables, false, &arenas, fields.len()) }
+                unsafe { self.queue(cuda, tables, false, &arenas, fields.len()) }
             }
         }
     }
 
     /// Copies the buffer into the listed points of `fields`.
     pub fn unpack(&self, grid: &BlockGrid, fields: &mut [&mut BlockField<T>]) -> Result<(), Error> {
+        self.unpack_on(None, grid, fields)
+    }
+
+    /// [`PointPack::unpack`] on the stream of `on` where given (a stream of the pack's
+    /// device, [`crate::Cuda::new_stream`], which the caller orders after the buffer's
+    /// writes), else on the pack's own.
+    pub fn unpack_on(
+        &self,
+        on: Option<&crate::Cuda>,
+        grid: &BlockGrid,
+        fields: &mut [&mut BlockField<T>],
+    ) -> Result<(), Error> {
         self.check(grid, fields.iter().map(|f| &**f))?;
         match &self.store {
             Store::Host { elements, values } => {
@@ -182,26 +197,37 @@ impl<T: Real> PointPack<T> {
             }
             Store::Device { elements, values } => {
                 let arenas = device_arenas(fields.iter().map(|f| f.device_arena()))?;
+                let cuda = match (on, &self.backend) {
+                    (Some(c), Backend::Cuda(own)) if c.ordinal() == own.ordinal() => c,
+                    (None, Backend::Cuda(own)) => own,
+                    _ => return Err(moved("PointPack::unpack_on")),
+                };
                 // SAFETY: as in `pack`.
-                unsafe { self.queue([elements.ptr, values.ptr], true, &arenas, fields.len()) }
+                unsafe {
+                    self.queue(
+                        cuda,
+                        [elements.ptr, values.ptr],
+                        true,
+                        &arenas,
+                        fields.len(),
+                    )
+                }
             }
         }
     }
 
-    /// Queues the device launch.
+    /// Queues the device launch on `cuda`.
     ///
     /// # Safety
     /// The tables and arenas must be this pack's and its fields'.
     unsafe fn queue(
         &self,
+        cuda: &crate::Cuda,
         tables: [u64; 2],
         unpack: bool,
         arenas: &[u64; HALO_FIELDS],
         fields: usize,
     ) -> Result<(), Error> {
-        let Backend::Cuda(cuda) = &self.backend else {
-            return Err(moved("PointPack"));
-        };
         // SAFETY: passed on from the caller.
         unsafe {
             queue_pack(

@@ -121,6 +121,35 @@ impl Cuda {
         })
     }
 
+    /// Makes the work queued on this backend's stream from now on wait for the work
+    /// queued so far on `other`'s (a stream of the same device, [`Cuda::new_stream`]),
+    /// without a wait on the host. Nothing to do where both are one stream.
+    pub fn wait_for(&self, other: &Cuda) -> Result<(), Error> {
+        if Arc::ptr_eq(&self.stream, &other.stream) {
+            return Ok(());
+        }
+        use cudarc::driver::{result, sys};
+        self.bind()?;
+        let event = result::event::create(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING)
+            .map_err(|e| driver::cuda_error("creating an event", e))?;
+        // SAFETY: the event and both streams are alive; the driver frees the event once
+        // the wait no longer needs it.
+        let queued = unsafe {
+            result::event::record(event, other.stream.raw).and_then(|()| {
+                result::stream::wait_event(
+                    self.stream.raw,
+                    event,
+                    sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT,
+                )
+            })
+        };
+        // SAFETY: created above; destroying a recorded event is deferred by the driver.
+        unsafe {
+            let _ = result::event::destroy(event);
+        }
+        queued.map_err(|e| driver::cuda_error("ordering two streams", e))
+    }
+
     /// This backend with a different launch-shape policy.
     pub fn with_tuning(mut self, tuning: Tuning) -> Cuda {
         self.tuning = tuning;

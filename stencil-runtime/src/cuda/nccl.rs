@@ -16,9 +16,8 @@ use std::sync::Mutex;
 pub type NcclId = [u8; 128];
 
 /// A communicator of NCCL: this process's device among the devices of a run's ranks,
-/// queuing sends and receives on the stream of the point packs they move, so that they
-/// follow the launches queued before them and precede those after, with no wait on the
-/// host.
+/// queuing sends and receives on a stream the caller names, so that they follow the
+/// launches queued there before them and precede those after, with no wait on the host.
 pub struct Nccl {
     comm: Mutex<Comm>,
     cuda: Cuda,
@@ -119,13 +118,14 @@ impl Nccl {
         &self.cuda
     }
 
-    /// Queues, as one group, the sends of `send`'s buffer ranges and the receives into
-    /// `receive`'s: for each `(rank, points)` of `sends` and each field of the pack, the
+    /// Queues on `on`'s stream (of this communicator's device), as one group, the sends
+    /// of `send`'s buffer ranges and the receives into `receive`'s: for each `(rank, points)` of `sends` and each field of the pack, the
     /// values of those points (a range of `0..send.count()`), and likewise for
     /// `receives`. Messages between two ranks pair up in the order they are listed, so
     /// both sides must list their ranges in the same order.
     pub fn exchange<T: Real>(
         &self,
+        on: &Cuda,
         send: &PointPack<T>,
         sends: &[(usize, Range<usize>)],
         receive: &mut PointPack<T>,
@@ -157,21 +157,19 @@ impl Nccl {
             Precision::F64 => sys::ncclDataType_t::ncclFloat64,
         };
         let size = std::mem::size_of::<T>() as u64;
-        // The packs' stream, which their pack and unpack launches use: a communicator
-        // outlives the runs (and streams) of a program.
-        let stream = match (send.backend(), receive.backend()) {
-            (Backend::Cuda(a), Backend::Cuda(b))
-                if a.ordinal() == self.cuda.ordinal() && b.raw_stream() == a.raw_stream() =>
-            {
-                a.raw_stream() as sys::cudaStream_t
-            }
-            _ => {
-                return Err(Error::InvalidField(format!(
-                    "NCCL exchanges point packs of one stream on its device {}",
-                    self.cuda.ordinal()
-                )))
-            }
+        // The stream `on`, of the packs' device: a communicator outlives the runs (and
+        // streams) of a program, and a caller may overlap the messages with other work.
+        let same_device = |p: &PointPack<T>| match p.backend() {
+            Backend::Cuda(c) => c.ordinal() == on.ordinal(),
+            Backend::Cpu => false,
         };
+        if on.ordinal() != self.cuda.ordinal() || !same_device(send) || !same_device(receive) {
+            return Err(Error::InvalidField(format!(
+                "NCCL exchanges point packs on its device {}",
+                self.cuda.ordinal()
+            )));
+        }
+        let stream = on.raw_stream() as sys::cudaStream_t;
         let comm = self.comm.lock().map_err(|_| Error::Cuda {
             op: "NCCL".into(),
             cause: "a thread failed while holding the communicator".into(),

@@ -9,7 +9,8 @@ use stencil_runtime::blocks::{
 };
 use stencil_runtime::{Field, Real};
 
-/// How each kind of field's halos are filled, as wide as the kernels read them.
+/// How each kind of field's halos are filled, as wide as the kernels read them (of every
+/// present block, or of some: [`exchanges`]).
 pub(super) struct Exchanges {
     /// The surface and the velocities (two layers, one launch): where a block is absent,
     /// the dry surface and zero velocities.
@@ -151,6 +152,7 @@ pub(super) fn dry_at<T: Real>(
 pub(super) fn exchanges(
     blocks: &BlockGrid,
     boundaries: &Boundaries,
+    only: Option<&[BlockKey]>,
 ) -> Result<Exchanges, FloodError> {
     let side = |axis: usize| {
         if boundaries.periodic(axis) {
@@ -168,8 +170,12 @@ pub(super) fn exchanges(
         sides,
         absent: Absent::Value(0.0),
     };
+    let plan = |rule: &HaloRule, widths| match only {
+        Some(keys) => HaloExchange::of_blocks(blocks, rule, widths, keys),
+        None => HaloExchange::with_widths(blocks, rule, widths),
+    };
     Ok(Exchanges {
-        state: HaloExchange::with_width(blocks, &surface, 2)?,
-        faces: HaloExchange::with_widths(blocks, &zero, [[0, 1], [0, 1], [0, 0]])?,
+        state: plan(&surface, [[2, 2]; 3])?,
+        faces: plan(&zero, [[0, 1], [0, 1], [0, 0]])?,
     })
 }

@@ -35,7 +35,7 @@ use crate::model::{launch_advance, launch_faces, stage_pair, Kp07Steps, Stage, W
 use crate::{Boundaries, FloodError, Grid, Physics, Setup};
 use extent::Extent;
 use layout::{dry_at, dry_surface, exchanges, wanted_blocks, wet_blocks, Exchanges};
-use ranked::{Distribution, Ghosts};
+use ranked::Distribution;
 use std::sync::Arc;
 use stencil_runtime::blocks::{BlockFlags, BlockGrid, BlockKey, FlagsReader};
 use stencil_runtime::{Backend, BlockField, BlockList, Field, Real, Value};
@@ -176,7 +176,7 @@ impl<T: Real> SparseShallowWater<T> {
         physics: Physics,
         corners: Arc<Field<T>>,
         [surface, q, p]: [&Field<T>; 3],
-        distribution: Option<Distribution<T>>,
+        mut distribution: Option<Distribution<T>>,
     ) -> Result<SparseShallowWater<T>, FloodError> {
         let block = distribution.as_ref().map_or(BLOCK, |d| d.block);
         let mut blocks = BlockGrid::new(backend, &[grid.nx, grid.ny], &block, BED_HALO)?;
@@ -192,7 +192,10 @@ impl<T: Real> SparseShallowWater<T> {
         let fluxes = [zeros()?, zeros()?, zeros()?, zeros()?, zeros()?, zeros()?];
         let bed = cut(&corners)?;
         let dry = BlockField::from_fn(&blocks, dry_at(&corners, grid, boundaries))?;
-        let exchanges = exchanges(&blocks, boundaries)?;
+        let exchanges = exchanges(&blocks, boundaries, None)?;
+        if let Some(d) = &mut distribution {
+            d.split(&blocks, boundaries)?;
+        }
         let mut flow = SparseShallowWater {
             backend: backend.clone(),
             grid,
@@ -392,17 +395,13 @@ impl<T: Real> Kp07Steps<T> for SparseShallowWater<T> {
 
     fn evaluate_fluxes_on(&mut self, on: &Backend, which: Which, t: f64) -> Result<T, FloodError> {
         let s = self.scalars(t);
+        if self.distribution.is_some() {
+            return self.ranked_fluxes(on, which, &s);
+        }
         let state = which.pick(&mut self.now, &mut self.stage);
         // The faces (and the stage after them) read the surface and the velocities two
         // cells along.
         let [w, _, _, u, v] = state;
-        if let Some(d) = &mut self.distribution {
-            d.fill_ghosts(
-                Ghosts::State,
-                &self.blocks,
-                &mut [&mut *w, &mut *u, &mut *v],
-            )?;
-        }
         self.exchanges
             .state
             .run_paired((w, &self.dry), &mut [u, v])?;
@@ -411,18 +410,14 @@ impl<T: Real> Kp07Steps<T> for SparseShallowWater<T> {
             launch_faces!(kp07::faces::launch_blocks[on, list], &*state, &self.bed, fluxes, &s)?;
         // A cell reads its east and north neighbours' faces.
         let [a, b, c, d, e, f] = &mut self.fluxes;
-        if let Some(dist) = &mut self.distribution {
-            dist.fill_ghosts(
-                Ghosts::Faces,
-                &self.blocks,
-                &mut [&mut *a, &mut *b, &mut *c, &mut *d, &mut *e, &mut *f],
-            )?;
-        }
         self.exchanges.faces.run_many(&mut [a, b, c, d, e, f])?;
         Ok(speed)
     }
 
     fn launch_advance(&mut self, stage: &Stage<T>) -> Result<(), FloodError> {
+        if self.distribution.is_some() {
+            return self.ranked_advance(stage);
+        }
         let (from, to) = stage_pair(stage.forward, &mut self.now, &mut self.stage);
         let (on, list) = (&self.backend, &self.list);
         launch_advance!(

@@ -10,12 +10,16 @@
 //! Still to come: following the water (blocks added and freed across ranks, rebalanced),
 //! overlap.
 
+use super::layout::{exchanges, Exchanges};
 use super::SparseShallowWater;
+use crate::kernels::kp07;
 use crate::model::{corner_field, initial_fields, own_stream, BED_HALO};
+use crate::model::{launch_advance, launch_faces, stage_pair, Kp07Scalars, Stage, Which};
+use crate::Boundaries;
 use crate::{FloodError, Setup, Survey};
 use std::sync::Arc;
 use stencil_ranks::{partition, GhostExchange, Op, RankLayout, Ranks};
-use stencil_runtime::{Backend, BlockField, BlockGrid, Real};
+use stencil_runtime::{Backend, BlockField, BlockGrid, BlockList, Real};
 
 /// This rank's part of a run over ranks. (Without MPI `Ranks` is `Send` and `Sync`, and so
 /// is a sparse run; with MPI a run stays on the thread that started MPI.)
@@ -28,6 +32,19 @@ pub(super) struct Distribution<T> {
     /// The ghost fills of the state (surface, velocities) and of the face fluxes, planned
     /// at their first use on the grid's present layout.
     plans: [Option<GhostExchange<T>>; 2],
+    /// The rank's blocks in two parts, for the grid's present layout
+    /// ([`Distribution::split`]).
+    parts: Option<Parts>,
+}
+
+/// A rank's blocks in two parts: those whose halos read no ghost (computed while the
+/// ghosts travel) and the others (computed after), each with its launch list and its
+/// halo exchanges.
+struct Parts {
+    /// Inner, then outer.
+    lists: [BlockList; 2],
+    /// Inner, then outer.
+    exchanges: [Exchanges; 2],
 }
 
 /// Which fields' ghosts a fill is for.
@@ -66,7 +83,36 @@ impl<T: Real> Distribution<T> {
             block,
             layout,
             plans: [None, None],
+            parts: None,
         }
+    }
+
+    /// Splits this rank's blocks of `grid` (its present layout) into the inner and outer
+    /// parts, with their lists and halo exchanges.
+    pub fn split(&mut self, grid: &BlockGrid, boundaries: &Boundaries) -> Result<(), FloodError> {
+        let inner = self.layout.inner();
+        let outer = self.layout.outer();
+        self.parts = Some(Parts {
+            lists: [BlockList::new(grid, &inner)?, BlockList::new(grid, outer)?],
+            exchanges: [
+                exchanges(grid, boundaries, Some(&inner))?,
+                exchanges(grid, boundaries, Some(outer))?,
+            ],
+        });
+        Ok(())
+    }
+
+    /// The ghost fill `which`, planned at its first use.
+    fn plan(
+        &mut self,
+        which: Ghosts,
+        grid: &BlockGrid,
+        fields: usize,
+    ) -> Result<&mut GhostExchange<T>, FloodError> {
+        Ok(match &mut self.plans[which as usize] {
+            Some(plan) => plan,
+            empty => empty.insert(self.layout.ghost_exchange(&self.ranks, grid, fields)?),
+        })
     }
 
     /// The same part for a new grid (after a restore): the ghost fills are planned again.
@@ -82,14 +128,10 @@ impl<T: Real> Distribution<T> {
         grid: &BlockGrid,
         fields: &mut [&mut BlockField<T>],
     ) -> Result<(), FloodError> {
-        let plan = match &mut self.plans[which as usize] {
-            Some(plan) => plan,
-            empty => empty.insert(
-                self.layout
-                    .ghost_exchange(&self.ranks, grid, fields.len())?,
-            ),
-        };
-        Ok(plan.run(&self.ranks, grid, fields)?)
+        let ranks = self.ranks.clone();
+        Ok(self
+            .plan(which, grid, fields.len())?
+            .run(&ranks, grid, fields)?)
     }
 
     /// The largest of `value` over the ranks.
@@ -215,5 +257,78 @@ impl<T: Real> SparseShallowWater<T> {
         self.backend.synchronize()?;
         d.all_max(0.0);
         Ok(Some(start.elapsed().as_secs_f64() / repeats.max(1) as f64))
+    }
+}
+
+impl<T: Real> SparseShallowWater<T> {
+    /// The faces of a stage over ranks: the state's ghosts sent while the faces of the
+    /// inner blocks are computed, then the outer blocks'; the faces' ghosts started, to
+    /// travel while [`SparseShallowWater::ranked_advance`] updates the inner blocks.
+    /// Returns the largest wave speed of this rank's blocks.
+    pub(super) fn ranked_fluxes(
+        &mut self,
+        on: &Backend,
+        which: Which,
+        s: &Kp07Scalars<T>,
+    ) -> Result<T, FloodError> {
+        let d = self.distribution.as_mut().expect("a run over ranks");
+        let ranks = d.ranks.clone();
+        let grid = &self.blocks;
+        let state = which.pick(&mut self.now, &mut self.stage);
+        {
+            let [w, _, _, u, v] = &mut *state;
+            d.plan(Ghosts::State, grid, 3)?
+                .start(&ranks, grid, &mut [w, u, v])?;
+        }
+        let mut speed: Option<T> = None;
+        for part in 0..2 {
+            if part == 1 {
+                d.plan(Ghosts::State, grid, 3)?.finish(grid)?;
+            }
+            let parts = d.parts.as_ref().expect("split at the start");
+            {
+                let [w, _, _, u, v] = &mut *state;
+                parts.exchanges[part]
+                    .state
+                    .run_paired((w, &self.dry), &mut [u, v])?;
+            }
+            let list = &parts.lists[part];
+            let fluxes = &mut self.fluxes;
+            let part_speed =
+                launch_faces!(kp07::faces::launch_blocks[on, list], &*state, &self.bed, fluxes, s)?;
+            // The larger, a NaN (an instability) kept.
+            speed = Some(match speed {
+                Some(a) if a.is_nan() || a >= part_speed => a,
+                _ => part_speed,
+            });
+        }
+        let [a, b, c, e, f, g] = &mut self.fluxes;
+        d.plan(Ghosts::Faces, grid, 6)?
+            .start(&ranks, grid, &mut [a, b, c, e, f, g])?;
+        Ok(speed.expect("two parts"))
+    }
+
+    /// The update of a stage over ranks: the inner blocks while the faces' ghosts
+    /// travel, then the outer blocks.
+    pub(super) fn ranked_advance(&mut self, stage: &Stage<T>) -> Result<(), FloodError> {
+        let d = self.distribution.as_mut().expect("a run over ranks");
+        let grid = &self.blocks;
+        for part in 0..2 {
+            if part == 1 {
+                d.plan(Ghosts::Faces, grid, 6)?.finish(grid)?;
+            }
+            let parts = d.parts.as_ref().expect("split at the start");
+            let [a, b, c, e, f, g] = &mut self.fluxes;
+            parts.exchanges[part]
+                .faces
+                .run_many(&mut [a, b, c, e, f, g])?;
+            let (from, to) = stage_pair(stage.forward, &mut self.now, &mut self.stage);
+            let (on, list) = (&self.backend, &parts.lists[part]);
+            launch_advance!(
+                kp07::advance::launch_blocks[on, list],
+                from, &self.fluxes, &self.bed, to, stage
+            )?;
+        }
+        Ok(())
     }
 }

@@ -77,7 +77,7 @@ impl<T: Real> SparseShallowWater<T> {
             extent.follow(&self.blocks, &change)?;
         }
         self.list = BlockList::present(&self.blocks)?;
-        self.exchanges = exchanges(&self.blocks, &self.boundaries)?;
+        self.exchanges = exchanges(&self.blocks, &self.boundaries, None)?;
         self.peak_memory = self.peak_memory.max(self.memory());
         self.layout_changes.0 += 1;
         self.layout_changes.1 += start.elapsed();

@@ -29,7 +29,7 @@ mod plan;
 mod run;
 
 use super::field::BlockField;
-use super::grid::BlockGrid;
+use super::grid::{BlockGrid, BlockKey};
 use super::predict::Predictor;
 use crate::cuda::memory::DeviceBuffer;
 use crate::{Backend, Error, Precision, Real};
@@ -184,7 +184,23 @@ impl HaloExchange {
         width: usize,
     ) -> Result<HaloExchange, Error> {
         let widths = [[width; 2]; 3];
-        HaloExchange::of_plan(grid, Plan::new(grid, rule, widths, Some(level))?)
+        let on_level = |k: BlockKey| k.level == level;
+        HaloExchange::of_plan(grid, Plan::new(grid, rule, widths, Some(&on_level))?)
+    }
+
+    /// Plans the exchange of `rule` filling, as [`HaloExchange::with_widths`], the halos
+    /// of the present blocks `keys` only (their neighbours are read, not filled): a run
+    /// over ranks fills the halos of the blocks inside its part while the ghosts travel,
+    /// and of the blocks next to them after.
+    pub fn of_blocks(
+        grid: &BlockGrid,
+        rule: &HaloRule,
+        widths: HaloWidths,
+        keys: &[BlockKey],
+    ) -> Result<HaloExchange, Error> {
+        let set: std::collections::HashSet<BlockKey> = keys.iter().copied().collect();
+        let listed = |k: BlockKey| set.contains(&k);
+        HaloExchange::of_plan(grid, Plan::new(grid, rule, widths, Some(&listed))?)
     }
 
     /// An exchange of no halo that copies points `(destination, source)` and sums points

@@ -67,12 +67,12 @@ pub(super) struct Plan {
 impl Plan {
     /// The plan of `rule` on `grid`'s present layout, filling `widths[a]` (below, above)
     /// layers of halo along each axis `a`.
-    /// Only the blocks of level `only` are filled if it is given.
+    /// Only the blocks `only` accepts are filled if it is given.
     pub fn new(
         grid: &BlockGrid,
         rule: &HaloRule,
         widths: HaloWidths,
-        only: Option<u8>,
+        only: Option<&dyn Fn(BlockKey) -> bool>,
     ) -> Result<Plan, Error> {
         let g = *grid.geometry();
         let mut plan = Plan {
@@ -94,7 +94,7 @@ impl Plan {
         }
         let mut own: Vec<(usize, f64)> = Vec::new();
         for (slot, info) in grid.blocks() {
-            if only.is_some_and(|l| l != info.key.level) {
+            if only.is_some_and(|accepts| !accepts(info.key)) {
                 continue;
             }
             let mut side_value = |v: f64| plan.op(0.0, v);
