@@ -17,13 +17,13 @@
 //!
 //! [`GhostExchange`] is that fill planned once for a set of fields: on the CPU its
 //! messages go through MPI; on devices (one per rank) the points are packed on the
-//! device, sent through NCCL on the grid's stream and unpacked there, with no wait on
-//! the host.
+//! device, sent through NCCL and unpacked there, with no wait on the host; its
+//! [`GhostExchange::start`] and [`GhostExchange::finish`] let the blocks that read no ghost
+//! ([`RankLayout::inner`]) be computed while the ghosts travel on a stream of their own.
 //!
 //! Periodic axes wrap across ranks ([`RankLayout::with_periodic`]). Shallow water runs on
 //! this layer (`SparseShallowWater::over_ranks`). Still to come (see the multi-GPU
-//! issue): the overlap of interior blocks with the ghosts' transfer, blocks that move
-//! between ranks, multigrid.
+//! issue): blocks that move between ranks, multigrid.
 
 mod comm;
 mod ghosts;

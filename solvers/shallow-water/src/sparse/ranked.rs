@@ -5,10 +5,13 @@
 //! The steps are decided on the host. A rank's cells equal one rank's bit for bit
 //! (`src/bin/sw-ranks-check.rs` under mpirun, `tests/ranks.rs`).
 //!
-//! On devices the ghosts travel through NCCL on the run's stream ([`GhostExchange`]).
+//! On devices the ghosts travel through NCCL ([`GhostExchange`]) on a stream of their
+//! own while the blocks whose halos read no ghost (the inner part) get their halos filled
+//! and their faces computed, or their stage update; the blocks next to other ranks (the
+//! outer part) follow once the ghosts are in. On the CPU the ghosts are filled first.
+//! Runs of over a million cells per rank take blocks of 256 x 64 ([`ranked_block`]).
 //!
-//! Still to come: following the water (blocks added and freed across ranks, rebalanced),
-//! overlap.
+//! Still to come: following the water (blocks added and freed across ranks, rebalanced).
 
 use super::layout::{exchanges, Exchanges};
 use super::SparseShallowWater;
