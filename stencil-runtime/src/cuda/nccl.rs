@@ -213,3 +213,27 @@ impl Drop for Nccl {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Nccl;
+
+    /// Without NCCL (as on the CI machine) asking for it is a typed error that names the
+    /// library and what to do; with it, a unique id can be made.
+    #[test]
+    fn a_missing_library_is_an_error_that_says_what_to_do() {
+        match Nccl::available() {
+            Ok(()) => {
+                println!("NCCL is installed here: making a unique id instead");
+                assert!(Nccl::unique_id().is_ok());
+            }
+            Err(e) => {
+                let text = e.to_string();
+                assert!(text.contains("libnccl.so.2"), "{text}");
+                assert!(text.contains("LD_LIBRARY_PATH"), "{text}");
+                let again = Nccl::unique_id().expect_err("no NCCL, no id");
+                assert_eq!(again.to_string(), text);
+            }
+        }
+    }
+}

@@ -236,9 +236,9 @@ impl<T: Real> SparseShallowWater<T> {
     /// Seconds the ghost fills of one step take on this rank (two stages, each the
     /// state's and the faces' fill, as a step does them), averaged over `repeats` steps'
     /// worth and waited for: the halo traffic a step would have if nothing overlapped
-    /// it. `None` without ranks. Every rank calls it at the same point.
+    /// it. `None` without several ranks. Every rank calls it at the same point.
     pub fn ghost_fill_seconds(&mut self, repeats: usize) -> Result<Option<f64>, FloodError> {
-        let Some(d) = &mut self.distribution else {
+        let Some(d) = self.distribution.as_mut().filter(|d| d.ranks.size() > 1) else {
             return Ok(None);
         };
         let [w, _, _, u, v] = &mut self.now;
