@@ -100,11 +100,6 @@ impl RankLayout {
 }
 
 impl<T: Real> GhostExchange<T> {
-    /// Values sent per run (all fields, all neighbouring ranks).
-    pub fn values_sent(&self) -> usize {
-        self.send.count() * self.send.fields()
-    }
-
     /// Fills the ghost blocks of `fields` (as many as planned, on the planned layout of
     /// `grid`) from their owners, and sends the points of this rank's blocks that other
     /// ranks read. Every rank runs it at the same point.

@@ -261,9 +261,6 @@ fn read_elements(
 /// What went wrong filling ghosts.
 #[derive(Debug, thiserror::Error)]
 pub enum LayoutError {
-    /// A block of the layout is not on the rank's grid.
-    #[error("block {0:?} of this rank's layout is not on its grid: add `RankLayout::local_keys` to the grid")]
-    Missing(BlockKey),
     /// A message held fewer values than the layout expects.
     #[error("a ghost message is short: the ranks' layouts differ")]
     ShortMessage,

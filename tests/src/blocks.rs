@@ -453,10 +453,9 @@ pub fn copies_into_dense_fields<T: Real>(backend: &Backend) {
     }
 }
 
-/// A [`PointPack`] of scattered points of three fields: packed, its buffer holds the
-/// fields' values at those points, field after field (read back through a pack on the
-/// CPU for a device); unpacked into zeroed fields, those points (and no others) take
-/// them. Bad packs are refused.
+/// A [`PointPack`] of scattered points of three fields, packed and unpacked into zeroed
+/// fields: those points (and no others) take the fields' values. On the CPU the buffer
+/// is read directly: field after field. Bad packs are refused.
 pub fn point_packs_round_trip<T: Real>(backend: &Backend) {
     let grid = random_grid(backend, "pack", &[100, 70], &[32, 16], 0.6);
     let g = *grid.geometry();

@@ -162,7 +162,17 @@ impl<T: Real> PointPack<T> {
                 };
                 // SAFETY: the elements were checked against the slots of this layout
                 // (`check`), and the buffer holds `fields * count` values.
-                unsafe { self.queue(cuda, tables, false, &arenas, fields.len()) }
+                unsafe {
+                    queue_pack(
+                        cuda,
+                        T::PRECISION,
+                        count,
+                        tables,
+                        false,
+                        &arenas,
+                        fields.len(),
+                    )
+                }
             }
         }
     }
@@ -202,43 +212,20 @@ impl<T: Real> PointPack<T> {
                     (None, Backend::Cuda(own)) => own,
                     _ => return Err(moved("PointPack::unpack_on")),
                 };
+                let tables = [elements.ptr, values.ptr];
                 // SAFETY: as in `pack`.
                 unsafe {
-                    self.queue(
+                    queue_pack(
                         cuda,
-                        [elements.ptr, values.ptr],
+                        T::PRECISION,
+                        self.count,
+                        tables,
                         true,
                         &arenas,
                         fields.len(),
                     )
                 }
             }
-        }
-    }
-
-    /// Queues the device launch on `cuda`.
-    ///
-    /// # Safety
-    /// The tables and arenas must be this pack's and its fields'.
-    unsafe fn queue(
-        &self,
-        cuda: &crate::Cuda,
-        tables: [u64; 2],
-        unpack: bool,
-        arenas: &[u64; HALO_FIELDS],
-        fields: usize,
-    ) -> Result<(), Error> {
-        // SAFETY: passed on from the caller.
-        unsafe {
-            queue_pack(
-                cuda,
-                T::PRECISION,
-                self.count,
-                tables,
-                unpack,
-                arenas,
-                fields,
-            )
         }
     }
 

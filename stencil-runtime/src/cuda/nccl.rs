@@ -119,9 +119,9 @@ impl Nccl {
     }
 
     /// Queues on `on`'s stream (of this communicator's device), as one group, the sends
-    /// of `send`'s buffer ranges and the receives into `receive`'s: for each `(rank, points)` of `sends` and each field of the pack, the
-    /// values of those points (a range of `0..send.count()`), and likewise for
-    /// `receives`. Messages between two ranks pair up in the order they are listed, so
+    /// of `send`'s buffer ranges and the receives into `receive`'s: for each
+    /// `(rank, points)` of `sends` and each field of the pack, the values of those points
+    /// (a range of `0..send.count()`), and likewise for `receives`. Messages between two ranks pair up in the order they are listed, so
     /// both sides must list their ranges in the same order.
     pub fn exchange<T: Real>(
         &self,
@@ -131,12 +131,26 @@ impl Nccl {
         receive: &mut PointPack<T>,
         receives: &[(usize, Range<usize>)],
     ) -> Result<(), Error> {
-        let on_device = |p: &PointPack<T>| {
-            p.device_values().ok_or_else(|| {
-                Error::InvalidField("NCCL exchanges point packs on a device, not the host".into())
-            })
+        // The stream `on` and both packs on this communicator's device: a communicator
+        // outlives the runs (and streams) of a program, and a caller may overlap the
+        // messages with other work.
+        let on_device = |p: &PointPack<T>| match p.backend() {
+            Backend::Cuda(c) if c.ordinal() == on.ordinal() => p.device_values(),
+            _ => None,
         };
-        let (from, into) = (on_device(send)?, on_device(receive)?);
+        let (Some(from), Some(into)) = (on_device(send), on_device(receive)) else {
+            return Err(Error::InvalidField(format!(
+                "NCCL exchanges point packs on its device {}",
+                self.cuda.ordinal()
+            )));
+        };
+        if on.ordinal() != self.cuda.ordinal() {
+            return Err(Error::InvalidField(format!(
+                "NCCL queues on its device {}, not {}",
+                self.cuda.ordinal(),
+                on.ordinal()
+            )));
+        }
         for (rank, _) in sends.iter().chain(receives) {
             if *rank >= self.size || *rank == self.rank {
                 return Err(Error::InvalidField(format!(
@@ -157,18 +171,6 @@ impl Nccl {
             Precision::F64 => sys::ncclDataType_t::ncclFloat64,
         };
         let size = std::mem::size_of::<T>() as u64;
-        // The stream `on`, of the packs' device: a communicator outlives the runs (and
-        // streams) of a program, and a caller may overlap the messages with other work.
-        let same_device = |p: &PointPack<T>| match p.backend() {
-            Backend::Cuda(c) => c.ordinal() == on.ordinal(),
-            Backend::Cpu => false,
-        };
-        if on.ordinal() != self.cuda.ordinal() || !same_device(send) || !same_device(receive) {
-            return Err(Error::InvalidField(format!(
-                "NCCL exchanges point packs on its device {}",
-                self.cuda.ordinal()
-            )));
-        }
         let stream = on.raw_stream() as sys::cudaStream_t;
         let comm = self.comm.lock().map_err(|_| Error::Cuda {
             op: "NCCL".into(),

@@ -1,6 +1,7 @@
 //! Shallow water on a block grid: only the blocks with water and their neighbours are
 //! stored ("sparse memory"), the same kernels run over them (`launch_blocks`), and halos
-//! come from [`HaloExchange`](stencil_runtime::blocks::HaloExchange)s instead of the dense fields' memory.
+//! come from [`HaloExchange`](stencil_runtime::blocks::HaloExchange)s instead of the
+//! dense fields' memory.
 //!
 //! Every [`REGRID_EVERY`] steps the run finds, on the backend, the blocks that are not in
 //! the dry state (surface at the bed, no discharge: `kp07::activity`, then block flags)

@@ -423,10 +423,8 @@ pub(crate) fn block_shape(
     blocks: usize,
 ) -> Option<LaunchShape> {
     if let Some(s) = vector_block_shape(dims, block, tiles, vector) {
-        let per_block: usize = (0..3)
-            .map(|a| block[a] / (s.block[a] as usize * if a == 0 { vector as usize } else { 1 }))
-            .product();
-        if per_block * blocks >= MANY_TILES {
+        let per_block = s.grid(dims, block).map_or(0, |t| t.iter().product::<u32>());
+        if per_block as usize * blocks >= MANY_TILES {
             return Some(s);
         }
     }
@@ -459,8 +457,8 @@ const VECTOR_THREADS: usize = 128;
 /// A shape with vectors of `vector` points along x and one point along the other axes
 /// whose tile divides `block`: as many threads along x as the row has vectors (at most
 /// 32, at least 8), then along y (and z) up to [`VECTOR_THREADS`] threads, each a divisor
-/// of the block's extent. `None` where the kernel has no vector entry of one point, or no such shape
-/// exists.
+/// of the block's extent. `None` where the kernel has no vector entry of one point, or
+/// no such shape exists.
 fn vector_block_shape(
     dims: usize,
     block: [usize; 3],
