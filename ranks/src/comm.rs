@@ -36,6 +36,16 @@ pub enum RanksError {
     /// MPI could not be started.
     #[error("MPI could not be initialised (was it initialised twice?)")]
     Init,
+    /// A grid too small to give every rank a slab.
+    #[error("a grid of {n} planes cannot give each of {size} ranks a slab starting at a multiple of {align} planes: use fewer ranks or a larger grid")]
+    TooFewPlanes {
+        /// The planes along the split axis.
+        n: usize,
+        /// The ranks.
+        size: usize,
+        /// The alignment of the slabs' starts.
+        align: usize,
+    },
     /// A message to or from a rank that does not exist.
     #[error("rank {rank} does not exist: the run has {size} ranks")]
     NoSuchRank {

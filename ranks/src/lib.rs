@@ -22,17 +22,24 @@
 //! ([`RankLayout::inner`]) be computed while the ghosts travel on a stream of their own.
 //!
 //! Periodic axes wrap across ranks ([`RankLayout::with_periodic`]). Shallow water runs on
-//! this layer (`SparseShallowWater::over_ranks`). Still to come (see the multi-GPU
-//! issue): blocks that move between ranks, multigrid.
+//! this layer (`SparseShallowWater::over_ranks`).
+//!
+//! [`Slabs`] is the other decomposition: a dense grid cut along its last axis into slabs
+//! of consecutive planes, one per rank, with ghost planes exchanged at the cuts and slabs
+//! gathered onto rank 0 and scattered back. The multigrid Poisson solver runs over ranks
+//! on it (`multigrid::Solver::on_ranks`). Still to come (see the multi-GPU issue): blocks
+//! that move between ranks.
 
 mod comm;
 mod ghosts;
 mod launch;
 mod layout;
 mod partition;
+mod slabs;
 
 pub use comm::{Op, Ranks, RanksError};
 pub use ghosts::GhostExchange;
 pub use launch::{mpirun, output_within};
 pub use layout::{LayoutError, RankLayout};
 pub use partition::{morton, partition};
+pub use slabs::Slabs;

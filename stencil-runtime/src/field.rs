@@ -6,6 +6,7 @@ use crate::cuda::{BoxCopy, DeviceBuffer, Place, RowCopy};
 use crate::{Backend, Element, Error};
 
 mod layout;
+mod planes;
 use layout::Layout;
 
 /// The memory holding a field's values.

@@ -23,12 +23,15 @@ mod ops;
 mod options;
 mod preconditioner;
 mod problem;
+mod ranked;
 mod report;
 mod schedule;
 mod solve;
 mod solver;
 
-pub use options::{Boundary, BoundaryKind, Cycle, Options, Order, Precision, Smoother};
+pub use options::{
+    Boundary, BoundaryKind, Cycle, Options, Order, Precision, Smoother, GATHER_BELOW,
+};
 pub use preconditioner::srj_schedule;
 pub use problem::Problem;
 pub use report::{CycleStat, LevelStat, Report};
@@ -48,6 +51,9 @@ pub enum SolveError {
         /// The size given.
         n: usize,
     },
+    /// What several ranks cannot do, or a failure between them.
+    #[error("over several ranks: {0}")]
+    Ranks(String),
     /// A parameter outside its range.
     #[error("option `{name}` = {value} is invalid: {expected}")]
     Option {

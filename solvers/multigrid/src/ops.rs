@@ -6,12 +6,27 @@
 
 use crate::kernels::mg;
 use crate::options::{BoundaryKind, Options, Order};
+use std::rc::Rc;
+use stencil_ranks::{Op, Slabs};
 use stencil_runtime::{Backend, Error, Field, Real};
 
+/// The boundary code of a side whose ghost layer holds the neighbours' values: a periodic
+/// side's after its wrap, or a cut between two ranks' slabs after their exchange.
+const NEIGHBOURS: i64 = 3;
+
 /// The 2-norm of a residual from the sum of squares its defect kernel reduces (what a
-/// deferred read of [`Ops::defect`] or [`Ops::correct_defect2`] gives).
-pub(crate) fn norm_of_sum(sum_of_squares: f64) -> f64 {
+/// deferred read of [`Ops::defect`] or [`Ops::correct_defect2`] gives), on one rank.
+fn norm_of_sum(sum_of_squares: f64) -> f64 {
     sum_of_squares.sqrt()
+}
+
+/// A failure between ranks as the run time's error (the solver's kernels and exchanges
+/// share one error path).
+fn ranks_error(e: stencil_ranks::RanksError) -> Error {
+    match e {
+        stencil_ranks::RanksError::Device(inner) => *inner,
+        other => Error::Backend(other.to_string()),
+    }
 }
 
 /// The operator `-(ax u_xx + ay u_yy [+ az u_zz])` with its boundary kinds, and the
@@ -30,6 +45,10 @@ pub(crate) struct Ops {
     hi: [i64; 3],
     /// Which axes are periodic.
     periodic: [bool; 3],
+    /// Over several ranks: the slabs of the last axis that this rank's fields hold (of
+    /// the finest level; ghost planes at the cuts are filled wherever a periodic side
+    /// would be wrapped, at any level).
+    slabs: Option<Rc<Slabs>>,
 }
 
 impl Ops {
@@ -45,6 +64,65 @@ impl Ops {
             lo: [sides[0], sides[2], sides[4]],
             hi: [sides[1], sides[3], sides[5]],
             periodic: [0, 1, 2].map(|a| a < dims && kinds[2 * a] == BoundaryKind::Periodic),
+            slabs: None,
+        }
+    }
+
+    /// The operator on this rank's slab of `slabs` (along the last axis): the sides at
+    /// the cuts read their ghost planes, which the neighbouring ranks fill.
+    pub fn on_slabs(mut self, slabs: Rc<Slabs>) -> Ops {
+        let last = self.dims - 1;
+        if slabs.cut(true) {
+            self.sides[2 * last] = NEIGHBOURS;
+            self.lo[last] = NEIGHBOURS;
+        }
+        if slabs.cut(false) {
+            self.sides[2 * last + 1] = NEIGHBOURS;
+            self.hi[last] = NEIGHBOURS;
+        }
+        self.slabs = Some(slabs);
+        self
+    }
+
+    /// The 2-norm from a sum of squares over this rank's nodes: over every rank's, on
+    /// several (a NaN, a norm left unread, is the same on every rank and stays one).
+    pub fn norm_of(&self, sum_of_squares: f64) -> f64 {
+        match &self.slabs {
+            Some(s) if !sum_of_squares.is_nan() => {
+                let mut v = [sum_of_squares];
+                s.ranks().all_reduce(&mut v, Op::Sum);
+                norm_of_sum(v[0])
+            }
+            _ => norm_of_sum(sum_of_squares),
+        }
+    }
+
+    /// Seconds per fill of `f`'s ghost planes at the cuts, 1 deep, over `repeats` fills
+    /// waited for (`None` on one rank).
+    pub fn cut_seconds<T: Real>(
+        &self,
+        b: &Backend,
+        f: &mut Field<T>,
+        repeats: usize,
+    ) -> Result<Option<f64>, Error> {
+        if self.slabs.as_ref().is_none_or(|s| s.ranks().size() <= 1) {
+            return Ok(None);
+        }
+        self.fill_cuts(b, f, 1)?;
+        b.synchronize()?;
+        let start = std::time::Instant::now();
+        for _ in 0..repeats {
+            self.fill_cuts(b, f, 1)?;
+        }
+        b.synchronize()?;
+        Ok(Some(start.elapsed().as_secs_f64() / repeats.max(1) as f64))
+    }
+
+    /// Fills the ghost planes at the cuts of this rank's slab of `f`, `depth` deep.
+    fn fill_cuts<T: Real>(&self, b: &Backend, f: &mut Field<T>, depth: usize) -> Result<(), Error> {
+        match &self.slabs {
+            Some(s) => s.fill_cuts(b, f, depth).map_err(ranks_error),
+            None => Ok(()),
         }
     }
 
@@ -54,8 +132,10 @@ impl Ops {
     }
 
     /// Fills `depth` ghost layers of `f` along every periodic axis with the periodic images
-    /// (the last node of a periodic axis repeats the first: the period is `n - 1`).
+    /// (the last node of a periodic axis repeats the first: the period is `n - 1`), and
+    /// at the cuts of a rank's slab with the neighbouring ranks' planes.
     pub fn wrap<T: Real>(&self, b: &Backend, f: &mut Field<T>, depth: usize) -> Result<(), Error> {
+        self.fill_cuts(b, f, depth)?;
         for axis in 0..self.dims {
             if self.periodic[axis] {
                 let n = f.extent()[axis];
@@ -184,8 +264,11 @@ impl Ops {
         &self,
         b: &Backend,
         e: &mut Field<T>,
-        coarse: &Field<T>,
+        coarse: &mut Field<T>,
     ) -> Result<(), Error> {
+        // A slab's last fine plane lies between its coarse slab's last plane and the next
+        // rank's first.
+        self.fill_cuts(b, coarse, 1)?;
         let (lo, hi) = self.sides();
         match self.dims {
             2 => mg::prolong_add::launch(b, e, coarse, lo, hi),
@@ -238,7 +321,7 @@ impl Ops {
             Order::Fourth => mg::defect4::launch(b, u, f, res, c, h2inv, lo, hi)?,
             Order::Sixth => mg::defect6::launch(b, u, f, res, c, h2inv, lo, hi)?,
         };
-        Ok(norm_of_sum(norm2))
+        Ok(self.norm_of(norm2))
     }
 
     /// `out = u + e` and the 2nd-order residual `res = f - A out` in one launch; returns
@@ -261,7 +344,7 @@ impl Ops {
         let (lo, hi) = self.sides();
         let norm2 =
             mg::correct_defect2::launch(b, u, e, f, out, res, c, h2inv, self.kappa, lo, hi)?;
-        Ok(norm_of_sum(norm2))
+        Ok(self.norm_of(norm2))
     }
 
     /// The mean of `u` over the distinct nodes (a periodic axis's last node repeats the

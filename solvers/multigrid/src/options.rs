@@ -192,6 +192,10 @@ pub struct Options {
     /// measured fastest on the solve's backend ([`Schedule::for_backend`]). The iterates
     /// are the same under every schedule.
     pub schedule: Option<Schedule>,
+    /// Over several ranks ([`crate::Solver::on_ranks`]): the first level with at most
+    /// this many nodes per axis, and the levels below it, are gathered onto rank 0 and
+    /// cycled there alone (the finest level is always split).
+    pub gather_below: usize,
 }
 
 impl Default for Options {
@@ -216,9 +220,13 @@ impl Default for Options {
             graph: true,
             profile: false,
             schedule: None,
+            gather_below: GATHER_BELOW,
         }
     }
 }
+
+/// The default [`Options::gather_below`].
+pub const GATHER_BELOW: usize = 513;
 
 impl Options {
     /// The schedule a solve on `backend` runs: [`Options::schedule`], or the backend's.

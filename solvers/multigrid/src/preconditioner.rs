@@ -8,6 +8,7 @@ use crate::options::{BoundaryKind, Cycle, Options, Smoother};
 use crate::report::LevelStat;
 use crate::SolveError;
 use std::time::Instant;
+use stencil_ranks::Slabs;
 use stencil_runtime::{Backend, Error, Field, Real};
 
 /// One grid of the hierarchy.
@@ -40,6 +41,34 @@ pub(crate) struct Hierarchy<T: Real> {
     /// half-sweeps of every further whole sweep (out of place).
     fused_transfers: bool,
     pub stats: Vec<LevelStat>,
+    /// Over several ranks, with levels gathered onto rank 0: the first gathered level,
+    /// whose slab form is the last of `levels`.
+    gathered: Option<Gathered<T>>,
+}
+
+/// The levels gathered onto rank 0 below the split ones (see [`Options::gather_below`]).
+struct Gathered<T: Real> {
+    /// The slabs of the first gathered level, as the last split level's fields hold them.
+    slabs: Slabs,
+    /// On rank 0, the hierarchy from that level down, whole.
+    root: Option<Box<Hierarchy<T>>>,
+}
+
+/// The index of the level a hierarchy from `n` nodes per axis gathers onto one rank over
+/// several ranks (the first below the finest with at most `options.gather_below` nodes),
+/// or of its coarsest level when none is gathered; and whether it is gathered.
+pub(crate) fn gathered_level(n: usize, options: &Options) -> (usize, bool) {
+    let (mut m, mut l) = (n, 0);
+    loop {
+        if l > 0 && m <= options.gather_below {
+            return (l, true);
+        }
+        if m <= options.coarsest || m <= 3 {
+            return (l, false);
+        }
+        m = m.div_ceil(2);
+        l += 1;
+    }
 }
 
 /// The factors of a scheduled relaxation Jacobi smoother of `m` sweeps: the reciprocals
@@ -69,18 +98,54 @@ impl<T: Real> Hierarchy<T> {
         ops: Ops,
         options: &Options,
     ) -> Result<Self, SolveError> {
+        Hierarchy::build(backend, n, ops, options, None)
+    }
+
+    /// The levels of this rank's slabs of `slabs` (of the finest level, `n` nodes per axis,
+    /// split along the last axis; `ops` on them), down to the level that
+    /// [`gathered_level`] names: gathered onto rank 0 from there, or the coarsest.
+    pub fn on_slabs(
+        backend: &Backend,
+        n: usize,
+        ops: Ops,
+        options: &Options,
+        slabs: &Slabs,
+    ) -> Result<Self, SolveError> {
+        Hierarchy::build(backend, n, ops, options, Some(slabs))
+    }
+
+    fn build(
+        backend: &Backend,
+        n: usize,
+        ops: Ops,
+        options: &Options,
+        slabs: Option<&Slabs>,
+    ) -> Result<Self, SolveError> {
         let schedule = options.schedule_on(backend);
         let red_black_2d = ops.dims == 2 && options.smoother == Smoother::RedBlack;
         let fused_start = schedule.zero_with_sweep && red_black_2d;
-        let fused_transfers = schedule.recomputing && red_black_2d && ops.all_dirichlet_2d();
+        // The side codes of the whole grid decide the halo: split levels and the levels
+        // gathered from them share it, so planes copy between them as they are.
+        let fusable =
+            schedule.recomputing && red_black_2d && Ops::new(ops.dims, options).all_dirichlet_2d();
+        let fused_transfers = fusable && ops.all_dirichlet_2d();
         // The fused kernels read up to three nodes beyond a level's boundary (and discard
         // them).
-        let halo = if fused_transfers { 3 } else { 1 };
+        let halo = if fusable { 3 } else { 1 };
+        let (last, gather) = match slabs {
+            Some(_) => gathered_level(n, options),
+            None => (usize::MAX, false),
+        };
         let mut levels = Vec::new();
+        let mut part = slabs.cloned();
         let mut m = n;
         loop {
             let h = 1.0 / (m - 1) as f64;
-            let field = || Field::<T>::zeros_on(backend, &vec![m; ops.dims], halo);
+            let mut extent = vec![m; ops.dims];
+            if let Some(p) = &part {
+                extent[ops.dims - 1] = p.mine().len();
+            }
+            let field = || Field::<T>::zeros_on(backend, &extent, halo);
             levels.push(Level {
                 n: m,
                 h2inv: T::from_f64(1.0 / (h * h)),
@@ -88,11 +153,30 @@ impl<T: Real> Hierarchy<T> {
                 r: field()?,
                 t: field()?,
             });
-            if m <= options.coarsest || m <= 3 {
+            if levels.len() > last || m <= options.coarsest || m <= 3 {
                 break;
             }
             m = m.div_ceil(2);
+            part = match part {
+                Some(p) => Some(p.coarser().ok_or(SolveError::Option {
+                    name: "gather_below",
+                    value: options.gather_below.to_string(),
+                    expected: "a level the ranks' slabs stay aligned to (the slabs are aligned when the solver makes them)",
+                })?),
+                None => None,
+            };
         }
+        let gathered = match (gather, part) {
+            (true, Some(slabs)) => {
+                let whole = Ops::new(ops.dims, options);
+                let root = match slabs.ranks().rank() {
+                    0 => Some(Box::new(Hierarchy::new(backend, m, whole, options)?)),
+                    _ => None,
+                };
+                Some(Gathered { slabs, root })
+            }
+            _ => None,
+        };
         let stats = levels
             .iter()
             .map(|l| LevelStat {
@@ -109,6 +193,7 @@ impl<T: Real> Hierarchy<T> {
             fused_start,
             fused_transfers,
             stats,
+            gathered,
         })
     }
 
@@ -175,6 +260,9 @@ impl<T: Real> Hierarchy<T> {
     /// `from_zero`, from zero.
     fn cycle_on(&mut self, l: usize, shape: Cycle, from_zero: bool) -> Result<(), Error> {
         if l + 1 == self.levels.len() {
+            if self.gathered.is_some() {
+                return self.gathered_cycle(shape, from_zero);
+            }
             return self.coarse_solve(from_zero);
         }
         let (pre, post) = (self.options.pre, self.options.post);
@@ -210,6 +298,38 @@ impl<T: Real> Hierarchy<T> {
             }
         }
         self.prolong_smooth(l, post, swept)
+    }
+
+    /// The visit of the first gathered level (the last split one): its right-hand side
+    /// gathered onto rank 0, a cycle of `shape` there from level 0 of the gathered
+    /// hierarchy (as the whole hierarchy would run it from this level), the correction
+    /// scattered back. The SRJ schedule goes on where rank 0's cycle left it.
+    fn gathered_cycle(&mut self, shape: Cycle, from_zero: bool) -> Result<(), Error> {
+        let l = self.levels.len() - 1;
+        let backend = self.backend.clone();
+        let Some(g) = self.gathered.as_mut() else {
+            return self.coarse_solve(from_zero);
+        };
+        let ranks_error = |e: stencil_ranks::RanksError| Error::Backend(e.to_string());
+        let level = &mut self.levels[l];
+        let root_r = g.root.as_mut().map(|h| &mut h.levels[0].r);
+        g.slabs
+            .gather(&backend, &mut level.r, root_r)
+            .map_err(ranks_error)?;
+        if let Some(root) = g.root.as_mut() {
+            root.sweep = self.sweep;
+            root.cycle_on(0, shape, from_zero)?;
+            self.sweep = root.sweep;
+        }
+        if matches!(self.options.smoother, Smoother::Srj { .. }) {
+            let mut bytes = (self.sweep as u64).to_le_bytes();
+            g.slabs.ranks().broadcast(0, &mut bytes);
+            self.sweep = u64::from_le_bytes(bytes) as usize;
+        }
+        let root_e = g.root.as_mut().map(|h| &mut h.levels[0].e);
+        g.slabs
+            .scatter(&backend, root_e, &mut self.levels[l].e)
+            .map_err(ranks_error)
     }
 
     /// `sweeps` sweeps on level `l`, from zero with `from_zero` (the zeroing and the
@@ -323,7 +443,7 @@ impl<T: Real> Hierarchy<T> {
     fn prolong(&mut self, l: usize) -> Result<(), Error> {
         self.on_level(l, |h| {
             let (fine, coarse) = h.levels.split_at_mut(l + 1);
-            h.ops.prolong(&h.backend, &mut fine[l].e, &coarse[0].e)
+            h.ops.prolong(&h.backend, &mut fine[l].e, &mut coarse[0].e)
         })
     }
 

@@ -3,7 +3,7 @@
 //! many times (a flow solver's pressure or stream-function equation at every time step).
 
 use crate::kernels::mg;
-use crate::ops::{norm_of_sum, Ops};
+use crate::ops::Ops;
 use crate::options::{Options, Order, Precision};
 use crate::preconditioner::Hierarchy;
 use crate::problem::HALO;
@@ -24,7 +24,7 @@ const STAGNANT_CYCLES: usize = 3;
 const LOOKAHEAD_MARGIN: f64 = 3.0;
 
 /// What the outer iteration asks of the preconditioner, whatever its precision.
-trait Preconditioner {
+pub(crate) trait Preconditioner {
     /// The defect `rhs - A u` of the operator of `order` into level 0's right-hand side;
     /// its 2-norm (NaN on a backend whose reductions are unread or deferred; a deferred
     /// read gives the sum of squares).
@@ -167,6 +167,8 @@ pub struct Solver {
     options: Options,
     ops: Ops,
     mg: Box<dyn Preconditioner>,
+    /// The nodes along the last axis this rank's fields hold (all of them on one rank).
+    rows: std::ops::Range<usize>,
     /// The right-hand side with penalty terms, for [`Solver::solve`] with penalty sides
     /// (allocated by the first such solve, lent to it while it runs).
     rhs: Option<Field<f64>>,
@@ -187,12 +189,26 @@ impl Solver {
         options: &Options,
     ) -> Result<Solver, SolveError> {
         check(n, dims, options)?;
-        let h = 1.0 / (n - 1) as f64;
         let ops = Ops::new(dims, options);
         let mg: Box<dyn Preconditioner> = match options.precision {
             Precision::F64 => Box::new(Hierarchy::<f64>::new(backend, n, ops.clone(), options)?),
             Precision::Mixed => Box::new(Hierarchy::<f32>::new(backend, n, ops.clone(), options)?),
         };
+        Ok(Solver::assemble(backend, n, dims, options, ops, mg, 0..n))
+    }
+
+    /// A solver of `n` nodes per axis on `dims` axes around the preconditioner `mg` of
+    /// operator `ops`, whose fields hold nodes `rows` of the last axis.
+    pub(crate) fn assemble(
+        backend: &Backend,
+        n: usize,
+        dims: usize,
+        options: &Options,
+        ops: Ops,
+        mg: Box<dyn Preconditioner>,
+        rows: std::ops::Range<usize>,
+    ) -> Solver {
+        let h = 1.0 / (n - 1) as f64;
         let (quiet, deferred) = match backend {
             Backend::Cuda(c) => (
                 Backend::Cuda(c.clone().with_unread_reductions(true)),
@@ -200,7 +216,7 @@ impl Solver {
             ),
             Backend::Cpu => (Backend::Cpu, Backend::Cpu),
         };
-        Ok(Solver {
+        Solver {
             backend: backend.clone(),
             quiet,
             deferred,
@@ -210,10 +226,23 @@ impl Solver {
             options: options.clone(),
             ops,
             mg,
+            rows,
             rhs: None,
             recordings: Default::default(),
             next: None,
-        })
+        }
+    }
+
+    /// The extent of this rank's fields: `n` per axis, this rank's nodes along the last.
+    pub fn extent(&self) -> Vec<usize> {
+        let mut e = vec![self.n; self.dims];
+        e[self.dims - 1] = self.rows.len();
+        e
+    }
+
+    /// The nodes along the last axis this rank's fields hold: `0..n` on one rank.
+    pub fn rows(&self) -> std::ops::Range<usize> {
+        self.rows.clone()
     }
 
     /// Nodes per axis.
@@ -240,6 +269,17 @@ impl Solver {
         self.replayed(Work::Cycle, u, f)
     }
 
+    /// Over several ranks, the seconds one exchange of the ghost planes of `u` (this
+    /// rank's part of the finest level) takes, averaged over `repeats` (`None` on one
+    /// rank).
+    pub fn exchange_seconds(
+        &mut self,
+        u: &mut Field<f64>,
+        repeats: usize,
+    ) -> Result<Option<f64>, SolveError> {
+        Ok(self.ops.cut_seconds(&self.backend, u, repeats)?)
+    }
+
     /// The 2-norm of the residual `f - A u` of the options' order (waits for the device).
     pub fn residual_norm(&mut self, u: &mut Field<f64>, f: &Field<f64>) -> Result<f64, SolveError> {
         let order = self.options.order;
@@ -254,7 +294,7 @@ impl Solver {
         }
         let mut rhs = match self.rhs.take() {
             Some(rhs) => rhs,
-            None => Field::<f64>::zeros_on(&self.backend, &vec![self.n; self.dims], HALO)?,
+            None => Field::<f64>::zeros_on(&self.backend, &self.extent(), HALO)?,
         };
         let report = self.iterate(u, f, Some(&mut rhs));
         self.rhs = Some(rhs);
@@ -292,11 +332,7 @@ impl Solver {
             && self.options.order == Order::Second;
         let mut next = match (fused, self.next.take()) {
             (true, Some(next)) => Some(next),
-            (true, None) => Some(Field::<f64>::zeros_on(
-                &self.backend,
-                &vec![self.n; self.dims],
-                HALO,
-            )?),
+            (true, None) => Some(Field::<f64>::zeros_on(&self.backend, &self.extent(), HALO)?),
             (false, _) => None,
         };
         let start = Instant::now();
@@ -391,7 +427,7 @@ impl Solver {
                 Backend::Cuda(c) => c
                     .read_deferred()?
                     .and_then(|v| v.first().copied())
-                    .map(norm_of_sum),
+                    .map(|sum| self.ops.norm_of(sum)),
                 Backend::Cpu => host_norms.pop_front(),
             };
             let residual = norm.unwrap_or(f64::NAN) / initial;

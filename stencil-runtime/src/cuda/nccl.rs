@@ -6,7 +6,7 @@
 
 use super::Cuda;
 use crate::blocks::PointPack;
-use crate::{Backend, Error, Precision, Real};
+use crate::{Backend, Error, Field, Precision, Real};
 use cudarc::nccl::{result, sys};
 use std::ops::Range;
 use std::sync::Mutex;
@@ -121,8 +121,9 @@ impl Nccl {
     /// Queues on `on`'s stream (of this communicator's device), as one group, the sends
     /// of `send`'s buffer ranges and the receives into `receive`'s: for each
     /// `(rank, points)` of `sends` and each field of the pack, the values of those points
-    /// (a range of `0..send.count()`), and likewise for `receives`. Messages between two ranks pair up in the order they are listed, so
-    /// both sides must list their ranges in the same order.
+    /// (a range of `0..send.count()`), and likewise for `receives`. Messages between two
+    /// ranks pair up in the order they are listed, so both sides must list their ranges in
+    /// the same order.
     pub fn exchange<T: Real>(
         &self,
         on: &Cuda,
@@ -139,26 +140,8 @@ impl Nccl {
             _ => None,
         };
         let (Some(from), Some(into)) = (on_device(send), on_device(receive)) else {
-            return Err(Error::InvalidField(format!(
-                "NCCL exchanges point packs on its device {}",
-                self.cuda.ordinal()
-            )));
+            return Err(self.elsewhere("point packs"));
         };
-        if on.ordinal() != self.cuda.ordinal() {
-            return Err(Error::InvalidField(format!(
-                "NCCL queues on its device {}, not {}",
-                self.cuda.ordinal(),
-                on.ordinal()
-            )));
-        }
-        for (rank, _) in sends.iter().chain(receives) {
-            if *rank >= self.size || *rank == self.rank {
-                return Err(Error::InvalidField(format!(
-                    "NCCL message to or from rank {rank} (this is rank {} of {})",
-                    self.rank, self.size
-                )));
-            }
-        }
         if sends.iter().any(|(_, r)| r.end > send.count())
             || receives.iter().any(|(_, r)| r.end > receive.count())
         {
@@ -166,11 +149,90 @@ impl Nccl {
                 "an NCCL message's points lie past its pack".into(),
             ));
         }
+        let size = std::mem::size_of::<T>() as u64;
+        let messages = |base: u64, fields: usize, count: usize, list: &[(usize, Range<usize>)]| {
+            let mut out = Vec::with_capacity(fields * list.len());
+            for f in 0..fields {
+                for (rank, r) in list {
+                    out.push((*rank, base + (f * count + r.start) as u64 * size, r.len()));
+                }
+            }
+            out
+        };
+        let sent = messages(from, send.fields(), send.count(), sends);
+        let received = messages(into, receive.fields(), receive.count(), receives);
+        // SAFETY: every range lies inside its pack's device buffer (checked above).
+        unsafe { self.group::<T>(on, &sent, &received) }
+    }
+
+    /// Queues on `on`'s stream, as one group, the sends of planes of `field` along its
+    /// last axis ([`Field::plane_storage`]) and the receives into other planes of it: for
+    /// each `(rank, planes)` of `sends` the values of those planes, halo columns and row
+    /// padding included, and likewise for `receives`. Both sides list a pair's messages
+    /// in the same order, with planes of the same layout ([`Field::same_planes`]).
+    pub fn exchange_planes<T: Real>(
+        &self,
+        on: &Cuda,
+        field: &mut Field<T>,
+        sends: &[(usize, Range<isize>)],
+        receives: &[(usize, Range<isize>)],
+    ) -> Result<(), Error> {
+        if field.device_args().map(|a| a.0) != Some(on.ordinal()) {
+            return Err(self.elsewhere("fields"));
+        }
+        let messages = |list: &[(usize, Range<isize>)]| -> Result<Vec<_>, Error> {
+            list.iter()
+                .map(|(rank, planes)| {
+                    let at = field.plane_storage(planes.clone())?;
+                    let address = field.device_address(at.start).expect("on the device");
+                    Ok((*rank, address, at.len()))
+                })
+                .collect()
+        };
+        let (sent, received) = (messages(sends)?, messages(receives)?);
+        // SAFETY: every range lies inside the field's storage (`plane_storage` checks).
+        unsafe { self.group::<T>(on, &sent, &received) }
+    }
+
+    /// The error for buffers or a stream off this communicator's device.
+    fn elsewhere(&self, what: &str) -> Error {
+        Error::InvalidField(format!(
+            "NCCL exchanges {what} on its device {}",
+            self.cuda.ordinal()
+        ))
+    }
+
+    /// Queues on `on`'s stream, as one group, the sends `(rank, device address, values)`
+    /// and the receives, of values of type `T`.
+    ///
+    /// # Safety
+    /// Every address must start that many values of `T` inside a live allocation of this
+    /// communicator's device that outlives the queued work.
+    unsafe fn group<T: Real>(
+        &self,
+        on: &Cuda,
+        sends: &[(usize, u64, usize)],
+        receives: &[(usize, u64, usize)],
+    ) -> Result<(), Error> {
+        if on.ordinal() != self.cuda.ordinal() {
+            return Err(Error::InvalidField(format!(
+                "NCCL queues on its device {}, not {}",
+                self.cuda.ordinal(),
+                on.ordinal()
+            )));
+        }
+        for (rank, _, _) in sends.iter().chain(receives) {
+            if *rank >= self.size || *rank == self.rank {
+                return Err(Error::InvalidField(format!(
+                    "NCCL message to or from rank {rank} (this is rank {} of {})",
+                    self.rank, self.size
+                )));
+            }
+        }
         let kind = match T::PRECISION {
             Precision::F32 => sys::ncclDataType_t::ncclFloat32,
             Precision::F64 => sys::ncclDataType_t::ncclFloat64,
         };
-        let size = std::mem::size_of::<T>() as u64;
         let stream = on.raw_stream() as sys::cudaStream_t;
         let comm = self.comm.lock().map_err(|_| Error::Cuda {
             op: "NCCL".into(),
@@ -179,23 +241,15 @@ impl Nccl {
         self.cuda.bind()?;
         result::group_start().map_err(|e| nccl_error("starting a group", e))?;
         let mut queued = Ok(());
-        for f in 0..send.fields() {
-            for (rank, r) in sends {
-                let at = from + (f * send.count() + r.start) as u64 * size;
-                // SAFETY: the range lies inside the pack's device buffer (checked above).
-                let sent =
-                    unsafe { result::send(at as _, r.len(), kind, *rank as i32, comm.0, stream) };
-                queued = queued.and(sent.map(|_| ()));
-            }
+        for &(rank, at, len) in sends {
+            // SAFETY: the caller's contract.
+            let sent = unsafe { result::send(at as _, len, kind, rank as i32, comm.0, stream) };
+            queued = queued.and(sent.map(|_| ()));
         }
-        for f in 0..receive.fields() {
-            for (rank, r) in receives {
-                let at = into + (f * receive.count() + r.start) as u64 * size;
-                // SAFETY: as for the sends.
-                let got =
-                    unsafe { result::recv(at as _, r.len(), kind, *rank as i32, comm.0, stream) };
-                queued = queued.and(got.map(|_| ()));
-            }
+        for &(rank, at, len) in receives {
+            // SAFETY: as for the sends.
+            let got = unsafe { result::recv(at as _, len, kind, rank as i32, comm.0, stream) };
+            queued = queued.and(got.map(|_| ()));
         }
         let ended = result::group_end();
         queued.map_err(|e| nccl_error("queuing a send or receive", e))?;

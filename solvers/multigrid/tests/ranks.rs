@@ -1,0 +1,57 @@
+//! The Poisson solver over ranks: `poisson-ranks check` under `mpirun -np 1, 2, 3`, every
+//! rank's slab equal to the whole grid's rows bit for bit after every cycle (2D and 3D,
+//! f64 and mixed precision, red-black, SRJ and Jacobi smoothers, V, W and F cycles,
+//! Dirichlet, Neumann, penalty and periodic sides, levels gathered onto one rank or not);
+//! what several ranks cannot do refused with a typed error on every rank.
+//! Without the `mpi` feature or `mpirun` it says why it skips; one rank without mpirun is
+//! checked always.
+
+use std::process::Command;
+use std::time::Duration;
+use stencil_ranks::{mpirun, output_within};
+
+const CHECK: &str = env!("CARGO_BIN_EXE_poisson-ranks");
+
+/// How long a run may take before it counts as hung.
+const LIMIT: Duration = Duration::from_secs(300);
+
+/// The `ok` lines of a check that must succeed.
+fn ok_lines(c: &mut Command) -> usize {
+    let out = output_within(c, LIMIT).expect("the check ends");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout.lines().filter(|l| l.ends_with(": ok")).count()
+}
+
+#[test]
+fn ranks_equal_one_rank_bit_for_bit_under_mpirun() {
+    let Some(_) = mpirun() else { return };
+    for n in [1, 2, 3] {
+        let mut c = mpirun().expect("checked above");
+        c.args(["-np", &n.to_string(), CHECK, "check"]);
+        assert_eq!(ok_lines(&mut c), 6 * n, "-np {n}: every rank and case");
+    }
+}
+
+#[test]
+fn one_rank_runs_without_mpirun() {
+    assert_eq!(ok_lines(Command::new(CHECK).arg("check")), 6);
+}
+
+#[test]
+fn too_many_ranks_for_the_grid_stop_every_rank() {
+    let Some(mut c) = mpirun() else { return };
+    // 5 nodes: 4 intervals cannot give 3 ranks slabs starting at even nodes.
+    c.args(["-np", "3", CHECK, "time", "5"]);
+    let o = output_within(&mut c, LIMIT).expect("it ends");
+    assert!(!o.status.success());
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        stderr.contains("cannot give each of 3 ranks a slab"),
+        "{stderr}"
+    );
+}
