@@ -5,6 +5,10 @@
 #   bash benchmarks/ranks-scaling.sh check    # ranks on devices equal the dense run
 #   bash benchmarks/ranks-scaling.sh weak     # 8192^2 cells per device, 1 and 2 devices
 #   bash benchmarks/ranks-scaling.sh strong   # 16384^2 cells in all, 1 and 2 devices
+# and the Poisson solver over devices, staged with `-p multigrid --features multigrid/mpi
+# --bin poisson-ranks`:
+#   bash benchmarks/ranks-scaling.sh poisson-check  # slabs on devices equal one device
+#   bash benchmarks/ranks-scaling.sh poisson        # 8193^2 solves on 1 and 2 devices
 # Needs Open MPI's mpirun and NCCL (libnccl.so.2) on the machine. NVLink multicast stays
 # off (NCCL_NVLS_ENABLE=0), as the device notes ask.
 set -u
@@ -18,6 +22,8 @@ scaling=shallow-water-sw-scaling
 grep -q "^$scaling	bin" .gpu/MANIFEST || scaling=sw-scaling
 check=shallow-water-sw-ranks-check
 grep -q "^$check	bin" .gpu/MANIFEST || check=sw-ranks-check
+poisson=multigrid-poisson-ranks
+grep -q "^$poisson	bin" .gpu/MANIFEST || poisson=poisson-ranks
 nvidia-smi --query-gpu=name,memory.total --format=csv,noheader
 for what in "$@"; do
   case $what in
@@ -32,5 +38,14 @@ for what in "$@"; do
       echo "== strong scaling, f32, 16384^2 cells in all"
       "$run" $scaling 16384 16384 50
       mpi -np 2 "$run" $scaling 16384 16384 50 ;;
+    poisson-check)
+      for n in 1 2; do echo "== poisson-ranks check --device, $n rank(s)"; mpi -np $n "$run" $poisson check --device; done ;;
+    poisson)
+      echo "== Poisson 8193^2, V(2,2) red-black to 1e-10, one device (the whole solver, fused)"
+      for p in "" --mixed; do "$run" $poisson time 8193 --device $p; done
+      echo "== two devices: levels gathered onto rank 0 below G nodes per axis"
+      for p in "" --mixed; do
+        for g in 513 1025 2049 4097; do mpi -np 2 "$run" $poisson time 8193 --device $p --gather-below $g; done
+      done ;;
   esac
 done

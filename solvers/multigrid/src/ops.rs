@@ -119,7 +119,12 @@ impl Ops {
     }
 
     /// Fills the ghost planes at the cuts of this rank's slab of `f`, `depth` deep.
-    fn fill_cuts<T: Real>(&self, b: &Backend, f: &mut Field<T>, depth: usize) -> Result<(), Error> {
+    pub fn fill_cuts<T: Real>(
+        &self,
+        b: &Backend,
+        f: &mut Field<T>,
+        depth: usize,
+    ) -> Result<(), Error> {
         match &self.slabs {
             Some(s) => s.fill_cuts(b, f, depth).map_err(ranks_error),
             None => Ok(()),

@@ -23,7 +23,15 @@ pub(crate) struct Level<T: Real> {
     pub r: Field<T>,
     /// Scratch: the level's residual, or the other Jacobi buffer.
     t: Field<T>,
+    /// The whole grid's index of the fields' first node along the last axis, and the
+    /// whole grid's nodes along it (`(0, n)` unless the level is a rank's slab): the
+    /// `j0, nj` of the fused kernels.
+    rows: (i64, i64),
 }
+
+/// How far the fused kernels read beyond a node (and so how deep the ghost planes at a
+/// rank's cuts are filled before them).
+const FUSED_REACH: usize = 3;
 
 /// The levels, the options that shape the cycles, and per-level timing.
 pub(crate) struct Hierarchy<T: Real> {
@@ -128,7 +136,9 @@ impl<T: Real> Hierarchy<T> {
         // gathered from them share it, so planes copy between them as they are.
         let fusable =
             schedule.recomputing && red_black_2d && Ops::new(ops.dims, options).all_dirichlet_2d();
-        let fused_transfers = fusable && ops.all_dirichlet_2d();
+        // The fused kernels take the whole grid's indices of a slab's nodes: they run on
+        // slabs as on the whole grid.
+        let fused_transfers = fusable;
         // The fused kernels read up to three nodes beyond a level's boundary (and discard
         // them).
         let halo = if fusable { 3 } else { 1 };
@@ -142,8 +152,10 @@ impl<T: Real> Hierarchy<T> {
         loop {
             let h = 1.0 / (m - 1) as f64;
             let mut extent = vec![m; ops.dims];
+            let mut rows = (0, m as i64);
             if let Some(p) = &part {
                 extent[ops.dims - 1] = p.mine().len();
+                rows.0 = p.mine().start as i64;
             }
             let field = || Field::<T>::zeros_on(backend, &extent, halo);
             levels.push(Level {
@@ -152,6 +164,7 @@ impl<T: Real> Hierarchy<T> {
                 e: field()?,
                 r: field()?,
                 t: field()?,
+                rows,
             });
             if levels.len() > last || m <= options.coarsest || m <= 3 {
                 break;
@@ -263,8 +276,11 @@ impl<T: Real> Hierarchy<T> {
             if self.gathered.is_some() {
                 return self.gathered_cycle(shape, from_zero);
             }
+            self.fill_fused(l, |lv| &mut lv.r)?;
             return self.coarse_solve(from_zero);
         }
+        // The fused kernels read the right-hand side around a node.
+        self.fill_fused(l, |lv| &mut lv.r)?;
         let (pre, post) = (self.options.pre, self.options.post);
         // A V(1, post) visit from zero: the level's correction after its one pre-sweep is a
         // function of its right-hand side, which the restriction and the prolongation
@@ -274,12 +290,15 @@ impl<T: Real> Hierarchy<T> {
             self.on_level(l, |h| {
                 let (fine, coarse) = h.levels.split_at_mut(l + 1);
                 let (lv, c) = (&fine[l], h.ops.coef_2d());
+                let (j0, nj) = coarse[0].rows;
                 mg::restrict_swept_residual::launch(
                     &h.backend,
                     &lv.r,
                     &mut coarse[0].r,
                     &c,
                     lv.h2inv,
+                    j0,
+                    nj,
                 )
             })?;
         } else {
@@ -345,14 +364,18 @@ impl<T: Real> Hierarchy<T> {
         if self.fused_transfers && sweeps >= 2 {
             self.on_level(l, |h| {
                 let (lv, c) = (&mut h.levels[l], h.ops.coef_2d());
-                mg::rbgs_two_sweeps_from_zero::launch(&h.backend, &lv.r, &mut lv.e, &c, lv.h2inv)
+                let (j0, nj) = lv.rows;
+                mg::rbgs_two_sweeps_from_zero::launch(
+                    &h.backend, &lv.r, &mut lv.e, &c, lv.h2inv, j0, nj,
+                )
             })?;
             return self.smooth(l, sweeps - 2);
         }
         if self.fused_transfers {
             self.on_level(l, |h| {
                 let (lv, c) = (&mut h.levels[l], h.ops.coef_2d());
-                mg::rbgs_sweep_from_zero::launch(&h.backend, &lv.r, &mut lv.e, &c, lv.h2inv)
+                let (j0, nj) = lv.rows;
+                mg::rbgs_sweep_from_zero::launch(&h.backend, &lv.r, &mut lv.e, &c, lv.h2inv, j0, nj)
             })?;
             return self.smooth(l, sweeps - 1);
         }
@@ -372,13 +395,19 @@ impl<T: Real> Hierarchy<T> {
             self.prolong(l)?;
             return self.smooth(l, sweeps);
         }
+        self.fill_fused(l + 1, |lv| &mut lv.e)?;
+        if !swept {
+            self.fill_fused(l, |lv| &mut lv.e)?;
+        }
         self.on_level(l, |h| {
             let (fine, coarse) = h.levels.split_at_mut(l + 1);
             let (lv, b, c) = (&mut fine[l], &h.backend, h.ops.coef_2d());
+            let (j0, nj) = lv.rows;
+            let (h2inv, e) = (lv.h2inv, &coarse[0].e);
             if swept {
-                mg::prolong_swept_rbgs::launch(b, &lv.r, &coarse[0].e, &mut lv.t, &c, lv.h2inv)
+                mg::prolong_swept_rbgs::launch(b, &lv.r, e, &mut lv.t, &c, h2inv, j0, nj)
             } else {
-                mg::prolong_rbgs::launch(b, &lv.e, &coarse[0].e, &lv.r, &mut lv.t, &c, lv.h2inv)
+                mg::prolong_rbgs::launch(b, &lv.e, e, &lv.r, &mut lv.t, &c, h2inv, j0, nj)
             }
         })?;
         let lv = &mut self.levels[l];
@@ -387,8 +416,8 @@ impl<T: Real> Hierarchy<T> {
             return self.half_sweep(l, 1);
         }
         // The rest of the first sweep and the whole second in one pass.
-        self.sweep_out_of_place(l, |b, ops, e, r, out, h2inv| {
-            mg::rbgs_sweep_and_a_half::launch(b, e, r, out, &ops.coef_2d(), h2inv)
+        self.sweep_out_of_place(l, |b, ops, e, r, out, h2inv, (j0, nj)| {
+            mg::rbgs_sweep_and_a_half::launch(b, e, r, out, &ops.coef_2d(), h2inv, j0, nj)
         })?;
         self.smooth(l, sweeps - 2)
     }
@@ -415,9 +444,11 @@ impl<T: Real> Hierarchy<T> {
     /// `t = r - A e` on level `l`, restricted by full weighting to level `l + 1`'s `r`.
     fn restrict_residual(&mut self, l: usize) -> Result<(), Error> {
         if self.fused_transfers {
+            self.fill_fused(l, |lv| &mut lv.e)?;
             return self.on_level(l, |h| {
                 let (fine, coarse) = h.levels.split_at_mut(l + 1);
                 let (lv, c) = (&fine[l], h.ops.coef_2d());
+                let (j0, nj) = coarse[0].rows;
                 mg::restrict_residual::launch(
                     &h.backend,
                     &lv.e,
@@ -425,6 +456,8 @@ impl<T: Real> Hierarchy<T> {
                     &mut coarse[0].r,
                     &c,
                     lv.h2inv,
+                    j0,
+                    nj,
                 )
             });
         }
@@ -453,8 +486,8 @@ impl<T: Real> Hierarchy<T> {
         for _ in 0..sweeps {
             match &smoother {
                 Smoother::RedBlack if self.fused_transfers => {
-                    self.sweep_out_of_place(l, |b, ops, e, r, out, h2inv| {
-                        mg::rbgs_sweep::launch(b, e, r, out, &ops.coef_2d(), h2inv)
+                    self.sweep_out_of_place(l, |b, ops, e, r, out, h2inv, (j0, nj)| {
+                        mg::rbgs_sweep::launch(b, e, r, out, &ops.coef_2d(), h2inv, j0, nj)
                     })?;
                 }
                 Smoother::RedBlack => {
@@ -496,14 +529,16 @@ impl<T: Real> Hierarchy<T> {
 
     /// One weighted Jacobi sweep (into `t`, then the buffers swap).
     fn jacobi(&mut self, l: usize, omega: f64) -> Result<(), Error> {
-        self.sweep_out_of_place(l, |b, ops, e, r, out, h2inv| {
+        self.sweep_out_of_place(l, |b, ops, e, r, out, h2inv, _| {
             ops.jacobi(b, e, r, out, h2inv, T::from_f64(omega))
         })
     }
 
     /// Runs `sweep` as work of level `l` ([`Hierarchy::on_level`]) with the backend, the
     /// operator, the level's correction `e`, right-hand side `r`, scratch `t` (the
-    /// output) and `1 / h^2`; then `t` becomes the correction (the buffers swap).
+    /// output), `1 / h^2` and its `rows` (the fused kernels' `j0, nj`); then `t` becomes
+    /// the correction (the buffers swap). With fused kernels the ghost planes of `e` at a
+    /// rank's cuts are filled first.
     fn sweep_out_of_place(
         &mut self,
         l: usize,
@@ -514,14 +549,32 @@ impl<T: Real> Hierarchy<T> {
             &Field<T>,
             &mut Field<T>,
             T,
+            (i64, i64),
         ) -> Result<(), Error>,
     ) -> Result<(), Error> {
+        self.fill_fused(l, |lv| &mut lv.e)?;
         self.on_level(l, |h| {
             let lv = &mut h.levels[l];
-            sweep(&h.backend, &h.ops, &mut lv.e, &lv.r, &mut lv.t, lv.h2inv)
+            sweep(
+                &h.backend, &h.ops, &mut lv.e, &lv.r, &mut lv.t, lv.h2inv, lv.rows,
+            )
         })?;
         let lv = &mut self.levels[l];
         std::mem::swap(&mut lv.e, &mut lv.t);
         Ok(())
+    }
+
+    /// With fused kernels, fills the ghost planes at a rank's cuts of level `l`'s field
+    /// that `field` picks, as deep as the fused kernels read (nothing on one rank).
+    fn fill_fused(
+        &mut self,
+        l: usize,
+        field: impl FnOnce(&mut Level<T>) -> &mut Field<T>,
+    ) -> Result<(), Error> {
+        if !self.fused_transfers {
+            return Ok(());
+        }
+        let f = field(&mut self.levels[l]);
+        self.ops.fill_cuts(&self.backend, f, FUSED_REACH)
     }
 }

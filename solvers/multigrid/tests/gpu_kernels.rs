@@ -103,7 +103,9 @@ fn kernels_2d<T: Real>(gpu: &Backend, [bw, be, bs, bn]: [i64; 4]) {
         let [from_zero, r1] = s else { unreachable!() };
         mg::rbgs_from_zero::launch(b, r1, from_zero, &c, h2, kap, lo, hi)?;
         let mut swept = Field::<T>::zeros_on(b, &N2, 1)?;
-        mg::rbgs_sweep_from_zero::launch(b, r1, &mut swept, &c, h2)?;
+        // The whole grid's rows (the fused kernels' `nj`), fine and coarse.
+        let (ny, nyc) = (N2[1] as i64, 15);
+        mg::rbgs_sweep_from_zero::launch(b, r1, &mut swept, &c, h2, 0, ny)?;
         // The residual-restriction and prolongation-smoothing kernels read up to three
         // layers of halo.
         let wave = |k: f64| {
@@ -119,17 +121,17 @@ fn kernels_2d<T: Real>(gpu: &Backend, [bw, be, bs, bn]: [i64; 4]) {
         .to(b)?;
         let mut out = Field::<T>::zeros_on(b, &N2, 2)?;
         let mut from_r = Field::<T>::zeros_on(b, &N2, 2)?;
-        mg::prolong_rbgs::launch(b, &e, &coarse, &r, &mut out, &c, h2)?;
-        mg::prolong_swept_rbgs::launch(b, &r, &coarse, &mut from_r, &c, h2)?;
+        mg::prolong_rbgs::launch(b, &e, &coarse, &r, &mut out, &c, h2, 0, ny)?;
+        mg::prolong_swept_rbgs::launch(b, &r, &coarse, &mut from_r, &c, h2, 0, ny)?;
         let mut coarse_from_r = Field::<T>::zeros_on(b, &[19, 15], 2)?;
-        mg::restrict_swept_residual::launch(b, &r, &mut coarse_from_r, &c, h2)?;
-        mg::restrict_residual::launch(b, &e, &r, &mut coarse, &c, h2)?;
+        mg::restrict_swept_residual::launch(b, &r, &mut coarse_from_r, &c, h2, 0, nyc)?;
+        mg::restrict_residual::launch(b, &e, &r, &mut coarse, &c, h2, 0, nyc)?;
         let mut swept_twice = Field::<T>::zeros_on(b, &N2, 2)?;
-        mg::rbgs_sweep::launch(b, &e, &r, &mut swept_twice, &c, h2)?;
+        mg::rbgs_sweep::launch(b, &e, &r, &mut swept_twice, &c, h2, 0, ny)?;
         let mut two_from_zero = Field::<T>::zeros_on(b, &N2, 2)?;
-        mg::rbgs_two_sweeps_from_zero::launch(b, &r, &mut two_from_zero, &c, h2)?;
+        mg::rbgs_two_sweeps_from_zero::launch(b, &r, &mut two_from_zero, &c, h2, 0, ny)?;
         let mut and_a_half = Field::<T>::zeros_on(b, &N2, 2)?;
-        mg::rbgs_sweep_and_a_half::launch(b, &e, &r, &mut and_a_half, &c, h2)?;
+        mg::rbgs_sweep_and_a_half::launch(b, &e, &r, &mut and_a_half, &c, h2, 0, ny)?;
         let mut both = out.interior()?;
         both.extend(two_from_zero.interior()?);
         both.extend(and_a_half.interior()?);

@@ -1,6 +1,7 @@
 //! The Poisson solver over ranks: `poisson-ranks check` under `mpirun -np 1, 2, 3`, every
 //! rank's slab equal to the whole grid's rows bit for bit after every cycle (2D and 3D,
-//! f64 and mixed precision, red-black, SRJ and Jacobi smoothers, V, W and F cycles,
+//! f64 and mixed precision, red-black (launch by launch and with the fused kernels), SRJ
+//! and Jacobi smoothers, V, W and F cycles,
 //! Dirichlet, Neumann, penalty and periodic sides, levels gathered onto one rank or not);
 //! what several ranks cannot do refused with a typed error on every rank.
 //! Without the `mpi` feature or `mpirun` it says why it skips; one rank without mpirun is
@@ -33,13 +34,13 @@ fn ranks_equal_one_rank_bit_for_bit_under_mpirun() {
     for n in [1, 2, 3] {
         let mut c = mpirun().expect("checked above");
         c.args(["-np", &n.to_string(), CHECK, "check"]);
-        assert_eq!(ok_lines(&mut c), 6 * n, "-np {n}: every rank and case");
+        assert_eq!(ok_lines(&mut c), 8 * n, "-np {n}: every rank and case");
     }
 }
 
 #[test]
 fn one_rank_runs_without_mpirun() {
-    assert_eq!(ok_lines(Command::new(CHECK).arg("check")), 6);
+    assert_eq!(ok_lines(Command::new(CHECK).arg("check")), 8);
 }
 
 #[test]

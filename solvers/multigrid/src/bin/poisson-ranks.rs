@@ -7,14 +7,15 @@
 //! norms must agree to 1e-12 (they are sums in another order); a solve to the tolerance
 //! must take the same cycles. Prints one `ok` line per rank and case.
 //!
-//! `poisson-ranks time N [--mixed] [--device] [--repeat K]`: solves of the 2D problem of
-//! N x N nodes over the ranks, each from the same start after an untimed one; prints
+//! `poisson-ranks time N [--mixed] [--device] [--repeat K] [--gather-below G] [--no-graph]
+//! [--unfused]`:
+//! solves of the 2D problem of N x N nodes over the ranks, each from the same start after an untimed one; prints
 //! the best and median seconds per solve (the slowest rank's), the cycles, the error, and
 //! the time of one exchange of the finest level's ghost planes.
 
 use multigrid::{
-    srj_schedule, Boundary, BoundaryKind, Cycle, Options, Order, Precision, Problem, Smoother,
-    Solver,
+    srj_schedule, Boundary, BoundaryKind, Cycle, Options, Order, Precision, Problem, Schedule,
+    Smoother, Solver,
 };
 use std::f64::consts::PI;
 use std::sync::Arc;
@@ -58,6 +59,28 @@ fn cases() -> Vec<Case> {
             n: 129,
             dims: 2,
             options: base.clone(),
+        },
+        Case {
+            name: "fused kernels, V(2,2)",
+            n: 129,
+            dims: 2,
+            options: Options {
+                schedule: Some(Schedule::FUSED),
+                ..base.clone()
+            },
+        },
+        Case {
+            name: "fused kernels, V(1,3), mixed",
+            n: 129,
+            dims: 2,
+            options: Options {
+                schedule: Some(Schedule::FUSED),
+                precision: Precision::Mixed,
+                pre: 1,
+                post: 3,
+                tolerance: 1e-7,
+                ..base.clone()
+            },
         },
         Case {
             name: "SRJ, mixed precision",
@@ -216,16 +239,25 @@ fn time(ranks: &Arc<Ranks>, backend: &Backend, args: &[String]) -> Result<String
         .ok_or("`time` needs the nodes per axis, e.g. 8193")?
         .parse()?;
     let flag = |name: &str| args.iter().any(|a| a == name);
-    let repeat: usize = match args.iter().position(|a| a == "--repeat") {
-        Some(k) => args.get(k + 1).ok_or("--repeat needs a count")?.parse()?,
-        None => 5,
+    let value = |name: &str, default: usize| -> Result<usize, Failure> {
+        match args.iter().position(|a| a == name) {
+            Some(k) => Ok(args
+                .get(k + 1)
+                .ok_or(format!("{name} needs a number"))?
+                .parse()?),
+            None => Ok(default),
+        }
     };
+    let repeat = value("--repeat", 5)?;
     let options = Options {
         precision: if flag("--mixed") {
             Precision::Mixed
         } else {
             Precision::F64
         },
+        gather_below: value("--gather-below", multigrid::GATHER_BELOW)?,
+        graph: !flag("--no-graph"),
+        schedule: flag("--unfused").then_some(Schedule::UNFUSED),
         ..Options::default()
     };
     let mut solver = Solver::on_ranks(backend, ranks.clone(), n, 2, &options)?;
@@ -260,9 +292,11 @@ fn time(ranks: &Arc<Ranks>, backend: &Backend, args: &[String]) -> Result<String
     };
     let best = times.iter().copied().fold(f64::INFINITY, f64::min);
     Ok(format!(
-        "poisson {n}^2 {:?} on {} ranks: best {:.2} ms, median {:.2} ms per solve, {cycles} cycles, error {:.2e}, one ghost exchange {exchange}",
+        "poisson {n}^2 {:?}{} on {} ranks, gathered below {}: best {:.2} ms, median {:.2} ms per solve, {cycles} cycles, error {:.2e}, one ghost exchange {exchange}",
         options.precision,
+        if flag("--unfused") { " unfused" } else { "" },
         ranks.size(),
+        options.gather_below,
         best * 1e3,
         median(&mut times) * 1e3,
         error[0],
@@ -285,7 +319,7 @@ fn main() {
         Some("check") => check(&ranks, &backend).map(|l| l.join("\n")),
         Some("time") => time(&ranks, &backend, &args),
         _ => Err(
-            "usage: poisson-ranks check [--device] | time N [--mixed] [--device] [--repeat K]"
+            "usage: poisson-ranks check [--device] | time N [--mixed] [--device] [--repeat K] [--gather-below G] [--no-graph] [--unfused]"
                 .into(),
         ),
     };

@@ -9,27 +9,35 @@ pub mod kernels {
     // (`tests/gpu_kernels.rs`).
     // Offsets `d` are from the kernel's point; a node's colour is the parity of its
     // index sum.
+    //
+    // A kernel's fields may hold a slab of rows of the whole grid (one rank's, over
+    // several ranks): `rows` is `(j0, nj)`, the whole grid's index of the fields' row 0
+    // and its number of rows (`(0, extent(1))` for the whole grid). Slabs start at even
+    // rows, so colours and parities are the same in either index. Their ghost rows hold
+    // the neighbouring slabs' values as deep as a kernel reads.
 
-    /// Whether node `(i, j)` of the kernel's grid is on its boundary.
+    /// Whether node `(i, j)` of the kernel's grid (`j` a row of the fields) is on the
+    /// whole grid's boundary.
     #[stencil_fn]
-    fn on_edge(i: i64, j: i64) -> bool {
-        i == 0 || j == 0 || i == extent(0) - 1 || j == extent(1) - 1
+    fn on_edge(i: i64, j: i64, rows: (i64, i64)) -> bool {
+        i == 0 || j + rows[0] == 0 || i == extent(0) - 1 || j + rows[0] == rows[1] - 1
     }
 
     /// `value` at an interior node of the kernel's grid, 0 on its boundary.
     #[stencil_fn]
-    fn zero_on_edge<T: Real>(value: T) -> T {
-        if on_edge(index(0), index(1)) {
+    fn zero_on_edge<T: Real>(value: T, rows: (i64, i64)) -> T {
+        if on_edge(index(0), index(1), rows) {
             0.0
         } else {
             value
         }
     }
 
-    /// The colour of the node at offset `d`.
+    /// The colour of the node at offset `d`, from its whole-grid index (a slab's ghost
+    /// rows have negative indices of their own, whose remainders are negative).
     #[stencil_fn]
-    fn colour_at(d: (i64, i64)) -> i64 {
-        (index(0) + d[0] + index(1) + d[1]) % 2
+    fn colour_at(d: (i64, i64), rows: (i64, i64)) -> i64 {
+        (index(0) + d[0] + index(1) + d[1] + rows[0]) % 2
     }
 
     /// The diagonal of an interior row on a Dirichlet level, as [`diagonal`] computes it.
@@ -59,9 +67,10 @@ pub mod kernels {
         r: T,
         c: Axes<T>,
         h2inv: T,
+        rows: (i64, i64),
     ) -> T {
         let inv = 1.0 / dirichlet_diagonal(c, h2inv);
-        if on_edge(index(0) + d[0], index(1) + d[1]) {
+        if on_edge(index(0) + d[0], index(1) + d[1], rows) {
             e
         } else {
             (r + (c[0] * (w + east) + c[1] * (s + n)) * h2inv) * inv
@@ -70,10 +79,17 @@ pub mod kernels {
 
     /// [`dirichlet_update`] of the node at offset `d` with its neighbours' values in `e`.
     #[stencil_fn]
-    fn updated_at<T: Real>(e: In<T>, r: In<T>, d: (i64, i64), c: Axes<T>, h2inv: T) -> T {
+    fn updated_at<T: Real>(
+        e: In<T>,
+        r: In<T>,
+        d: (i64, i64),
+        c: Axes<T>,
+        h2inv: T,
+        rows: (i64, i64),
+    ) -> T {
         let (w, east) = (e[d - unit(0)], e[d + unit(0)]);
         let (s, n) = (e[d - unit(1)], e[d + unit(1)]);
-        dirichlet_update(d, e[d], w, east, s, n, r[d], c, h2inv)
+        dirichlet_update(d, e[d], w, east, s, n, r[d], c, h2inv, rows)
     }
 
     /// The correction at node `(fi, fj)` of an `nf x mf` level after one red-black sweep
@@ -116,9 +132,9 @@ pub mod kernels {
 
     /// [`swept`] at offset `d` from the kernel's point, on the kernel's grid.
     #[stencil_fn]
-    fn swept_at<T: Real>(r: In<T>, d: (i64, i64), c: Axes<T>, h2inv: T) -> T {
-        let (i, j) = (index(0) + d[0], index(1) + d[1]);
-        swept(r, d, i, j, extent(0), extent(1), c, h2inv)
+    fn swept_at<T: Real>(r: In<T>, d: (i64, i64), c: Axes<T>, h2inv: T, rows: (i64, i64)) -> T {
+        let (i, j) = (index(0) + d[0], index(1) + d[1] + rows[0]);
+        swept(r, d, i, j, extent(0), rows[1], c, h2inv)
     }
 
     /// The zero correction followed by the first (colour 0) red-black half-sweep, in one
@@ -148,41 +164,63 @@ pub mod kernels {
     /// node recomputes its four colour-0 neighbours' new values, so `e` is read two nodes
     /// out.
     #[stencil]
-    pub fn rbgs_sweep<T: Real>(e: In<T>, r: In<T>, out: Out<T>, c: Axes<T>, h2inv: T) {
-        out = if colour_at((0, 0)) == 0 {
-            updated_at(e, r, (0, 0), c, h2inv)
+    pub fn rbgs_sweep<T: Real>(
+        e: In<T>,
+        r: In<T>,
+        out: Out<T>,
+        c: Axes<T>,
+        h2inv: T,
+        j0: i64,
+        nj: i64,
+    ) {
+        let rows = (j0, nj);
+        out = if colour_at((0, 0), rows) == 0 {
+            updated_at(e, r, (0, 0), c, h2inv, rows)
         } else {
             let (w, east) = (
-                updated_at(e, r, (-1, 0), c, h2inv),
-                updated_at(e, r, (1, 0), c, h2inv),
+                updated_at(e, r, (-1, 0), c, h2inv, rows),
+                updated_at(e, r, (1, 0), c, h2inv, rows),
             );
             let (s, n) = (
-                updated_at(e, r, (0, -1), c, h2inv),
-                updated_at(e, r, (0, 1), c, h2inv),
+                updated_at(e, r, (0, -1), c, h2inv, rows),
+                updated_at(e, r, (0, 1), c, h2inv, rows),
             );
-            dirichlet_update((0, 0), e, w, east, s, n, r, c, h2inv)
+            dirichlet_update((0, 0), e, w, east, s, n, r, c, h2inv, rows)
         };
     }
 
     /// A whole red-black sweep from a zero correction in one pass ([`swept`]): the values
     /// of [`rbgs_from_zero`] and the colour-1 half-sweep.
     #[stencil]
-    pub fn rbgs_sweep_from_zero<T: Real>(r: In<T>, e: Out<T>, c: Axes<T>, h2inv: T) {
-        e = swept_at(r, (0, 0), c, h2inv);
+    pub fn rbgs_sweep_from_zero<T: Real>(
+        r: In<T>,
+        e: Out<T>,
+        c: Axes<T>,
+        h2inv: T,
+        j0: i64,
+        nj: i64,
+    ) {
+        e = swept_at(r, (0, 0), c, h2inv, (j0, nj));
     }
 
     /// The correction at offset `d` after one red-black sweep from zero and the colour-0
     /// half of a second: colour-0 nodes solve their rows with their neighbours'
     /// [`swept_at`] values, the others keep theirs.
     #[stencil_fn]
-    fn swept_then_red<T: Real>(r: In<T>, d: (i64, i64), c: Axes<T>, h2inv: T) -> T {
-        let here = swept_at(r, d, c, h2inv);
-        if colour_at(d) == 0 {
-            let w = swept_at(r, d - unit(0), c, h2inv);
-            let east = swept_at(r, d + unit(0), c, h2inv);
-            let s = swept_at(r, d - unit(1), c, h2inv);
-            let n = swept_at(r, d + unit(1), c, h2inv);
-            dirichlet_update(d, here, w, east, s, n, r[d], c, h2inv)
+    fn swept_then_red<T: Real>(
+        r: In<T>,
+        d: (i64, i64),
+        c: Axes<T>,
+        h2inv: T,
+        rows: (i64, i64),
+    ) -> T {
+        let here = swept_at(r, d, c, h2inv, rows);
+        if colour_at(d, rows) == 0 {
+            let w = swept_at(r, d - unit(0), c, h2inv, rows);
+            let east = swept_at(r, d + unit(0), c, h2inv, rows);
+            let s = swept_at(r, d - unit(1), c, h2inv, rows);
+            let n = swept_at(r, d + unit(1), c, h2inv, rows);
+            dirichlet_update(d, here, w, east, s, n, r[d], c, h2inv, rows)
         } else {
             here
         }
@@ -192,16 +230,24 @@ pub mod kernels {
     /// the second sweep on [`swept_then_red`], the values of [`rbgs_sweep_from_zero`]
     /// followed by [`rbgs_sweep`]; the right-hand side is read three nodes out (halo 3).
     #[stencil]
-    pub fn rbgs_two_sweeps_from_zero<T: Real>(r: In<T>, e: Out<T>, c: Axes<T>, h2inv: T) {
-        let here = swept_then_red(r, (0, 0), c, h2inv);
-        e = if colour_at((0, 0)) == 0 {
+    pub fn rbgs_two_sweeps_from_zero<T: Real>(
+        r: In<T>,
+        e: Out<T>,
+        c: Axes<T>,
+        h2inv: T,
+        j0: i64,
+        nj: i64,
+    ) {
+        let rows = (j0, nj);
+        let here = swept_then_red(r, (0, 0), c, h2inv, rows);
+        e = if colour_at((0, 0), rows) == 0 {
             here
         } else {
-            let w = swept_then_red(r, (-1, 0), c, h2inv);
-            let east = swept_then_red(r, (1, 0), c, h2inv);
-            let s = swept_then_red(r, (0, -1), c, h2inv);
-            let n = swept_then_red(r, (0, 1), c, h2inv);
-            dirichlet_update((0, 0), here, w, east, s, n, r, c, h2inv)
+            let w = swept_then_red(r, (-1, 0), c, h2inv, rows);
+            let east = swept_then_red(r, (1, 0), c, h2inv, rows);
+            let s = swept_then_red(r, (0, -1), c, h2inv, rows);
+            let n = swept_then_red(r, (0, 1), c, h2inv, rows);
+            dirichlet_update((0, 0), here, w, east, s, n, r, c, h2inv, rows)
         };
     }
 
@@ -216,9 +262,10 @@ pub mod kernels {
         d: (i64, i64),
         c: Axes<T>,
         h2inv: T,
+        rows: (i64, i64),
     ) -> T {
-        if colour_at(d) == colour {
-            updated_at(e, r, d, c, h2inv)
+        if colour_at(d, rows) == colour {
+            updated_at(e, r, d, c, h2inv, rows)
         } else {
             e[d]
         }
@@ -226,14 +273,21 @@ pub mod kernels {
 
     /// [`half_swept_at`] of colour 1 followed by the colour-0 half-sweep, at offset `d`.
     #[stencil_fn]
-    fn black_then_red_at<T: Real>(e: In<T>, r: In<T>, d: (i64, i64), c: Axes<T>, h2inv: T) -> T {
-        let here = half_swept_at(e, r, 1, d, c, h2inv);
-        if colour_at(d) == 0 {
-            let w = half_swept_at(e, r, 1, d - unit(0), c, h2inv);
-            let east = half_swept_at(e, r, 1, d + unit(0), c, h2inv);
-            let s = half_swept_at(e, r, 1, d - unit(1), c, h2inv);
-            let n = half_swept_at(e, r, 1, d + unit(1), c, h2inv);
-            dirichlet_update(d, here, w, east, s, n, r[d], c, h2inv)
+    fn black_then_red_at<T: Real>(
+        e: In<T>,
+        r: In<T>,
+        d: (i64, i64),
+        c: Axes<T>,
+        h2inv: T,
+        rows: (i64, i64),
+    ) -> T {
+        let here = half_swept_at(e, r, 1, d, c, h2inv, rows);
+        if colour_at(d, rows) == 0 {
+            let w = half_swept_at(e, r, 1, d - unit(0), c, h2inv, rows);
+            let east = half_swept_at(e, r, 1, d + unit(0), c, h2inv, rows);
+            let s = half_swept_at(e, r, 1, d - unit(1), c, h2inv, rows);
+            let n = half_swept_at(e, r, 1, d + unit(1), c, h2inv, rows);
+            dirichlet_update(d, here, w, east, s, n, r[d], c, h2inv, rows)
         } else {
             here
         }
@@ -244,16 +298,25 @@ pub mod kernels {
     /// `e` after the three half-sweep launches of [`rbgs`]; `e` is read three nodes out
     /// (halo 3).
     #[stencil]
-    pub fn rbgs_sweep_and_a_half<T: Real>(e: In<T>, r: In<T>, out: Out<T>, c: Axes<T>, h2inv: T) {
-        let here = black_then_red_at(e, r, (0, 0), c, h2inv);
-        out = if colour_at((0, 0)) == 0 {
+    pub fn rbgs_sweep_and_a_half<T: Real>(
+        e: In<T>,
+        r: In<T>,
+        out: Out<T>,
+        c: Axes<T>,
+        h2inv: T,
+        j0: i64,
+        nj: i64,
+    ) {
+        let rows = (j0, nj);
+        let here = black_then_red_at(e, r, (0, 0), c, h2inv, rows);
+        out = if colour_at((0, 0), rows) == 0 {
             here
         } else {
-            let w = black_then_red_at(e, r, (-1, 0), c, h2inv);
-            let east = black_then_red_at(e, r, (1, 0), c, h2inv);
-            let s = black_then_red_at(e, r, (0, -1), c, h2inv);
-            let n = black_then_red_at(e, r, (0, 1), c, h2inv);
-            dirichlet_update((0, 0), here, w, east, s, n, r, c, h2inv)
+            let w = black_then_red_at(e, r, (-1, 0), c, h2inv, rows);
+            let east = black_then_red_at(e, r, (1, 0), c, h2inv, rows);
+            let s = black_then_red_at(e, r, (0, -1), c, h2inv, rows);
+            let n = black_then_red_at(e, r, (0, 1), c, h2inv, rows);
+            dirichlet_update((0, 0), here, w, east, s, n, r, c, h2inv, rows)
         };
     }
 
@@ -281,9 +344,16 @@ pub mod kernels {
     /// The residual at the fine node at offset `d` of the correction one sweep from zero
     /// gives, from the fine right-hand side `r` alone ([`swept`] at it and its neighbours).
     #[stencil_fn]
-    fn swept_residual_at<T: Real>(r: In<T>, d: (i64, i64), c: Axes<T>, h2inv: T) -> T {
-        let (x, y) = (2 * index(0) + d[0], 2 * index(1) + d[1]);
-        let (nf, mf) = (2 * extent(0) - 1, 2 * extent(1) - 1);
+    fn swept_residual_at<T: Real>(
+        r: In<T>,
+        d: (i64, i64),
+        c: Axes<T>,
+        h2inv: T,
+        rows: (i64, i64),
+    ) -> T {
+        // Whole-grid fine indices: `rows` is the coarse kernel grid's.
+        let (x, y) = (2 * index(0) + d[0], 2 * (index(1) + rows[0]) + d[1]);
+        let (nf, mf) = (2 * extent(0) - 1, 2 * rows[1] - 1);
         let centre = swept(r, d, x, y, nf, mf, c, h2inv);
         let w = swept(r, d - unit(0), x - 1, y, nf, mf, c, h2inv);
         let east = swept(r, d + unit(0), x + 1, y, nf, mf, c, h2inv);
@@ -304,6 +374,8 @@ pub mod kernels {
         coarse: Out<T>,
         c: Axes<T>,
         h2inv: T,
+        j0: i64,
+        nj: i64,
     ) {
         let mut rows: T = 0.0;
         for b in -1..=1 {
@@ -313,7 +385,7 @@ pub mod kernels {
             }
             rows = weigh_next(b, rows, row);
         }
-        coarse = zero_on_edge(rows);
+        coarse = zero_on_edge(rows, (j0, nj));
     }
 
     /// [`restrict_residual`] of the correction that one red-black sweep from zero gives
@@ -321,16 +393,24 @@ pub mod kernels {
     /// needs neither its first sweep nor its residual stored. The fine right-hand side
     /// needs a halo of 3.
     #[stencil]
-    pub fn restrict_swept_residual<T: Real>(r: Fine<T>, coarse: Out<T>, c: Axes<T>, h2inv: T) {
+    pub fn restrict_swept_residual<T: Real>(
+        r: Fine<T>,
+        coarse: Out<T>,
+        c: Axes<T>,
+        h2inv: T,
+        j0: i64,
+        nj: i64,
+    ) {
         let mut rows: T = 0.0;
         for b in -1..=1 {
             let mut row: T = 0.0;
             for a in -1..=1 {
-                row = weigh_next(a, row, swept_residual_at(r, (a, b), c, h2inv));
+                let value = swept_residual_at(r, (a, b), c, h2inv, (j0, nj));
+                row = weigh_next(a, row, value);
             }
             rows = weigh_next(b, rows, row);
         }
-        coarse = zero_on_edge(rows);
+        coarse = zero_on_edge(rows, (j0, nj));
     }
 
     /// The prolongation added to a correction followed by the colour-0 half-sweep, at the
@@ -348,6 +428,7 @@ pub mod kernels {
         r: T,
         c: Axes<T>,
         h2inv: T,
+        rows: (i64, i64),
     ) -> T {
         let (i, j) = (index(0), index(1));
         let (oi, oj) = (i % 2 == 1, j % 2 == 1);
@@ -379,11 +460,15 @@ pub mod kernels {
         // A neighbour on the boundary is fixed: it keeps its value.
         let west = if i == 1 { ew } else { west };
         let east = if i == extent(0) - 2 { ee } else { east };
-        let south = if j == 1 { es } else { south };
-        let north = if j == extent(1) - 2 { en } else { north };
+        let south = if j + rows[0] == 1 { es } else { south };
+        let north = if j + rows[0] == rows[1] - 2 {
+            en
+        } else {
+            north
+        };
         if (i + j) % 2 == 0 {
-            dirichlet_update((0, 0), e, west, east, south, north, r, c, h2inv)
-        } else if on_edge(i, j) {
+            dirichlet_update((0, 0), e, west, east, south, north, r, c, h2inv, rows)
+        } else if on_edge(i, j, rows) {
             e
         } else {
             here
@@ -400,9 +485,11 @@ pub mod kernels {
         out: Out<T>,
         c: Axes<T>,
         h2inv: T,
+        j0: i64,
+        nj: i64,
     ) {
         let (w, east, s, n) = (e[(-1, 0)], e[(1, 0)], e[(0, -1)], e[(0, 1)]);
-        out = prolonged_sweep(e, w, east, s, n, coarse, r, c, h2inv);
+        out = prolonged_sweep(e, w, east, s, n, coarse, r, c, h2inv, (j0, nj));
     }
 
     /// [`prolong_rbgs`] on a level whose correction is one red-black sweep from zero
@@ -415,16 +502,19 @@ pub mod kernels {
         out: Out<T>,
         c: Axes<T>,
         h2inv: T,
+        j0: i64,
+        nj: i64,
     ) {
-        let e = swept_at(r, (0, 0), c, h2inv);
+        let rows = (j0, nj);
+        let e = swept_at(r, (0, 0), c, h2inv, rows);
         let (w, east) = (
-            swept_at(r, (-1, 0), c, h2inv),
-            swept_at(r, (1, 0), c, h2inv),
+            swept_at(r, (-1, 0), c, h2inv, rows),
+            swept_at(r, (1, 0), c, h2inv, rows),
         );
         let (s, n) = (
-            swept_at(r, (0, -1), c, h2inv),
-            swept_at(r, (0, 1), c, h2inv),
+            swept_at(r, (0, -1), c, h2inv, rows),
+            swept_at(r, (0, 1), c, h2inv, rows),
         );
-        out = prolonged_sweep(e, w, east, s, n, coarse, r, c, h2inv);
+        out = prolonged_sweep(e, w, east, s, n, coarse, r, c, h2inv, rows);
     }
 }
