@@ -33,11 +33,13 @@ pub mod kernels {
         }
     }
 
-    /// The colour of the node at offset `d`, from its whole-grid index (a slab's ghost
-    /// rows have negative indices of their own, whose remainders are negative).
+    /// The colour of the node at offset `d`: the parity of its index sum, the indices
+    /// taken 4 past their own so that ghost nodes (down to index -3) have a non-negative
+    /// sum and the parity of the whole grid's indices (slabs start at even rows), and a
+    /// tile's points keep a parity LLVM can see.
     #[stencil_fn]
-    fn colour_at(d: (i64, i64), rows: (i64, i64)) -> i64 {
-        (index(0) + d[0] + index(1) + d[1] + rows[0]) % 2
+    fn colour_at(d: (i64, i64)) -> i64 {
+        (index(0) + d[0] + index(1) + d[1] + 8) % 2
     }
 
     /// The diagonal of an interior row on a Dirichlet level, as [`diagonal`] computes it.
@@ -95,18 +97,21 @@ pub mod kernels {
     /// The correction at node `(fi, fj)` of an `nf x mf` level after one red-black sweep
     /// from zero, from the right-hand side `r` read at offset `d` and its four neighbours:
     /// `r / diag(A)` at points of colour 0, at points of colour 1 the row solved with
-    /// those neighbours, 0 on the boundary.
+    /// those neighbours, 0 on the boundary. `fj` counts from the fields' row 0, which is
+    /// the whole level's row `j0` (even); colours are taken as [`colour_at`] takes them.
     #[stencil_fn]
     fn swept<T: Real>(
         r: In<T>,
         d: (i64, i64),
         fi: i64,
         fj: i64,
+        j0: i64,
         nf: i64,
         mf: i64,
         c: Axes<T>,
         h2inv: T,
     ) -> T {
+        let (fj, parity) = (fj + j0, (fi + fj + 8) % 2);
         let inv = 1.0 / dirichlet_diagonal(c, h2inv);
         let west = if fi == 1 { 0.0 } else { r[d - unit(0)] * inv };
         let east = if fi == nf - 2 {
@@ -123,7 +128,7 @@ pub mod kernels {
         let boundary = fi == 0 || fj == 0 || fi == nf - 1 || fj == mf - 1;
         if boundary {
             0.0
-        } else if (fi + fj) % 2 == 0 {
+        } else if parity == 0 {
             r[d] * inv
         } else {
             (r[d] + (c[0] * (west + east) + c[1] * (south + north)) * h2inv) * inv
@@ -133,8 +138,8 @@ pub mod kernels {
     /// [`swept`] at offset `d` from the kernel's point, on the kernel's grid.
     #[stencil_fn]
     fn swept_at<T: Real>(r: In<T>, d: (i64, i64), c: Axes<T>, h2inv: T, rows: (i64, i64)) -> T {
-        let (i, j) = (index(0) + d[0], index(1) + d[1] + rows[0]);
-        swept(r, d, i, j, extent(0), rows[1], c, h2inv)
+        let (i, j) = (index(0) + d[0], index(1) + d[1]);
+        swept(r, d, i, j, rows[0], extent(0), rows[1], c, h2inv)
     }
 
     /// The zero correction followed by the first (colour 0) red-black half-sweep, in one
@@ -174,7 +179,7 @@ pub mod kernels {
         nj: i64,
     ) {
         let rows = (j0, nj);
-        out = if colour_at((0, 0), rows) == 0 {
+        out = if colour_at((0, 0)) == 0 {
             updated_at(e, r, (0, 0), c, h2inv, rows)
         } else {
             let (w, east) = (
@@ -215,7 +220,7 @@ pub mod kernels {
         rows: (i64, i64),
     ) -> T {
         let here = swept_at(r, d, c, h2inv, rows);
-        if colour_at(d, rows) == 0 {
+        if colour_at(d) == 0 {
             let w = swept_at(r, d - unit(0), c, h2inv, rows);
             let east = swept_at(r, d + unit(0), c, h2inv, rows);
             let s = swept_at(r, d - unit(1), c, h2inv, rows);
@@ -240,7 +245,7 @@ pub mod kernels {
     ) {
         let rows = (j0, nj);
         let here = swept_then_red(r, (0, 0), c, h2inv, rows);
-        e = if colour_at((0, 0), rows) == 0 {
+        e = if colour_at((0, 0)) == 0 {
             here
         } else {
             let w = swept_then_red(r, (-1, 0), c, h2inv, rows);
@@ -264,7 +269,7 @@ pub mod kernels {
         h2inv: T,
         rows: (i64, i64),
     ) -> T {
-        if colour_at(d, rows) == colour {
+        if colour_at(d) == colour {
             updated_at(e, r, d, c, h2inv, rows)
         } else {
             e[d]
@@ -282,7 +287,7 @@ pub mod kernels {
         rows: (i64, i64),
     ) -> T {
         let here = half_swept_at(e, r, 1, d, c, h2inv, rows);
-        if colour_at(d, rows) == 0 {
+        if colour_at(d) == 0 {
             let w = half_swept_at(e, r, 1, d - unit(0), c, h2inv, rows);
             let east = half_swept_at(e, r, 1, d + unit(0), c, h2inv, rows);
             let s = half_swept_at(e, r, 1, d - unit(1), c, h2inv, rows);
@@ -309,7 +314,7 @@ pub mod kernels {
     ) {
         let rows = (j0, nj);
         let here = black_then_red_at(e, r, (0, 0), c, h2inv, rows);
-        out = if colour_at((0, 0), rows) == 0 {
+        out = if colour_at((0, 0)) == 0 {
             here
         } else {
             let w = black_then_red_at(e, r, (-1, 0), c, h2inv, rows);
@@ -351,14 +356,15 @@ pub mod kernels {
         h2inv: T,
         rows: (i64, i64),
     ) -> T {
-        // Whole-grid fine indices: `rows` is the coarse kernel grid's.
-        let (x, y) = (2 * index(0) + d[0], 2 * (index(1) + rows[0]) + d[1]);
+        // Fine indices: `rows` is the coarse kernel grid's; the fine fields' row 0 is the
+        // whole fine level's row `2 j0`.
+        let (x, y, j0) = (2 * index(0) + d[0], 2 * index(1) + d[1], 2 * rows[0]);
         let (nf, mf) = (2 * extent(0) - 1, 2 * rows[1] - 1);
-        let centre = swept(r, d, x, y, nf, mf, c, h2inv);
-        let w = swept(r, d - unit(0), x - 1, y, nf, mf, c, h2inv);
-        let east = swept(r, d + unit(0), x + 1, y, nf, mf, c, h2inv);
-        let s = swept(r, d - unit(1), x, y - 1, nf, mf, c, h2inv);
-        let n = swept(r, d + unit(1), x, y + 1, nf, mf, c, h2inv);
+        let centre = swept(r, d, x, y, j0, nf, mf, c, h2inv);
+        let w = swept(r, d - unit(0), x - 1, y, j0, nf, mf, c, h2inv);
+        let east = swept(r, d + unit(0), x + 1, y, j0, nf, mf, c, h2inv);
+        let s = swept(r, d - unit(1), x, y - 1, j0, nf, mf, c, h2inv);
+        let n = swept(r, d + unit(1), x, y + 1, j0, nf, mf, c, h2inv);
         node_residual(r[d], centre, w, east, s, n, c, h2inv)
     }
 
