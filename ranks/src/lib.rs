@@ -42,4 +42,4 @@ pub use ghosts::GhostExchange;
 pub use launch::{mpirun, output_within};
 pub use layout::{LayoutError, RankLayout};
 pub use partition::{morton, partition};
-pub use slabs::Slabs;
+pub use slabs::{first_difference, Slabs};

@@ -4,6 +4,11 @@
 //! walls included, node `(i, j)` at `(i h, j h)` with `h = 1 / (n - 1)`; the lid is the row
 //! `j = n - 1`. Fields have a halo of one ghost layer that no kernel's result depends on
 //! (where a wall node would read it, the value read is discarded).
+//!
+//! The fields may hold a slab of rows of the grid (one rank's part, over several ranks):
+//! the flow kernels take `j0`, the grid's index of the fields' row 0, and `nj`, the grid's
+//! rows (`0` and `extent(1)` for the whole grid), and a slab's ghost rows hold its
+//! neighbours' rows where a kernel reads them.
 
 use stencil_runtime::prelude::*;
 
@@ -27,16 +32,16 @@ pub mod flow {
     /// corners, where the formula is ambiguous and no interior stencil reads, get the side
     /// walls' value.
     #[stencil]
-    pub fn wall_vorticity<T: Real>(psi: In<T>, w: InOut<T>, h2inv: T, lid: T) {
+    pub fn wall_vorticity<T: Real>(psi: In<T>, w: InOut<T>, h2inv: T, lid: T, j0: i64, nj: i64) {
         let i = index(0);
-        let j = index(1);
+        let j = index(1) + j0;
         if i == 0 {
             w = -2.0 * psi[(1, 0)] * h2inv;
         } else if i == extent(0) - 1 {
             w = -2.0 * psi[(-1, 0)] * h2inv;
         } else if j == 0 {
             w = -2.0 * psi[(0, 1)] * h2inv;
-        } else if j == extent(1) - 1 {
+        } else if j == nj - 1 {
             w = -2.0 * psi[(0, -1)] * h2inv - lid;
         }
     }
@@ -65,6 +70,8 @@ pub mod flow {
         c: T,
         first: bool,
         last: bool,
+        j0: i64,
+        nj: i64,
     ) {
         let half = 0.5 * h_inv;
         let u = (psi[(0, 1)] - psi[(0, -1)]) * half;
@@ -77,7 +84,7 @@ pub mod flow {
         let rate = diffusion - u * (east - west) * half - v * (north - south) * half;
         let acc_start = if first { base } else { acc };
         let next_start = if last { acc } else { base };
-        if on_wall(index(0), index(1), extent(0), extent(1)) {
+        if on_wall(index(0), index(1) + j0, extent(0), nj) {
             acc_out = acc_start;
             next = stage;
         } else {
@@ -89,13 +96,21 @@ pub mod flow {
     /// The velocity `u = psi_y`, `v = -psi_x` (central differences inside; on the walls
     /// no slip, the lid moving at `lid_speed`, its corners included).
     #[stencil]
-    pub fn velocity<T: Real>(psi: In<T>, u: Out<T>, v: Out<T>, h_inv: T, lid_speed: T) {
+    pub fn velocity<T: Real>(
+        psi: In<T>,
+        u: Out<T>,
+        v: Out<T>,
+        h_inv: T,
+        lid_speed: T,
+        j0: i64,
+        nj: i64,
+    ) {
         let half = 0.5 * h_inv;
-        let j = index(1);
-        if j == extent(1) - 1 {
+        let j = index(1) + j0;
+        if j == nj - 1 {
             u = lid_speed;
             v = 0.0;
-        } else if on_wall(index(0), j, extent(0), extent(1)) {
+        } else if on_wall(index(0), j, extent(0), nj) {
             u = 0.0;
             v = 0.0;
         } else {
@@ -106,11 +121,11 @@ pub mod flow {
 
     /// The largest `|u| + |v|` inside (the advective speed the time step must respect).
     #[stencil]
-    pub fn speed<T: Real>(psi: In<T>, largest: Max<T>, h_inv: T) {
+    pub fn speed<T: Real>(psi: In<T>, largest: Max<T>, h_inv: T, j0: i64, nj: i64) {
         let half = 0.5 * h_inv;
         let u = (psi[(0, 1)] - psi[(0, -1)]) * half;
         let v = (psi[(-1, 0)] - psi[(1, 0)]) * half;
-        if !on_wall(index(0), index(1), extent(0), extent(1)) {
+        if !on_wall(index(0), index(1) + j0, extent(0), nj) {
             largest.reduce(u.abs() + v.abs());
         }
     }
@@ -124,11 +139,13 @@ pub mod flow {
         moved: Sum<T>,
         size: Sum<T>,
         largest: Max<T>,
+        j0: i64,
+        nj: i64,
     ) {
         let d = w - previous;
         moved.reduce(d * d);
         size.reduce(w * w);
-        if !on_wall(index(0), index(1), extent(0), extent(1)) {
+        if !on_wall(index(0), index(1) + j0, extent(0), nj) {
             largest.reduce(w.abs());
         }
     }

@@ -80,6 +80,9 @@ pub enum CavityError {
         /// The growth bound.
         bound: f64,
     },
+    /// A failure between ranks.
+    #[error("over several ranks: {0}")]
+    Ranks(String),
     /// The step budget ran out before steady state.
     #[error("not steady after {steps} steps: the vorticity still changes by {change:e} per unit time (tolerance {tolerance:e}); raise the step limit or the tolerance")]
     StepLimit {

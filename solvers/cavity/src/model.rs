@@ -7,8 +7,12 @@ use crate::kernels::flow;
 use crate::step_graph::{own_stream, record, recording_device, StepGraph, WarmUp};
 use crate::CavityError;
 use multigrid::{Options, Solver};
+use std::ops::Range;
 use std::time::Instant;
+use stencil_ranks::Slabs;
 use stencil_runtime::{Backend, Field};
+
+mod ranked;
 
 /// The lid's speed (the velocity scale of `Re`).
 pub const LID_SPEED: f64 = 1.0;
@@ -125,17 +129,30 @@ pub struct Cavity {
     graph: StepGraph<f64>,
     /// The speed the stable step was last found for, and that step.
     speed: (f64, f64),
+    /// The rows of the grid the fields hold: all (`0..n`), or this rank's slab.
+    rows: Range<usize>,
+    /// Over several ranks, the slabs of rows the ranks hold (the Poisson solver's).
+    slabs: Option<Slabs>,
 }
 
 impl Cavity {
     /// A cavity at rest on `backend` (on a device, on a stream of its own), after checking
     /// `config`.
     pub fn new(backend: &Backend, config: &Config) -> Result<Cavity, CavityError> {
+        Cavity::with_solver(backend, config, |b, n, options| Solver::new(b, n, 2, options))
+    }
+
+    /// A cavity at rest whose Poisson solver `solver` makes (from the backend, the nodes
+    /// per axis and the options): its fields hold the rows the solver's do.
+    fn with_solver(
+        backend: &Backend,
+        config: &Config,
+        solver: impl FnOnce(&Backend, usize, &Options) -> Result<Solver, multigrid::SolveError>,
+    ) -> Result<Cavity, CavityError> {
         config.validate()?;
         let own = own_stream(backend)?;
         let backend = &own;
         let n = config.n;
-        let field = || Field::<f64>::zeros_on(backend, &[n, n], 1);
         // V(1,1): the correction from one stage to the next is small and smooth, and
         // every launch of the cycle costs latency on the coarse levels.
         let options = Options {
@@ -147,6 +164,10 @@ impl Cavity {
             ..Options::default()
         };
         let h = config.h();
+        let poisson = solver(backend, n, &options)?;
+        let rows = poisson.rows();
+        let slabs = poisson.slabs();
+        let field = || Field::<f64>::zeros_on(backend, &[n, rows.len()], 1);
         Ok(Cavity {
             backend: backend.clone(),
             config: config.clone(),
@@ -156,14 +177,26 @@ impl Cavity {
             stages: [field()?, field()?],
             sums: [field()?, field()?],
             previous: field()?,
-            poisson: Solver::new(backend, n, 2, &options)?,
+            poisson,
             step: 0,
             time: 0.0,
             dt: config.cfl * stable_time_step(config.re, h, LID_SPEED),
             speed: (LID_SPEED, stable_time_step(config.re, h, LID_SPEED)),
             checked_at: 0.0,
             graph: StepGraph::new(WarmUp::AnyStep),
+            rows,
+            slabs,
         })
+    }
+
+    /// The rows of the grid this rank's fields hold (`0..n` on one rank).
+    pub fn rows(&self) -> Range<usize> {
+        self.rows.clone()
+    }
+
+    /// The flow kernels' `j0, nj`: the grid's row of the fields' row 0, and its rows.
+    fn kernel_rows(&self) -> (i64, i64) {
+        (self.rows.start as i64, self.config.n as i64)
     }
 
     /// The configuration.
@@ -220,7 +253,8 @@ impl Cavity {
     /// of `||w||` (at most 30 cycles), for a consistent pair at the end of a run. Returns
     /// the relative residual reached.
     pub fn poisson_solve_exactly(&mut self) -> Result<f64, CavityError> {
-        let size = self.w.interior()?.iter().map(|v| v * v).sum::<f64>().sqrt();
+        let size = self.w.interior()?.iter().map(|v| v * v).sum::<f64>();
+        let size = self.all_sum(size).sqrt();
         let mut relative = 0.0;
         for _ in 0..30 {
             self.poisson.cycle(&mut self.psi, &self.w)?;
@@ -256,12 +290,17 @@ impl Cavity {
         let (re_inv, h_inv, h) = (1.0 / self.config.re, 1.0 / self.h, self.h);
         let cycles = self.config.poisson_cycles;
         let b = self.backend.clone();
+        let (j0, nj) = self.kernel_rows();
+        let slabs = self.slabs.as_ref();
         let [s0, s1] = &mut self.stages;
         let [a0, a1] = &mut self.sums;
-        // The stream function of a stage's vorticity, then that vorticity's wall values.
+        // The stream function of a stage's vorticity, then that vorticity's wall values;
+        // over ranks, both then read across the cuts.
         let mut solve = |psi: &mut Field<f64>, w: &mut Field<f64>| -> Result<(), CavityError> {
             poisson_cycles(&mut self.poisson, psi, w, cycles)?;
-            wall_update(&b, h, psi, w)
+            walls(&b, h, psi, w, (j0, nj))?;
+            fill_cuts(slabs, &b, psi)?;
+            fill_cuts(slabs, &b, w)
         };
         // acc_out = (first ? base : acc) + a F(stage); next = (last ? acc : base) + c F.
         let update = |stage: &Field<f64>,
@@ -272,7 +311,7 @@ impl Cavity {
          -> Result<(), CavityError> {
             let (r, hi) = (re_inv, h_inv);
             flow::rk4_stage::launch(
-                &b, stage, psi, base, acc, acc_out, next, r, hi, a, c, first, last,
+                &b, stage, psi, base, acc, acc_out, next, r, hi, a, c, first, last, j0, nj,
             )?;
             Ok(())
         };
@@ -299,8 +338,10 @@ impl Cavity {
     /// for the device). The stability region is searched again only when the flow's
     /// speed changed by more than 1%.
     pub fn stable_time_step(&mut self) -> Result<f64, CavityError> {
-        let speed = flow::speed::launch(&self.backend, &self.psi, 1.0 / self.h)?;
-        let speed = speed.max(LID_SPEED);
+        let (j0, nj) = self.kernel_rows();
+        fill_cuts(self.slabs.as_ref(), &self.backend, &mut self.psi)?;
+        let speed = flow::speed::launch(&self.backend, &self.psi, 1.0 / self.h, j0, nj)?;
+        let speed = self.all_max(speed).max(LID_SPEED);
         if (speed - self.speed.0).abs() > 0.01 * self.speed.0 {
             self.speed = (speed, stable_time_step(self.config.re, self.h, speed));
         }
@@ -312,7 +353,10 @@ impl Cavity {
     /// step: it shrinks at once when the flow needs it and grows when the stable step is
     /// 20% larger. Waits for the device.
     pub fn check(&mut self) -> Result<Check, CavityError> {
-        let (moved, size, largest) = flow::change::launch(&self.backend, &self.w, &self.previous)?;
+        let (j0, nj) = self.kernel_rows();
+        let (moved, size, largest) =
+            flow::change::launch(&self.backend, &self.w, &self.previous, j0, nj)?;
+        let (moved, size, largest) = (self.all_sum(moved), self.all_sum(size), self.all_max(largest));
         let bound = 100.0 * LID_SPEED / self.h;
         if !(moved.is_finite() && size.is_finite() && largest <= bound) {
             return Err(self.instability(bound)?);
@@ -350,7 +394,8 @@ impl Cavity {
             .position(|v| !v.is_finite())
             .or_else(|| (0..w.len()).max_by(|&a, &b| w[a].abs().total_cmp(&w[b].abs())))
             .unwrap_or(0);
-        let (i, j) = (worst % n, worst / n);
+        let (i, j) = (worst % n, self.rows.start + worst / n);
+        let (i, j, value) = self.worst_over_ranks(i, j, w[worst]);
         Ok(CavityError::Unstable {
             step: self.step,
             time: self.time,
@@ -358,7 +403,7 @@ impl Cavity {
             j,
             x: i as f64 * self.h,
             y: j as f64 * self.h,
-            value: w[worst],
+            value,
             bound,
         })
     }
@@ -422,16 +467,18 @@ impl Cavity {
             let dt = c.dt;
             let (re_inv, h_inv) = (1.0 / c.config.re, 1.0 / c.h);
             let b = c.backend.clone();
+            let rows = c.kernel_rows();
+            let (j0, nj) = rows;
             let [s0, s1] = &mut c.stages;
             let [a0, a1] = &mut c.sums;
             for _ in 0..2 {
-                wall_update(&b, c.h, &c.psi, s0)?;
+                walls(&b, c.h, &c.psi, s0, rows)?;
                 flow::rk4_stage::launch(
-                    &b, s0, &c.psi, s1, s1, a0, a1, re_inv, h_inv, dt, dt, false, false,
+                    &b, s0, &c.psi, s1, s1, a0, a1, re_inv, h_inv, dt, dt, false, false, j0, nj,
                 )?;
-                wall_update(&b, c.h, &c.psi, s1)?;
+                walls(&b, c.h, &c.psi, s1, rows)?;
                 flow::rk4_stage::launch(
-                    &b, s1, &c.psi, s0, s0, a1, a0, re_inv, h_inv, dt, dt, false, false,
+                    &b, s1, &c.psi, s0, s0, a1, a0, re_inv, h_inv, dt, dt, false, false, j0, nj,
                 )?;
             }
             Ok(())
@@ -472,15 +519,38 @@ impl Cavity {
 }
 
 /// Boundary update: the wall vorticity of `w` from the stream function `psi` on a grid of
-/// spacing `h` (Thom's formula; see [`flow::wall_vorticity`]).
+/// spacing `h` (Thom's formula; see [`flow::wall_vorticity`]), fields of the whole grid.
 pub fn wall_update(
     backend: &Backend,
     h: f64,
     psi: &Field<f64>,
     w: &mut Field<f64>,
 ) -> Result<(), CavityError> {
-    flow::wall_vorticity::launch(backend, psi, w, 1.0 / (h * h), 2.0 * LID_SPEED / h)?;
+    let whole = (0, psi.extent()[1] as i64);
+    walls(backend, h, psi, w, whole)
+}
+
+/// [`wall_update`] on fields holding rows `j0..` of a grid of `nj` rows (`rows`).
+fn walls(
+    backend: &Backend,
+    h: f64,
+    psi: &Field<f64>,
+    w: &mut Field<f64>,
+    (j0, nj): (i64, i64),
+) -> Result<(), CavityError> {
+    let (h2inv, lid) = (1.0 / (h * h), 2.0 * LID_SPEED / h);
+    flow::wall_vorticity::launch(backend, psi, w, h2inv, lid, j0, nj)?;
     Ok(())
+}
+
+/// Over several ranks, fills the ghost rows of `f` at this rank's cuts (nothing on one).
+fn fill_cuts(slabs: Option<&Slabs>, b: &Backend, f: &mut Field<f64>) -> Result<(), CavityError> {
+    match slabs {
+        Some(s) => s
+            .fill_cuts(b, f, 1)
+            .map_err(|e| CavityError::Ranks(e.to_string())),
+        None => Ok(()),
+    }
 }
 
 /// Poisson solve: `cycles` multigrid cycles for `-lap(psi) = w`, warm-started from the

@@ -14,6 +14,8 @@ use stencil_tests::harness::{assert_close, random_field, rng, values};
 fn every_cavity_kernel_agrees_with_the_cpu() {
     let Some(gpu) = gpu_or_skip() else { return };
     let n = [37, 29];
+    // The grid's rows (the flow kernels' `nj`; the fields hold all of them).
+    const NJ: i64 = 29;
     let mut r = rng("cavity kernels");
     let inputs: Vec<Field<f64>> = (0..4)
         .map(|_| random_field::<f64>(&mut r, &n, 1, -1.0, 1.0))
@@ -28,10 +30,10 @@ fn every_cavity_kernel_agrees_with_the_cpu() {
     let (mut co, mut go) = (outs(&Backend::Cpu), outs(&gpu));
     for (b, f, o) in [(&Backend::Cpu, &mut c, &mut co), (&gpu, &mut g, &mut go)] {
         let (psi, rest) = f.split_first_mut().unwrap();
-        flow::wall_vorticity::launch(b, psi, &mut rest[0], 900.0, 60.0).unwrap();
+        flow::wall_vorticity::launch(b, psi, &mut rest[0], 900.0, 60.0, 0, NJ).unwrap();
         let [a, b2] = &mut o[..] else { unreachable!() };
         flow::rk4_stage::launch(
-            b, &rest[0], psi, &rest[1], &rest[2], a, b2, 0.01, 30.0, 0.1, 0.2, false, true,
+            b, &rest[0], psi, &rest[1], &rest[2], a, b2, 0.01, 30.0, 0.1, 0.2, false, true, 0, NJ,
         )
         .unwrap();
     }
@@ -48,16 +50,16 @@ fn every_cavity_kernel_agrees_with_the_cpu() {
     }
     for (b, f, o) in [(&Backend::Cpu, &c, &mut co), (&gpu, &g, &mut go)] {
         let [u, v] = &mut o[..] else { unreachable!() };
-        flow::velocity::launch(b, &f[0], u, v, 30.0, 1.0).unwrap();
+        flow::velocity::launch(b, &f[0], u, v, 30.0, 1.0, 0, NJ).unwrap();
     }
     for k in 0..2 {
         assert_close("velocity", &values(&go[k]), &values(&co[k]), 1e-12);
     }
-    let s_cpu = flow::speed::launch(&Backend::Cpu, &c[0], 30.0).unwrap();
-    let s_gpu = flow::speed::launch(&gpu, &g[0], 30.0).unwrap();
+    let s_cpu = flow::speed::launch(&Backend::Cpu, &c[0], 30.0, 0, NJ).unwrap();
+    let s_gpu = flow::speed::launch(&gpu, &g[0], 30.0, 0, NJ).unwrap();
     assert_close("speed", &[s_gpu], &[s_cpu], 1e-12);
-    let (a, b, m) = flow::change::launch(&Backend::Cpu, &c[1], &c[2]).unwrap();
-    let (a2, b2, m2) = flow::change::launch(&gpu, &g[1], &g[2]).unwrap();
+    let (a, b, m) = flow::change::launch(&Backend::Cpu, &c[1], &c[2], 0, NJ).unwrap();
+    let (a2, b2, m2) = flow::change::launch(&gpu, &g[1], &g[2], 0, NJ).unwrap();
     assert_close("change", &[a2, b2, m2], &[a, b, m], 1e-12);
 }
 

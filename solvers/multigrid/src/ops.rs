@@ -84,6 +84,11 @@ impl Ops {
         self
     }
 
+    /// The slabs this rank's fields hold, over several ranks.
+    pub fn slabs(&self) -> Option<Slabs> {
+        self.slabs.as_deref().cloned()
+    }
+
     /// The 2-norm from a sum of squares over this rank's nodes: over every rank's, on
     /// several (a NaN, a norm left unread, is the same on every rank and stays one).
     pub fn norm_of(&self, sum_of_squares: f64) -> f64 {

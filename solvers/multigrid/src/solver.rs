@@ -240,6 +240,12 @@ impl Solver {
         e
     }
 
+    /// Over several ranks, the slabs of the last axis the ranks' fields hold (the finest
+    /// level's); `None` on one rank.
+    pub fn slabs(&self) -> Option<stencil_ranks::Slabs> {
+        self.ops.slabs()
+    }
+
     /// The nodes along the last axis this rank's fields hold: `0..n` on one rank.
     pub fn rows(&self) -> std::ops::Range<usize> {
         self.rows.clone()

@@ -209,14 +209,9 @@ impl AdaptiveCavity {
         for level in 0..=tree.finest_present() {
             let h = tree.spacing(level);
             let lid = 2.0 * LID_SPEED / h;
-            flow::wall_vorticity::launch_blocks(
-                &backend,
-                tree.list(level)?,
-                psi,
-                w,
-                1.0 / (h * h),
-                lid,
-            )?;
+            let list = tree.list(level)?;
+            let nj = whole_rows(list);
+            flow::wall_vorticity::launch_blocks(&backend, list, psi, w, 1.0 / (h * h), lid, 0, nj)?;
         }
         Ok(())
     }
@@ -279,9 +274,11 @@ impl AdaptiveCavity {
             let backend = tree.grid().backend().clone();
             for level in 0..=tree.finest_present() {
                 let hi = 1.0 / tree.spacing(level);
+                let list = tree.list(level)?;
+                let nj = whole_rows(list);
                 flow::rk4_stage::launch_blocks(
                     &backend,
-                    tree.list(level)?,
+                    list,
                     stage,
                     psi,
                     base,
@@ -294,6 +291,8 @@ impl AdaptiveCavity {
                     c,
                     first,
                     last,
+                    0,
+                    nj,
                 )?;
             }
             Ok(())
@@ -373,7 +372,9 @@ impl AdaptiveCavity {
         let (mut moved, mut size, mut largest) = (0.0, 0.0, 0.0f64);
         for level in 0..=self.tree.finest_present() {
             let list = self.tree.list(level)?;
-            let (m, s, l) = flow::change::launch_blocks(&backend, list, &self.w, &self.previous)?;
+            let nj = whole_rows(list);
+            let (m, s, l) =
+                flow::change::launch_blocks(&backend, list, &self.w, &self.previous, 0, nj)?;
             (moved, size, largest) = (moved + m, size + s, largest.max(l));
         }
         let h = 1.0 / (self.config.finest_points() - 1) as f64;
@@ -532,12 +533,19 @@ impl AdaptiveCavity {
     }
 }
 
+/// The rows of a level's whole domain (the flow kernels' `nj`; a block launch's indices are
+/// the whole level's, so their `j0` is 0).
+fn whole_rows(list: &stencil_runtime::BlockList) -> i64 {
+    list.geometry().domain[1] as i64
+}
+
 /// The largest `|u|` off the walls over the tree's present blocks.
 fn largest_magnitude(tree: &mut Hierarchy, u: &BlockField<f64>) -> Result<f64, CavityError> {
     let backend = tree.grid().backend().clone();
     let mut largest: f64 = 0.0;
     for level in 0..=tree.finest_present() {
-        let (_, _, m) = flow::change::launch_blocks(&backend, tree.list(level)?, u, u)?;
+        let list = tree.list(level)?;
+        let (_, _, m) = flow::change::launch_blocks(&backend, list, u, u, 0, whole_rows(list))?;
         largest = largest.max(m);
     }
     Ok(largest)

@@ -43,7 +43,7 @@ impl Snapshot {
         let h = 1.0 / (n - 1) as f64;
         let mut u = Field::<f64>::zeros_on(b, &[n, n], 0)?;
         let mut v = Field::<f64>::zeros_on(b, &[n, n], 0)?;
-        flow::velocity::launch(b, psi, &mut u, &mut v, 1.0 / h, LID_SPEED)?;
+        flow::velocity::launch(b, psi, &mut u, &mut v, 1.0 / h, LID_SPEED, 0, n as i64)?;
         Ok(Snapshot {
             n,
             psi: psi.interior()?,

@@ -20,8 +20,8 @@ use multigrid::{
 use std::f64::consts::PI;
 use std::sync::Arc;
 use std::time::Instant;
-use stencil_ranks::{Op, Ranks};
-use stencil_runtime::{Backend, Field};
+use stencil_ranks::{first_difference, Op, Ranks};
+use stencil_runtime::Backend;
 
 type Failure = Box<dyn std::error::Error>;
 
@@ -140,31 +140,6 @@ fn cases() -> Vec<Case> {
     ]
 }
 
-/// Whether the slab `part` (nodes `rows` of the last axis) equals those rows of `whole`
-/// bit for bit; the first difference otherwise.
-fn compare(
-    part: &Field<f64>,
-    whole: &Field<f64>,
-    rows: std::ops::Range<usize>,
-) -> Result<(), String> {
-    let (a, b) = (
-        part.interior().map_err(|e| e.to_string())?,
-        whole.interior().map_err(|e| e.to_string())?,
-    );
-    let plane: usize = part.extent()[..part.dims() - 1].iter().product();
-    let offset = rows.start * plane;
-    match (0..a.len()).find(|&k| a[k].to_bits() != b[offset + k].to_bits()) {
-        None => Ok(()),
-        Some(k) => Err(format!(
-            "node {} (plane {}) is {} split, {} whole",
-            k % plane,
-            rows.start + k / plane,
-            a[k],
-            b[offset + k]
-        )),
-    }
-}
-
 fn check(ranks: &Arc<Ranks>, backend: &Backend) -> Result<Vec<String>, Failure> {
     let mut lines = Vec::new();
     for case in cases() {
@@ -178,8 +153,9 @@ fn check(ranks: &Arc<Ranks>, backend: &Backend) -> Result<Vec<String>, Failure> 
         for cycle in 1..=4 {
             alone.cycle(&mut whole.u, &whole.f)?;
             split.cycle(&mut part.u, &part.f)?;
-            compare(&part.u, &whole.u, rows.clone())
-                .map_err(|e| format!("{name}: after cycle {cycle}: {e}"))?;
+            if let Some(e) = first_difference(&part.u, &whole.u, rows.start) {
+                return Err(format!("{name}: after cycle {cycle}: {e}").into());
+            }
             let (a, b) = (
                 alone.residual_norm(&mut whole.u, &whole.f)?,
                 split.residual_norm(&mut part.u, &part.f)?,
@@ -215,7 +191,9 @@ fn check(ranks: &Arc<Ranks>, backend: &Backend) -> Result<Vec<String>, Failure> 
                 .into());
             }
         }
-        compare(&part.u, &whole.u, rows.clone()).map_err(|e| format!("{name}: solved: {e}"))?;
+        if let Some(e) = first_difference(&part.u, &whole.u, rows.start) {
+            return Err(format!("{name}: solved: {e}").into());
+        }
         lines.push(format!(
             "rank {} of {}, {name}: nodes {:?} of {n}, {} cycles: ok",
             ranks.rank(),

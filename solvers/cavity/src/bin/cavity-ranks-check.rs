@@ -1,0 +1,115 @@
+//! The cavity over ranks, run under `mpirun -np N` by `tests/ranks.rs`: every rank steps
+//! its slab of each case ([`Cavity::over_ranks`]) beside the whole grid alone
+//! ([`Cavity::new`]); every check must give the same time step bit for bit and the same
+//! change and Poisson residual to 1e-12 (sums over the ranks' sums), and after the last
+//! step the slab's vorticity and stream function must equal the whole grid's rows bit
+//! for bit. A case that goes unstable must stop every rank with the same step and place.
+//! Prints one `ok` line per rank and case. With `--device` every rank runs on the device
+//! of its local rank (ghost rows through NCCL).
+
+use cavity::{Cavity, CavityError, Config, Until};
+use multigrid::Precision;
+use std::sync::Arc;
+use stencil_ranks::{first_difference, Ranks};
+use stencil_runtime::Backend;
+
+type Failure = Box<dyn std::error::Error>;
+
+/// Whether `a` and `b` agree to `tolerance` relative.
+fn close(a: f64, b: f64, tolerance: f64) -> bool {
+    (a - b).abs() <= tolerance * a.abs().max(b.abs())
+}
+
+fn run(ranks: &Arc<Ranks>, backend: &Backend) -> Result<Vec<String>, Failure> {
+    let cases = [
+        ("Re 100, 65 nodes", Config { n: 65, check_every: 5, ..Config::default() }, 40),
+        (
+            "Re 1000, 129 nodes, mixed precision, 2 cycles a stage",
+            Config {
+                re: 1000.0,
+                n: 129,
+                precision: Precision::Mixed,
+                poisson_cycles: 2,
+                check_every: 4,
+                ..Config::default()
+            },
+            24,
+        ),
+    ];
+    let mut lines = Vec::new();
+    for (name, config, steps) in cases {
+        let mut whole = Cavity::new(backend, &config)?;
+        let mut split = Cavity::over_ranks(backend, &config, ranks.clone())?;
+        let rows = split.rows();
+        for step in 1..=steps {
+            whole.rk4_step()?;
+            split.rk4_step()?;
+            if step % config.check_every != 0 {
+                continue;
+            }
+            let (a, b) = (whole.check()?, split.check()?);
+            let same = a.dt.to_bits() == b.dt.to_bits()
+                && close(a.change, b.change, 1e-12)
+                && close(a.poisson_residual, b.poisson_residual, 1e-10)
+                && a.largest_vorticity == b.largest_vorticity;
+            if !same {
+                return Err(format!("{name}: step {step}: check {b:?} split, {a:?} whole").into());
+            }
+        }
+        for (field, part, all) in [("w", &split.w, &whole.w), ("psi", &split.psi, &whole.psi)] {
+            if let Some(e) = first_difference(part, all, rows.start) {
+                return Err(format!("{name}: {field} after {steps} steps: {e}").into());
+            }
+        }
+        lines.push(format!(
+            "rank {} of {}, {name}: rows {rows:?}, {steps} steps: ok",
+            ranks.rank(),
+            ranks.size(),
+        ));
+    }
+    // Too long a time step: every rank stops with the whole grid's step and place.
+    let config = Config {
+        n: 65,
+        cfl: 4.0,
+        until: Until::Time(10.0),
+        check_every: 1,
+        ..Config::default()
+    };
+    let unstable = |mut c: Cavity| match c.run(|_, _| true) {
+        Err(CavityError::Unstable { step, i, j, .. }) => Ok((step, i, j)),
+        other => Err(format!("cfl 4 should go unstable, not {other:?}")),
+    };
+    let (a, b) = (
+        unstable(Cavity::new(backend, &config)?)?,
+        unstable(Cavity::over_ranks(backend, &config, ranks.clone())?)?,
+    );
+    if a != b {
+        return Err(format!("unstable at (step, i, j) {b:?} split, {a:?} whole").into());
+    }
+    lines.push(format!(
+        "rank {} of {}, unstable at step {}, node ({}, {}): ok",
+        ranks.rank(),
+        ranks.size(),
+        a.0,
+        a.1,
+        a.2
+    ));
+    Ok(lines)
+}
+
+fn main() {
+    #[allow(clippy::arc_with_non_send_sync)]
+    let ranks = Arc::new(Ranks::from_env().unwrap_or_else(|e| {
+        eprintln!("error: {e}");
+        std::process::exit(2)
+    }));
+    let backend = if std::env::args().any(|a| a == "--device") {
+        Backend::cuda(ranks.local_rank()).unwrap_or_else(|e| ranks.abort(&e))
+    } else {
+        Backend::Cpu
+    };
+    match run(&ranks, &backend) {
+        Ok(lines) => println!("{}", lines.join("\n")),
+        Err(e) => ranks.abort(&e),
+    }
+}

@@ -1,0 +1,74 @@
+//! The cavity over several ranks ([`Cavity::over_ranks`]): the grid cut into slabs of
+//! rows, one per rank, as the Poisson solver over ranks cuts it
+//! ([`multigrid::Solver::on_ranks`]); the flow kernels take a slab's place in the grid,
+//! their ghost rows are filled before the stage update and the speed read across the cuts,
+//! and the sums and maxima of the checks are all-reduced. A rank's rows then equal those
+//! of one rank holding the whole grid, bit for bit, step by step.
+
+use super::Cavity;
+use crate::config::Config;
+use crate::CavityError;
+use multigrid::Solver;
+use std::sync::Arc;
+use stencil_ranks::{Op, Ranks};
+use stencil_runtime::Backend;
+
+impl Cavity {
+    /// A cavity at rest over `ranks`: this rank's fields hold the rows [`Cavity::rows`] of
+    /// the grid, and every rank calls the same methods in the same order. On one rank this
+    /// is [`Cavity::new`]. Restoring a checkpoint is not available over several ranks yet.
+    pub fn over_ranks(
+        backend: &Backend,
+        config: &Config,
+        ranks: Arc<Ranks>,
+    ) -> Result<Cavity, CavityError> {
+        Cavity::with_solver(backend, config, |b, n, options| {
+            Solver::on_ranks(b, ranks, n, 2, options)
+        })
+    }
+
+    /// `value` summed over the ranks (itself on one).
+    pub(super) fn all_sum(&self, value: f64) -> f64 {
+        self.all(value, Op::Sum)
+    }
+
+    /// The largest `value` of the ranks (itself on one).
+    pub(super) fn all_max(&self, value: f64) -> f64 {
+        self.all(value, Op::Max)
+    }
+
+    fn all(&self, value: f64, op: Op) -> f64 {
+        let mut v = [value];
+        if let Some(s) = &self.slabs {
+            s.ranks().all_reduce(&mut v, op);
+        }
+        v[0]
+    }
+
+    /// The worst node of every rank's (node `(i, j)` of the grid and its value): a
+    /// non-finite value first, else the largest magnitude; on a tie, the lowest rank's.
+    pub(super) fn worst_over_ranks(&self, i: usize, j: usize, value: f64) -> (usize, usize, f64) {
+        let Some(slabs) = &self.slabs else {
+            return (i, j, value);
+        };
+        let ranks = slabs.ranks();
+        let score = if value.is_finite() {
+            value.abs()
+        } else {
+            f64::INFINITY
+        };
+        let worst = self.all_max(score);
+        // The lowest rank holding the worst score.
+        let candidate = if score == worst {
+            ranks.rank() as f64
+        } else {
+            f64::INFINITY
+        };
+        let mut owner = [candidate];
+        ranks.all_reduce(&mut owner, Op::Min);
+        let mine = owner[0] == ranks.rank() as f64;
+        let mut place = [i as f64, j as f64, value];
+        ranks.gather_owned(&[mine, mine, mine], &mut place);
+        (place[0] as usize, place[1] as usize, place[2])
+    }
+}
