@@ -196,7 +196,11 @@ impl Slabs {
 /// Whether `part`, holding planes `start..` of a grid along its last axis, equals those
 /// planes of `whole` (the grid on one rank) bit for bit; the first difference, in words,
 /// otherwise. Both on the host or both readable there (device fields are copied).
-pub fn first_difference<T: Real>(part: &Field<T>, whole: &Field<T>, start: usize) -> Option<String> {
+pub fn first_difference<T: Real>(
+    part: &Field<T>,
+    whole: &Field<T>,
+    start: usize,
+) -> Option<String> {
     let (a, b) = match (part.interior(), whole.interior()) {
         (Ok(a), Ok(b)) => (a, b),
         (Err(e), _) | (_, Err(e)) => return Some(e.to_string()),
@@ -204,7 +208,10 @@ pub fn first_difference<T: Real>(part: &Field<T>, whole: &Field<T>, start: usize
     let plane: usize = part.extent()[..part.dims() - 1].iter().product();
     let offset = start * plane;
     if offset + a.len() > b.len() {
-        return Some(format!("planes {start}.. of {} lie past the whole grid's", part.extent()[part.dims() - 1]));
+        return Some(format!(
+            "planes {start}.. of {} lie past the whole grid's",
+            part.extent()[part.dims() - 1]
+        ));
     }
     let k = (0..a.len()).find(|&k| a[k].as_f64().to_bits() != b[offset + k].as_f64().to_bits())?;
     Some(format!(

@@ -139,7 +139,9 @@ impl Cavity {
     /// A cavity at rest on `backend` (on a device, on a stream of its own), after checking
     /// `config`.
     pub fn new(backend: &Backend, config: &Config) -> Result<Cavity, CavityError> {
-        Cavity::with_solver(backend, config, |b, n, options| Solver::new(b, n, 2, options))
+        Cavity::with_solver(backend, config, |b, n, options| {
+            Solver::new(b, n, 2, options)
+        })
     }
 
     /// A cavity at rest whose Poisson solver `solver` makes (from the backend, the nodes
@@ -356,7 +358,11 @@ impl Cavity {
         let (j0, nj) = self.kernel_rows();
         let (moved, size, largest) =
             flow::change::launch(&self.backend, &self.w, &self.previous, j0, nj)?;
-        let (moved, size, largest) = (self.all_sum(moved), self.all_sum(size), self.all_max(largest));
+        let (moved, size, largest) = (
+            self.all_sum(moved),
+            self.all_sum(size),
+            self.all_max(largest),
+        );
         let bound = 100.0 * LID_SPEED / self.h;
         if !(moved.is_finite() && size.is_finite() && largest <= bound) {
             return Err(self.instability(bound)?);

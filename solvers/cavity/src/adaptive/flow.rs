@@ -277,22 +277,8 @@ impl AdaptiveCavity {
                 let list = tree.list(level)?;
                 let nj = whole_rows(list);
                 flow::rk4_stage::launch_blocks(
-                    &backend,
-                    list,
-                    stage,
-                    psi,
-                    base,
-                    acc,
-                    acc_out,
-                    next,
-                    re_inv,
-                    hi,
-                    a,
-                    c,
-                    first,
-                    last,
-                    0,
-                    nj,
+                    &backend, list, stage, psi, base, acc, acc_out, next, re_inv, hi, a, c, first,
+                    last, 0, nj,
                 )?;
             }
             Ok(())

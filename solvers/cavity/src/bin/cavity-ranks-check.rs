@@ -22,7 +22,15 @@ fn close(a: f64, b: f64, tolerance: f64) -> bool {
 
 fn run(ranks: &Arc<Ranks>, backend: &Backend) -> Result<Vec<String>, Failure> {
     let cases = [
-        ("Re 100, 65 nodes", Config { n: 65, check_every: 5, ..Config::default() }, 40),
+        (
+            "Re 100, 65 nodes",
+            Config {
+                n: 65,
+                check_every: 5,
+                ..Config::default()
+            },
+            40,
+        ),
         (
             "Re 1000, 129 nodes, mixed precision, 2 cycles a stage",
             Config {
