@@ -37,7 +37,7 @@ pub enum RanksError {
     #[error("MPI could not be initialised (was it initialised twice?)")]
     Init,
     /// A grid too small to give every rank a slab.
-    #[error("a grid of {n} planes cannot give each of {size} ranks a slab starting at a multiple of {align} planes: use fewer ranks or a larger grid")]
+    #[error("a grid of {n} planes cannot give each of {size} ranks a slab starting at a multiple of {align} planes (the alignment that the coarser grids split the same way need): use fewer ranks, a larger grid, or fewer split grids (for multigrid, a larger `gather_below`)")]
     TooFewPlanes {
         /// The planes along the split axis.
         n: usize,

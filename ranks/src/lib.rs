@@ -25,8 +25,8 @@
 //! this layer (`SparseShallowWater::over_ranks`).
 //!
 //! [`Slabs`] is the other decomposition: a dense grid cut along its last axis into slabs
-//! of consecutive planes, one per rank, with ghost planes exchanged at the cuts and slabs
-//! gathered onto rank 0 and scattered back. The multigrid Poisson solver runs over ranks
+//! of consecutive planes, one per rank, with ghost planes exchanged at the cuts and the
+//! slabs gathered into a whole grid on every rank. The multigrid Poisson solver runs over ranks
 //! on it (`multigrid::Solver::on_ranks`). Still to come (see the multi-GPU issue): blocks
 //! that move between ranks.
 

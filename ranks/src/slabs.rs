@@ -1,6 +1,6 @@
 //! [`Slabs`]: a dense grid split along its last axis into slabs of consecutive planes,
-//! one per rank in rank order, with the ghost planes at the cuts exchanged and slabs
-//! gathered onto one rank and scattered back; on the CPU over MPI, on devices over NCCL.
+//! one per rank in rank order, with the ghost planes at the cuts exchanged and the slabs
+//! gathered into a whole grid on every rank; on the CPU over MPI, on devices over NCCL.
 //!
 //! A rank's part of a field is a field of its own: the whole extent along every axis but
 //! the last, its slab's planes along the last, and the same halo. Kernels run on it as on
@@ -58,13 +58,13 @@ impl Slabs {
     }
 
     /// The planes of `rank`'s slab.
-    pub fn rows(&self, rank: usize) -> Range<usize> {
+    pub fn planes(&self, rank: usize) -> Range<usize> {
         self.starts[rank]..self.starts[rank + 1]
     }
 
     /// The planes of this rank's slab.
     pub fn mine(&self) -> Range<usize> {
-        self.rows(self.ranks.rank())
+        self.planes(self.ranks.rank())
     }
 
     /// Whether this rank's slab has a neighbour below (`low`) or above.
@@ -102,95 +102,97 @@ impl Slabs {
             sends.push((r + 1, m - d..m));
             receives.push((r + 1, m..m + d));
         }
-        self.move_planes(backend, field, &sends, &receives)
+        self.move_planes(backend, Planes::Within(field), &sends, &receives)
     }
 
-    /// Gathers every rank's part into `whole` on rank 0 (`None` elsewhere): planes
-    /// `rows(r)` of `whole` take rank `r`'s slab.
-    pub fn gather<T: Real>(
+    /// Gives every rank the whole grid: planes `planes(r)` of each rank's `whole` take
+    /// rank `r`'s `part` (its slab), its own copied, the others' received. On a device
+    /// the messages are queued on `backend`'s stream without a wait on the host.
+    pub fn all_gather<T: Real>(
         &self,
         backend: &Backend,
-        part: &mut Field<T>,
-        whole: Option<&mut Field<T>>,
+        part: &Field<T>,
+        whole: &mut Field<T>,
     ) -> Result<(), RanksError> {
-        let mine = self.planes(0..self.mine().len());
-        match whole {
-            Some(whole) => {
-                let receives: Vec<_> = (1..self.ranks.size())
-                    .map(|r| (r, self.planes(self.rows(r))))
-                    .collect();
-                self.move_planes(backend, whole, &[], &receives)?;
-                whole.copy_planes(0, part, mine).map_err(RanksError::device)
-            }
-            None => self.move_planes(backend, part, &[(0, mine)], &[]),
-        }
+        let me = self.ranks.rank();
+        let mine = signed(0..self.mine().len());
+        let others = (0..self.ranks.size()).filter(|&r| r != me);
+        let sends: Vec<_> = others.clone().map(|r| (r, mine.clone())).collect();
+        let receives: Vec<_> = others.map(|r| (r, signed(self.planes(r)))).collect();
+        self.move_planes(backend, Planes::Between(part, whole), &sends, &receives)?;
+        whole
+            .copy_planes(self.mine().start as isize, part, mine)
+            .map_err(RanksError::device)
     }
 
-    /// Scatters `whole` on rank 0 (`None` elsewhere) into every rank's part: the inverse
-    /// of [`Slabs::gather`] (ghost planes are left as they were).
-    pub fn scatter<T: Real>(
-        &self,
-        backend: &Backend,
-        whole: Option<&mut Field<T>>,
-        part: &mut Field<T>,
-    ) -> Result<(), RanksError> {
-        let mine = self.planes(0..self.mine().len());
-        match whole {
-            Some(whole) => {
-                let sends: Vec<_> = (1..self.ranks.size())
-                    .map(|r| (r, self.planes(self.rows(r))))
-                    .collect();
-                self.move_planes(backend, whole, &sends, &[])?;
-                part.copy_planes(0, whole, self.planes(self.mine()))
-                    .map_err(RanksError::device)
-            }
-            None => self.move_planes(backend, part, &[], &[(0, mine)]),
-        }
+    /// The fewest planes a rank's slab holds.
+    pub fn fewest_planes(&self) -> usize {
+        (0..self.ranks.size()).map(|r| self.planes(r).len()).min().unwrap_or(0)
     }
 
-    /// A range of planes as the signed range fields take.
-    fn planes(&self, r: Range<usize>) -> Range<isize> {
-        r.start as isize..r.end as isize
-    }
-
-    /// Sends planes of `field` and receives others into it: through NCCL on a device,
-    /// through MPI on the CPU (values converted to f64 and back, exactly).
+    /// Sends planes and receives others: through NCCL on a device, through MPI on the
+    /// CPU (values converted to f64 and back, exactly).
     fn move_planes<T: Real>(
         &self,
         backend: &Backend,
-        field: &mut Field<T>,
+        planes: Planes<'_, T>,
         sends: &[(usize, Range<isize>)],
         receives: &[(usize, Range<isize>)],
     ) -> Result<(), RanksError> {
         if let Backend::Cuda(cuda) = backend {
             let nccl = self.ranks.nccl(cuda)?;
-            return nccl
-                .exchange_planes(cuda, field, sends, receives)
-                .map_err(RanksError::device);
+            let queued = match planes {
+                Planes::Within(f) => nccl.exchange_planes(cuda, f, sends, receives),
+                Planes::Between(from, into) => {
+                    nccl.exchange_planes_between(cuda, from, sends, into, receives)
+                }
+            };
+            return queued.map_err(RanksError::device);
         }
         let storage = |f: &Field<T>, planes: &Range<isize>| {
             f.plane_storage(planes.clone()).map_err(RanksError::device)
         };
-        let values = field.as_slice().map_err(RanksError::device)?;
+        let (from, into): (&Field<T>, &Field<T>) = match &planes {
+            Planes::Within(f) => (f, f),
+            Planes::Between(a, b) => (a, b),
+        };
+        let values = from.as_slice().map_err(RanksError::device)?;
         let mut out = Vec::with_capacity(sends.len());
         for (rank, planes) in sends {
-            let at = storage(field, planes)?;
+            let at = storage(from, planes)?;
             out.push((*rank, values[at].iter().map(|v| v.as_f64()).collect()));
         }
-        let lengths: Vec<(usize, Range<usize>)> = receives
+        let places: Vec<(usize, Range<usize>)> = receives
             .iter()
-            .map(|(rank, planes)| Ok((*rank, storage(field, planes)?)))
+            .map(|(rank, planes)| Ok((*rank, storage(into, planes)?)))
             .collect::<Result<_, RanksError>>()?;
-        let wanted: Vec<(usize, usize)> = lengths.iter().map(|(r, at)| (*r, at.len())).collect();
+        let wanted: Vec<(usize, usize)> = places.iter().map(|(r, at)| (*r, at.len())).collect();
         let received = self.ranks.exchange(&out, &wanted)?;
-        let values = field.as_mut_slice().map_err(RanksError::device)?;
-        for ((_, at), got) in lengths.into_iter().zip(received) {
+        let into = match planes {
+            Planes::Within(f) => f,
+            Planes::Between(_, b) => b,
+        };
+        let values = into.as_mut_slice().map_err(RanksError::device)?;
+        for ((_, at), got) in places.into_iter().zip(received) {
             for (v, x) in values[at].iter_mut().zip(got) {
                 *v = T::from_f64(x);
             }
         }
         Ok(())
     }
+}
+
+/// Where the planes a rank sends come from and those it receives go.
+enum Planes<'a, T> {
+    /// One field: its own planes sent, its ghost planes received.
+    Within(&'a mut Field<T>),
+    /// Planes of the first field sent, received into the second.
+    Between(&'a Field<T>, &'a mut Field<T>),
+}
+
+/// A range of planes as the signed range fields take.
+fn signed(r: Range<usize>) -> Range<isize> {
+    r.start as isize..r.end as isize
 }
 
 /// Whether `part`, holding planes `start..` of a grid along its last axis, equals those
@@ -205,7 +207,15 @@ pub fn first_difference<T: Real>(
         (Ok(a), Ok(b)) => (a, b),
         (Err(e), _) | (_, Err(e)) => return Some(e.to_string()),
     };
-    let plane: usize = part.extent()[..part.dims() - 1].iter().product();
+    let last = part.dims() - 1;
+    if part.dims() != whole.dims() || part.extent()[..last] != whole.extent()[..last] {
+        return Some(format!(
+            "a part of extent {:?} is not a slab of a grid of extent {:?}",
+            part.extent(),
+            whole.extent()
+        ));
+    }
+    let plane: usize = part.extent()[..last].iter().product();
     let offset = start * plane;
     if offset + a.len() > b.len() {
         return Some(format!(

@@ -49,6 +49,7 @@ fn precision_name(p: Precision) -> &'static str {
 impl Checkpoint {
     /// The state of `cavity` (taken right after a check; waits for the device).
     pub fn of(cavity: &Cavity) -> Result<Checkpoint, CavityError> {
+        cavity.whole_grid("a checkpoint")?;
         let c = cavity.config();
         Ok(Checkpoint {
             format: FORMAT.into(),

@@ -22,7 +22,7 @@ fn norm_of_sum(sum_of_squares: f64) -> f64 {
 
 /// A failure between ranks as the run time's error (the solver's kernels and exchanges
 /// share one error path).
-fn ranks_error(e: stencil_ranks::RanksError) -> Error {
+pub(crate) fn ranks_error(e: stencil_ranks::RanksError) -> Error {
     match e {
         stencil_ranks::RanksError::Device(inner) => *inner,
         other => Error::Backend(other.to_string()),
@@ -90,15 +90,22 @@ impl Ops {
     }
 
     /// The 2-norm from a sum of squares over this rank's nodes: over every rank's, on
-    /// several (a NaN, a norm left unread, is the same on every rank and stays one).
+    /// several (every rank must ask, at the same point).
     pub fn norm_of(&self, sum_of_squares: f64) -> f64 {
-        match &self.slabs {
-            Some(s) if !sum_of_squares.is_nan() => {
-                let mut v = [sum_of_squares];
-                s.ranks().all_reduce(&mut v, Op::Sum);
-                norm_of_sum(v[0])
-            }
-            _ => norm_of_sum(sum_of_squares),
+        let mut v = [sum_of_squares];
+        if let Some(s) = &self.slabs {
+            s.ranks().all_reduce(&mut v, Op::Sum);
+        }
+        norm_of_sum(v[0])
+    }
+
+    /// [`Ops::norm_of`] of a defect kernel's sum of squares launched on `b`, or NaN where
+    /// `b` leaves reductions unread or deferred (the same on every rank: no rank waits
+    /// for another).
+    fn defect_norm(&self, b: &Backend, sum_of_squares: f64) -> f64 {
+        match b {
+            Backend::Cuda(c) if !c.returns_reductions() => f64::NAN,
+            _ => self.norm_of(sum_of_squares),
         }
     }
 
@@ -331,7 +338,7 @@ impl Ops {
             Order::Fourth => mg::defect4::launch(b, u, f, res, c, h2inv, lo, hi)?,
             Order::Sixth => mg::defect6::launch(b, u, f, res, c, h2inv, lo, hi)?,
         };
-        Ok(self.norm_of(norm2))
+        Ok(self.defect_norm(b, norm2))
     }
 
     /// `out = u + e` and the 2nd-order residual `res = f - A out` in one launch; returns
@@ -354,7 +361,7 @@ impl Ops {
         let (lo, hi) = self.sides();
         let norm2 =
             mg::correct_defect2::launch(b, u, e, f, out, res, c, h2inv, self.kappa, lo, hi)?;
-        Ok(self.norm_of(norm2))
+        Ok(self.defect_norm(b, norm2))
     }
 
     /// The mean of `u` over the distinct nodes (a periodic axis's last node repeats the

@@ -193,8 +193,8 @@ pub struct Options {
     /// are the same under every schedule.
     pub schedule: Option<Schedule>,
     /// Over several ranks ([`crate::Solver::on_ranks`]): the first level with at most
-    /// this many nodes per axis, and the levels below it, are gathered onto rank 0 and
-    /// cycled there alone (the finest level is always split).
+    /// this many nodes per axis, and the levels below it, are gathered whole onto every
+    /// rank and cycled there by each (the finest level is always split).
     pub gather_below: usize,
 }
 

@@ -3,7 +3,7 @@
 //! the correction.
 
 use crate::kernels::mg;
-use crate::ops::Ops;
+use crate::ops::{ranks_error, Ops};
 use crate::options::{BoundaryKind, Cycle, Options, Smoother};
 use crate::report::LevelStat;
 use crate::SolveError;
@@ -49,17 +49,19 @@ pub(crate) struct Hierarchy<T: Real> {
     /// half-sweeps of every further whole sweep (out of place).
     fused_transfers: bool,
     pub stats: Vec<LevelStat>,
-    /// Over several ranks, with levels gathered onto rank 0: the first gathered level,
-    /// whose slab form is the last of `levels`.
+    /// Over several ranks, with levels gathered: the first gathered level, whose slab
+    /// form is the last of `levels`.
     gathered: Option<Gathered<T>>,
 }
 
-/// The levels gathered onto rank 0 below the split ones (see [`Options::gather_below`]).
+/// The levels below the split ones, gathered whole onto every rank and cycled there by
+/// each (see [`Options::gather_below`]): the same work on every rank, no rank waiting
+/// for another's result, and no message back.
 struct Gathered<T: Real> {
     /// The slabs of the first gathered level, as the last split level's fields hold them.
     slabs: Slabs,
-    /// On rank 0, the hierarchy from that level down, whole.
-    root: Option<Box<Hierarchy<T>>>,
+    /// The hierarchy from that level down, whole.
+    whole: Box<Hierarchy<T>>,
 }
 
 /// The index of the level a hierarchy from `n` nodes per axis gathers onto one rank over
@@ -111,7 +113,9 @@ impl<T: Real> Hierarchy<T> {
 
     /// The levels of this rank's slabs of `slabs` (of the finest level, `n` nodes per axis,
     /// split along the last axis; `ops` on them), down to the level that
-    /// [`gathered_level`] names: gathered onto rank 0 from there, or the coarsest.
+    /// [`gathered_level`] names: gathered onto every rank from there, or the coarsest. A
+    /// split level whose slabs would hold fewer than [`FUSED_REACH`] rows (what a ghost
+    /// exchange sends) is a typed error, the same on every rank.
     pub fn on_slabs(
         backend: &Backend,
         n: usize,
@@ -150,6 +154,17 @@ impl<T: Real> Hierarchy<T> {
         let mut part = slabs.cloned();
         let mut m = n;
         loop {
+            if let Some(p) = &part {
+                if p.fewest_planes() < FUSED_REACH && !(gather && levels.len() == last) {
+                    return Err(SolveError::Ranks(format!(
+                        "a rank's slab of the level of {m} nodes per axis would hold {} rows, \
+                         fewer than the {FUSED_REACH} a ghost exchange sends: use fewer ranks \
+                         or a larger `gather_below` (now {})",
+                        p.fewest_planes(),
+                        options.gather_below
+                    )));
+                }
+            }
             let h = 1.0 / (m - 1) as f64;
             let mut extent = vec![m; ops.dims];
             let mut rows = (0, m as i64);
@@ -182,11 +197,8 @@ impl<T: Real> Hierarchy<T> {
         let gathered = match (gather, part) {
             (true, Some(slabs)) => {
                 let whole = Ops::new(ops.dims, options);
-                let root = match slabs.ranks().rank() {
-                    0 => Some(Box::new(Hierarchy::new(backend, m, whole, options)?)),
-                    _ => None,
-                };
-                Some(Gathered { slabs, root })
+                let whole = Box::new(Hierarchy::new(backend, m, whole, options)?);
+                Some(Gathered { slabs, whole })
             }
             _ => None,
         };
@@ -319,36 +331,31 @@ impl<T: Real> Hierarchy<T> {
         self.prolong_smooth(l, post, swept)
     }
 
-    /// The visit of the first gathered level (the last split one): its right-hand side
-    /// gathered onto rank 0, a cycle of `shape` there from level 0 of the gathered
-    /// hierarchy (as the whole hierarchy would run it from this level), the correction
-    /// scattered back. The SRJ schedule goes on where rank 0's cycle left it.
+    /// The visit of the first gathered level (the last split one): the ranks' slabs of
+    /// its right-hand side gathered whole onto every rank, a cycle of `shape` there from
+    /// level 0 of the gathered hierarchy (as the whole hierarchy would run it from this
+    /// level), and this rank's slab of the correction, with its ghost rows, copied back.
+    /// Every rank runs the same cycle, so the SRJ schedule goes on alike everywhere.
     fn gathered_cycle(&mut self, shape: Cycle, from_zero: bool) -> Result<(), Error> {
         let l = self.levels.len() - 1;
         let backend = self.backend.clone();
         let Some(g) = self.gathered.as_mut() else {
             return self.coarse_solve(from_zero);
         };
-        let ranks_error = |e: stencil_ranks::RanksError| Error::Backend(e.to_string());
         let level = &mut self.levels[l];
-        let root_r = g.root.as_mut().map(|h| &mut h.levels[0].r);
         g.slabs
-            .gather(&backend, &mut level.r, root_r)
+            .all_gather(&backend, &level.r, &mut g.whole.levels[0].r)
             .map_err(ranks_error)?;
-        if let Some(root) = g.root.as_mut() {
-            root.sweep = self.sweep;
-            root.cycle_on(0, shape, from_zero)?;
-            self.sweep = root.sweep;
-        }
-        if matches!(self.options.smoother, Smoother::Srj { .. }) {
-            let mut bytes = (self.sweep as u64).to_le_bytes();
-            g.slabs.ranks().broadcast(0, &mut bytes);
-            self.sweep = u64::from_le_bytes(bytes) as usize;
-        }
-        let root_e = g.root.as_mut().map(|h| &mut h.levels[0].e);
-        g.slabs
-            .scatter(&backend, root_e, &mut self.levels[l].e)
-            .map_err(ranks_error)
+        g.whole.sweep = self.sweep;
+        g.whole.cycle_on(0, shape, from_zero)?;
+        self.sweep = g.whole.sweep;
+        // This rank's planes and the ghost planes around them that the whole level
+        // stores: no exchange needed before the prolongation reads them.
+        let (e, mine) = (&g.whole.levels[0].e, g.slabs.mine());
+        let (h, n) = (e.halo() as isize, g.slabs.n() as isize);
+        let (start, end) = (mine.start as isize, mine.end as isize);
+        let (from, to) = ((start - h).max(-h), (end + h).min(n + h));
+        level.e.copy_planes(from - start, e, from..to)
     }
 
     /// `sweeps` sweeps on level `l`, from zero with `from_zero` (the zeroing and the
@@ -571,7 +578,9 @@ impl<T: Real> Hierarchy<T> {
         l: usize,
         field: impl FnOnce(&mut Level<T>) -> &mut Field<T>,
     ) -> Result<(), Error> {
-        if !self.fused_transfers {
+        // The gathered level's slab takes its ghost rows from the whole level.
+        let gathered = self.gathered.is_some() && l + 1 == self.levels.len();
+        if !self.fused_transfers || gathered {
             return Ok(());
         }
         let f = field(&mut self.levels[l]);

@@ -1,6 +1,8 @@
 //! The solver over several ranks ([`Solver::on_ranks`]): the grid cut along its last axis
 //! into slabs, one per rank ([`stencil_ranks::Slabs`]); the levels split the same way
-//! down to [`Options::gather_below`] nodes per axis, and gathered onto rank 0 below.
+//! while they have more than [`Options::gather_below`] nodes per axis; the first level
+//! with at most that many, and those below, gathered whole onto every rank and cycled
+//! there by each (the same small work everywhere, no result to wait for).
 //!
 //! Every kernel runs on a rank's slab as on the whole grid: the sides at the cuts read
 //! ghost planes that the neighbouring ranks fill before each kernel that reads across
@@ -29,7 +31,9 @@ impl Solver {
     /// is [`Solver::new`].
     ///
     /// Over several ranks, full multigrid, zebra lines and periodic sides along the last
-    /// axis are typed errors, and so is a grid too small for the ranks.
+    /// axis are typed errors, and so is a grid too small for the ranks (the same on every
+    /// rank). Every rank must make the same calls: after an error on one rank (a device
+    /// failure), stop them all with [`Ranks::abort`] rather than go on.
     pub fn on_ranks(
         backend: &Backend,
         ranks: Arc<Ranks>,
@@ -56,9 +60,12 @@ impl Solver {
         if last == BoundaryKind::Periodic {
             return Err(refuse("the ranks cut the last axis, which cannot be periodic over several ranks yet: make the first axis periodic instead"));
         }
-        let (gathered, _) = gathered_level(n, options);
+        // Every split level's slabs start at even nodes: the gathered level's start at
+        // whole nodes, and with none gathered the coarsest is split too.
+        let (gathered, is_gathered) = gathered_level(n, options);
+        let align = 1 << (gathered + usize::from(!is_gathered));
         let slabs =
-            Slabs::new(ranks, n, 1 << gathered).map_err(|e| SolveError::Ranks(e.to_string()))?;
+            Slabs::new(ranks, n, align).map_err(|e| SolveError::Ranks(e.to_string()))?;
         let rows = slabs.mine();
         let ops = Ops::new(dims, options).on_slabs(Rc::new(slabs.clone()));
         let mg: Box<dyn Preconditioner> = match options.precision {

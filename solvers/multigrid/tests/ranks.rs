@@ -34,13 +34,13 @@ fn ranks_equal_one_rank_bit_for_bit_under_mpirun() {
     for n in [1, 2, 3] {
         let mut c = mpirun().expect("checked above");
         c.args(["-np", &n.to_string(), CHECK, "check"]);
-        assert_eq!(ok_lines(&mut c), 8 * n, "-np {n}: every rank and case");
+        assert_eq!(ok_lines(&mut c), 9 * n, "-np {n}: every rank and case");
     }
 }
 
 #[test]
 fn one_rank_runs_without_mpirun() {
-    assert_eq!(ok_lines(Command::new(CHECK).arg("check")), 8);
+    assert_eq!(ok_lines(Command::new(CHECK).arg("check")), 9);
 }
 
 #[test]

@@ -177,6 +177,12 @@ impl Cuda {
         self
     }
 
+    /// Whether a launch's reductions come back as its return value: not left unread,
+    /// deferred or kept on the device (where a launch returns NaN for each).
+    pub fn returns_reductions(&self) -> bool {
+        !self.unread_reductions && self.deferred.is_none() && self.kept.is_none()
+    }
+
     /// This backend leaving launches' reductions on the device, in `kept` (see
     /// [`crate::KeptReductions`]): such a launch queues like any other, does not wait, may
     /// be recorded into a [`Graph`], and returns NaN for each reduction.

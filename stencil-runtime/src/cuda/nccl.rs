@@ -177,21 +177,46 @@ impl Nccl {
         sends: &[(usize, Range<isize>)],
         receives: &[(usize, Range<isize>)],
     ) -> Result<(), Error> {
+        let sent = self.plane_messages(on, field, sends)?;
+        let received = self.plane_messages(on, field, receives)?;
+        // SAFETY: every range lies inside the field's storage (`plane_storage` checks).
+        unsafe { self.group::<T>(on, &sent, &received) }
+    }
+
+    /// As [`Nccl::exchange_planes`], with the planes sent taken from `send` and those
+    /// received written into `receive` (fields of the same plane layout).
+    pub fn exchange_planes_between<T: Real>(
+        &self,
+        on: &Cuda,
+        send: &Field<T>,
+        sends: &[(usize, Range<isize>)],
+        receive: &mut Field<T>,
+        receives: &[(usize, Range<isize>)],
+    ) -> Result<(), Error> {
+        let sent = self.plane_messages(on, send, sends)?;
+        let received = self.plane_messages(on, receive, receives)?;
+        // SAFETY: every range lies inside its field's storage (`plane_storage` checks).
+        unsafe { self.group::<T>(on, &sent, &received) }
+    }
+
+    /// The messages `(rank, address, values)` of planes `list` of `field`, a field on
+    /// `on`'s device.
+    fn plane_messages<T: Real>(
+        &self,
+        on: &Cuda,
+        field: &Field<T>,
+        list: &[(usize, Range<isize>)],
+    ) -> Result<Vec<(usize, u64, usize)>, Error> {
         if field.device_args().map(|a| a.0) != Some(on.ordinal()) {
             return Err(self.elsewhere("fields"));
         }
-        let messages = |list: &[(usize, Range<isize>)]| -> Result<Vec<_>, Error> {
-            list.iter()
-                .map(|(rank, planes)| {
-                    let at = field.plane_storage(planes.clone())?;
-                    let address = field.device_address(at.start).expect("on the device");
-                    Ok((*rank, address, at.len()))
-                })
-                .collect()
-        };
-        let (sent, received) = (messages(sends)?, messages(receives)?);
-        // SAFETY: every range lies inside the field's storage (`plane_storage` checks).
-        unsafe { self.group::<T>(on, &sent, &received) }
+        list.iter()
+            .map(|(rank, planes)| {
+                let at = field.plane_storage(planes.clone())?;
+                let address = field.device_address(at.start).expect("on the device");
+                Ok((*rank, address, at.len()))
+            })
+            .collect()
     }
 
     /// The error for buffers or a stream off this communicator's device.

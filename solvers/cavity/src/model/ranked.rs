@@ -27,6 +27,17 @@ impl Cavity {
         })
     }
 
+    /// `Ok` when this cavity holds the whole grid (one rank); over several ranks a typed
+    /// error saying that `what` is not available there yet. The same on every rank.
+    pub(crate) fn whole_grid(&self, what: &str) -> Result<(), CavityError> {
+        match &self.slabs {
+            None => Ok(()),
+            Some(_) => Err(CavityError::Ranks(format!(
+                "{what} needs the whole grid on one rank; over several ranks it is not available yet"
+            ))),
+        }
+    }
+
     /// `value` summed over the ranks (itself on one).
     pub(super) fn all_sum(&self, value: f64) -> f64 {
         self.all(value, Op::Sum)
@@ -45,8 +56,9 @@ impl Cavity {
         v[0]
     }
 
-    /// The worst node of every rank's (node `(i, j)` of the grid and its value): a
-    /// non-finite value first, else the largest magnitude; on a tie, the lowest rank's.
+    /// The worst node of every rank's (node `(i, j)` of the grid and its value), as one
+    /// rank holding the whole grid finds it: the first non-finite value (so, on a tie,
+    /// the lowest rank's), else the last of the largest magnitude (the highest rank's).
     pub(super) fn worst_over_ranks(&self, i: usize, j: usize, value: f64) -> (usize, usize, f64) {
         let Some(slabs) = &self.slabs else {
             return (i, j, value);
@@ -58,15 +70,17 @@ impl Cavity {
             f64::INFINITY
         };
         let worst = self.all_max(score);
-        // The lowest rank holding the worst score.
+        // Among the ranks holding the worst score: the lowest for a non-finite value,
+        // else the highest (as the signs say).
+        let sign = if worst.is_infinite() { -1.0 } else { 1.0 };
         let candidate = if score == worst {
-            ranks.rank() as f64
+            sign * ranks.rank() as f64
         } else {
-            f64::INFINITY
+            f64::NEG_INFINITY
         };
         let mut owner = [candidate];
-        ranks.all_reduce(&mut owner, Op::Min);
-        let mine = owner[0] == ranks.rank() as f64;
+        ranks.all_reduce(&mut owner, Op::Max);
+        let mine = owner[0] == sign * ranks.rank() as f64;
         let mut place = [i as f64, j as f64, value];
         ranks.gather_owned(&[mine, mine, mine], &mut place);
         (place[0] as usize, place[1] as usize, place[2])

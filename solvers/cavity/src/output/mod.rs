@@ -26,6 +26,7 @@ pub(crate) struct Snapshot {
 impl Snapshot {
     /// Copies the flow of `cavity` to the host (its wall vorticity brought up to date).
     pub fn of(cavity: &mut Cavity) -> Result<Snapshot, CavityError> {
+        cavity.whole_grid("a snapshot of the flow")?;
         let b = cavity.backend().clone();
         let h = cavity.config().h();
         crate::wall_update(&b, h, &cavity.psi, &mut cavity.w)?;

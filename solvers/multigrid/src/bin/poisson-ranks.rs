@@ -117,13 +117,24 @@ fn cases() -> Vec<Case> {
         },
         Case {
             name: "no level gathered, Jacobi",
-            n: 65,
+            n: 129,
             dims: 2,
             options: Options {
                 gather_below: 0,
-                coarsest: 9,
+                coarsest: 17,
                 smoother: Smoother::Jacobi { omega: 0.8 },
                 max_cycles: 200,
+                ..base.clone()
+            },
+        },
+        Case {
+            name: "no level gathered, fused red-black",
+            n: 129,
+            dims: 2,
+            options: Options {
+                gather_below: 0,
+                coarsest: 17,
+                schedule: Some(Schedule::FUSED),
                 ..base.clone()
             },
         },
@@ -227,6 +238,9 @@ fn time(ranks: &Arc<Ranks>, backend: &Backend, args: &[String]) -> Result<String
         }
     };
     let repeat = value("--repeat", 5)?;
+    if repeat == 0 {
+        return Err("--repeat needs at least 1 solve".into());
+    }
     let options = Options {
         precision: if flag("--mixed") {
             Precision::Mixed
