@@ -127,7 +127,10 @@ impl Slabs {
 
     /// The fewest planes a rank's slab holds.
     pub fn fewest_planes(&self) -> usize {
-        (0..self.ranks.size()).map(|r| self.planes(r).len()).min().unwrap_or(0)
+        (0..self.ranks.size())
+            .map(|r| self.planes(r).len())
+            .min()
+            .unwrap_or(0)
     }
 
     /// Sends planes and receives others: through NCCL on a device, through MPI on the

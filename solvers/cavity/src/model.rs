@@ -4,11 +4,10 @@
 
 use crate::config::{Config, Until};
 use crate::kernels::flow;
-use crate::step_graph::{own_stream, record, recording_device, StepGraph, WarmUp};
+use crate::step_graph::{own_stream, recording_device, StepGraph, WarmUp};
 use crate::CavityError;
 use multigrid::{Options, Solver};
 use std::ops::Range;
-use std::time::Instant;
 use stencil_ranks::Slabs;
 use stencil_runtime::{Backend, Field};
 

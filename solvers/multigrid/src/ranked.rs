@@ -64,8 +64,7 @@ impl Solver {
         // whole nodes, and with none gathered the coarsest is split too.
         let (gathered, is_gathered) = gathered_level(n, options);
         let align = 1 << (gathered + usize::from(!is_gathered));
-        let slabs =
-            Slabs::new(ranks, n, align).map_err(|e| SolveError::Ranks(e.to_string()))?;
+        let slabs = Slabs::new(ranks, n, align).map_err(|e| SolveError::Ranks(e.to_string()))?;
         let rows = slabs.mine();
         let ops = Ops::new(dims, options).on_slabs(Rc::new(slabs.clone()));
         let mg: Box<dyn Preconditioner> = match options.precision {
