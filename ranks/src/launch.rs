@@ -1,7 +1,39 @@
 //! Starting a program over several ranks, for tests and tools.
 
+use crate::Ranks;
 use std::process::{Command, Output, Stdio};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
+use stencil_runtime::Backend;
+
+/// What a check or timing program run under `mpirun` starts with: its ranks (a failure
+/// to start them is printed and ends the process with status 2) and its backend: the
+/// device of its local rank when `--device` is among its arguments (a failure there stops
+/// every rank), else the CPU.
+pub fn check_program() -> (Arc<Ranks>, Backend) {
+    #[allow(clippy::arc_with_non_send_sync)]
+    let ranks = Arc::new(Ranks::from_env().unwrap_or_else(|e| {
+        eprintln!("error: {e}");
+        std::process::exit(2)
+    }));
+    let backend = if std::env::args().any(|a| a == "--device") {
+        Backend::cuda(ranks.local_rank()).unwrap_or_else(|e| ranks.abort(&e))
+    } else {
+        Backend::Cpu
+    };
+    (ranks, backend)
+}
+
+/// Runs a check program to its end within `limit` and counts the lines of its output
+/// that end in `: ok`; its output, in an error, when it fails or does not end.
+pub fn ok_lines(command: &mut Command, limit: Duration) -> Result<usize, String> {
+    let out = output_within(command, limit)?;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    if !out.status.success() {
+        return Err(format!("{stdout}{}", String::from_utf8_lossy(&out.stderr)));
+    }
+    Ok(stdout.lines().filter(|l| l.ends_with(": ok")).count())
+}
 
 /// `mpirun` with the options a CI container needs (running as root, more ranks than
 /// cores), or `None` after printing why runs over several ranks are skipped: this crate was

@@ -9,7 +9,7 @@
 
 use std::process::Command;
 use std::time::Duration;
-use stencil_ranks::{mpirun, output_within};
+use stencil_ranks::{mpirun, ok_lines, output_within};
 
 const CHECK: &str = env!("CARGO_BIN_EXE_poisson-ranks");
 
@@ -17,15 +17,8 @@ const CHECK: &str = env!("CARGO_BIN_EXE_poisson-ranks");
 const LIMIT: Duration = Duration::from_secs(300);
 
 /// The `ok` lines of a check that must succeed.
-fn ok_lines(c: &mut Command) -> usize {
-    let out = output_within(c, LIMIT).expect("the check ends");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    stdout.lines().filter(|l| l.ends_with(": ok")).count()
+fn ok(c: &mut Command) -> usize {
+    ok_lines(c, LIMIT).unwrap_or_else(|e| panic!("{e}"))
 }
 
 #[test]
@@ -34,13 +27,13 @@ fn ranks_equal_one_rank_bit_for_bit_under_mpirun() {
     for n in [1, 2, 3] {
         let mut c = mpirun().expect("checked above");
         c.args(["-np", &n.to_string(), CHECK, "check"]);
-        assert_eq!(ok_lines(&mut c), 9 * n, "-np {n}: every rank and case");
+        assert_eq!(ok(&mut c), 9 * n, "-np {n}: every rank and case");
     }
 }
 
 #[test]
 fn one_rank_runs_without_mpirun() {
-    assert_eq!(ok_lines(Command::new(CHECK).arg("check")), 9);
+    assert_eq!(ok(Command::new(CHECK).arg("check")), 9);
 }
 
 #[test]

@@ -139,16 +139,7 @@ fn time(ranks: &Arc<Ranks>, backend: &Backend, args: &[String]) -> Result<String
 }
 
 fn main() {
-    #[allow(clippy::arc_with_non_send_sync)]
-    let ranks = Arc::new(Ranks::from_env().unwrap_or_else(|e| {
-        eprintln!("error: {e}");
-        std::process::exit(2)
-    }));
-    let backend = if std::env::args().any(|a| a == "--device") {
-        Backend::cuda(ranks.local_rank()).unwrap_or_else(|e| ranks.abort(&e))
-    } else {
-        Backend::Cpu
-    };
+    let (ranks, backend) = stencil_ranks::check_program();
     let args: Vec<String> = std::env::args().collect();
     let out = match args.get(1).map(String::as_str) {
         Some("time") => time(&ranks, &backend, &args),

@@ -296,17 +296,8 @@ fn time(ranks: &Arc<Ranks>, backend: &Backend, args: &[String]) -> Result<String
 }
 
 fn main() {
-    #[allow(clippy::arc_with_non_send_sync)]
-    let ranks = Arc::new(Ranks::from_env().unwrap_or_else(|e| {
-        eprintln!("error: {e}");
-        std::process::exit(2)
-    }));
+    let (ranks, backend) = stencil_ranks::check_program();
     let args: Vec<String> = std::env::args().collect();
-    let backend = if args.iter().any(|a| a == "--device") {
-        Backend::cuda(ranks.local_rank()).unwrap_or_else(|e| ranks.abort(&e))
-    } else {
-        Backend::Cpu
-    };
     let out = match args.get(1).map(String::as_str) {
         Some("check") => check(&ranks, &backend).map(|l| l.join("\n")),
         Some("time") => time(&ranks, &backend, &args),

@@ -97,17 +97,7 @@ fn periodic_channel() -> Result<Setup, Failure> {
 }
 
 fn main() {
-    let ranks = shallow_water::run::shared_ranks().unwrap_or_else(|e| {
-        eprintln!("error: {e}");
-        std::process::exit(2)
-    });
-    // `--device`: every rank on its own device (its local rank), the ghosts through NCCL,
-    // the dense run beside it on the same device.
-    let backend = if std::env::args().any(|a| a == "--device") {
-        Backend::cuda(ranks.local_rank()).unwrap_or_else(|e| ranks.abort(&e))
-    } else {
-        Backend::Cpu
-    };
+    let (ranks, backend) = stencil_ranks::check_program();
     match run(&ranks, &backend) {
         Ok(lines) => println!("{}", lines.join("\n")),
         Err(e) => ranks.abort(&e),
