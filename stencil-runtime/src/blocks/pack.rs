@@ -5,7 +5,7 @@
 use super::field::BlockField;
 use super::grid::{BlockGrid, BlockKey};
 use crate::cuda::memory::DeviceBuffer;
-use crate::cuda::{queue_pack, HALO_FIELDS};
+use crate::cuda::{queue_points, PointLaunch, HALO_FIELDS};
 use crate::{Backend, Error, Real};
 
 /// Where a pack's tables and values live.
@@ -155,24 +155,18 @@ impl<T: Real> PointPack<T> {
                 Ok(())
             }
             Store::Device { elements, values } => {
-                let tables = [elements.ptr, values.ptr];
+                let launch = PointLaunch::Pack {
+                    elements: elements.ptr,
+                    buffer: values.ptr,
+                    unpack: false,
+                };
                 let arenas = device_arenas(fields.iter().map(|f| f.device_arena()))?;
                 let Backend::Cuda(cuda) = &self.backend else {
                     return Err(moved("PointPack::pack"));
                 };
                 // SAFETY: the elements were checked against the slots of this layout
                 // (`check`), and the buffer holds `fields * count` values.
-                unsafe {
-                    queue_pack(
-                        cuda,
-                        T::PRECISION,
-                        count,
-                        tables,
-                        false,
-                        &arenas,
-                        fields.len(),
-                    )
-                }
+                unsafe { queue_points(cuda, T::PRECISION, launch, count, &arenas, fields.len()) }
             }
         }
     }
@@ -212,19 +206,14 @@ impl<T: Real> PointPack<T> {
                     (None, Backend::Cuda(own)) => own,
                     _ => return Err(moved("PointPack::unpack_on")),
                 };
-                let tables = [elements.ptr, values.ptr];
+                let launch = PointLaunch::Pack {
+                    elements: elements.ptr,
+                    buffer: values.ptr,
+                    unpack: true,
+                };
+                let count = self.count;
                 // SAFETY: as in `pack`.
-                unsafe {
-                    queue_pack(
-                        cuda,
-                        T::PRECISION,
-                        self.count,
-                        tables,
-                        true,
-                        &arenas,
-                        fields.len(),
-                    )
-                }
+                unsafe { queue_points(cuda, T::PRECISION, launch, count, &arenas, fields.len()) }
             }
         }
     }

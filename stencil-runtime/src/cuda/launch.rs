@@ -17,7 +17,7 @@ mod reduce;
 mod shape;
 pub use blocks::{block_flags_code, halo_exchange_code, halo_weighted_code, pack_points_code};
 pub(crate) use blocks::{
-    queue_block_flags, queue_halo_exchange, queue_halo_weighted, queue_pack, HaloLaunch,
+    queue_block_flags, queue_halo_exchange, queue_points, HaloLaunch, PointLaunch,
     HALO_FIELDS,
 };
 pub use code::{KernelCode, Ptx, Tiles};
@@ -276,7 +276,7 @@ impl<'a> CudaLaunch<'a> {
             let partials = self.partials(grid)?;
             let at = addresses(&partials);
             let Some(ticket) = choice.ticket else {
-                self.launch(n, shape, grid, &at)?;
+                self.launch(n, shape, grid, &at, true)?;
                 break (grid, partials);
             };
             // A trial launch, timed. A shape with more threads per block than the kernel's
@@ -299,7 +299,7 @@ impl<'a> CudaLaunch<'a> {
                 continue;
             }
             ticket.start(stream.raw)?;
-            self.launch_as(n, shape, grid, &at, false)?;
+            self.launch(n, shape, grid, &at, false)?;
             ticket.stop(stream.raw)?;
             trials
                 .lock()
@@ -374,7 +374,7 @@ impl<'a> CudaLaunch<'a> {
             vector: 1,
         };
         let partials = self.partials(grid)?;
-        self.launch(n, shape, grid, &addresses(&partials))?;
+        self.launch(n, shape, grid, &addresses(&partials), true)?;
         if self.cuda.checked && !self.cuda.is_capturing() {
             self.cuda.synchronize().map_err(|e| self.failed(e))?;
         }
@@ -410,7 +410,7 @@ impl<'a> CudaLaunch<'a> {
             points: 1,
             vector: 1,
         };
-        self.launch(n, shape, grid, &[])?;
+        self.launch(n, shape, grid, &[], true)?;
         if self.cuda.checked && !self.cuda.is_capturing() {
             self.cuda.synchronize().map_err(|e| self.failed(e))?;
         }
@@ -438,20 +438,9 @@ impl<'a> CudaLaunch<'a> {
     }
 
     /// Queues one launch, the reductions' partials written at the addresses `partials`
-    /// (see [`addresses`]).
+    /// (see [`addresses`]): a programmatic dependent of the kernel before it where the
+    /// device allows and `dependent` (false for a launch timed alone).
     fn launch(
-        &self,
-        n: [usize; 3],
-        shape: LaunchShape,
-        grid: [u32; 3],
-        partials: &[u64],
-    ) -> Result<(), Error> {
-        self.launch_as(n, shape, grid, partials, true)
-    }
-
-    /// [`CudaLaunch::launch`], as a programmatic dependent of the kernel before it where
-    /// the device allows and `dependent` (not for a launch timed alone).
-    fn launch_as(
         &self,
         n: [usize; 3],
         shape: LaunchShape,

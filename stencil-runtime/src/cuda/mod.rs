@@ -32,7 +32,7 @@ pub use launch::{
     KernelCode, Ptx, Reduce, Tiles,
 };
 pub(crate) use launch::{
-    queue_block_flags, queue_halo_exchange, queue_halo_weighted, queue_pack, HaloLaunch,
+    queue_block_flags, queue_halo_exchange, queue_points, HaloLaunch, PointLaunch,
     HALO_FIELDS,
 };
 pub use module::{for_dependent_launch, GRID_DEPENDENCY_POINT};

@@ -450,23 +450,16 @@ impl HaloExchange {
         unsafe { crate::cuda::queue_halo_exchange(cuda, T::PRECISION, &launch)? };
         // The points of several sources, in a second launch on the same stream (their
         // sources are points of blocks, which neither launch fills).
-        let tables = [
-            ptr(&device.weighted),
-            ptr(&device.sources),
-            ptr(&device.weights[k]),
-        ];
+        let weighted = crate::cuda::PointLaunch::Weighted {
+            weighted: ptr(&device.weighted),
+            sources: ptr(&device.sources),
+            weights: ptr(&device.weights[k]),
+        };
         let count = self.plan.weighted.len() / 3;
         // SAFETY: as above; the weighted points' terms lie inside the sources and weights
         // uploaded with them.
         unsafe {
-            crate::cuda::queue_halo_weighted(
-                cuda,
-                T::PRECISION,
-                count,
-                tables,
-                &arenas,
-                fields.len(),
-            )
+            crate::cuda::queue_points(cuda, T::PRECISION, weighted, count, &arenas, fields.len())
         }
     }
 }

@@ -78,7 +78,7 @@ impl CudaLaunch<'_> {
                 .zip(&self.reductions)
                 .map(|(b, &(_, p))| b.ptr + (start * per_block * elem_bytes(p)) as u64)
                 .collect();
-            self.launch(g.domain, shape, grid, &at)?;
+            self.launch(g.domain, shape, grid, &at, true)?;
             if self.cuda.checked && !self.cuda.is_capturing() {
                 self.cuda.synchronize().map_err(|e| self.failed(e))?;
             }
@@ -199,34 +199,6 @@ pub fn halo_weighted_code() -> &'static [super::Ptx; 2] {
     &WEIGHTED_PTX
 }
 
-/// Queues the fill of `count` weighted points (`weighted`: three `u32` each, destination,
-/// first term, terms; `sources`: `u32` elements; `weights`: `T`) of the first `fields`
-/// arenas at precision `p`: one launch, thread blocks along y the fields.
-///
-/// # Safety
-/// Every destination and source must be an element of every arena, every term inside
-/// `sources` and `weights`, and no source a destination.
-pub(crate) unsafe fn queue_halo_weighted(
-    cuda: &Cuda,
-    p: Precision,
-    count: usize,
-    [weighted, sources, weights]: [u64; 3],
-    arenas: &[u64; HALO_FIELDS],
-    fields: usize,
-) -> Result<(), Error> {
-    let values = [count as u64, weighted, sources, weights]
-        .into_iter()
-        .chain(arenas.iter().copied());
-    let fill = ArenaFill {
-        name: "halo_weighted",
-        ptx: &WEIGHTED_PTX,
-        threads: count,
-        fields,
-    };
-    // SAFETY: the caller vouches for the tables' addresses and contents.
-    unsafe { fill.queue(cuda, p, values) }
-}
-
 /// The pack of points into message buffers, f32 and f64 (`kernels-gen`'s `llvm::pack`).
 static PACK_PTX: [super::Ptx; 2] = stencil_macros::pack_points_ptx!();
 
@@ -235,31 +207,76 @@ pub fn pack_points_code() -> &'static [super::Ptx; 2] {
     &PACK_PTX
 }
 
-/// Queues the copy of `count` points (`elements`: `u32` arena elements) of the first
-/// `fields` arenas into `buffer` (`buffer[f count + e] = arena_f[elements[e]]`), or, with
-/// `unpack`, from `buffer` into the arenas: one launch, thread blocks along y the fields.
+/// A kernel over `count` listed points of the first `fields` of up to [`HALO_FIELDS`]
+/// arenas, with its tables: the count, three values, then the arenas are its parameters.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum PointLaunch {
+    /// The fill of weighted points (`weighted`: three `u32` each, destination, first
+    /// term, terms; `sources`: `u32` elements; `weights`: `T`).
+    Weighted {
+        /// The weighted points' table.
+        weighted: u64,
+        /// The sources' elements.
+        sources: u64,
+        /// The weights.
+        weights: u64,
+    },
+    /// The copy of points (`elements`: `u32` arena elements) into `buffer`
+    /// (`buffer[f count + e] = arena_f[elements[e]]`), or, with `unpack`, from `buffer`
+    /// into the arenas.
+    Pack {
+        /// The points' elements.
+        elements: u64,
+        /// The buffer, `fields * count` values.
+        buffer: u64,
+        /// Whether values go from the buffer into the arenas.
+        unpack: bool,
+    },
+}
+
+/// Queues `launch` over `count` points of the first `fields` of `arenas` at precision
+/// `p`: one launch, thread blocks along y the fields.
 ///
 /// # Safety
-/// Every element must lie inside every arena, and `buffer` hold `fields * count` values.
-pub(crate) unsafe fn queue_pack(
+/// For [`PointLaunch::Weighted`], every destination and source must be an element of
+/// every arena, every term inside `sources` and `weights`, and no source a destination;
+/// for [`PointLaunch::Pack`], every element must lie inside every arena, and `buffer`
+/// hold `fields * count` values.
+pub(crate) unsafe fn queue_points(
     cuda: &Cuda,
     p: Precision,
+    launch: PointLaunch,
     count: usize,
-    [elements, buffer]: [u64; 2],
-    unpack: bool,
     arenas: &[u64; HALO_FIELDS],
     fields: usize,
 ) -> Result<(), Error> {
-    let values = [count as u64, elements, buffer, u64::from(unpack)]
+    let (name, ptx, tables) = match launch {
+        PointLaunch::Weighted {
+            weighted,
+            sources,
+            weights,
+        } => ("halo_weighted", &WEIGHTED_PTX, [weighted, sources, weights]),
+        PointLaunch::Pack {
+            elements,
+            buffer,
+            unpack,
+        } => (
+            "pack_points",
+            &PACK_PTX,
+            [elements, buffer, u64::from(unpack)],
+        ),
+    };
+    let values = [count as u64]
         .into_iter()
+        .chain(tables)
         .chain(arenas.iter().copied());
     let fill = ArenaFill {
-        name: "pack_points",
-        ptx: &PACK_PTX,
+        name,
+        ptx,
         threads: count,
         fields,
     };
-    // SAFETY: the caller vouches for the elements and the buffer.
+    // SAFETY: the caller vouches for the tables' addresses and contents.
     unsafe { fill.queue(cuda, p, values) }
 }
 

@@ -149,12 +149,12 @@ impl CudaLaunch<'_> {
             let at = addresses(&partials);
             // A shape the kernel cannot launch with (too many registers for the block) is
             // skipped; any other failure surfaces when the timer waits.
-            if self.launch_as(n, shape, grid, &at, false).is_err() {
+            if self.launch(n, shape, grid, &at, false).is_err() {
                 continue;
             }
             timer.start()?;
             for _ in 0..TUNE_REPS {
-                self.launch_as(n, shape, grid, &at, false)?;
+                self.launch(n, shape, grid, &at, false)?;
             }
             let t = timer.stop().map_err(|e| self.failed(e))?;
             if best.is_none_or(|(bt, _)| t < bt) {
