@@ -11,6 +11,7 @@
 use crate::{Ranks, RanksError};
 use std::ops::Range;
 use std::sync::Arc;
+use stencil_runtime::field::PlaneFields;
 use stencil_runtime::{Backend, Field, Real};
 
 /// The planes `0..n` of a vertex-centred grid's last axis dealt to the ranks as slabs of
@@ -102,7 +103,7 @@ impl Slabs {
             sends.push((r + 1, m - d..m));
             receives.push((r + 1, m..m + d));
         }
-        self.move_planes(backend, Planes::Within(field), &sends, &receives)
+        self.move_planes(backend, PlaneFields::Within(field), &sends, &receives)
     }
 
     /// Gives every rank the whole grid: planes `planes(r)` of each rank's `whole` take
@@ -119,7 +120,7 @@ impl Slabs {
         let others = (0..self.ranks.size()).filter(|&r| r != me);
         let sends: Vec<_> = others.clone().map(|r| (r, mine.clone())).collect();
         let receives: Vec<_> = others.map(|r| (r, signed(self.planes(r)))).collect();
-        self.move_planes(backend, Planes::Between(part, whole), &sends, &receives)?;
+        self.move_planes(backend, PlaneFields::Between(part, whole), &sends, &receives)?;
         whole
             .copy_planes(self.mine().start as isize, part, mine)
             .map_err(RanksError::device)
@@ -138,27 +139,20 @@ impl Slabs {
     fn move_planes<T: Real>(
         &self,
         backend: &Backend,
-        planes: Planes<'_, T>,
+        planes: PlaneFields<'_, T>,
         sends: &[(usize, Range<isize>)],
         receives: &[(usize, Range<isize>)],
     ) -> Result<(), RanksError> {
         if let Backend::Cuda(cuda) = backend {
             let nccl = self.ranks.nccl(cuda)?;
-            let queued = match planes {
-                Planes::Within(f) => nccl.exchange_planes(cuda, f, sends, receives),
-                Planes::Between(from, into) => {
-                    nccl.exchange_planes_between(cuda, from, sends, into, receives)
-                }
-            };
-            return queued.map_err(RanksError::device);
+            return nccl
+                .exchange_planes(cuda, planes, sends, receives)
+                .map_err(RanksError::device);
         }
         let storage = |f: &Field<T>, planes: &Range<isize>| {
             f.plane_storage(planes.clone()).map_err(RanksError::device)
         };
-        let (from, into): (&Field<T>, &Field<T>) = match &planes {
-            Planes::Within(f) => (f, f),
-            Planes::Between(a, b) => (a, b),
-        };
+        let (from, into) = planes.ends();
         let values = from.as_slice().map_err(RanksError::device)?;
         let mut out = Vec::with_capacity(sends.len());
         for (rank, planes) in sends {
@@ -171,11 +165,10 @@ impl Slabs {
             .collect::<Result<_, RanksError>>()?;
         let wanted: Vec<(usize, usize)> = places.iter().map(|(r, at)| (*r, at.len())).collect();
         let received = self.ranks.exchange(&out, &wanted)?;
-        let into = match planes {
-            Planes::Within(f) => f,
-            Planes::Between(_, b) => b,
-        };
-        let values = into.as_mut_slice().map_err(RanksError::device)?;
+        let values = planes
+            .into_receiver()
+            .as_mut_slice()
+            .map_err(RanksError::device)?;
         for ((_, at), got) in places.into_iter().zip(received) {
             for (v, x) in values[at].iter_mut().zip(got) {
                 *v = T::from_f64(x);
@@ -183,14 +176,6 @@ impl Slabs {
         }
         Ok(())
     }
-}
-
-/// Where the planes a rank sends come from and those it receives go.
-enum Planes<'a, T> {
-    /// One field: its own planes sent, its ghost planes received.
-    Within(&'a mut Field<T>),
-    /// Planes of the first field sent, received into the second.
-    Between(&'a Field<T>, &'a mut Field<T>),
 }
 
 /// A range of planes as the signed range fields take.

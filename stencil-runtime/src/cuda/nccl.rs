@@ -6,6 +6,7 @@
 
 use super::Cuda;
 use crate::blocks::PointPack;
+use crate::field::PlaneFields;
 use crate::{Backend, Error, Field, Precision, Real};
 use cudarc::nccl::{result, sys};
 use std::ops::Range;
@@ -165,34 +166,21 @@ impl Nccl {
         unsafe { self.group::<T>(on, &sent, &received) }
     }
 
-    /// Queues on `on`'s stream, as one group, the sends of planes of `field` along its
-    /// last axis ([`Field::plane_storage`]) and the receives into other planes of it: for
-    /// each `(rank, planes)` of `sends` the values of those planes, halo columns and row
-    /// padding included, and likewise for `receives`. Both sides list a pair's messages
-    /// in the same order, with planes of the same layout ([`Field::same_planes`]).
+    /// Queues on `on`'s stream, as one group, the sends of planes along the last axis
+    /// ([`Field::plane_storage`]) of `fields`' sending field and the receives into planes
+    /// of its receiving one (for [`PlaneFields::Within`], other planes of the same field):
+    /// for each `(rank, planes)` of `sends` the values of those planes, halo columns and
+    /// row padding included, and likewise for `receives`. Both sides list a pair's
+    /// messages in the same order, with planes of the same layout
+    /// ([`Field::same_planes`]).
     pub fn exchange_planes<T: Real>(
         &self,
         on: &Cuda,
-        field: &mut Field<T>,
+        fields: PlaneFields<'_, T>,
         sends: &[(usize, Range<isize>)],
         receives: &[(usize, Range<isize>)],
     ) -> Result<(), Error> {
-        let sent = self.plane_messages(on, field, sends)?;
-        let received = self.plane_messages(on, field, receives)?;
-        // SAFETY: every range lies inside the field's storage (`plane_storage` checks).
-        unsafe { self.group::<T>(on, &sent, &received) }
-    }
-
-    /// As [`Nccl::exchange_planes`], with the planes sent taken from `send` and those
-    /// received written into `receive` (fields of the same plane layout).
-    pub fn exchange_planes_between<T: Real>(
-        &self,
-        on: &Cuda,
-        send: &Field<T>,
-        sends: &[(usize, Range<isize>)],
-        receive: &mut Field<T>,
-        receives: &[(usize, Range<isize>)],
-    ) -> Result<(), Error> {
+        let (send, receive) = fields.ends();
         let sent = self.plane_messages(on, send, sends)?;
         let received = self.plane_messages(on, receive, receives)?;
         // SAFETY: every range lies inside its field's storage (`plane_storage` checks).

@@ -109,6 +109,33 @@ impl<T: Element> Field<T> {
     }
 }
 
+/// The fields an exchange of planes between ranks reads and writes (see
+/// [`crate::cuda::Nccl::exchange_planes`]).
+pub enum PlaneFields<'a, T> {
+    /// One field: its own planes sent, its ghost planes received.
+    Within(&'a mut Field<T>),
+    /// Planes of the first field sent, received into the second.
+    Between(&'a Field<T>, &'a mut Field<T>),
+}
+
+impl<'a, T> PlaneFields<'a, T> {
+    /// The field whose planes are sent, then the one that receives.
+    pub fn ends(&self) -> (&Field<T>, &Field<T>) {
+        match self {
+            PlaneFields::Within(f) => (f, f),
+            PlaneFields::Between(from, into) => (from, into),
+        }
+    }
+
+    /// The field that receives, to write the planes received into.
+    pub fn into_receiver(self) -> &'a mut Field<T> {
+        match self {
+            PlaneFields::Within(f) => f,
+            PlaneFields::Between(_, into) => into,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use crate::Field;
