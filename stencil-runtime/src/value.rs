@@ -153,21 +153,16 @@ impl Backend {
 /// into page-locked memory and returns at once; [`ValueReader::finish`] waits for that
 /// copy only. A solver can so learn, one step late, what the device decided, without
 /// draining the work queued since. Page-locked slots are reused.
-#[derive(Default)]
+#[derive(Debug, Default)]
 pub struct ValueReader {
     pending: VecDeque<Pending>,
     free: Vec<Readback>,
 }
 
+#[derive(Debug)]
 enum Pending {
     Ready(f64),
     Copying(Readback, Precision),
-}
-
-impl std::fmt::Debug for ValueReader {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "ValueReader {{ pending: {} }}", self.pending.len())
-    }
 }
 
 impl ValueReader {

@@ -137,28 +137,24 @@ fn host_flags<T: Real>(
 /// only, not for the work queued after it. A solver that decides its blocks from flags
 /// started a step earlier never leaves the device idle for them. The page-locked memory
 /// the flags land in is kept from one start to the next.
-#[derive(Default)]
+#[derive(Debug, Default)]
 pub struct FlagsReader {
     readback: Option<Readback>,
     pending: Option<Pending>,
 }
 
 /// Flags started and not yet finished, for the list of layout `layout`.
+#[derive(Debug)]
 struct Pending {
     layout: (u64, u64),
     state: PendingState,
 }
 
+#[derive(Debug)]
 enum PendingState {
     Ready(Vec<BlockFlags>),
     /// `len` words on their way into the read-back memory.
     Copying(usize),
-}
-
-impl std::fmt::Debug for FlagsReader {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "FlagsReader {{ pending: {} }}", self.pending.is_some())
-    }
 }
 
 impl FlagsReader {

@@ -8,6 +8,7 @@ use crate::Error;
 use cudarc::driver::{result, sys};
 
 /// Page-locked host memory and the event that says the copies into it have landed.
+#[derive(Debug)]
 pub(crate) struct Readback {
     host: *mut u8,
     /// Bytes the host memory holds.
