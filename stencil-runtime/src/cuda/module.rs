@@ -179,12 +179,25 @@ fn load(kernel: &str, ptx: &str) -> Result<sys::CUmodule, Error> {
 /// The name of a tile variant's entry: the one-point entry's name with `_v{vector}` and
 /// `_p{points}` appended where they are above 1 (as `kernels_gen::llvm::variant_entry`).
 fn entry_name(base: &str, vector: u32, points: u32) -> String {
-    let mut name = base.to_string();
-    if vector > 1 {
-        name += &format!("_v{vector}");
+    let tag = |letter: char, n: u32| {
+        if n > 1 {
+            format!("_{letter}{n}")
+        } else {
+            String::new()
+        }
+    };
+    format!("{base}{}{}", tag('v', vector), tag('p', points))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::entry_name;
+
+    #[test]
+    fn variant_entries_are_named_as_the_compiler_names_them() {
+        assert_eq!(entry_name("jacobi_f32", 1, 1), "jacobi_f32");
+        assert_eq!(entry_name("jacobi_f32", 4, 2), "jacobi_f32_v4_p2");
+        assert_eq!(entry_name("jacobi_f64", 1, 4), "jacobi_f64_p4");
+        assert_eq!(entry_name("jacobi_f64", 2, 1), "jacobi_f64_v2");
     }
-    if points > 1 {
-        name += &format!("_p{points}");
-    }
-    name
 }

@@ -145,7 +145,7 @@ pub trait Real:
 }
 
 /// The conversions of [`Real`] for the primitive float type `$t`: `as` casts (rounding
-/// to nearest, and saturating toward zero to `i64`).
+/// to nearest, and saturating toward zero to `i64`), and the lossless `From` to `f64`.
 macro_rules! conversions {
     ($t:ty) => {
         #[inline(always)]
@@ -154,7 +154,7 @@ macro_rules! conversions {
         }
         #[inline(always)]
         fn as_f64(self) -> f64 {
-            self as f64
+            f64::from(self)
         }
         #[inline(always)]
         fn from_i64(x: i64) -> Self {
