@@ -299,20 +299,7 @@ impl<T: Real> Hierarchy<T> {
         // recompute instead of storing it.
         let swept = from_zero && self.fused_transfers && pre == 1 && post >= 1;
         if swept {
-            self.on_level(l, |h| {
-                let (fine, coarse) = h.levels.split_at_mut(l + 1);
-                let (lv, c) = (&fine[l], h.ops.coef_2d());
-                let (j0, nj) = coarse[0].rows;
-                mg::restrict_swept_residual::launch(
-                    &h.backend,
-                    &lv.r,
-                    &mut coarse[0].r,
-                    &c,
-                    lv.h2inv,
-                    j0,
-                    nj,
-                )
-            })?;
+            self.restrict_fused(l, true)?;
         } else {
             self.smooth_from(l, pre, from_zero)?;
             self.restrict_residual(l)?;
@@ -452,21 +439,7 @@ impl<T: Real> Hierarchy<T> {
     fn restrict_residual(&mut self, l: usize) -> Result<(), Error> {
         if self.fused_transfers {
             self.fill_fused(l, |lv| &mut lv.e)?;
-            return self.on_level(l, |h| {
-                let (fine, coarse) = h.levels.split_at_mut(l + 1);
-                let (lv, c) = (&fine[l], h.ops.coef_2d());
-                let (j0, nj) = coarse[0].rows;
-                mg::restrict_residual::launch(
-                    &h.backend,
-                    &lv.e,
-                    &lv.r,
-                    &mut coarse[0].r,
-                    &c,
-                    lv.h2inv,
-                    j0,
-                    nj,
-                )
-            });
+            return self.restrict_fused(l, false);
         }
         self.on_level(l, |h| {
             let lv = &mut h.levels[l];
@@ -476,6 +449,22 @@ impl<T: Real> Hierarchy<T> {
         self.on_level(l, |h| {
             let (fine, coarse) = h.levels.split_at_mut(l + 1);
             h.ops.restrict(&h.backend, &mut fine[l].t, &mut coarse[0].r)
+        })
+    }
+
+    /// Level `l`'s residual restricted by full weighting to level `l + 1`'s `r`, in one
+    /// launch of a fused kernel. With `swept`, level `l`'s correction was never stored: it
+    /// is one sweep from zero, recomputed from the right-hand side.
+    fn restrict_fused(&mut self, l: usize, swept: bool) -> Result<(), Error> {
+        self.on_level(l, |h| {
+            let (fine, coarse) = h.levels.split_at_mut(l + 1);
+            let (lv, b, c) = (&fine[l], &h.backend, h.ops.coef_2d());
+            let (r, (j0, nj)) = (&mut coarse[0].r, coarse[0].rows);
+            if swept {
+                mg::restrict_swept_residual::launch(b, &lv.r, r, &c, lv.h2inv, j0, nj)
+            } else {
+                mg::restrict_residual::launch(b, &lv.e, &lv.r, r, &c, lv.h2inv, j0, nj)
+            }
         })
     }
 
