@@ -8,3 +8,4 @@ pub mod harness;
 pub mod kernels;
 pub mod meshes;
 pub mod ptxas;
+pub mod ranks;

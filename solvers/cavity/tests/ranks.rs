@@ -6,27 +6,13 @@
 //! always.
 
 use std::process::Command;
-use std::time::Duration;
-use stencil_ranks::{mpirun, ok_lines};
+use stencil_tests::ranks::{every_rank_ok, ok};
 
 const CHECK: &str = env!("CARGO_BIN_EXE_cavity-ranks-check");
 
-/// How long a run may take before it counts as hung.
-const LIMIT: Duration = Duration::from_secs(300);
-
-/// The `ok` lines of a check that must succeed.
-fn ok(c: &mut Command) -> usize {
-    ok_lines(c, LIMIT).unwrap_or_else(|e| panic!("{e}"))
-}
-
 #[test]
 fn ranks_equal_one_rank_bit_for_bit_under_mpirun() {
-    let Some(_) = mpirun() else { return };
-    for n in [2, 3] {
-        let mut c = mpirun().expect("checked above");
-        c.args(["-np", &n.to_string(), CHECK]);
-        assert_eq!(ok(&mut c), 3 * n, "-np {n}: every rank and case");
-    }
+    every_rank_ok(CHECK, &[], &[2, 3], 3);
 }
 
 #[test]

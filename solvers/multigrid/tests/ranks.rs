@@ -8,27 +8,14 @@
 //! checked always.
 
 use std::process::Command;
-use std::time::Duration;
-use stencil_ranks::{mpirun, ok_lines, output_within};
+use stencil_ranks::{mpirun, output_within};
+use stencil_tests::ranks::{every_rank_ok, ok, LIMIT};
 
 const CHECK: &str = env!("CARGO_BIN_EXE_poisson-ranks");
 
-/// How long a run may take before it counts as hung.
-const LIMIT: Duration = Duration::from_secs(300);
-
-/// The `ok` lines of a check that must succeed.
-fn ok(c: &mut Command) -> usize {
-    ok_lines(c, LIMIT).unwrap_or_else(|e| panic!("{e}"))
-}
-
 #[test]
 fn ranks_equal_one_rank_bit_for_bit_under_mpirun() {
-    let Some(_) = mpirun() else { return };
-    for n in [1, 2, 3] {
-        let mut c = mpirun().expect("checked above");
-        c.args(["-np", &n.to_string(), CHECK, "check"]);
-        assert_eq!(ok(&mut c), 9 * n, "-np {n}: every rank and case");
-    }
+    every_rank_ok(CHECK, &["check"], &[1, 2, 3], 9);
 }
 
 #[test]
