@@ -11,8 +11,11 @@ use std::ops::Range;
 use stencil_ranks::Slabs;
 use stencil_runtime::{Backend, Field};
 
+mod change;
 mod ranked;
 mod timing;
+
+pub(crate) use change::{worst_node, Change};
 
 /// The lid's speed (the velocity scale of `Re`).
 pub const LID_SPEED: f64 = 1.0;
@@ -359,21 +362,16 @@ impl Cavity {
         let (j0, nj) = self.kernel_rows();
         let (moved, size, largest) =
             flow::change::launch(&self.backend, &self.w, &self.previous, j0, nj)?;
-        let (moved, size, largest) = (
-            self.all_sum(moved),
-            self.all_sum(size),
-            self.all_max(largest),
-        );
-        let bound = 100.0 * LID_SPEED / self.h;
-        if !(moved.is_finite() && size.is_finite() && largest <= bound) {
+        let measured = Change {
+            moved: self.all_sum(moved),
+            size: self.all_sum(size),
+            largest: self.all_max(largest),
+        };
+        let bound = Change::bound(self.h);
+        if !measured.stable(bound) {
             return Err(self.instability(bound)?);
         }
-        let interval = self.time - self.checked_at;
-        let change = if interval > 0.0 && size > 0.0 {
-            (moved / size).sqrt() / interval
-        } else {
-            f64::INFINITY
-        };
+        let change = measured.per_time(self.time - self.checked_at);
         let residual = self.poisson.residual_norm(&mut self.psi, &self.w)?;
         self.previous.copy_from(&self.w)?;
         self.checked_at = self.time;
@@ -386,8 +384,8 @@ impl Cavity {
             time: self.time,
             dt: self.dt,
             change,
-            poisson_residual: residual / size.sqrt().max(f64::MIN_POSITIVE),
-            largest_vorticity: largest,
+            poisson_residual: residual / measured.size.sqrt().max(f64::MIN_POSITIVE),
+            largest_vorticity: measured.largest,
         })
     }
 
@@ -396,11 +394,7 @@ impl Cavity {
     fn instability(&self, bound: f64) -> Result<CavityError, CavityError> {
         let n = self.config.n;
         let w = self.w.interior()?;
-        let worst = w
-            .iter()
-            .position(|v| !v.is_finite())
-            .or_else(|| (0..w.len()).max_by(|&a, &b| w[a].abs().total_cmp(&w[b].abs())))
-            .unwrap_or(0);
+        let worst = worst_node(&w);
         let (i, j) = (worst % n, self.rows.start + worst / n);
         let (i, j, value) = self.worst_over_ranks(i, j, w[worst]);
         Ok(CavityError::Unstable {

@@ -14,7 +14,7 @@ use super::poisson::TreePoisson;
 use super::wavelet::transform::copy;
 use crate::config::invalid;
 use crate::kernels::flow;
-use crate::model::{stable_time_step, LID_SPEED};
+use crate::model::{stable_time_step, worst_node, Change, LID_SPEED};
 use crate::step_graph::{own_stream, recording_device, StepGraph, WarmUp};
 use crate::{CavityError, Check, Outcome};
 use std::collections::HashMap;
@@ -355,25 +355,18 @@ impl AdaptiveCavity {
     /// and the place.
     pub fn check(&mut self) -> Result<Check, CavityError> {
         let backend = self.tree.grid().backend().clone();
-        let (mut moved, mut size, mut largest) = (0.0, 0.0, 0.0f64);
+        let mut measured = Change::default();
         for level in 0..=self.tree.finest_present() {
             let list = self.tree.list(level)?;
             let nj = whole_rows(list);
-            let (m, s, l) =
-                flow::change::launch_blocks(&backend, list, &self.w, &self.previous, 0, nj)?;
-            (moved, size, largest) = (moved + m, size + s, largest.max(l));
+            let sums = flow::change::launch_blocks(&backend, list, &self.w, &self.previous, 0, nj)?;
+            measured = measured.and(sums);
         }
-        let h = 1.0 / (self.config.finest_points() - 1) as f64;
-        let bound = 100.0 * LID_SPEED / h;
-        if !(moved.is_finite() && size.is_finite() && largest <= bound) {
+        let bound = Change::bound(1.0 / (self.config.finest_points() - 1) as f64);
+        if !measured.stable(bound) {
             return Err(self.instability(bound)?);
         }
-        let interval = self.time - self.checked_at;
-        let change = if interval > 0.0 && size > 0.0 {
-            (moved / size).sqrt() / interval
-        } else {
-            f64::INFINITY
-        };
+        let change = measured.per_time(self.time - self.checked_at);
         let residual = self
             .poisson
             .relative_residual(&mut self.tree, &mut self.psi, &self.w)?;
@@ -385,7 +378,7 @@ impl AdaptiveCavity {
             dt: self.dt,
             change,
             poisson_residual: residual,
-            largest_vorticity: largest,
+            largest_vorticity: measured.largest,
         })
     }
 
@@ -406,11 +399,7 @@ impl AdaptiveCavity {
         let (_, w) = self.uniform(top)?;
         let n = self.tree.points(top);
         let w = w.interior()?;
-        let worst = w
-            .iter()
-            .position(|v| !v.is_finite())
-            .or_else(|| (0..w.len()).max_by(|&a, &b| w[a].abs().total_cmp(&w[b].abs())))
-            .unwrap_or(0);
+        let worst = worst_node(&w);
         let (i, j) = (worst % n, worst / n);
         let h = self.tree.spacing(top);
         Ok(CavityError::Unstable {
