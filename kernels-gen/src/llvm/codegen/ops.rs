@@ -38,24 +38,24 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             Unary::Ceil => self.call(self.intrinsic("llvm.ceil", &[t])?, &[a])?,
             Unary::Trunc => self.call(self.intrinsic("llvm.trunc", &[t])?, &[a])?,
             Unary::Round => self.call(self.intrinsic("llvm.round", &[t])?, &[a])?,
-            Unary::Exp => self.in_f64(x, |g, y, acc| g.math.exp(&g.b, y, acc))?,
-            Unary::Ln => self.in_f64(x, |g, y, acc| g.math.ln(&g.b, y, acc))?,
-            Unary::Exp2 => self.in_f64(x, |g, y, acc| g.math.exp2(&g.b, y, acc))?,
-            Unary::Log2 => self.in_f64(x, |g, y, acc| g.math.log2(&g.b, y, acc))?,
-            Unary::Log10 => self.in_f64(x, |g, y, acc| g.math.log10(&g.b, y, acc))?,
-            Unary::Sinh => self.in_f64(x, |g, y, acc| g.math.sinh(&g.b, y, acc))?,
-            Unary::Cosh => self.in_f64(x, |g, y, acc| g.math.cosh(&g.b, y, acc))?,
-            Unary::Tanh => self.in_f64(x, |g, y, acc| g.math.tanh(&g.b, y, acc))?,
-            Unary::Cbrt => self.in_f64(x, |g, y, _| g.math.cbrt(&g.b, y))?,
-            Unary::Asinh => self.in_f64(x, |g, y, acc| g.math.asinh(&g.b, y, acc))?,
-            Unary::Acosh => self.in_f64(x, |g, y, acc| g.math.acosh(&g.b, y, acc))?,
-            Unary::Atanh => self.in_f64(x, |g, y, acc| g.math.atanh(&g.b, y, acc))?,
-            Unary::Sin => self.in_f64(x, |g, y, _| g.math.trig(&g.b, y, Trig::Sin))?,
-            Unary::Cos => self.in_f64(x, |g, y, _| g.math.trig(&g.b, y, Trig::Cos))?,
-            Unary::Tan => self.in_f64(x, |g, y, _| g.math.trig(&g.b, y, Trig::Tan))?,
-            Unary::Asin => self.in_f64(x, |g, y, _| g.math.asin(&g.b, y))?,
-            Unary::Acos => self.in_f64(x, |g, y, _| g.math.acos(&g.b, y))?,
-            Unary::Atan => self.in_f64(x, |g, y, _| g.math.atan(&g.b, y))?,
+            Unary::Exp => self.in_f64(x, |g, y, acc| g.math.at(&g.b).exp(y, acc))?,
+            Unary::Ln => self.in_f64(x, |g, y, acc| g.math.at(&g.b).ln(y, acc))?,
+            Unary::Exp2 => self.in_f64(x, |g, y, acc| g.math.at(&g.b).exp2(y, acc))?,
+            Unary::Log2 => self.in_f64(x, |g, y, acc| g.math.at(&g.b).log2(y, acc))?,
+            Unary::Log10 => self.in_f64(x, |g, y, acc| g.math.at(&g.b).log10(y, acc))?,
+            Unary::Sinh => self.in_f64(x, |g, y, acc| g.math.at(&g.b).sinh(y, acc))?,
+            Unary::Cosh => self.in_f64(x, |g, y, acc| g.math.at(&g.b).cosh(y, acc))?,
+            Unary::Tanh => self.in_f64(x, |g, y, acc| g.math.at(&g.b).tanh(y, acc))?,
+            Unary::Cbrt => self.in_f64(x, |g, y, _| g.math.at(&g.b).cbrt(y))?,
+            Unary::Asinh => self.in_f64(x, |g, y, acc| g.math.at(&g.b).asinh(y, acc))?,
+            Unary::Acosh => self.in_f64(x, |g, y, acc| g.math.at(&g.b).acosh(y, acc))?,
+            Unary::Atanh => self.in_f64(x, |g, y, acc| g.math.at(&g.b).atanh(y, acc))?,
+            Unary::Sin => self.in_f64(x, |g, y, _| g.math.at(&g.b).trig(y, Trig::Sin))?,
+            Unary::Cos => self.in_f64(x, |g, y, _| g.math.at(&g.b).trig(y, Trig::Cos))?,
+            Unary::Tan => self.in_f64(x, |g, y, _| g.math.at(&g.b).trig(y, Trig::Tan))?,
+            Unary::Asin => self.in_f64(x, |g, y, _| g.math.at(&g.b).asin(y))?,
+            Unary::Acos => self.in_f64(x, |g, y, _| g.math.at(&g.b).acos(y))?,
+            Unary::Atan => self.in_f64(x, |g, y, _| g.math.at(&g.b).atan(y))?,
         })
     }
 
@@ -175,10 +175,10 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             Binary::Div => Ok(b.build_float_div(x, y, "")?.into()),
             Binary::Min => self.call(self.intrinsic("llvm.minnum", &[t])?, &[a, c]),
             Binary::Max => self.call(self.intrinsic("llvm.maxnum", &[t])?, &[a, c]),
-            Binary::CopySign => Ok(self.math.copysign(b, x, y)?.into()),
+            Binary::CopySign => Ok(self.math.at(b).copysign(x, y)?.into()),
             Binary::Pow => self.pow(x, y),
             Binary::Hypot => self.hypot(x, y),
-            Binary::Atan2 => self.pair_in_f64(x, y, |g, a, c, _| g.math.atan2(&g.b, a, c)),
+            Binary::Atan2 => self.pair_in_f64(x, y, |g, a, c, _| g.math.at(&g.b).atan2(a, c)),
             // Rust's `!=` is true when either side is NaN: unordered-or-not-equal.
             Binary::Eq => cmp(FloatPredicate::OEQ),
             Binary::Ne => cmp(FloatPredicate::UNE),
@@ -203,12 +203,12 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         x: FloatValue<'ctx>,
         y: FloatValue<'ctx>,
     ) -> R<BasicValueEnum<'ctx>> {
-        self.pair_in_f64(x, y, |g, a, c, acc| g.math.hypot(&g.b, a, c, acc))
+        self.pair_in_f64(x, y, |g, a, c, acc| g.math.at(&g.b).hypot(a, c, acc))
     }
 
     /// `x^y` in f64 (an f32 one evaluated in f64 and rounded back).
     pub(super) fn pow(&self, x: FloatValue<'ctx>, y: FloatValue<'ctx>) -> R<BasicValueEnum<'ctx>> {
-        self.pair_in_f64(x, y, |g, a, c, acc| g.math.pow(&g.b, a, c, acc))
+        self.pair_in_f64(x, y, |g, a, c, acc| g.math.at(&g.b).pow(a, c, acc))
     }
 
     /// [`Self::in_f64`] for a function of two arguments.

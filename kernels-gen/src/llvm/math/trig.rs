@@ -9,8 +9,7 @@
 //!   of the bits of 2/pi (chosen by the exponent from a table), kept modulo 4 to 2^-126, so
 //!   that even the arguments nearest a multiple of pi/2 keep their digits.
 
-use super::{Fv, MathLib, R};
-use inkwell::builder::Builder;
+use super::{Fv, Math, R};
 use inkwell::values::IntValue;
 use inkwell::{FloatPredicate, IntPredicate};
 
@@ -109,42 +108,33 @@ pub(in crate::llvm) enum Trig {
     Tan,
 }
 
-impl<'ctx> MathLib<'ctx> {
+impl<'ctx> Math<'_, 'ctx> {
     /// `sin`, `cos` or `tan` of `x` in f64 (NaN at infinities and NaN).
-    pub fn trig(&self, b: &Builder<'ctx>, x: Fv<'ctx>, which: Trig) -> R<Fv<'ctx>> {
-        let (n, y0, y1) = self.reduce_half_pi(b, x)?;
+    pub fn trig(&self, x: Fv<'ctx>, which: Trig) -> R<Fv<'ctx>> {
+        let b = self.b;
+        let (n, y0, y1) = self.reduce_half_pi(x)?;
         let quadrant = b.build_and(n, self.i(3), "")?;
-        let odd = b.build_int_compare(
-            IntPredicate::NE,
-            b.build_and(n, self.i(1), "")?,
-            self.i(0),
-            "",
-        )?;
+        let odd = self.is_odd(n)?;
         let y = match which {
             Trig::Tan => {
                 // Below 2^-27 tan(x) rounds to x (which keeps the sign of a zero).
-                let t = self.tan_kernel(b, y0, y1, odd)?;
+                let t = self.tan_kernel(y0, y1, odd)?;
                 let tiny = b.build_float_compare(
                     FloatPredicate::OLT,
-                    self.abs(b, x)?,
+                    self.abs(x)?,
                     self.c(2f64.powi(-27)),
                     "",
                 )?;
                 b.build_select(tiny, x, t, "")?.into_float_value()
             }
             Trig::Sin | Trig::Cos => {
-                let s = self.sin_kernel(b, y0, y1)?;
-                let c = self.cos_kernel(b, y0, y1)?;
+                let s = self.sin_kernel(y0, y1)?;
+                let c = self.cos_kernel(y0, y1)?;
                 // sin: s, c, -s, -c by quadrant; cos: c, -s, -c, s.
                 let shift = if which == Trig::Cos { 1 } else { 0 };
                 let q =
                     b.build_and(b.build_int_add(quadrant, self.i(shift), "")?, self.i(3), "")?;
-                let pick_c = b.build_int_compare(
-                    IntPredicate::NE,
-                    b.build_and(q, self.i(1), "")?,
-                    self.i(0),
-                    "",
-                )?;
+                let pick_c = self.is_odd(q)?;
                 let v = b.build_select(pick_c, c, s, "")?.into_float_value();
                 let negate = b.build_int_compare(IntPredicate::UGE, q, self.i(2), "")?;
                 b.build_select(negate, b.build_float_neg(v, "")?, v, "")?
@@ -152,26 +142,26 @@ impl<'ctx> MathLib<'ctx> {
             }
         };
         // Infinities and NaN give NaN (x - x); zeros keep their sign through the kernels.
-        let finite = b.build_float_compare(
-            FloatPredicate::OLT,
-            self.abs(b, x)?,
-            self.c(f64::INFINITY),
-            "",
-        )?;
+        let finite =
+            b.build_float_compare(FloatPredicate::OLT, self.abs(x)?, self.c(f64::INFINITY), "")?;
         let nan = b.build_float_sub(x, x, "")?;
         Ok(b.build_select(finite, y, nan, "")?.into_float_value())
     }
 
+    /// Whether the integer `n` is odd.
+    fn is_odd(&self, n: IntValue<'ctx>) -> R<IntValue<'ctx>> {
+        let b = self.b;
+        let low_bit = b.build_and(n, self.i(1), "")?;
+        Ok(b.build_int_compare(IntPredicate::NE, low_bit, self.i(0), "")?)
+    }
+
     /// `x = n pi/2 + y0 + y1` with `|y0 + y1|` at most about pi/4, for finite `x`.
-    fn reduce_half_pi(&self, b: &Builder<'ctx>, x: Fv<'ctx>) -> R<Reduced<'ctx>> {
-        let (n_medium, m0, m1) = self.reduce_medium(b, x)?;
-        let (n_large, l0, l1) = self.reduce_large(b, x)?;
-        let large = b.build_float_compare(
-            FloatPredicate::OGE,
-            self.abs(b, x)?,
-            self.c(MEDIUM_LIMIT),
-            "",
-        )?;
+    fn reduce_half_pi(&self, x: Fv<'ctx>) -> R<Reduced<'ctx>> {
+        let b = self.b;
+        let (n_medium, m0, m1) = self.reduce_medium(x)?;
+        let (n_large, l0, l1) = self.reduce_large(x)?;
+        let large =
+            b.build_float_compare(FloatPredicate::OGE, self.abs(x)?, self.c(MEDIUM_LIMIT), "")?;
         let n = b
             .build_select(large, n_large, n_medium, "")?
             .into_int_value();
@@ -182,11 +172,10 @@ impl<'ctx> MathLib<'ctx> {
 
     /// Cody and Waite's reduction with pi/2 in three 33-bit pieces: `n` below 2^20 times
     /// each piece is exact, and the rounding of each difference is carried in `w`.
-    fn reduce_medium(&self, b: &Builder<'ctx>, x: Fv<'ctx>) -> R<Reduced<'ctx>> {
-        let (nf, n) = self.nearest_int(
-            b,
-            b.build_float_mul(x, self.c(std::f64::consts::FRAC_2_PI), "")?,
-        )?;
+    fn reduce_medium(&self, x: Fv<'ctx>) -> R<Reduced<'ctx>> {
+        let b = self.b;
+        let (nf, n) =
+            self.nearest_int(b.build_float_mul(x, self.c(std::f64::consts::FRAC_2_PI), "")?)?;
         let mul = |v: f64| b.build_float_mul(nf, self.c(v), "");
         let mut r = b.build_float_sub(x, mul(PIO2_1)?, "")?;
         let mut w = mul(PIO2_1T)?;
@@ -207,13 +196,12 @@ impl<'ctx> MathLib<'ctx> {
     /// of 2/pi from weight `2^(1-E)` on (the bits before them make multiples of 4), as
     /// fixed point with two integer bits and 126 fraction bits; the nearest integer is the
     /// quadrant, the fraction (at least 2^-61 for any double) times pi/2 the remainder.
-    fn reduce_large(&self, b: &Builder<'ctx>, x: Fv<'ctx>) -> R<Reduced<'ctx>> {
-        let i64t = self.ctx.i64_type();
-        let i128t = self.ctx.i128_type();
+    fn reduce_large(&self, x: Fv<'ctx>) -> R<Reduced<'ctx>> {
+        let b = self.b;
+        let i64t = self.lib.ctx.i64_type();
+        let i128t = self.lib.ctx.i128_type();
         let wide = |v: u128| i128t.const_int_arbitrary_precision(&[v as u64, (v >> 64) as u64]);
-        let bits = b
-            .build_bit_cast(self.abs(b, x)?, i64t, "")?
-            .into_int_value();
+        let bits = b.build_bit_cast(self.abs(x)?, i64t, "")?.into_int_value();
         let e = b.build_and(
             b.build_right_shift(bits, self.i(52), false, "")?,
             self.i(0x7ff),
@@ -243,7 +231,7 @@ impl<'ctx> MathLib<'ctx> {
         let t = [load(0)?, load(1)?, load(2)?, load(3)?];
         let mut window = Vec::new();
         for k in 0..3 {
-            window.push(self.funnel_left(b, t[k], t[k + 1], shift)?);
+            window.push(self.funnel_left(t[k], t[k + 1], shift)?);
         }
         let m128 = b.build_int_z_extend(m, i128t, "")?;
         let product = |w: IntValue<'ctx>| -> R<IntValue<'ctx>> {
@@ -274,7 +262,7 @@ impl<'ctx> MathLib<'ctx> {
         let magnitude = b
             .build_select(negative, b.build_int_neg(frac, "")?, frac, "")?
             .into_int_value();
-        let lz = self.leading_zeros_128(b, magnitude)?;
+        let lz = self.leading_zeros_128(magnitude)?;
         let lz = b.build_select(
             b.build_int_compare(IntPredicate::UGT, lz, wide(127), "")?,
             wide(127),
@@ -291,22 +279,17 @@ impl<'ctx> MathLib<'ctx> {
             b.build_right_shift(bottom, self.i(11), false, "")?,
             "",
         )?;
-        let f64t = self.ctx.f64_type();
+        let f64t = self.lib.ctx.f64_type();
         let lz64 = b.build_int_truncate(lz.into_int_value(), i64t, "")?;
         // magnitude 2^-126 = (hi_bits 2^64 + lo_bits 2^11) 2^(-lz - 126)
         let k_hi = b.build_int_sub(self.i(-62), lz64, "")?;
         let k_lo = b.build_int_sub(self.i(-115), lz64, "")?;
-        let hi = self.times_pow2(b, b.build_unsigned_int_to_float(hi_bits, f64t, "")?, k_hi)?;
-        let lo = self.times_pow2(b, b.build_unsigned_int_to_float(lo_bits, f64t, "")?, k_lo)?;
+        let hi = self.times_pow2(b.build_unsigned_int_to_float(hi_bits, f64t, "")?, k_hi)?;
+        let lo = self.times_pow2(b.build_unsigned_int_to_float(lo_bits, f64t, "")?, k_lo)?;
         // (hi + lo) pi/2 as y0 + y1.
         let p = b.build_float_mul(hi, self.c(PIO2_HI), "")?;
-        let err = self.fma(b, hi, self.c(PIO2_HI), b.build_float_neg(p, "")?)?;
-        let tail = self.fma(
-            b,
-            hi,
-            self.c(PIO2_LO),
-            self.fma(b, lo, self.c(PIO2_HI), err)?,
-        )?;
+        let err = self.fma(hi, self.c(PIO2_HI), b.build_float_neg(p, "")?)?;
+        let tail = self.fma(hi, self.c(PIO2_LO), self.fma(lo, self.c(PIO2_HI), err)?)?;
         let y0 = b.build_float_add(p, tail, "")?;
         let y1 = b.build_float_sub(tail, b.build_float_sub(y0, p, "")?, "")?;
         // The signs: of the fraction, then of x.
@@ -326,14 +309,14 @@ impl<'ctx> MathLib<'ctx> {
         ))
     }
 
-    /// `(a << s) | (b >> (64 - s))` for `s` in [0, 63] (`a` alone at 0).
+    /// `(hi << s) | (lo >> (64 - s))` for `s` in [0, 63] (`hi` alone at 0).
     fn funnel_left(
         &self,
-        b: &Builder<'ctx>,
         hi: IntValue<'ctx>,
         lo: IntValue<'ctx>,
         s: IntValue<'ctx>,
     ) -> R<IntValue<'ctx>> {
+        let b = self.b;
         let up = b.build_left_shift(hi, s, "")?;
         // lo >> (64 - s) as (lo >> 1) >> (63 - s): no shift by 64.
         let down = b.build_right_shift(
@@ -346,10 +329,11 @@ impl<'ctx> MathLib<'ctx> {
     }
 
     /// fdlibm's `__kernel_sin(x, y, 1)`.
-    fn sin_kernel(&self, b: &Builder<'ctx>, x: Fv<'ctx>, y: Fv<'ctx>) -> R<Fv<'ctx>> {
+    fn sin_kernel(&self, x: Fv<'ctx>, y: Fv<'ctx>) -> R<Fv<'ctx>> {
+        let b = self.b;
         let z = b.build_float_mul(x, x, "")?;
         let v = b.build_float_mul(z, x, "")?;
-        let r = self.horner(b, z, &S[1..])?;
+        let r = self.horner(z, &S[1..])?;
         // x - ((z (y/2 - v r) - y) - v S1)
         let inner = b.build_float_sub(
             b.build_float_mul(y, self.c(0.5), "")?,
@@ -362,9 +346,10 @@ impl<'ctx> MathLib<'ctx> {
     }
 
     /// musl's `__cos(x, y)`: `w + (((1 - w) - z/2) + (z r - x y))`, `w = 1 - z/2`.
-    fn cos_kernel(&self, b: &Builder<'ctx>, x: Fv<'ctx>, y: Fv<'ctx>) -> R<Fv<'ctx>> {
+    fn cos_kernel(&self, x: Fv<'ctx>, y: Fv<'ctx>) -> R<Fv<'ctx>> {
+        let b = self.b;
         let z = b.build_float_mul(x, x, "")?;
-        let r = b.build_float_mul(z, self.horner(b, z, &C)?, "")?;
+        let r = b.build_float_mul(z, self.horner(z, &C)?, "")?;
         let hz = b.build_float_mul(z, self.c(0.5), "")?;
         let w = b.build_float_sub(self.c(1.0), hz, "")?;
         let lost = b.build_float_sub(b.build_float_sub(self.c(1.0), w, "")?, hz, "")?;
@@ -378,22 +363,17 @@ impl<'ctx> MathLib<'ctx> {
 
     /// fdlibm's `__kernel_tan(x, y, k)`: `tan` for an even quadrant, `-1/tan` for an odd
     /// one; above [`TAN_FOLD`] it works on `pi/4 - x`.
-    fn tan_kernel(
-        &self,
-        b: &Builder<'ctx>,
-        x: Fv<'ctx>,
-        y: Fv<'ctx>,
-        odd: IntValue<'ctx>,
-    ) -> R<Fv<'ctx>> {
+    fn tan_kernel(&self, x: Fv<'ctx>, y: Fv<'ctx>, odd: IntValue<'ctx>) -> R<Fv<'ctx>> {
         const PIO4: f64 = std::f64::consts::FRAC_PI_4;
         const PIO4_LO: f64 = 3.061_616_997_868_383e-17;
+        let b = self.b;
         let neg = |v: Fv<'ctx>| b.build_float_neg(v, "");
         let sel = |c, t: Fv<'ctx>, f: Fv<'ctx>| -> R<Fv<'ctx>> {
             Ok(b.build_select(c, t, f, "")?.into_float_value())
         };
         let x_negative = b.build_float_compare(FloatPredicate::OLT, x, self.c(0.0), "")?;
         let fold =
-            b.build_float_compare(FloatPredicate::OGE, self.abs(b, x)?, self.c(TAN_FOLD), "")?;
+            b.build_float_compare(FloatPredicate::OGE, self.abs(x)?, self.c(TAN_FOLD), "")?;
         // Folded: x' = (pi/4 - |x|) + (pi/4 lo - y sign(x)), y' = 0.
         let (ax, ay) = (sel(x_negative, neg(x)?, x)?, sel(x_negative, neg(y)?, y)?);
         let folded = b.build_float_add(
@@ -407,8 +387,8 @@ impl<'ctx> MathLib<'ctx> {
         let w = b.build_float_mul(z, z, "")?;
         let odd_terms: Vec<f64> = T.iter().skip(1).step_by(2).copied().collect();
         let even_terms: Vec<f64> = T.iter().skip(2).step_by(2).copied().collect();
-        let r = self.horner(b, w, &odd_terms)?;
-        let v = b.build_float_mul(z, self.horner(b, w, &even_terms)?, "")?;
+        let r = self.horner(w, &odd_terms)?;
+        let v = b.build_float_mul(z, self.horner(w, &even_terms)?, "")?;
         let s = b.build_float_mul(z, x, "")?;
         // r = y + z (s (r + v) + y) + T0 s
         let r = b.build_float_add(
@@ -428,7 +408,7 @@ impl<'ctx> MathLib<'ctx> {
         let w = b.build_float_add(x, r, "")?;
         // Folded: sign(x) (k - 2 (x - (w^2 / (w + k) - r))), k = 1 or -1.
         let k = sel(odd, self.c(-1.0), self.c(1.0))?;
-        let q = b.build_float_sub(self.square_over_sum(b, w, w, k)?, r, "")?;
+        let q = b.build_float_sub(self.square_over_sum(w, w, k)?, r, "")?;
         let f = b.build_float_sub(
             k,
             b.build_float_mul(self.c(2.0), b.build_float_sub(x, q, "")?, "")?,
@@ -436,10 +416,10 @@ impl<'ctx> MathLib<'ctx> {
         )?;
         let folded_result = sel(x_negative, neg(f)?, f)?;
         // Not folded, odd: -1/(x + r) with the low words cleared for a correction.
-        let zh = self.high_word(b, w)?;
+        let zh = self.high_word(w)?;
         let v = b.build_float_sub(r, b.build_float_sub(zh, x, "")?, "")?;
         let a = b.build_float_div(self.c(-1.0), w, "")?;
-        let t = self.high_word(b, a)?;
+        let t = self.high_word(a)?;
         let s = b.build_float_add(self.c(1.0), b.build_float_mul(t, zh, "")?, "")?;
         let inverse = b.build_float_add(
             t,
