@@ -5,11 +5,7 @@ use stencil_runtime::prelude::*;
 mod m {
     #[stencil_fn]
     fn order<T: Real>(a: T, b: T) -> (T, T) {
-        if a < b {
-            (a, b)
-        } else {
-            (b, a)
-        }
+        (a.min(b), a.max(b))
     }
 
     #[stencil(dims = 1)]
