@@ -42,6 +42,14 @@ pub fn required() -> Option<PathBuf> {
     found
 }
 
+/// A folder of its own for a test's PTX and cubin files: `stencil-{name}-{pid}` in the
+/// temporary folder, created.
+pub fn scratch_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("stencil-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    dir
+}
+
 /// Assembles the PTX file `file` for `arch` with `ptxas` into `cubin`; the log on
 /// success, an error naming the failure otherwise.
 pub fn assemble(ptxas: &Path, file: &Path, arch: &str, cubin: &Path) -> Result<String, String> {

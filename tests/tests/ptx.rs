@@ -167,8 +167,7 @@ fn ptxas_assembles_entries_cut_out_alone() {
     let Some(ptxas) = stencil_tests::ptxas::required() else {
         return;
     };
-    let dir = std::env::temp_dir().join(format!("stencil-ptx-alone-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
+    let dir = stencil_tests::ptxas::scratch_dir("ptx-alone");
     // The kernels of the suite that are bandwidth bound (2D and 3D, every tile variant),
     // as the runtime loads them on a device with programmatic dependent launch.
     for c in ALL.iter().filter(|c| BANDWIDTH_BOUND.contains(&c.name)) {
@@ -273,8 +272,7 @@ fn ptxas_assembles_every_kernel_for_sm80_and_sm90_without_spills() {
     let Some(ptxas) = stencil_tests::ptxas::required() else {
         return;
     };
-    let dir = std::env::temp_dir().join(format!("stencil-ptx-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
+    let dir = stencil_tests::ptxas::scratch_dir("ptx");
     let mut assembled = 0;
     for (name, ptx, entry) in all_ptx() {
         // As generated (any device from sm_80), and as the runtime loads it on devices with
@@ -307,22 +305,21 @@ fn the_halo_exchange_takes_what_the_runtime_passes() {
     // Twelve values, then eight arenas and eight companions: the runtime's `HaloLaunch`
     // (stencil-runtime/src/cuda/launch/blocks.rs, `HALO_FIELDS` = 8) pushes 28.
     for p in halo_exchange_code() {
-        let start = p.text.find(".entry").expect("an entry");
-        let header = &p.text[start..];
-        let header = &header[..header.find(')').expect("a parameter list")];
-        let params = header.matches(".param ").count();
+        let (header, params) = entry_parameters(&p.text);
         assert_eq!(params, 12 + 2 * 8, "{}: {header}", p.entry);
     }
     // Four values, then eight arenas: `queue_halo_weighted` and `queue_pack` push 12.
     for p in halo_weighted_code().iter().chain(pack_points_code()) {
-        let start = p.text.find(".entry").expect("an entry");
-        let header = &p.text[start..];
-        let header = &header[..header.find(')').expect("a parameter list")];
-        assert_eq!(
-            header.matches(".param ").count(),
-            4 + 8,
-            "{}: {header}",
-            p.entry
-        );
+        let (header, params) = entry_parameters(&p.text);
+        assert_eq!(params, 4 + 8, "{}: {header}", p.entry);
     }
+}
+
+/// The header of the first entry of `ptx`, to the end of its parameter list, and how many
+/// parameters it takes.
+fn entry_parameters(ptx: &str) -> (&str, usize) {
+    let start = ptx.find(".entry").expect("an entry");
+    let header = &ptx[start..];
+    let header = &header[..header.find(')').expect("a parameter list")];
+    (header, header.matches(".param ").count())
 }
