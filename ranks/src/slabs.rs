@@ -11,7 +11,7 @@
 use crate::{Ranks, RanksError};
 use std::ops::Range;
 use std::sync::Arc;
-use stencil_runtime::field::PlaneFields;
+use stencil_runtime::field::{PlaneExchange, PlaneFields};
 use stencil_runtime::{Backend, Field, Real};
 
 /// The planes `0..n` of a vertex-centred grid's last axis dealt to the ranks as slabs of
@@ -103,7 +103,12 @@ impl Slabs {
             sends.push((r + 1, m - d..m));
             receives.push((r + 1, m..m + d));
         }
-        self.move_planes(backend, PlaneFields::Within(field), &sends, &receives)
+        let exchange = PlaneExchange {
+            fields: PlaneFields::Within(field),
+            sends: &sends,
+            receives: &receives,
+        };
+        self.move_planes(backend, exchange)
     }
 
     /// Gives every rank the whole grid: planes `planes(r)` of each rank's `whole` take
@@ -120,7 +125,12 @@ impl Slabs {
         let others = (0..self.ranks.size()).filter(|&r| r != me);
         let sends: Vec<_> = others.clone().map(|r| (r, mine.clone())).collect();
         let receives: Vec<_> = others.map(|r| (r, signed(self.planes(r)))).collect();
-        self.move_planes(backend, PlaneFields::Between(part, whole), &sends, &receives)?;
+        let exchange = PlaneExchange {
+            fields: PlaneFields::Between(part, whole),
+            sends: &sends,
+            receives: &receives,
+        };
+        self.move_planes(backend, exchange)?;
         whole
             .copy_planes(self.mine().start as isize, part, mine)
             .map_err(RanksError::device)
@@ -139,20 +149,23 @@ impl Slabs {
     fn move_planes<T: Real>(
         &self,
         backend: &Backend,
-        planes: PlaneFields<'_, T>,
-        sends: &[(usize, Range<isize>)],
-        receives: &[(usize, Range<isize>)],
+        exchange: PlaneExchange<'_, T>,
     ) -> Result<(), RanksError> {
         if let Backend::Cuda(cuda) = backend {
             let nccl = self.ranks.nccl(cuda)?;
             return nccl
-                .exchange_planes(cuda, planes, sends, receives)
+                .exchange_planes(cuda, exchange)
                 .map_err(RanksError::device);
         }
+        let PlaneExchange {
+            fields,
+            sends,
+            receives,
+        } = exchange;
         let storage = |f: &Field<T>, planes: &Range<isize>| {
             f.plane_storage(planes.clone()).map_err(RanksError::device)
         };
-        let (from, into) = planes.ends();
+        let (from, into) = fields.ends();
         let values = from.as_slice().map_err(RanksError::device)?;
         let mut out = Vec::with_capacity(sends.len());
         for (rank, planes) in sends {
@@ -165,7 +178,7 @@ impl Slabs {
             .collect::<Result<_, RanksError>>()?;
         let wanted: Vec<(usize, usize)> = places.iter().map(|(r, at)| (*r, at.len())).collect();
         let received = self.ranks.exchange(&out, &wanted)?;
-        let values = planes
+        let values = fields
             .into_receiver()
             .as_mut_slice()
             .map_err(RanksError::device)?;

@@ -8,7 +8,7 @@ use crate::{Backend, Element, Error};
 mod layout;
 mod planes;
 use layout::Layout;
-pub use planes::PlaneFields;
+pub use planes::{PlaneExchange, PlaneFields};
 
 /// The memory holding a field's values.
 #[derive(Debug)]

@@ -6,7 +6,7 @@
 
 use super::Cuda;
 use crate::blocks::PointPack;
-use crate::field::PlaneFields;
+use crate::field::PlaneExchange;
 use crate::{Backend, Error, Field, Precision, Real};
 use cudarc::nccl::{result, sys};
 use std::ops::Range;
@@ -166,23 +166,16 @@ impl Nccl {
         unsafe { self.group::<T>(on, &sent, &received) }
     }
 
-    /// Queues on `on`'s stream, as one group, the sends of planes along the last axis
-    /// ([`Field::plane_storage`]) of `fields`' sending field and the receives into planes
-    /// of its receiving one (for [`PlaneFields::Within`], other planes of the same field):
-    /// for each `(rank, planes)` of `sends` the values of those planes, halo columns and
-    /// row padding included, and likewise for `receives`. Both sides list a pair's
-    /// messages in the same order, with planes of the same layout
-    /// ([`Field::same_planes`]).
+    /// Queues on `on`'s stream, as one group, the sends and receives of `exchange`, of
+    /// fields on `on`'s device: whole planes, halo columns and row padding included.
     pub fn exchange_planes<T: Real>(
         &self,
         on: &Cuda,
-        fields: PlaneFields<'_, T>,
-        sends: &[(usize, Range<isize>)],
-        receives: &[(usize, Range<isize>)],
+        exchange: PlaneExchange<'_, T>,
     ) -> Result<(), Error> {
-        let (send, receive) = fields.ends();
-        let sent = self.plane_messages(on, send, sends)?;
-        let received = self.plane_messages(on, receive, receives)?;
+        let (send, receive) = exchange.fields.ends();
+        let sent = self.plane_messages(on, send, exchange.sends)?;
+        let received = self.plane_messages(on, receive, exchange.receives)?;
         // SAFETY: every range lies inside its field's storage (`plane_storage` checks).
         unsafe { self.group::<T>(on, &sent, &received) }
     }

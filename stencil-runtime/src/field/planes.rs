@@ -109,8 +109,21 @@ impl<T: Element> Field<T> {
     }
 }
 
-/// The fields an exchange of planes between ranks reads and writes (see
-/// [`crate::cuda::Nccl::exchange_planes`]).
+/// An exchange of planes along the last axis ([`Field::plane_storage`]) between ranks:
+/// for each `(rank, planes)` of `sends` those planes of the sending field go to `rank`,
+/// and for each of `receives` those of the receiving field come from it. Both sides
+/// list a pair's messages in the same order, with planes of the same layout
+/// ([`Field::same_planes`]).
+pub struct PlaneExchange<'a, T> {
+    /// The field sent from and the one received into.
+    pub fields: PlaneFields<'a, T>,
+    /// The planes sent, each with the rank it goes to.
+    pub sends: &'a [(usize, Range<isize>)],
+    /// The planes received, each with the rank it comes from.
+    pub receives: &'a [(usize, Range<isize>)],
+}
+
+/// The fields a [`PlaneExchange`] reads and writes.
 pub enum PlaneFields<'a, T> {
     /// One field: its own planes sent, its ghost planes received.
     Within(&'a mut Field<T>),
