@@ -2,7 +2,7 @@
 //! (to a temporary file, then renamed) at every output time.
 
 use crate::output::gauges::Sample;
-use crate::{FloodError, Scenario};
+use crate::{FloodError, SavedState, Scenario};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use stencil_runtime::Real;
@@ -20,11 +20,9 @@ pub(crate) struct Checkpoint {
     pub nx: usize,
     pub ny: usize,
     pub precision: String,
-    pub time: f64,
-    pub steps: u64,
-    pub initial_volume: f64,
-    /// Surface, x discharge, y discharge per cell.
-    pub state: [Vec<f64>; 3],
+    /// The simulation's state, time, steps and initial volume (stored as its four fields
+    /// would be: a nested struct adds nothing to bincode's bytes).
+    pub saved: SavedState,
     pub deepest: Vec<f64>,
     pub arrival: Vec<f64>,
     pub samples: Vec<Vec<Sample>>,
@@ -88,7 +86,7 @@ impl Checkpoint {
             ));
         }
         let cells = c.nx * c.ny;
-        let sizes_ok = c.state.iter().all(|s| s.len() == cells)
+        let sizes_ok = c.saved.state.iter().all(|s| s.len() == cells)
             && c.deepest.len() == cells
             && c.arrival.len() == cells;
         if !sizes_ok {

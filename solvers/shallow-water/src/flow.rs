@@ -4,7 +4,9 @@
 
 use crate::kernels::kp07;
 use crate::model::{cell_field, CellFields};
-use crate::{FloodError, Grid, Physics, Setup, ShallowWater, SparseShallowWater, Survey};
+use crate::{
+    FloodError, Grid, Physics, SavedState, Setup, ShallowWater, SparseShallowWater, Survey,
+};
 use stencil_runtime::{Backend, Field, Real, Value};
 
 /// How a run stores its domain.
@@ -247,7 +249,7 @@ impl<T: Real> Flow<T> {
     ) -> Result<(), FloodError> {
         match self {
             Flow::Dense { flow, .. } => flow.picture(depth, speed),
-            Flow::Sparse(flow) => flow.picture(depth, speed, with_speed),
+            Flow::Sparse(flow) => flow.picture(depth, with_speed.then_some(speed)),
         }
     }
 
@@ -266,16 +268,9 @@ impl<T: Real> Flow<T> {
         for_both!(self, flow => flow.state())
     }
 
-    /// Puts back a state with its time, step count and initial volume (the run goes on
-    /// bit for bit).
-    pub fn restore(
-        &mut self,
-        time: f64,
-        steps: u64,
-        initial_volume: f64,
-        state: &[Vec<f64>; 3],
-    ) -> Result<(), FloodError> {
-        for_both!(self, flow => flow.restore(time, steps, initial_volume, state))
+    /// Puts back a saved state (the run goes on bit for bit).
+    pub fn restore(&mut self, saved: &SavedState) -> Result<(), FloodError> {
+        for_both!(self, flow => flow.restore(saved))
     }
 
     /// The largest depth and the arrival time (negative: never) per cell, row by row

@@ -50,7 +50,9 @@ pub use asc::Raster;
 pub use boundary::{Boundaries, Boundary, Series};
 pub use flow::{Flow, Storage};
 pub use grid::{Grid, Terrain};
-pub use model::{AfterStep, CellFields, Integrator, Physics, Setup, ShallowWater, Survey, Water};
+pub use model::{
+    AfterStep, CellFields, Integrator, Physics, SavedState, Setup, ShallowWater, Survey, Water,
+};
 pub use run::{Run, RunOptions, Summary};
 pub use scenario::{Gauge, Output, Scenario};
 pub use sparse::SparseShallowWater;

@@ -6,7 +6,7 @@
 use crate::checkpoint::Checkpoint;
 use crate::output::gauges::Sample;
 use crate::output::{self, picture, Snapshot};
-use crate::{live, FloodError, Flow, Raster, Scenario, Storage};
+use crate::{live, FloodError, Flow, Raster, SavedState, Scenario, Storage};
 use indicatif::{ProgressBar, ProgressStyle};
 use live_view::{LiveView, Progress};
 use std::path::{Path, PathBuf};
@@ -215,8 +215,7 @@ impl<T: Real> Run<T> {
         let saved = Checkpoint::read(checkpoint)?;
         let mut run = Run::<T>::start(backend, scenario, options, ranks)?;
         saved.matches::<T>(checkpoint, &run.scenario)?;
-        run.flow
-            .restore(saved.time, saved.steps, saved.initial_volume, &saved.state)?;
+        run.flow.restore(&saved.saved)?;
         run.flow.set_flood_extent(&saved.deepest, &saved.arrival)?;
         run.samples = saved.samples;
         run.next_output = saved.next_output;
@@ -428,10 +427,12 @@ impl<T: Real> Run<T> {
             nx,
             ny,
             precision,
-            time: self.flow.time(),
-            steps: self.flow.steps(),
-            initial_volume: self.flow.initial_volume(),
-            state: self.flow.state()?,
+            saved: SavedState {
+                time: self.flow.time(),
+                steps: self.flow.steps(),
+                initial_volume: self.flow.initial_volume(),
+                state: self.flow.state()?,
+            },
             deepest,
             arrival,
             samples: self.samples.clone(),

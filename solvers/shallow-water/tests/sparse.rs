@@ -187,9 +187,13 @@ fn an_unstable_sparse_run_names_the_cell() {
     let mut state = flow.state().unwrap();
     let (i, j) = (192, 200);
     state[1][j * 384 + i] = f64::NAN;
-    let volume = flow.initial_volume();
-    flow.restore(flow.time(), flow.steps(), volume, &state)
-        .unwrap();
+    let saved = SavedState {
+        time: flow.time(),
+        steps: flow.steps(),
+        initial_volume: flow.initial_volume(),
+        state,
+    };
+    flow.restore(&saved).unwrap();
     match flow.check() {
         Err(FloodError::Unstable { i: a, j: b, .. }) => assert_eq!((a, b), (i, j)),
         other => panic!("expected an instability at ({i}, {j}), got {other:?}"),
@@ -216,7 +220,7 @@ fn the_live_picture_of_a_sparse_run_equals_the_dense_ones() {
             (depth.interior().unwrap(), speed.interior().unwrap())
         };
     let (dd, ds) = picture(&|d, s| dense.picture(d, s).unwrap());
-    let (sd, ss) = picture(&|d, s| sparse.picture(d, s, true).unwrap());
+    let (sd, ss) = picture(&|d, s| sparse.picture(d, Some(s)).unwrap());
     assert!(dd == sd, "the depths differ");
     assert!(ds == ss, "the speeds differ");
     let depth = dense.depth().unwrap();

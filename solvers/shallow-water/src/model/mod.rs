@@ -227,6 +227,22 @@ pub struct Survey {
     pub max_speed: f64,
 }
 
+/// A state saved to go on from: the conserved fields as `f64` (what
+/// [`ShallowWater::state`] returns) with the time, the step count and the initial volume
+/// they were taken at. Restored ([`ShallowWater::restore`]), the run goes on bit for bit
+/// as if never stopped.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SavedState {
+    /// Simulated time (s).
+    pub time: f64,
+    /// Steps taken.
+    pub steps: u64,
+    /// The water volume at the start (m^3).
+    pub initial_volume: f64,
+    /// Surface, x discharge and y discharge per cell, row by row from the south.
+    pub state: [Vec<f64>; 3],
+}
+
 /// A state: the three conserved fields (surface, x discharge, y discharge) and the
 /// velocities `u`, `v` derived from them, which the face fluxes reconstruct.
 type State<T> = [Field<T>; 5];
@@ -407,24 +423,18 @@ impl<T: Real> ShallowWater<T> {
         Ok([f(0)?, f(1)?, f(2)?])
     }
 
-    /// Puts back a state taken by [`ShallowWater::state`] with its time, step count and
-    /// initial volume: the run then goes on bit for bit as if never stopped.
-    pub fn restore(
-        &mut self,
-        time: f64,
-        steps: u64,
-        initial_volume: f64,
-        state: &[Vec<f64>; 3],
-    ) -> Result<(), FloodError> {
+    /// Puts back a saved state (the fields as [`ShallowWater::state`] takes them): the run
+    /// then goes on bit for bit as if never stopped.
+    pub fn restore(&mut self, saved: &SavedState) -> Result<(), FloodError> {
         let g = self.grid;
-        for (k, values) in state.iter().enumerate() {
+        for (k, values) in saved.state.iter().enumerate() {
             let host = cell_field::<T>(&g, "restored state", values, HALO)?;
             self.now[k].copy_from(&host)?;
         }
         self.derive_velocities()?;
-        self.time = time;
-        self.steps = steps;
-        self.initial_volume = initial_volume;
+        self.time = saved.time;
+        self.steps = saved.steps;
+        self.initial_volume = saved.initial_volume;
         Ok(())
     }
 }

@@ -33,7 +33,7 @@ use crate::clock::Clock;
 use crate::kernels::kp07;
 use crate::model::{cell_field, corner_field, initial_fields, own_stream, BED_HALO, HALO};
 use crate::model::{launch_advance, launch_faces, stage_pair, Kp07Steps, Stage, Which};
-use crate::{Boundaries, FloodError, Grid, Physics, Setup};
+use crate::{Boundaries, FloodError, Grid, Physics, SavedState, Setup};
 use extent::Extent;
 use layout::{dry_at, dry_surface, exchanges, wanted_blocks, wet_blocks, Exchanges};
 use ranked::Distribution;
@@ -239,20 +239,14 @@ impl<T: Real> SparseShallowWater<T> {
         Ok(flow)
     }
 
-    /// Puts back a state taken by [`SparseShallowWater::state`] with its time, step count
-    /// and initial volume: the run then goes on bit for bit as if never stopped (the
-    /// blocks present are those the state needs; the flood extent starts anew, see
+    /// Puts back a saved state (the fields as [`SparseShallowWater::state`] takes them):
+    /// the run then goes on bit for bit as if never stopped (the blocks present are those
+    /// the state needs; the flood extent starts anew, see
     /// [`SparseShallowWater::set_flood_extent`]).
-    pub fn restore(
-        &mut self,
-        time: f64,
-        steps: u64,
-        initial_volume: f64,
-        state: &[Vec<f64>; 3],
-    ) -> Result<(), FloodError> {
+    pub fn restore(&mut self, saved: &SavedState) -> Result<(), FloodError> {
         let g = self.grid;
         let mut fields = Vec::new();
-        for values in state {
+        for values in &saved.state {
             fields.push(cell_field::<T>(&g, "restored state", values, HALO)?);
         }
         let arrival_depth = self.extent.as_ref().map(|e| e.arrival_depth());
@@ -265,10 +259,10 @@ impl<T: Real> SparseShallowWater<T> {
             [&fields[0], &fields[1], &fields[2]],
             self.distribution.take().map(Distribution::replanned),
         )?;
-        self.time = time;
-        self.steps = steps;
-        self.queued = steps;
-        self.initial_volume = initial_volume;
+        self.time = saved.time;
+        self.steps = saved.steps;
+        self.queued = saved.steps;
+        self.initial_volume = saved.initial_volume;
         if let Some(depth) = arrival_depth {
             self.track_flood(depth)?;
         }

@@ -41,13 +41,12 @@ impl<T: Real> SparseShallowWater<T> {
 
     /// The depth (zero where dry or absent) and the speed of every cell into two dense
     /// fields of the grid's extent where the state lives (`kp07::picture` over the present
-    /// blocks, then a copy per block on the device), for the live view. Without
-    /// `with_speed`, `speed` is left as it was (one copy per block fewer).
+    /// blocks, then a copy per block on the device), for the live view. Without a `speed`
+    /// field the speed is not copied (one copy per block fewer).
     pub fn picture(
         &self,
         depth: &mut Field<T>,
-        speed: &mut Field<T>,
-        with_speed: bool,
+        speed: Option<&mut Field<T>>,
     ) -> Result<(), FloodError> {
         let [w, q, p, _, _] = &self.now;
         let mut on_blocks = [
@@ -66,8 +65,7 @@ impl<T: Real> SparseShallowWater<T> {
             s,
             T::from_f64(self.physics.dry_depth),
         )?;
-        let wanted = if with_speed { 2 } else { 1 };
-        for (blocks, dense) in on_blocks.iter().zip([depth, speed]).take(wanted) {
+        for (blocks, dense) in on_blocks.iter().zip(std::iter::once(depth).chain(speed)) {
             dense.set_zero()?;
             blocks.copy_into_dense(&self.blocks, dense)?;
         }
