@@ -58,27 +58,22 @@ fn a_held_value_is_read_from_memory_after_the_grid_dependency_point() {
     }
 }
 
+/// Every PTX module checked: the run time's own kernels, the suite's and the others, as
+/// name, text and entry.
 fn all_ptx() -> impl Iterator<Item = (&'static str, &'static str, &'static str)> {
-    let halo = halo_exchange_code()
-        .iter()
-        .map(|p| ("halo_exchange", p.text, p.entry));
-    let flags = block_flags_code()
-        .iter()
-        .map(|p| ("block_flags", p.text, p.entry));
-    let weighted = halo_weighted_code()
-        .iter()
-        .map(|p| ("halo_weighted", p.text, p.entry));
-    let pack = pack_points_code()
-        .iter()
-        .map(|p| ("pack_points", p.text, p.entry));
+    let runtime = [
+        ("halo_exchange", halo_exchange_code()),
+        ("block_flags", block_flags_code()),
+        ("halo_weighted", halo_weighted_code()),
+        ("pack_points", pack_points_code()),
+    ]
+    .into_iter()
+    .flat_map(|(name, code)| code.iter().map(move |p| (name, p.text, p.entry)));
     let suite = ALL
         .iter()
         .map(|c| (c.name, c.ptx_f32, c.ptx_f64))
         .chain(EXTRA);
-    halo.chain(flags)
-        .chain(weighted)
-        .chain(pack)
-        .chain(suite.flat_map(|(name, f32, f64)| [(name, f32.0, f32.1), (name, f64.0, f64.1)]))
+    runtime.chain(suite.flat_map(|(name, f32, f64)| [(name, f32.0, f32.1), (name, f64.0, f64.1)]))
 }
 
 #[test]
