@@ -379,12 +379,10 @@ pub mod suite {
         };
     }
 
-    /// Edge tests of every form along axis 0, each adding its own power of two: the CPU
-    /// runs a row's middle points with such tests decided, which must change nothing.
-    #[stencil(dims = 2)]
-    pub fn edge_tests<T: Real>(u: In<T>, out: Out<T>, total: Sum<T>) {
-        let i = index(0);
-        let n = extent(0);
+    /// Edge tests of every form of index `i` along an axis of `n` points, each adding its
+    /// own power of two.
+    #[stencil_fn]
+    pub fn edge_weight<T: Real>(i: i64, n: i64) -> T {
         let a = if i == 0 { 1.0 } else { 0.0 };
         let b = if i == 1 { 2.0 } else { 0.0 };
         let c = if i == n - 1 { 4.0 } else { 0.0 };
@@ -395,9 +393,27 @@ pub mod suite {
         let h = if i > n - 3 { 128.0 } else { 0.0 };
         let p = if i != 0 { 256.0 } else { 0.0 };
         let q = if i <= n - 3 { 512.0 } else { 0.0 };
-        let w = a + b + c + d + e + f + g + h + p + q;
+        a + b + c + d + e + f + g + h + p + q
+    }
+
+    /// The edge tests of [`edge_weight`] along axis 0: the CPU runs a row's middle points
+    /// with such tests decided, which must change nothing.
+    #[stencil(dims = 2)]
+    pub fn edge_tests<T: Real>(u: In<T>, out: Out<T>, total: Sum<T>) {
+        let w = edge_weight(index(0), extent(0));
         out = u * w;
         total.reduce(w);
+    }
+
+    /// The edge tests of [`edge_weight`] along axis 1, beside one along axis 0 (which gives
+    /// the CPU's rows their middle loop): the CPU runs the middle points of the rows at
+    /// least two from both ends of axis 1 with such tests decided
+    /// (`tests/tests/conformance/row_edges.rs`).
+    #[stencil(dims = 2)]
+    pub fn row_edge_tests<T: Real>(u: In<T>, out: Out<T>) {
+        let w = edge_weight(index(1), extent(1));
+        let x = if index(0) == 0 { 1024.0 } else { 0.0 };
+        out = u * (w + x);
     }
 }
 

@@ -9,30 +9,12 @@ use super::check_on_extents;
 use stencil_runtime::prelude::*;
 use stencil_runtime::Error;
 use stencil_tests::for_precisions;
+use stencil_tests::kernels::suite;
 
 #[stencils]
 mod rows {
-    /// Edge tests of every form along axis 1, each adding its own power of two, beside
-    /// one along axis 0 (which gives the CPU's rows their middle loop).
-    #[stencil(dims = 2)]
-    pub fn row_edge_tests<T: Real>(u: In<T>, out: Out<T>) {
-        let j = index(1);
-        let n = extent(1);
-        let a = if j == 0 { 1.0 } else { 0.0 };
-        let b = if j == 1 { 2.0 } else { 0.0 };
-        let c = if j == n - 1 { 4.0 } else { 0.0 };
-        let d = if n - 2 == j { 8.0 } else { 0.0 };
-        let e = if j < 2 { 16.0 } else { 0.0 };
-        let f = if j >= n - 2 { 32.0 } else { 0.0 };
-        let g = if 1 >= j { 64.0 } else { 0.0 };
-        let h = if j > n - 3 { 128.0 } else { 0.0 };
-        let p = if j != 0 { 256.0 } else { 0.0 };
-        let q = if j <= n - 3 { 512.0 } else { 0.0 };
-        let x = if index(0) == 0 { 1024.0 } else { 0.0 };
-        out = u * (a + b + c + d + e + f + g + h + p + q + x);
-    }
-
-    /// The same along axis 2, beside tests along axes 0 and 1 (3D).
+    /// Edge tests along axis 2, as `suite::row_edge_tests` along axis 1, beside tests along
+    /// axes 0 and 1 (3D).
     #[stencil(dims = 3)]
     pub fn plane_edge_tests<T: Real>(u: In<T>, out: Out<T>) {
         let k = index(2);
@@ -70,7 +52,8 @@ mod rows {
     }
 }
 
-/// The CPU path of a kernel of [`rows`]: it writes `out` from `u` and reduces nothing.
+/// The CPU path of a kernel of [`rows`] or `suite::row_edge_tests`: it writes `out` from
+/// `u` and reduces nothing.
 fn no_reductions(done: Result<(), Error>) -> Vec<f64> {
     done.unwrap();
     vec![]
@@ -80,8 +63,8 @@ fn no_reductions(done: Result<(), Error>) -> Vec<f64> {
 fn row_edge_tests_on_grids_of_every_height() {
     for_precisions!(T => {
         let grids = (1usize..=9).chain([37]).map(|height| [9, height]);
-        check_on_extents::<T, 2>("row_edge_tests", rows::row_edge_tests::SOURCE, grids, |u, o| {
-            no_reductions(rows::row_edge_tests::launch(&Backend::Cpu, u, o))
+        check_on_extents::<T, 2>("row_edge_tests", suite::row_edge_tests::SOURCE, grids, |u, o| {
+            no_reductions(suite::row_edge_tests::launch(&Backend::Cpu, u, o))
         });
     });
 }
