@@ -14,14 +14,10 @@ const FORMAT: &str = "stencil shallow-water checkpoint 1";
 /// `f32` exactly, so a resumed run is bit for bit the uninterrupted one.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub(crate) struct Checkpoint {
-    pub format: String,
-    /// The scenario's name, grid size and the precision: checked on resume.
-    pub scenario: String,
-    pub nx: usize,
-    pub ny: usize,
-    pub precision: String,
-    /// The simulation's state, time, steps and initial volume (stored as its four fields
-    /// would be: a nested struct adds nothing to bincode's bytes).
+    /// What is checked on resume (nested structs add nothing to bincode's bytes: the
+    /// file holds the fields of each in turn).
+    pub header: Header,
+    /// The simulation's state, time, steps and initial volume.
     pub saved: SavedState,
     pub deepest: Vec<f64>,
     pub arrival: Vec<f64>,
@@ -30,6 +26,31 @@ pub(crate) struct Checkpoint {
     pub next_gauge: f64,
     pub frames: Vec<PathBuf>,
     pub depth_scale: f64,
+}
+
+/// The first fields of every checkpoint: the format, then the scenario's name, grid size
+/// and the precision, checked on resume.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Header {
+    pub format: String,
+    pub scenario: String,
+    pub nx: usize,
+    pub ny: usize,
+    pub precision: String,
+}
+
+impl Header {
+    /// The header of a checkpoint of `scenario` in precision `T`.
+    pub fn of<T: Real>(scenario: &Scenario) -> Header {
+        let g = scenario.setup.terrain.grid();
+        Header {
+            format: FORMAT.into(),
+            scenario: scenario.name.clone(),
+            nx: g.nx,
+            ny: g.ny,
+            precision: precision_name::<T>(),
+        }
+    }
 }
 
 /// The name of precision `T` as stored.
@@ -46,18 +67,6 @@ fn bad(path: &Path, message: String) -> FloodError {
 }
 
 impl Checkpoint {
-    /// The header fields for `scenario` in precision `T`; the caller fills the rest.
-    pub fn header<T: Real>(scenario: &Scenario) -> (String, String, usize, usize, String) {
-        let g = scenario.setup.terrain.grid();
-        (
-            FORMAT.into(),
-            scenario.name.clone(),
-            g.nx,
-            g.ny,
-            precision_name::<T>(),
-        )
-    }
-
     /// Writes it atomically.
     pub fn write(&self, path: &Path) -> Result<(), FloodError> {
         let fail = |e: &dyn std::fmt::Display| FloodError::Output {
@@ -79,13 +88,14 @@ impl Checkpoint {
                 format!("not a shallow-water checkpoint, or a damaged one ({e})"),
             )
         })?;
-        if c.format != FORMAT {
+        let h = &c.header;
+        if h.format != FORMAT {
             return Err(bad(
                 path,
-                format!("format `{}`, this program reads `{FORMAT}`", c.format),
+                format!("format `{}`, this program reads `{FORMAT}`", h.format),
             ));
         }
-        let cells = c.nx * c.ny;
+        let cells = h.nx * h.ny;
         let sizes_ok = c.saved.state.iter().all(|s| s.len() == cells)
             && c.deepest.len() == cells
             && c.arrival.len() == cells;
@@ -97,14 +107,14 @@ impl Checkpoint {
 
     /// Checks that it was written by a run of `scenario` in precision `T`.
     pub fn matches<T: Real>(&self, path: &Path, scenario: &Scenario) -> Result<(), FloodError> {
-        let (_, name, nx, ny, precision) = Checkpoint::header::<T>(scenario);
-        let mine = (&self.scenario, self.nx, self.ny, &self.precision);
-        if mine != (&name, nx, ny, &precision) {
+        // The formats are equal: `read` checked it.
+        let (h, run) = (&self.header, Header::of::<T>(scenario));
+        if *h != run {
             return Err(bad(
                 path,
                 format!(
-                    "it was written by scenario `{}` on {} x {} cells in {}; this run is `{name}` on {nx} x {ny} in {precision}",
-                    self.scenario, self.nx, self.ny, self.precision
+                    "it was written by scenario `{}` on {} x {} cells in {}; this run is `{}` on {} x {} in {}",
+                    h.scenario, h.nx, h.ny, h.precision, run.scenario, run.nx, run.ny, run.precision
                 ),
             ));
         }

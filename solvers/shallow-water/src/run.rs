@@ -3,7 +3,7 @@
 //! times, a progress bar, and at the end the maximum-depth and arrival-time grids, the
 //! gauge CSV files, the GIF and a summary with the mass error.
 
-use crate::checkpoint::Checkpoint;
+use crate::checkpoint::{Checkpoint, Header};
 use crate::output::gauges::Sample;
 use crate::output::{self, picture, Snapshot};
 use crate::{live, FloodError, Flow, Raster, SavedState, Scenario, Storage};
@@ -420,13 +420,8 @@ impl<T: Real> Run<T> {
 
     fn save_checkpoint(&self) -> Result<(), FloodError> {
         let [deepest, arrival] = self.flow.flood_extent()?;
-        let (format, scenario, nx, ny, precision) = Checkpoint::header::<T>(&self.scenario);
         let checkpoint = Checkpoint {
-            format,
-            scenario,
-            nx,
-            ny,
-            precision,
+            header: Header::of::<T>(&self.scenario),
             saved: SavedState {
                 time: self.flow.time(),
                 steps: self.flow.steps(),
