@@ -42,11 +42,14 @@ impl<'ctx> Gen<'_, 'ctx> {
         y: BasicValueEnum<'ctx>,
         ty: Ty,
     ) -> R<BasicValueEnum<'ctx>> {
-        let u = self.clamped_coordinate(x, g.origin[0], g.inverse_spacing[0], g.n[0], ty)?;
-        let v = self.clamped_coordinate(y, g.origin[1], g.inverse_spacing[1], g.n[1], ty)?;
+        let at = [
+            self.clamped_coordinate(g, 0, x, ty)?,
+            self.clamped_coordinate(g, 1, y, ty)?,
+        ];
         match self.sampling {
-            Sampling::Texture => self.texture_fetch(g.handle, u, v, ty),
+            Sampling::Texture => self.texture_fetch(g.handle, at, ty),
             Sampling::Software => {
+                let [u, v] = at;
                 let (i, fx) = self.cell(u, g.n[0], ty)?;
                 let (j, fy) = self.cell(v, g.n[1], ty)?;
                 let ptr_ty = self.elem_ptr_type(ty);
@@ -75,20 +78,19 @@ impl<'ctx> Gen<'_, 'ctx> {
         }
     }
 
-    /// `min(max((x - origin) * inverse_spacing, 0), n - 1)`: the position in samples along
-    /// one axis, clamped to the grid.
+    /// `min(max((x - origin) * inverse_spacing, 0), n - 1)` along axis `axis` of grid `g`:
+    /// the position in samples along that axis, clamped to the grid.
     fn clamped_coordinate(
         &self,
+        g: &SampledArgs<'ctx>,
+        axis: usize,
         x: BasicValueEnum<'ctx>,
-        origin: BasicValueEnum<'ctx>,
-        inverse_spacing: BasicValueEnum<'ctx>,
-        n: IntValue<'ctx>,
         ty: Ty,
     ) -> R<BasicValueEnum<'ctx>> {
-        let d = self.binary(Binary::Sub, x, origin, ty)?;
-        let u = self.binary(Binary::Mul, d, inverse_spacing, ty)?;
+        let d = self.binary(Binary::Sub, x, g.origin[axis], ty)?;
+        let u = self.binary(Binary::Mul, d, g.inverse_spacing[axis], ty)?;
         let u = self.binary(Binary::Max, u, self.real_const(ty, 0.0), ty)?;
-        let last = self.b.build_int_nsw_sub(n, self.i64c(1), "")?;
+        let last = self.b.build_int_nsw_sub(g.n[axis], self.i64c(1), "")?;
         let last = self.cast(last.into(), Ty::Int, ty)?;
         self.binary(Binary::Min, u, last, ty)
     }
@@ -122,13 +124,12 @@ impl<'ctx> Gen<'_, 'ctx> {
         self.binary(Binary::Add, a, s, ty)
     }
 
-    /// The texture object `handle` fetched at sample coordinates `(u, v)` (texel centres
+    /// The texture object `handle` fetched at sample coordinates `[u, v]` (texel centres
     /// lie at half-integers, hence the `+ 0.5`), converted to `ty`.
     fn texture_fetch(
         &self,
         handle: IntValue<'ctx>,
-        u: BasicValueEnum<'ctx>,
-        v: BasicValueEnum<'ctx>,
+        [u, v]: [BasicValueEnum<'ctx>; 2],
         ty: Ty,
     ) -> R<BasicValueEnum<'ctx>> {
         let half = self.real_const(Ty::F32, 0.5);
