@@ -128,6 +128,40 @@ impl Lowerer<'_> {
         }
     }
 
+    /// The error of assigning to `target`, which is not a name.
+    fn not_assignable(&self, target: &Expr) -> Result<()> {
+        let ExprKind::Index { base, .. } = &target.kind else {
+            return err(
+                target.span,
+                "only names can be assigned to",
+                Some("assign to a `let mut` local or an output field"),
+            );
+        };
+        if let ExprKind::Name(id) = &base.kind {
+            if let Ok(Binding::Field(f)) = self.lookup(id) {
+                if self.fields[f as usize].access == Access::Out {
+                    return err(
+                        target.span,
+                        format!(
+                            "output `{}` can only be written at the current point",
+                            id.name
+                        ),
+                        Some(&format!(
+                            "write `{} = value;`; each point writes its own value",
+                            id.name
+                        )),
+                    );
+                }
+                return err(
+                    target.span,
+                    format!("`{}` is an input field and cannot be written", id.name),
+                    Some("declare an `Out<T>` field for the result"),
+                );
+            }
+        }
+        err(target.span, "only names can be assigned to", None)
+    }
+
     fn assign(
         &mut self,
         target: &Expr,
@@ -135,40 +169,8 @@ impl Lowerer<'_> {
         value: &Expr,
         span: SpanId,
     ) -> Result<()> {
-        let id = match &target.kind {
-            ExprKind::Name(id) => id,
-            ExprKind::Index { base, .. } => {
-                if let ExprKind::Name(id) = &base.kind {
-                    if let Ok(Binding::Field(f)) = self.lookup(id) {
-                        if self.fields[f as usize].access == Access::Out {
-                            return err(
-                                target.span,
-                                format!(
-                                    "output `{}` can only be written at the current point",
-                                    id.name
-                                ),
-                                Some(&format!(
-                                    "write `{} = value;`; each point writes its own value",
-                                    id.name
-                                )),
-                            );
-                        }
-                        return err(
-                            target.span,
-                            format!("`{}` is an input field and cannot be written", id.name),
-                            Some("declare an `Out<T>` field for the result"),
-                        );
-                    }
-                }
-                return err(target.span, "only names can be assigned to", None);
-            }
-            _ => {
-                return err(
-                    target.span,
-                    "only names can be assigned to",
-                    Some("assign to a `let mut` local or an output field"),
-                )
-            }
+        let ExprKind::Name(id) = &target.kind else {
+            return self.not_assignable(target);
         };
         let binding = self.lookup(id)?;
         if matches!(binding, Binding::Field(_)) && self.call_stack.len() > 1 {
@@ -212,12 +214,8 @@ impl Lowerer<'_> {
                     );
                 }
                 let elem = field.elem.value();
-                let n = self.coerce(
-                    rhs,
-                    elem,
-                    value.span,
-                    &format!("value written to `{}`", id.name),
-                )?;
+                let what = format!("value written to `{}`", id.name);
+                let n = self.coerce(rhs, elem, value.span, &what)?;
                 // After a `break` or `continue` the write may not happen.
                 let before = self.state.outputs[&f];
                 let written = match before {
@@ -272,12 +270,8 @@ impl Lowerer<'_> {
                     Some(o) => self.binary(o, old, rhs, span)?,
                 };
                 let ty = self.ty_of(old).expect("mutable locals are typed");
-                let n = self.coerce(
-                    new,
-                    ty,
-                    value.span,
-                    &format!("value assigned to `{}`", id.name),
-                )?;
+                let what = format!("value assigned to `{}`", id.name);
+                let n = self.coerce(new, ty, value.span, &what)?;
                 let n = match old {
                     Val::Node(o) => self.guarded(n, o),
                     _ => n,

@@ -7,6 +7,7 @@
 use super::{check_count, err, Lowerer, Result, Val};
 use crate::ast::{BinOp, Expr, Ident, SpanId, TypeExpr};
 use crate::ir::{NodeId, Ty};
+use std::iter::Zip;
 
 impl Lowerer<'_> {
     /// `(a, b, ..)` as a value.
@@ -112,19 +113,9 @@ impl Lowerer<'_> {
                 )
             }
         };
-        check_count(
-            span,
-            (parts.len(), names.len()),
-            || {
-                format!(
-                    "`let` takes {} parts from a tuple of {}",
-                    names.len(),
-                    parts.len()
-                )
-            },
-            Some("name every part, `_` for those not needed"),
-        )?;
-        for ((name, mutable), v) in names.iter().zip(parts) {
+        let message = |got, named| format!("`let` takes {named} parts from a tuple of {got}");
+        let help = Some("name every part, `_` for those not needed");
+        for (v, (name, mutable)) in zip_parts(span, parts, names.iter(), message, help)? {
             if name.name == "_" {
                 continue;
             }
@@ -144,20 +135,10 @@ impl Lowerer<'_> {
         match (a, b) {
             (Val::Tuple(x), Val::Tuple(y)) => {
                 let (x, y) = (self.parts(x), self.parts(y));
-                check_count(
-                    span,
-                    (y.len(), x.len()),
-                    || {
-                        format!(
-                            "the branches of `if` give tuples of {} and {}",
-                            x.len(),
-                            y.len()
-                        )
-                    },
-                    None,
-                )?;
+                let message =
+                    |left, right| format!("the branches of `if` give tuples of {left} and {right}");
                 let mut parts = Vec::with_capacity(x.len());
-                for (p, q) in x.into_iter().zip(y) {
+                for (p, q) in zip_parts(span, x, y.into_iter(), message, None)? {
                     let (p, q) = self.unify(p, q, span, "branches of `if`")?;
                     parts.push(Val::Node(self.b.select(c, p, q)));
                 }
@@ -186,20 +167,11 @@ impl Lowerer<'_> {
         match (v, ret) {
             (Val::Tuple(t), TypeExpr::Tuple { items, .. }) => {
                 let parts = self.parts(t);
-                check_count(
-                    span,
-                    (parts.len(), items.len()),
-                    || {
-                        format!(
-                            "{what}: a tuple of {}, declared as one of {}",
-                            parts.len(),
-                            items.len()
-                        )
-                    },
-                    None,
-                )?;
+                let message = |got, declared| {
+                    format!("{what}: a tuple of {got}, declared as one of {declared}")
+                };
                 let mut out = Vec::with_capacity(parts.len());
-                for (p, ty) in parts.into_iter().zip(items) {
+                for (p, ty) in zip_parts(span, parts, items.iter(), message, None)? {
                     let ty = self.resolve_type(ty)?;
                     out.push(Val::Node(self.coerce(p, ty, span, what)?));
                 }
@@ -221,4 +193,18 @@ impl Lowerer<'_> {
             }
         }
     }
+}
+
+/// `a` and `b` part by part, or an error at `span` where their counts differ: `message`
+/// (of the two counts) says how, `help` what to do.
+fn zip_parts<A, B: ExactSizeIterator>(
+    span: SpanId,
+    a: Vec<A>,
+    b: B,
+    message: impl FnOnce(usize, usize) -> String,
+    help: Option<&str>,
+) -> Result<Zip<std::vec::IntoIter<A>, B>> {
+    let counts = (a.len(), b.len());
+    check_count(span, counts, || message(counts.0, counts.1), help)?;
+    Ok(a.into_iter().zip(b))
 }
