@@ -331,35 +331,31 @@ fn binary(op: Binary, a: V, b: V, operand: Ty, t: Ty) -> V {
         };
     }
     let (x, y) = (a.f(), b.f());
-    match op {
-        Eq => V::B(x == y),
-        Ne => V::B(x != y),
-        Lt => V::B(x < y),
-        Le => V::B(x <= y),
-        Gt => V::B(x > y),
-        Ge => V::B(x >= y),
-        _ => V::F(round(
-            match op {
-                Add => x + y,
-                Sub => x - y,
-                Mul => x * y,
-                Div => x / y,
-                Min => x.min(y),
-                Max => x.max(y),
-                CopySign => x.copysign(y),
-                Hypot => x.hypot(y),
-                Atan2 => x.atan2(y),
-                Pow => {
-                    // NaN for a negative base, except `x^0 = 1` (as the device gives).
-                    if x < 0.0 && y != 0.0 {
-                        f64::NAN
-                    } else {
-                        x.powf(y)
-                    }
-                }
-                _ => f64::NAN,
-            },
-            t,
-        )),
+    // Comparisons of reals too: the constant folder's (whatever the precision).
+    if let Some(Const::Bool(c)) = fold_binary(op, Const::Real(x), Const::Real(y)) {
+        return V::B(c);
     }
+    V::F(round(
+        match op {
+            Add => x + y,
+            Sub => x - y,
+            Mul => x * y,
+            Div => x / y,
+            Min => x.min(y),
+            Max => x.max(y),
+            CopySign => x.copysign(y),
+            Hypot => x.hypot(y),
+            Atan2 => x.atan2(y),
+            Pow => {
+                // NaN for a negative base, except `x^0 = 1` (as the device gives).
+                if x < 0.0 && y != 0.0 {
+                    f64::NAN
+                } else {
+                    x.powf(y)
+                }
+            }
+            _ => f64::NAN,
+        },
+        t,
+    ))
 }

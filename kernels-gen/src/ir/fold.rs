@@ -26,6 +26,21 @@ pub(super) fn fold_unary(op: Unary, c: Const) -> Option<Const> {
     })
 }
 
+/// `x op y` for a comparison `op` (`None` for any other operation), of integers or of
+/// reals (any comparison with NaN false but `!=`).
+fn compare<T: PartialOrd>(op: Binary, x: T, y: T) -> Option<bool> {
+    use Binary::*;
+    Some(match op {
+        Eq => x == y,
+        Ne => x != y,
+        Lt => x < y,
+        Le => x <= y,
+        Gt => x > y,
+        Ge => x >= y,
+        _ => return None,
+    })
+}
+
 /// Evaluates a binary operation on constants where the result does not depend on the
 /// precision `T` is later given; the definition of integer and boolean semantics.
 pub(crate) fn fold_binary(op: Binary, x: Const, y: Const) -> Option<Const> {
@@ -39,18 +54,12 @@ pub(crate) fn fold_binary(op: Binary, x: Const, y: Const) -> Option<Const> {
             Rem => Const::Int(if b == 0 { 0 } else { a.wrapping_rem(b) }),
             Min => Const::Int(a.min(b)),
             Max => Const::Int(a.max(b)),
-            Eq => Const::Bool(a == b),
-            Ne => Const::Bool(a != b),
-            Lt => Const::Bool(a < b),
-            Le => Const::Bool(a <= b),
-            Gt => Const::Bool(a > b),
-            Ge => Const::Bool(a >= b),
             BitAnd => Const::Int(a & b),
             BitOr => Const::Int(a | b),
             BitXor => Const::Int(a ^ b),
             Shl => Const::Int(a.wrapping_shl(b as u32)),
             Shr => Const::Int(a.wrapping_shr(b as u32)),
-            _ => return None,
+            _ => Const::Bool(compare(op, a, b)?),
         },
         // Real constants are folded only where the result does not depend on the
         // precision the kernel is later instantiated at: comparisons, and operations whose
@@ -64,13 +73,7 @@ pub(crate) fn fold_binary(op: Binary, x: Const, y: Const) -> Option<Const> {
                 Min => a.min(b),
                 Max => a.max(b),
                 CopySign => a.copysign(b),
-                Eq => return Some(Const::Bool(a == b)),
-                Ne => return Some(Const::Bool(a != b)),
-                Lt => return Some(Const::Bool(a < b)),
-                Le => return Some(Const::Bool(a <= b)),
-                Gt => return Some(Const::Bool(a > b)),
-                Ge => return Some(Const::Bool(a >= b)),
-                _ => return None,
+                _ => return compare(op, a, b).map(Const::Bool),
             };
             let exact_in_f32 = |v: f64| (v as f32) as f64 == v || v.is_nan();
             // min, max and copysign select an operand: exact at any precision.
