@@ -42,14 +42,8 @@ pub fn block_flags_ptx(p: Precision) -> Result<String, LlvmError> {
     let flags = k.ptr_param(13);
     let b = &k.b;
 
-    let (start, head, body, after, flag, done) = (
-        k.block("start"),
-        k.block("head"),
-        k.block("body"),
-        k.block("after"),
-        k.block("flag"),
-        k.block("done"),
-    );
+    let [start, head, body, after, flag, done] =
+        k.blocks(["start", "head", "body", "after", "flag", "done"]);
     let r = k.branch_on_thread(rows, start, done)?;
 
     b.position_at_end(start);

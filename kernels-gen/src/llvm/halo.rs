@@ -51,39 +51,21 @@ pub fn halo_entry(p: Precision) -> &'static str {
 pub fn halo_exchange_ptx(p: Precision) -> Result<String, LlvmError> {
     let ctx = Context::create();
     let (i32t, i64t, real) = raw_types(&ctx, p);
-    let real = real.into();
-    let mut params = vec![
-        i64t.into(),
+    let (wide, u32s, reals) = (
         i64t.into(),
         global_ptr(i32t.into()),
-        global_ptr(i32t.into()),
-        i64t.into(),
-        i64t.into(),
-        i64t.into(),
-        i64t.into(),
-        i64t.into(),
-        global_ptr(i32t.into()),
-        global_ptr(real),
-        global_ptr(real),
+        global_ptr(real.into()),
+    );
+    let params = [
+        wide, wide, u32s, u32s, wide, wide, wide, wide, wide, u32s, reals, reals,
     ];
-    params.extend(std::iter::repeat_n(global_ptr(real), 2 * MAX_FIELDS));
-    let k = RawKernel::new(&ctx, halo_entry(p), &params)?;
-    let structured = k.int_param(0);
-    let points = k.int_param(1);
-    let template = k.ptr_param(2);
-    let table = k.ptr_param(3);
-    let stride = k.int_param(4);
-    let slot_len = k.int_param(5);
-    let mode = k.int_param(6);
-    let absent = k.int_param(7);
-    let count = k.int_param(8);
-    let entries = k.ptr_param(9);
-    let ops = k.ptr_param(10);
-    let own = k.ptr_param(11);
-    let b = &k.b;
     // This thread block row's field and its companion.
-    let arena = k.param_of_block_row(12, MAX_FIELDS as u32)?;
-    let companion = k.param_of_block_row(12 + MAX_FIELDS as u32, MAX_FIELDS as u32)?;
+    let (k, [arena, companion]) = RawKernel::over_fields(&ctx, halo_entry(p), &params, real)?;
+    let real = real.into();
+    let [structured, points, stride, slot_len, mode, absent, count] =
+        [0, 1, 4, 5, 6, 7, 8].map(|i| k.int_param(i));
+    let [template, table, entries, ops, own] = [2, 3, 9, 10, 11].map(|i| k.ptr_param(i));
+    let b = &k.b;
     let has_companion = k.ok(b.build_is_not_null(companion, ""))?;
     let read =
         |base, i| -> Result<_, LlvmError> { Ok(k.load_nc(real, base, i)?.into_float_value()) };
@@ -95,31 +77,32 @@ pub fn halo_exchange_ptx(p: Precision) -> Result<String, LlvmError> {
         Ok(v)
     };
 
-    let (s_work, s_present, s_past, s_side, s_absent) = (
-        k.block("structured"),
-        k.block("neighbour"),
-        k.block("past_or_absent"),
-        k.block("side_value"),
-        k.block("absent"),
-    );
-    let (s_clamp, s_test_field, s_field, s_value, s_store) = (
-        k.block("clamp"),
-        k.block("companion_or_value"),
-        k.block("companion"),
-        k.block("value"),
-        k.block("store_structured"),
-    );
-    let (p_test, p_work, p_own, p_test_companion, p_companion, p_table, p_read, p_store, done) = (
-        k.block("points_test"),
-        k.block("points"),
-        k.block("own_value"),
-        k.block("companion_or_table"),
-        k.block("point_companion"),
-        k.block("table"),
-        k.block("read"),
-        k.block("store_point"),
-        k.block("done"),
-    );
+    let [s_work, s_present, s_past, s_side, s_absent] = k.blocks([
+        "structured",
+        "neighbour",
+        "past_or_absent",
+        "side_value",
+        "absent",
+    ]);
+    let [s_clamp, s_test_field, s_field, s_value, s_store] = k.blocks([
+        "clamp",
+        "companion_or_value",
+        "companion",
+        "value",
+        "store_structured",
+    ]);
+    let [p_test, p_work, p_own, p_test_companion, p_companion, p_table, p_read, p_store, done] = k
+        .blocks([
+            "points_test",
+            "points",
+            "own_value",
+            "companion_or_table",
+            "point_companion",
+            "table",
+            "read",
+            "store_point",
+            "done",
+        ]);
     let t = k.branch_on_thread(structured, s_work, p_test)?;
 
     // The structured part.

@@ -13,7 +13,6 @@
 //! Entry parameters: `count` (`i64`), `weighted` (`u32*`), `sources` (`u32*`), `weights`
 //! (`T*`), then [`MAX_FIELDS`](super::halo::MAX_FIELDS) arenas (`T*`).
 
-use super::halo::MAX_FIELDS;
 use super::raw::{by_precision, global_ptr, raw_types, RawKernel};
 use super::LlvmError;
 use crate::ir::Precision;
@@ -29,29 +28,16 @@ pub fn weighted_entry(p: Precision) -> &'static str {
 pub fn halo_weighted_ptx(p: Precision) -> Result<String, LlvmError> {
     let ctx = Context::create();
     let (i32t, i64t, real) = raw_types(&ctx, p);
-    let mut params = vec![
-        i64t.into(),
-        global_ptr(i32t.into()),
-        global_ptr(i32t.into()),
-        global_ptr(real.into()),
-    ];
-    params.extend(std::iter::repeat_n(global_ptr(real.into()), MAX_FIELDS));
-    let k = RawKernel::new(&ctx, weighted_entry(p), &params)?;
-    let count = k.int_param(0);
-    let weighted = k.ptr_param(1);
-    let sources = k.ptr_param(2);
-    let weights = k.ptr_param(3);
-    let b = &k.b;
+    let u32s = global_ptr(i32t.into());
+    let params = [i64t.into(), u32s, u32s, global_ptr(real.into())];
     // This thread block row's field.
-    let arena = k.param_of_block_row(4, MAX_FIELDS as u32)?;
+    let (k, [arena]) = RawKernel::over_fields(&ctx, weighted_entry(p), &params, real)?;
+    let count = k.int_param(0);
+    let [weighted, sources, weights] = [1, 2, 3].map(|i| k.ptr_param(i));
+    let b = &k.b;
 
-    let (work, head, body, store, done) = (
-        k.block("entry_work"),
-        k.block("term_test"),
-        k.block("term"),
-        k.block("store"),
-        k.block("done"),
-    );
+    let [work, head, body, store, done] =
+        k.blocks(["entry_work", "term_test", "term", "store", "done"]);
     let e = k.branch_on_thread(count, work, done)?;
 
     b.position_at_end(work);

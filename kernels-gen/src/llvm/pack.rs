@@ -10,7 +10,6 @@
 //! Entry parameters: `count` (`i64`), `elements` (`u32*`), `buffer` (`T*`), `unpack`
 //! (`i64`), then [`MAX_FIELDS`](super::halo::MAX_FIELDS) arenas (`T*`).
 
-use super::halo::MAX_FIELDS;
 use super::raw::{by_precision, global_ptr, raw_types, RawKernel};
 use super::LlvmError;
 use crate::ir::Precision;
@@ -26,28 +25,19 @@ pub fn pack_entry(p: Precision) -> &'static str {
 pub fn pack_points_ptx(p: Precision) -> Result<String, LlvmError> {
     let ctx = Context::create();
     let (i32t, i64t, real) = raw_types(&ctx, p);
-    let mut params = vec![
+    let params = [
         i64t.into(),
         global_ptr(i32t.into()),
         global_ptr(real.into()),
         i64t.into(),
     ];
-    params.extend(std::iter::repeat_n(global_ptr(real.into()), MAX_FIELDS));
-    let k = RawKernel::new(&ctx, pack_entry(p), &params)?;
-    let count = k.int_param(0);
-    let elements = k.ptr_param(1);
-    let buffer = k.ptr_param(2);
-    let unpack = k.int_param(3);
-    let b = &k.b;
     // This thread block row's field.
-    let arena = k.param_of_block_row(4, MAX_FIELDS as u32)?;
+    let (k, [arena]) = RawKernel::over_fields(&ctx, pack_entry(p), &params, real)?;
+    let [count, unpack] = [0, 3].map(|i| k.int_param(i));
+    let [elements, buffer] = [1, 2].map(|i| k.ptr_param(i));
+    let b = &k.b;
 
-    let (work, pack, unpack_block, done) = (
-        k.block("point"),
-        k.block("pack"),
-        k.block("unpack"),
-        k.block("done"),
-    );
+    let [work, pack, unpack_block, done] = k.blocks(["point", "pack", "unpack", "done"]);
     let e = k.branch_on_thread(count, work, done)?;
 
     b.position_at_end(work);

@@ -3,6 +3,7 @@
 //! entry with the kernel annotation and the grid dependency point first, thread indices,
 //! non-coherent loads, and the PTX at the end.
 
+use super::halo::MAX_FIELDS;
 use super::{nvptx_machine, LlvmError};
 use crate::ir::Precision;
 use inkwell::basic_block::BasicBlock;
@@ -98,6 +99,27 @@ impl<'ctx> RawKernel<'ctx> {
         k.b.build_call(callable, &[], "")
             .map_err(|e| k.invalid(e))?;
         Ok(k)
+    }
+
+    /// An entry `name` taking `params`, then `N` groups of [`MAX_FIELDS`] arenas (`real*`):
+    /// a launch filling one field per row of thread blocks. With it, the arena of each
+    /// group for this thread block row.
+    pub fn over_fields<const N: usize>(
+        ctx: &'ctx Context,
+        name: &'static str,
+        params: &[BasicMetadataTypeEnum<'ctx>],
+        real: FloatType<'ctx>,
+    ) -> Result<(RawKernel<'ctx>, [PointerValue<'ctx>; N]), LlvmError> {
+        let mut all = params.to_vec();
+        all.extend(std::iter::repeat_n(global_ptr(real.into()), N * MAX_FIELDS));
+        let k = RawKernel::new(ctx, name, &all)?;
+        let (first, fields) = (params.len() as u32, MAX_FIELDS as u32);
+        // Each replaced below, group by group.
+        let mut arenas = [k.ptr_param(first); N];
+        for (group, arena) in (0..).zip(arenas.iter_mut()) {
+            *arena = k.param_of_block_row(first + group * fields, fields)?;
+        }
+        Ok((k, arenas))
     }
 
     /// A failure to build this kernel.
@@ -224,9 +246,9 @@ impl<'ctx> RawKernel<'ctx> {
         self.ptx()
     }
 
-    /// A new basic block of the entry.
-    pub fn block(&self, name: &str) -> BasicBlock<'ctx> {
-        self.ctx.append_basic_block(self.f, name)
+    /// New basic blocks of the entry, one per name, in order.
+    pub fn blocks<const N: usize>(&self, names: [&str; N]) -> [BasicBlock<'ctx>; N] {
+        names.map(|name| self.ctx.append_basic_block(self.f, name))
     }
 
     /// A special register (`llvm.nvvm.read.ptx.sreg.*`), as `i64`.
@@ -263,11 +285,7 @@ impl<'ctx> RawKernel<'ctx> {
     /// The pointer parameter `first + f` for the thread block row `f` (the block's index
     /// along y) of `count` such parameters: a launch filling one of several fields per
     /// row of thread blocks.
-    pub fn param_of_block_row(
-        &self,
-        first: u32,
-        count: u32,
-    ) -> Result<PointerValue<'ctx>, LlvmError> {
+    fn param_of_block_row(&self, first: u32, count: u32) -> Result<PointerValue<'ctx>, LlvmError> {
         let row = self.ok(self.block_y())?;
         let mut chosen = self.ptr_param(first);
         for f in 1..count {
