@@ -91,7 +91,7 @@ pub fn block_flags_ptx(p: Precision) -> Result<String, LlvmError> {
 
     b.position_at_end(body);
     let v = k
-        .load_nc(real.into(), field, k.ok(b.build_int_nuw_add(row, iv, ""))?)?
+        .load_nc(field, k.ok(b.build_int_nuw_add(row, iv, ""))?)?
         .into_float_value();
     let active = k.ok(b.build_float_compare(FloatPredicate::UNE, v, real.const_zero(), ""))?;
     let first_seen = k.ok(b.build_int_compare(IntPredicate::EQ, lov, none, ""))?;

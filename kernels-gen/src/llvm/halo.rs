@@ -61,14 +61,12 @@ pub fn halo_exchange_ptx(p: Precision) -> Result<String, LlvmError> {
     ];
     // This thread block row's field and its companion.
     let (k, [arena, companion]) = RawKernel::over_fields(&ctx, halo_entry(p), &params, real)?;
-    let real = real.into();
     let [structured, points, stride, slot_len, mode, absent, count] =
         [0, 1, 4, 5, 6, 7, 8].map(|i| k.int_param(i));
     let [template, table, entries, ops, own] = [2, 3, 9, 10, 11].map(|i| k.ptr_param(i));
     let b = &k.b;
     let has_companion = k.ok(b.build_is_not_null(companion, ""))?;
-    let read =
-        |base, i| -> Result<_, LlvmError> { Ok(k.load_nc(real, base, i)?.into_float_value()) };
+    let read = |base, i| -> Result<_, LlvmError> { Ok(k.load_nc(base, i)?.into_float_value()) };
     // Block `block`: `base[i]` read, then on to `next`.
     let read_in = |block, base, i, next| -> Result<_, LlvmError> {
         b.position_at_end(block);
@@ -159,7 +157,6 @@ pub fn halo_exchange_ptx(p: Precision) -> Result<String, LlvmError> {
     let value_at = k.ok(b.build_int_nuw_mul(absent, k.c64(2), ""))?;
     let value_at = k.ok(b.build_int_nuw_add(value_at, k.c64(1), ""))?;
     let fixed = read(ops, value_at)?;
-    k.ok(b.build_unconditional_branch(s_store))?;
 
     let incoming = [
         (from_neighbour, s_present),
@@ -208,7 +205,6 @@ pub fn halo_exchange_ptx(p: Precision) -> Result<String, LlvmError> {
     let x = read(arena, src)?;
     let scaled = k.ok(b.build_float_mul(scale, x, ""))?;
     let sum = k.ok(b.build_float_add(scaled, add, ""))?;
-    k.ok(b.build_unconditional_branch(p_store))?;
 
     let incoming = [
         (add, p_table),

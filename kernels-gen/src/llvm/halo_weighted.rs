@@ -55,8 +55,8 @@ pub fn halo_weighted_ptx(p: Precision) -> Result<String, LlvmError> {
 
     b.position_at_end(body);
     let source = k.load_i32(sources, t_val, false)?;
-    let weight = k.load_nc(real.into(), weights, t_val)?.into_float_value();
-    let x = k.load_nc(real.into(), arena, source)?.into_float_value();
+    let weight = k.load_nc(weights, t_val)?.into_float_value();
+    let x = k.load_nc(arena, source)?.into_float_value();
     let term = k.ok(b.build_float_mul(weight, x, ""))?;
     let sum = k.ok(b.build_float_add(v.as_basic_value().into_float_value(), term, ""))?;
     let next = k.ok(b.build_int_nuw_add(t_val, k.c64(1), ""))?;

@@ -50,14 +50,14 @@ pub fn pack_points_ptx(p: Precision) -> Result<String, LlvmError> {
 
     // buffer[y count + e] = arena[element]
     b.position_at_end(pack);
-    let v = k.load_nc(real.into(), arena, element)?;
+    let v = k.load_nc(arena, element)?;
     let to = k.ok(k.at(buffer, slot))?;
     k.ok(b.build_store(to, v))?;
     k.ok(b.build_unconditional_branch(done))?;
 
     // arena[element] = buffer[y count + e]
     b.position_at_end(unpack_block);
-    let v = k.load_nc(real.into(), buffer, slot)?;
+    let v = k.load_nc(buffer, slot)?;
     let to = k.ok(k.at(arena, element))?;
     k.ok(b.build_store(to, v))?;
     k.ok(b.build_unconditional_branch(done))?;

@@ -191,7 +191,7 @@ impl<'ctx> RawKernel<'ctx> {
             *word = if ty == self.ctx.i32_type() {
                 self.load_i32(base, i, false)?
             } else {
-                self.load_nc(ty.into(), base, i)?.into_int_value()
+                self.load_nc(base, i)?.into_int_value()
             };
         }
         Ok(words)
@@ -205,9 +205,7 @@ impl<'ctx> RawKernel<'ctx> {
         i: IntValue<'ctx>,
         signed: bool,
     ) -> Result<IntValue<'ctx>, LlvmError> {
-        let v = self
-            .load_nc(self.ctx.i32_type().into(), base, i)?
-            .into_int_value();
+        let v = self.load_nc(base, i)?.into_int_value();
         let i64t = self.ctx.i64_type();
         self.ok(if signed {
             self.b.build_int_s_extend(v, i64t, "")
@@ -216,8 +214,9 @@ impl<'ctx> RawKernel<'ctx> {
         })
     }
 
-    /// Block `block`, where control joins: `base[i]` set to the phi `name` of `incoming`
-    /// (value, block it comes from; at least one), then on to `next`.
+    /// The current block ended with a branch to `block`, where control joins: `base[i]`
+    /// set to the phi `name` of `incoming` (value, block it comes from; at least one), then
+    /// on to `next`.
     pub fn store_joined(
         &self,
         block: BasicBlock<'ctx>,
@@ -226,6 +225,7 @@ impl<'ctx> RawKernel<'ctx> {
         (base, i): (PointerValue<'ctx>, IntValue<'ctx>),
         next: BasicBlock<'ctx>,
     ) -> Result<(), LlvmError> {
+        self.ok(self.b.build_unconditional_branch(block))?;
         self.b.position_at_end(block);
         let value = self.ok(self.b.build_phi(incoming[0].0.get_type(), name))?;
         let incoming: Vec<(&dyn BasicValue<'ctx>, BasicBlock<'ctx>)> = incoming
@@ -309,14 +309,14 @@ impl<'ctx> RawKernel<'ctx> {
         unsafe { self.b.build_in_bounds_gep(base, &[i], "") }
     }
 
-    /// Element `i` of read-only `base` (of element type `ty`), through the non-coherent
-    /// path.
+    /// Element `i` of the read-only global buffer `base`, through the non-coherent path.
     pub fn load_nc(
         &self,
-        ty: BasicTypeEnum<'ctx>,
         base: PointerValue<'ctx>,
         i: IntValue<'ctx>,
     ) -> Result<BasicValueEnum<'ctx>, LlvmError> {
+        let ty = BasicTypeEnum::try_from(base.get_type().get_element_type())
+            .map_err(|_| self.error("a load through a pointer to no value type".into()))?;
         let name = if ty.is_float_type() {
             "llvm.nvvm.ldg.global.f"
         } else {
