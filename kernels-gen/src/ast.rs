@@ -51,6 +51,50 @@ pub struct Attrs {
     /// `red_black = PARAM`: the kernel updates only the points (or, in a line kernel, the
     /// lines) whose index sum has the parity given by the `i64` scalar `PARAM`.
     pub red_black: Option<Ident>,
+    /// `line = PARAM`: a line kernel along the axis given by the compile-time constant
+    /// `PARAM` (one of [`Attrs::consts`]), so each instance solves along its own axis.
+    pub line_param: Option<Ident>,
+    /// `consts(p = [v1, v2], ..)`: parameters that are compile-time constants. The
+    /// definition becomes one kernel per combination of their values, each with the
+    /// parameter replaced by its value (offsets and `line` may then depend on it).
+    pub consts: Vec<ConstParam>,
+}
+
+/// A parameter listed in `consts(..)`: its name and the values a kernel is made for.
+#[derive(Clone, Debug)]
+pub struct ConstParam {
+    /// The parameter (an `i64` or `bool` parameter of the kernel).
+    pub name: Ident,
+    /// The values, each with where it is written.
+    pub values: Vec<(ConstValue, SpanId)>,
+}
+
+/// The value of a compile-time constant parameter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ConstValue {
+    /// An `i64` value.
+    Int(i64),
+    /// A `bool` value.
+    Bool(bool),
+}
+
+impl std::fmt::Display for ConstValue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ConstValue::Int(v) => write!(f, "{v}"),
+            ConstValue::Bool(b) => write!(f, "{b}"),
+        }
+    }
+}
+
+impl ConstValue {
+    /// The value as part of an identifier: `4`, `m1` for -1, `true`.
+    pub fn ident_part(&self) -> String {
+        match self {
+            ConstValue::Int(v) if *v < 0 => format!("m{}", v.unsigned_abs()),
+            other => other.to_string(),
+        }
+    }
 }
 
 /// The value of an attribute option: `dims = 2` or `red_black = colour`.
@@ -90,10 +134,16 @@ impl Attrs {
                 let n = int("a width: `halo = 1`")?;
                 self.halo = Some((u32::try_from(n).unwrap_or(u32::MAX), span));
             }
-            "line" => {
-                let n = int("an axis: `line = 0` solves along axis 0")?;
-                self.line = Some((u8::try_from(n).unwrap_or(u8::MAX), span));
-            }
+            // `line = axis` names a compile-time constant (see `consts`).
+            "line" => match &value {
+                AttrValue::Name(name) => {
+                    self.line_param = Some(Ident { name: name.clone(), span })
+                }
+                _ => {
+                    let n = int("an axis, `line = 0`, or a constant parameter, `line = axis`")?;
+                    self.line = Some((u8::try_from(n).unwrap_or(u8::MAX), span));
+                }
+            },
             "red_black" => match value {
                 AttrValue::Name(name) => self.red_black = Some(Ident { name, span }),
                 AttrValue::Int(_) | AttrValue::List(_) => {
@@ -105,10 +155,40 @@ impl Attrs {
             },
             _ => {
                 return Err(format!(
-                    "unknown stencil option `{key}`\n\n= help: the options are `dims = N` (or `dims = [2, 3]`), `halo = N`, `line = AXIS` and `red_black = PARAM`"
+                    "unknown stencil option `{key}`\n\n= help: the options are `dims = N` (or `dims = [2, 3]`), `halo = N`, `line = AXIS`, `red_black = PARAM` and `consts(PARAM = [VALUE, ..])`"
                 ))
             }
         }
+        Ok(())
+    }
+
+    /// Adds `name = [values]` of `consts(..)`; the error says what is wrong with it.
+    pub fn add_const(
+        &mut self,
+        name: Ident,
+        values: Vec<(ConstValue, SpanId)>,
+    ) -> Result<(), String> {
+        if self.consts.iter().any(|c| c.name.name == name.name) {
+            return Err(format!("`{}` is listed twice in `consts(..)`", name.name));
+        }
+        if values.is_empty() {
+            return Err(format!(
+                "`{}` needs at least one value: `consts({} = [0, 1])`",
+                name.name, name.name
+            ));
+        }
+        for (i, (v, _)) in values.iter().enumerate() {
+            if values[..i].iter().any(|(w, _)| w == v) {
+                return Err(format!("value {v} of `{}` is listed twice", name.name));
+            }
+            if std::mem::discriminant(v) != std::mem::discriminant(&values[0].0) {
+                return Err(format!(
+                    "the values of `{}` mix integers and booleans",
+                    name.name
+                ));
+            }
+        }
+        self.consts.push(ConstParam { name, values });
         Ok(())
     }
 }

@@ -501,6 +501,9 @@ pub struct Kernel {
     pub mesh: Option<String>,
     /// The run-time loops of a vertex kernel.
     pub loops: Vec<RuntimeLoop>,
+    /// The compile-time constant parameters (`consts(..)`) this kernel was made for, with
+    /// their values; they are not parameters of the kernel.
+    pub consts: Vec<(String, crate::ast::ConstValue)>,
 }
 
 /// The three kinds of kernel parameter.

@@ -15,6 +15,7 @@ use std::collections::HashMap;
 mod axes;
 mod breaks;
 mod calls;
+pub mod consts;
 mod dims;
 mod early;
 mod expressions;
@@ -103,25 +104,36 @@ pub fn lower_module(module: &Module) -> Result<Vec<Kernel>> {
 }
 
 /// [`lower_module`] with the kernels of each definition together: one list per `#[stencil]`
-/// function, of one kernel per dimension it is defined for.
+/// function, of one kernel per combination of its compile-time constants' values
+/// (`consts(..)`) and dimension it is defined for (constants varying slowest).
 pub fn lower_definitions(module: &Module) -> Result<Vec<Vec<Kernel>>> {
     check_unique_names(module)?;
+    for h in module.items.iter().filter(|f| f.kind == FnKind::Helper) {
+        consts::instances(h)?;
+    }
     module
         .items
         .iter()
         .filter(|f| f.kind == FnKind::Kernel)
-        .map(|f| match &f.attrs.dims {
-            Some((list, span)) if list.len() > 1 => {
-                dims::check_dims_list(list, *span)?;
-                list.iter()
-                    .map(|&d| {
-                        let mut one = f.clone();
-                        one.attrs.dims = Some((vec![d], *span));
-                        lower_kernel(module, &one)
-                    })
-                    .collect()
+        .map(|f| {
+            let mut kernels = Vec::new();
+            for (one, bound) in consts::instances(f)? {
+                let lower = |def: &FnDef| {
+                    lower_instance(module, def, &bound).map_err(|e| consts::in_instance(e, &bound))
+                };
+                match &one.attrs.dims {
+                    Some((list, span)) if list.len() > 1 => {
+                        dims::check_dims_list(list, *span)?;
+                        for &d in list {
+                            let mut of_dim = one.clone();
+                            of_dim.attrs.dims = Some((vec![d], *span));
+                            kernels.push(lower(&of_dim)?);
+                        }
+                    }
+                    _ => kernels.push(lower(&one)?),
+                }
             }
-            _ => Ok(vec![lower_kernel(module, f)?]),
+            Ok(kernels)
         })
         .collect()
 }
@@ -230,10 +242,22 @@ struct Lowerer<'m> {
     open_loops: Vec<breaks::OpenLoop>,
     /// The parts of the tuples made so far (`Val::Tuple` indexes them).
     tuples: Vec<Vec<Val>>,
+    /// The compile-time constant parameters and their values in this instance.
+    consts: consts::Bindings,
 }
 
 /// Lowers one kernel of `module`.
 pub fn lower_kernel(module: &Module, f: &FnDef) -> Result<Kernel> {
+    lower_instance(module, f, &[])
+}
+
+/// Lowers kernel `f` of `module` with its compile-time constant parameters bound to the
+/// values `bound` (see [`consts`]).
+fn lower_instance(
+    module: &Module,
+    f: &FnDef,
+    bound: &[(String, ast::ConstValue)],
+) -> Result<Kernel> {
     if let Some(ret) = &f.ret {
         return err(
             ret.span(),
@@ -290,6 +314,7 @@ pub fn lower_kernel(module: &Module, f: &FnDef) -> Result<Kernel> {
         in_loop: None,
         open_loops: Vec::new(),
         tuples: Vec::new(),
+        consts: bound.to_vec(),
     };
     if let Some((axis, span)) = f.attrs.line {
         if axis >= dims {

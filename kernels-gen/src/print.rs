@@ -39,7 +39,7 @@ impl fmt::Display for Kernel {
         }
         writeln!(
             f,
-            "kernel {}[{}d, halo {}{}{}]({}) {{",
+            "kernel {}[{}d, halo {}{}{}{}]({}) {{",
             self.name,
             self.dims,
             self.halo(),
@@ -51,6 +51,10 @@ impl fmt::Display for Kernel {
                 Some(c) => format!(", red_black {}", self.scalars[c as usize].name),
                 None => String::new(),
             },
+            self.consts
+                .iter()
+                .map(|(p, v)| format!(", {p} = {v}"))
+                .collect::<String>(),
             params.join(", ")
         )?;
         for p in &self.fields {

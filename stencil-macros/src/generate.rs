@@ -6,13 +6,16 @@ use kernels_gen::llvm;
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
+mod consts;
 mod launcher;
 use launcher::{launcher, Parts};
 
 /// The module that replaces a `#[stencil] fn`: constants, the CPU function, the PTX, and
 /// the typed launcher. A kernel defined for several dimensions (`dims = [2, 3]`) becomes a
 /// module with one such module per dimension (`d2`, `d3`) and launchers that pick one by
-/// the dimension of the domain.
+/// the dimension of the domain. A kernel with compile-time constants (`consts(a = [0,
+/// 1])`) becomes a module with one such module per choice of their values (`a_0`, `a_1`)
+/// and launchers that take the constants as arguments and pick one by their values.
 pub fn kernel_module(
     kernels: &[Kernel],
     f: &syn::ItemFn,
@@ -25,9 +28,10 @@ pub fn kernel_module(
         .iter()
         .filter(|a| a.path().is_ident("doc"))
         .collect();
-    let body = match kernels {
-        [k] => kernel_items(k, f, source)?,
-        _ => family_items(kernels, f, source)?,
+    let body = if kernels[0].consts.is_empty() {
+        of_dims_items(kernels, f, source)?
+    } else {
+        consts::instances_items(kernels, f, source)?
     };
     Ok(quote! {
         #(#docs)*
@@ -38,6 +42,15 @@ pub fn kernel_module(
             #body
         }
     })
+}
+
+/// The items of the kernels of one definition (and one choice of its compile-time
+/// constants): those of its one kernel, or of its kernels for several dimensions.
+fn of_dims_items(kernels: &[Kernel], f: &syn::ItemFn, source: &str) -> syn::Result<TokenStream> {
+    match kernels {
+        [k] => kernel_items(k, f, source),
+        _ => family_items(kernels, f, source),
+    }
 }
 
 /// The items of a kernel defined for several dimensions: a module per dimension and the

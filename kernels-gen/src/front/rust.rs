@@ -52,6 +52,27 @@ pub fn parse_attr_args(tokens: TokenStream, spans: &mut RustSpans) -> syn::Resul
             .get_ident()
             .map(|i| i.to_string())
             .unwrap_or_default();
+        if key == "consts" && meta.input.peek(syn::token::Paren) {
+            return meta.parse_nested_meta(|param| {
+                let Some(id) = param.path.get_ident() else {
+                    return Err(
+                        param.error("expected a parameter's name: `consts(order = [4, 6])`")
+                    );
+                };
+                let name = ast::Ident {
+                    name: id.to_string(),
+                    span: spans.add(id.span()),
+                };
+                let list: syn::ExprArray = param.value()?.parse()?;
+                let mut values = Vec::new();
+                for e in &list.elems {
+                    values.push((const_value(e)?, spans.add(e.span())));
+                }
+                attrs
+                    .add_const(name, values)
+                    .map_err(|m| syn::Error::new(id.span(), m))
+            });
+        }
         let value = meta.value()?;
         let (v, at) = if value.peek(syn::LitInt) {
             let lit: syn::LitInt = value.parse()?;
@@ -78,6 +99,35 @@ pub fn parse_attr_args(tokens: TokenStream, spans: &mut RustSpans) -> syn::Resul
     });
     syn::parse::Parser::parse2(parser, tokens)?;
     Ok(attrs)
+}
+
+/// A value of `consts(p = [..])`: an integer (perhaps negative) or `true`/`false`.
+fn const_value(e: &syn::Expr) -> syn::Result<ast::ConstValue> {
+    let wrong = || {
+        syn::Error::new(
+            e.span(),
+            "a constant's value is an integer or `true`/`false`",
+        )
+    };
+    match e {
+        syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Int(n),
+            ..
+        }) => Ok(ast::ConstValue::Int(n.base10_parse()?)),
+        syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Bool(b),
+            ..
+        }) => Ok(ast::ConstValue::Bool(b.value)),
+        syn::Expr::Unary(syn::ExprUnary {
+            op: syn::UnOp::Neg(_),
+            expr,
+            ..
+        }) => match const_value(expr)? {
+            ast::ConstValue::Int(v) => Ok(ast::ConstValue::Int(-v)),
+            ast::ConstValue::Bool(_) => Err(wrong()),
+        },
+        _ => Err(wrong()),
+    }
 }
 
 /// Converts one function into the AST.

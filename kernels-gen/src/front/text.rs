@@ -10,8 +10,8 @@ use pest::iterators::Pair;
 use pest::Parser;
 
 use crate::ast::{
-    Attrs, BinOp, Block, Expr, ExprKind, FnDef, FnKind, Generic, Ident, Lit, Module, Param, SpanId,
-    Stmt, TypeExpr, UnOp,
+    Attrs, BinOp, Block, ConstValue, Expr, ExprKind, FnDef, FnKind, Generic, Ident, Lit, Module,
+    Param, SpanId, Stmt, TypeExpr, UnOp,
 };
 
 mod grammar {
@@ -135,6 +135,31 @@ impl Builder<'_> {
                         kind = FnKind::Helper;
                     } else {
                         for opt in a.into_inner().flatten() {
+                            if opt.as_rule() == Rule::const_opt {
+                                let mut it = opt.into_inner();
+                                let name = it.next().expect("constant's name");
+                                let mut values = Vec::new();
+                                for v in it {
+                                    let value = match v.as_rule() {
+                                        Rule::kw_true => ConstValue::Bool(true),
+                                        Rule::kw_false => ConstValue::Bool(false),
+                                        _ => ConstValue::Int(
+                                            v.as_str().replace('_', "").parse().map_err(|_| {
+                                                self.error(
+                                                    &v,
+                                                    format!("`{}` is out of range", v.as_str()),
+                                                )
+                                            })?,
+                                        ),
+                                    };
+                                    values.push((value, self.span(&v)));
+                                }
+                                let id = self.ident(name.clone());
+                                attrs
+                                    .add_const(id, values)
+                                    .map_err(|m| self.error(&name, m))?;
+                                continue;
+                            }
                             if opt.as_rule() != Rule::attr_opt {
                                 continue;
                             }

@@ -92,6 +92,7 @@ impl Lowerer<'_> {
             red_black,
             mesh: self.mesh,
             loops: self.loops,
+            consts: self.consts,
         };
         recompute_reach(&mut kernel);
         if let Some((_, at)) = self.tridiagonal {

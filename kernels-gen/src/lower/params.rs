@@ -135,7 +135,17 @@ impl Lowerer<'_> {
                 }
                 ty => {
                     let t = self.resolve_type(ty)?;
-                    self.declare_scalar(name, t, false)
+                    match self.consts.iter().find(|(c, _)| c == name) {
+                        // A compile-time constant: its value, as a literal would be.
+                        Some((_, ast::ConstValue::Int(v))) => {
+                            self.new_local(name, Val::IntLit(*v), false)
+                        }
+                        Some((_, ast::ConstValue::Bool(b))) => {
+                            let node = self.b.boolean(*b);
+                            self.new_local(name, Val::Node(node), false)
+                        }
+                        None => self.declare_scalar(name, t, false),
+                    }
                 }
             };
             self.scopes[0].insert(name.clone(), binding);
