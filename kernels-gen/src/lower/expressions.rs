@@ -439,6 +439,9 @@ impl Lowerer<'_> {
     ) -> Result<Option<Val>> {
         let c = self.expr(cond)?;
         let c = self.coerce(c, Ty::Bool, cond.span, "`if` condition")?;
+        if let Node::BoolConst(taken) = self.b.node(c) {
+            return self.decided_if(taken, then, otherwise, span);
+        }
         let before = self.state.clone();
         let base = before.slots.len();
         let then_val = self.block(then)?;
@@ -462,6 +465,34 @@ impl Lowerer<'_> {
                 "one branch of this `if` has a value and the other has none",
                 Some("give both branches a value, or neither"),
             ),
+        }
+    }
+
+    /// An `if` whose condition is a constant (a compile-time constant parameter, an
+    /// unrolled loop's variable, an axis): only the branch taken is lowered, so the other
+    /// may read where this kernel cannot (another axis, another order of accuracy).
+    fn decided_if(
+        &mut self,
+        taken: bool,
+        then: &Block,
+        otherwise: Option<&Expr>,
+        span: SpanId,
+    ) -> Result<Option<Val>> {
+        let base = self.state.slots.len();
+        let val = match (taken, otherwise) {
+            (true, _) => self.block(then)?,
+            (false, Some(o)) => self.expr_or_unit(o)?,
+            (false, None) => None,
+        };
+        // Locals declared inside the branch are gone.
+        self.state.slots.truncate(base);
+        match val {
+            Some(_) if otherwise.is_none() => err(
+                span,
+                "an `if` without `else` has no value",
+                Some("add an `else` branch, or end the branch's last expression with `;`"),
+            ),
+            v => Ok(v),
         }
     }
 

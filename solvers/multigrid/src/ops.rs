@@ -216,8 +216,10 @@ impl Ops {
         let (c, k, lo, hi) = self.level_args(b, e)?;
         match lines {
             None => mg::rbgs::launch(b, e, r, &c[..self.dims], h2inv, k, lo, hi, colour),
-            Some(0) => mg::zebra_x::launch(b, e, r, &c[..2], h2inv, k, lo, hi, colour),
-            Some(_) => mg::zebra_y::launch(b, e, r, &c[..2], h2inv, k, lo, hi, colour),
+            Some(axis) => {
+                let axis = axis as i64;
+                mg::zebra::launch(b, e, r, &c[..2], h2inv, k, lo, hi, colour, axis)
+            }
         }
     }
 
@@ -335,8 +337,8 @@ impl Ops {
         let (lo, hi) = self.sides();
         let norm2 = match order {
             Order::Second => mg::defect2::launch(b, u, f, res, c, h2inv, self.kappa, lo, hi)?,
-            Order::Fourth => mg::defect4::launch(b, u, f, res, c, h2inv, lo, hi)?,
-            Order::Sixth => mg::defect6::launch(b, u, f, res, c, h2inv, lo, hi)?,
+            Order::Fourth => mg::defect::launch(b, u, f, res, c, h2inv, lo, hi, 4)?,
+            Order::Sixth => mg::defect::launch(b, u, f, res, c, h2inv, lo, hi, 6)?,
         };
         Ok(self.defect_norm(b, norm2))
     }

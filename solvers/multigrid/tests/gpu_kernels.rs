@@ -87,14 +87,12 @@ fn kernels_2d<T: Real>(gpu: &Backend, [bw, be, bs, bn]: [i64; 4]) {
     };
     per_axis_kernels::<T>(gpu, &N2, "", (&c, &c64), sides);
     for colour in [0, 1] {
-        compare::<T>(gpu, "zebra_x", &N2, 0, 2, &|b, _, s| {
-            let [e, r] = s else { unreachable!() };
-            mg::zebra_x::launch(b, e, r, &c, h2, kap, lo, hi, colour).map(|_| vec![])
-        });
-        compare::<T>(gpu, "zebra_y", &N2, 0, 2, &|b, _, s| {
-            let [e, r] = s else { unreachable!() };
-            mg::zebra_y::launch(b, e, r, &c, h2, kap, lo, hi, colour).map(|_| vec![])
-        });
+        for axis in [0, 1] {
+            compare::<T>(gpu, &format!("zebra along {axis}"), &N2, 0, 2, &|b, _, s| {
+                let [e, r] = s else { unreachable!() };
+                mg::zebra::launch(b, e, r, &c, h2, kap, lo, hi, colour, axis).map(|_| vec![])
+            });
+        }
     }
     compare::<T>(gpu, "zero", &N2, 0, 1, &|b, _, s| {
         mg::zero::launch(b, &mut s[0]).map(|_| vec![])
@@ -156,10 +154,10 @@ fn kernels_2d<T: Real>(gpu: &Backend, [bw, be, bs, bn]: [i64; 4]) {
         let n2 = mg::defect2::launch(b, u, f, &mut s[0], &c64, 900.0, 50.0, lo, hi)?;
         Ok(vec![n2])
     });
-    compare::<T>(gpu, "defect4 and defect6", &N2, 2, 1, &|b, w, s| {
+    compare::<T>(gpu, "defects of order 4 and 6", &N2, 2, 1, &|b, w, s| {
         let (u, f) = (widen(b, &w[0])?, widen(b, &w[1])?);
-        let a = mg::defect4::launch(b, &u, &f, &mut s[0], &c64, 900.0, lo, hi)?;
-        let c = mg::defect6::launch(b, &u, &f, &mut s[0], &c64, 900.0, lo, hi)?;
+        let a = mg::defect::launch(b, &u, &f, &mut s[0], &c64, 900.0, lo, hi, 4)?;
+        let c = mg::defect::launch(b, &u, &f, &mut s[0], &c64, 900.0, lo, hi, 6)?;
         Ok(vec![a, c])
     });
 }
@@ -253,8 +251,9 @@ fn kernels_3d<T: Real>(gpu: &Backend) {
         let [u, f] = w else { unreachable!() };
         let a = mg::defect2::launch(b, u, f, &mut s[0], &c64, 900.0, 50.0, lo, hi)?;
         let (u, f) = (widen(b, u)?, widen(b, f)?);
-        let c = mg::defect4::launch(b, &u, &f, &mut s[0], &c64, 900.0, lo, hi)?;
-        Ok(vec![a, c])
+        let c = mg::defect::launch(b, &u, &f, &mut s[0], &c64, 900.0, lo, hi, 4)?;
+        let d = mg::defect::launch(b, &u, &f, &mut s[0], &c64, 900.0, lo, hi, 6)?;
+        Ok(vec![a, c, d])
     });
 }
 

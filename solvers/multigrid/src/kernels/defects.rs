@@ -167,10 +167,11 @@ pub mod kernels {
         }
     }
 
-    /// The 4th-order residual of `-(sum c_a u_aa) = f` with Dirichlet sides imposed
-    /// directly or periodic ones, in f64, stored in the preconditioner's precision.
-    #[stencil(dims = [2, 3])]
-    pub fn defect4<T: Real>(
+    /// The residual of `-(sum c_a u_aa) = f` of order `order` (4 or 6) with Dirichlet
+    /// sides imposed directly or periodic ones, in f64, stored in the preconditioner's
+    /// precision.
+    #[stencil(dims = [2, 3], consts(order = [4, 6]))]
+    pub fn defect<T: Real>(
         u: In<f64>,
         f: In<f64>,
         res: Out<T>,
@@ -179,31 +180,16 @@ pub mod kernels {
         h2inv: f64,
         lo: Axes<i64>,
         hi: Axes<i64>,
+        order: i64,
     ) {
         let mut au: f64 = 0.0;
         for a in 0..ndims() {
-            au = add_axis(a, au, c[a] * d2_o4(u, a, lo[a], hi[a]));
-        }
-        let d = high_order_defect(f, au, h2inv, lo, hi);
-        res = d as T;
-        norm2.reduce(d * d);
-    }
-
-    /// The 6th-order residual, as [`defect4`] (2D).
-    #[stencil(dims = 2)]
-    pub fn defect6<T: Real>(
-        u: In<f64>,
-        f: In<f64>,
-        res: Out<T>,
-        norm2: Sum<f64>,
-        c: Axes<f64>,
-        h2inv: f64,
-        lo: Axes<i64>,
-        hi: Axes<i64>,
-    ) {
-        let mut au: f64 = 0.0;
-        for a in 0..ndims() {
-            au = add_axis(a, au, c[a] * d2_o6(u, a, lo[a], hi[a]));
+            let d2 = if order == 4 {
+                d2_o4(u, a, lo[a], hi[a])
+            } else {
+                d2_o6(u, a, lo[a], hi[a])
+            };
+            au = add_axis(a, au, c[a] * d2);
         }
         let d = high_order_defect(f, au, h2inv, lo, hi);
         res = d as T;

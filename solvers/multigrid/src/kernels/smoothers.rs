@@ -95,10 +95,11 @@ pub mod kernels {
         }
     }
 
-    /// Zebra line Gauss-Seidel along x: the lines (rows) of one colour solve their
-    /// tridiagonal systems exactly, for problems strongly coupled along x.
-    #[stencil(dims = 2, line = 0, red_black = colour)]
-    pub fn zebra_x<T: Real>(
+    /// Zebra line Gauss-Seidel along axis `axis` (0: x, 1: y): the lines of one colour
+    /// solve their tridiagonal systems exactly, for problems strongly coupled along that
+    /// axis.
+    #[stencil(dims = 2, line = axis, red_black = colour, consts(axis = [0, 1]))]
+    pub fn zebra<T: Real>(
         e: InOut<T>,
         r: In<T>,
         c: Axes<T>,
@@ -107,27 +108,11 @@ pub mod kernels {
         lo: Axes<i64>,
         hi: Axes<i64>,
         colour: i64,
+        axis: i64,
     ) {
-        let (lower, diag, upper, rhs) = line_row(e, r, 0, c, h2inv, kappa, lo, hi);
-        if side(index(1), extent(1), lo[1], hi[1]) != 0 {
-            e = tridiagonal(lower, diag, upper, rhs);
-        }
-    }
-
-    /// Zebra line Gauss-Seidel along y, for problems strongly coupled along y.
-    #[stencil(dims = 2, line = 1, red_black = colour)]
-    pub fn zebra_y<T: Real>(
-        e: InOut<T>,
-        r: In<T>,
-        c: Axes<T>,
-        h2inv: T,
-        kappa: T,
-        lo: Axes<i64>,
-        hi: Axes<i64>,
-        colour: i64,
-    ) {
-        let (lower, diag, upper, rhs) = line_row(e, r, 1, c, h2inv, kappa, lo, hi);
-        if side(index(0), extent(0), lo[0], hi[0]) != 0 {
+        let (lower, diag, upper, rhs) = line_row(e, r, axis, c, h2inv, kappa, lo, hi);
+        let across = 1 - axis;
+        if side(index(across), extent(across), lo[across], hi[across]) != 0 {
             e = tridiagonal(lower, diag, upper, rhs);
         }
     }
