@@ -52,3 +52,22 @@ fn the_text_front_end_reports_misuse() {
     let e = compile_text(mixed).expect_err("mixed").to_string();
     assert!(e.contains("mix integers and booleans"), "{e}");
 }
+
+/// The built-in limiters lower as the same helpers written beside the kernel would.
+#[test]
+fn built_in_limiters_are_the_helpers_written_out() {
+    let kernel = "#[stencil(dims = 1)] fn k<T: Real>(q: In<T>, out: Out<T>) { out = minmod(q - q[-1], q[1] - q) + minmod3(q[-1], q, q[1]); }";
+    let beside = "
+#[stencil_fn]
+fn minmod<T: Real>(a: T, b: T) -> T {
+    if a > 0.0 && b > 0.0 { a.min(b) } else if a < 0.0 && b < 0.0 { a.max(b) } else { 0.0 }
+}
+#[stencil_fn]
+fn minmod3<T: Real>(a: T, b: T, c: T) -> T {
+    if a > 0.0 && b > 0.0 && c > 0.0 { a.min(b).min(c) } else if a < 0.0 && b < 0.0 && c < 0.0 { a.max(b).max(c) } else { 0.0 }
+}
+";
+    let built_in = compile_text(kernel).expect("built-ins");
+    let written = compile_text(&format!("{beside}{kernel}")).expect("helpers");
+    assert_eq!(built_in[0].to_string(), written[0].to_string());
+}

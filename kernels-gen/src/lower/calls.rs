@@ -74,12 +74,18 @@ impl<'m> Lowerer<'m> {
         let found = |m: &'m Module| m.items.iter().find(|f| f.name.name == name);
         let Some(helper) = found(self.module).or_else(|| found(prelude())) else {
             let intrinsics: Vec<&str> = INTRINSICS.iter().map(|(n, _)| *n).collect();
+            let built_in: Vec<&str> = prelude()
+                .items
+                .iter()
+                .map(|f| f.name.name.as_str())
+                .collect();
             return err(
                 func.span,
                 format!("unknown function `{name}`"),
                 Some(&format!(
-                    "intrinsics are {}, index, extent, coord, ndims, unit, tridiagonal; the built-in helpers are det2, solve2_x, solve2_y, sym2_length2, sym2_eig_lo, sym2_eig_hi, sym2_eigvec_x, sym2_eigvec_y; your helpers must be marked `#[stencil_fn]` in the same module",
-                    intrinsics.join(", ")
+                    "intrinsics are {}, index, extent, coord, ndims, unit, tridiagonal; the built-in helpers are {}; your helpers must be marked `#[stencil_fn]` in the same module",
+                    intrinsics.join(", "),
+                    built_in.join(", ")
                 )),
             );
         };

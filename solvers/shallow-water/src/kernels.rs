@@ -24,25 +24,12 @@ use stencil_runtime::prelude::*;
 
 #[stencils]
 pub mod kp07 {
-    /// The generalised minmod of three values: the smallest in magnitude if all three
-    /// have one sign, else 0.
-    #[stencil_fn]
-    fn minmod<T: Real>(a: T, b: T, c: T) -> T {
-        if a > 0.0 && b > 0.0 && c > 0.0 {
-            a.min(b).min(c)
-        } else if a < 0.0 && b < 0.0 && c < 0.0 {
-            a.max(b).max(c)
-        } else {
-            0.0
-        }
-    }
-
     /// The limited difference across a cell (the slope times the cell width) from the
     /// cell averages below, at and above it, with the generalised minmod limiter of
     /// parameter `theta` in `[1, 2]`; 0 where the cell is reconstructed as a constant.
     #[stencil_fn]
     fn slope<T: Real>(below: T, centre: T, above: T, theta: T, flat: bool) -> T {
-        let s = minmod(
+        let s = minmod3(
             theta * (centre - below),
             0.5 * (above - below),
             theta * (above - centre),
