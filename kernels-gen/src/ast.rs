@@ -230,6 +230,9 @@ pub struct Param {
     pub name: Ident,
     /// Its declared type.
     pub ty: TypeExpr,
+    /// `#[when(flag)]`: the parameter exists only in the kernels made for `flag = true`
+    /// (a `bool` listed in `consts(..)`).
+    pub when: Option<Ident>,
 }
 
 /// A type as written.

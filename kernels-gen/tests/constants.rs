@@ -71,3 +71,27 @@ fn minmod3<T: Real>(a: T, b: T, c: T) -> T {
     let written = compile_text(&format!("{beside}{kernel}")).expect("helpers");
     assert_eq!(built_in[0].to_string(), written[0].to_string());
 }
+
+/// `#[when(flag)]` parameters exist only in the kernels made for `flag = true`, in both
+/// front ends; the other instance never reads them.
+#[test]
+fn parameters_of_some_instances() {
+    let source = "
+#[stencil(dims = 2, consts(scaled = [false, true]))]
+fn k<T: Real>(u: In<T>, out: Out<T>, #[when(scaled)] s: T, scaled: bool) {
+    if scaled {
+        out = s * u;
+    } else {
+        out = u;
+    }
+}
+";
+    let text = compile_text(source).expect("the text front end compiles it");
+    let rust = compile_rust_source(source).expect("the Rust front end compiles it");
+    assert_eq!(text[0].scalars.len(), 0);
+    assert_eq!(text[1].scalars.len(), 1);
+    assert_eq!(text[1].scalars[0].name, "s");
+    for (t, r) in text.iter().zip(&rust) {
+        assert_eq!(t.to_string(), r.to_string());
+    }
+}

@@ -130,6 +130,29 @@ fn const_value(e: &syn::Expr) -> syn::Result<ast::ConstValue> {
     }
 }
 
+/// The flag of a parameter's `#[when(flag)]`, if it has one; any other attribute is an
+/// error.
+fn param_condition(
+    attrs: &[syn::Attribute],
+    spans: &mut RustSpans,
+) -> syn::Result<Option<ast::Ident>> {
+    let mut when = None;
+    for a in attrs {
+        if !a.path().is_ident("when") || when.is_some() {
+            return Err(syn::Error::new_spanned(
+                a,
+                "a parameter's only attribute is `#[when(flag)]`, with `flag` a `bool` listed in `consts(..)`",
+            ));
+        }
+        let flag: syn::Ident = a.parse_args()?;
+        when = Some(ast::Ident {
+            name: flag.to_string(),
+            span: spans.add(flag.span()),
+        });
+    }
+    Ok(when)
+}
+
 /// Converts one function into the AST.
 pub fn convert_fn(
     item: &syn::ItemFn,
@@ -198,6 +221,7 @@ pub fn convert_fn(
                 params.push(ast::Param {
                     name: ident_of(&pi.ident, spans)?,
                     ty: convert_type(&pt.ty, spans),
+                    when: param_condition(&pt.attrs, spans)?,
                 });
             }
             syn::FnArg::Receiver(r) => {

@@ -190,10 +190,17 @@ impl Builder<'_> {
                 Rule::generics => generics = c.into_inner().map(|g| self.generic(g)).collect(),
                 Rule::param_list => {
                     for param in c.into_inner().filter(|q| q.as_rule() == Rule::param) {
-                        let mut it = param.into_inner();
+                        let mut it = param.into_inner().peekable();
+                        let when = match it.peek() {
+                            Some(w) if w.as_rule() == Rule::param_when => {
+                                let flag = it.next().and_then(|w| w.into_inner().next());
+                                Some(self.ident(flag.expect("the flag of `when`")))
+                            }
+                            _ => None,
+                        };
                         let name = self.ident(it.next().expect("param name"));
                         let ty = self.ty(it.next().expect("param type"));
-                        params.push(Param { name, ty });
+                        params.push(Param { name, ty, when });
                     }
                 }
                 Rule::ret_type => ret = Some(self.ty(c.into_inner().next().expect("type"))),

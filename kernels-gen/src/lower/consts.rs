@@ -37,6 +37,12 @@ pub(super) fn instances(f: &FnDef) -> Result<Vec<(FnDef, Bindings)>> {
                     .collect();
                 one.name.name = format!("{}_{}", f.name.name, parts.join("_"));
             }
+            // Parameters `#[when(flag)]` exist where `flag` is true.
+            one.params
+                .retain(|p| match &p.when {
+                    Some(flag) => bound.iter().any(|(name, v)| *name == flag.name && *v == ConstValue::Bool(true)),
+                    None => true,
+                });
             if let Some(p) = &f.attrs.line_param {
                 match bound.iter().find(|(name, _)| *name == p.name) {
                     Some((_, ConstValue::Int(axis))) => {
@@ -58,8 +64,29 @@ pub(super) fn instances(f: &FnDef) -> Result<Vec<(FnDef, Bindings)>> {
 }
 
 /// Each listed constant is an `i64` or `bool` parameter of `f` whose values have its type;
-/// helpers have no constants.
+/// helpers have no constants; `#[when(flag)]` names a `bool` constant.
 fn check(f: &FnDef) -> Result<()> {
+    for p in &f.params {
+        let Some(flag) = &p.when else { continue };
+        let is_flag = f
+            .attrs
+            .consts
+            .iter()
+            .any(|c| c.name.name == flag.name && matches!(c.values[0].0, ConstValue::Bool(_)));
+        if !is_flag || f.kind == crate::ast::FnKind::Helper {
+            return err(
+                flag.span,
+                format!(
+                    "`#[when({})]` names no `bool` constant of this kernel",
+                    flag.name
+                ),
+                Some(&format!(
+                    "list it: `#[stencil(consts({} = [false, true]))]` and `{}: bool`",
+                    flag.name, flag.name
+                )),
+            );
+        }
+    }
     for c in &f.attrs.consts {
         if f.kind == crate::ast::FnKind::Helper {
             return err(

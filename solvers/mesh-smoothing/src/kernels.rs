@@ -7,7 +7,7 @@
 //! inverted or degenerate. The metric at the candidate is interpolated barycentrically in
 //! the cavity triangle (with the vertex at its present place) that holds it (`relocate`,
 //! `search`), or bilinearly from a super-sampled copy of the metric field, three
-//! [`stencil_runtime::SampledGrid`]s (`relocate_sampled`, `search_sampled`; on the GPU
+//! [`stencil_runtime::SampledGrid`]s (`relocate` and `search` made for `sampled = true`; on the GPU
 //! optionally through textures with hardware filtering).
 //!
 //! The vertices of a colour share no edge, so each one reads only vertices that do not
@@ -270,10 +270,11 @@ pub mod smoothing {
     /// 1 smart Laplacian (the whole move, only if the cavity's smallest quality does not
     /// drop), 2 Pain et al. (2001) ([`planned_move`]). Laplacian and Pain's moves are
     /// halved (up to ten times) until every triangle stays valid (Laplacian) or the cavity
-    /// keeps its smallest quality (Pain). The metric at a candidate is interpolated
-    /// barycentrically in the cavity triangle holding it. `moved` counts the vertices that
-    /// moved.
-    #[stencil]
+    /// keeps its smallest quality (Pain). `moved` counts the vertices that moved. The
+    /// metric at a candidate is interpolated barycentrically in the cavity triangle
+    /// holding it, or, with `sampled`, read from the super-sampled metric `[[g11, g12],
+    /// [g12, g22]]` (bilinear), which a vertex that moves then takes.
+    #[stencil(consts(sampled = [false, true]))]
     pub fn relocate<T: Real>(
         mesh: Mesh,
         x: InOut<T>,
@@ -281,8 +282,12 @@ pub mod smoothing {
         m11: InOut<T>,
         m12: InOut<T>,
         m22: InOut<T>,
+        #[when(sampled)] g11: Sampled<T>,
+        #[when(sampled)] g12: Sampled<T>,
+        #[when(sampled)] g22: Sampled<T>,
         method: i64,
         moved: Sum<T>,
+        sampled: bool,
     ) {
         let before = cavity_quality(mesh, x, y, m11, m12, m22, x, y, m11, m12, m22);
         let mut stepx = planned_move(mesh, x, y, m11, m12, m22, method, 0);
@@ -297,7 +302,11 @@ pub mod smoothing {
         for attempt in 0..11 {
             let cx = x + stepx;
             let cy = y + stepy;
-            let (c11, c12, c22) = metric_at(mesh, x, y, m11, m12, m22, cx, cy);
+            let (c11, c12, c22) = if sampled {
+                sampled_metric(g11, g12, g22, cx, cy)
+            } else {
+                metric_at(mesh, x, y, m11, m12, m22, cx, cy)
+            };
             let q = cavity_quality(mesh, x, y, m11, m12, m22, cx, cy, c11, c12, c22);
             if takes(method, q, before, done, cx != x || cy != y) {
                 go = true;
@@ -314,56 +323,15 @@ pub mod smoothing {
         if go {
             x = nx;
             y = ny;
-            m11 = n11;
-            m12 = n12;
-            m22 = n22;
-        }
-        moved.reduce(if go { 1.0 } else { 0.0 });
-    }
-
-    /// [`relocate`] with the metric at a candidate read from the super-sampled metric
-    /// `[[g11, g12], [g12, g22]]` (bilinear); a vertex that moves takes that metric.
-    #[stencil]
-    pub fn relocate_sampled<T: Real>(
-        mesh: Mesh,
-        x: InOut<T>,
-        y: InOut<T>,
-        m11: InOut<T>,
-        m12: InOut<T>,
-        m22: InOut<T>,
-        g11: Sampled<T>,
-        g12: Sampled<T>,
-        g22: Sampled<T>,
-        method: i64,
-        moved: Sum<T>,
-    ) {
-        let before = cavity_quality(mesh, x, y, m11, m12, m22, x, y, m11, m12, m22);
-        let mut stepx = planned_move(mesh, x, y, m11, m12, m22, method, 0);
-        let mut stepy = planned_move(mesh, x, y, m11, m12, m22, method, 1);
-        let mut done = false;
-        let mut go = false;
-        let mut nx = x;
-        let mut ny = y;
-        for attempt in 0..11 {
-            let cx = x + stepx;
-            let cy = y + stepy;
-            let (c11, c12, c22) = sampled_metric(g11, g12, g22, cx, cy);
-            let q = cavity_quality(mesh, x, y, m11, m12, m22, cx, cy, c11, c12, c22);
-            if takes(method, q, before, done, cx != x || cy != y) {
-                go = true;
-                nx = cx;
-                ny = cy;
+            if sampled {
+                m11 = g11.sample(nx, ny);
+                m12 = g12.sample(nx, ny);
+                m22 = g22.sample(nx, ny);
+            } else {
+                m11 = n11;
+                m12 = n12;
+                m22 = n22;
             }
-            done = done || stops(method, q, before);
-            stepx = 0.5 * stepx;
-            stepy = 0.5 * stepy;
-        }
-        if go {
-            x = nx;
-            y = ny;
-            m11 = g11.sample(nx, ny);
-            m12 = g12.sample(nx, ny);
-            m22 = g22.sample(nx, ny);
         }
         moved.reduce(if go { 1.0 } else { 0.0 });
     }
@@ -372,11 +340,12 @@ pub mod smoothing {
     /// cavity's smallest quality: eight directions around the vertex at distance `step`
     /// (set at round 0 by [`first_step`]), each taken if it improves on the best so far;
     /// `step` is halved when none does. The metric at a candidate is interpolated
-    /// barycentrically in the cavity triangle holding it. `moved_flag` records whether the
-    /// vertex moved in any round so far; on the last round (of `rounds`) `moved` counts the
-    /// vertices that moved. One round per launch keeps the kernel small enough for the
-    /// GPU's registers.
-    #[stencil]
+    /// barycentrically in the cavity triangle holding it, or, with `sampled`, read from
+    /// the super-sampled metric `[[g11, g12], [g12, g22]]` (bilinear), which a vertex that
+    /// moves then takes. `moved_flag` records whether the vertex moved in any round so
+    /// far; on the last round (of `rounds`) `moved` counts the vertices that moved. One
+    /// round per launch keeps the kernel small enough for the GPU's registers.
+    #[stencil(consts(sampled = [false, true]))]
     pub fn search<T: Real>(
         mesh: Mesh,
         x: InOut<T>,
@@ -384,11 +353,15 @@ pub mod smoothing {
         m11: InOut<T>,
         m12: InOut<T>,
         m22: InOut<T>,
+        #[when(sampled)] g11: Sampled<T>,
+        #[when(sampled)] g12: Sampled<T>,
+        #[when(sampled)] g22: Sampled<T>,
         step: InOut<T>,
         moved_flag: InOut<T>,
         round: i64,
         rounds: i64,
         moved: Sum<T>,
+        sampled: bool,
     ) {
         let h = search_step(mesh, x, y, step, round);
         let mut best_q = cavity_quality(mesh, x, y, m11, m12, m22, x, y, m11, m12, m22);
@@ -401,7 +374,11 @@ pub mod smoothing {
         for k in 0..8 {
             let cx = bx + compass_x(k, h);
             let cy = by + compass_y(k, h);
-            let (c11, c12, c22) = metric_at(mesh, x, y, m11, m12, m22, cx, cy);
+            let (c11, c12, c22) = if sampled {
+                sampled_metric(g11, g12, g22, cx, cy)
+            } else {
+                metric_at(mesh, x, y, m11, m12, m22, cx, cy)
+            };
             let q = cavity_quality(mesh, x, y, m11, m12, m22, cx, cy, c11, c12, c22);
             if q > best_q {
                 bx = cx;
@@ -416,58 +393,15 @@ pub mod smoothing {
         if improved {
             x = bx;
             y = by;
-            m11 = b11;
-            m12 = b12;
-            m22 = b22;
-        }
-        step = if improved { h } else { 0.5 * h };
-        let now = moved_so_far(moved_flag, round, improved);
-        moved_flag = now;
-        moved.reduce(if round == rounds - 1 { now } else { 0.0 });
-    }
-
-    /// [`search`] with the metric at a candidate read from the super-sampled metric
-    /// `[[g11, g12], [g12, g22]]` (bilinear); a vertex that moves takes that metric.
-    #[stencil]
-    pub fn search_sampled<T: Real>(
-        mesh: Mesh,
-        x: InOut<T>,
-        y: InOut<T>,
-        m11: InOut<T>,
-        m12: InOut<T>,
-        m22: InOut<T>,
-        g11: Sampled<T>,
-        g12: Sampled<T>,
-        g22: Sampled<T>,
-        step: InOut<T>,
-        moved_flag: InOut<T>,
-        round: i64,
-        rounds: i64,
-        moved: Sum<T>,
-    ) {
-        let h = search_step(mesh, x, y, step, round);
-        let mut best_q = cavity_quality(mesh, x, y, m11, m12, m22, x, y, m11, m12, m22);
-        let mut bx = x;
-        let mut by = y;
-        let mut improved = false;
-        for k in 0..8 {
-            let cx = bx + compass_x(k, h);
-            let cy = by + compass_y(k, h);
-            let (c11, c12, c22) = sampled_metric(g11, g12, g22, cx, cy);
-            let q = cavity_quality(mesh, x, y, m11, m12, m22, cx, cy, c11, c12, c22);
-            if q > best_q {
-                bx = cx;
-                by = cy;
-                best_q = q;
-                improved = true;
+            if sampled {
+                m11 = g11.sample(bx, by);
+                m12 = g12.sample(bx, by);
+                m22 = g22.sample(bx, by);
+            } else {
+                m11 = b11;
+                m12 = b12;
+                m22 = b22;
             }
-        }
-        if improved {
-            x = bx;
-            y = by;
-            m11 = g11.sample(bx, by);
-            m12 = g12.sample(bx, by);
-            m22 = g22.sample(bx, by);
         }
         step = if improved { h } else { 0.5 * h };
         let now = moved_so_far(moved_flag, round, improved);

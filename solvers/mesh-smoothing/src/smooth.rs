@@ -11,7 +11,7 @@
 //! do not move in that colour: serial, parallel and GPU sweeps give the same mesh.
 
 use crate::colour::Colouring;
-use crate::kernels::smoothing::{relocate, relocate_sampled, search, search_sampled};
+use crate::kernels::smoothing::{relocate, search};
 use crate::metric_grid::MetricGrid;
 use crate::quality::{min_mean, qualities};
 use crate::{Mesh, MeshError, Metric};
@@ -161,7 +161,7 @@ impl Smoother {
             let b = &self.backend;
             moved += match (method, &self.grid) {
                 (Method::MinQuality, None) => search_rounds(|round| {
-                    search::launch(
+                    search::sampled_false::launch(
                         b,
                         set,
                         x,
@@ -176,7 +176,7 @@ impl Smoother {
                     )
                 })?,
                 (Method::MinQuality, Some([g11, g12, g22])) => search_rounds(|round| {
-                    search_sampled::launch(
+                    search::sampled_true::launch(
                         b,
                         set,
                         x,
@@ -193,8 +193,10 @@ impl Smoother {
                         SEARCH_ROUNDS,
                     )
                 })?,
-                (other, None) => relocate::launch(b, set, x, y, m11, m12, m22, code(other))?,
-                (other, Some([g11, g12, g22])) => relocate_sampled::launch(
+                (other, None) => {
+                    relocate::sampled_false::launch(b, set, x, y, m11, m12, m22, code(other))?
+                }
+                (other, Some([g11, g12, g22])) => relocate::sampled_true::launch(
                     b,
                     set,
                     x,

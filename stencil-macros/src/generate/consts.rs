@@ -1,6 +1,7 @@
 //! The module of a kernel with compile-time constant parameters (`consts(a = [0, 1])`):
 //! one module per choice of the constants' values, and launchers that take the constants
-//! like other scalars and run the instance made for their values.
+//! like other scalars and run the instance made for their values (none where parameters
+//! marked `#[when(flag)]` make the instances' parameters differ).
 
 use super::{of_dims_items, Parts};
 use kernels_gen::ast::ConstValue;
@@ -17,6 +18,7 @@ pub(super) fn instances_items(
 ) -> syn::Result<TokenStream> {
     let rt = quote!(::stencil_runtime);
     let names: Vec<&String> = kernels[0].consts.iter().map(|(p, _)| p).collect();
+    let name_str = f.sig.ident.to_string();
     let mut modules = Vec::new();
     let (mut arms, mut block_arms, mut listed) = (Vec::new(), Vec::new(), Vec::new());
     let sig = Parts::of(&kernels[0], &rt);
@@ -38,6 +40,17 @@ pub(super) fn instances_items(
         arms.push(quote!(#pattern => #m::launch(backend, #(#args),*),));
         block_arms.push(quote!(#pattern => #m::launch_blocks(backend, blocks, #(#args),*),));
         listed.push(described(&group[0].consts));
+    }
+    let header = quote! {
+        /// The kernel's name.
+        pub const NAME: &str = #name_str;
+        /// The stencil source this kernel was compiled from (with its helpers).
+        pub const SOURCE: &str = #source;
+        #(#modules)*
+    };
+    if has_conditional_params(f) {
+        // The instances take different parameters: each is launched by its own module.
+        return Ok(header);
     }
     let Parts {
         generics,
@@ -71,7 +84,6 @@ pub(super) fn instances_items(
             expected: #expected,
         }),
     };
-    let name_str = f.sig.ident.to_string();
     let doc = format!(
         "Runs `{name_str}` over the interior of its first output field on `backend`, with \
          the kernel made for the values of {param_name} (each a compile-time constant)."
@@ -92,11 +104,7 @@ pub(super) fn instances_items(
         }
     });
     Ok(quote! {
-        /// The kernel's name.
-        pub const NAME: &str = #name_str;
-        /// The stencil source this kernel was compiled from (with its helpers).
-        pub const SOURCE: &str = #source;
-        #(#modules)*
+        #header
         #[doc = #doc]
         pub fn launch #generics (backend: &#rt::Backend, #(#params),*) -> ::core::result::Result<#ret, #rt::Error> {
             match #idents {
@@ -105,6 +113,14 @@ pub(super) fn instances_items(
             }
         }
         #block_launch
+    })
+}
+
+/// Whether some parameter of `f` exists only in some instances (`#[when(flag)]`).
+fn has_conditional_params(f: &syn::ItemFn) -> bool {
+    f.sig.inputs.iter().any(|input| match input {
+        syn::FnArg::Typed(p) => !p.attrs.is_empty(),
+        syn::FnArg::Receiver(_) => false,
     })
 }
 
