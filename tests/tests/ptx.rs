@@ -300,12 +300,12 @@ fn the_halo_exchange_takes_what_the_runtime_passes() {
     // Twelve values, then eight arenas and eight companions: the runtime's `HaloLaunch`
     // (stencil-runtime/src/cuda/launch/blocks.rs, `HALO_FIELDS` = 8) pushes 28.
     for p in halo_exchange_code() {
-        let (header, params) = entry_parameters(&p.text);
+        let (header, params) = entry_parameters(p.text);
         assert_eq!(params, 12 + 2 * 8, "{}: {header}", p.entry);
     }
     // Four values, then eight arenas: `queue_halo_weighted` and `queue_pack` push 12.
     for p in halo_weighted_code().iter().chain(pack_points_code()) {
-        let (header, params) = entry_parameters(&p.text);
+        let (header, params) = entry_parameters(p.text);
         assert_eq!(params, 4 + 8, "{}: {header}", p.entry);
     }
 }
