@@ -38,7 +38,7 @@ pub(crate) struct Hierarchy<T: Real> {
     backend: Backend,
     pub levels: Vec<Level<T>>,
     pub ops: Ops,
-    options: Options,
+    pub options: Options,
     /// Which Jacobi factor comes next (for SRJ schedules).
     sweep: usize,
     /// Zeroing a correction and its first red-black half-sweep run as one launch.
@@ -450,6 +450,12 @@ impl<T: Real> Hierarchy<T> {
             let (fine, coarse) = h.levels.split_at_mut(l + 1);
             h.ops.restrict(&h.backend, &mut fine[l].t, &mut coarse[0].r)
         })
+    }
+
+    /// `1 / h^2` of level 0's grid, in f64 (the outer iteration's defects are taken there).
+    pub fn finest_h2inv(&self) -> f64 {
+        let h = 1.0 / (self.levels[0].n - 1) as f64;
+        1.0 / (h * h)
     }
 
     /// Level `l`'s residual restricted by full weighting to level `l + 1`'s `r`, in one

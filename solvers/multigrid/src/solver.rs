@@ -25,16 +25,14 @@ const LOOKAHEAD_MARGIN: f64 = 3.0;
 
 /// What the outer iteration asks of the preconditioner, whatever its precision.
 pub(crate) trait Preconditioner {
-    /// The defect `rhs - A u` of the operator of `order` into level 0's right-hand side;
-    /// its 2-norm (NaN on a backend whose reductions are unread or deferred; a deferred
-    /// read gives the sum of squares).
+    /// The defect `rhs - A u` of the options' order into level 0's right-hand side, on
+    /// level 0's grid; its 2-norm (NaN on a backend whose reductions are unread or
+    /// deferred; a deferred read gives the sum of squares).
     fn defect(
         &mut self,
         backend: &Backend,
-        order: Order,
         u: &mut Field<f64>,
         rhs: &Field<f64>,
-        h2inv: f64,
     ) -> Result<f64, Error>;
     /// `e = 0` and one cycle for level 0's right-hand side.
     fn precondition(&mut self) -> Result<(), Error>;
@@ -48,7 +46,6 @@ pub(crate) trait Preconditioner {
         u: &mut Field<f64>,
         next: &mut Field<f64>,
         rhs: &Field<f64>,
-        h2inv: f64,
     ) -> Result<f64, Error>;
     /// Full multigrid from `u`'s boundary values for `rhs`, into `u`.
     fn full_multigrid(&mut self, u: &mut Field<f64>, rhs: &Field<f64>) -> Result<(), Error>;
@@ -60,12 +57,10 @@ impl<T: Real> Preconditioner for Hierarchy<T> {
     fn defect(
         &mut self,
         backend: &Backend,
-        order: Order,
         u: &mut Field<f64>,
         rhs: &Field<f64>,
-        h2inv: f64,
     ) -> Result<f64, Error> {
-        let ops = self.ops.clone();
+        let (ops, order, h2inv) = (self.ops.clone(), self.options.order, self.finest_h2inv());
         ops.defect(backend, order, u, rhs, &mut self.levels[0].r, h2inv)
     }
 
@@ -83,9 +78,8 @@ impl<T: Real> Preconditioner for Hierarchy<T> {
         u: &mut Field<f64>,
         next: &mut Field<f64>,
         rhs: &Field<f64>,
-        h2inv: f64,
     ) -> Result<f64, Error> {
-        let ops = self.ops.clone();
+        let (ops, h2inv) = (self.ops.clone(), self.finest_h2inv());
         let l0 = &mut self.levels[0];
         ops.correct_defect2(backend, u, &mut l0.e, rhs, next, &mut l0.r, h2inv)
     }
@@ -288,8 +282,7 @@ impl Solver {
 
     /// The 2-norm of the residual `f - A u` of the options' order (waits for the device).
     pub fn residual_norm(&mut self, u: &mut Field<f64>, f: &Field<f64>) -> Result<f64, SolveError> {
-        let order = self.options.order;
-        Ok(self.mg.defect(&self.backend, order, u, f, self.h2inv)?)
+        Ok(self.mg.defect(&self.backend, u, f)?)
     }
 
     /// Solves `-A u = f` to the relative residual `options.tolerance`, starting from `u`
@@ -388,8 +381,7 @@ impl Solver {
         flipped: &mut bool,
         report: &mut Report,
     ) -> Result<(), SolveError> {
-        let (order, h2inv) = (self.options.order, self.h2inv);
-        let initial = self.mg.defect(&self.backend, order, u, rhs, h2inv)?;
+        let initial = self.mg.defect(&self.backend, u, rhs)?;
         report.initial = initial;
         if initial == 0.0 {
             return Ok(());
@@ -497,27 +489,25 @@ impl Solver {
         next: Option<&mut Field<f64>>,
         flipped: &mut bool,
     ) -> Result<f64, SolveError> {
-        let (order, h2inv) = (self.options.order, self.h2inv);
         if cycle == 1 && self.options.fmg {
             self.mg.full_multigrid(u, rhs)?;
-            return Ok(self.mg.defect(norms_on, order, u, rhs, h2inv)?);
+            return Ok(self.mg.defect(norms_on, u, rhs)?);
         }
         if let Some(next) = next {
             self.replayed(Work::Precondition, u, rhs)?;
-            let norm = self.mg.correct_defect(norms_on, u, next, rhs, h2inv)?;
+            let norm = self.mg.correct_defect(norms_on, u, next, rhs)?;
             std::mem::swap(u, next);
             *flipped = !*flipped;
             return Ok(norm);
         }
         self.replayed(Work::Correct, u, rhs)?;
-        Ok(self.mg.defect(norms_on, order, u, rhs, h2inv)?)
+        Ok(self.mg.defect(norms_on, u, rhs)?)
     }
 
     /// Runs `work` once, launch by launch.
     fn run(&mut self, work: Work, u: &mut Field<f64>, f: &Field<f64>) -> Result<(), Error> {
         if work == Work::Cycle {
-            let order = self.options.order;
-            self.mg.defect(&self.quiet, order, u, f, self.h2inv)?;
+            self.mg.defect(&self.quiet, u, f)?;
         }
         self.mg.precondition()?;
         if work == Work::Precondition {
