@@ -6,7 +6,9 @@
 
 use stencil_runtime::prelude::*;
 use stencil_tests::device::gpu_or_skip;
-use stencil_tests::harness::{kernel_ir_of_dims, poisoned, random_field, rng, values};
+use stencil_tests::harness::{
+    assert_close, kernel_ir_of_dims, poisoned, random_field, rng, values,
+};
 
 #[stencils]
 mod constant {
@@ -149,26 +151,22 @@ fn points(extent: &[usize]) -> impl Iterator<Item = [isize; 3]> + '_ {
 
 #[test]
 fn launch_runs_the_instance_made_for_the_constants() -> Result<(), Error> {
-    let cpu = Backend::Cpu;
     let mut r = rng("compile-time constants");
-    for extent in [&[23, 17][..], &[9, 8, 7][..]] {
-        let u = random_field::<f64>(&mut r, extent, 2, -1.0, 1.0);
+    let fields =
+        [&[23, 17][..], &[9, 8, 7][..]].map(|e| random_field::<f64>(&mut r, e, 2, -1.0, 1.0));
+    for u in &fields {
+        let extent = u.extent();
         for (a, up) in [(0, true), (0, false), (1, true), (1, false)] {
             let mut out = poisoned(extent);
-            constant::shifted::launch(&cpu, &u, &mut out, a, 0.5, up)?;
-            let want = shifted_in_rust(&u, a as usize, 0.5, up);
+            constant::shifted::launch(&Backend::Cpu, u, &mut out, a, 0.5, up)?;
+            let want = shifted_in_rust(u, a as usize, 0.5, up);
             assert_eq!(values(&out), want, "{extent:?} a = {a} up = {up}");
         }
         for order in [2, 4] {
             let mut out = poisoned(extent);
-            constant::laplacian::launch(&cpu, &u, &mut out, order)?;
-            let want = laplacian_in_rust(&u, order);
-            let worst = values(&out)
-                .iter()
-                .zip(&want)
-                .map(|(g, w)| (g - w).abs())
-                .fold(0.0, f64::max);
-            assert!(worst < 1e-13, "{extent:?} order {order}: off by {worst}");
+            constant::laplacian::launch(&Backend::Cpu, u, &mut out, order)?;
+            let what = format!("{extent:?} order {order}");
+            assert_close(&what, &values(&out), &laplacian_in_rust(u, order), 1e-12);
         }
     }
     Ok(())
@@ -192,6 +190,9 @@ fn a_value_no_instance_was_made_for_is_a_typed_error() {
     assert!(e.to_string().contains("order = 2; order = 4"), "{e}");
 }
 
+/// A launch of a kernel from one field into another on a backend.
+type Launch<'a> = dyn Fn(&Backend, &Field<f64>, &mut Field<f64>) -> Result<(), Error> + 'a;
+
 /// The instances on a device equal the CPU's: the shifts and Laplacians exactly in f64
 /// (the same operations), the line solves to round-off.
 #[test]
@@ -204,7 +205,7 @@ fn the_instances_on_the_device_match_the_cpu() -> Result<(), Error> {
     for extent in [&[70, 45][..], &[33, 20, 9][..]] {
         let u = random_field::<f64>(&mut r, extent, 2, -1.0, 1.0);
         let on_gpu = u.to(&gpu)?;
-        let both = |run: &dyn Fn(&Backend, &Field<f64>, &mut Field<f64>) -> Result<(), Error>| {
+        let both = |run: &Launch<'_>| {
             let mut want = Field::zeros(extent, 0)?;
             run(&cpu, &u, &mut want)?;
             let mut got = Field::zeros_on(&gpu, extent, 0)?;

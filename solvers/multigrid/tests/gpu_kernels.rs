@@ -88,10 +88,17 @@ fn kernels_2d<T: Real>(gpu: &Backend, [bw, be, bs, bn]: [i64; 4]) {
     per_axis_kernels::<T>(gpu, &N2, "", (&c, &c64), sides);
     for colour in [0, 1] {
         for axis in [0, 1] {
-            compare::<T>(gpu, &format!("zebra along {axis}"), &N2, 0, 2, &|b, _, s| {
-                let [e, r] = s else { unreachable!() };
-                mg::zebra::launch(b, e, r, &c, h2, kap, lo, hi, colour, axis).map(|_| vec![])
-            });
+            compare::<T>(
+                gpu,
+                &format!("zebra along {axis}"),
+                &N2,
+                0,
+                2,
+                &|b, _, s| {
+                    let [e, r] = s else { unreachable!() };
+                    mg::zebra::launch(b, e, r, &c, h2, kap, lo, hi, colour, axis).map(|_| vec![])
+                },
+            );
         }
     }
     compare::<T>(gpu, "zero", &N2, 0, 1, &|b, _, s| {

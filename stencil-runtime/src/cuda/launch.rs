@@ -17,8 +17,7 @@ mod reduce;
 mod shape;
 pub use blocks::{block_flags_code, halo_exchange_code, halo_weighted_code, pack_points_code};
 pub(crate) use blocks::{
-    queue_block_flags, queue_halo_exchange, queue_points, HaloLaunch, PointLaunch,
-    HALO_FIELDS,
+    queue_block_flags, queue_halo_exchange, queue_points, HaloLaunch, PointLaunch, HALO_FIELDS,
 };
 pub use code::{KernelCode, Ptx, Tiles};
 use raw::{launch_raw, Params};

@@ -32,8 +32,7 @@ pub use launch::{
     KernelCode, Ptx, Reduce, Tiles,
 };
 pub(crate) use launch::{
-    queue_block_flags, queue_halo_exchange, queue_points, HaloLaunch, PointLaunch,
-    HALO_FIELDS,
+    queue_block_flags, queue_halo_exchange, queue_points, HaloLaunch, PointLaunch, HALO_FIELDS,
 };
 pub use module::{for_dependent_launch, GRID_DEPENDENCY_POINT};
 pub use nccl::{Nccl, NcclId};

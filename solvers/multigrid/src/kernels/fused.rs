@@ -208,9 +208,32 @@ pub mod kernels {
         e = swept_at(r, (0, 0), c, h2inv, (j0, nj));
     }
 
+    /// The correction at offset `d` after one red-black sweep from zero and the colour-0
+    /// half of a second: colour-0 nodes solve their rows with their neighbours'
+    /// [`swept_at`] values, the others keep theirs.
+    #[stencil_fn]
+    fn swept_then_red<T: Real>(
+        r: In<T>,
+        d: (i64, i64),
+        c: Axes<T>,
+        h2inv: T,
+        rows: (i64, i64),
+    ) -> T {
+        let here = swept_at(r, d, c, h2inv, rows);
+        if colour_at(d) == 0 {
+            let w = swept_at(r, d - unit(0), c, h2inv, rows);
+            let east = swept_at(r, d + unit(0), c, h2inv, rows);
+            let s = swept_at(r, d - unit(1), c, h2inv, rows);
+            let n = swept_at(r, d + unit(1), c, h2inv, rows);
+            dirichlet_update(d, here, w, east, s, n, r[d], c, h2inv, rows)
+        } else {
+            here
+        }
+    }
+
     /// Two whole red-black sweeps from a zero correction in one pass: the colour-1 half of
-    /// the second sweep on [`then_red`], the values of [`rbgs_sweep_from_zero`] followed
-    /// by [`rbgs_sweep`]; the right-hand side is read three nodes out (halo 3).
+    /// the second sweep on [`swept_then_red`], the values of [`rbgs_sweep_from_zero`]
+    /// followed by [`rbgs_sweep`]; the right-hand side is read three nodes out (halo 3).
     #[stencil]
     pub fn rbgs_two_sweeps_from_zero<T: Real>(
         r: In<T>,
@@ -220,8 +243,17 @@ pub mod kernels {
         j0: i64,
         nj: i64,
     ) {
-        // From zero, `then_black` reads no correction: `r` stands in for it.
-        e = then_black(r, r, true, c, h2inv, (j0, nj));
+        let rows = (j0, nj);
+        let here = swept_then_red(r, (0, 0), c, h2inv, rows);
+        e = if colour_at((0, 0)) == 0 {
+            here
+        } else {
+            let w = swept_then_red(r, (-1, 0), c, h2inv, rows);
+            let east = swept_then_red(r, (1, 0), c, h2inv, rows);
+            let s = swept_then_red(r, (0, -1), c, h2inv, rows);
+            let n = swept_then_red(r, (0, 1), c, h2inv, rows);
+            dirichlet_update((0, 0), here, w, east, s, n, r, c, h2inv, rows)
+        };
     }
 
     /// The correction `e` at offset `d` after a red-black half-sweep of colour `colour`:
@@ -244,69 +276,25 @@ pub mod kernels {
         }
     }
 
-    /// The value at offset `d` before the colour-0 half-sweep of a fused pass: after one
-    /// red-black sweep from zero (`from_zero`, [`swept_at`]; `e` is not read), else after
-    /// the colour-1 half-sweep of `e` ([`half_swept_at`]).
+    /// [`half_swept_at`] of colour 1 followed by the colour-0 half-sweep, at offset `d`.
     #[stencil_fn]
-    fn before_red<T: Real>(
+    fn black_then_red_at<T: Real>(
         e: In<T>,
         r: In<T>,
-        from_zero: bool,
         d: (i64, i64),
         c: Axes<T>,
         h2inv: T,
         rows: (i64, i64),
     ) -> T {
-        if from_zero {
-            swept_at(r, d, c, h2inv, rows)
-        } else {
-            half_swept_at(e, r, 1, d, c, h2inv, rows)
-        }
-    }
-
-    /// [`before_red`] followed by the colour-0 half-sweep, at offset `d`: colour-0 nodes
-    /// solve their rows with their neighbours' values, the others keep theirs.
-    #[stencil_fn]
-    fn then_red<T: Real>(
-        e: In<T>,
-        r: In<T>,
-        from_zero: bool,
-        d: (i64, i64),
-        c: Axes<T>,
-        h2inv: T,
-        rows: (i64, i64),
-    ) -> T {
-        let here = before_red(e, r, from_zero, d, c, h2inv, rows);
+        let here = half_swept_at(e, r, 1, d, c, h2inv, rows);
         if colour_at(d) == 0 {
-            let w = before_red(e, r, from_zero, d - unit(0), c, h2inv, rows);
-            let east = before_red(e, r, from_zero, d + unit(0), c, h2inv, rows);
-            let s = before_red(e, r, from_zero, d - unit(1), c, h2inv, rows);
-            let n = before_red(e, r, from_zero, d + unit(1), c, h2inv, rows);
+            let w = half_swept_at(e, r, 1, d - unit(0), c, h2inv, rows);
+            let east = half_swept_at(e, r, 1, d + unit(0), c, h2inv, rows);
+            let s = half_swept_at(e, r, 1, d - unit(1), c, h2inv, rows);
+            let n = half_swept_at(e, r, 1, d + unit(1), c, h2inv, rows);
             dirichlet_update(d, here, w, east, s, n, r[d], c, h2inv, rows)
         } else {
             here
-        }
-    }
-
-    /// [`then_red`] followed by the colour-1 half-sweep, at the kernel's point.
-    #[stencil_fn]
-    fn then_black<T: Real>(
-        e: In<T>,
-        r: In<T>,
-        from_zero: bool,
-        c: Axes<T>,
-        h2inv: T,
-        rows: (i64, i64),
-    ) -> T {
-        let here = then_red(e, r, from_zero, (0, 0), c, h2inv, rows);
-        if colour_at((0, 0)) == 0 {
-            here
-        } else {
-            let w = then_red(e, r, from_zero, (-1, 0), c, h2inv, rows);
-            let east = then_red(e, r, from_zero, (1, 0), c, h2inv, rows);
-            let s = then_red(e, r, from_zero, (0, -1), c, h2inv, rows);
-            let n = then_red(e, r, from_zero, (0, 1), c, h2inv, rows);
-            dirichlet_update((0, 0), here, w, east, s, n, r, c, h2inv, rows)
         }
     }
 
@@ -324,7 +312,17 @@ pub mod kernels {
         j0: i64,
         nj: i64,
     ) {
-        out = then_black(e, r, false, c, h2inv, (j0, nj));
+        let rows = (j0, nj);
+        let here = black_then_red_at(e, r, (0, 0), c, h2inv, rows);
+        out = if colour_at((0, 0)) == 0 {
+            here
+        } else {
+            let w = black_then_red_at(e, r, (-1, 0), c, h2inv, rows);
+            let east = black_then_red_at(e, r, (1, 0), c, h2inv, rows);
+            let s = black_then_red_at(e, r, (0, -1), c, h2inv, rows);
+            let n = black_then_red_at(e, r, (0, 1), c, h2inv, rows);
+            dirichlet_update((0, 0), here, w, east, s, n, r, c, h2inv, rows)
+        };
     }
 
     /// One step of full weighting `[1/4, 1/2, 1/4]` summed from below as [`weigh`] does:
