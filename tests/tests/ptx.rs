@@ -303,7 +303,7 @@ fn the_halo_exchange_takes_what_the_runtime_passes() {
         let (header, params) = entry_parameters(p.text);
         assert_eq!(params, 12 + 2 * 8, "{}: {header}", p.entry);
     }
-    // Four values, then eight arenas: `queue_halo_weighted` and `queue_pack` push 12.
+    // Four values, then eight arenas: `queue_points` pushes 12 for either kernel.
     for p in halo_weighted_code().iter().chain(pack_points_code()) {
         let (header, params) = entry_parameters(p.text);
         assert_eq!(params, 4 + 8, "{}: {header}", p.entry);
