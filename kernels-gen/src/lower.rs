@@ -111,6 +111,7 @@ pub fn lower_definitions(module: &Module) -> Result<Vec<Vec<Kernel>>> {
     for h in module.items.iter().filter(|f| f.kind == FnKind::Helper) {
         consts::instances(h)?;
     }
+    consts::check_instance_names(module)?;
     module
         .items
         .iter()

@@ -95,3 +95,23 @@ fn k<T: Real>(u: In<T>, out: Out<T>, #[when(scaled)] s: T, scaled: bool) {
         assert_eq!(t.to_string(), r.to_string());
     }
 }
+
+/// Misuse of instances: a name two definitions make, `#[when]` on a constant.
+#[test]
+fn instance_misuse_is_reported() {
+    let clash = "
+#[stencil(dims = 1, consts(x = [1]))]
+fn k<T: Real>(u: In<T>, out: Out<T>, x: i64) { out = u[x]; }
+#[stencil(dims = 1)]
+fn k_x_1<T: Real>(u: In<T>, out: Out<T>) { out = u; }
+";
+    let e = compile_text(clash)
+        .expect_err("two kernels named k_x_1")
+        .to_string();
+    assert!(e.contains("makes a kernel named `k_x_1`"), "{e}");
+    let when = "#[stencil(dims = 2, consts(f = [false, true]))] fn k<T: Real>(u: In<T>, out: Out<T>, #[when(f)] f: bool) { out = u; }";
+    let e = compile_text(when)
+        .expect_err("when on the flag")
+        .to_string();
+    assert!(e.contains("every instance has it"), "{e}");
+}

@@ -37,6 +37,13 @@ mod constant {
         out = s;
     }
 
+    /// `s k` times the sum of `u`: a reduction before the constant, which the launcher
+    /// takes no argument for.
+    #[stencil(dims = 2, consts(k = [1, 3]))]
+    pub fn scaled_sum<T: Real>(u: In<T>, total: Sum<T>, k: i64, s: T) {
+        total.reduce(s * (k as T) * u);
+    }
+
     /// Line Gauss-Seidel along axis `a` for `4 e - (e_west + e_east) - (e_south + e_north)
     /// = r`, on the lines of colour `colour`.
     #[stencil(dims = 2, line = a, red_black = colour, consts(a = [0, 1]))]
@@ -168,6 +175,17 @@ fn launch_runs_the_instance_made_for_the_constants() -> Result<(), Error> {
             let what = format!("{extent:?} order {order}");
             assert_close(&what, &values(&out), &laplacian_in_rust(u, order), 1e-12);
         }
+    }
+    Ok(())
+}
+
+#[test]
+fn constants_after_a_reduction_take_their_place() -> Result<(), Error> {
+    let u = Field::<f64>::from_fn(&[6, 5], 0, |p| (p[0] + 2 * p[1]) as f64);
+    let sum: f64 = values(&u).iter().sum();
+    for k in [1, 3] {
+        let total = constant::scaled_sum::launch(&Backend::Cpu, &u, k, 0.5)?;
+        assert_eq!(total, 0.5 * k as f64 * sum, "k = {k}");
     }
     Ok(())
 }

@@ -68,6 +68,16 @@ pub(super) fn instances(f: &FnDef) -> Result<Vec<(FnDef, Bindings)>> {
 fn check(f: &FnDef) -> Result<()> {
     for p in &f.params {
         let Some(flag) = &p.when else { continue };
+        if f.attrs.consts.iter().any(|c| c.name.name == p.name.name) {
+            return err(
+                flag.span,
+                format!(
+                    "`{}` is a compile-time constant: every instance has it",
+                    p.name.name
+                ),
+                Some("put `#[when(..)]` on the parameters that only some instances take"),
+            );
+        }
         let is_flag = f
             .attrs
             .consts
@@ -139,4 +149,32 @@ pub(super) fn in_instance(mut e: LowerError, bound: &[(String, ConstValue)]) -> 
         );
     }
     e
+}
+
+/// The kernels made from the module's definitions have distinct names: `k` made for
+/// `x = 1` is `k_x_1`, which another definition may already be called.
+pub(super) fn check_instance_names(module: &crate::ast::Module) -> Result<()> {
+    let mut seen = std::collections::HashMap::new();
+    for f in &module.items {
+        let names: Vec<String> = match f.kind {
+            crate::ast::FnKind::Kernel => instances(f)?
+                .into_iter()
+                .map(|(k, _)| k.name.name)
+                .collect(),
+            crate::ast::FnKind::Helper => vec![f.name.name.clone()],
+        };
+        for name in names {
+            if let Some(other) = seen.insert(name.clone(), f.name.name.clone()) {
+                return err(
+                    f.name.span,
+                    format!(
+                        "`{}` makes a kernel named `{name}`, a name `{other}` already has",
+                        f.name.name
+                    ),
+                    Some("rename one of them"),
+                );
+            }
+        }
+    }
+    Ok(())
 }

@@ -116,6 +116,18 @@ pub(super) fn instances_items(
     })
 }
 
+/// Whether a parameter's type is a reduction, `Sum<..>`, `Max<..>` or `Min<..>`.
+fn is_reduction(ty: &syn::Type) -> bool {
+    match ty {
+        syn::Type::Path(p) => p
+            .path
+            .segments
+            .last()
+            .is_some_and(|s| matches!(s.ident.to_string().as_str(), "Sum" | "Max" | "Min")),
+        _ => false,
+    }
+}
+
 /// Whether some parameter of `f` exists only in some instances (`#[when(flag)]`).
 fn has_conditional_params(f: &syn::ItemFn) -> bool {
     f.sig.inputs.iter().any(|input| match input {
@@ -164,6 +176,10 @@ fn with_consts(f: &syn::ItemFn, k: &Kernel, params: &[TokenStream]) -> Vec<Token
         let syn::FnArg::Typed(pat) = input else {
             continue;
         };
+        // A reduction has no launcher parameter: its result is what the launch returns.
+        if is_reduction(&pat.ty) {
+            continue;
+        }
         let constant = match &*pat.pat {
             syn::Pat::Ident(id) => k.consts.iter().find(|(p, _)| id.ident == p),
             _ => None,
