@@ -49,7 +49,12 @@ fn the_page_shows_the_run_live_and_pauses_it() {
     let out_arg = out.path().to_str().unwrap();
     // A tolerance nothing meets: the run goes on until the test drops it, however long
     // the browser takes to start (a run that reached steady state would send no frames).
+    // Small time steps keep the flow changing for a while after the page connects: with
+    // the default ones a fast machine reached a picture that no longer changes (t = 55)
+    // before a browser had started.
     let run = serve(&[
+        "--cfl",
+        "0.02",
         "--n",
         "65",
         "--t-end",
