@@ -61,6 +61,14 @@ struct FieldSlot {
 /// On a vertex kernel or one that samples a grid, which the interpreter does not run
 /// (their CPU path is the generated Rust, compared with the GPU in tests).
 pub unsafe fn run(k: &Kernel, p: Precision, slots: &[u64]) {
+    // Staged values are computed where they are read.
+    let unstaged;
+    let k = if k.stages.is_empty() {
+        k
+    } else {
+        unstaged = k.unstaged();
+        &unstaged
+    };
     assert!(
         !k.is_vertex() && k.sampled.is_empty(),
         "the interpreter does not run vertex kernels or kernels that sample grids (`{}`)",
@@ -160,6 +168,7 @@ pub unsafe fn run(k: &Kernel, p: Precision, slots: &[u64]) {
                     _ => V::F(round(g(a).f(), t)),
                 },
                 Node::LineSolution(_) => unreachable!("never live in a finished kernel"),
+                Node::Staged { .. } => unreachable!("the interpreter runs the unstaged kernel"),
                 Node::Sample { .. } => unreachable!("refused above"),
                 Node::Gather { .. }
                 | Node::Topo { .. }

@@ -14,12 +14,14 @@
 mod analysis;
 mod builder;
 mod fold;
+mod stages;
 mod types;
 
 pub use analysis::{operands, OpCounts, Step};
 pub use builder::KernelBuilder;
 pub(crate) use fold::fold_binary;
 pub use fold::Const;
+pub use stages::{Stage, StageLayout};
 use std::collections::HashMap;
 pub use types::{Precision, Ty};
 
@@ -254,6 +256,17 @@ pub enum Node {
     /// only while lowering (it is what `u = tridiagonal(..)` assigns) and is never live in a
     /// finished kernel, whose [`Kernel::line`] describes the solve instead.
     LineSolution(u32),
+    /// Staged value `stage` (see [`Stage`]) at `offset` from the current point: the
+    /// stage's value node evaluated at that neighbour. Its operands are not the kernel's
+    /// nodes at the current point, so it is a leaf of the point's graph; back ends that
+    /// keep nothing on chip replace it by the stage's nodes shifted to the offset
+    /// ([`Kernel::unstaged`]).
+    Staged {
+        /// Stage number in [`Kernel::stages`].
+        stage: u32,
+        /// Offset per axis (unused axes are 0).
+        offset: [i32; 3],
+    },
 }
 
 /// The mesh tables a vertex kernel reads, each indexed by a position in the current
@@ -504,6 +517,8 @@ pub struct Kernel {
     /// The compile-time constant parameters (`consts(..)`) this kernel was made for, with
     /// their values; they are not parameters of the kernel.
     pub consts: Vec<(String, crate::ast::ConstValue)>,
+    /// The kernel's staged values (`let f = stage(..)`), read by [`Node::Staged`].
+    pub stages: Vec<Stage>,
 }
 
 /// The three kinds of kernel parameter.

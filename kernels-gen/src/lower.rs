@@ -25,6 +25,7 @@ mod narrow;
 mod params;
 mod powi;
 mod sampled;
+mod stages;
 mod statements;
 mod tuples;
 mod vertex;
@@ -181,6 +182,8 @@ enum Binding {
     Mesh,
     /// A `Sampled<T>` parameter.
     Sampled(u32),
+    /// A staged value (`let f = stage(..)`): a stage number.
+    Staged(u32),
 }
 
 #[derive(Clone, Debug)]
@@ -245,6 +248,8 @@ struct Lowerer<'m> {
     tuples: Vec<Vec<Val>>,
     /// The compile-time constant parameters and their values in this instance.
     consts: consts::Bindings,
+    /// The staged values (`stages`).
+    stages: Vec<crate::ir::Stage>,
 }
 
 /// Lowers one kernel of `module`.
@@ -316,6 +321,7 @@ fn lower_instance(
         open_loops: Vec::new(),
         tuples: Vec::new(),
         consts: bound.to_vec(),
+        stages: Vec::new(),
     };
     if let Some((axis, span)) = f.attrs.line {
         if axis >= dims {

@@ -88,7 +88,28 @@ impl fmt::Display for Kernel {
                 list(&lp.next)
             )?;
         }
-        for n in self.live_nodes() {
+        // A read stage's nodes (computed where it is read) are listed with the point's.
+        let mut shown = self.live_nodes();
+        if let Some(layout) = self.stage_layout() {
+            let d = self.dims as usize;
+            let mut roots = Vec::new();
+            for &(s, _) in &layout.stages {
+                let st = &self.stages[s as usize];
+                writeln!(
+                    f,
+                    "  ; stage {} = %{} read at {:?}..={:?}",
+                    st.name,
+                    st.value,
+                    &st.reach_lo[..d],
+                    &st.reach_hi[..d]
+                )?;
+                roots.push(st.value);
+            }
+            shown.extend(self.reachable(&roots));
+            shown.sort_unstable();
+            shown.dedup();
+        }
+        for n in shown {
             writeln!(
                 f,
                 "  %{n}: {} = {}",
@@ -152,6 +173,12 @@ impl Kernel {
             Node::Select(c, a, b) => write!(s, "select %{c}, %{a}, %{b}"),
             Node::Cast(a) => write!(s, "cast %{a}"),
             Node::LineSolution(_) => write!(s, "line solution"),
+            Node::Staged { stage, offset } => write!(
+                s,
+                "staged {}{:?}",
+                self.stages[stage as usize].name,
+                &offset[..self.dims.max(1) as usize]
+            ),
             Node::Gather { field, vertex } => {
                 write!(s, "gather {}[%{vertex}]", self.fields[field as usize].name)
             }

@@ -201,6 +201,17 @@ fn kernel_items(k: &Kernel, f: &syn::ItemFn, source: &str) -> syn::Result<TokenS
     };
     let in_place = !k.reruns_idempotently();
     let vertex = k.is_vertex();
+    let staging = match k.stage_layout() {
+        Some(l) => {
+            let (lo, hi) = (l.lo, l.hi);
+            let (b32, b64) = (
+                l.value_bytes(Precision::F32),
+                l.value_bytes(Precision::F64),
+            );
+            quote!(Some(#rt::cuda::Staging { lo: [#(#lo),*], hi: [#(#hi),*], bytes_f32: &[#(#b32),*], bytes_f64: &[#(#b64),*] }))
+        }
+        None => quote!(None),
+    };
     let (vec32, vec64) = (
         llvm::vector_width(k, Precision::F32),
         llvm::vector_width(k, Precision::F64),
@@ -235,6 +246,7 @@ fn kernel_items(k: &Kernel, f: &syn::ItemFn, source: &str) -> syn::Result<TokenS
                 in_place: #in_place,
                 vertex: #vertex,
                 texture: #texture,
+                staging: #staging,
             };
             #cpu
             #launch

@@ -176,6 +176,21 @@ pub fn kernels_match_dense<T: Real>(backend: &Backend) {
         .unwrap();
         assert_same_on_present(&grid, &out, &outb, &label("checker"));
 
+        // Staged values over a block reach into the neighbouring blocks' points.
+        let dt = T::from_f64(0.3);
+        let dense_fastest = suite::staged_update::launch(backend, &u, &vx, &mut out, dt).unwrap();
+        let block_fastest =
+            suite::staged_update::launch_blocks(backend, &list, &ub, &vxb, &mut outb, dt).unwrap();
+        assert_same_on_present(&grid, &out, &outb, &label("staged_update"));
+        if share == 1.0 {
+            assert_close(
+                &label("staged_update fastest"),
+                &[block_fastest.as_f64()],
+                &[dense_fastest.as_f64()],
+                tol,
+            );
+        }
+
         let dense_total = suite::edge_tests::launch(backend, &u, &mut out).unwrap();
         let block_total = suite::edge_tests::launch_blocks(backend, &list, &ub, &mut outb).unwrap();
         assert_same_on_present(&grid, &out, &outb, &label("edge_tests"));

@@ -59,6 +59,11 @@ pub fn launch<T: Real>(
             vec![m.as_f64()]
         }
         ("checker", [o]) => no_reductions(suite::checker::launch(b, ins[0], o, t(0), t(1)))?,
+        ("staged_update", [o]) => {
+            let m = suite::staged_update::launch(b, ins[0], ins[1], o, t(0))?;
+            vec![m.as_f64()]
+        }
+        ("staged_lap3", [o]) => no_reductions(suite::staged_lap3::launch(b, ins[0], o, t(0)))?,
         (other, outs) => panic!(
             "no dispatch for kernel `{other}` with {} outputs: add it here",
             outs.len()

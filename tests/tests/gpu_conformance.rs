@@ -214,6 +214,7 @@ fn cuda_failures_are_typed_errors() {
         in_place: false,
         vertex: false,
         texture: None,
+        staging: None,
     };
     let e = CudaLaunch::new(&cuda, &BROKEN, Precision::F64)
         .run([8, 1, 1])

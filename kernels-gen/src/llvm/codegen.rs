@@ -29,6 +29,7 @@ mod ops;
 mod point;
 mod reduce;
 mod sample;
+mod staged;
 mod tile;
 pub use sample::Sampling;
 use sample::{SampledArgs, SAMPLED_PARAMS};
@@ -170,6 +171,8 @@ pub(super) struct Gen<'a, 'ctx> {
     /// the fast path a tile's reads are all issued before the arithmetic, so there a
     /// guarded read finds its value already loaded; this keeps the memo sound anyway.
     branch_depth: std::cell::Cell<u32>,
+    /// In a staged entry's second phase, where the staged values are (`staged.rs`).
+    staged: std::cell::RefCell<Option<staged::StagedTile<'ctx>>>,
 }
 
 /// Builds the module of one kernel at one precision for one target, reading sampled
@@ -217,6 +220,15 @@ fn build<'ctx>(
     sampling: Sampling,
     only: Option<(u32, u32)>,
 ) -> R<Module<'ctx>> {
+    // The host entry computes staged values where they are read; the PTX keeps them in
+    // shared memory (`staged.rs`).
+    let unstaged;
+    let k = if target == Target::Host && !k.stages.is_empty() {
+        unstaged = k.unstaged();
+        &unstaged
+    } else {
+        k
+    };
     let module = ctx.create_module(&k.name);
     let mut g = Gen {
         ctx,
@@ -229,6 +241,7 @@ fn build<'ctx>(
         sampling,
         branches: crate::branches::plan(k, &k.live_nodes()),
         branch_depth: std::cell::Cell::new(0),
+        staged: std::cell::RefCell::new(None),
     };
     match target {
         Target::Host if k.is_vertex() || !k.sampled.is_empty() => {
@@ -240,6 +253,7 @@ fn build<'ctx>(
         }
         Target::Ptx if k.is_vertex() => g.vertex_ptx_entry()?,
         Target::Ptx if k.line.is_some() => g.line_ptx_entry()?,
+        Target::Ptx if k.is_staged() => g.staged_entry()?,
         Target::Ptx => {
             let all = super::tile_variants(k).entries(k, p);
             for (vector, points) in only.map_or(all, |v| vec![v]) {

@@ -154,7 +154,8 @@ impl TileVariants {
 pub fn tile_variants(k: &Kernel) -> TileVariants {
     const ONE: &[u32] = &[1];
     const TILES: &[u32] = &[1, 2, 4];
-    if k.dims < 2 || !k.is_tileable() {
+    // A staged kernel's thread computes one point (its tile is the thread block's).
+    if k.dims < 2 || !k.is_tileable() || k.is_staged() {
         TileVariants {
             scalar: ONE,
             vector: &[],
@@ -181,6 +182,7 @@ pub fn vector_width(k: &Kernel, p: Precision) -> u32 {
     if k.dims < 2
         || k.fields.is_empty()
         || !k.is_tileable()
+        || k.is_staged()
         || !k.fields.iter().all(|f| f.elem.is_float())
     {
         return 1;

@@ -32,6 +32,13 @@ impl<'m> Lowerer<'m> {
             return self.intrinsic(name, &vals, args, span).map(Some);
         }
         match name {
+            stages::STAGE => {
+                return err(
+                    func.span,
+                    "`stage(..)` is the value of a `let` at the top of a kernel's body",
+                    Some("write `let f = stage(value);` and read `f` at offsets, `f[(-1, 0)]`"),
+                )
+            }
             "index" | "extent" => {
                 let axis = self.axis_arg(name, args, span)?;
                 let node = if name == "index" {

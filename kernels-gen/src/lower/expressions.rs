@@ -43,6 +43,7 @@ impl Lowerer<'_> {
             ExprKind::Name(id) => match self.lookup(id)? {
                 Binding::Local(slot) => self.state.slots[slot].val,
                 Binding::Field(f) => Val::Node(self.load(f, [0; 3], id, e.span)?),
+                Binding::Staged(s) => Val::Node(self.staged_read(s, [0; 3], e.span)?),
                 Binding::Mesh => return err(
                     id.span,
                     format!("the mesh `{}` is not a value", id.name),
@@ -134,8 +135,10 @@ impl Lowerer<'_> {
                         Some("write `u[(dx, dy)]` with `u` an `In<T>` field"),
                     );
                 };
-                let f = match self.lookup(id)? {
-                    Binding::Field(f) => f,
+                // A field (`Ok`) or a staged value (`Err`), both read at offsets.
+                let target = match self.lookup(id)? {
+                    Binding::Field(f) => Ok(f),
+                    Binding::Staged(s) => Err(s),
                     Binding::Local(slot) if matches!(self.state.slots[slot].val, Val::Tuple(_)) => {
                         let Val::Tuple(t) = self.state.slots[slot].val else {
                             unreachable!("matched above")
@@ -146,11 +149,11 @@ impl Lowerer<'_> {
                         return err(
                             id.span,
                             format!("`{}` is not a field and cannot be indexed", id.name),
-                            Some("only `In<T>` fields are read at offsets"),
+                            Some("only `In<T>` fields and staged values (`let f = stage(..)`) are read at offsets"),
                         )
                     }
                 };
-                if self.mesh.is_some() {
+                if let (Ok(f), true) = (target, self.mesh.is_some()) {
                     return self.gather(f, id, offsets, e.span).map(Some);
                 }
                 let mut off = [0i32; 3];
@@ -211,7 +214,10 @@ impl Lowerer<'_> {
                     }
                     off[axis] = k as i32;
                 }
-                Val::Node(self.load(f, off, id, e.span)?)
+                Val::Node(match target {
+                    Ok(f) => self.load(f, off, id, e.span)?,
+                    Err(s) => self.staged_read(s, off, e.span)?,
+                })
             }
             ExprKind::If {
                 cond,

@@ -93,8 +93,16 @@ impl Lowerer<'_> {
             mesh: self.mesh,
             loops: self.loops,
             consts: self.consts,
+            stages: self.stages,
         };
         recompute_reach(&mut kernel);
+        // The stages are computed over one box around the tile, which may move a stage's
+        // reads further than its own reads do.
+        let limit = self.declared_halo.map_or(MAX_OFFSET as u32, |h| h);
+        let staged = kernel.is_staged();
+        if let Some(far) = kernel.fields.iter().find(|p| staged && p.halo() > limit) {
+            return err(f.name.span, format!("the staged values of `{}` reach field `{}` {} points away, beyond {}", f.name.name, far.name, far.halo(), match self.declared_halo { Some(h) => format!("the declared halo ({h})"), None => format!("the largest supported offset ({MAX_OFFSET})") }), Some("the stages are computed over the box of all their reads: read them closer, or split the kernel"));
+        }
         if let Some((_, at)) = self.tridiagonal {
             let live = kernel.live_nodes();
             if live
@@ -274,14 +282,51 @@ impl Lowerer<'_> {
     }
 }
 
-/// Recomputes each field's reach from the loads that are live (dead reads need no halo).
+/// Recomputes each field's reach from the loads that are live (dead reads need no halo),
+/// and each stage's from its live reads. A field read by a stage reaches that read's
+/// offset moved to each corner of the box of offsets the stages are read at
+/// ([`crate::ir::StageLayout`]): a staging back end computes the stages together over
+/// their tile and that box.
 pub(super) fn recompute_reach(k: &mut Kernel) {
+    for s in &mut k.stages {
+        s.reach_lo = [0; 3];
+        s.reach_hi = [0; 3];
+    }
+    for n in k.live_nodes() {
+        if let Node::Staged { stage, offset } = k.nodes[n as usize] {
+            let s = &mut k.stages[stage as usize];
+            for (a, &o) in offset.iter().enumerate() {
+                s.reach_lo[a] = s.reach_lo[a].min(o);
+                s.reach_hi[a] = s.reach_hi[a].max(o);
+            }
+        }
+    }
     for f in &mut k.fields {
         f.reach_lo = [0; 3];
         f.reach_hi = [0; 3];
     }
-    for n in k.live_nodes() {
-        if let Node::Load { field, offset } = k.nodes[n as usize] {
+    let mut loads: Vec<Node> = k
+        .live_nodes()
+        .into_iter()
+        .map(|n| k.nodes[n as usize])
+        .collect();
+    if let Some(layout) = k.stage_layout() {
+        let roots: Vec<NodeId> = layout
+            .stages
+            .iter()
+            .map(|&(s, _)| k.stages[s as usize].value)
+            .collect();
+        for n in k.reachable(&roots) {
+            if let Node::Load { field, offset } = k.nodes[n as usize] {
+                for corner in [layout.lo, layout.hi] {
+                    let offset = [0, 1, 2].map(|a| offset[a] + corner[a]);
+                    loads.push(Node::Load { field, offset });
+                }
+            }
+        }
+    }
+    for node in loads {
+        if let Node::Load { field, offset } = node {
             let f = &mut k.fields[field as usize];
             for (a, &o) in offset.iter().enumerate() {
                 f.reach_lo[a] = f.reach_lo[a].min(o);

@@ -91,6 +91,10 @@ impl<'m> Lowerer<'m> {
                 }
                 Ok(HelperArg::Bound(Binding::Field(f)))
             }
+            // A staged value is read like an input field.
+            Some(Binding::Staged(s)) if wants == Wants::Field => {
+                Ok(HelperArg::Bound(Binding::Staged(s)))
+            }
             _ => err(
                 a.span,
                 format!(
@@ -129,6 +133,7 @@ impl<'m> Lowerer<'m> {
                     let elem = match *b {
                         Binding::Field(f) => self.fields[f as usize].elem,
                         Binding::Sampled(g) => self.sampled[g as usize].elem,
+                        Binding::Staged(s) => self.b.ty(self.stages[s as usize].value),
                         _ => continue,
                     };
                     // Only a field of reals makes a helper's `T`.
@@ -242,6 +247,7 @@ impl<'m> Lowerer<'m> {
         let have = match have {
             Binding::Field(f) => self.fields[f as usize].elem,
             Binding::Sampled(g) => self.sampled[g as usize].elem,
+            Binding::Staged(s) => self.b.ty(self.stages[s as usize].value),
             _ => return Ok(()),
         };
         let want = match args.as_slice() {

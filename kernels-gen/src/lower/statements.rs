@@ -35,6 +35,9 @@ impl Lowerer<'_> {
                 let Some(init) = init else {
                     return err(*span, format!("`let {}` needs an initial value", name.name), Some("write `let x = value;`; declare with `let mut` and assign in both branches of an `if` if needed"));
                 };
+                if let Some((value, call)) = stages::staged_init(init) {
+                    return self.let_stage(&[(name.clone(), *mutable)], value, call, false);
+                }
                 // The initial value, lowered once. An immutable local may hold an offset
                 // (`let d = unit(a);`).
                 let mut v = match self.expr_or_unit(init)? {
@@ -66,6 +69,10 @@ impl Lowerer<'_> {
                 }
                 self.declare_local(&name.name, v, *mutable);
                 Ok(())
+            }
+            Stmt::LetTuple { names, init, .. } if stages::staged_init(init).is_some() => {
+                let (value, call) = stages::staged_init(init).expect("matched");
+                self.let_stage(names, value, call, true)
             }
             Stmt::LetTuple { names, init, span } => self.let_tuple(names, init, *span),
             Stmt::Assign {
@@ -227,6 +234,11 @@ impl Lowerer<'_> {
                 self.state.outputs.insert(f, written);
                 Ok(())
             }
+            Binding::Staged(_) => err(
+                id.span,
+                format!("staged value `{}` is read-only", id.name),
+                Some("a staged value is computed once per point; name a new value with `let`"),
+            ),
             Binding::Mesh => err(
                 id.span,
                 format!("the mesh `{}` cannot be assigned", id.name),

@@ -19,7 +19,7 @@ pub use blocks::{block_flags_code, halo_exchange_code, halo_weighted_code, pack_
 pub(crate) use blocks::{
     queue_block_flags, queue_halo_exchange, queue_points, HaloLaunch, PointLaunch, HALO_FIELDS,
 };
-pub use code::{KernelCode, Ptx, Tiles};
+pub use code::{KernelCode, Ptx, Staging, Tiles, DEFAULT_SHARED_BYTES};
 use raw::{launch_raw, Params};
 pub(crate) use reduce::load_final_passes;
 
@@ -474,7 +474,22 @@ impl<'a> CudaLaunch<'a> {
         }
         // SAFETY: the parameters follow the calling convention of the entry, and every
         // field was checked to cover the domain plus the halo the kernel reads.
-        unsafe { launch_raw(self.cuda, self.code.name, f, grid, shape.block, &mut params) }
+        // A staged kernel keeps its staged values in dynamic shared memory.
+        let shared = self
+            .code
+            .staging
+            .map_or(0, |s| s.shared_bytes(shape.block, self.precision));
+        unsafe {
+            launch_raw(
+                self.cuda,
+                self.code.name,
+                f,
+                grid,
+                shape.block,
+                shared,
+                &mut params,
+            )
+        }
     }
 }
 

@@ -29,7 +29,7 @@ mod tune;
 pub use graph::Graph;
 pub use launch::{
     block_flags_code, halo_exchange_code, halo_weighted_code, pack_points_code, CudaLaunch,
-    KernelCode, Ptx, Reduce, Tiles,
+    KernelCode, Ptx, Reduce, Staging, Tiles, DEFAULT_SHARED_BYTES,
 };
 pub(crate) use launch::{
     queue_block_flags, queue_halo_exchange, queue_points, HaloLaunch, PointLaunch, HALO_FIELDS,

@@ -119,8 +119,17 @@ impl Signature<'_> {
     }
 }
 
-/// The `cpu` function of a kernel. `rt` is the path of the runtime crate.
+/// The `cpu` function of a kernel. `rt` is the path of the runtime crate. A kernel with
+/// staged values runs as [`Kernel::unstaged`]: each staged read computes the stage at its
+/// offset.
 pub fn cpu_function(k: &Kernel, rt: &TokenStream) -> TokenStream {
+    let unstaged;
+    let k = if k.stages.is_empty() {
+        k
+    } else {
+        unstaged = k.unstaged();
+        &unstaged
+    };
     let real = quote!(#rt::Real);
     let generics = if k.is_generic() {
         quote!(<T: #real>)

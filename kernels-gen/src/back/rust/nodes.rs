@@ -246,6 +246,7 @@ pub(super) fn node_let(k: &Kernel, n: u32, real: &TokenStream, form: LoadForm) -
             quote!(if #c { #x } else { #y })
         }
         Node::LineSolution(_) => unreachable!("never live in a finished kernel"),
+        Node::Staged { .. } => unreachable!("the CPU runs the unstaged kernel"),
         Node::Gather { field, vertex } => {
             let row = row_ident(field, 0, 0);
             let at = a(vertex);

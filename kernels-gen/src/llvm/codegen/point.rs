@@ -302,6 +302,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                 "",
             )?,
             Node::Cast(a) => self.cast(get(vals, a), k.types[a as usize], ty)?,
+            Node::Staged { stage, offset } => self.staged_value(stage, offset, ty)?,
             Node::LineSolution(_) => {
                 return Err(LlvmError::Invalid {
                     kernel: k.name.clone(),

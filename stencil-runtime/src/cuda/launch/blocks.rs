@@ -411,7 +411,7 @@ unsafe fn queue_raw(
     }
     let grid = [blocks as u32, threads[1] as u32, 1];
     // SAFETY: the caller vouches for the parameters.
-    unsafe { launch_raw(cuda, name, f, grid, [RAW_BLOCK, 1, 1], params) }
+    unsafe { launch_raw(cuda, name, f, grid, [RAW_BLOCK, 1, 1], 0, params) }
 }
 
 /// The launch shape of a launch over `blocks` blocks of `block` points, for a kernel of

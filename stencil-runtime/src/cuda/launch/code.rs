@@ -43,6 +43,42 @@ pub struct KernelCode {
     /// For a kernel with sampled grids, the PTX (f32, f64) that reads them through texture
     /// objects with hardware filtering.
     pub texture: Option<[Ptx; 2]>,
+    /// For a kernel with staged values (`let f = stage(..)`), the shared memory its entry
+    /// keeps them in.
+    pub staging: Option<Staging>,
+}
+
+/// The shared memory of a staged kernel's entry (`kernels_gen::ir::StageLayout`): each
+/// read stage's values over a thread block's tile extended by the box `lo ..= hi` of
+/// offsets, one array per stage after the other, each on an 8-byte boundary.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Staging {
+    /// The box's low corner (<= 0 per axis).
+    pub lo: [i32; 3],
+    /// The box's high corner (>= 0 per axis).
+    pub hi: [i32; 3],
+    /// The bytes of one value of each stage with `T = f32`.
+    pub bytes_f32: &'static [u32],
+    /// The same with `T = f64`.
+    pub bytes_f64: &'static [u32],
+}
+
+/// The dynamic shared memory a launch may use without asking the driver for more.
+pub const DEFAULT_SHARED_BYTES: u32 = 48 * 1024;
+
+impl Staging {
+    /// The bytes of shared memory a thread block of `block` threads needs at precision
+    /// `p` (one point per thread).
+    pub fn shared_bytes(&self, block: [u32; 3], p: Precision) -> u32 {
+        let points: u32 = (0..3)
+            .map(|a| block[a] + (self.hi[a] - self.lo[a]) as u32)
+            .product();
+        let sizes = match p {
+            Precision::F32 => self.bytes_f32,
+            Precision::F64 => self.bytes_f64,
+        };
+        sizes.iter().map(|&b| (points * b).div_ceil(8) * 8).sum()
+    }
 }
 
 /// The tile variants of a kernel's PTX: how many points per thread along the last axis

@@ -59,6 +59,7 @@ pub(super) unsafe fn launch_raw(
     f: Function,
     grid: [u32; 3],
     block: [u32; 3],
+    shared: u32,
     params: &mut Params,
 ) -> Result<(), Error> {
     let mut ptrs = params.pointers();
@@ -79,7 +80,7 @@ pub(super) unsafe fn launch_raw(
             blockDimX: block[0],
             blockDimY: block[1],
             blockDimZ: block[2],
-            sharedMemBytes: 0,
+            sharedMemBytes: shared,
             hStream: cuda.raw_stream(),
             attrs: &mut attribute,
             numAttrs: 1,
@@ -90,7 +91,7 @@ pub(super) unsafe fn launch_raw(
             f.raw,
             (grid[0], grid[1], grid[2]),
             (block[0], block[1], block[2]),
-            0,
+            shared,
             cuda.raw_stream(),
             &mut ptrs,
         )

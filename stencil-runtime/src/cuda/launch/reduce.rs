@@ -127,6 +127,7 @@ impl CudaLaunch<'_> {
                     f,
                     [blocks as u32, 1, 1],
                     [FINAL_BLOCK, 1, 1],
+                    0,
                     &mut params,
                 )?
             };

@@ -211,4 +211,7 @@ fn fits(code: &KernelCode, vector: u32, n: [usize; 3], s: &LaunchShape, aligned:
     code.tiles.has(s.vector > 1, s.points)
         && (s.vector == 1 || (s.vector == vector && aligned))
         && s.grid(code.dims, n).is_some()
+        && code.staging.is_none_or(|st| {
+            st.shared_bytes(s.block, Precision::F64) <= super::DEFAULT_SHARED_BYTES
+        })
 }

@@ -1,0 +1,349 @@
+//! The PTX entry of a kernel with staged values (`let f = stage(..)`, `ir/stages.rs`).
+//!
+//! A thread block computes one point per thread over a tile of `ntid.x x ntid.y x ntid.z`
+//! points, in two phases:
+//!
+//! 1. The block's threads compute every staged value over the tile extended by the box of
+//!    offsets the kernel reads them at ([`crate::ir::StageLayout`]): the region, of
+//!    `(ntid.x + hi.x - lo.x) x ..` points, visited by the threads in turn. Each value goes
+//!    to an array of the region's points in dynamic shared memory, the arrays one after
+//!    the other in stage order, each starting on an 8-byte boundary (the run time sizes
+//!    the shared memory the same way: `stencil_runtime::cuda::Staging`). A stage is
+//!    computed only at the points whose reads stay within what the kernel's halo allows:
+//!    from `lo` to `n - 1 + hi` of its own reach along each axis.
+//! 2. After a barrier, each thread computes its point, reading a staged value at an offset
+//!    from the region's arrays ([`Gen::staged_value`]).
+//!
+//! No thread leaves before the barrier: threads past the domain's end take part in phase
+//! 1 and skip phase 2.
+
+use super::*;
+use crate::ir::StageLayout;
+
+/// Where a thread finds the staged values in shared memory during phase 2.
+pub(super) struct StagedTile<'ctx> {
+    /// Each stage's array (by stage number; `None` for a stage the kernel does not read),
+    /// typed as its values are held.
+    arrays: Vec<Option<PointerValue<'ctx>>>,
+    /// The thread's own point's position in the region (`i32`).
+    centre: IntValue<'ctx>,
+    /// The region's row length and plane size (`i32`).
+    row: IntValue<'ctx>,
+    plane: IntValue<'ctx>,
+}
+
+impl<'a, 'ctx> Gen<'a, 'ctx> {
+    /// The one-point-per-thread entry of a staged kernel.
+    pub(super) fn staged_entry(&mut self) -> R<()> {
+        let layout = self.k.stage_layout().ok_or_else(|| LlvmError::Invalid {
+            kernel: self.k.name.clone(),
+            message: "a staged entry for a kernel that reads no staged value".into(),
+        })?;
+        let name = crate::llvm::variant_entry(
+            &crate::llvm::sampled_entry_name(self.k, self.p, self.sampling),
+            1,
+            1,
+        );
+        let f = self.begin_kernel(&name)?;
+        let args = self.unpack_params(f)?;
+        let place = self.block_place(f)?;
+        let slots = self.contribution_slots()?;
+        let (i32t, i64t) = (self.ctx.i32_type(), self.ctx.i64_type());
+        let dims = self.k.dims as usize;
+        let mut tid = [i32t.const_zero(); 3];
+        let mut ntid = [i32t.const_int(1, false); 3];
+        // The local index (in the block's slot) of the thread block's first point.
+        let mut corner = [self.i64c(0); 3];
+        for (a, axis) in ["x", "y", "z"].iter().enumerate().take(dims) {
+            let ctaid = if a == 2 {
+                place.tile_z
+            } else {
+                self.sreg(&format!("ctaid.{axis}"))?
+            };
+            tid[a] = self.sreg(&format!("tid.{axis}"))?;
+            ntid[a] = self.sreg(&format!("ntid.{axis}"))?;
+            let c = self.b.build_int_nuw_mul(ctaid, ntid[a], "")?;
+            corner[a] = self.b.build_int_z_extend(c, i64t, "")?;
+        }
+        // The region: the tile and the box around it.
+        let mut extent = [i32t.const_int(1, false); 3];
+        for a in 0..dims {
+            let more = (layout.hi[a] - layout.lo[a]) as u64;
+            extent[a] = self
+                .b
+                .build_int_nuw_add(ntid[a], i32t.const_int(more, false), "")?;
+        }
+        let row = extent[0];
+        let plane = self.b.build_int_nuw_mul(extent[0], extent[1], "")?;
+        let points = self.b.build_int_nuw_mul(plane, extent[2], "region_points")?;
+        let arrays = self.stage_arrays(&layout, points)?;
+        let fields = self.shifted(&args.fields, place.shift)?;
+
+        self.compute_stages(f, &args, &fields, &layout, &arrays, &place, corner, extent)?;
+        let barrier = self.intrinsic("llvm.nvvm.barrier0", &[])?;
+        self.call_void(barrier, &[])?;
+
+        // Phase 2: the thread's point.
+        let mut local = [self.i64c(0); 3];
+        let mut first = local;
+        let mut inside = self.ctx.bool_type().const_int(1, false);
+        for a in 0..dims {
+            let t = self.b.build_int_z_extend(tid[a], i64t, "")?;
+            local[a] = self.b.build_int_nuw_add(corner[a], t, "")?;
+            first[a] = self.b.build_int_nuw_add(local[a], place.origin[a], "")?;
+            let ok = self
+                .b
+                .build_int_compare(IntPredicate::ULT, first[a], args.n[a], "")?;
+            inside = self.b.build_and(inside, ok, "")?;
+        }
+        let mut centre = i32t.const_zero();
+        for (a, step) in [i32t.const_int(1, false), row, plane].into_iter().enumerate() {
+            let at = self
+                .b
+                .build_int_nuw_add(tid[a], i32t.const_int((-layout.lo[a]) as u64, false), "")?;
+            let term = self.b.build_int_nuw_mul(at, step, "")?;
+            centre = self.b.build_int_nuw_add(centre, term, "")?;
+        }
+        *self.staged.borrow_mut() = Some(StagedTile {
+            arrays: (0..self.k.stages.len() as u32)
+                .map(|s| {
+                    layout
+                        .stages
+                        .iter()
+                        .position(|&(t, _)| t == s)
+                        .map(|i| arrays[i])
+                })
+                .collect(),
+            centre,
+            row,
+            plane,
+        });
+        let body = self.ctx.append_basic_block(f, "point");
+        let join = self.ctx.append_basic_block(f, "join");
+        self.b.build_conditional_branch(inside, body, join)?;
+        self.b.position_at_end(body);
+        let bases = self.bases(&fields, local)?;
+        let at = PointAt {
+            idx: first,
+            bases: &bases,
+            shift: [0; 3],
+        };
+        self.point_into(&args, &at, &slots)?;
+        self.end_at_join(f, &args, &slots, join)?;
+        *self.staged.borrow_mut() = None;
+        Ok(())
+    }
+
+    /// Each read stage's array in the dynamic shared memory, for a region of `points`
+    /// points: one after the other in stage order, each on an 8-byte boundary.
+    fn stage_arrays(
+        &self,
+        layout: &StageLayout,
+        points: IntValue<'ctx>,
+    ) -> R<Vec<PointerValue<'ctx>>> {
+        let i8t = self.ctx.i8_type();
+        let shared = AddressSpace::from(3u16);
+        let tile = self
+            .module
+            .add_global(i8t.array_type(0), Some(shared), "stage_tile");
+        tile.set_linkage(Linkage::External);
+        tile.set_alignment(16);
+        let base = self
+            .b
+            .build_pointer_cast(tile.as_pointer_value(), i8t.ptr_type(shared), "")?;
+        let i32t = self.ctx.i32_type();
+        let mut offset = i32t.const_zero();
+        let mut arrays = Vec::new();
+        for (&(_, ty), bytes) in layout.stages.iter().zip(layout.value_bytes(self.p)) {
+            // SAFETY (of the generated code): the launch gives the entry as many bytes of
+            // shared memory as the arrays take (`Staging::shared_bytes`).
+            let start = unsafe { self.b.build_in_bounds_gep(base, &[offset], "")? };
+            let elem = self.memory_ty(ty);
+            arrays.push(
+                self.b
+                    .build_pointer_cast(start, elem.ptr_type(shared), "stage")?,
+            );
+            let size = self
+                .b
+                .build_int_nuw_mul(points, i32t.const_int(bytes as u64, false), "")?;
+            let padded = self.b.build_and(
+                self.b.build_int_nuw_add(size, i32t.const_int(7, false), "")?,
+                i32t.const_int(!7u32 as u64, false),
+                "",
+            )?;
+            offset = self.b.build_int_nuw_add(offset, padded, "")?;
+        }
+        Ok(arrays)
+    }
+
+    /// Phase 1: the block's threads compute the read stages over the region, its rows
+    /// (and planes) in turn, a point per thread, at the points from `lo` to `n - 1 + hi`
+    /// (whose reads the kernel's halo covers).
+    #[allow(clippy::too_many_arguments)]
+    fn compute_stages(
+        &self,
+        f: FunctionValue<'ctx>,
+        args: &EntryArgs<'ctx>,
+        fields: &[FieldArgs<'ctx>],
+        layout: &StageLayout,
+        arrays: &[PointerValue<'ctx>],
+        place: &blocks::BlockPlace<'ctx>,
+        corner: [IntValue<'ctx>; 3],
+        extent: [IntValue<'ctx>; 3],
+    ) -> R<()> {
+        let dims = self.k.dims as usize;
+        let i32t = self.ctx.i32_type();
+        let mut starts = Vec::new();
+        let mut steps = Vec::new();
+        for axis in ["x", "y", "z"].iter().take(dims) {
+            starts.push(self.sreg(&format!("tid.{axis}"))?);
+            steps.push(self.sreg(&format!("ntid.{axis}"))?);
+        }
+        // Nested loops, the last axis outermost: `along[a]` is the region point's position.
+        let mut along = vec![i32t.const_zero(); dims];
+        let mut exits = Vec::new();
+        for a in (0..dims).rev() {
+            let (head, phi, exit) = self.open_strided_loop(f, starts[a], extent[a])?;
+            along[a] = phi.as_basic_value().into_int_value();
+            exits.push((a, head, phi, exit));
+        }
+        self.stage_point(f, args, fields, layout, arrays, place, corner, extent, &along)?;
+        for (a, head, phi, exit) in exits.into_iter().rev() {
+            let next = self.b.build_int_nuw_add(along[a], steps[a], "")?;
+            let latch = self.b.get_insert_block().expect("positioned");
+            phi.add_incoming(&[(&next, latch)]);
+            self.b.build_unconditional_branch(head)?;
+            self.b.position_at_end(exit);
+        }
+        Ok(())
+    }
+
+    /// Opens `for x in (start..end).step_by(..)`: returns the loop's head (to branch back
+    /// to), its variable (the step is added by the caller) and the block after it; the
+    /// builder is left in the body.
+    fn open_strided_loop(
+        &self,
+        f: FunctionValue<'ctx>,
+        start: IntValue<'ctx>,
+        end: IntValue<'ctx>,
+    ) -> R<(
+        inkwell::basic_block::BasicBlock<'ctx>,
+        inkwell::values::PhiValue<'ctx>,
+        inkwell::basic_block::BasicBlock<'ctx>,
+    )> {
+        let pre = self.b.get_insert_block().expect("positioned");
+        let head = self.ctx.append_basic_block(f, "stage_loop");
+        let body = self.ctx.append_basic_block(f, "stage_loop_body");
+        let exit = self.ctx.append_basic_block(f, "stage_loop_done");
+        self.b.build_unconditional_branch(head)?;
+        self.b.position_at_end(head);
+        let phi = self.b.build_phi(self.ctx.i32_type(), "region")?;
+        phi.add_incoming(&[(&start, pre)]);
+        let x = phi.as_basic_value().into_int_value();
+        let more = self.b.build_int_compare(IntPredicate::ULT, x, end, "")?;
+        self.b.build_conditional_branch(more, body, exit)?;
+        self.b.position_at_end(body);
+        Ok((head, phi, exit))
+    }
+
+    /// The read stages at the region point `along` (positions per axis), stored into
+    /// their arrays, where the point is within `lo ..= n - 1 + hi` of the domain.
+    #[allow(clippy::too_many_arguments)]
+    fn stage_point(
+        &self,
+        f: FunctionValue<'ctx>,
+        args: &EntryArgs<'ctx>,
+        fields: &[FieldArgs<'ctx>],
+        layout: &StageLayout,
+        arrays: &[PointerValue<'ctx>],
+        place: &blocks::BlockPlace<'ctx>,
+        corner: [IntValue<'ctx>; 3],
+        extent: [IntValue<'ctx>; 3],
+        along: &[IntValue<'ctx>],
+    ) -> R<()> {
+        let (i32t, i64t) = (self.ctx.i32_type(), self.ctx.i64_type());
+        let mut local = [self.i64c(0); 3];
+        let mut global = local;
+        let mut inside = self.ctx.bool_type().const_int(1, false);
+        let mut linear = i32t.const_zero();
+        let mut stride = i32t.const_int(1, false);
+        for (a, &p) in along.iter().enumerate() {
+            let term = self.b.build_int_nuw_mul(p, stride, "")?;
+            linear = self.b.build_int_nuw_add(linear, term, "")?;
+            stride = self.b.build_int_nuw_mul(stride, extent[a], "")?;
+            let p = self.b.build_int_z_extend(p, i64t, "")?;
+            let shifted = self
+                .b
+                .build_int_add(p, self.i64c(layout.lo[a] as i64), "")?;
+            local[a] = self.b.build_int_add(corner[a], shifted, "")?;
+            global[a] = self.b.build_int_add(local[a], place.origin[a], "")?;
+            let low = self.b.build_int_compare(
+                IntPredicate::SGE,
+                global[a],
+                self.i64c(layout.lo[a] as i64),
+                "",
+            )?;
+            let end = self
+                .b
+                .build_int_add(args.n[a], self.i64c(layout.hi[a] as i64), "")?;
+            let high = self
+                .b
+                .build_int_compare(IntPredicate::SLT, global[a], end, "")?;
+            inside = self.b.build_and(inside, self.b.build_and(low, high, "")?, "")?;
+        }
+        let compute = self.ctx.append_basic_block(f, "stage_values");
+        let next = self.ctx.append_basic_block(f, "stage_values_done");
+        self.b.build_conditional_branch(inside, compute, next)?;
+        self.b.position_at_end(compute);
+        let bases = self.bases(fields, local)?;
+        let at = PointAt {
+            idx: global,
+            bases: &bases,
+            shift: [0; 3],
+        };
+        let roots: Vec<NodeId> = layout
+            .stages
+            .iter()
+            .map(|&(s, _)| self.k.stages[s as usize].value)
+            .collect();
+        let mut vals: Vec<Option<BasicValueEnum<'ctx>>> = vec![None; self.k.nodes.len()];
+        for n in self.k.reachable(&roots) {
+            let v = self.node_value(args, &at, &mut None, &vals, n)?;
+            vals[n as usize] = Some(v);
+        }
+        for (&(_, ty), (&root, &array)) in layout.stages.iter().zip(roots.iter().zip(arrays)) {
+            let value = vals[root as usize].expect("a stage's value is computed with its nodes");
+            let value = self.narrowed_to_memory(value, ty)?;
+            // SAFETY (of the generated code): `linear` is below the region's points.
+            let ptr = unsafe { self.b.build_in_bounds_gep(array, &[linear], "")? };
+            self.b.build_store(ptr, value)?;
+        }
+        self.b.build_unconditional_branch(next)?;
+        self.b.position_at_end(next);
+        Ok(())
+    }
+
+    /// Phase 2's read of stage `stage` at `offset` from the thread's point.
+    pub(super) fn staged_value(&self, stage: u32, offset: [i32; 3], ty: Ty) -> R<BasicValueEnum<'ctx>> {
+        let tile = self.staged.borrow();
+        let missing = || LlvmError::Invalid {
+            kernel: self.k.name.clone(),
+            message: format!("staged value {stage} is read outside a staged entry"),
+        };
+        let tile = tile.as_ref().ok_or_else(missing)?;
+        let array = tile.arrays[stage as usize].ok_or_else(missing)?;
+        let i32t = self.ctx.i32_type();
+        let mut at = tile.centre;
+        for (o, step) in offset.into_iter().zip([i32t.const_int(1, false), tile.row, tile.plane]) {
+            if o != 0 {
+                let d = self.b.build_int_mul(step, i32t.const_int(o as i64 as u64, true), "")?;
+                at = self.b.build_int_add(at, d, "")?;
+            }
+        }
+        // SAFETY (of the generated code): the offset is within the box the region adds
+        // around the tile.
+        let ptr = unsafe { self.b.build_in_bounds_gep(array, &[at], "")? };
+        let raw = self.b.build_load(ptr, "")?;
+        self.widened_from_memory(raw, ty)
+    }
+}

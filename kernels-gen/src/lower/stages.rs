@@ -1,0 +1,210 @@
+//! Staged values: `let f = stage(e);` and `let (a, b) = stage(e);` at the top of a
+//! kernel's body bind names to values computed at every point of a tile and its halo,
+//! which the kernel then reads like fields: `f` at the point, `f[(dx, dy)]` at an offset
+//! (see `ir/stages.rs`). A helper may take a staged value for an `In<T>` parameter and
+//! read it at offsets as it reads a field.
+//!
+//! The staged expression is any expression of the point (fields, scalars, `index`, helper
+//! calls, locals computed before it). It may not read an in-place field (another thread may
+//! write it before the stage is read), a field on another grid (`Fine`, `Coarse`), or
+//! another staged value.
+
+use super::*;
+use crate::ir::Stage;
+
+/// The name of the built-in that stages a value.
+pub(super) const STAGE: &str = "stage";
+
+/// The staged expression of `init` when it is `stage(e)`.
+pub(super) fn staged_init(init: &Expr) -> Option<(&Expr, &Ident)> {
+    match &init.kind {
+        ExprKind::Call { func, args } if func.name == STAGE && args.len() == 1 => {
+            Some((&args[0], func))
+        }
+        _ => None,
+    }
+}
+
+impl Lowerer<'_> {
+    /// `let names = stage(value);`: the names (one, or a tuple's parts) bound to new
+    /// stages.
+    pub(super) fn let_stage(
+        &mut self,
+        names: &[(Ident, bool)],
+        value: &Expr,
+        call: &Ident,
+        tuple: bool,
+    ) -> Result<()> {
+        self.check_stage_place(call)?;
+        if let Some((name, _)) = names.iter().find(|(_, mutable)| *mutable) {
+            return err(
+                name.span,
+                format!("staged value `{}` cannot be `mut`", name.name),
+                Some("a staged value is computed once per point and read like a field; drop `mut`"),
+            );
+        }
+        let parts = match self.expr_or_unit(value)? {
+            Some(Val::Tuple(t)) if tuple => self.parts(t),
+            Some(Val::Tuple(_)) => {
+                return err(
+                    value.span,
+                    "this staged value is a tuple",
+                    Some("name its parts: `let (a, b) = stage(..);`"),
+                )
+            }
+            Some(v) if !tuple => vec![v],
+            Some(_) => {
+                return err(
+                    value.span,
+                    format!(
+                        "`let` takes {} parts from a tuple, but this is not one",
+                        names.len()
+                    ),
+                    Some("stage a tuple (a helper returning `(T, T)`) or name one value"),
+                )
+            }
+            None => return err(value.span, "this expression has no value", None),
+        };
+        if parts.len() != names.len() {
+            return err(
+                value.span,
+                format!(
+                    "`let` takes {} parts from a tuple of {}",
+                    names.len(),
+                    parts.len()
+                ),
+                Some("name every part, `_` for those not needed"),
+            );
+        }
+        for (part, (name, _)) in parts.into_iter().zip(names) {
+            if name.name == "_" {
+                continue;
+            }
+            let node = match part {
+                Val::Tuple(_) => return self.tuple_here(value.span),
+                v => self.materialize(v),
+            };
+            self.check_stageable(node, value.span)?;
+            self.stages.push(Stage {
+                name: name.name.clone(),
+                value: node,
+                reach_lo: [0; 3],
+                reach_hi: [0; 3],
+            });
+            let binding = Binding::Staged(self.stages.len() as u32 - 1);
+            self.scopes
+                .last_mut()
+                .expect("scope")
+                .insert(name.name.clone(), binding);
+        }
+        Ok(())
+    }
+
+    /// `stage(..)` is allowed only as a `let` at the top of a grid kernel's body.
+    fn check_stage_place(&self, call: &Ident) -> Result<()> {
+        let top = "`stage(..)` is the value of a `let` at the top of a kernel's body";
+        if self.call_stack.len() > 1 {
+            return err(
+                call.span,
+                "a helper cannot stage a value",
+                Some("stage the helper's result in the kernel: `let f = stage(helper(..));`"),
+            );
+        }
+        if self.scopes.len() > 2 || !self.open_loops.is_empty() || self.in_loop.is_some() {
+            return err(call.span, format!("{top}, not inside a block, `if` or loop"), Some("move the `let` to the kernel's body; a staged value is computed at every point, so it needs no condition"));
+        }
+        if self.mesh.is_some() {
+            return err(
+                call.span,
+                "a vertex kernel cannot stage values",
+                Some("staged values are read at grid offsets; compute the value at each vertex instead"),
+            );
+        }
+        if self.line_axis.is_some() {
+            return err(
+                call.span,
+                "a line kernel cannot stage values",
+                Some("stage the values in a point kernel that writes them to a field"),
+            );
+        }
+        Ok(())
+    }
+
+    /// A staged value reads only what every point of a tile may read at any time.
+    fn check_stageable(&self, value: NodeId, span: SpanId) -> Result<()> {
+        let mut stack = vec![value];
+        let mut seen = std::collections::HashSet::new();
+        while let Some(n) = stack.pop() {
+            if !seen.insert(n) {
+                continue;
+            }
+            let node = self.b.node(n);
+            match node {
+                Node::Load { field, .. } => {
+                    let f = &self.fields[field as usize];
+                    if f.access == Access::InOut {
+                        return err(span, format!("this staged value reads in-place field `{}`, which other points of the tile write during the launch", f.name), Some("stage values of `In<T>` fields only; read the in-place field in the kernel"));
+                    }
+                    if f.map != IndexMap::Same {
+                        return err(span, format!("this staged value reads `{}`, a field on another grid", f.name), Some("stage values of fields on the kernel's own grid; read `Fine` and `Coarse` fields in the kernel"));
+                    }
+                }
+                Node::Staged { stage, .. } => {
+                    return err(
+                        span,
+                        format!(
+                            "this staged value reads staged value `{}`",
+                            self.stages[stage as usize].name
+                        ),
+                        Some("a stage is computed from fields and scalars; compute both in one stage (a tuple) or read the other in the kernel"),
+                    )
+                }
+                _ => {}
+            }
+            stack.extend(crate::ir::operands(&node));
+        }
+        Ok(())
+    }
+
+    /// Staged value `s` read at `offset` (from the read at `span`): checks what the read
+    /// reaches through the stage's field reads and records the stage's reach.
+    pub(super) fn staged_read(&mut self, s: u32, offset: [i32; 3], span: SpanId) -> Result<NodeId> {
+        let stage = &self.stages[s as usize];
+        let mut stack = vec![stage.value];
+        let mut seen = std::collections::HashSet::new();
+        while let Some(n) = stack.pop() {
+            if !seen.insert(n) {
+                continue;
+            }
+            let node = self.b.node(n);
+            if let Node::Load { field, offset: o } = node {
+                for a in 0..3 {
+                    let k = o[a] + offset[a];
+                    let limit = self.declared_halo.map_or(MAX_OFFSET, |h| h as i32);
+                    if k.abs() > limit {
+                        let what = match self.declared_halo {
+                            Some(h) => format!("the declared halo ({h})"),
+                            None => format!("the largest supported offset ({MAX_OFFSET})"),
+                        };
+                        return err(
+                            span,
+                            format!(
+                                "this read of `{}` reaches field `{}` at offset {k} along axis {a}, beyond {what}",
+                                stage.name, self.fields[field as usize].name
+                            ),
+                            Some("the stage reads its fields at offsets from the point it is read at; read it closer"),
+                        );
+                    }
+                }
+            }
+            stack.extend(crate::ir::operands(&node));
+        }
+        let stage = &mut self.stages[s as usize];
+        for a in 0..3 {
+            stage.reach_lo[a] = stage.reach_lo[a].min(offset[a]);
+            stage.reach_hi[a] = stage.reach_hi[a].max(offset[a]);
+        }
+        let ty = self.b.ty(stage.value);
+        Ok(self.b.add(Node::Staged { stage: s, offset }, ty))
+    }
+}

@@ -1,0 +1,151 @@
+//! Staged values (`let f = stage(..)`): a kernel that stages its face fluxes computes what
+//! the same kernel with both faces written out computes, bit for bit, on the CPU and on a
+//! device for every launch shape; the device keeps the stage in shared memory.
+
+use stencil_runtime::cuda::{LaunchShape, Tuning};
+use stencil_runtime::prelude::*;
+use stencil_runtime::{Backend, Field};
+use stencil_tests::device::cuda_or_skip;
+use stencil_tests::for_precisions;
+use stencil_tests::harness::{kernel_ir, poisoned, random_field, rng, values};
+
+#[stencils]
+mod kernels {
+    /// The upwind flux of `q` through the east face, at the speed `c` averaged onto it.
+    #[stencil_fn]
+    fn east<T: Real>(q: In<T>, c: In<T>) -> T {
+        let s = 0.5 * (c + c[(1, 0)]);
+        if s > 0.0 {
+            s * q
+        } else {
+            s * q[(1, 0)]
+        }
+    }
+
+    /// Upwind transport with the east face's flux staged: each face computed once and
+    /// read by the cells on both sides.
+    #[stencil]
+    pub fn staged<T: Real>(q: In<T>, c: In<T>, out: Out<T>, dt: T) {
+        let f = stage(east(q, c));
+        out = q - dt * (f - f[(-1, 0)]);
+    }
+
+    /// The same with both faces written out.
+    #[stencil]
+    pub fn written_out<T: Real>(q: In<T>, c: In<T>, out: Out<T>, dt: T) {
+        let se = 0.5 * (c + c[(1, 0)]);
+        let fe = if se > 0.0 { se * q } else { se * q[(1, 0)] };
+        let sw = 0.5 * (c[(-1, 0)] + c);
+        let fw = if sw > 0.0 { sw * q[(-1, 0)] } else { sw * q };
+        out = q - dt * (fe - fw);
+    }
+
+    /// A stage read along both axes and at a corner, computed over a tile's halo on every
+    /// side.
+    #[stencil]
+    pub fn corners<T: Real>(q: In<T>, out: Out<T>) {
+        let g = stage(q * q + (index(0) - 2 * index(1)) as T);
+        out = g[(-1, -1)] + 2.0 * g[(1, 0)] - g[(0, 1)] + g;
+    }
+
+    /// [`corners`] written out.
+    #[stencil]
+    pub fn corners_written_out<T: Real>(q: In<T>, out: Out<T>) {
+        let (i, j) = (index(0), index(1));
+        let a = q[(-1, -1)] * q[(-1, -1)] + (i - 1 - 2 * (j - 1)) as T;
+        let b = q[(1, 0)] * q[(1, 0)] + (i + 1 - 2 * j) as T;
+        let c = q[(0, 1)] * q[(0, 1)] + (i - 2 * (j + 1)) as T;
+        let d = q * q + (i - 2 * j) as T;
+        out = a + 2.0 * b - c + d;
+    }
+}
+
+/// The bits of a field's values.
+fn bits<T: Real>(f: &Field<T>) -> Vec<u64> {
+    values(&f.to_host().expect("a field")).iter().map(|v| v.to_bits()).collect()
+}
+
+/// `staged` and `corners` and their written-out forms on `backend` over a `n` grid, the
+/// outputs' bits: (staged, written out) for each.
+fn both_on<T: Real>(backend: &Backend, n: &[usize]) -> [(Vec<u64>, Vec<u64>); 2] {
+    let mut r = rng(&format!("staging {n:?}"));
+    let q = random_field::<T>(&mut r, n, 1, -1.0, 1.0).to(backend).unwrap();
+    let c = random_field::<T>(&mut r, n, 1, -1.0, 1.0).to(backend).unwrap();
+    let mut a = poisoned::<T>(n).to(backend).unwrap();
+    let mut b = poisoned::<T>(n).to(backend).unwrap();
+    let dt = T::from_f64(0.3);
+    kernels::staged::launch(backend, &q, &c, &mut a, dt).unwrap();
+    kernels::written_out::launch(backend, &q, &c, &mut b, dt).unwrap();
+    let upwind = (bits(&a), bits(&b));
+    kernels::corners::launch(backend, &q, &mut a).unwrap();
+    kernels::corners_written_out::launch(backend, &q, &mut b).unwrap();
+    [upwind, (bits(&a), bits(&b))]
+}
+
+#[test]
+fn a_staged_kernel_computes_the_written_out_kernel_on_the_cpu() {
+    for_precisions!(T => {
+        for n in [[1usize, 1], [7, 3], [53, 37]] {
+            for (k, (staged, written)) in both_on::<T>(&Backend::Cpu, &n).into_iter().enumerate() {
+                assert_eq!(staged, written, "kernel {k} {:?} {n:?}", T::PRECISION);
+                assert!(staged.iter().all(|&b| !f64::from_bits(b).is_nan()));
+            }
+        }
+    });
+}
+
+#[test]
+fn a_staged_kernel_reads_its_fields_as_far_as_the_written_out_one() {
+    assert_eq!(kernels::staged::HALO, kernels::written_out::HALO);
+    let staged = kernel_ir(kernels::staged::SOURCE, "staged");
+    let written = kernel_ir(kernels::written_out::SOURCE, "written_out");
+    assert_eq!(staged.fields[0].reach_lo, written.fields[0].reach_lo);
+    assert_eq!(staged.fields[0].reach_hi, written.fields[0].reach_hi);
+    // Computed where it is read, the stage is the written-out kernel's work.
+    assert_eq!(staged.unstaged().op_counts(), written.op_counts());
+    assert!(staged.stages.len() == 1 && staged.is_staged() && !written.is_staged());
+    assert!(
+        kernels::staged::IR.contains("; stage f = ") && kernels::staged::IR.contains("staged f[-1, 0]"),
+        "{}",
+        kernels::staged::IR
+    );
+}
+
+#[test]
+fn the_device_keeps_a_stage_in_shared_memory() {
+    for (ptx, entry) in [
+        (kernels::staged::PTX_F32, kernels::staged::ENTRY_F32),
+        (kernels::staged::PTX_F64, kernels::staged::ENTRY_F64),
+    ] {
+        let text = stencil_runtime::cuda::only_entry(ptx, entry).expect("the entry");
+        assert!(text.contains(".extern .shared"), "{text}");
+        assert_eq!(text.matches("bar.sync").count(), 1, "one barrier:\n{text}");
+        assert!(text.contains("st.shared") && text.contains("ld.shared"), "{text}");
+        // One entry: a thread computes one point of the block's tile.
+        assert_eq!(text.matches(".entry").count(), 1);
+    }
+    assert!(kernels::staged::CODE.staging.is_some());
+    assert!(kernels::written_out::CODE.staging.is_none());
+}
+
+#[test]
+fn on_a_device_a_staged_kernel_computes_the_written_out_kernel_for_every_block_shape() {
+    let Some(cuda) = cuda_or_skip() else { return };
+    let shapes = ["32x8x1p1", "16x16x1p1", "64x4x1p1", "128x2x1p1", "8x8x1p1", "32x1x1p1"];
+    for_precisions!(T => {
+        for n in [[1usize, 1], [7, 3], [53, 37], [300, 129]] {
+            let want = both_on::<T>(&Backend::Cpu, &n);
+            for shape in shapes {
+                let s: LaunchShape = shape.parse().expect("a shape");
+                let gpu = Backend::Cuda(cuda.clone().with_tuning(Tuning::Fixed(s)));
+                let got = both_on::<T>(&gpu, &n);
+                for (k, ((staged, written), (cpu, _))) in got.iter().zip(&want).enumerate() {
+                    let what = format!("kernel {k} {:?} {n:?} {shape}", T::PRECISION);
+                    assert_eq!(staged, written, "{what}: staged against written out");
+                    assert_eq!(staged, cpu, "{what}: device against the CPU");
+                }
+            }
+        }
+    });
+    println!("staged kernels equal their written-out forms on {}", cuda.device_name());
+}
