@@ -422,16 +422,18 @@ pub mod kp07 {
         speed.reduce((west_a.max(east_a) * dx_inv).max(south_a.max(north_a) * dy_inv));
     }
 
-    /// One Runge-Kutta stage from the face fluxes of [`faces`]:
+    /// One Runge-Kutta stage at a cell from its face fluxes (the west and south ones,
+    /// read one cell up for the east and north faces): the new `(w, q, p, u, v)`.
     /// `U_to = keep U_to + (1 - keep) (U + dt R)` (`keep` 0 for a forward Euler step or
     /// the first stage of SSP-RK2, 1/2 for its second), with the rates `R` of KP07 3.6
     /// (minus the flux differences, plus the well-balanced bed-slope source of 3.12);
     /// then the surface kept on or above the bed (the depth never negative; dry cells
     /// lose their discharge), Manning friction applied semi-implicitly,
     /// `q / (1 + (1 - keep) dt g n^2 |u| / h^(4/3))` with `g_n2 = g n^2`, and the new
-    /// state's velocities written for the next [`faces`].
-    #[stencil]
-    pub fn advance<T: Real>(
+    /// state's velocities for the next faces.
+    #[stencil_fn]
+    #[allow(clippy::too_many_arguments)]
+    fn rk_update<T: Real>(
         w: In<T>,
         q: In<T>,
         p: In<T>,
@@ -442,12 +444,10 @@ pub mod kp07 {
         south_q: In<T>,
         south_p: In<T>,
         bed: In<T>,
-        w_to: InOut<T>,
-        q_to: InOut<T>,
-        p_to: InOut<T>,
-        u_to: Out<T>,
-        v_to: Out<T>,
-        dt: Value<T>,
+        w_to: In<T>,
+        q_to: In<T>,
+        p_to: In<T>,
+        dt: T,
         keep: T,
         g: T,
         g_n2: T,
@@ -461,7 +461,7 @@ pub mod kp07 {
         north: i64,
         east_value: T,
         north_value: T,
-    ) {
+    ) -> (T, T, T, T, T) {
         let i = index(0);
         let j = index(1);
         let nx = extent(0);
@@ -562,15 +562,150 @@ pub mod kp07 {
         let w_new = if moves { wn.max(base) } else { w_was };
         let q_new = if moves { qn * damp } else { q_was };
         let p_new = if moves { pn * damp } else { p_was };
-        w_to = w_new;
-        q_to = q_new;
-        p_to = p_new;
         // Exactly what [`velocities`] gives for the new state (its depth `w_new - base`
         // is `h` to the bit), so that a state restored from its conserved fields goes on
         // bit for bit.
         let h_new = if moves { h } else { (w_was - base).max(0.0) };
-        u_to = velocity(h_new, q_new, eps);
-        v_to = velocity(h_new, p_new, eps);
+        (
+            w_new,
+            q_new,
+            p_new,
+            velocity(h_new, q_new, eps),
+            velocity(h_new, p_new, eps),
+        )
+        }
+
+    /// One Runge-Kutta stage from the face fluxes of [`faces`] ([`rk_update`]), the new
+    /// state's velocities written for the next [`faces`].
+    #[stencil]
+    pub fn advance<T: Real>(
+        w: In<T>,
+        q: In<T>,
+        p: In<T>,
+        west_w: In<T>,
+        west_q: In<T>,
+        west_p: In<T>,
+        south_w: In<T>,
+        south_q: In<T>,
+        south_p: In<T>,
+        bed: In<T>,
+        w_to: InOut<T>,
+        q_to: InOut<T>,
+        p_to: InOut<T>,
+        u_to: Out<T>,
+        v_to: Out<T>,
+        dt: Value<T>,
+        keep: T,
+        g: T,
+        g_n2: T,
+        theta: T,
+        eps: T,
+        dx_inv: T,
+        dy_inv: T,
+        west: i64,
+        east: i64,
+        south: i64,
+        north: i64,
+        east_value: T,
+        north_value: T,
+    ) {
+        let (w_new, q_new, p_new, u_new, v_new) = rk_update(
+            w, q, p, west_w, west_q, west_p, south_w, south_q, south_p, bed, w_to, q_to, p_to,
+            dt, keep, g, g_n2, theta, eps, dx_inv, dy_inv, west, east, south, north,
+            east_value, north_value,
+        );
+        w_to = w_new;
+        q_to = q_new;
+        p_to = p_new;
+        u_to = u_new;
+        v_to = v_new;
+    }
+
+    /// One Runge-Kutta stage in one pass: the west and south face fluxes of [`faces`]
+    /// staged (each face computed once over a thread block's tile and its halo, and kept
+    /// on chip) and the update of [`advance`] from them, bit for bit what `faces` then
+    /// `advance` give. Not for a periodic side, whose fluxes are wrapped between the
+    /// passes. No CFL maximum: the time step comes before the stage
+    /// ([`face_speeds`]).
+    #[stencil]
+    pub fn stage_in_one<T: Real>(
+        w: In<T>,
+        q: In<T>,
+        p: In<T>,
+        u: In<T>,
+        v: In<T>,
+        bed: In<T>,
+        w_to: InOut<T>,
+        q_to: InOut<T>,
+        p_to: InOut<T>,
+        u_to: Out<T>,
+        v_to: Out<T>,
+        dt: Value<T>,
+        keep: T,
+        g: T,
+        g_n2: T,
+        theta: T,
+        eps: T,
+        dx_inv: T,
+        dy_inv: T,
+        west: i64,
+        east: i64,
+        south: i64,
+        north: i64,
+        west_value: T,
+        east_value: T,
+        south_value: T,
+        north_value: T,
+    ) {
+        // Along x the normal velocity is u, along y it is v.
+        let (west_w, west_q, west_p, _, _) = stage(low_face(
+            w, u, v, bed, 0, west, east, west_value, east_value, theta, eps, g,
+        ));
+        let (south_w, south_p, south_q, _, _) = stage(low_face(
+            w, v, u, bed, 1, south, north, south_value, north_value, theta, eps, g,
+        ));
+        let (w_new, q_new, p_new, u_new, v_new) = rk_update(
+            w, q, p, west_w, west_q, west_p, south_w, south_q, south_p, bed, w_to, q_to, p_to,
+            dt, keep, g, g_n2, theta, eps, dx_inv, dy_inv, west, east, south, north,
+            east_value, north_value,
+        );
+        w_to = w_new;
+        q_to = q_new;
+        p_to = p_new;
+        u_to = u_new;
+        v_to = v_new;
+    }
+
+    /// The largest `a / dx` over the faces, as [`faces`] reduces it, without the fluxes:
+    /// the CFL time step of a stage in one pass ([`stage_in_one`]).
+    #[stencil]
+    pub fn face_speeds<T: Real>(
+        w: In<T>,
+        u: In<T>,
+        v: In<T>,
+        bed: In<T>,
+        speed: Max<T>,
+        g: T,
+        theta: T,
+        eps: T,
+        dx_inv: T,
+        dy_inv: T,
+        west: i64,
+        east: i64,
+        south: i64,
+        north: i64,
+        west_value: T,
+        east_value: T,
+        south_value: T,
+        north_value: T,
+    ) {
+        let (_, _, _, west_a, east_a) = low_face(
+            w, u, v, bed, 0, west, east, west_value, east_value, theta, eps, g,
+        );
+        let (_, _, _, south_a, north_a) = low_face(
+            w, v, u, bed, 1, south, north, south_value, north_value, theta, eps, g,
+        );
+        speed.reduce((west_a.max(east_a) * dx_inv).max(south_a.max(north_a) * dy_inv));
     }
 
     /// What a check of the state needs: the water volume per unit cell area (in `f64`),

@@ -268,6 +268,9 @@ pub struct ShallowWater<T: Real> {
     now: State<T>,
     stage: State<T>,
     fluxes: Fluxes<T>,
+    /// Whether a stage runs as one pass, [`kp07::stage_in_one`] (its time step from
+    /// [`kp07::face_speeds`]), instead of `faces` then `advance`.
+    one_pass: bool,
     /// The time step and the time on the backend (taken out while a clocked loop runs).
     clock: Option<Clock<T>>,
     time: f64,
@@ -314,6 +317,7 @@ impl<T: Real> ShallowWater<T> {
                 zeros(FLUX_HALO)?,
                 zeros(FLUX_HALO)?,
             ],
+            one_pass: false,
             clock: Some(Clock::new(backend, 0.0)?),
             time: 0.0,
             steps: 0,
@@ -321,7 +325,33 @@ impl<T: Real> ShallowWater<T> {
         };
         flow.derive_velocities()?;
         flow.initial_volume = flow.survey()?.volume;
+        // On a device a stage in one pass moves fewer bytes; on the CPU, which computes a
+        // staged flux where it is read (twice per face), two passes are faster.
+        let periodic = flow.boundaries.periodic(0) || flow.boundaries.periodic(1);
+        flow.one_pass = matches!(flow.backend, Backend::Cuda(_)) && !periodic;
         Ok(flow)
+    }
+
+    /// Runs each stage as one pass ([`kp07::stage_in_one`]: the face fluxes staged on
+    /// chip, the update from them) or as two (`faces`, then `advance` from the fluxes in
+    /// memory). Both give the same bits. By default one pass on a device and two on the
+    /// CPU. A periodic side needs two passes (its fluxes are wrapped between them): asking
+    /// for one is an error.
+    pub fn set_one_pass(&mut self, one: bool) -> Result<(), FloodError> {
+        if one && (self.boundaries.periodic(0) || self.boundaries.periodic(1)) {
+            return Err(FloodError::Config {
+                name: "one_pass".into(),
+                value: "true".into(),
+                expected: "two passes (false) on a grid with a periodic side".into(),
+            });
+        }
+        self.one_pass = one;
+        Ok(())
+    }
+
+    /// Whether each stage runs as one pass (see [`ShallowWater::set_one_pass`]).
+    pub fn one_pass(&self) -> bool {
+        self.one_pass
     }
 
     /// Bytes of the fields the simulation keeps on its backend (state, RK stage, fluxes,
@@ -446,6 +476,22 @@ impl<T: Real> Kp07Steps<T> for ShallowWater<T> {
 
     fn evaluate_fluxes_on(&mut self, on: &Backend, which: Which, t: f64) -> Result<T, FloodError> {
         let s = self.scalars(t);
+        if self.one_pass {
+            // The stage computes its fluxes itself; only the step's speed is wanted, that
+            // of the present state (a stage's is never read).
+            return match which {
+                Which::Stage => Ok(T::from_f64(f64::NAN)),
+                Which::Now => {
+                    let [w, _, _, u, v] = &self.now;
+                    Ok(kp07::face_speeds::launch(
+                        on, w, u, v, &self.bed,
+                        s.gravity, s.theta, s.eps, s.inv_dx, s.inv_dy,
+                        s.kinds[0], s.kinds[1], s.kinds[2], s.kinds[3],
+                        s.values[0], s.values[1], s.values[2], s.values[3],
+                    )?)
+                }
+            };
+        }
         let state = which.pick(&mut self.now, &mut self.stage);
         // The faces read the surface and the velocities two cells along.
         for axis in 0..2 {
@@ -474,6 +520,18 @@ impl<T: Real> Kp07Steps<T> for ShallowWater<T> {
     fn launch_advance(&mut self, stage: &Stage<T>) -> Result<(), FloodError> {
         let (from, to) = stage_pair(stage.forward, &mut self.now, &mut self.stage);
         let on = &self.backend;
+        if self.one_pass {
+            let [w, q, p, u, v] = from;
+            let [tw, tq, tp, tu, tv] = to;
+            let s = &stage.scalars;
+            kp07::stage_in_one::launch(
+                on, w, q, p, u, v, &self.bed, tw, tq, tp, tu, tv,
+                stage.dt, stage.keep, s.gravity, s.friction, s.theta, s.eps, s.inv_dx, s.inv_dy,
+                s.kinds[0], s.kinds[1], s.kinds[2], s.kinds[3],
+                s.values[0], s.values[1], s.values[2], s.values[3],
+            )?;
+            return Ok(());
+        }
         launch_advance!(
             kp07::advance::launch[on],
             from,

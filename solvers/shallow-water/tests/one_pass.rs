@@ -1,0 +1,106 @@
+//! A Runge-Kutta stage in one pass (`kp07::stage_in_one`: the face fluxes staged, the
+//! update from them; the time step from `kp07::face_speeds`) takes the steps of two
+//! passes (`faces`, then `advance` from the fluxes in memory) bit for bit: on the CPU
+//! (which computes a staged flux where it is read) and on a device (which keeps it in
+//! shared memory).
+
+mod common;
+
+use shallow_water::*;
+use stencil_runtime::{Backend, Real};
+use stencil_tests::device::gpu_or_skip;
+
+/// The state's bits after `steps` host-decided steps of `setup` on `backend`, in one pass
+/// per stage or in two.
+fn state_bits<T: Real>(backend: &Backend, setup: &Setup, steps: usize, one: bool) -> Vec<u64> {
+    let mut flow = ShallowWater::<T>::new(backend, setup).unwrap();
+    flow.set_one_pass(one).unwrap();
+    assert_eq!(flow.one_pass(), one);
+    for _ in 0..steps {
+        flow.step(f64::INFINITY).unwrap();
+    }
+    flow.check().unwrap();
+    flow.state().unwrap().concat().iter().map(|v| v.to_bits()).collect()
+}
+
+/// A partly dry dam break over a bumpy bed, with every side kind but periodic.
+fn mixed_sides(manning: f64) -> Setup {
+    let grid = Grid::new(45, 37, 0.5, 0.5, 0.0, 0.0).unwrap();
+    let terrain =
+        Terrain::from_fn(grid, |x, y| 0.3 * (0.4 * x).sin() * (0.3 * y).cos() + 0.02 * x)
+            .unwrap();
+    let water = Water::from_surface(&terrain, |x, y| if x < 8.0 || y > 15.0 { 1.2 } else { 0.1 });
+    let inflow = Series::new("inflow", vec![(0.0, 0.0), (1.0, 0.5)]).unwrap();
+    let sides = Boundaries {
+        west: Boundary::Discharge(inflow),
+        east: Boundary::Open,
+        south: Boundary::Depth(Series::constant(0.8)),
+        north: Boundary::Wall,
+    };
+    let physics = Physics {
+        manning,
+        ..Physics::default()
+    };
+    Setup::new(terrain, water, sides, physics)
+}
+
+/// The cases: mixed sides with and without friction, a radial dam break, and
+/// Malpasset's wet/dry fronts where its terrain is at hand.
+fn cases() -> Vec<(&'static str, Setup, usize)> {
+    let mut all = vec![
+        ("mixed sides", mixed_sides(0.0), 120),
+        ("mixed sides with friction", mixed_sides(0.03), 120),
+        ("radial dam break", cases::radial(40).unwrap().setup, 60),
+    ];
+    match common::malpasset() {
+        Some(case) => all.push(("malpasset", case.setup, 40)),
+        None => println!("SKIPPED Malpasset: its terrain is not at hand"),
+    }
+    all
+}
+
+#[test]
+fn one_pass_takes_the_steps_of_two_on_the_cpu() {
+    for (name, setup, steps) in cases() {
+        let b = &Backend::Cpu;
+        assert!(
+            state_bits::<f64>(b, &setup, steps, true) == state_bits::<f64>(b, &setup, steps, false),
+            "{name}: f64"
+        );
+        assert!(
+            state_bits::<f32>(b, &setup, steps, true) == state_bits::<f32>(b, &setup, steps, false),
+            "{name}: f32"
+        );
+    }
+}
+
+#[test]
+fn a_periodic_side_refuses_one_pass() {
+    let case = cases::radial(16).unwrap();
+    let setup = Setup {
+        boundaries: Boundaries::all(Boundary::Periodic),
+        ..case.setup
+    };
+    let mut flow = ShallowWater::<f64>::new(&Backend::Cpu, &setup).unwrap();
+    assert!(!flow.one_pass());
+    let e = flow.set_one_pass(true).unwrap_err();
+    assert!(e.to_string().contains("periodic"), "{e}");
+    flow.set_one_pass(false).unwrap();
+}
+
+#[test]
+fn on_a_device_one_pass_takes_the_steps_of_two() {
+    let Some(gpu) = gpu_or_skip() else { return };
+    assert!(ShallowWater::<f64>::new(&gpu, &mixed_sides(0.0)).unwrap().one_pass());
+    for (name, setup, steps) in cases() {
+        let one = state_bits::<f64>(&gpu, &setup, steps, true);
+        assert!(one == state_bits::<f64>(&gpu, &setup, steps, false), "{name}: f64");
+        // Without friction the device computes the CPU's bits (no FMA contraction, every
+        // operation correctly rounded); friction's `powf` differs in the last bits.
+        if setup.physics.manning == 0.0 {
+            assert!(one == state_bits::<f64>(&Backend::Cpu, &setup, steps, false), "{name}: device against the CPU");
+        }
+        let one = state_bits::<f32>(&gpu, &setup, steps, true);
+        assert!(one == state_bits::<f32>(&gpu, &setup, steps, false), "{name}: f32");
+    }
+}
