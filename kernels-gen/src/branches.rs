@@ -154,11 +154,17 @@ impl Regions {
 /// Plans the branches of `kernel` (its live nodes `live`, ascending): `None` when the
 /// kernel has run-time loops (they keep their selects) or nothing is worth a branch.
 pub fn plan(kernel: &Kernel, live: &[NodeId]) -> Option<Plan> {
-    plan_with(kernel, live, BRANCH_THRESHOLD)
+    plan_with(kernel, live, &kernel.roots(), BRANCH_THRESHOLD)
 }
 
-/// [`plan`] with a chosen threshold.
-fn plan_with(kernel: &Kernel, live: &[NodeId], threshold: u32) -> Option<Plan> {
+/// [`plan`] of the nodes `live` that the values `roots` need, rather than the kernel's
+/// effects: a staged kernel's stages (`llvm/codegen/staged.rs`).
+pub fn plan_for(kernel: &Kernel, live: &[NodeId], roots: &[NodeId]) -> Option<Plan> {
+    plan_with(kernel, live, roots, BRANCH_THRESHOLD)
+}
+
+/// [`plan`] with chosen roots and threshold.
+fn plan_with(kernel: &Kernel, live: &[NodeId], roots: &[NodeId], threshold: u32) -> Option<Plan> {
     if !kernel.loops.is_empty() || kernel.line.is_some() {
         return None;
     }
@@ -171,7 +177,7 @@ fn plan_with(kernel: &Kernel, live: &[NodeId], threshold: u32) -> Option<Plan> {
         }
     }
     let mut rooted = vec![false; n];
-    for r in kernel.roots() {
+    for &r in roots {
         rooted[r as usize] = true;
     }
 
@@ -298,7 +304,7 @@ impl Traits {
             let any = |v: &[bool]| ops.iter().any(|&o| v[o as usize]);
             t.reads_memory[x] = matches!(
                 node,
-                Node::Load { .. } | Node::Gather { .. } | Node::Sample { .. }
+                Node::Load { .. } | Node::Gather { .. } | Node::Sample { .. } | Node::Staged { .. }
             ) || any(&t.reads_memory);
             t.on_index[x] = matches!(node, Node::Index(_)) || any(&t.on_index);
             let part = |t: &Traits, o: NodeId| t.linear[o as usize] || !t.on_index[o as usize];

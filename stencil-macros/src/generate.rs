@@ -204,10 +204,7 @@ fn kernel_items(k: &Kernel, f: &syn::ItemFn, source: &str) -> syn::Result<TokenS
     let staging = match k.stage_layout() {
         Some(l) => {
             let (lo, hi) = (l.lo, l.hi);
-            let (b32, b64) = (
-                l.value_bytes(Precision::F32),
-                l.value_bytes(Precision::F64),
-            );
+            let (b32, b64) = (l.value_bytes(Precision::F32), l.value_bytes(Precision::F64));
             quote!(Some(#rt::cuda::Staging { lo: [#(#lo),*], hi: [#(#hi),*], bytes_f32: &[#(#b32),*], bytes_f64: &[#(#b64),*] }))
         }
         None => quote!(None),

@@ -441,7 +441,8 @@ pub mod suite {
         let (fx, sx) = stage(face_flux(q, c, (1, 0)));
         let (fy, sy) = stage(face_flux(q, c, (0, 1)));
         let ramp = stage(q * (index(0) + 2 * index(1)) as T);
-        out = q - dt * (backward(fx, (1, 0)) + fy - fy[(0, -1)]) + 1e-3 * (ramp[(1, 1)] - ramp[(-1, 0)]);
+        out = q - dt * (backward(fx, (1, 0)) + fy - fy[(0, -1)])
+            + 1e-3 * (ramp[(1, 1)] - ramp[(-1, 0)]);
         fastest.reduce(sx.max(sx[(-1, 0)]).max(sy[(0, -1)]));
     }
 

@@ -62,15 +62,22 @@ mod kernels {
 
 /// The bits of a field's values.
 fn bits<T: Real>(f: &Field<T>) -> Vec<u64> {
-    values(&f.to_host().expect("a field")).iter().map(|v| v.to_bits()).collect()
+    values(&f.to_host().expect("a field"))
+        .iter()
+        .map(|v| v.to_bits())
+        .collect()
 }
 
 /// `staged` and `corners` and their written-out forms on `backend` over a `n` grid, the
 /// outputs' bits: (staged, written out) for each.
 fn both_on<T: Real>(backend: &Backend, n: &[usize]) -> [(Vec<u64>, Vec<u64>); 2] {
     let mut r = rng(&format!("staging {n:?}"));
-    let q = random_field::<T>(&mut r, n, 1, -1.0, 1.0).to(backend).unwrap();
-    let c = random_field::<T>(&mut r, n, 1, -1.0, 1.0).to(backend).unwrap();
+    let q = random_field::<T>(&mut r, n, 1, -1.0, 1.0)
+        .to(backend)
+        .unwrap();
+    let c = random_field::<T>(&mut r, n, 1, -1.0, 1.0)
+        .to(backend)
+        .unwrap();
     let mut a = poisoned::<T>(n).to(backend).unwrap();
     let mut b = poisoned::<T>(n).to(backend).unwrap();
     let dt = T::from_f64(0.3);
@@ -105,7 +112,8 @@ fn a_staged_kernel_reads_its_fields_as_far_as_the_written_out_one() {
     assert_eq!(staged.unstaged().op_counts(), written.op_counts());
     assert!(staged.stages.len() == 1 && staged.is_staged() && !written.is_staged());
     assert!(
-        kernels::staged::IR.contains("; stage f = ") && kernels::staged::IR.contains("staged f[-1, 0]"),
+        kernels::staged::IR.contains("; stage f = ")
+            && kernels::staged::IR.contains("staged f[-1, 0]"),
         "{}",
         kernels::staged::IR
     );
@@ -120,7 +128,10 @@ fn the_device_keeps_a_stage_in_shared_memory() {
         let text = stencil_runtime::cuda::only_entry(ptx, entry).expect("the entry");
         assert!(text.contains(".extern .shared"), "{text}");
         assert_eq!(text.matches("bar.sync").count(), 1, "one barrier:\n{text}");
-        assert!(text.contains("st.shared") && text.contains("ld.shared"), "{text}");
+        assert!(
+            text.contains("st.shared") && text.contains("ld.shared"),
+            "{text}"
+        );
         // One entry: a thread computes one point of the block's tile.
         assert_eq!(text.matches(".entry").count(), 1);
     }
@@ -131,7 +142,14 @@ fn the_device_keeps_a_stage_in_shared_memory() {
 #[test]
 fn on_a_device_a_staged_kernel_computes_the_written_out_kernel_for_every_block_shape() {
     let Some(cuda) = cuda_or_skip() else { return };
-    let shapes = ["32x8x1p1", "16x16x1p1", "64x4x1p1", "128x2x1p1", "8x8x1p1", "32x1x1p1"];
+    let shapes = [
+        "32x8x1p1",
+        "16x16x1p1",
+        "64x4x1p1",
+        "128x2x1p1",
+        "8x8x1p1",
+        "32x1x1p1",
+    ];
     for_precisions!(T => {
         for n in [[1usize, 1], [7, 3], [53, 37], [300, 129]] {
             let want = both_on::<T>(&Backend::Cpu, &n);
@@ -147,5 +165,43 @@ fn on_a_device_a_staged_kernel_computes_the_written_out_kernel_for_every_block_s
             }
         }
     });
-    println!("staged kernels equal their written-out forms on {}", cuda.device_name());
+    println!(
+        "staged kernels equal their written-out forms on {}",
+        cuda.device_name()
+    );
 }
+
+#[test]
+fn on_a_device_chains_of_staged_kernels_queued_without_waiting_equal_the_cpu() {
+    let Some(cuda) = cuda_or_skip() else { return };
+    let n = [300usize, 129];
+    let mut r = rng("chain");
+    let q0 = random_field::<f64>(&mut r, &n, 1, -1.0, 1.0);
+    let c0 = random_field::<f64>(&mut r, &n, 1, -1.0, 1.0);
+    // Forty rounds of `a = k1(q)`, `q = k2(a)`, each kernel staged or written out.
+    let run = |b: &Backend, first_staged: bool, second_staged: bool| {
+        let mut q = q0.to(b).unwrap();
+        let c = c0.to(b).unwrap();
+        // Read at offsets by the second kernel: a halo (of zeros).
+        let mut a = Field::<f64>::zeros(&n, 1).unwrap().to(b).unwrap();
+        for _ in 0..40 {
+            if first_staged {
+                kernels::staged::launch(b, &q, &c, &mut a, 0.1).unwrap();
+            } else {
+                kernels::written_out::launch(b, &q, &c, &mut a, 0.1).unwrap();
+            }
+            if second_staged {
+                kernels::staged::launch(b, &a, &c, &mut q, 0.1).unwrap();
+            } else {
+                kernels::written_out::launch(b, &a, &c, &mut q, 0.1).unwrap();
+            }
+        }
+        bits(&q)
+    };
+    let want = run(&Backend::Cpu, false, false);
+    let gpu = Backend::Cuda(cuda);
+    for (x, y) in [(true, false), (false, true), (true, true)] {
+        assert!(run(&gpu, x, y) == want, "staged {x}, {y}");
+    }
+}
+

@@ -1,9 +1,10 @@
 //! Throughput of the KP07 scheme and the Malpasset wall time.
 //!
 //! - Dense, all wet (the [`cases::radial`] case): cell updates per second of a full RK2
-//!   step (two face-flux passes, each with its fused CFL reduction, the first read back,
-//!   and two stage updates) on n x n cells in f32 and f64, and the step's effective bandwidth
-//!   against the device's copy bandwidth.
+//!   step on n x n cells in f32 and f64, each stage in two passes (a face-flux pass with
+//!   the fused CFL reduction, the first read back, and the update) and in one (the face
+//!   fluxes staged on chip: `kp07::stage_in_one`, after the CFL pass `kp07::face_speeds`),
+//!   and the step's effective bandwidth against the device's copy bandwidth.
 //! - Malpasset (`--malpasset DIR`, the folder of `topo.asc` and `eta0.asc`): the wall
 //!   time of the 4000 s simulation, its steps and its volume error.
 //!
@@ -18,16 +19,22 @@ use stencil_runtime::cuda::LaunchShape;
 use stencil_runtime::{Backend, Real};
 use stencil_tests::bench::{arg, R};
 
-/// Values one RK2 step must move per cell: per stage the face pass reads `w, u, v` and
-/// the bed and writes six face fluxes (10), the update reads `w, q, p`, the fluxes and
-/// the bed and writes `w, q, p, u, v` (15); the second stage's update also reads the
-/// state it averages with (3).
+/// Values one RK2 step in two passes per stage must move per cell: per stage the face
+/// pass reads `w, u, v` and the bed and writes six face fluxes (10), the update reads
+/// `w, q, p`, the fluxes and the bed and writes `w, q, p, u, v` (15); the second stage's
+/// update also reads the state it averages with (3).
 const VALUES_PER_CELL: f64 = 2.0 * (10.0 + 15.0) + 3.0;
 
-/// Seconds per RK2 step of `case`, after warm-up steps (enough for every kernel's
-/// launch-shape trial, which takes its first launches).
-fn timed<T: Real>(backend: &Backend, case: &cases::Case, steps: usize) -> R<f64> {
+/// The same in one pass per stage: the CFL pass reads `w, u, v` and the bed (4), each
+/// stage reads `w, q, p, u, v` and the bed and writes `w, q, p, u, v` (11), the second
+/// also the state it averages with (3).
+const VALUES_PER_CELL_ONE_PASS: f64 = 4.0 + 2.0 * 11.0 + 3.0;
+
+/// Seconds per RK2 step of `case`, each stage in one pass or two, after warm-up steps
+/// (enough for every kernel's launch-shape trial, which takes its first launches).
+fn timed<T: Real>(backend: &Backend, case: &cases::Case, steps: usize, one: bool) -> R<f64> {
     let mut flow = ShallowWater::<T>::new(backend, &case.setup)?;
+    flow.set_one_pass(one)?;
     for _ in 0..LaunchShape::MOST_TRIAL_LAUNCHES + 2 {
         flow.step(f64::INFINITY)?;
     }
@@ -43,15 +50,16 @@ fn timed<T: Real>(backend: &Backend, case: &cases::Case, steps: usize) -> R<f64>
 }
 
 /// Seconds per RK2 step on the dense (all wet) `n x n` radial case.
-fn dense<T: Real>(backend: &Backend, n: usize, steps: usize) -> R<f64> {
-    timed::<T>(backend, &cases::radial(n)?, steps)
+fn dense<T: Real>(backend: &Backend, n: usize, steps: usize, one: bool) -> R<f64> {
+    timed::<T>(backend, &cases::radial(n)?, steps, one)
 }
 
 /// Malpasset to 4000 s, dense (every cell computed; `benches/sparse.rs` runs it on a
 /// block grid): wall seconds, steps, relative volume change.
-fn malpasset<T: Real>(backend: &Backend, dir: &str) -> R<(f64, u64, f64)> {
+fn malpasset<T: Real>(backend: &Backend, dir: &str, one: bool) -> R<(f64, u64, f64)> {
     let case = cases::malpasset(std::path::Path::new(dir))?;
     let mut flow = ShallowWater::<T>::new(backend, &case.setup)?;
+    flow.set_one_pass(one)?;
     wait(backend)?;
     let start = Instant::now();
     flow.advance_to(case.end_time)?;
@@ -106,20 +114,28 @@ fn main() -> R<()> {
     };
     writeln!(
         out,
-        "| cells | precision | ms per RK2 step | Mcell updates/s | T_eff GB/s | T_eff / copy |"
+        "| cells | precision | passes per stage | ms per RK2 step | Mcell updates/s | T_eff GB/s | T_eff / copy |"
     )?;
-    writeln!(out, "| --- | --- | --- | --- | --- | --- |")?;
+    writeln!(out, "| --- | --- | --- | --- | --- | --- | --- |")?;
     for &n in &sizes {
-        for (name, bytes, per_step) in [
-            ("f32", 4.0, dense::<f32>(&backend, n, steps)?),
-            ("f64", 8.0, dense::<f64>(&backend, n, steps)?),
+        for (name, bytes, one, per_step) in [
+            ("f32", 4.0, false, dense::<f32>(&backend, n, steps, false)?),
+            ("f32", 4.0, true, dense::<f32>(&backend, n, steps, true)?),
+            ("f64", 8.0, false, dense::<f64>(&backend, n, steps, false)?),
+            ("f64", 8.0, true, dense::<f64>(&backend, n, steps, true)?),
         ] {
             let cells = (n * n) as f64;
-            let t_eff = VALUES_PER_CELL * bytes * cells / per_step;
+            let values = if one {
+                VALUES_PER_CELL_ONE_PASS
+            } else {
+                VALUES_PER_CELL
+            };
+            let t_eff = values * bytes * cells / per_step;
             let ratio = copy.map_or("".into(), |c| format!("{:.2}", t_eff / c));
+            let passes = if one { "1" } else { "2" };
             writeln!(
                 out,
-                "| {n}^2 | {name} | {:.3} | {:.0} | {:.0} | {ratio} |",
+                "| {n}^2 | {name} | {passes} | {:.3} | {:.0} | {:.0} | {ratio} |",
                 per_step * 1e3,
                 cells / per_step / 1e6,
                 t_eff / 1e9
@@ -135,14 +151,19 @@ fn main() -> R<()> {
         )?;
         writeln!(
             out,
-            "| precision | wall time s | steps | relative volume change |"
+            "| precision | passes per stage | wall time s | steps | relative volume change |"
         )?;
-        writeln!(out, "| --- | --- | --- | --- |")?;
-        for (name, (wall, steps, drift)) in [
-            ("f32", malpasset::<f32>(&backend, &dir)?),
-            ("f64", malpasset::<f64>(&backend, &dir)?),
+        writeln!(out, "| --- | --- | --- | --- | --- |")?;
+        for (name, passes, (wall, steps, drift)) in [
+            ("f32", 2, malpasset::<f32>(&backend, &dir, false)?),
+            ("f32", 1, malpasset::<f32>(&backend, &dir, true)?),
+            ("f64", 2, malpasset::<f64>(&backend, &dir, false)?),
+            ("f64", 1, malpasset::<f64>(&backend, &dir, true)?),
         ] {
-            writeln!(out, "| {name} | {wall:.2} | {steps} | {drift:.2e} |")?;
+            writeln!(
+                out,
+                "| {name} | {passes} | {wall:.2} | {steps} | {drift:.2e} |"
+            )?;
             eprint!("{}", &out[printed..]);
             printed = out.len();
         }

@@ -573,7 +573,7 @@ pub mod kp07 {
             velocity(h_new, q_new, eps),
             velocity(h_new, p_new, eps),
         )
-        }
+    }
 
     /// One Runge-Kutta stage from the face fluxes of [`faces`] ([`rk_update`]), the new
     /// state's velocities written for the next [`faces`].
@@ -610,9 +610,33 @@ pub mod kp07 {
         north_value: T,
     ) {
         let (w_new, q_new, p_new, u_new, v_new) = rk_update(
-            w, q, p, west_w, west_q, west_p, south_w, south_q, south_p, bed, w_to, q_to, p_to,
-            dt, keep, g, g_n2, theta, eps, dx_inv, dy_inv, west, east, south, north,
-            east_value, north_value,
+            w,
+            q,
+            p,
+            west_w,
+            west_q,
+            west_p,
+            south_w,
+            south_q,
+            south_p,
+            bed,
+            w_to,
+            q_to,
+            p_to,
+            dt,
+            keep,
+            g,
+            g_n2,
+            theta,
+            eps,
+            dx_inv,
+            dy_inv,
+            west,
+            east,
+            south,
+            north,
+            east_value,
+            north_value,
         );
         w_to = w_new;
         q_to = q_new;
@@ -662,12 +686,47 @@ pub mod kp07 {
             w, u, v, bed, 0, west, east, west_value, east_value, theta, eps, g,
         ));
         let (south_w, south_p, south_q, _, _) = stage(low_face(
-            w, v, u, bed, 1, south, north, south_value, north_value, theta, eps, g,
+            w,
+            v,
+            u,
+            bed,
+            1,
+            south,
+            north,
+            south_value,
+            north_value,
+            theta,
+            eps,
+            g,
         ));
         let (w_new, q_new, p_new, u_new, v_new) = rk_update(
-            w, q, p, west_w, west_q, west_p, south_w, south_q, south_p, bed, w_to, q_to, p_to,
-            dt, keep, g, g_n2, theta, eps, dx_inv, dy_inv, west, east, south, north,
-            east_value, north_value,
+            w,
+            q,
+            p,
+            west_w,
+            west_q,
+            west_p,
+            south_w,
+            south_q,
+            south_p,
+            bed,
+            w_to,
+            q_to,
+            p_to,
+            dt,
+            keep,
+            g,
+            g_n2,
+            theta,
+            eps,
+            dx_inv,
+            dy_inv,
+            west,
+            east,
+            south,
+            north,
+            east_value,
+            north_value,
         );
         w_to = w_new;
         q_to = q_new;
@@ -703,7 +762,18 @@ pub mod kp07 {
             w, u, v, bed, 0, west, east, west_value, east_value, theta, eps, g,
         );
         let (_, _, _, south_a, north_a) = low_face(
-            w, v, u, bed, 1, south, north, south_value, north_value, theta, eps, g,
+            w,
+            v,
+            u,
+            bed,
+            1,
+            south,
+            north,
+            south_value,
+            north_value,
+            theta,
+            eps,
+            g,
         );
         speed.reduce((west_a.max(east_a) * dx_inv).max(south_a.max(north_a) * dy_inv));
     }

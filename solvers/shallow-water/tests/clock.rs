@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{clocked, host};
+use common::{clocked, host, OnePass};
 use shallow_water::{cases, Physics, Setup, ShallowWater, SparseShallowWater};
 use stencil_runtime::Backend;
 
@@ -17,6 +17,14 @@ fn all_agree(setup: &Setup, every: f64, end: f64, label: &str) {
             "{label}: dense, clocked in calls of {budget} steps"
         );
     }
+    assert!(
+        host::<OnePass>(b, setup, every, end) == want,
+        "{label}: dense, one pass per stage"
+    );
+    assert!(
+        clocked::<OnePass>(b, setup, every, end, 7) == want,
+        "{label}: dense, one pass per stage, clocked"
+    );
     assert!(
         host::<SparseShallowWater<f64>>(b, setup, every, end) == want,
         "{label}: sparse"

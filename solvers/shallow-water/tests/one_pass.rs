@@ -20,15 +20,21 @@ fn state_bits<T: Real>(backend: &Backend, setup: &Setup, steps: usize, one: bool
         flow.step(f64::INFINITY).unwrap();
     }
     flow.check().unwrap();
-    flow.state().unwrap().concat().iter().map(|v| v.to_bits()).collect()
+    flow.state()
+        .unwrap()
+        .concat()
+        .iter()
+        .map(|v| v.to_bits())
+        .collect()
 }
 
 /// A partly dry dam break over a bumpy bed, with every side kind but periodic.
 fn mixed_sides(manning: f64) -> Setup {
     let grid = Grid::new(45, 37, 0.5, 0.5, 0.0, 0.0).unwrap();
-    let terrain =
-        Terrain::from_fn(grid, |x, y| 0.3 * (0.4 * x).sin() * (0.3 * y).cos() + 0.02 * x)
-            .unwrap();
+    let terrain = Terrain::from_fn(grid, |x, y| {
+        0.3 * (0.4 * x).sin() * (0.3 * y).cos() + 0.02 * x
+    })
+    .unwrap();
     let water = Water::from_surface(&terrain, |x, y| if x < 8.0 || y > 15.0 { 1.2 } else { 0.1 });
     let inflow = Series::new("inflow", vec![(0.0, 0.0), (1.0, 0.5)]).unwrap();
     let sides = Boundaries {
@@ -91,16 +97,27 @@ fn a_periodic_side_refuses_one_pass() {
 #[test]
 fn on_a_device_one_pass_takes_the_steps_of_two() {
     let Some(gpu) = gpu_or_skip() else { return };
-    assert!(ShallowWater::<f64>::new(&gpu, &mixed_sides(0.0)).unwrap().one_pass());
+    assert!(ShallowWater::<f64>::new(&gpu, &mixed_sides(0.0))
+        .unwrap()
+        .one_pass());
     for (name, setup, steps) in cases() {
         let one = state_bits::<f64>(&gpu, &setup, steps, true);
-        assert!(one == state_bits::<f64>(&gpu, &setup, steps, false), "{name}: f64");
+        assert!(
+            one == state_bits::<f64>(&gpu, &setup, steps, false),
+            "{name}: f64"
+        );
         // Without friction the device computes the CPU's bits (no FMA contraction, every
         // operation correctly rounded); friction's `powf` differs in the last bits.
         if setup.physics.manning == 0.0 {
-            assert!(one == state_bits::<f64>(&Backend::Cpu, &setup, steps, false), "{name}: device against the CPU");
+            assert!(
+                one == state_bits::<f64>(&Backend::Cpu, &setup, steps, false),
+                "{name}: device against the CPU"
+            );
         }
         let one = state_bits::<f32>(&gpu, &setup, steps, true);
-        assert!(one == state_bits::<f32>(&gpu, &setup, steps, false), "{name}: f32");
+        assert!(
+            one == state_bits::<f32>(&gpu, &setup, steps, false),
+            "{name}: f32"
+        );
     }
 }

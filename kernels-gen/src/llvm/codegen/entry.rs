@@ -178,10 +178,20 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
     /// Declares the PTX entry `name`, positions the builder in its entry block and emits
     /// the grid dependency point ([`crate::llvm::GRID_DEPENDENCY_POINT`]) as its first instruction:
     /// nothing the kernel reads or writes in memory may move above it.
+    ///
+    /// A staged kernel's entry has no dependency point: it starts when the kernel before
+    /// it has finished, and the kernel after it when it has. With programmatic dependent
+    /// launches, the shallow-water one-pass stage between the clock's `tick` and the next
+    /// step's `face_speeds` gave other states (an H100; not with either launch
+    /// serialised, and not in chains of staged kernels alone): not yet understood, so
+    /// staged kernels are not launched that way.
     pub(super) fn begin_kernel(&mut self, name: &str) -> R<FunctionValue<'ctx>> {
         let f = self.declare_kernel(name)?;
         let entry = self.ctx.append_basic_block(f, "entry");
         self.b.position_at_end(entry);
+        if self.k.is_staged() {
+            return Ok(f);
+        }
         let asm = self.ctx.create_inline_asm(
             self.ctx.void_type().fn_type(&[], false),
             crate::llvm::GRID_DEPENDENCY_POINT.to_string(),

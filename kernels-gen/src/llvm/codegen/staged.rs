@@ -75,7 +75,9 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         }
         let row = extent[0];
         let plane = self.b.build_int_nuw_mul(extent[0], extent[1], "")?;
-        let points = self.b.build_int_nuw_mul(plane, extent[2], "region_points")?;
+        let points = self
+            .b
+            .build_int_nuw_mul(plane, extent[2], "region_points")?;
         let arrays = self.stage_arrays(&layout, points)?;
         let fields = self.shifted(&args.fields, place.shift)?;
 
@@ -97,10 +99,15 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             inside = self.b.build_and(inside, ok, "")?;
         }
         let mut centre = i32t.const_zero();
-        for (a, step) in [i32t.const_int(1, false), row, plane].into_iter().enumerate() {
-            let at = self
-                .b
-                .build_int_nuw_add(tid[a], i32t.const_int((-layout.lo[a]) as u64, false), "")?;
+        for (a, step) in [i32t.const_int(1, false), row, plane]
+            .into_iter()
+            .enumerate()
+        {
+            let at = self.b.build_int_nuw_add(
+                tid[a],
+                i32t.const_int((-layout.lo[a]) as u64, false),
+                "",
+            )?;
             let term = self.b.build_int_nuw_mul(at, step, "")?;
             centre = self.b.build_int_nuw_add(centre, term, "")?;
         }
@@ -167,7 +174,8 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                 .b
                 .build_int_nuw_mul(points, i32t.const_int(bytes as u64, false), "")?;
             let padded = self.b.build_and(
-                self.b.build_int_nuw_add(size, i32t.const_int(7, false), "")?,
+                self.b
+                    .build_int_nuw_add(size, i32t.const_int(7, false), "")?,
                 i32t.const_int(!7u32 as u64, false),
                 "",
             )?;
@@ -176,9 +184,9 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         Ok(arrays)
     }
 
-    /// Phase 1: the block's threads compute the read stages over the region, its rows
-    /// (and planes) in turn, a point per thread, at the points from `lo` to `n - 1 + hi`
-    /// (whose reads the kernel's halo covers).
+    /// Phase 1: the block's threads compute the read stages over the region, a point per
+    /// thread in turn (points numbered along x first: a warp's points are consecutive), at
+    /// the points from `lo` to `n - 1 + hi` (whose reads the kernel's halo covers).
     #[allow(clippy::too_many_arguments)]
     fn compute_stages(
         &self,
@@ -193,28 +201,42 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
     ) -> R<()> {
         let dims = self.k.dims as usize;
         let i32t = self.ctx.i32_type();
-        let mut starts = Vec::new();
-        let mut steps = Vec::new();
-        for axis in ["x", "y", "z"].iter().take(dims) {
-            starts.push(self.sreg(&format!("tid.{axis}"))?);
-            steps.push(self.sreg(&format!("ntid.{axis}"))?);
+        let [tx, ty, tz] = [self.sreg("tid.x")?, self.sreg("tid.y")?, self.sreg("tid.z")?];
+        let [nx, ny, nz] = [
+            self.sreg("ntid.x")?,
+            self.sreg("ntid.y")?,
+            self.sreg("ntid.z")?,
+        ];
+        let nxy = self.b.build_int_nuw_mul(nx, ny, "")?;
+        let threads = self.b.build_int_nuw_mul(nxy, nz, "")?;
+        let ty_nx = self.b.build_int_nuw_mul(ty, nx, "")?;
+        let tz_nxy = self.b.build_int_nuw_mul(tz, nxy, "")?;
+        let linear = self
+            .b
+            .build_int_nuw_add(tx, self.b.build_int_nuw_add(ty_nx, tz_nxy, "")?, "")?;
+        let mut points = i32t.const_int(1, false);
+        for e in extent.iter().take(dims) {
+            points = self.b.build_int_nuw_mul(points, *e, "")?;
         }
-        // Nested loops, the last axis outermost: `along[a]` is the region point's position.
-        let mut along = vec![i32t.const_zero(); dims];
-        let mut exits = Vec::new();
-        for a in (0..dims).rev() {
-            let (head, phi, exit) = self.open_strided_loop(f, starts[a], extent[a])?;
-            along[a] = phi.as_basic_value().into_int_value();
-            exits.push((a, head, phi, exit));
+        let (head, phi, exit) = self.open_strided_loop(f, linear, points)?;
+        let r = phi.as_basic_value().into_int_value();
+        // The point's position along each axis: `r` in mixed radix of the extents.
+        let mut along = Vec::with_capacity(dims);
+        let mut rest = r;
+        for (a, e) in extent.iter().enumerate().take(dims) {
+            if a + 1 == dims {
+                along.push(rest);
+            } else {
+                along.push(self.b.build_int_unsigned_rem(rest, *e, "")?);
+                rest = self.b.build_int_unsigned_div(rest, *e, "")?;
+            }
         }
-        self.stage_point(f, args, fields, layout, arrays, place, corner, extent, &along)?;
-        for (a, head, phi, exit) in exits.into_iter().rev() {
-            let next = self.b.build_int_nuw_add(along[a], steps[a], "")?;
-            let latch = self.b.get_insert_block().expect("positioned");
-            phi.add_incoming(&[(&next, latch)]);
-            self.b.build_unconditional_branch(head)?;
-            self.b.position_at_end(exit);
-        }
+        self.stage_point(f, args, fields, layout, arrays, place, corner, r, &along)?;
+        let next = self.b.build_int_nuw_add(r, threads, "")?;
+        let latch = self.b.get_insert_block().expect("positioned");
+        phi.add_incoming(&[(&next, latch)]);
+        self.b.build_unconditional_branch(head)?;
+        self.b.position_at_end(exit);
         Ok(())
     }
 
@@ -258,19 +280,14 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         arrays: &[PointerValue<'ctx>],
         place: &blocks::BlockPlace<'ctx>,
         corner: [IntValue<'ctx>; 3],
-        extent: [IntValue<'ctx>; 3],
+        linear: IntValue<'ctx>,
         along: &[IntValue<'ctx>],
     ) -> R<()> {
-        let (i32t, i64t) = (self.ctx.i32_type(), self.ctx.i64_type());
+        let i64t = self.ctx.i64_type();
         let mut local = [self.i64c(0); 3];
         let mut global = local;
         let mut inside = self.ctx.bool_type().const_int(1, false);
-        let mut linear = i32t.const_zero();
-        let mut stride = i32t.const_int(1, false);
         for (a, &p) in along.iter().enumerate() {
-            let term = self.b.build_int_nuw_mul(p, stride, "")?;
-            linear = self.b.build_int_nuw_add(linear, term, "")?;
-            stride = self.b.build_int_nuw_mul(stride, extent[a], "")?;
             let p = self.b.build_int_z_extend(p, i64t, "")?;
             let shifted = self
                 .b
@@ -289,7 +306,9 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             let high = self
                 .b
                 .build_int_compare(IntPredicate::SLT, global[a], end, "")?;
-            inside = self.b.build_and(inside, self.b.build_and(low, high, "")?, "")?;
+            inside = self
+                .b
+                .build_and(inside, self.b.build_and(low, high, "")?, "")?;
         }
         let compute = self.ctx.append_basic_block(f, "stage_values");
         let next = self.ctx.append_basic_block(f, "stage_values_done");
@@ -306,10 +325,17 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             .iter()
             .map(|&(s, _)| self.k.stages[s as usize].value)
             .collect();
+        // Costly arms computed only where taken, as at a point (`crate::branches`).
+        let live = self.k.reachable(&roots);
         let mut vals: Vec<Option<BasicValueEnum<'ctx>>> = vec![None; self.k.nodes.len()];
-        for n in self.k.reachable(&roots) {
-            let v = self.node_value(args, &at, &mut None, &vals, n)?;
-            vals[n as usize] = Some(v);
+        match crate::branches::plan_for(self.k, &live, &roots) {
+            Some(plan) => self.guarded_values(args, &at, &mut None, &mut vals, &plan, &plan.top)?,
+            None => {
+                for n in live {
+                    let v = self.node_value(args, &at, &mut None, &vals, n)?;
+                    vals[n as usize] = Some(v);
+                }
+            }
         }
         for (&(_, ty), (&root, &array)) in layout.stages.iter().zip(roots.iter().zip(arrays)) {
             let value = vals[root as usize].expect("a stage's value is computed with its nodes");
@@ -324,7 +350,12 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
     }
 
     /// Phase 2's read of stage `stage` at `offset` from the thread's point.
-    pub(super) fn staged_value(&self, stage: u32, offset: [i32; 3], ty: Ty) -> R<BasicValueEnum<'ctx>> {
+    pub(super) fn staged_value(
+        &self,
+        stage: u32,
+        offset: [i32; 3],
+        ty: Ty,
+    ) -> R<BasicValueEnum<'ctx>> {
         let tile = self.staged.borrow();
         let missing = || LlvmError::Invalid {
             kernel: self.k.name.clone(),
@@ -334,9 +365,14 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         let array = tile.arrays[stage as usize].ok_or_else(missing)?;
         let i32t = self.ctx.i32_type();
         let mut at = tile.centre;
-        for (o, step) in offset.into_iter().zip([i32t.const_int(1, false), tile.row, tile.plane]) {
+        for (o, step) in offset
+            .into_iter()
+            .zip([i32t.const_int(1, false), tile.row, tile.plane])
+        {
             if o != 0 {
-                let d = self.b.build_int_mul(step, i32t.const_int(o as i64 as u64, true), "")?;
+                let d = self
+                    .b
+                    .build_int_mul(step, i32t.const_int(o as i64 as u64, true), "")?;
                 at = self.b.build_int_add(at, d, "")?;
             }
         }

@@ -484,10 +484,24 @@ impl<T: Real> Kp07Steps<T> for ShallowWater<T> {
                 Which::Now => {
                     let [w, _, _, u, v] = &self.now;
                     Ok(kp07::face_speeds::launch(
-                        on, w, u, v, &self.bed,
-                        s.gravity, s.theta, s.eps, s.inv_dx, s.inv_dy,
-                        s.kinds[0], s.kinds[1], s.kinds[2], s.kinds[3],
-                        s.values[0], s.values[1], s.values[2], s.values[3],
+                        on,
+                        w,
+                        u,
+                        v,
+                        &self.bed,
+                        s.gravity,
+                        s.theta,
+                        s.eps,
+                        s.inv_dx,
+                        s.inv_dy,
+                        s.kinds[0],
+                        s.kinds[1],
+                        s.kinds[2],
+                        s.kinds[3],
+                        s.values[0],
+                        s.values[1],
+                        s.values[2],
+                        s.values[3],
                     )?)
                 }
             };
@@ -525,10 +539,34 @@ impl<T: Real> Kp07Steps<T> for ShallowWater<T> {
             let [tw, tq, tp, tu, tv] = to;
             let s = &stage.scalars;
             kp07::stage_in_one::launch(
-                on, w, q, p, u, v, &self.bed, tw, tq, tp, tu, tv,
-                stage.dt, stage.keep, s.gravity, s.friction, s.theta, s.eps, s.inv_dx, s.inv_dy,
-                s.kinds[0], s.kinds[1], s.kinds[2], s.kinds[3],
-                s.values[0], s.values[1], s.values[2], s.values[3],
+                on,
+                w,
+                q,
+                p,
+                u,
+                v,
+                &self.bed,
+                tw,
+                tq,
+                tp,
+                tu,
+                tv,
+                stage.dt,
+                stage.keep,
+                s.gravity,
+                s.friction,
+                s.theta,
+                s.eps,
+                s.inv_dx,
+                s.inv_dy,
+                s.kinds[0],
+                s.kinds[1],
+                s.kinds[2],
+                s.kinds[3],
+                s.values[0],
+                s.values[1],
+                s.values[2],
+                s.values[3],
             )?;
             return Ok(());
         }

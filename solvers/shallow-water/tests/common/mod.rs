@@ -61,6 +61,33 @@ simulation_by_methods!(SparseShallowWater, |s, target, slack, budget| {
     s.advance(target, slack, budget)
 });
 
+/// The dense model with each stage in one pass (`ShallowWater::set_one_pass`), as it
+/// runs on a device by default.
+pub struct OnePass(pub ShallowWater<f64>);
+
+impl Simulation for OnePass {
+    fn start(b: &Backend, setup: &Setup) -> Result<Self, FloodError> {
+        let mut flow = ShallowWater::new(b, setup)?;
+        flow.set_one_pass(true)?;
+        Ok(OnePass(flow))
+    }
+    fn step(&mut self, limit: f64) -> Result<f64, FloodError> {
+        self.0.step(limit)
+    }
+    fn advance(&mut self, target: f64, slack: f64, budget: u64) -> Result<(), FloodError> {
+        self.0.advance(target, slack, budget, &mut |_, _| Ok(()))
+    }
+    fn time(&self) -> f64 {
+        self.0.time()
+    }
+    fn steps(&self) -> u64 {
+        self.0.steps()
+    }
+    fn state(&self) -> Result<[Vec<f64>; 3], FloodError> {
+        self.0.state()
+    }
+}
+
 /// The targets every `every` seconds up to `end`, and the slack a run allows them.
 fn targets(every: f64, end: f64) -> (Vec<f64>, f64) {
     let n = (end / every).round() as usize;

@@ -116,7 +116,12 @@ impl CudaLaunch<'_> {
     /// The model's proposals for this launch that it can use.
     fn proposals(&self, n: [usize; 3]) -> Vec<LaunchShape> {
         let code = self.code;
-        LaunchShape::proposals(code.dims, code.tiles, self.vector(), self.small(n))
+        let proposed = if code.staging.is_some() {
+            LaunchShape::staged_proposals(code.dims)
+        } else {
+            LaunchShape::proposals(code.dims, code.tiles, self.vector(), self.small(n))
+        };
+        proposed
             .into_iter()
             .filter(|s| self.usable(n, s))
             .collect()
