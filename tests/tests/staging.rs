@@ -149,6 +149,10 @@ fn on_a_device_a_staged_kernel_computes_the_written_out_kernel_for_every_block_s
         "128x2x1p1",
         "8x8x1p1",
         "32x1x1p1",
+        "32x8x1p2",
+        "32x4x1p4",
+        "16x8x1p4",
+        "64x2x1p2",
     ];
     for_precisions!(T => {
         for n in [[1usize, 1], [7, 3], [53, 37], [300, 129]] {
@@ -204,4 +208,3 @@ fn on_a_device_chains_of_staged_kernels_queued_without_waiting_equal_the_cpu() {
         assert!(run(&gpu, x, y) == want, "staged {x}, {y}");
     }
 }
-

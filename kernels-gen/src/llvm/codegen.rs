@@ -253,7 +253,12 @@ fn build<'ctx>(
         }
         Target::Ptx if k.is_vertex() => g.vertex_ptx_entry()?,
         Target::Ptx if k.line.is_some() => g.line_ptx_entry()?,
-        Target::Ptx if k.is_staged() => g.staged_entry()?,
+        Target::Ptx if k.is_staged() => {
+            let all = super::tile_variants(k).entries(k, p);
+            for (_, points) in only.map_or(all, |v| vec![v]) {
+                g.staged_entry(points)?;
+            }
+        }
         Target::Ptx => {
             let all = super::tile_variants(k).entries(k, p);
             for (vector, points) in only.map_or(all, |v| vec![v]) {

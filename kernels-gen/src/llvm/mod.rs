@@ -154,13 +154,12 @@ impl TileVariants {
 pub fn tile_variants(k: &Kernel) -> TileVariants {
     const ONE: &[u32] = &[1];
     const TILES: &[u32] = &[1, 2, 4];
-    // A staged kernel's thread computes one point (its tile is the thread block's).
-    if k.dims < 2 || !k.is_tileable() || k.is_staged() {
+    if k.dims < 2 || !k.is_tileable() {
         TileVariants {
             scalar: ONE,
             vector: &[],
         }
-    } else if vector_width(k, Precision::F64) > 1 {
+    } else if vector_width(k, Precision::F64) > 1 && !k.is_staged() {
         TileVariants {
             scalar: ONE,
             vector: TILES,

@@ -475,10 +475,9 @@ impl<'a> CudaLaunch<'a> {
         // SAFETY: the parameters follow the calling convention of the entry, and every
         // field was checked to cover the domain plus the halo the kernel reads.
         // A staged kernel keeps its staged values in dynamic shared memory.
-        let shared = self
-            .code
-            .staging
-            .map_or(0, |s| s.shared_bytes(shape.block, self.precision));
+        let shared = self.code.staging.map_or(0, |s| {
+            s.shared_bytes(shape.block, shape.points, self.code.dims, self.precision)
+        });
         unsafe {
             launch_raw(
                 self.cuda,

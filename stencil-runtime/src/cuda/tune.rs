@@ -178,21 +178,31 @@ impl LaunchShape {
     /// The most launches a kernel's trial of the proposals takes ([`Tuning::On`]).
     pub const MOST_TRIAL_LAUNCHES: usize = Self::MOST_PROPOSALS * crate::cuda::trial::ROUNDS;
 
-    /// The shapes worth timing for a kernel with staged values (one point per thread):
-    /// blocks taller than the others' proposals, since each block also computes its
-    /// stages over a box around its tile, which costs less the more points the tile has
-    /// per point of its edge.
+    /// The shapes worth timing for a kernel with staged values (entries without vectors
+    /// of 1, 2 or 4 points per thread): tiles taller than the others' proposals, since
+    /// each block also computes its stages over a box around its tile, which costs less
+    /// the more points the tile has per point of its edge.
     pub fn staged_proposals(dims: usize) -> Vec<LaunchShape> {
-        let blocks: &[[u32; 3]] = match dims {
-            0 | 1 => &[[256, 1, 1], [512, 1, 1], [128, 1, 1]],
-            2 => &[[32, 8, 1], [32, 16, 1], [64, 8, 1], [64, 4, 1]],
-            _ => &[[32, 4, 2], [32, 8, 2], [32, 4, 4], [64, 4, 2]],
+        let rules: &[([u32; 3], u32)] = match dims {
+            0 | 1 => &[([256, 1, 1], 1), ([512, 1, 1], 1), ([128, 1, 1], 1)],
+            2 => &[
+                ([32, 8, 1], 2),
+                ([32, 4, 1], 4),
+                ([64, 4, 1], 2),
+                ([32, 8, 1], 1),
+            ],
+            _ => &[
+                ([32, 4, 2], 2),
+                ([32, 4, 1], 4),
+                ([32, 8, 2], 1),
+                ([32, 4, 2], 1),
+            ],
         };
-        blocks
+        rules
             .iter()
-            .map(|&block| LaunchShape {
+            .map(|&(block, points)| LaunchShape {
                 block,
-                points: 1,
+                points,
                 vector: 1,
             })
             .collect()

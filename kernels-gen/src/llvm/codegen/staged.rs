@@ -33,8 +33,10 @@ pub(super) struct StagedTile<'ctx> {
 }
 
 impl<'a, 'ctx> Gen<'a, 'ctx> {
-    /// The one-point-per-thread entry of a staged kernel.
-    pub(super) fn staged_entry(&mut self) -> R<()> {
+    /// The entry of a staged kernel whose threads compute `points` points each along the
+    /// last axis, `ntid` apart (so that a warp's points of one row are consecutive): a
+    /// thread block's tile is `ntid.x x .. x (points ntid)` along the last axis.
+    pub(super) fn staged_entry(&mut self, points: u32) -> R<()> {
         let layout = self.k.stage_layout().ok_or_else(|| LlvmError::Invalid {
             kernel: self.k.name.clone(),
             message: "a staged entry for a kernel that reads no staged value".into(),
@@ -42,7 +44,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         let name = crate::llvm::variant_entry(
             &crate::llvm::sampled_entry_name(self.k, self.p, self.sampling),
             1,
-            1,
+            points,
         );
         let f = self.begin_kernel(&name)?;
         let args = self.unpack_params(f)?;
@@ -50,10 +52,14 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         let slots = self.contribution_slots()?;
         let (i32t, i64t) = (self.ctx.i32_type(), self.ctx.i64_type());
         let dims = self.k.dims as usize;
+        let last = dims.max(1) - 1;
         let mut tid = [i32t.const_zero(); 3];
         let mut ntid = [i32t.const_int(1, false); 3];
-        // The local index (in the block's slot) of the thread block's first point.
+        // The tile's span along each axis, the local index (in the block's slot) of its
+        // first point, and the region: the tile and the box around it.
+        let mut span = ntid;
         let mut corner = [self.i64c(0); 3];
+        let mut extent = [i32t.const_int(1, false); 3];
         for (a, axis) in ["x", "y", "z"].iter().enumerate().take(dims) {
             let ctaid = if a == 2 {
                 place.tile_z
@@ -62,80 +68,91 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             };
             tid[a] = self.sreg(&format!("tid.{axis}"))?;
             ntid[a] = self.sreg(&format!("ntid.{axis}"))?;
-            let c = self.b.build_int_nuw_mul(ctaid, ntid[a], "")?;
+            span[a] = if a == last {
+                self.b
+                    .build_int_nuw_mul(ntid[a], i32t.const_int(points as u64, false), "")?
+            } else {
+                ntid[a]
+            };
+            let c = self.b.build_int_nuw_mul(ctaid, span[a], "")?;
             corner[a] = self.b.build_int_z_extend(c, i64t, "")?;
-        }
-        // The region: the tile and the box around it.
-        let mut extent = [i32t.const_int(1, false); 3];
-        for a in 0..dims {
             let more = (layout.hi[a] - layout.lo[a]) as u64;
             extent[a] = self
                 .b
-                .build_int_nuw_add(ntid[a], i32t.const_int(more, false), "")?;
+                .build_int_nuw_add(span[a], i32t.const_int(more, false), "")?;
         }
         let row = extent[0];
         let plane = self.b.build_int_nuw_mul(extent[0], extent[1], "")?;
-        let points = self
+        let region = self
             .b
             .build_int_nuw_mul(plane, extent[2], "region_points")?;
-        let arrays = self.stage_arrays(&layout, points)?;
+        let arrays = self.stage_arrays(&layout, region)?;
         let fields = self.shifted(&args.fields, place.shift)?;
 
         self.compute_stages(f, &args, &fields, &layout, &arrays, &place, corner, extent)?;
         let barrier = self.intrinsic("llvm.nvvm.barrier0", &[])?;
         self.call_void(barrier, &[])?;
 
-        // Phase 2: the thread's point.
-        let mut local = [self.i64c(0); 3];
-        let mut first = local;
-        let mut inside = self.ctx.bool_type().const_int(1, false);
-        for a in 0..dims {
-            let t = self.b.build_int_z_extend(tid[a], i64t, "")?;
-            local[a] = self.b.build_int_nuw_add(corner[a], t, "")?;
-            first[a] = self.b.build_int_nuw_add(local[a], place.origin[a], "")?;
-            let ok = self
-                .b
-                .build_int_compare(IntPredicate::ULT, first[a], args.n[a], "")?;
-            inside = self.b.build_and(inside, ok, "")?;
-        }
-        let mut centre = i32t.const_zero();
-        for (a, step) in [i32t.const_int(1, false), row, plane]
-            .into_iter()
-            .enumerate()
-        {
-            let at = self.b.build_int_nuw_add(
-                tid[a],
-                i32t.const_int((-layout.lo[a]) as u64, false),
-                "",
-            )?;
-            let term = self.b.build_int_nuw_mul(at, step, "")?;
-            centre = self.b.build_int_nuw_add(centre, term, "")?;
-        }
-        *self.staged.borrow_mut() = Some(StagedTile {
-            arrays: (0..self.k.stages.len() as u32)
-                .map(|s| {
-                    layout
-                        .stages
-                        .iter()
-                        .position(|&(t, _)| t == s)
-                        .map(|i| arrays[i])
-                })
-                .collect(),
-            centre,
-            row,
-            plane,
-        });
-        let body = self.ctx.append_basic_block(f, "point");
+        // Phase 2: the thread's points.
+        let arrays: Vec<Option<PointerValue<'ctx>>> = (0..self.k.stages.len() as u32)
+            .map(|s| {
+                layout
+                    .stages
+                    .iter()
+                    .position(|&(t, _)| t == s)
+                    .map(|i| arrays[i])
+            })
+            .collect();
         let join = self.ctx.append_basic_block(f, "join");
-        self.b.build_conditional_branch(inside, body, join)?;
-        self.b.position_at_end(body);
-        let bases = self.bases(&fields, local)?;
-        let at = PointAt {
-            idx: first,
-            bases: &bases,
-            shift: [0; 3],
-        };
-        self.point_into(&args, &at, &slots)?;
+        for p in 0..points {
+            // The point's position in the tile along each axis.
+            let mut at_tile = tid;
+            let apart =
+                self.b
+                    .build_int_nuw_mul(ntid[last], i32t.const_int(p as u64, false), "")?;
+            at_tile[last] = self.b.build_int_nuw_add(tid[last], apart, "")?;
+            let mut local = [self.i64c(0); 3];
+            let mut first = local;
+            let mut inside = self.ctx.bool_type().const_int(1, false);
+            let mut centre = i32t.const_zero();
+            for (a, step) in [i32t.const_int(1, false), row, plane]
+                .into_iter()
+                .enumerate()
+            {
+                let from_low = i32t.const_int((-layout.lo[a]) as u64, false);
+                let in_region = self.b.build_int_nuw_add(at_tile[a], from_low, "")?;
+                let term = self.b.build_int_nuw_mul(in_region, step, "")?;
+                centre = self.b.build_int_nuw_add(centre, term, "")?;
+                if a < dims {
+                    let t = self.b.build_int_z_extend(at_tile[a], i64t, "")?;
+                    local[a] = self.b.build_int_nuw_add(corner[a], t, "")?;
+                    first[a] = self.b.build_int_nuw_add(local[a], place.origin[a], "")?;
+                    let ok =
+                        self.b
+                            .build_int_compare(IntPredicate::ULT, first[a], args.n[a], "")?;
+                    inside = self.b.build_and(inside, ok, "")?;
+                }
+            }
+            *self.staged.borrow_mut() = Some(StagedTile {
+                arrays: arrays.clone(),
+                centre,
+                row,
+                plane,
+            });
+            let body = self.ctx.append_basic_block(f, "point");
+            let next = self.ctx.append_basic_block(f, "next_point");
+            self.b.build_conditional_branch(inside, body, next)?;
+            self.b.position_at_end(body);
+            let bases = self.bases(&fields, local)?;
+            let at = PointAt {
+                idx: first,
+                bases: &bases,
+                shift: [0; 3],
+            };
+            self.point_into(&args, &at, &slots)?;
+            self.b.build_unconditional_branch(next)?;
+            self.b.position_at_end(next);
+        }
         self.end_at_join(f, &args, &slots, join)?;
         *self.staged.borrow_mut() = None;
         Ok(())
@@ -201,7 +218,11 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
     ) -> R<()> {
         let dims = self.k.dims as usize;
         let i32t = self.ctx.i32_type();
-        let [tx, ty, tz] = [self.sreg("tid.x")?, self.sreg("tid.y")?, self.sreg("tid.z")?];
+        let [tx, ty, tz] = [
+            self.sreg("tid.x")?,
+            self.sreg("tid.y")?,
+            self.sreg("tid.z")?,
+        ];
         let [nx, ny, nz] = [
             self.sreg("ntid.x")?,
             self.sreg("ntid.y")?,
@@ -211,9 +232,9 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         let threads = self.b.build_int_nuw_mul(nxy, nz, "")?;
         let ty_nx = self.b.build_int_nuw_mul(ty, nx, "")?;
         let tz_nxy = self.b.build_int_nuw_mul(tz, nxy, "")?;
-        let linear = self
-            .b
-            .build_int_nuw_add(tx, self.b.build_int_nuw_add(ty_nx, tz_nxy, "")?, "")?;
+        let linear =
+            self.b
+                .build_int_nuw_add(tx, self.b.build_int_nuw_add(ty_nx, tz_nxy, "")?, "")?;
         let mut points = i32t.const_int(1, false);
         for e in extent.iter().take(dims) {
             points = self.b.build_int_nuw_mul(points, *e, "")?;

@@ -67,11 +67,19 @@ pub struct Staging {
 pub const DEFAULT_SHARED_BYTES: u32 = 48 * 1024;
 
 impl Staging {
-    /// The bytes of shared memory a thread block of `block` threads needs at precision
-    /// `p` (one point per thread).
-    pub fn shared_bytes(&self, block: [u32; 3], p: Precision) -> u32 {
+    /// The bytes of shared memory a thread block of `block` threads, each computing
+    /// `points` points along the last of the kernel's `dims` axes, needs at precision `p`.
+    pub fn shared_bytes(&self, block: [u32; 3], points: u32, dims: usize, p: Precision) -> u32 {
+        let last = dims.max(1) - 1;
         let points: u32 = (0..3)
-            .map(|a| block[a] + (self.hi[a] - self.lo[a]) as u32)
+            .map(|a| {
+                let span = if a == last {
+                    block[a] * points
+                } else {
+                    block[a]
+                };
+                span + (self.hi[a] - self.lo[a]) as u32
+            })
             .product();
         let sizes = match p {
             Precision::F32 => self.bytes_f32,

@@ -121,10 +121,7 @@ impl CudaLaunch<'_> {
         } else {
             LaunchShape::proposals(code.dims, code.tiles, self.vector(), self.small(n))
         };
-        proposed
-            .into_iter()
-            .filter(|s| self.usable(n, s))
-            .collect()
+        proposed.into_iter().filter(|s| self.usable(n, s)).collect()
     }
 
     /// Every candidate shape of a search that this launch can use.
@@ -217,6 +214,7 @@ fn fits(code: &KernelCode, vector: u32, n: [usize; 3], s: &LaunchShape, aligned:
         && (s.vector == 1 || (s.vector == vector && aligned))
         && s.grid(code.dims, n).is_some()
         && code.staging.is_none_or(|st| {
-            st.shared_bytes(s.block, Precision::F64) <= super::DEFAULT_SHARED_BYTES
+            st.shared_bytes(s.block, s.points, code.dims, Precision::F64)
+                <= super::DEFAULT_SHARED_BYTES
         })
 }
