@@ -52,6 +52,7 @@ pub use flow::{Flow, Storage};
 pub use grid::{Grid, Terrain};
 pub use model::{
     AfterStep, CellFields, Integrator, Physics, SavedState, Setup, ShallowWater, Survey, Water,
+    ONE_PASS_MOST_CELLS,
 };
 pub use run::{Run, RunOptions, Summary};
 pub use scenario::{Gauge, Output, Scenario};

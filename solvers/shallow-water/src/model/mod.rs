@@ -38,6 +38,14 @@ pub(crate) fn own_stream(backend: &Backend) -> Result<Backend, FloodError> {
     })
 }
 
+/// The most cells a grid may have for its stages to run in one pass by default on a
+/// device. Measured on an H100 (`benches/kp07.rs`, `docs/benchmarks.md`): one pass per
+/// stage was faster on Malpasset's 0.7 million cells (4.04 s against 5.27 s in f32) and
+/// on 1024^2 in f64 (equal in f32), slower from 2048^2 on (0.74 against 0.62 ms per step
+/// in f32), where the extra CFL pass and the stages' recomputed halo cost more than the
+/// flux fields' traffic saved.
+pub const ONE_PASS_MOST_CELLS: usize = 1 << 20;
+
 /// Steps between the stability checks of [`ShallowWater::advance_to`] (and of a whole
 /// [`crate::Run`]).
 pub(crate) const CHECK_EVERY: u64 = 100;
@@ -325,18 +333,21 @@ impl<T: Real> ShallowWater<T> {
         };
         flow.derive_velocities()?;
         flow.initial_volume = flow.survey()?.volume;
-        // On a device a stage in one pass moves fewer bytes; on the CPU, which computes a
-        // staged flux where it is read (twice per face), two passes are faster.
+        // See `ONE_PASS_MOST_CELLS`; on the CPU, which computes a staged flux where it is
+        // read (twice per face), two passes are faster.
         let periodic = flow.boundaries.periodic(0) || flow.boundaries.periodic(1);
-        flow.one_pass = matches!(flow.backend, Backend::Cuda(_)) && !periodic;
+        flow.one_pass = matches!(flow.backend, Backend::Cuda(_))
+            && !periodic
+            && grid.nx * grid.ny <= ONE_PASS_MOST_CELLS;
         Ok(flow)
     }
 
     /// Runs each stage as one pass ([`kp07::stage_in_one`]: the face fluxes staged on
     /// chip, the update from them) or as two (`faces`, then `advance` from the fluxes in
-    /// memory). Both give the same bits. By default one pass on a device and two on the
-    /// CPU. A periodic side needs two passes (its fluxes are wrapped between them): asking
-    /// for one is an error.
+    /// memory). Both give the same bits. By default one pass on a device for grids of at
+    /// most [`ONE_PASS_MOST_CELLS`] cells, two otherwise and on the CPU. A periodic side
+    /// needs two passes (its fluxes are wrapped between them): asking for one is an
+    /// error.
     pub fn set_one_pass(&mut self, one: bool) -> Result<(), FloodError> {
         if one && (self.boundaries.periodic(0) || self.boundaries.periodic(1)) {
             return Err(FloodError::Config {
