@@ -166,8 +166,8 @@ impl Lowerer<'_> {
         Ok(())
     }
 
-    /// Staged value `s` read at `offset` (from the read at `span`): checks what the read
-    /// reaches through the stage's field reads and records the stage's reach.
+    /// Staged value `s` read at `offset` (from the read at `span`), after checking how far
+    /// the read reaches through the stage's field reads.
     pub(super) fn staged_read(&mut self, s: u32, offset: [i32; 3], span: SpanId) -> Result<NodeId> {
         let stage = &self.stages[s as usize];
         let mut stack = vec![stage.value];
@@ -199,11 +199,7 @@ impl Lowerer<'_> {
             }
             stack.extend(crate::ir::operands(&node));
         }
-        let stage = &mut self.stages[s as usize];
-        for a in 0..3 {
-            stage.reach_lo[a] = stage.reach_lo[a].min(offset[a]);
-            stage.reach_hi[a] = stage.reach_hi[a].max(offset[a]);
-        }
+        // (The stage's reach is taken from its live reads when the kernel is finished.)
         let ty = self.b.ty(stage.value);
         Ok(self.b.add(Node::Staged { stage: s, offset }, ty))
     }
