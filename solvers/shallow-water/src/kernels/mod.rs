@@ -19,11 +19,26 @@
 //! unit width (the value), 3 open (zero gradient), 4 periodic. On a side that is not
 //! periodic the outermost cells are reconstructed as constants, and the state outside the
 //! boundary face is the side's condition applied to the state inside it.
+//!
+//! The scheme's pieces (reconstruction, fluxes, boundary states, the update) are the
+//! helper library [`scheme`]; the kernels that step the state are in `stages.rs`, those
+//! that look at it in `checks.rs`, and [`kp07`] names every kernel.
 
 use stencil_runtime::prelude::*;
 
-#[stencils]
+mod checks;
+mod stages;
+
+/// Every kernel of the shallow-water solver, whichever module defines it.
 pub mod kp07 {
+    pub use super::checks::kernels::*;
+    pub use super::stages::kernels::*;
+}
+
+/// The pieces of the scheme that the kernels share: limited slopes, the surface and
+/// velocities at faces, the central-upwind fluxes, the boundary states and the update.
+#[stencil_helpers]
+mod scheme {
     /// The limited difference across a cell (the slope times the cell width) from the
     /// cell averages below, at and above it, with the generalised minmod limiter of
     /// parameter `theta` in `[1, 2]`; 0 where the cell is reconstructed as a constant.
@@ -333,95 +348,6 @@ pub mod kp07 {
         )
     }
 
-    /// The desingularised velocities `u = q / h` and `v = p / h` of a state (KP07 2.17),
-    /// which the face fluxes reconstruct: [`advance`] writes them with every new state;
-    /// this kernel gives them for a state set from outside (the start, a restored
-    /// checkpoint).
-    #[stencil]
-    pub fn velocities<T: Real>(
-        w: In<T>,
-        q: In<T>,
-        p: In<T>,
-        bed: In<T>,
-        u: Out<T>,
-        v: Out<T>,
-        eps: T,
-    ) {
-        let base = cell_bed(bed, bed[(1, 0)], bed[(0, 1)], bed[(1, 1)]);
-        u = cell_velocity(w, base, q, eps);
-        v = cell_velocity(w, base, p, eps);
-    }
-
-    /// The central-upwind fluxes (KP07 3.7) through each cell's west and south faces,
-    /// each face computed once, and the largest `a / dx` over them (the CFL time step is
-    /// `C` over its maximum: a reduction fused into this pass). A face's two states are
-    /// reconstructed from the four cells around it: the surface with the limited slopes
-    /// and the positivity correction (KP07 2.14), the velocities `u`, `v` (those of
-    /// [`velocities`]) with limited slopes, and the face discharges are the face depths
-    /// times the face velocities (as Kurganov recommends in his 2018 review, Acta
-    /// Numerica 27). Reconstructing the discharges instead lets a deep neighbour's
-    /// discharge meet a nearly dry face: velocities of thousands of m/s at wet-dry fronts
-    /// and time steps a thousand times too short (measured on Malpasset).
-    ///
-    /// `west_q` and `south_p` are the fluxes of the discharge normal to the face, the
-    /// others of the tangential one. The east face of the last column and the north face
-    /// of the last row belong to no cell: on a periodic side they are the first
-    /// column's and row's (the caller wraps the flux fields), on any other [`advance`]
-    /// computes them, and their speeds are counted here.
-    #[stencil]
-    pub fn faces<T: Real>(
-        w: In<T>,
-        u: In<T>,
-        v: In<T>,
-        bed: In<T>,
-        west_w: Out<T>,
-        west_q: Out<T>,
-        west_p: Out<T>,
-        south_w: Out<T>,
-        south_q: Out<T>,
-        south_p: Out<T>,
-        speed: Max<T>,
-        g: T,
-        theta: T,
-        eps: T,
-        dx_inv: T,
-        dy_inv: T,
-        west: i64,
-        east: i64,
-        south: i64,
-        north: i64,
-        west_value: T,
-        east_value: T,
-        south_value: T,
-        north_value: T,
-    ) {
-        // Along x the normal velocity is u, along y it is v.
-        let (fw, fq, fp, west_a, east_a) = low_face(
-            w, u, v, bed, 0, west, east, west_value, east_value, theta, eps, g,
-        );
-        west_w = fw;
-        west_q = fq;
-        west_p = fp;
-        let (fw, fp, fq, south_a, north_a) = low_face(
-            w,
-            v,
-            u,
-            bed,
-            1,
-            south,
-            north,
-            south_value,
-            north_value,
-            theta,
-            eps,
-            g,
-        );
-        south_w = fw;
-        south_p = fp;
-        south_q = fq;
-        speed.reduce((west_a.max(east_a) * dx_inv).max(south_a.max(north_a) * dy_inv));
-    }
-
     /// One Runge-Kutta stage at a cell from its face fluxes (the west and south ones,
     /// read one cell up for the east and north faces): the new `(w, q, p, u, v)`.
     /// `U_to = keep U_to + (1 - keep) (U + dt R)` (`keep` 0 for a forward Euler step or
@@ -432,7 +358,6 @@ pub mod kp07 {
     /// `q / (1 + (1 - keep) dt g n^2 |u| / h^(4/3))` with `g_n2 = g n^2`, and the new
     /// state's velocities for the next faces.
     #[stencil_fn]
-    #[allow(clippy::too_many_arguments)]
     fn rk_update<T: Real>(
         w: In<T>,
         q: In<T>,
@@ -573,293 +498,5 @@ pub mod kp07 {
             velocity(h_new, q_new, eps),
             velocity(h_new, p_new, eps),
         )
-    }
-
-    /// One Runge-Kutta stage from the face fluxes of [`faces`] ([`rk_update`]), the new
-    /// state's velocities written for the next [`faces`].
-    #[stencil]
-    pub fn advance<T: Real>(
-        w: In<T>,
-        q: In<T>,
-        p: In<T>,
-        west_w: In<T>,
-        west_q: In<T>,
-        west_p: In<T>,
-        south_w: In<T>,
-        south_q: In<T>,
-        south_p: In<T>,
-        bed: In<T>,
-        w_to: InOut<T>,
-        q_to: InOut<T>,
-        p_to: InOut<T>,
-        u_to: Out<T>,
-        v_to: Out<T>,
-        dt: Value<T>,
-        keep: T,
-        g: T,
-        g_n2: T,
-        theta: T,
-        eps: T,
-        dx_inv: T,
-        dy_inv: T,
-        west: i64,
-        east: i64,
-        south: i64,
-        north: i64,
-        east_value: T,
-        north_value: T,
-    ) {
-        let (w_new, q_new, p_new, u_new, v_new) = rk_update(
-            w,
-            q,
-            p,
-            west_w,
-            west_q,
-            west_p,
-            south_w,
-            south_q,
-            south_p,
-            bed,
-            w_to,
-            q_to,
-            p_to,
-            dt,
-            keep,
-            g,
-            g_n2,
-            theta,
-            eps,
-            dx_inv,
-            dy_inv,
-            west,
-            east,
-            south,
-            north,
-            east_value,
-            north_value,
-        );
-        w_to = w_new;
-        q_to = q_new;
-        p_to = p_new;
-        u_to = u_new;
-        v_to = v_new;
-    }
-
-    /// One Runge-Kutta stage in one pass: the west and south face fluxes of [`faces`]
-    /// staged (each face computed once over a thread block's tile and its halo, and kept
-    /// on chip) and the update of [`advance`] from them, bit for bit what `faces` then
-    /// `advance` give. Not for a periodic side, whose fluxes are wrapped between the
-    /// passes. No CFL maximum: the time step comes before the stage
-    /// ([`face_speeds`]).
-    #[stencil]
-    pub fn stage_in_one<T: Real>(
-        w: In<T>,
-        q: In<T>,
-        p: In<T>,
-        u: In<T>,
-        v: In<T>,
-        bed: In<T>,
-        w_to: InOut<T>,
-        q_to: InOut<T>,
-        p_to: InOut<T>,
-        u_to: Out<T>,
-        v_to: Out<T>,
-        dt: Value<T>,
-        keep: T,
-        g: T,
-        g_n2: T,
-        theta: T,
-        eps: T,
-        dx_inv: T,
-        dy_inv: T,
-        west: i64,
-        east: i64,
-        south: i64,
-        north: i64,
-        west_value: T,
-        east_value: T,
-        south_value: T,
-        north_value: T,
-    ) {
-        // Along x the normal velocity is u, along y it is v.
-        let (west_w, west_q, west_p, _, _) = stage(low_face(
-            w, u, v, bed, 0, west, east, west_value, east_value, theta, eps, g,
-        ));
-        let (south_w, south_p, south_q, _, _) = stage(low_face(
-            w,
-            v,
-            u,
-            bed,
-            1,
-            south,
-            north,
-            south_value,
-            north_value,
-            theta,
-            eps,
-            g,
-        ));
-        let (w_new, q_new, p_new, u_new, v_new) = rk_update(
-            w,
-            q,
-            p,
-            west_w,
-            west_q,
-            west_p,
-            south_w,
-            south_q,
-            south_p,
-            bed,
-            w_to,
-            q_to,
-            p_to,
-            dt,
-            keep,
-            g,
-            g_n2,
-            theta,
-            eps,
-            dx_inv,
-            dy_inv,
-            west,
-            east,
-            south,
-            north,
-            east_value,
-            north_value,
-        );
-        w_to = w_new;
-        q_to = q_new;
-        p_to = p_new;
-        u_to = u_new;
-        v_to = v_new;
-    }
-
-    /// The largest `a / dx` over the faces, as [`faces`] reduces it, without the fluxes:
-    /// the CFL time step of a stage in one pass ([`stage_in_one`]).
-    #[stencil]
-    pub fn face_speeds<T: Real>(
-        w: In<T>,
-        u: In<T>,
-        v: In<T>,
-        bed: In<T>,
-        speed: Max<T>,
-        g: T,
-        theta: T,
-        eps: T,
-        dx_inv: T,
-        dy_inv: T,
-        west: i64,
-        east: i64,
-        south: i64,
-        north: i64,
-        west_value: T,
-        east_value: T,
-        south_value: T,
-        north_value: T,
-    ) {
-        let (_, _, _, west_a, east_a) = low_face(
-            w, u, v, bed, 0, west, east, west_value, east_value, theta, eps, g,
-        );
-        let (_, _, _, south_a, north_a) = low_face(
-            w,
-            v,
-            u,
-            bed,
-            1,
-            south,
-            north,
-            south_value,
-            north_value,
-            theta,
-            eps,
-            g,
-        );
-        speed.reduce((west_a.max(east_a) * dx_inv).max(south_a.max(north_a) * dy_inv));
-    }
-
-    /// What a check of the state needs: the water volume per unit cell area (in `f64`),
-    /// the smallest depth, the largest depth and the largest speed `|u| + |v|` (where the
-    /// depth exceeds `dry`). A NaN anywhere makes the volume NaN.
-    #[stencil]
-    pub fn survey<T: Real>(
-        w: In<T>,
-        q: In<T>,
-        p: In<T>,
-        bed: In<T>,
-        volume: Sum<f64>,
-        shallowest: Min<T>,
-        deepest: Max<T>,
-        fastest: Max<T>,
-        dry: T,
-    ) {
-        let h = w - cell_bed(bed, bed[(1, 0)], bed[(0, 1)], bed[(1, 1)]);
-        volume.reduce(h as f64 + 0.0 * ((q + p) as f64));
-        shallowest.reduce(h);
-        deepest.reduce(h);
-        let s = (q.abs() + p.abs()) / h;
-        if h > dry {
-            fastest.reduce(s);
-        }
-    }
-
-    /// How far each cell is from the dry state (the surface at the bed, no discharge):
-    /// zero exactly where it is dry (NaN stays NaN). A sparse run's regridding keeps the
-    /// blocks where it is not zero. Also counts the wet cells (depth above zero).
-    #[stencil]
-    pub fn activity<T: Real>(
-        w: In<T>,
-        q: In<T>,
-        p: In<T>,
-        bed: In<T>,
-        away: Out<T>,
-        wet_cells: Sum<f64>,
-    ) {
-        let h = w - cell_bed(bed, bed[(1, 0)], bed[(0, 1)], bed[(1, 1)]);
-        away = h.abs() + q.abs() + p.abs();
-        if h > 0.0 {
-            wet_cells.reduce(1.0);
-        }
-    }
-
-    /// What the live view shows of a cell: its depth (zero where dry) and its speed (zero
-    /// where the depth is `dry` or less).
-    #[stencil]
-    pub fn picture<T: Real>(
-        w: In<T>,
-        q: In<T>,
-        p: In<T>,
-        bed: In<T>,
-        depth: Out<T>,
-        speed: Out<T>,
-        dry: T,
-    ) {
-        let h = w - cell_bed(bed, bed[(1, 0)], bed[(0, 1)], bed[(1, 1)]);
-        depth = h.max(0.0);
-        speed = if h > dry {
-            (q * q + p * p).sqrt() / h
-        } else {
-            0.0
-        };
-    }
-
-    /// Records the flood's extent: the largest depth so far (`deepest`) and the time at
-    /// which the depth first exceeded `wet` (`arrival`, negative until then).
-    #[stencil]
-    pub fn track<T: Real>(
-        w: In<T>,
-        bed: In<T>,
-        deepest: InOut<T>,
-        arrival: InOut<T>,
-        time: Value<T>,
-        wet: T,
-    ) {
-        let h = w - cell_bed(bed, bed[(1, 0)], bed[(0, 1)], bed[(1, 1)]);
-        deepest = deepest.max(h);
-        arrival = if arrival < 0.0 && h > wet {
-            time
-        } else {
-            arrival
-        };
     }
 }

@@ -1,0 +1,300 @@
+//! The kernels that step the state: the velocities of a state set from outside, the face
+//! fluxes and the update of two passes per stage, the stage in one pass and its CFL pass.
+
+use stencil_runtime::prelude::*;
+
+/// The kernels (see [`super`] for the grid, the state and the sides).
+#[stencils(helpers = [super::scheme])]
+pub mod kernels {
+    /// The desingularised velocities `u = q / h` and `v = p / h` of a state (KP07 2.17),
+    /// which the face fluxes reconstruct: [`advance`] writes them with every new state;
+    /// this kernel gives them for a state set from outside (the start, a restored
+    /// checkpoint).
+    #[stencil]
+    pub fn velocities<T: Real>(
+        w: In<T>,
+        q: In<T>,
+        p: In<T>,
+        bed: In<T>,
+        u: Out<T>,
+        v: Out<T>,
+        eps: T,
+    ) {
+        let base = cell_bed(bed, bed[(1, 0)], bed[(0, 1)], bed[(1, 1)]);
+        u = cell_velocity(w, base, q, eps);
+        v = cell_velocity(w, base, p, eps);
+    }
+
+    /// The central-upwind fluxes (KP07 3.7) through each cell's west and south faces,
+    /// each face computed once, and the largest `a / dx` over them (the CFL time step is
+    /// `C` over its maximum: a reduction fused into this pass). A face's two states are
+    /// reconstructed from the four cells around it: the surface with the limited slopes
+    /// and the positivity correction (KP07 2.14), the velocities `u`, `v` (those of
+    /// [`velocities`]) with limited slopes, and the face discharges are the face depths
+    /// times the face velocities (as Kurganov recommends in his 2018 review, Acta
+    /// Numerica 27). Reconstructing the discharges instead lets a deep neighbour's
+    /// discharge meet a nearly dry face: velocities of thousands of m/s at wet-dry fronts
+    /// and time steps a thousand times too short (measured on Malpasset).
+    ///
+    /// `west_q` and `south_p` are the fluxes of the discharge normal to the face, the
+    /// others of the tangential one. The east face of the last column and the north face
+    /// of the last row belong to no cell: on a periodic side they are the first
+    /// column's and row's (the caller wraps the flux fields), on any other [`advance`]
+    /// computes them, and their speeds are counted here.
+    #[stencil]
+    pub fn faces<T: Real>(
+        w: In<T>,
+        u: In<T>,
+        v: In<T>,
+        bed: In<T>,
+        west_w: Out<T>,
+        west_q: Out<T>,
+        west_p: Out<T>,
+        south_w: Out<T>,
+        south_q: Out<T>,
+        south_p: Out<T>,
+        speed: Max<T>,
+        g: T,
+        theta: T,
+        eps: T,
+        dx_inv: T,
+        dy_inv: T,
+        west: i64,
+        east: i64,
+        south: i64,
+        north: i64,
+        west_value: T,
+        east_value: T,
+        south_value: T,
+        north_value: T,
+    ) {
+        // Along x the normal velocity is u, along y it is v.
+        let (fw, fq, fp, west_a, east_a) = low_face(
+            w, u, v, bed, 0, west, east, west_value, east_value, theta, eps, g,
+        );
+        west_w = fw;
+        west_q = fq;
+        west_p = fp;
+        let (fw, fp, fq, south_a, north_a) = low_face(
+            w,
+            v,
+            u,
+            bed,
+            1,
+            south,
+            north,
+            south_value,
+            north_value,
+            theta,
+            eps,
+            g,
+        );
+        south_w = fw;
+        south_p = fp;
+        south_q = fq;
+        speed.reduce((west_a.max(east_a) * dx_inv).max(south_a.max(north_a) * dy_inv));
+    }
+
+    /// One Runge-Kutta stage from the face fluxes of [`faces`] ([`rk_update`]), the new
+    /// state's velocities written for the next [`faces`].
+    #[stencil]
+    pub fn advance<T: Real>(
+        w: In<T>,
+        q: In<T>,
+        p: In<T>,
+        west_w: In<T>,
+        west_q: In<T>,
+        west_p: In<T>,
+        south_w: In<T>,
+        south_q: In<T>,
+        south_p: In<T>,
+        bed: In<T>,
+        w_to: InOut<T>,
+        q_to: InOut<T>,
+        p_to: InOut<T>,
+        u_to: Out<T>,
+        v_to: Out<T>,
+        dt: Value<T>,
+        keep: T,
+        g: T,
+        g_n2: T,
+        theta: T,
+        eps: T,
+        dx_inv: T,
+        dy_inv: T,
+        west: i64,
+        east: i64,
+        south: i64,
+        north: i64,
+        east_value: T,
+        north_value: T,
+    ) {
+        let (w_new, q_new, p_new, u_new, v_new) = rk_update(
+            w,
+            q,
+            p,
+            west_w,
+            west_q,
+            west_p,
+            south_w,
+            south_q,
+            south_p,
+            bed,
+            w_to,
+            q_to,
+            p_to,
+            dt,
+            keep,
+            g,
+            g_n2,
+            theta,
+            eps,
+            dx_inv,
+            dy_inv,
+            west,
+            east,
+            south,
+            north,
+            east_value,
+            north_value,
+        );
+        w_to = w_new;
+        q_to = q_new;
+        p_to = p_new;
+        u_to = u_new;
+        v_to = v_new;
+    }
+
+    /// One Runge-Kutta stage in one pass: the west and south face fluxes of [`faces`]
+    /// staged (each face computed once over a thread block's tile and its halo, and kept
+    /// on chip) and the update of [`advance`] from them, bit for bit what `faces` then
+    /// `advance` give. Not for a periodic side, whose fluxes are wrapped between the
+    /// passes. No CFL maximum: the time step comes before the stage
+    /// ([`face_speeds`]).
+    #[stencil]
+    pub fn stage_in_one<T: Real>(
+        w: In<T>,
+        q: In<T>,
+        p: In<T>,
+        u: In<T>,
+        v: In<T>,
+        bed: In<T>,
+        w_to: InOut<T>,
+        q_to: InOut<T>,
+        p_to: InOut<T>,
+        u_to: Out<T>,
+        v_to: Out<T>,
+        dt: Value<T>,
+        keep: T,
+        g: T,
+        g_n2: T,
+        theta: T,
+        eps: T,
+        dx_inv: T,
+        dy_inv: T,
+        west: i64,
+        east: i64,
+        south: i64,
+        north: i64,
+        west_value: T,
+        east_value: T,
+        south_value: T,
+        north_value: T,
+    ) {
+        // Along x the normal velocity is u, along y it is v.
+        let (west_w, west_q, west_p, _, _) = stage(low_face(
+            w, u, v, bed, 0, west, east, west_value, east_value, theta, eps, g,
+        ));
+        let (south_w, south_p, south_q, _, _) = stage(low_face(
+            w,
+            v,
+            u,
+            bed,
+            1,
+            south,
+            north,
+            south_value,
+            north_value,
+            theta,
+            eps,
+            g,
+        ));
+        let (w_new, q_new, p_new, u_new, v_new) = rk_update(
+            w,
+            q,
+            p,
+            west_w,
+            west_q,
+            west_p,
+            south_w,
+            south_q,
+            south_p,
+            bed,
+            w_to,
+            q_to,
+            p_to,
+            dt,
+            keep,
+            g,
+            g_n2,
+            theta,
+            eps,
+            dx_inv,
+            dy_inv,
+            west,
+            east,
+            south,
+            north,
+            east_value,
+            north_value,
+        );
+        w_to = w_new;
+        q_to = q_new;
+        p_to = p_new;
+        u_to = u_new;
+        v_to = v_new;
+    }
+
+    /// The largest `a / dx` over the faces, as [`faces`] reduces it, without the fluxes:
+    /// the CFL time step of a stage in one pass ([`stage_in_one`]).
+    #[stencil]
+    pub fn face_speeds<T: Real>(
+        w: In<T>,
+        u: In<T>,
+        v: In<T>,
+        bed: In<T>,
+        speed: Max<T>,
+        g: T,
+        theta: T,
+        eps: T,
+        dx_inv: T,
+        dy_inv: T,
+        west: i64,
+        east: i64,
+        south: i64,
+        north: i64,
+        west_value: T,
+        east_value: T,
+        south_value: T,
+        north_value: T,
+    ) {
+        let (_, _, _, west_a, east_a) = low_face(
+            w, u, v, bed, 0, west, east, west_value, east_value, theta, eps, g,
+        );
+        let (_, _, _, south_a, north_a) = low_face(
+            w,
+            v,
+            u,
+            bed,
+            1,
+            south,
+            north,
+            south_value,
+            north_value,
+            theta,
+            eps,
+            g,
+        );
+        speed.reduce((west_a.max(east_a) * dx_inv).max(south_a.max(north_a) * dy_inv));
+    }
+}
