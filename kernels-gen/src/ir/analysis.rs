@@ -11,17 +11,7 @@ impl Kernel {
 
     /// Nodes reachable from the stores and contributions, in arena (dependency) order.
     pub fn live_nodes(&self) -> Vec<NodeId> {
-        let mut live = vec![false; self.nodes.len()];
-        let mut stack: Vec<NodeId> = self.roots();
-        while let Some(n) = stack.pop() {
-            if std::mem::replace(&mut live[n as usize], true) {
-                continue;
-            }
-            stack.extend(self.dependencies(n));
-        }
-        (0..self.nodes.len() as NodeId)
-            .filter(|&n| live[n as usize])
-            .collect()
+        self.reachable(&self.roots())
     }
 
     /// What node `n` needs computed first: its operands, and for a loop's result the loop's

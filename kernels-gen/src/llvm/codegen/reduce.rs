@@ -89,7 +89,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
     }
 
     /// The special registers `name.x`, `name.y` and `name.z`, read in that order.
-    fn sregs(&self, name: &str) -> R<[IntValue<'ctx>; 3]> {
+    pub(super) fn sregs(&self, name: &str) -> R<[IntValue<'ctx>; 3]> {
         Ok([
             self.sreg(&format!("{name}.x"))?,
             self.sreg(&format!("{name}.y"))?,

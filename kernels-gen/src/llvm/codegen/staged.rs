@@ -20,6 +20,22 @@
 use super::*;
 use crate::ir::StageLayout;
 
+/// What phase 1 works over: a thread block's region of points around its tile.
+struct Region<'r, 'ctx> {
+    /// The stages read and the box of their reads.
+    layout: &'r StageLayout,
+    /// Each read stage's array, in the order of `layout.stages`.
+    arrays: &'r [PointerValue<'ctx>],
+    /// The fields, their pointers in the block's slot.
+    fields: &'r [FieldArgs<'ctx>],
+    /// Where the thread block's tile lies.
+    place: &'r blocks::BlockPlace<'ctx>,
+    /// The local index of the tile's first point.
+    corner: [IntValue<'ctx>; 3],
+    /// The region's extent per axis (`i32`; 1 past the kernel's axes).
+    extent: [IntValue<'ctx>; 3],
+}
+
 /// Where a thread finds the staged values in shared memory during phase 2.
 pub(super) struct StagedTile<'ctx> {
     /// Each stage's array (by stage number; `None` for a stage the kernel does not read),
@@ -89,7 +105,15 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         let arrays = self.stage_arrays(&layout, region)?;
         let fields = self.shifted(&args.fields, place.shift)?;
 
-        self.compute_stages(f, &args, &fields, &layout, &arrays, &place, corner, extent)?;
+        let region = Region {
+            layout: &layout,
+            arrays: &arrays,
+            fields: &fields,
+            place: &place,
+            corner,
+            extent,
+        };
+        self.compute_stages(f, &args, &region)?;
         let barrier = self.intrinsic("llvm.nvvm.barrier0", &[])?;
         self.call_void(barrier, &[])?;
 
@@ -204,30 +228,17 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
     /// Phase 1: the block's threads compute the read stages over the region, a point per
     /// thread in turn (points numbered along x first: a warp's points are consecutive), at
     /// the points from `lo` to `n - 1 + hi` (whose reads the kernel's halo covers).
-    #[allow(clippy::too_many_arguments)]
     fn compute_stages(
         &self,
         f: FunctionValue<'ctx>,
         args: &EntryArgs<'ctx>,
-        fields: &[FieldArgs<'ctx>],
-        layout: &StageLayout,
-        arrays: &[PointerValue<'ctx>],
-        place: &blocks::BlockPlace<'ctx>,
-        corner: [IntValue<'ctx>; 3],
-        extent: [IntValue<'ctx>; 3],
+        region: &Region<'_, 'ctx>,
     ) -> R<()> {
         let dims = self.k.dims as usize;
         let i32t = self.ctx.i32_type();
-        let [tx, ty, tz] = [
-            self.sreg("tid.x")?,
-            self.sreg("tid.y")?,
-            self.sreg("tid.z")?,
-        ];
-        let [nx, ny, nz] = [
-            self.sreg("ntid.x")?,
-            self.sreg("ntid.y")?,
-            self.sreg("ntid.z")?,
-        ];
+        let extent = region.extent;
+        let [tx, ty, tz] = self.sregs("tid")?;
+        let [nx, ny, nz] = self.sregs("ntid")?;
         let nxy = self.b.build_int_nuw_mul(nx, ny, "")?;
         let threads = self.b.build_int_nuw_mul(nxy, nz, "")?;
         let ty_nx = self.b.build_int_nuw_mul(ty, nx, "")?;
@@ -252,7 +263,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                 rest = self.b.build_int_unsigned_div(rest, *e, "")?;
             }
         }
-        self.stage_point(f, args, fields, layout, arrays, place, corner, r, &along)?;
+        self.stage_point(f, args, region, r, &along)?;
         let next = self.b.build_int_nuw_add(r, threads, "")?;
         let latch = self.b.get_insert_block().expect("positioned");
         phi.add_incoming(&[(&next, latch)]);
@@ -291,19 +302,22 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
 
     /// The read stages at the region point `along` (positions per axis), stored into
     /// their arrays, where the point is within `lo ..= n - 1 + hi` of the domain.
-    #[allow(clippy::too_many_arguments)]
     fn stage_point(
         &self,
         f: FunctionValue<'ctx>,
         args: &EntryArgs<'ctx>,
-        fields: &[FieldArgs<'ctx>],
-        layout: &StageLayout,
-        arrays: &[PointerValue<'ctx>],
-        place: &blocks::BlockPlace<'ctx>,
-        corner: [IntValue<'ctx>; 3],
+        region: &Region<'_, 'ctx>,
         linear: IntValue<'ctx>,
         along: &[IntValue<'ctx>],
     ) -> R<()> {
+        let Region {
+            layout,
+            arrays,
+            fields,
+            place,
+            corner,
+            ..
+        } = *region;
         let i64t = self.ctx.i64_type();
         let mut local = [self.i64c(0); 3];
         let mut global = local;
