@@ -205,7 +205,11 @@ fn kernel_items(k: &Kernel, f: &syn::ItemFn, source: &str) -> syn::Result<TokenS
         Some(l) => {
             let (lo, hi) = (l.lo, l.hi);
             let (b32, b64) = (l.value_bytes(Precision::F32), l.value_bytes(Precision::F64));
-            quote!(Some(#rt::cuda::Staging { lo: [#(#lo),*], hi: [#(#hi),*], bytes_f32: &[#(#b32),*], bytes_f64: &[#(#b64),*] }))
+            let fixed = [
+                llvm::static_shared_bytes(k, Precision::F32),
+                llvm::static_shared_bytes(k, Precision::F64),
+            ];
+            quote!(Some(#rt::cuda::Staging { lo: [#(#lo),*], hi: [#(#hi),*], bytes_f32: &[#(#b32),*], bytes_f64: &[#(#b64),*], static_bytes: [#(#fixed),*] }))
         }
         None => quote!(None),
     };

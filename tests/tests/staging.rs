@@ -153,6 +153,9 @@ fn on_a_device_a_staged_kernel_computes_the_written_out_kernel_for_every_block_s
         "32x4x1p4",
         "16x8x1p4",
         "64x2x1p2",
+        // Two layers of threads along z for a 2D kernel: the second helps with the stages
+        // and computes no point twice.
+        "32x4x2p1",
     ];
     for_precisions!(T => {
         for n in [[1usize, 1], [7, 3], [53, 37], [300, 129]] {

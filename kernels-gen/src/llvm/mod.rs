@@ -198,6 +198,21 @@ pub fn vector_width(k: &Kernel, p: Precision) -> u32 {
     16 / widest
 }
 
+/// The static shared memory of a kernel's PTX entries at precision `p`: a tree of
+/// [`codegen::MAX_BLOCK_THREADS`] values per reduction.
+pub fn static_shared_bytes(k: &Kernel, p: Precision) -> u32 {
+    k.reductions
+        .iter()
+        .map(|r| {
+            let size = match r.ty.concrete(p) {
+                crate::ir::Ty::F32 => 4,
+                _ => 8,
+            };
+            codegen::MAX_BLOCK_THREADS * size
+        })
+        .sum()
+}
+
 /// The name of the entry whose threads compute `vector` points along axis 0 times
 /// `points` along the last axis: `base` for one point, else with `_v{vector}` and
 /// `_p{points}` appended (e.g. `jacobi_f32_v4_p2`, `jacobi_f64_p4`).

@@ -32,6 +32,13 @@ impl<'m> Lowerer<'m> {
             return self.intrinsic(name, &vals, args, span).map(Some);
         }
         match name {
+            stages::STAGE if args.len() != 1 => {
+                return err(
+                    span,
+                    format!("`stage` takes 1 argument, found {}", args.len()),
+                    Some("stage one expression (a tuple for several values): `let f = stage(e);`"),
+                )
+            }
             stages::STAGE => {
                 return err(
                     func.span,

@@ -36,6 +36,9 @@ impl Lowerer<'_> {
                     return err(*span, format!("`let {}` needs an initial value", name.name), Some("write `let x = value;`; declare with `let mut` and assign in both branches of an `if` if needed"));
                 };
                 if let Some((value, call)) = stages::staged_init(init) {
+                    if let Some(t) = ty {
+                        return err(t.span(), format!("staged value `{}` takes the type of its expression", name.name), Some("drop the type, and cast inside if needed: `let f = stage(e as f32);`"));
+                    }
                     return self.let_stage(&[(name.clone(), *mutable)], value, call, false);
                 }
                 // The initial value, lowered once. An immutable local may hold an offset

@@ -13,8 +13,14 @@ fn the_stage_kernels_assemble_without_spills() {
     };
     let dir = stencil_tests::ptxas::scratch_dir("shallow-water-ptx");
     let kernels = [
-        ("stage_in_one", [kp07::stage_in_one::PTX_F32, kp07::stage_in_one::PTX_F64]),
-        ("face_speeds", [kp07::face_speeds::PTX_F32, kp07::face_speeds::PTX_F64]),
+        (
+            "stage_in_one",
+            [kp07::stage_in_one::PTX_F32, kp07::stage_in_one::PTX_F64],
+        ),
+        (
+            "face_speeds",
+            [kp07::face_speeds::PTX_F32, kp07::face_speeds::PTX_F64],
+        ),
     ];
     let mut entries = 0;
     for (name, texts) in kernels {
@@ -29,7 +35,10 @@ fn the_stage_kernels_assemble_without_spills() {
             assert!(!used.is_empty(), "{name} {precision}: no report:\n{log}");
             assert_eq!(spills, used.len(), "{name} {precision} spills:\n{log}");
             for line in used {
-                println!("{name} {precision}: {}", line.trim_start_matches("ptxas info    : "));
+                println!(
+                    "{name} {precision}: {}",
+                    line.trim_start_matches("ptxas info    : ")
+                );
             }
             entries += spills;
         }

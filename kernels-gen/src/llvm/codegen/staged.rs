@@ -155,6 +155,14 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                         self.b
                             .build_int_compare(IntPredicate::ULT, first[a], args.n[a], "")?;
                     inside = self.b.build_and(inside, ok, "")?;
+                } else {
+                    // A block wider than 1 along an axis the kernel lacks: only its
+                    // first layer computes points (the others help with the stages).
+                    let t = self.sreg(&format!("tid.{}", ["x", "y", "z"][a]))?;
+                    let first_layer =
+                        self.b
+                            .build_int_compare(IntPredicate::EQ, t, i32t.const_zero(), "")?;
+                    inside = self.b.build_and(inside, first_layer, "")?;
                 }
             }
             *self.staged.borrow_mut() = Some(StagedTile {

@@ -49,8 +49,20 @@ impl CudaLaunch<'_> {
                 .refused("a kernel with reductions cannot be recorded into a CUDA graph".into()));
         }
         let vector = self.ptx().vector;
-        let shape = block_shape(self.code.dims, g.block, self.code.tiles, vector, list.len())
-            .ok_or_else(|| {
+        let staged_fits = |s: &LaunchShape| {
+            self.code
+                .staging
+                .is_none_or(|st| st.fits(s.block, s.points, self.code.dims, self.precision))
+        };
+        let shape = block_shape(
+            self.code.dims,
+            g.block,
+            self.code.tiles,
+            vector,
+            list.len(),
+            staged_fits,
+        )
+        .ok_or_else(|| {
             self.refused(format!(
                 "blocks of {:?} points are not a whole number of thread-block tiles of any launch shape; use block sizes that are multiples of 32 along x and of 8 along the other axes",
                 &g.block[..g.dims]
@@ -438,6 +450,7 @@ pub(crate) fn block_shape(
     tiles: Tiles,
     vector: u32,
     blocks: usize,
+    shared_fits: impl Fn(&LaunchShape) -> bool,
 ) -> Option<LaunchShape> {
     if let Some(s) = vector_block_shape(dims, block, tiles, vector) {
         let per_block = s.grid(dims, block).map_or(0, |t| t.iter().product::<u32>());
@@ -455,7 +468,7 @@ pub(crate) fn block_shape(
             vector: 1,
         }));
     let mut best: Option<LaunchShape> = None;
-    for s in shapes.filter(|s| s.points == 1 && threads(s) <= 256 && divides(s)) {
+    for s in shapes.filter(|s| s.points == 1 && threads(s) <= 256 && divides(s) && shared_fits(s)) {
         if best.is_none_or(|b| threads(&s) > threads(&b)) {
             best = Some(s);
         }
@@ -523,7 +536,7 @@ mod tests {
     #[test]
     fn shapes_tile_the_block() {
         // Few blocks: the most threads (one point each) whose tile divides the block.
-        let few = |dims, b| block_shape(dims, b, REAL, 4, 1);
+        let few = |dims, b| block_shape(dims, b, REAL, 4, 1, |_| true);
         let s = few(2, [32, 32, 1]).unwrap();
         assert_eq!((s.block, s.points, s.vector), ([32, 8, 1], 1, 1));
         let s = few(2, [16, 16, 1]).unwrap();
@@ -534,18 +547,18 @@ mod tests {
         assert_eq!(s.block, [8, 8, 4]);
         assert!(few(2, [12, 12, 1]).is_none());
         // Many blocks: rows in vectors, where the kernel has them.
-        let s = block_shape(2, [64, 32, 1], REAL, 4, MANY_TILES).unwrap();
+        let s = block_shape(2, [64, 32, 1], REAL, 4, MANY_TILES, |_| true).unwrap();
         assert_eq!((s.block, s.points, s.vector), ([16, 8, 1], 1, 4));
-        let s = block_shape(2, [256, 64, 1], REAL, 4, MANY_TILES).unwrap();
+        let s = block_shape(2, [256, 64, 1], REAL, 4, MANY_TILES, |_| true).unwrap();
         assert_eq!((s.block, s.vector), ([32, 4, 1], 4));
-        let s = block_shape(2, [64, 32, 1], REAL, 2, MANY_TILES).unwrap();
+        let s = block_shape(2, [64, 32, 1], REAL, 2, MANY_TILES, |_| true).unwrap();
         assert_eq!((s.block, s.vector), ([32, 4, 1], 2));
-        let s = block_shape(3, [32, 8, 8], REAL, 4, MANY_TILES).unwrap();
+        let s = block_shape(3, [32, 8, 8], REAL, 4, MANY_TILES, |_| true).unwrap();
         assert_eq!((s.block, s.vector), ([8, 8, 2], 4));
         // No vector entry, or rows too short for 8 threads of vectors: no vectors.
-        let s = block_shape(2, [64, 32, 1], Tiles::ONE, 4, MANY_TILES).unwrap();
+        let s = block_shape(2, [64, 32, 1], Tiles::ONE, 4, MANY_TILES, |_| true).unwrap();
         assert_eq!(s.vector, 1);
-        let s = block_shape(2, [16, 16, 1], REAL, 4, MANY_TILES).unwrap();
+        let s = block_shape(2, [16, 16, 1], REAL, 4, MANY_TILES, |_| true).unwrap();
         assert_eq!(s.vector, 1);
     }
 }

@@ -61,6 +61,8 @@ pub struct Staging {
     pub bytes_f32: &'static [u32],
     /// The same with `T = f64`.
     pub bytes_f64: &'static [u32],
+    /// The entry's static shared memory (its reductions' arrays), `T = f32` and `f64`.
+    pub static_bytes: [u32; 2],
 }
 
 /// The dynamic shared memory a launch may use without asking the driver for more.
@@ -86,6 +88,16 @@ impl Staging {
             Precision::F64 => self.bytes_f64,
         };
         sizes.iter().map(|&b| (points * b).div_ceil(8) * 8).sum()
+    }
+
+    /// Whether a launch of that shape fits the shared memory a launch may use without
+    /// asking for more: the stages' and the entry's static arrays together.
+    pub fn fits(&self, block: [u32; 3], points: u32, dims: usize, p: Precision) -> bool {
+        let fixed = match p {
+            Precision::F32 => self.static_bytes[0],
+            Precision::F64 => self.static_bytes[1],
+        };
+        self.shared_bytes(block, points, dims, p) + fixed <= DEFAULT_SHARED_BYTES
     }
 }
 
@@ -121,5 +133,46 @@ impl KernelCode {
             Precision::F32 => &self.f32,
             Precision::F64 => &self.f64,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn staged_shared_memory_covers_the_tile_and_the_box() {
+        let s = Staging {
+            lo: [-1, 0, 0],
+            hi: [1, 1, 0],
+            bytes_f32: &[4, 1],
+            bytes_f64: &[8, 1],
+            static_bytes: [4096, 8192],
+        };
+        // 2D, 32 x 8 threads of 2 points along y: a region of 34 x 17 points; each array
+        // on an 8-byte boundary.
+        let points = 34 * 17;
+        assert_eq!(
+            s.shared_bytes([32, 8, 1], 2, 2, Precision::F64),
+            points * 8 + 584
+        );
+        assert_eq!(
+            s.shared_bytes([32, 8, 1], 2, 2, Precision::F32),
+            points * 4 + 584
+        );
+        // 1D: the box and the points per thread lie along axis 0.
+        let line = Staging {
+            lo: [-2, 0, 0],
+            hi: [1, 0, 0],
+            ..s
+        };
+        assert_eq!(
+            line.shared_bytes([256, 1, 1], 1, 1, Precision::F32),
+            1040 + 264
+        );
+        assert!(s.fits([32, 8, 1], 2, 2, Precision::F64));
+        // 34 x 129 points of 9 bytes fit beside 8 KiB of reductions; 66 x 129 do not.
+        assert!(s.fits([32, 32, 1], 4, 2, Precision::F64));
+        assert!(!s.fits([64, 32, 1], 4, 2, Precision::F64));
     }
 }

@@ -27,8 +27,41 @@ impl From<LaunchShape> for Choice {
 }
 
 impl CudaLaunch<'_> {
-    /// The launch shape: by the backend's policy, tuned on first use when it is on.
+    /// The launch shape: by the backend's policy, tuned on first use when it is on. A
+    /// staged kernel whose chosen shape (the default, where no other is usable) needs
+    /// more shared memory than a launch may use gets the largest of a few small shapes
+    /// that fits, or an error that says so.
     pub(super) fn shape(&self, n: [usize; 3]) -> Result<Choice, Error> {
+        let choice = self.policy_shape(n)?;
+        let Some(staging) = self.code.staging else {
+            return Ok(choice);
+        };
+        let dims = self.code.dims;
+        let fits = |s: &LaunchShape| staging.fits(s.block, s.points, dims, self.precision);
+        if fits(&choice.shape) {
+            return Ok(choice);
+        }
+        let small = [[32, 4, 1], [32, 2, 1], [32, 1, 1], [16, 1, 1], [8, 1, 1]];
+        small
+            .iter()
+            .map(|&block| LaunchShape {
+                block,
+                points: 1,
+                vector: 1,
+            })
+            .find(|s| fits(s) && s.grid(dims, n).is_some())
+            .map(Choice::from)
+            .ok_or_else(|| Error::Launch {
+                kernel: self.code.name.to_string(),
+                cause: format!(
+                    "its staged values need more than {} bytes of shared memory even in a block of 8 threads; stage fewer values or read them at smaller offsets",
+                    super::DEFAULT_SHARED_BYTES
+                ),
+            })
+    }
+
+    /// The launch shape by the backend's policy (see [`CudaLaunch::shape`]).
+    fn policy_shape(&self, n: [usize; 3]) -> Result<Choice, Error> {
         let code = self.code;
         let default = LaunchShape::default_for(code.dims);
         match self.cuda.tuning {
@@ -96,7 +129,14 @@ impl CudaLaunch<'_> {
 
     /// Whether the kernel has an entry for shape `s` and the shape's grid covers `n`.
     fn usable(&self, n: [usize; 3], s: &LaunchShape) -> bool {
-        fits(self.code, self.ptx().vector, n, s, self.aligned)
+        fits(
+            self.code,
+            self.ptx().vector,
+            n,
+            s,
+            self.aligned,
+            self.precision,
+        )
     }
 
     /// Whether the domain `n` has fewer points than the device holds threads.
@@ -177,7 +217,7 @@ impl Cuda {
         let ptx = code.ptx(p);
         match self.tuning {
             Tuning::Off => default,
-            Tuning::Fixed(s) if fits(code, ptx.vector, n, &s, true) => s,
+            Tuning::Fixed(s) if fits(code, ptx.vector, n, &s, true, p) => s,
             Tuning::Fixed(_) => default,
             Tuning::On | Tuning::Search => self.cached_shape(ptx, p, n).1.unwrap_or(default),
         }
@@ -209,12 +249,18 @@ impl Cuda {
 /// Whether `code`, whose PTX has vector entries of width `vector`, has an entry for shape
 /// `s` and the shape's grid covers `n`; vector shapes also need every field `aligned` to
 /// the vector.
-fn fits(code: &KernelCode, vector: u32, n: [usize; 3], s: &LaunchShape, aligned: bool) -> bool {
+fn fits(
+    code: &KernelCode,
+    vector: u32,
+    n: [usize; 3],
+    s: &LaunchShape,
+    aligned: bool,
+    p: Precision,
+) -> bool {
     code.tiles.has(s.vector > 1, s.points)
         && (s.vector == 1 || (s.vector == vector && aligned))
         && s.grid(code.dims, n).is_some()
-        && code.staging.is_none_or(|st| {
-            st.shared_bytes(s.block, s.points, code.dims, Precision::F64)
-                <= super::DEFAULT_SHARED_BYTES
-        })
+        && code
+            .staging
+            .is_none_or(|st| st.fits(s.block, s.points, code.dims, p))
 }
