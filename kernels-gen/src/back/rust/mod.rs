@@ -16,6 +16,7 @@
 mod line;
 mod middle;
 mod nodes;
+mod staged;
 
 use super::edges;
 use crate::ir::{Access, Binary, Kernel, Node, ParamKind, ReduceOp, Ty};
@@ -120,16 +121,8 @@ impl Signature<'_> {
 }
 
 /// The `cpu` function of a kernel. `rt` is the path of the runtime crate. A kernel with
-/// staged values runs as [`Kernel::unstaged`]: each staged read computes the stage at its
-/// offset.
+/// staged values computes them into row buffers first (`staged.rs`).
 pub fn cpu_function(k: &Kernel, rt: &TokenStream) -> TokenStream {
-    let unstaged;
-    let k = if k.stages.is_empty() {
-        k
-    } else {
-        unstaged = k.unstaged();
-        &unstaged
-    };
     let real = quote!(#rt::Real);
     let generics = if k.is_generic() {
         quote!(<T: #real>)
@@ -198,6 +191,8 @@ pub fn cpu_function(k: &Kernel, rt: &TokenStream) -> TokenStream {
     for st in &k.stores {
         rows.insert((st.field, 0, 0));
     }
+    rows.extend(staged::rows(k, &live));
+    let stage_fill = staged::fill(k, &live, &real);
     let row_ptrs = rows.iter().map(|&(f, dy, dz)| {
         let id = row_ident(f, dy, dz);
         let field = &k.fields[f as usize];
@@ -340,6 +335,7 @@ pub fn cpu_function(k: &Kernel, rt: &TokenStream) -> TokenStream {
                         #row_place
                         #locals
                     #(#row_ptrs)*
+                    #stage_fill
                     #row_loops
                 });
             },
@@ -478,6 +474,7 @@ pub fn cpu_function(k: &Kernel, rt: &TokenStream) -> TokenStream {
                             #row_place
                             #locals
                             #(#row_ptrs)*
+                            #stage_fill
                             let (#(mut #accs,)*) = (#(#identities,)*);
                             #(#part_decls)*
                             #tile_loops

@@ -246,7 +246,13 @@ pub(super) fn node_let(k: &Kernel, n: u32, real: &TokenStream, form: LoadForm) -
             quote!(if #c { #x } else { #y })
         }
         Node::LineSolution(_) => unreachable!("never live in a finished kernel"),
-        Node::Staged { .. } => unreachable!("the CPU runs the unstaged kernel"),
+        Node::Staged { stage, offset } => {
+            // From the row's buffer (`staged.rs`).
+            let buf = super::staged::buffer_ident(stage, offset[1], offset[2]);
+            let base = super::staged::base_ident(offset[1], offset[2]);
+            let dx = offset[0] as isize;
+            quote!(*#buf.get_unchecked((i + #dx - #base) as usize))
+        }
         Node::Gather { field, vertex } => {
             let row = row_ident(field, 0, 0);
             let at = a(vertex);

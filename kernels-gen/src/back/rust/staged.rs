@@ -1,0 +1,139 @@
+//! Staged values on the CPU: a row buffer per stage and row offset.
+//!
+//! Before a row's points, each stage the kernel reads at row offset `(dy, dz)` is
+//! computed along the row `j + dy`, `k + dz` over the points its reads reach (from the
+//! row's first point plus the smallest `dx` read to its last plus the largest) into a
+//! buffer; the points then read `f[(dx, dy, dz)]` from it. So a value read by several
+//! points of a row (a face flux read by the cells on both sides) is computed once per
+//! row it is read from, with the operations the point would compute (the same bits as
+//! [`Kernel::unstaged`]). The stage's nodes are the point's code with the row's indices
+//! and row pointers moved by `(dy, dz)`.
+
+use super::nodes::{point_body, LoadForm};
+use super::{row_ident, ty_tokens, v};
+use crate::ir::{Kernel, Node, NodeId};
+use proc_macro2::{Ident, TokenStream};
+use quote::{format_ident, quote};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// An offset's part in an identifier: `3`, or `m3` for -3.
+fn part(x: i32) -> String {
+    if x < 0 {
+        format!("m{}", -x)
+    } else {
+        x.to_string()
+    }
+}
+
+/// The buffer of stage `s` along the row `(dy, dz)` away.
+pub(super) fn buffer_ident(s: u32, dy: i32, dz: i32) -> Ident {
+    format_ident!("stage_{}_{}_{}", s, part(dy), part(dz))
+}
+
+/// The index along axis 0 of the first point of the buffers of row offset `(dy, dz)`.
+pub(super) fn base_ident(dy: i32, dz: i32) -> Ident {
+    format_ident!("stage_first_{}_{}", part(dy), part(dz))
+}
+
+/// What the points read at one row offset: the stages and the smallest and largest `dx`.
+struct RowReads {
+    stages: BTreeSet<u32>,
+    lo: i32,
+    hi: i32,
+}
+
+/// The staged reads of the kernel's points (`live`), by row offset `(dy, dz)`.
+fn reads(k: &Kernel, live: &[NodeId]) -> BTreeMap<(i32, i32), RowReads> {
+    let mut out: BTreeMap<(i32, i32), RowReads> = BTreeMap::new();
+    for &n in live {
+        if let Node::Staged { stage, offset } = k.nodes[n as usize] {
+            let e = out.entry((offset[1], offset[2])).or_insert(RowReads {
+                stages: BTreeSet::new(),
+                lo: offset[0],
+                hi: offset[0],
+            });
+            e.stages.insert(stage);
+            e.lo = e.lo.min(offset[0]);
+            e.hi = e.hi.max(offset[0]);
+        }
+    }
+    out
+}
+
+/// The nodes that compute the stages of one row offset.
+fn stage_nodes(k: &Kernel, reads: &RowReads) -> Vec<NodeId> {
+    let roots: Vec<NodeId> = reads
+        .stages
+        .iter()
+        .map(|&s| k.stages[s as usize].value)
+        .collect();
+    k.reachable(&roots)
+}
+
+/// The rows (field, dy, dz) the buffers' computation reads, beside the points' own.
+pub(super) fn rows(k: &Kernel, live: &[NodeId]) -> BTreeSet<(u32, i32, i32)> {
+    let mut rows = BTreeSet::new();
+    for ((dy, dz), r) in reads(k, live) {
+        for n in stage_nodes(k, &r) {
+            if let Node::Load { field, offset } = k.nodes[n as usize] {
+                rows.insert((field, offset[1] + dy, offset[2] + dz));
+            }
+        }
+    }
+    rows
+}
+
+/// The code, at the top of a row's closure after its row pointers, that fills every
+/// buffer the row's points read.
+pub(super) fn fill(k: &Kernel, live: &[NodeId], real: &TokenStream) -> TokenStream {
+    let mut out = TokenStream::new();
+    for ((dy, dz), r) in reads(k, live) {
+        let base = base_ident(dy, dz);
+        let nodes = stage_nodes(k, &r);
+        // The row pointers the stage's loads name, moved to the row `(dy, dz)` away.
+        let mut named = BTreeSet::new();
+        for &n in &nodes {
+            if let Node::Load { field, offset } = k.nodes[n as usize] {
+                named.insert((field, offset[1], offset[2]));
+            }
+        }
+        // All at once: a pointer moved first must not be what another moves to.
+        let (here, there): (Vec<Ident>, Vec<Ident>) = named
+            .into_iter()
+            .map(|(f, oy, oz)| (row_ident(f, oy, oz), row_ident(f, oy + dy, oz + dz)))
+            .unzip();
+        let moved = quote!(let (#(#here,)*) = (#(#there,)*););
+        let body = point_body(k, &nodes, real, LoadForm::Rows, &[]);
+        let mut decls = Vec::new();
+        let mut pushes = Vec::new();
+        for &s in &r.stages {
+            let buf = buffer_ident(s, dy, dz);
+            let value = k.stages[s as usize].value;
+            let t = ty_tokens(k.types[value as usize]);
+            let val = v(value);
+            decls.push(
+                quote!(let mut #buf: ::std::vec::Vec<#t> = ::std::vec::Vec::with_capacity(stage_len);),
+            );
+            pushes.push(quote!(#buf.push(#val);));
+        }
+        let (dy, dz, lo, hi) = (dy as isize, dz as isize, r.lo as isize, r.hi as isize);
+        out.extend(quote! {
+            let #base: isize = r.i0 as isize + #lo;
+            let stage_len = (r.i1 as isize + #hi - #base).max(0) as usize;
+            #(#decls)*
+            {
+                let j = j + #dy;
+                let k = k + #dz;
+                #moved
+                for t in #base..r.i1 as isize + #hi {
+                    let i = t;
+                    let ia = t - o0;
+                    let iac = ia >> 1;
+                    #(#body)*
+                    #(#pushes)*
+                }
+            }
+        });
+    }
+    out
+}
