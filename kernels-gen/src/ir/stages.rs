@@ -4,10 +4,11 @@
 //! memory.
 //!
 //! In the IR a stage is a value node of its own ([`Stage::value`]) computed at the point
-//! where it is read: [`Node::Staged`] reads it at an offset from the current point. A back
-//! end that stages (the PTX entry, `llvm/codegen/staged.rs`) computes the stage's nodes over
-//! the tile first; every other back end runs [`Kernel::unstaged`], the same kernel with
-//! each staged read replaced by the stage's nodes shifted to its offset, which computes the
+//! where it is read: [`Node::Staged`] reads it at an offset from the current point. The
+//! PTX entry (`llvm/codegen/staged.rs`) computes the stage's nodes over a thread block's
+//! tile first, the CPU along the rows its points read (`back/rust/staged.rs`); the
+//! interpreter and the host JIT run [`Kernel::unstaged`], the same kernel with each
+//! staged read replaced by the stage's nodes shifted to its offset, which computes the
 //! same operations on the same values.
 
 use super::*;
