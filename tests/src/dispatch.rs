@@ -63,6 +63,9 @@ pub fn launch<T: Real>(
             let m = suite::staged_update::launch(b, ins[0], ins[1], o, t(0))?;
             vec![m.as_f64()]
         }
+        ("staged_smooth", [o]) => {
+            vec![suite::staged_smooth::launch(b, ins[0], o, t(0))?.as_f64()]
+        }
         ("staged_lap3", [o]) => no_reductions(suite::staged_lap3::launch(b, ins[0], o, t(0)))?,
         (other, outs) => panic!(
             "no dispatch for kernel `{other}` with {} outputs: add it here",

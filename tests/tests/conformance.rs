@@ -95,6 +95,7 @@ const RANDOM_CASES: &[RandomCase] = &[
     RandomCase { seed: "guarded", name: "guarded", extent: &[29, 17], inputs: &[(1, 0.5, 2.0), (1, 0.5, 2.0)], outputs: 3, scalars: &[0.7] },
     RandomCase { seed: "checker", name: "checker", extent: &[19, 12], inputs: &[(0, -1.0, 1.0)], outputs: 1, scalars: &[-0.5, 0.125] },
     RandomCase { seed: "staged_update", name: "staged_update", extent: &[37, 29], inputs: &[(2, -1.0, 1.0), (2, -1.0, 1.0)], outputs: 1, scalars: &[0.3] },
+    RandomCase { seed: "staged_smooth", name: "staged_smooth", extent: &[1001], inputs: &[(1, -1.0, 1.0)], outputs: 1, scalars: &[0.25] },
     RandomCase { seed: "staged_lap3", name: "staged_lap3", extent: &[13, 11, 9], inputs: &[(1, -1.0, 1.0)], outputs: 1, scalars: &[1.5] },
 ];
 
