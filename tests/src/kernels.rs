@@ -446,12 +446,12 @@ pub mod suite {
         fastest.reduce(sx.max(sx[(-1, 0)]).max(sy[(0, -1)]));
     }
 
-    /// A 1D diffusion step from staged differences, with the total change.
+    /// A 1D diffusion step from staged differences, with the total change in magnitude.
     #[stencil]
     pub fn staged_smooth<T: Real>(u: In<T>, out: Out<T>, nu: T, change: Sum<T>) {
         let d = stage(u[1] - u);
         out = u + nu * (d - d[-1]);
-        change.reduce(d - d[-1]);
+        change.reduce((d - d[-1]).abs());
     }
 
     /// The 3D Laplacian in two steps: the forward differences along each axis staged, then
