@@ -211,3 +211,36 @@ fn on_a_device_chains_of_staged_kernels_queued_without_waiting_equal_the_cpu() {
         assert!(run(&gpu, x, y) == want, "staged {x}, {y}");
     }
 }
+
+#[test]
+fn staged_edge_tests_hold_on_grids_of_every_small_size() {
+    // The CPU's buffers decide the stages' tests of the index against the ends in the
+    // middle of rows and on interior rows: `staged_update`'s walls, on grids 1 to 9 wide
+    // and 1 to 7 high, against the interpreter (which computes each stage where it is
+    // read).
+    use stencil_tests::harness::{run, Path};
+    use stencil_tests::kernels::suite;
+    let k = kernel_ir(suite::staged_update::SOURCE, "staged_update");
+    let mut r = rng("staged edges");
+    for nx in 1..=9usize {
+        for ny in 1..=7usize {
+            let n = [nx, ny];
+            let q = random_field::<f64>(&mut r, &n, 2, -1.0, 1.0);
+            let c = random_field::<f64>(&mut r, &n, 2, -1.0, 1.0);
+            let mut cpu = poisoned::<f64>(&n);
+            let fastest =
+                suite::staged_update::launch(&Backend::Cpu, &q, &c, &mut cpu, 0.3).unwrap();
+            let mut want = vec![poisoned::<f64>(&n)];
+            let red = run(Path::Interpreter, &k, &[&q, &c], &mut want, &[0.3]);
+            assert!(
+                bits(&cpu) == bits(&want[0]),
+                "{n:?}: the CPU against the interpreter"
+            );
+            assert_eq!(
+                fastest.to_bits(),
+                red[0].to_bits(),
+                "{n:?}: the fastest face"
+            );
+        }
+    }
+}

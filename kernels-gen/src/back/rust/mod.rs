@@ -192,7 +192,7 @@ pub fn cpu_function(k: &Kernel, rt: &TokenStream) -> TokenStream {
         rows.insert((st.field, 0, 0));
     }
     rows.extend(staged::rows(k, &live));
-    let stage_fill = staged::fill(k, &live, &real);
+    let stage_fill = staged::fill(k, &live, rt, &real);
     let row_ptrs = rows.iter().map(|&(f, dy, dz)| {
         let id = row_ident(f, dy, dz);
         let field = &k.fields[f as usize];

@@ -7,10 +7,15 @@
 //! points of a row (a face flux read by the cells on both sides) is computed once per
 //! row it is read from, with the operations the point would compute (the same bits as
 //! [`Kernel::unstaged`]). The stage's nodes are the point's code with the row's indices
-//! and row pointers moved by `(dy, dz)`.
+//! and row pointers moved by `(dy, dz)`. As a row's points do (`middle.rs`), the buffer's
+//! points at least [`EDGE_MARGIN`] from the row's ends run with the stage's tests of the
+//! index along axis 0 against the ends decided, and, on rows at least that far from the
+//! ends of axes 1 and 2, those of `j` and `k` too: what a boundary branch guards then
+//! folds away.
 
 use super::nodes::{point_body, LoadForm};
 use super::{row_ident, ty_tokens, v};
+use crate::back::edges::{self, EDGE_MARGIN};
 use crate::ir::{Kernel, Node, NodeId};
 use proc_macro2::{Ident, TokenStream};
 use quote::{format_ident, quote};
@@ -85,7 +90,13 @@ pub(super) fn rows(k: &Kernel, live: &[NodeId]) -> BTreeSet<(u32, i32, i32)> {
 
 /// The code, at the top of a row's closure after its row pointers, that fills every
 /// buffer the row's points read.
-pub(super) fn fill(k: &Kernel, live: &[NodeId], real: &TokenStream) -> TokenStream {
+/// `rt` is the runtime crate's path and `real` its `Real` trait's.
+pub(super) fn fill(
+    k: &Kernel,
+    live: &[NodeId],
+    rt: &TokenStream,
+    real: &TokenStream,
+) -> TokenStream {
     let mut out = TokenStream::new();
     for ((dy, dz), r) in reads(k, live) {
         let base = base_ident(dy, dz);
@@ -103,7 +114,12 @@ pub(super) fn fill(k: &Kernel, live: &[NodeId], real: &TokenStream) -> TokenStre
             .map(|(f, oy, oz)| (row_ident(f, oy, oz), row_ident(f, oy + dy, oz + dz)))
             .unzip();
         let moved = quote!(let (#(#here,)*) = (#(#there,)*););
+        let along_row = edges::decided_in_middle(k, &nodes);
+        let across = edges::decided_in_interior_rows(k, &nodes);
+        let known_inside: Vec<(NodeId, bool)> = along_row.iter().chain(&across).copied().collect();
         let body = point_body(k, &nodes, real, LoadForm::Rows, &[]);
+        let middle = point_body(k, &nodes, real, LoadForm::Rows, &along_row);
+        let interior = point_body(k, &nodes, real, LoadForm::Rows, &known_inside);
         let mut decls = Vec::new();
         let mut pushes = Vec::new();
         for &s in &r.stages {
@@ -117,6 +133,32 @@ pub(super) fn fill(k: &Kernel, live: &[NodeId], real: &TokenStream) -> TokenStre
             pushes.push(quote!(#buf.push(#val);));
         }
         let (dy, dz, lo, hi) = (dy as isize, dz as isize, r.lo as isize, r.hi as isize);
+        let m = EDGE_MARGIN as isize;
+        let points = |body: &[TokenStream], range: TokenStream| {
+            quote! {
+                for t in #range {
+                    let i = t;
+                    let ia = t - o0;
+                    let iac = ia >> 1;
+                    #(#body)*
+                    #(#pushes)*
+                }
+            }
+        };
+        let low = points(&body, quote!(low.0..low.1));
+        let high = points(&body, quote!(high.0..high.1));
+        let middle = points(&middle, quote!(middle.0..middle.1));
+        let interior = points(&interior, quote!(middle.0..middle.1));
+        let inside =
+            |axis: usize, x: TokenStream| quote!((#x >= #m && #x <= n[#axis] as isize - 1 - #m));
+        let interior_row = match k.dims {
+            1 => quote!(true),
+            2 => inside(1, quote!(j)),
+            _ => {
+                let (y, z) = (inside(1, quote!(j)), inside(2, quote!(k)));
+                quote!(#y && #z)
+            }
+        };
         out.extend(quote! {
             let #base: isize = r.i0 as isize + #lo;
             let stage_len = (r.i1 as isize + #hi - #base).max(0) as usize;
@@ -125,13 +167,17 @@ pub(super) fn fill(k: &Kernel, live: &[NodeId], real: &TokenStream) -> TokenStre
                 let j = j + #dy;
                 let k = k + #dz;
                 #moved
-                for t in #base..r.i1 as isize + #hi {
-                    let i = t;
-                    let ia = t - o0;
-                    let iac = ia >> 1;
-                    #(#body)*
-                    #(#pushes)*
+                // The buffer's points in order: the low edge, the middle, the high edge.
+                let [low, middle, high] = #rt::cpu::split_row(
+                    #base, r.i1 as isize + #hi, 1, n[0] as isize, #m,
+                );
+                #low
+                if #interior_row {
+                    #interior
+                } else {
+                    #middle
                 }
+                #high
             }
         });
     }
