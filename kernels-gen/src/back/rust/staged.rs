@@ -127,10 +127,10 @@ pub(super) fn fill(
             let value = k.stages[s as usize].value;
             let t = ty_tokens(k.types[value as usize]);
             let val = v(value);
-            decls.push(
-                quote!(let mut #buf: ::std::vec::Vec<#t> = ::std::vec::Vec::with_capacity(stage_len);),
-            );
-            pushes.push(quote!(#buf.push(#val);));
+            // Sized first and written by index (a `push` checks the capacity at every
+            // point, which keeps the loop from vectorising).
+            decls.push(quote!(let mut #buf: ::std::vec::Vec<#t> = ::std::vec![<#t as ::core::default::Default>::default(); stage_len];));
+            pushes.push(quote!(*#buf.get_unchecked_mut((t - #base) as usize) = #val;));
         }
         let (dy, dz, lo, hi) = (dy as isize, dz as isize, r.lo as isize, r.hi as isize);
         let m = EDGE_MARGIN as isize;
