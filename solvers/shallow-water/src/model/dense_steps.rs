@@ -1,0 +1,133 @@
+//! The dense simulation's launches of the KP07 kernels ([`Kp07Steps`]): a stage as two
+//! passes (`kp07::faces`, the fluxes' periodic wraps, `kp07::advance`) or as one
+//! (`kp07::stage_in_one`, its time step from `kp07::face_speeds`).
+
+use super::{
+    launch_advance, launch_faces, stage_pair, Kp07Steps, ShallowWater, Stage, Which, FLUX_HALO,
+    HALO,
+};
+use crate::clock::Clock;
+use crate::kernels::kp07;
+use crate::{Boundaries, FloodError, Grid, Physics};
+use stencil_runtime::{Backend, Real};
+
+impl<T: Real> Kp07Steps<T> for ShallowWater<T> {
+    fn setting(&self) -> (&Backend, &Grid, &Boundaries, &Physics) {
+        (&self.backend, &self.grid, &self.boundaries, &self.physics)
+    }
+
+    fn evaluate_fluxes_on(&mut self, on: &Backend, which: Which, t: f64) -> Result<T, FloodError> {
+        let s = self.scalars(t);
+        if self.one_pass {
+            // The stage computes its fluxes itself; only the step's speed is wanted, that
+            // of the present state (a stage's is never read).
+            return match which {
+                Which::Stage => Ok(T::from_f64(f64::NAN)),
+                Which::Now => {
+                    let [w, _, _, u, v] = &self.now;
+                    Ok(kp07::face_speeds::launch(
+                        on,
+                        w,
+                        u,
+                        v,
+                        &self.bed,
+                        s.gravity,
+                        s.theta,
+                        s.eps,
+                        s.inv_dx,
+                        s.inv_dy,
+                        s.kinds[0],
+                        s.kinds[1],
+                        s.kinds[2],
+                        s.kinds[3],
+                        s.values[0],
+                        s.values[1],
+                        s.values[2],
+                        s.values[3],
+                    )?)
+                }
+            };
+        }
+        let state = which.pick(&mut self.now, &mut self.stage);
+        // The faces read the surface and the velocities two cells along.
+        for axis in 0..2 {
+            if self.boundaries.periodic(axis) {
+                let n = [self.grid.nx, self.grid.ny][axis];
+                for k in [0, 3, 4] {
+                    state[k].wrap_periodic(&self.backend, axis, n, HALO)?;
+                }
+            }
+        }
+        let fluxes = &mut self.fluxes;
+        let speed = launch_faces!(kp07::faces::launch[on], &*state, &self.bed, fluxes, &s)?;
+        // On a periodic axis the last column's east faces are the first column's west
+        // faces (and likewise north and south).
+        for axis in 0..2 {
+            if self.boundaries.periodic(axis) {
+                let n = [self.grid.nx, self.grid.ny][axis];
+                for f in &mut self.fluxes[3 * axis..3 * axis + 3] {
+                    f.wrap_periodic(&self.backend, axis, n, FLUX_HALO)?;
+                }
+            }
+        }
+        Ok(speed)
+    }
+
+    fn launch_advance(&mut self, stage: &Stage<T>) -> Result<(), FloodError> {
+        let (from, to) = stage_pair(stage.forward, &mut self.now, &mut self.stage);
+        let on = &self.backend;
+        if self.one_pass {
+            let [w, q, p, u, v] = from;
+            let [tw, tq, tp, tu, tv] = to;
+            let s = &stage.scalars;
+            kp07::stage_in_one::launch(
+                on,
+                w,
+                q,
+                p,
+                u,
+                v,
+                &self.bed,
+                tw,
+                tq,
+                tp,
+                tu,
+                tv,
+                stage.dt,
+                stage.keep,
+                s.gravity,
+                s.friction,
+                s.theta,
+                s.eps,
+                s.inv_dx,
+                s.inv_dy,
+                s.kinds[0],
+                s.kinds[1],
+                s.kinds[2],
+                s.kinds[3],
+                s.values[0],
+                s.values[1],
+                s.values[2],
+                s.values[3],
+            )?;
+            return Ok(());
+        }
+        launch_advance!(
+            kp07::advance::launch[on],
+            from,
+            &self.fluxes,
+            &self.bed,
+            to,
+            stage
+        )?;
+        Ok(())
+    }
+
+    fn clock_and_time(&mut self) -> (&mut Option<Clock<T>>, f64) {
+        (&mut self.clock, self.time)
+    }
+
+    fn swap_stage(&mut self) {
+        std::mem::swap(&mut self.now, &mut self.stage);
+    }
+}
