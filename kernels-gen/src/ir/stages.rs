@@ -96,7 +96,7 @@ impl Kernel {
 
     /// Whether the kernel reads a staged value.
     pub fn is_staged(&self) -> bool {
-        self.stage_layout().is_some()
+        !self.stages.is_empty() && self.stage_layout().is_some()
     }
 
     /// The stages the kernel reads and the box they are computed over (`None`: it reads

@@ -132,13 +132,7 @@ impl Lowerer<'_> {
 
     /// A staged value reads only what every point of a tile may read at any time.
     fn check_stageable(&self, value: NodeId, span: SpanId) -> Result<()> {
-        let mut stack = vec![value];
-        let mut seen = std::collections::HashSet::new();
-        while let Some(n) = stack.pop() {
-            if !seen.insert(n) {
-                continue;
-            }
-            let node = self.b.node(n);
+        for node in self.nodes_of(value) {
             match node {
                 Node::Load { field, .. } => {
                     let f = &self.fields[field as usize];
@@ -161,22 +155,30 @@ impl Lowerer<'_> {
                 }
                 _ => {}
             }
-            stack.extend(crate::ir::operands(&node));
         }
         Ok(())
+    }
+
+    /// The nodes the value `value` is computed from, itself included.
+    fn nodes_of(&self, value: NodeId) -> Vec<Node> {
+        let mut stack = vec![value];
+        let mut seen = std::collections::HashSet::new();
+        let mut out = Vec::new();
+        while let Some(n) = stack.pop() {
+            if seen.insert(n) {
+                let node = self.b.node(n);
+                stack.extend(crate::ir::operands(&node));
+                out.push(node);
+            }
+        }
+        out
     }
 
     /// Staged value `s` read at `offset` (from the read at `span`), after checking how far
     /// the read reaches through the stage's field reads.
     pub(super) fn staged_read(&mut self, s: u32, offset: [i32; 3], span: SpanId) -> Result<NodeId> {
         let stage = &self.stages[s as usize];
-        let mut stack = vec![stage.value];
-        let mut seen = std::collections::HashSet::new();
-        while let Some(n) = stack.pop() {
-            if !seen.insert(n) {
-                continue;
-            }
-            let node = self.b.node(n);
+        for node in self.nodes_of(stage.value) {
             if let Node::Load { field, offset: o } = node {
                 for a in 0..3 {
                     let k = o[a] + offset[a];
@@ -197,7 +199,6 @@ impl Lowerer<'_> {
                     }
                 }
             }
-            stack.extend(crate::ir::operands(&node));
         }
         // (The stage's reach is taken from its live reads when the kernel is finished.)
         let ty = self.b.ty(stage.value);
