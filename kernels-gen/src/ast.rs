@@ -19,11 +19,41 @@ pub struct Ident {
     pub span: SpanId,
 }
 
-/// A source unit: kernels and helper functions that may call each other.
+/// A source unit: kernels and helper functions that may call each other, and the
+/// parameter groups they take.
 #[derive(Clone, Debug, Default)]
 pub struct Module {
     /// The functions in source order.
     pub items: Vec<FnDef>,
+    /// The parameter groups (`#[stencil_group] struct ..`) in source order.
+    pub groups: Vec<GroupDef>,
+}
+
+/// A parameter group, `#[stencil_group] struct Scheme<T> { g: T, west: i64 }`: values
+/// that kernels and helpers take as one parameter `s: Scheme<T>` and read as `s.g`. The
+/// launcher takes the Rust struct; inside the compiler the group is its members, one
+/// scalar parameter each (see [`crate::groups`]).
+#[derive(Clone, Debug)]
+pub struct GroupDef {
+    /// The struct's name.
+    pub name: Ident,
+    /// Its type parameter, if any (`T` in `Scheme<T>`), which members' types may name.
+    pub generic: Option<Ident>,
+    /// The members in order: name and type (a scalar type or the type parameter).
+    pub members: Vec<(Ident, TypeExpr)>,
+    /// The whole struct.
+    pub span: SpanId,
+}
+
+/// Where a scalar parameter made from a group parameter came from (see [`GroupDef`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct MemberOf {
+    /// The group parameter's name (`s` in `s: Scheme<T>`).
+    pub param: String,
+    /// The group's type as written at the parameter (`Scheme<T>`).
+    pub group_type: String,
+    /// The member's name.
+    pub member: String,
 }
 
 /// Whether a function is a kernel (`#[stencil]`) or an inlined helper (`#[stencil_fn]`).
@@ -233,6 +263,8 @@ pub struct Param {
     /// `#[when(flag)]`: the parameter exists only in the kernels made for `flag = true`
     /// (a `bool` listed in `consts(..)`).
     pub when: Option<Ident>,
+    /// Set on the scalar parameters a group parameter is expanded into ([`crate::groups`]).
+    pub member_of: Option<MemberOf>,
 }
 
 /// A type as written.
@@ -515,6 +547,13 @@ pub enum ExprKind {
     Cast(Box<Expr>, TypeExpr),
     /// `(expr)`
     Paren(Box<Expr>),
+    /// `s.g`: member `g` of a group parameter `s` (see [`GroupDef`]).
+    Member {
+        /// The expression before the dot (must name a group parameter).
+        base: Box<Expr>,
+        /// The member's name.
+        member: Ident,
+    },
     /// `(a, b, ..)`: a tuple of two or more values (a helper's result, destructured by
     /// `let (x, y) = ..`).
     Tuple(Vec<Expr>),

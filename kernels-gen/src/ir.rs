@@ -458,6 +458,9 @@ pub struct ScalarParam {
     pub ty: Ty,
     /// For one axis of an `Axes<E>` parameter: the parameter's name and the axis.
     pub axis_of: Option<(String, u8)>,
+    /// For a member of a group parameter (`s.g` of `s: Scheme<T>`): where it came from;
+    /// the launcher takes the group's struct and passes its members.
+    pub member_of: Option<crate::ast::MemberOf>,
     /// A `Value<T>` parameter: a scalar held on the backend (written there by an earlier
     /// launch, e.g. a reduction kept on the device), which the kernel reads from memory
     /// when it starts instead of receiving it from the host.

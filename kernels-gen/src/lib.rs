@@ -11,6 +11,7 @@ pub mod back;
 pub mod branches;
 pub mod compile;
 pub mod front;
+pub mod groups;
 pub mod interp;
 pub mod ir;
 #[cfg(feature = "llvm")]

@@ -32,6 +32,7 @@ mod vertex;
 mod walk;
 
 use dims::infer_dims;
+pub(crate) use walk::visit_block as visit_exprs;
 
 /// The built-in helpers every kernel may call (2x2 matrix arithmetic), written in the
 /// language itself: `lower/prelude.stencil`.
@@ -108,6 +109,7 @@ pub fn lower_module(module: &Module) -> Result<Vec<Kernel>> {
 /// function, of one kernel per combination of its compile-time constants' values
 /// (`consts(..)`) and dimension it is defined for (constants varying slowest).
 pub fn lower_definitions(module: &Module) -> Result<Vec<Vec<Kernel>>> {
+    let module = &crate::groups::expand(module)?;
     check_unique_names(module)?;
     for h in module.items.iter().filter(|f| f.kind == FnKind::Helper) {
         consts::instances(h)?;
@@ -254,6 +256,12 @@ struct Lowerer<'m> {
 
 /// Lowers one kernel of `module`.
 pub fn lower_kernel(module: &Module, f: &FnDef) -> Result<Kernel> {
+    let module = &crate::groups::expand(module)?;
+    let f = module
+        .items
+        .iter()
+        .find(|k| k.name.name == f.name.name)
+        .unwrap_or(f);
     lower_instance(module, f, &[])
 }
 

@@ -33,6 +33,20 @@ pub fn stencil_fn(_attr: TokenStream, _item: TokenStream) -> TokenStream {
     .into()
 }
 
+/// Marks a parameter group, `#[stencil_group] struct Scheme<T> { g: T, west: i64 }`:
+/// values that kernels and helpers take as one parameter (`s: Scheme<T>`, read as `s.g`)
+/// and launchers as one `&Scheme<T>`. Groups live in a `#[stencils]` module or a
+/// `#[stencil_helpers]` library, like helpers.
+#[proc_macro_attribute]
+pub fn stencil_group(_attr: TokenStream, _item: TokenStream) -> TokenStream {
+    syn::Error::new(
+        proc_macro2::Span::call_site(),
+        "`#[stencil_group]` structs must be inside a `#[stencils]` or `#[stencil_helpers]` module\n\n= help: put the group in the module whose kernels take it, or in a `#[stencil_helpers] mod library { .. }` that those modules import",
+    )
+    .into_compile_error()
+    .into()
+}
+
 /// Compiles every `#[stencil]` kernel and `#[stencil_fn]` helper of an inline module;
 /// kernels may call the helpers, which are inlined. Other items pass through unchanged.
 /// `#[stencils(helpers = [path::to::library, ..])]` also lets them call the helpers of

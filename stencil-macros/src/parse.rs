@@ -42,7 +42,10 @@ pub fn standalone_kernel(attr: TokenStream, item: TokenStream) -> syn::Result<To
     let mut spans = RustSpans::default();
     let attrs = front::parse_attr_args(attr.clone(), &mut spans)?;
     let def = front::convert_fn(&f, FnKind::Kernel, attrs, &mut spans)?;
-    let module = Module { items: vec![def] };
+    let module = Module {
+        items: vec![def],
+        groups: Vec::new(),
+    };
     check_reserved(&module, &spans)?;
     let kernels = lower_definitions(&module).map_err(|e| to_syn_error(e, &spans))?;
     let source = quote!(#[stencil(#attr)] #f).to_string();
@@ -59,11 +62,15 @@ pub fn stencil_module(attr: TokenStream, item: TokenStream) -> syn::Result<Token
     let imported = options.imported_items()?;
     let mut spans = RustSpans::default();
     let mut module = Module::default();
-    // The imported helpers, then this module's own functions (nested modules expand on
-    // their own).
+    // The imported helpers and groups, then this module's own functions and groups
+    // (nested modules expand on their own).
     let fns: Vec<syn::Item> = imported
         .iter()
-        .chain(items.iter().filter(|i| matches!(i, syn::Item::Fn(_))))
+        .chain(
+            items
+                .iter()
+                .filter(|i| matches!(i, syn::Item::Fn(_)) || group(i).is_some()),
+        )
         .cloned()
         .collect();
     front::collect_items(&fns, &mut module, &mut spans)?;
@@ -79,7 +86,12 @@ pub fn stencil_module(attr: TokenStream, item: TokenStream) -> syn::Result<Token
             _ => None,
         })
         .collect();
-    let source = quote!(#(#stencil_fns)*).to_string();
+    let groups = imported
+        .iter()
+        .chain(items.iter())
+        .filter_map(group)
+        .map(group_source);
+    let source = quote!(#(#groups)* #(#stencil_fns)*).to_string();
     let mut out_items: Vec<TokenStream> = Vec::new();
     let mut kernel_iter = kernels.iter();
     for item in items {
@@ -92,10 +104,45 @@ pub fn stencil_module(attr: TokenStream, item: TokenStream) -> syn::Result<Token
                 Some((_, FnKind::Helper)) => {}
                 None => out_items.push(quote!(#item)),
             },
+            syn::Item::Struct(st) if front::is_group(st) => out_items.push(group_item(st)),
             other => out_items.push(quote!(#other)),
         }
     }
     Ok(rebuilt(&m, out_items))
+}
+
+/// The parameter group `item` is, if it is one (`#[stencil_group] struct ..`).
+fn group(item: &syn::Item) -> Option<&syn::ItemStruct> {
+    match item {
+        syn::Item::Struct(st) if front::is_group(st) => Some(st),
+        _ => None,
+    }
+}
+
+/// A group as the module defines it: the struct without the `#[stencil_group]` marker.
+fn group_item(st: &syn::ItemStruct) -> TokenStream {
+    let mut st = st.clone();
+    st.attrs.retain(|a| !is_group_marker(a));
+    quote!(#st)
+}
+
+/// A group as the compiler reads it in a module's `SOURCE` (which the text front end also
+/// reads): the marker, the name, the type parameter and the members, without other
+/// attributes and documentation.
+fn group_source(st: &syn::ItemStruct) -> TokenStream {
+    let mut st = st.clone();
+    st.attrs.retain(is_group_marker);
+    for f in &mut st.fields {
+        f.attrs.clear();
+    }
+    quote!(#st)
+}
+
+fn is_group_marker(a: &syn::Attribute) -> bool {
+    a.path()
+        .segments
+        .last()
+        .is_some_and(|s| s.ident == "stencil_group")
 }
 
 /// `#[stencil_helpers] mod lib { .. }`: a library of helpers for other modules. Its
@@ -121,6 +168,10 @@ pub fn helper_library(attr: TokenStream, item: TokenStream) -> syn::Result<Token
                 Some((_, FnKind::Helper)) => own.push(item.clone()),
                 None => out_items.push(quote!(#item)),
             },
+            syn::Item::Struct(st) if front::is_group(st) => {
+                own.push(syn::Item::Struct(st.clone()));
+                out_items.push(group_item(st));
+            }
             other => out_items.push(quote!(#other)),
         }
     }

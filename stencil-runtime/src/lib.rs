@@ -33,6 +33,7 @@ extern crate self as stencil_runtime;
 
 pub mod backend;
 pub mod blocks;
+pub mod blowup;
 pub mod cpu;
 pub mod cuda;
 pub mod dsl;
@@ -47,12 +48,13 @@ pub mod value;
 
 pub use backend::Backend;
 pub use blocks::{BlockField, BlockGrid, BlockKey, BlockList, HaloExchange, HaloRule};
+pub use blowup::Blowup;
 pub use cuda::Cuda;
 pub use error::Error;
 pub use field::Field;
 pub use real::{Element, Precision, Real};
 pub use sampled::{Filtering, SampledGrid};
-pub use stencil_macros::{stencil, stencil_fn, stencil_helpers, stencils};
+pub use stencil_macros::{stencil, stencil_fn, stencil_group, stencil_helpers, stencils};
 pub use value::{KeptReductions, Value, ValueReader};
 
 /// The README's example compiles and runs (as a doc test).
@@ -68,7 +70,7 @@ pub mod prelude {
     pub use crate::dsl::{Coarse, Fine, In, InOut, Max, Mesh, Min, Out, Sampled, Sum};
     pub use crate::mesh::{MeshTopology, VertexSet};
     pub use crate::{
-        stencil, stencil_fn, stencil_helpers, stencils, Backend, Element, Error, Field, Filtering,
-        Precision, Real, SampledGrid, Value,
+        stencil, stencil_fn, stencil_group, stencil_helpers, stencils, Backend, Element, Error,
+        Field, Filtering, Precision, Real, SampledGrid, Value,
     };
 }

@@ -252,3 +252,27 @@ macro_rules! for_precisions {
         }
     }};
 }
+
+/// A macro module's `SOURCE` as the text format reads it: without the `#[doc = ".."]`
+/// attributes the macro keeps its doc comments as (the text format reads `///` comments).
+pub fn undocumented(source: &str) -> String {
+    let mut text = String::new();
+    let mut rest = source;
+    while let Some(at) = rest.find("#[doc") {
+        text.push_str(&rest[..at]);
+        // The attribute ends at the first `]` outside its string.
+        let (mut in_string, mut escaped) = (false, false);
+        let end = rest[at..].char_indices().find_map(|(i, c)| {
+            match c {
+                _ if escaped => escaped = false,
+                '\\' if in_string => escaped = true,
+                '"' => in_string = !in_string,
+                ']' if !in_string => return Some(at + i + 1),
+                _ => {}
+            }
+            None
+        });
+        rest = &rest[end.expect("a doc attribute's closing bracket")..];
+    }
+    text + rest
+}

@@ -6,6 +6,7 @@
 use stencil_runtime::prelude::*;
 
 mod beside;
+pub mod groups;
 pub use beside::{bits, held, life};
 
 #[stencils]

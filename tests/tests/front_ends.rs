@@ -53,7 +53,7 @@ fn text_errors_report_line_and_column() {
 fn bit_operations_parse_alike_in_both_front_ends() {
     use stencil_tests::kernels::bits;
     // The macro keeps the module's source; the text front end reads it as written there.
-    let text = undocumented(bits::mix::SOURCE);
+    let text = stencil_tests::harness::undocumented(bits::mix::SOURCE);
     let kernels = kernels_gen::compile_text(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
     let mix = kernels
         .iter()
@@ -66,28 +66,4 @@ fn bit_operations_parse_alike_in_both_front_ends() {
     let ir =
         |s: &str| kernels_gen::compile_text(s).unwrap_or_else(|e| panic!("{e}"))[0].to_string();
     assert_eq!(ir(loose), ir(tight));
-}
-
-/// A macro module's `SOURCE` as the text format reads it: without the `#[doc = ".."]`
-/// attributes the macro keeps its doc comments as (the text format reads `///` comments).
-fn undocumented(source: &str) -> String {
-    let mut text = String::new();
-    let mut rest = source;
-    while let Some(at) = rest.find("#[doc") {
-        text.push_str(&rest[..at]);
-        // The attribute ends at the first `]` outside its string.
-        let (mut in_string, mut escaped) = (false, false);
-        let end = rest[at..].char_indices().find_map(|(i, c)| {
-            match c {
-                _ if escaped => escaped = false,
-                '\\' if in_string => escaped = true,
-                '"' => in_string = !in_string,
-                ']' if !in_string => return Some(at + i + 1),
-                _ => {}
-            }
-            None
-        });
-        rest = &rest[end.expect("a doc attribute's closing bracket")..];
-    }
-    text + rest
 }

@@ -103,6 +103,7 @@ pub fn convert_fn(
                     name: ident_of(&pi.ident, spans)?,
                     ty: convert_type(&pt.ty, spans),
                     when: param_condition(&pt.attrs, spans)?,
+                    member_of: None,
                 });
             }
             syn::FnArg::Receiver(r) => {
@@ -449,7 +450,16 @@ fn convert_expr(e: &syn::Expr, spans: &mut RustSpans) -> Expr {
         }
         syn::Expr::Tuple(_) => unsupported("`()` or a one-element tuple"),
         syn::Expr::Array(_) => unsupported("array value"),
-        syn::Expr::Field(_) => unsupported("field access (`a.b`)"),
+        syn::Expr::Field(f) => match &f.member {
+            syn::Member::Named(m) => ExprKind::Member {
+                base: boxed(&f.base, spans),
+                member: Ident {
+                    name: m.to_string(),
+                    span: spans.add(m.span()),
+                },
+            },
+            syn::Member::Unnamed(_) => unsupported("tuple field access (`a.0`)"),
+        },
         syn::Expr::Assign(_) => unsupported("assignment used as a value"),
         syn::Expr::Range(_) => unsupported("range outside a `for` loop"),
         syn::Expr::Break(b) if b.label.is_none() && b.expr.is_none() => ExprKind::Break,
@@ -523,8 +533,60 @@ pub fn collect_items(
                     collect_items(inner, module, spans)?;
                 }
             }
+            syn::Item::Struct(st) if is_group(st) => module.groups.push(convert_group(st, spans)?),
             _ => {}
         }
     }
     Ok(())
+}
+
+/// Whether `st` is a parameter group: `#[stencil_group] struct ..`.
+pub fn is_group(st: &syn::ItemStruct) -> bool {
+    st.attrs.iter().any(|a| {
+        a.path()
+            .segments
+            .last()
+            .is_some_and(|s| s.ident == "stencil_group")
+    })
+}
+
+/// A `#[stencil_group]` struct: named members, at most one type parameter.
+fn convert_group(st: &syn::ItemStruct, spans: &mut RustSpans) -> syn::Result<ast::GroupDef> {
+    let syn::Fields::Named(fields) = &st.fields else {
+        return Err(syn::Error::new_spanned(
+            &st.fields,
+            "a parameter group has named members\n\n= help: write `struct Name<T> { a: T, b: i64 }`",
+        ));
+    };
+    let mut params = st.generics.type_params();
+    let generic = params
+        .next()
+        .map(|p| ident_of(&p.ident, spans))
+        .transpose()?;
+    if let Some(extra) = params.next() {
+        return Err(syn::Error::new_spanned(
+            extra,
+            "a parameter group has at most one type parameter\n\n= help: use one, `T`, for every real member",
+        ));
+    }
+    if let Some(l) = st.generics.lifetimes().next() {
+        return Err(syn::Error::new_spanned(
+            l,
+            "a parameter group holds values, not references\n\n= help: remove the lifetime",
+        ));
+    }
+    let members = fields
+        .named
+        .iter()
+        .map(|f| {
+            let name = f.ident.as_ref().expect("named fields have names");
+            Ok((ident_of(name, spans)?, convert_type(&f.ty, spans)))
+        })
+        .collect::<syn::Result<_>>()?;
+    Ok(ast::GroupDef {
+        name: ident_of(&st.ident, spans)?,
+        generic,
+        members,
+        span: spans.add(st.ident.span()),
+    })
 }

@@ -10,8 +10,8 @@ use pest::iterators::Pair;
 use pest::Parser;
 
 use crate::ast::{
-    Attrs, BinOp, Block, ConstValue, Expr, ExprKind, FnDef, FnKind, Generic, Ident, Lit, Module,
-    Param, SpanId, Stmt, TypeExpr, UnOp,
+    Attrs, BinOp, Block, ConstValue, Expr, ExprKind, FnDef, FnKind, Generic, GroupDef, Ident, Lit,
+    Module, Param, SpanId, Stmt, TypeExpr, UnOp,
 };
 
 mod grammar {
@@ -47,15 +47,16 @@ pub fn parse_module(src: &str) -> Result<(Module, TextSpans), SyntaxError> {
         lines,
         positions: Vec::new(),
     };
-    let items = pairs
-        .next()
-        .expect("module")
-        .into_inner()
-        .filter(|p| p.as_rule() == Rule::item)
-        .map(|p| b.item(p))
-        .collect::<Result<_, _>>()?;
+    let (mut items, mut groups) = (Vec::new(), Vec::new());
+    for p in pairs.next().expect("module").into_inner() {
+        match p.as_rule() {
+            Rule::item => items.push(b.item(p)?),
+            Rule::group_item => groups.push(b.group(p)),
+            _ => {}
+        }
+    }
     Ok((
-        Module { items },
+        Module { items, groups },
         TextSpans {
             positions: b.positions,
         },
@@ -119,6 +120,33 @@ impl Builder<'_> {
         Ident {
             name: p.as_str().to_string(),
             span: self.span(&p),
+        }
+    }
+
+    /// `#[stencil_group] struct Name<T> { a: T, .. }`
+    fn group(&mut self, p: Pair<Rule>) -> GroupDef {
+        let span = self.span(&p);
+        let (mut name, mut generic, mut members) = (None, None, Vec::new());
+        for c in p.into_inner() {
+            match c.as_rule() {
+                Rule::ident => name = Some(self.ident(c)),
+                Rule::generics => {
+                    let first = c.into_inner().next().and_then(|g| g.into_inner().next());
+                    generic = first.map(|g| self.ident(g));
+                }
+                Rule::group_member => {
+                    let mut it = c.into_inner().filter(|m| m.as_rule() != Rule::kw_pub);
+                    let member = self.ident(it.next().expect("member name"));
+                    members.push((member, self.ty(it.next().expect("member type"))));
+                }
+                _ => {}
+            }
+        }
+        GroupDef {
+            name: name.expect("a group's name"),
+            generic,
+            members,
+            span,
         }
     }
 
@@ -200,7 +228,12 @@ impl Builder<'_> {
                         };
                         let name = self.ident(it.next().expect("param name"));
                         let ty = self.ty(it.next().expect("param type"));
-                        params.push(Param { name, ty, when });
+                        params.push(Param {
+                            name,
+                            ty,
+                            when,
+                            member_of: None,
+                        });
                     }
                 }
                 Rule::ret_type => ret = Some(self.ty(c.into_inner().next().expect("type"))),
@@ -439,7 +472,13 @@ impl Builder<'_> {
                 let mut it = p.into_inner();
                 let mut e = self.expr(it.next().expect("primary"))?;
                 for op in it {
-                    let kind = if op.as_rule() == Rule::method {
+                    let kind = if op.as_rule() == Rule::member {
+                        let member = self.ident(op.into_inner().next().expect("member"));
+                        ExprKind::Member {
+                            base: Box::new(e),
+                            member,
+                        }
+                    } else if op.as_rule() == Rule::method {
                         let mut parts = op.into_inner();
                         let method = self.ident(parts.next().expect("method"));
                         let args = self.exprs(parts.next().expect("args").into_inner())?;

@@ -44,6 +44,7 @@ impl Lowerer<'_> {
                 name: format!("{name}_{axis}"),
                 ty: elem,
                 axis_of: Some((name.to_string(), axis)),
+                member_of: None,
                 held: false,
             });
             self.param_order.push((ParamKind::Scalar, idx));

@@ -48,6 +48,7 @@ pub(super) fn no_unsupported_constructs(module: &Module, f: &FnDef) -> Result<()
             },
             &mut |e| match &e.kind {
                 ExprKind::Unsupported(what) => note(unsupported(what, e.span)),
+                ExprKind::Member { member, .. } => note(not_a_group(member)),
                 ExprKind::MethodCall { method, .. } if !known(&method.name) => {
                     note(unknown_method(method))
                 }
@@ -59,6 +60,16 @@ pub(super) fn no_unsupported_constructs(module: &Module, f: &FnDef) -> Result<()
         }
     }
     Ok(())
+}
+
+/// The error of `x.m` where `x` is not a group parameter (those are expanded before the
+/// lowering, see `crate::groups`).
+pub(super) fn not_a_group<T>(member: &Ident) -> Result<T> {
+    err(
+        member.span,
+        format!("`.{}`: only a parameter group has members", member.name),
+        Some("declare the values as a `#[stencil_group] struct` and take it as a parameter, or call a method: `x.sqrt()`"),
+    )
 }
 
 /// Whether some receiver has a method of this name.

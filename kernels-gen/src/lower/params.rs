@@ -150,6 +150,12 @@ impl Lowerer<'_> {
             };
             self.scopes[0].insert(name.clone(), binding);
         }
+        // The members of group parameters (see `crate::groups`) say where they came from.
+        for p in f.params.iter().filter(|p| p.member_of.is_some()) {
+            if let Some(s) = self.scalars.iter_mut().find(|s| s.name == p.name.name) {
+                s.member_of = p.member_of.clone();
+            }
+        }
         self.check_axes_names(f)
     }
 
@@ -161,6 +167,7 @@ impl Lowerer<'_> {
             name: name.to_string(),
             ty: t,
             axis_of: None,
+            member_of: None,
             held,
         });
         self.param_order.push((ParamKind::Scalar, idx));

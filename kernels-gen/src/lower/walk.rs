@@ -28,7 +28,7 @@ pub(super) fn with_helpers<'m>(module: &'m Module, f: &'m FnDef) -> Vec<&'m FnDe
     all
 }
 
-pub(super) fn visit_block(b: &Block, f: &mut dyn FnMut(&Expr)) {
+pub(crate) fn visit_block(b: &Block, f: &mut dyn FnMut(&Expr)) {
     walk_block(b, &mut |_| {}, f);
 }
 
@@ -68,7 +68,10 @@ pub(super) fn walk_block(b: &Block, s: &mut dyn FnMut(&Stmt), f: &mut dyn FnMut(
 pub(super) fn walk_expr(e: &Expr, s: &mut dyn FnMut(&Stmt), f: &mut dyn FnMut(&Expr)) {
     f(e);
     match &e.kind {
-        ExprKind::Unary(_, a) | ExprKind::Cast(a, _) | ExprKind::Paren(a) => walk_expr(a, s, f),
+        ExprKind::Unary(_, a)
+        | ExprKind::Cast(a, _)
+        | ExprKind::Paren(a)
+        | ExprKind::Member { base: a, .. } => walk_expr(a, s, f),
         ExprKind::Binary(_, a, b) => {
             walk_expr(a, s, f);
             walk_expr(b, s, f);

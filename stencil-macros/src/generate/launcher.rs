@@ -125,6 +125,21 @@ impl Parts {
                             let axis = *axis as usize;
                             quote!(#group[#axis])
                         }
+                        // A member of a group parameter: the launcher takes the group's
+                        // struct once and passes each member.
+                        None if s.member_of.is_some() => {
+                            let m = s.member_of.as_ref().expect("checked");
+                            let group = format_ident!("{}", m.param);
+                            if !args.contains(&group) {
+                                let ty: syn::Type = syn::parse_str(&m.group_type)
+                                    .expect("a group's type as the compiler writes it parses");
+                                domain.params.push(quote!(#group: &#ty));
+                                blocks.params.push(quote!(#group: &#ty));
+                                args.push(group.clone());
+                            }
+                            let member = format_ident!("{}", m.member);
+                            quote!(#group.#member)
+                        }
                         None if s.held => {
                             // A real held on the backend: the CPU function takes its value,
                             // the CUDA launch its address.

@@ -1,0 +1,403 @@
+//! Parameter groups: `#[stencil_group] struct Scheme<T> { g: T, west: i64 }` declares
+//! values that kernels and helpers take as one parameter, `s: Scheme<T>`, and read as
+//! `s.g`; a helper call passes the caller's group on by name, `flux(u, s)`.
+//!
+//! This pass runs before the lowering and removes groups from the tree: a group
+//! parameter `s` becomes one scalar parameter per member, `s_g`, `s_west` (marked with
+//! [`MemberOf`] so that the launcher can take the struct and pass its members), `s.g`
+//! becomes the name `s_g`, and a group passed to a helper becomes its members. Everything
+//! after it (the lowering, every back end) sees ordinary scalars, so a group costs
+//! nothing at run time and the kernel's code is that of the members written out.
+
+use crate::ast::{
+    Block, Expr, ExprKind, FnDef, GroupDef, Ident, MemberOf, Module, Param, SpanId, Stmt, TypeExpr,
+};
+use crate::lower::LowerError;
+use std::collections::HashMap;
+
+type Result<T> = std::result::Result<T, LowerError>;
+
+fn err<T>(span: SpanId, message: impl Into<String>, help: &str) -> Result<T> {
+    Err(LowerError {
+        span,
+        message: message.into(),
+        help: Some(help.to_string()),
+    })
+}
+
+/// The scalar types a group member may have, besides the group's type parameter.
+const MEMBER_TYPES: &[&str] = &["f32", "f64", "i64", "i32", "u8", "bool"];
+
+/// `module` with every group parameter, member read and group argument written out as
+/// scalars; the module itself when it declares no groups.
+pub fn expand(module: &Module) -> Result<Module> {
+    check_groups(module)?;
+    if module.groups.is_empty() {
+        return Ok(module.clone());
+    }
+    // Which parameters of each function are groups, before any is expanded: a call's
+    // arguments are matched against the callee's parameters as written.
+    let group_params: HashMap<&str, Vec<Option<&GroupDef>>> = module
+        .items
+        .iter()
+        .map(|f| {
+            let of_params = f.params.iter().map(|p| group_of(module, &p.ty)).collect();
+            (f.name.name.as_str(), of_params)
+        })
+        .collect();
+    let items = module
+        .items
+        .iter()
+        .map(|f| expand_fn(module, f, &group_params))
+        .collect::<Result<_>>()?;
+    Ok(Module {
+        items,
+        groups: module.groups.clone(),
+    })
+}
+
+/// Each group is declared once, with at most one type parameter and members of scalar
+/// types or that parameter.
+fn check_groups(module: &Module) -> Result<()> {
+    for (n, g) in module.groups.iter().enumerate() {
+        if module.groups[..n]
+            .iter()
+            .any(|o| o.name.name == g.name.name)
+        {
+            return err(
+                g.name.span,
+                format!("group `{}` is declared twice", g.name.name),
+                "give each group its own name",
+            );
+        }
+        if g.members.is_empty() {
+            return err(
+                g.name.span,
+                format!("group `{}` has no members", g.name.name),
+                "give it at least one member, e.g. `g: T`",
+            );
+        }
+        for (name, ty) in &g.members {
+            let fits = match ty {
+                TypeExpr::Name(t) => {
+                    MEMBER_TYPES.contains(&t.name.as_str())
+                        || g.generic.as_ref().is_some_and(|p| p.name == t.name)
+                }
+                _ => false,
+            };
+            if !fits {
+                return err(
+                    ty.span(),
+                    format!("member `{}` of group `{}` is not a scalar", name.name, g.name.name),
+                    "a group's members are values: its type parameter (`T`), `f32`, `f64`, `i64`, `i32`, `u8` or `bool`",
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The group a parameter of type `ty` is, if any.
+fn group_of<'m>(module: &'m Module, ty: &TypeExpr) -> Option<&'m GroupDef> {
+    let name = match ty {
+        TypeExpr::Name(n) => n,
+        TypeExpr::Apply { head, .. } => head,
+        _ => return None,
+    };
+    module.groups.iter().find(|g| g.name.name == name.name)
+}
+
+/// The group parameters of one function: name -> (group, its members' parameter names).
+type InScope<'m> = HashMap<String, (&'m GroupDef, Vec<String>)>;
+
+fn expand_fn(
+    module: &Module,
+    f: &FnDef,
+    group_params: &HashMap<&str, Vec<Option<&GroupDef>>>,
+) -> Result<FnDef> {
+    let mut params = Vec::new();
+    let mut in_scope = InScope::new();
+    for p in &f.params {
+        let Some(g) = group_of(module, &p.ty) else {
+            params.push(p.clone());
+            continue;
+        };
+        let arg = type_argument(g, &p.ty)?;
+        let mut names = Vec::new();
+        for (member, ty) in &g.members {
+            let name = format!("{}_{}", p.name.name, member.name);
+            if let Some(other) = f.params.iter().find(|o| o.name.name == name) {
+                return err(
+                    other.name.span,
+                    format!(
+                        "`{name}` is the name of member `{}` of group parameter `{}`",
+                        member.name, p.name.name
+                    ),
+                    "rename this parameter or the group parameter",
+                );
+            }
+            let ty = match (ty, &g.generic, arg) {
+                (TypeExpr::Name(t), Some(generic), Some(arg)) if t.name == generic.name => {
+                    arg.clone()
+                }
+                _ => ty.clone(),
+            };
+            params.push(Param {
+                name: Ident {
+                    name: name.clone(),
+                    span: p.name.span,
+                },
+                ty,
+                when: p.when.clone(),
+                member_of: Some(MemberOf {
+                    param: p.name.name.clone(),
+                    group_type: type_text(&p.ty),
+                    member: member.name.clone(),
+                }),
+            });
+            names.push(name);
+        }
+        in_scope.insert(p.name.name.clone(), (g, names));
+    }
+    let mut body = f.body.clone();
+    if !in_scope.is_empty() || calls_with_groups(&f.body, group_params) {
+        let rewrite = Rewrite {
+            in_scope: &in_scope,
+            group_params,
+        };
+        rewrite.block(&mut body)?;
+    }
+    Ok(FnDef {
+        params,
+        body,
+        ..f.clone()
+    })
+}
+
+/// The type argument a group parameter's type gives the group's type parameter.
+fn type_argument<'t>(g: &GroupDef, ty: &'t TypeExpr) -> Result<Option<&'t TypeExpr>> {
+    let args: &[TypeExpr] = match ty {
+        TypeExpr::Apply { args, .. } => args,
+        _ => &[],
+    };
+    match (&g.generic, args) {
+        (None, []) => Ok(None),
+        (Some(_), [one]) => Ok(Some(one)),
+        (Some(p), _) => err(
+            ty.span(),
+            format!("group `{}` takes one type argument", g.name.name),
+            &format!("write `{}<{}>`", g.name.name, p.name),
+        ),
+        (None, _) => err(
+            ty.span(),
+            format!("group `{}` takes no type arguments", g.name.name),
+            &format!("write `{}`", g.name.name),
+        ),
+    }
+}
+
+/// A parameter type as the launcher writes it: `Scheme<T>`, `Scheme<f64>`, `Sides`.
+fn type_text(ty: &TypeExpr) -> String {
+    match ty {
+        TypeExpr::Name(n) => n.name.clone(),
+        TypeExpr::Apply { head, args, .. } => {
+            let args: Vec<String> = args.iter().map(type_text).collect();
+            format!("{}<{}>", head.name, args.join(", "))
+        }
+        TypeExpr::Tuple { items, .. } => {
+            let items: Vec<String> = items.iter().map(type_text).collect();
+            format!("({})", items.join(", "))
+        }
+        TypeExpr::Unsupported { what, .. } => what.clone(),
+    }
+}
+
+/// Whether `b` calls a function that takes a group.
+fn calls_with_groups(b: &Block, group_params: &HashMap<&str, Vec<Option<&GroupDef>>>) -> bool {
+    let mut found = false;
+    crate::lower::visit_exprs(b, &mut |e| {
+        if let ExprKind::Call { func, .. } = &e.kind {
+            found |= group_params
+                .get(func.name.as_str())
+                .is_some_and(|ps| ps.iter().any(Option::is_some));
+        }
+    });
+    found
+}
+
+/// The rewriting of one function's body.
+struct Rewrite<'a, 'm> {
+    in_scope: &'a InScope<'m>,
+    group_params: &'a HashMap<&'a str, Vec<Option<&'m GroupDef>>>,
+}
+
+impl Rewrite<'_, '_> {
+    fn block(&self, b: &mut Block) -> Result<()> {
+        for st in &mut b.stmts {
+            self.stmt(st)?;
+        }
+        if let Some(t) = &mut b.tail {
+            self.expr(t)?;
+        }
+        Ok(())
+    }
+
+    /// A name bound by `let` or `for` must not hide a group parameter, whose members the
+    /// body reads by the group's name.
+    fn binds(&self, name: &Ident) -> Result<()> {
+        if self.in_scope.contains_key(&name.name) {
+            return err(
+                name.span,
+                format!("`{}` hides the group parameter of that name", name.name),
+                "give the local another name",
+            );
+        }
+        Ok(())
+    }
+
+    fn stmt(&self, st: &mut Stmt) -> Result<()> {
+        match st {
+            Stmt::Let { name, init, .. } => {
+                if let Some(e) = init {
+                    self.expr(e)?;
+                }
+                self.binds(name)
+            }
+            Stmt::LetTuple { names, init, .. } => {
+                self.expr(init)?;
+                names.iter().try_for_each(|(n, _)| self.binds(n))
+            }
+            Stmt::Assign { target, value, .. } => {
+                self.expr(target)?;
+                self.expr(value)
+            }
+            Stmt::For {
+                var,
+                start,
+                end,
+                body,
+                ..
+            } => {
+                self.binds(var)?;
+                self.expr(start)?;
+                self.expr(end)?;
+                self.block(body)
+            }
+            Stmt::ForEach {
+                var, iter, body, ..
+            } => {
+                self.binds(var)?;
+                self.expr(iter)?;
+                self.block(body)
+            }
+            Stmt::Expr(e) => self.expr(e),
+            Stmt::Unsupported { .. } => Ok(()),
+        }
+    }
+
+    fn expr(&self, e: &mut Expr) -> Result<()> {
+        match &mut e.kind {
+            ExprKind::Member { base, member } => {
+                let ExprKind::Name(n) = &base.kind else {
+                    return self.expr(base);
+                };
+                let Some((g, names)) = self.in_scope.get(&n.name) else {
+                    return Ok(());
+                };
+                let Some(k) = g.members.iter().position(|(m, _)| m.name == member.name) else {
+                    let known: Vec<&str> = g.members.iter().map(|(m, _)| m.name.as_str()).collect();
+                    return err(
+                        member.span,
+                        format!("group `{}` has no member `{}`", g.name.name, member.name),
+                        &format!("its members are {}", known.join(", ")),
+                    );
+                };
+                e.kind = ExprKind::Name(Ident {
+                    name: names[k].clone(),
+                    span: member.span,
+                });
+                Ok(())
+            }
+            ExprKind::Name(n) => match self.in_scope.get(&n.name) {
+                Some((g, _)) => err(
+                    e.span,
+                    format!("`{}` is a group of values (`{}`), not one value", n.name, g.name.name),
+                    &format!("read one member, e.g. `{}.{}`, or pass the whole group to a helper that takes a `{}`", n.name, g.members[0].0.name, g.name.name),
+                ),
+                None => Ok(()),
+            },
+            ExprKind::Call { func, args } => {
+                let takes = self.group_params.get(func.name.as_str());
+                let mut out = Vec::with_capacity(args.len());
+                for (i, mut a) in std::mem::take(args).into_iter().enumerate() {
+                    match takes.and_then(|t| t.get(i).copied().flatten()) {
+                        Some(g) => out.extend(self.group_argument(g, &a, func)?),
+                        None => {
+                            self.expr(&mut a)?;
+                            out.push(a);
+                        }
+                    }
+                }
+                *args = out;
+                Ok(())
+            }
+            ExprKind::Unary(_, x) | ExprKind::Paren(x) | ExprKind::Cast(x, _) => self.expr(x),
+            ExprKind::Binary(_, a, b) => {
+                self.expr(a)?;
+                self.expr(b)
+            }
+            ExprKind::MethodCall { receiver, args, .. } => {
+                self.expr(receiver)?;
+                args.iter_mut().try_for_each(|a| self.expr(a))
+            }
+            ExprKind::Index { base, offsets } => {
+                self.expr(base)?;
+                offsets.iter_mut().try_for_each(|o| self.expr(o))
+            }
+            ExprKind::If {
+                cond,
+                then,
+                otherwise,
+            } => {
+                self.expr(cond)?;
+                self.block(then)?;
+                match otherwise {
+                    Some(o) => self.expr(o),
+                    None => Ok(()),
+                }
+            }
+            ExprKind::Block(b) => self.block(b),
+            ExprKind::Tuple(items) => items.iter_mut().try_for_each(|x| self.expr(x)),
+            ExprKind::Lit(_)
+            | ExprKind::Break
+            | ExprKind::Continue
+            | ExprKind::Unsupported(_) => Ok(()),
+        }
+    }
+
+    /// The members of the caller's group parameter passed for a helper's parameter of
+    /// group `g`.
+    fn group_argument(&self, g: &GroupDef, a: &Expr, func: &Ident) -> Result<Vec<Expr>> {
+        if let ExprKind::Name(n) = &a.kind {
+            if let Some((given, names)) = self.in_scope.get(&n.name) {
+                if given.name.name == g.name.name {
+                    return Ok(names
+                        .iter()
+                        .map(|name| Expr {
+                            kind: ExprKind::Name(Ident {
+                                name: name.clone(),
+                                span: a.span,
+                            }),
+                            span: a.span,
+                        })
+                        .collect());
+                }
+            }
+        }
+        err(
+            a.span,
+            format!("`{}` takes a `{}` group here", func.name, g.name.name),
+            &format!("pass a parameter of type `{}` by name", g.name.name),
+        )
+    }
+}

@@ -1,0 +1,124 @@
+//! Kernels that take parameter groups (`#[stencil_group]`), from a helper library and from
+//! their own module, beside the same kernels with every value written out.
+
+use stencil_runtime::prelude::*;
+
+/// A library with a group and a helper that takes one.
+#[stencil_helpers]
+pub mod waves {
+    /// A damped wave's constants and how its west and east sides behave.
+    #[stencil_group]
+    #[derive(Clone, Copy, Debug)]
+    pub struct Wave<T> {
+        /// The speed.
+        pub c: T,
+        /// The damping rate.
+        pub damping: T,
+        /// The west side: 0 mirrors the point inside, 1 holds `wall`.
+        pub west: i64,
+        /// The east side, alike.
+        pub east: i64,
+        /// The value a holding side gives.
+        pub wall: T,
+    }
+
+    /// `u` one point along x in direction `step` (-1 or 1), or the side's value past the
+    /// grid's edge.
+    #[stencil_fn]
+    fn beside<T: Real>(u: In<T>, step: i64, w: Wave<T>) -> T {
+        let i = index(0) + step;
+        if i < 0 {
+            if w.west == 1 {
+                w.wall
+            } else {
+                u
+            }
+        } else if i >= extent(0) {
+            if w.east == 1 {
+                w.wall
+            } else {
+                u
+            }
+        } else if step < 0 {
+            u[(-1, 0)]
+        } else {
+            u[(1, 0)]
+        }
+    }
+
+    /// The damped wave's change at a point.
+    #[stencil_fn]
+    pub fn change<T: Real>(u: In<T>, w: Wave<T>) -> T {
+        let lap = beside(u, -1, w) - 2.0 * u + beside(u, 1, w);
+        w.c * w.c * lap - w.damping * u
+    }
+}
+
+/// Kernels with groups and the same kernels written out.
+#[stencils(helpers = [waves])]
+pub mod grouped {
+    use super::waves::Wave;
+
+    /// How a step is taken: a group of the module itself, without a type parameter.
+    #[stencil_group]
+    #[derive(Clone, Copy, Debug)]
+    pub struct Steps {
+        /// The time step.
+        pub dt: f64,
+        /// Whether to add the change (else only the damping).
+        pub full: bool,
+    }
+
+    /// One explicit step of the damped wave.
+    #[stencil]
+    pub fn step<T: Real>(u: In<T>, out: Out<T>, w: Wave<T>, s: Steps) {
+        let du = if s.full { change(u, w) } else { -w.damping * u };
+        out = u + (s.dt as T) * du;
+    }
+
+    /// `beside` of the library with the group's members passed alone.
+    #[stencil_fn]
+    fn beside_written_out<T: Real>(u: In<T>, step: i64, west: i64, east: i64, wall: T) -> T {
+        let i = index(0) + step;
+        if i < 0 {
+            if west == 1 {
+                wall
+            } else {
+                u
+            }
+        } else if i >= extent(0) {
+            if east == 1 {
+                wall
+            } else {
+                u
+            }
+        } else if step < 0 {
+            u[(-1, 0)]
+        } else {
+            u[(1, 0)]
+        }
+    }
+
+    /// [`step`] with every value passed alone.
+    #[stencil]
+    pub fn step_written_out<T: Real>(
+        u: In<T>,
+        out: Out<T>,
+        c: T,
+        damping: T,
+        west: i64,
+        east: i64,
+        wall: T,
+        dt: f64,
+        full: bool,
+    ) {
+        let du = if full {
+            let lap = beside_written_out(u, -1, west, east, wall) - 2.0 * u
+                + beside_written_out(u, 1, west, east, wall);
+            c * c * lap - damping * u
+        } else {
+            -damping * u
+        };
+        out = u + (dt as T) * du;
+    }
+}

@@ -1,0 +1,124 @@
+//! Parameter groups (`#[stencil_group]`): a kernel that takes its values as groups computes
+//! what the same kernel with every value passed alone computes, bit for bit, on the CPU
+//! and on a device, with the same operations; the launcher takes the group's struct.
+
+use stencil_runtime::{Backend, Field, Real};
+use stencil_tests::device::cuda_or_skip;
+use stencil_tests::for_precisions;
+use stencil_tests::harness::{kernel_ir, poisoned, random_field, rng, values};
+use stencil_tests::kernels::groups::grouped::{self, Steps};
+use stencil_tests::kernels::groups::waves::Wave;
+
+/// The bits of a field's values.
+fn bits<T: Real>(f: &Field<T>) -> Vec<u64> {
+    values(&f.to_host().expect("a field"))
+        .iter()
+        .map(|v| v.to_bits())
+        .collect()
+}
+
+/// `step` and `step_written_out` on `backend` over a `n` grid for each side and step
+/// setting: the outputs' bits, (grouped, written out) for each.
+fn both_on<T: Real>(backend: &Backend, n: &[usize]) -> Vec<(Vec<u64>, Vec<u64>)> {
+    let mut r = rng(&format!("groups {n:?}"));
+    let u = random_field::<T>(&mut r, n, 1, -1.0, 1.0)
+        .to(backend)
+        .unwrap();
+    let mut a = poisoned::<T>(n).to(backend).unwrap();
+    let mut b = poisoned::<T>(n).to(backend).unwrap();
+    let mut out = Vec::new();
+    for (west, east, full) in [(0, 1, true), (1, 0, true), (1, 1, false)] {
+        let w = Wave {
+            c: T::from_f64(0.7),
+            damping: T::from_f64(0.05),
+            west,
+            east,
+            wall: T::from_f64(0.25),
+        };
+        let s = Steps { dt: 0.1, full };
+        grouped::step::launch(backend, &u, &mut a, &w, &s).unwrap();
+        grouped::step_written_out::launch(
+            backend, &u, &mut b, w.c, w.damping, w.west, w.east, w.wall, s.dt, s.full,
+        )
+        .unwrap();
+        out.push((bits(&a), bits(&b)));
+    }
+    out
+}
+
+#[test]
+fn a_kernel_with_groups_computes_the_written_out_kernel_on_the_cpu() {
+    for_precisions!(T => {
+        for n in [[1usize, 1], [7, 3], [53, 37]] {
+            for (k, (grouped, written)) in both_on::<T>(&Backend::Cpu, &n).into_iter().enumerate() {
+                assert_eq!(grouped, written, "setting {k} {:?} {n:?}", T::PRECISION);
+                assert!(grouped.iter().all(|&b| !f64::from_bits(b).is_nan()));
+            }
+        }
+    });
+}
+
+#[test]
+fn on_a_device_a_kernel_with_groups_computes_the_cpu_result() {
+    let Some(cuda) = cuda_or_skip() else { return };
+    let gpu = Backend::Cuda(cuda.clone());
+    for_precisions!(T => {
+        for n in [[7usize, 3], [300, 129]] {
+            let want = both_on::<T>(&Backend::Cpu, &n);
+            let got = both_on::<T>(&gpu, &n);
+            for (k, ((grouped, written), (cpu, _))) in got.iter().zip(&want).enumerate() {
+                let what = format!("setting {k} {:?} {n:?}", T::PRECISION);
+                assert_eq!(grouped, written, "{what}: grouped against written out");
+                assert_eq!(grouped, cpu, "{what}: device against the CPU");
+            }
+        }
+    });
+    println!(
+        "kernels with groups equal the CPU on {}",
+        cuda.device_name()
+    );
+}
+
+#[test]
+fn a_group_is_its_members_passed_alone() {
+    let grouped = kernel_ir(grouped::step::SOURCE, "step");
+    let written = kernel_ir(grouped::step_written_out::SOURCE, "step_written_out");
+    // The same operations on the same number of scalars, in the same order.
+    assert_eq!(grouped.op_counts(), written.op_counts());
+    let names: Vec<&str> = grouped.scalars.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "w_c",
+            "w_damping",
+            "w_west",
+            "w_east",
+            "w_wall",
+            "s_dt",
+            "s_full"
+        ]
+    );
+    let types = |k: &kernels_gen::ir::Kernel| k.scalars.iter().map(|s| s.ty).collect::<Vec<_>>();
+    assert_eq!(types(&grouped), types(&written));
+    let member = grouped.scalars[4].member_of.as_ref().expect("a member");
+    assert_eq!(
+        (
+            member.param.as_str(),
+            member.group_type.as_str(),
+            member.member.as_str()
+        ),
+        ("w", "Wave<T>", "wall")
+    );
+    assert!(written.scalars.iter().all(|s| s.member_of.is_none()));
+}
+
+#[test]
+fn the_text_front_end_reads_groups_as_the_macro_does() {
+    let text = stencil_tests::harness::undocumented(grouped::step::SOURCE);
+    let kernels = kernels_gen::compile_text(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    let step = kernels
+        .iter()
+        .find(|k| k.name == "step")
+        .expect("step in its own source");
+    assert_eq!(step.to_string(), grouped::step::IR);
+}
