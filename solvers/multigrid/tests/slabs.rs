@@ -84,44 +84,23 @@ fn fused_kernels_on_slabs_equal_the_whole_grid() {
     let b = Backend::Cpu;
     let c = [1.0, 1.3];
     let h2inv = ((N - 1) * (N - 1)) as f64;
-    check(
-        "rbgs_sweep",
-        &|f, out, j0, nj| mg::rbgs_sweep::launch(&b, f[0], f[1], out, &c, h2inv, j0, nj),
-        false,
-    );
-    check(
-        "rbgs_sweep_and_a_half",
-        &|f, out, j0, nj| mg::rbgs_sweep_and_a_half::launch(&b, f[0], f[1], out, &c, h2inv, j0, nj),
-        false,
-    );
-    check(
-        "rbgs_sweep_from_zero",
-        &|f, out, j0, nj| mg::rbgs_sweep_from_zero::launch(&b, f[1], out, &c, h2inv, j0, nj),
-        false,
-    );
-    check(
-        "rbgs_two_sweeps_from_zero",
-        &|f, out, j0, nj| mg::rbgs_two_sweeps_from_zero::launch(&b, f[1], out, &c, h2inv, j0, nj),
-        false,
-    );
-    check(
-        "prolong_rbgs",
-        &|f, out, j0, nj| mg::prolong_rbgs::launch(&b, f[0], f[2], f[1], out, &c, h2inv, j0, nj),
-        false,
-    );
-    check(
-        "prolong_swept_rbgs",
-        &|f, out, j0, nj| mg::prolong_swept_rbgs::launch(&b, f[1], f[2], out, &c, h2inv, j0, nj),
-        false,
-    );
-    check(
-        "restrict_residual",
-        &|f, out, j0, nj| mg::restrict_residual::launch(&b, f[0], f[1], out, &c, h2inv, j0, nj),
-        true,
-    );
-    check(
-        "restrict_swept_residual",
-        &|f, out, j0, nj| mg::restrict_swept_residual::launch(&b, f[1], out, &c, h2inv, j0, nj),
-        true,
-    );
+    // `check` of `mg::$kernel` with the inputs `check` passes at `$input` (0: `e`, 1: the
+    // right-hand side, 2: the coarse correction), in order; `$coarse_out` as for `check`.
+    macro_rules! check {
+        ($kernel:ident($($input:literal),+), $coarse_out:expr) => {
+            check(
+                stringify!($kernel),
+                &|f, out, j0, nj| mg::$kernel::launch(&b, $(f[$input],)+ out, &c, h2inv, j0, nj),
+                $coarse_out,
+            )
+        };
+    }
+    check!(rbgs_sweep(0, 1), false);
+    check!(rbgs_sweep_and_a_half(0, 1), false);
+    check!(rbgs_sweep_from_zero(1), false);
+    check!(rbgs_two_sweeps_from_zero(1), false);
+    check!(prolong_rbgs(0, 2, 1), false);
+    check!(prolong_swept_rbgs(1, 2), false);
+    check!(restrict_residual(0, 1), true);
+    check!(restrict_swept_residual(1), true);
 }
