@@ -89,23 +89,25 @@ impl std::str::FromStr for LaunchShape {
 impl LaunchShape {
     /// The shape used when tuning is off.
     pub fn default_for(dims: usize) -> LaunchShape {
-        match dims {
-            1 => LaunchShape {
-                block: [256, 1, 1],
-                points: 1,
-                vector: 1,
-            },
-            2 => LaunchShape {
-                block: [32, 8, 1],
-                points: 1,
-                vector: 1,
-            },
-            _ => LaunchShape {
-                block: [32, 4, 2],
-                points: 1,
-                vector: 1,
-            },
+        let block = match dims {
+            1 => [256, 1, 1],
+            2 => [32, 8, 1],
+            _ => [32, 4, 2],
+        };
+        LaunchShape {
+            block,
+            points: 1,
+            vector: 1,
         }
+    }
+
+    /// The shapes of `rules` (a block and the points per thread), with vectors of `vector`.
+    fn of_rules(rules: &[([u32; 3], u32)], vector: u32) -> impl Iterator<Item = LaunchShape> + '_ {
+        rules.iter().map(move |&(block, points)| LaunchShape {
+            block,
+            points,
+            vector,
+        })
     }
 
     /// The grid of blocks that covers `n` (extents of axes 0..3) for a kernel of `dims`
@@ -198,14 +200,7 @@ impl LaunchShape {
                 ([32, 4, 2], 1),
             ],
         };
-        rules
-            .iter()
-            .map(|&(block, points)| LaunchShape {
-                block,
-                points,
-                vector: 1,
-            })
-            .collect()
+        Self::of_rules(rules, 1).collect()
     }
 
     /// The few shapes worth timing for a kernel of `dims` dimensions with the entries
@@ -252,14 +247,8 @@ impl LaunchShape {
                 ],
             ),
         };
-        rules
-            .iter()
-            .filter(|&&(_, p)| tiles.has(v > 1, p))
-            .map(|&(block, points)| LaunchShape {
-                block,
-                points,
-                vector: v,
-            })
+        Self::of_rules(rules, v)
+            .filter(|s| tiles.has(v > 1, s.points))
             .collect()
     }
 }
