@@ -24,7 +24,7 @@ use super::kernels::poisson::{
 };
 use super::wavelet::transform::{copy, reconstruct};
 use stencil_runtime::blocks::Predictor;
-use stencil_runtime::{BlockField, Error, Real};
+use stencil_runtime::{Backend, BlockField, Error, Real};
 
 /// Sweeps at level 0 per cycle, per point along an axis (Gauss-Seidel's error falls by
 /// about `1 - (pi h)^2` a sweep; level 0 is meant to be small, 5 to 17 points).
@@ -99,6 +99,21 @@ impl<T: Real> TreePoisson<T> {
         Ok(())
     }
 
+    /// `f = -w` on `level`'s points (the coarse right-hand side with no restricted
+    /// residual and no point covered).
+    fn minus_w(
+        &mut self,
+        backend: &Backend,
+        tree: &mut Hierarchy,
+        level: u8,
+        psi: &BlockField<T>,
+        w: &BlockField<T>,
+    ) -> Result<(), Error> {
+        let h2_inv = T::from_f64(tree.spacing(level).powi(-2));
+        let (zero, list) = (&self.zero, tree.list(level)?);
+        coarse_rhs::launch_blocks(backend, list, psi, zero, zero, w, &mut self.f, h2_inv)
+    }
+
     /// One V-cycle for `lap(psi) = -w` (`w` and `psi` fields of the tree's layout).
     pub fn cycle(
         &mut self,
@@ -113,17 +128,7 @@ impl<T: Real> TreePoisson<T> {
         let h2_inv = |tree: &Hierarchy, l: u8| T::from_f64(tree.spacing(l).powi(-2));
         // The finest level's right-hand side: -w everywhere it exists (covered points
         // get theirs from the level above as the cycle goes down).
-        let hi = h2_inv(tree, top);
-        coarse_rhs::launch_blocks(
-            &backend,
-            tree.list(top)?,
-            &*psi,
-            &self.zero,
-            &self.zero,
-            w,
-            &mut self.f,
-            hi,
-        )?;
+        self.minus_w(&backend, tree, top, psi, w)?;
         for level in (1..=top).rev() {
             self.relax(tree, level, psi, self.pre)?;
             tree.coarsen(level, &mut [&mut *psi])?;
@@ -187,21 +192,11 @@ impl<T: Real> TreePoisson<T> {
         self.follow(tree)?;
         let backend = tree.grid().backend().clone();
         let (mut rr, mut ww) = (0.0, 0.0);
-        let zero = &self.zero;
         tree.restrict_and_exchange(psi)?;
         for level in 0..=tree.finest_present() {
             let h2_inv = T::from_f64(tree.spacing(level).powi(-2));
             // -w at the leaves' points (covered ones are 0 here: they are not leaves).
-            coarse_rhs::launch_blocks(
-                &backend,
-                tree.list(level)?,
-                &*psi,
-                zero,
-                zero,
-                w,
-                &mut self.f,
-                h2_inv,
-            )?;
+            self.minus_w(&backend, tree, level, psi, w)?;
             residual::launch_blocks(
                 &backend,
                 tree.list(level)?,
@@ -232,7 +227,7 @@ impl<T: Real> TreePoisson<T> {
 /// `r_leaf = r` and `w_leaf = w` where `covered` is 0, both 0 where it is 1, on `level`.
 #[allow(clippy::too_many_arguments)]
 fn leaf_only<T: Real>(
-    backend: &stencil_runtime::Backend,
+    backend: &Backend,
     tree: &mut Hierarchy,
     level: u8,
     covered: &BlockField<T>,
