@@ -14,7 +14,7 @@ pub mod kernels {
         out = u + a * (u[(-1, 0)] + u[(1, 0)] + u[(0, -1)] + u[(0, 1)] - 4.0 * u);
     }
 
-    /// The minmod limiter of three slopes.
+    /// The minmod limiter of two slopes.
     #[stencil_fn]
     fn minmod<T: Real>(a: T, b: T) -> T {
         if a > 0.0 && b > 0.0 {

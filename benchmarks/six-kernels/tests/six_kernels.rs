@@ -72,15 +72,8 @@ fn reference() -> Vec<Vec<f64>> {
     };
     let lap =
         |i: isize, j: isize| u(i - 1, j) + u(i + 1, j) + u(i, j - 1) + u(i, j + 1) - 4.0 * u(i, j);
-    let minmod = |a: f64, b: f64| {
-        if a > 0.0 && b > 0.0 {
-            a.min(b)
-        } else if a < 0.0 && b < 0.0 {
-            a.max(b)
-        } else {
-            0.0
-        }
-    };
+    // Minmod as sign times magnitude: the smaller magnitude where the signs agree, else 0.
+    let minmod = |a: f64, b: f64| 0.5 * (a.signum() + b.signum()) * a.abs().min(b.abs());
     let sobel = |i: isize, j: isize| {
         let gx = u(i + 1, j - 1) + 2.0 * u(i + 1, j) + u(i + 1, j + 1)
             - u(i - 1, j - 1)
