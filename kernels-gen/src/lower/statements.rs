@@ -179,6 +179,65 @@ impl Lowerer<'_> {
         value: &Expr,
         span: SpanId,
     ) -> Result<()> {
+        match &target.kind {
+            ExprKind::Tuple(targets) => self.assign_parts(targets, op, value, span),
+            _ => self.assign_one(target, op, Rhs::Expr(value), value.span, span),
+        }
+    }
+
+    /// `(a, b, ..) = value;`: each name assigned its part of the tuple `value`, as by
+    /// `a = part;`.
+    fn assign_parts(
+        &mut self,
+        targets: &[Expr],
+        op: Option<ast::BinOp>,
+        value: &Expr,
+        span: SpanId,
+    ) -> Result<()> {
+        if let Some(o) = op {
+            return err(
+                span,
+                format!("`{}=` does not take a tuple of names", o.symbol()),
+                Some("assign the parts one by one, or with `=`"),
+            );
+        }
+        let parts = match self.expr_or_unit(value)? {
+            Some(Val::Tuple(t)) => self.parts(t),
+            _ => {
+                return err(
+                    value.span,
+                    format!("{} names are assigned a single value", targets.len()),
+                    Some("assign a tuple, e.g. a helper's result `(a, b) = pair(..);`"),
+                )
+            }
+        };
+        super::check_count(
+            value.span,
+            (parts.len(), targets.len()),
+            || {
+                format!(
+                    "{} names are assigned a tuple of {}",
+                    targets.len(),
+                    parts.len()
+                )
+            },
+            Some("name every part of the tuple"),
+        )?;
+        for (target, part) in targets.iter().zip(parts) {
+            self.assign_one(target, None, Rhs::Val(part), value.span, span)?;
+        }
+        Ok(())
+    }
+
+    /// `target = rhs;` (or `target op= rhs;`), `value_span` where the value is written.
+    fn assign_one(
+        &mut self,
+        target: &Expr,
+        op: Option<ast::BinOp>,
+        rhs: Rhs,
+        value_span: SpanId,
+        span: SpanId,
+    ) -> Result<()> {
         let ExprKind::Name(id) = &target.kind else {
             return self.not_assignable(target);
         };
@@ -193,7 +252,10 @@ impl Lowerer<'_> {
                 Some("return the value from the helper and assign the field in the kernel"),
             );
         }
-        let rhs = self.expr(value)?;
+        let rhs = match rhs {
+            Rhs::Expr(e) => self.expr(e)?,
+            Rhs::Val(v) => v,
+        };
         match binding {
             Binding::Field(f) => {
                 let field = &self.fields[f as usize];
@@ -225,7 +287,7 @@ impl Lowerer<'_> {
                 }
                 let elem = field.elem.value();
                 let what = format!("value written to `{}`", id.name);
-                let n = self.coerce(rhs, elem, value.span, &what)?;
+                let n = self.coerce(rhs, elem, value_span, &what)?;
                 // After a `break` or `continue` the write may not happen.
                 let before = self.state.outputs[&f];
                 let written = match before {
@@ -286,7 +348,7 @@ impl Lowerer<'_> {
                 };
                 let ty = self.ty_of(old).expect("mutable locals are typed");
                 let what = format!("value assigned to `{}`", id.name);
-                let n = self.coerce(new, ty, value.span, &what)?;
+                let n = self.coerce(new, ty, value_span, &what)?;
                 let n = match old {
                     Val::Node(o) => self.guarded(n, o),
                     _ => n,
@@ -313,4 +375,10 @@ impl Lowerer<'_> {
         }
         Ok(())
     }
+}
+
+/// The value of an assignment: an expression still to lower, or a part of a tuple.
+enum Rhs<'e> {
+    Expr(&'e Expr),
+    Val(Val),
 }

@@ -38,31 +38,24 @@ fn kernels_agree<T: Real>(gpu: &Backend, tolerance: f64) {
         let [west_w, west_q, west_p, south_w, south_q, south_p] = &mut fluxes[..] else {
             unreachable!()
         };
+        let s = kp07::Kp07 {
+            g: f(9.81),
+            g_n2: f(0.01),
+            theta: f(1.3),
+            eps: f(1e-8),
+            dx_inv: f(30.0),
+            dy_inv: f(20.0),
+            west: kinds[0],
+            east: kinds[1],
+            south: kinds[2],
+            north: kinds[3],
+            west_value: f(0.4),
+            east_value: f(0.3),
+            south_value: f(0.2),
+            north_value: f(0.1),
+        };
         let speed = kp07::faces::launch(
-            b,
-            &w,
-            &u,
-            &v,
-            &bed,
-            west_w,
-            west_q,
-            west_p,
-            south_w,
-            south_q,
-            south_p,
-            f(9.81),
-            f(1.3),
-            f(1e-8),
-            f(30.0),
-            f(20.0),
-            kinds[0],
-            kinds[1],
-            kinds[2],
-            kinds[3],
-            f(0.4),
-            f(0.3),
-            f(0.2),
-            f(0.1),
+            b, &w, &u, &v, &bed, west_w, west_q, west_p, south_w, south_q, south_p, &s,
         )
         .unwrap();
         let mut to = [on(&w), on(&q), on(&p), zeros(2), zeros(2)];
@@ -87,18 +80,7 @@ fn kernels_agree<T: Real>(gpu: &Backend, tolerance: f64) {
             tv,
             &dt,
             f(0.5),
-            f(9.81),
-            f(0.01),
-            f(1.3),
-            f(1e-8),
-            f(30.0),
-            f(20.0),
-            kinds[0],
-            kinds[1],
-            kinds[2],
-            kinds[3],
-            f(0.3),
-            f(0.1),
+            &s,
         )
         .unwrap();
         let survey = kp07::survey::launch(b, tw, tq, tp, &bed, f(1e-3)).unwrap();

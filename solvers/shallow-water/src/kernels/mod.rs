@@ -32,6 +32,7 @@ mod stages;
 /// Every kernel of the shallow-water solver, whichever module defines it.
 pub mod kp07 {
     pub use super::checks::kernels::*;
+    pub use super::scheme::Kp07;
     pub use super::stages::kernels::*;
 }
 
@@ -39,6 +40,65 @@ pub mod kp07 {
 /// velocities at faces, the central-upwind fluxes, the boundary states and the update.
 #[stencil_helpers]
 mod scheme {
+    /// The scalars of the KP07 kernels at one time: the physics, the grid's spacing and
+    /// each side's kind and value (see the module's documentation).
+    #[stencil_group]
+    #[derive(Clone, Copy, Debug)]
+    pub struct Kp07<T> {
+        /// Gravity.
+        pub g: T,
+        /// `g n^2`, the friction's factor (Manning's `n`).
+        pub g_n2: T,
+        /// The limiter's parameter, in `[1, 2]`.
+        pub theta: T,
+        /// `eps` of the desingularisation.
+        pub eps: T,
+        /// `1 / dx`.
+        pub dx_inv: T,
+        /// `1 / dy`.
+        pub dy_inv: T,
+        /// The west side's kind.
+        pub west: i64,
+        /// The east side's kind.
+        pub east: i64,
+        /// The south side's kind.
+        pub south: i64,
+        /// The north side's kind.
+        pub north: i64,
+        /// The west side's value.
+        pub west_value: T,
+        /// The east side's value.
+        pub east_value: T,
+        /// The south side's value.
+        pub south_value: T,
+        /// The north side's value.
+        pub north_value: T,
+    }
+
+    /// [`low_face`] along x: the west face's fluxes `(w, q, p)` and the speeds `a` on
+    /// its two sides, with `u` the normal velocity.
+    #[stencil_fn]
+    fn west_face<T: Real>(w: In<T>, u: In<T>, v: In<T>, bed: In<T>, s: Kp07<T>) -> (T, T, T, T, T) {
+        let (lo, hi) = (s.west_value, s.east_value);
+        low_face(w, u, v, bed, 0, s.west, s.east, lo, hi, s.theta, s.eps, s.g)
+    }
+
+    /// [`low_face`] along y: the south face's fluxes `(w, p, q)` (the normal discharge
+    /// first) and speeds, with `v` the normal velocity.
+    #[stencil_fn]
+    fn south_face<T: Real>(
+        w: In<T>,
+        u: In<T>,
+        v: In<T>,
+        bed: In<T>,
+        s: Kp07<T>,
+    ) -> (T, T, T, T, T) {
+        let (lo, hi) = (s.south_value, s.north_value);
+        low_face(
+            w, v, u, bed, 1, s.south, s.north, lo, hi, s.theta, s.eps, s.g,
+        )
+    }
+
     /// The limited difference across a cell (the slope times the cell width) from the
     /// cell averages below, at and above it, with the generalised minmod limiter of
     /// parameter `theta` in `[1, 2]`; 0 where the cell is reconstructed as a constant.
@@ -374,18 +434,7 @@ mod scheme {
         p_to: In<T>,
         dt: T,
         keep: T,
-        g: T,
-        g_n2: T,
-        theta: T,
-        eps: T,
-        dx_inv: T,
-        dy_inv: T,
-        west: i64,
-        east: i64,
-        south: i64,
-        north: i64,
-        east_value: T,
-        north_value: T,
+        s: Kp07<T>,
     ) -> (T, T, T, T, T) {
         let i = index(0);
         let j = index(1);
@@ -398,8 +447,20 @@ mod scheme {
         let bx2 = 0.5 * (bed[(1, 0)] + bed[(1, 1)]);
         let by1 = 0.5 * (bed + bed[(1, 0)]);
         let by2 = 0.5 * (bed[(0, 1)] + bed[(1, 1)]);
-        let swc = slope(w[(-1, 0)], w, w[(1, 0)], theta, flat(i, nx, west, east));
-        let twc = slope(w[(0, -1)], w, w[(0, 1)], theta, flat(j, ny, south, north));
+        let swc = slope(
+            w[(-1, 0)],
+            w,
+            w[(1, 0)],
+            s.theta,
+            flat(i, nx, s.west, s.east),
+        );
+        let twc = slope(
+            w[(0, -1)],
+            w,
+            w[(0, 1)],
+            s.theta,
+            flat(j, ny, s.south, s.north),
+        );
         let ww_in = lower_surface(w, swc, base, bx1, bx2);
         let we_in = upper_surface(w, swc, base, bx1, bx2);
         let ws_in = lower_surface(w, twc, base, by1, by2);
@@ -408,21 +469,33 @@ mod scheme {
         // The east and north faces: the next cells' west and south faces, or boundary
         // faces computed here from this cell's velocities (as [`velocities`] gives them;
         // only edge cells compute them).
-        let east_edge = i == nx - 1 && east != 4;
-        let north_edge = j == ny - 1 && north != 4;
+        let east_edge = i == nx - 1 && s.east != 4;
+        let north_edge = j == ny - 1 && s.north != 4;
         let on_edge = east_edge || north_edge;
         let u = if on_edge {
-            cell_velocity(w, base, q, eps)
+            cell_velocity(w, base, q, s.eps)
         } else {
             0.0
         };
         let v = if on_edge {
-            cell_velocity(w, base, p, eps)
+            cell_velocity(w, base, p, s.eps)
         } else {
             0.0
         };
         let (east_w, east_q, east_p) = high_face(
-            west_w, west_q, west_p, 0, east_edge, east, east_value, we_in, u, v, bx2, g, eps,
+            west_w,
+            west_q,
+            west_p,
+            0,
+            east_edge,
+            s.east,
+            s.east_value,
+            we_in,
+            u,
+            v,
+            bx2,
+            s.g,
+            s.eps,
         );
         let (north_w, north_p, north_q) = high_face(
             south_w,
@@ -430,14 +503,14 @@ mod scheme {
             south_q,
             1,
             north_edge,
-            north,
-            north_value,
+            s.north,
+            s.north_value,
             wn_in,
             v,
             u,
             by2,
-            g,
-            eps,
+            s.g,
+            s.eps,
         );
 
         // The bed-slope source `-g h (B_e - B_w) / dx` written, with the cell's own face
@@ -446,17 +519,17 @@ mod scheme {
         // terms are bit for bit the hydrostatic fluxes through the faces, so that the
         // lake at rest is kept to the last bit.
         let depth = w - base;
-        let push_w = pressure(ww_in - bx1, g);
-        let push_e = pressure(we_in - bx2, g);
-        let push_s = pressure(ws_in - by1, g);
-        let push_n = pressure(wn_in - by2, g);
-        let rate_w = (west_w - east_w) * dx_inv + (south_w - north_w) * dy_inv;
-        let rate_q = ((west_q - east_q) + (push_e - push_w)) * dx_inv
-            - g * depth * (we_in - ww_in) * dx_inv
-            + (south_q - north_q) * dy_inv;
-        let rate_p = ((south_p - north_p) + (push_n - push_s)) * dy_inv
-            - g * depth * (wn_in - ws_in) * dy_inv
-            + (west_p - east_p) * dx_inv;
+        let push_w = pressure(ww_in - bx1, s.g);
+        let push_e = pressure(we_in - bx2, s.g);
+        let push_s = pressure(ws_in - by1, s.g);
+        let push_n = pressure(wn_in - by2, s.g);
+        let rate_w = (west_w - east_w) * s.dx_inv + (south_w - north_w) * s.dy_inv;
+        let rate_q = ((west_q - east_q) + (push_e - push_w)) * s.dx_inv
+            - s.g * depth * (we_in - ww_in) * s.dx_inv
+            + (south_q - north_q) * s.dy_inv;
+        let rate_p = ((south_p - north_p) + (push_n - push_s)) * s.dy_inv
+            - s.g * depth * (wn_in - ws_in) * s.dy_inv
+            + (west_p - east_p) * s.dx_inv;
 
         let fresh = 1.0 - keep;
         let old_w = if keep > 0.0 { keep * w_to } else { 0.0 };
@@ -466,14 +539,14 @@ mod scheme {
         let qn = old_q + fresh * (q + dt * rate_q);
         let pn = old_p + fresh * (p + dt * rate_p);
         let h = (wn - base).max(0.0);
-        let un = velocity(h, qn, eps);
-        let vn = velocity(h, pn, eps);
+        let un = velocity(h, qn, s.eps);
+        let vn = velocity(h, pn, s.eps);
         // `1 / (1 + (1 - keep) dt g n^2 |u| / h^(4/3))` with one division; the floor keeps
         // 0 / 0 out of films thin enough to underflow.
         let h43 = h.powf(4.0 / 3.0).max(1e-30);
         let h2 = h * h;
-        let damp = if h2 * h2 > eps {
-            h43 / (h43 + fresh * dt * g_n2 * (un * un + vn * vn).sqrt())
+        let damp = if h2 * h2 > s.eps {
+            h43 / (h43 + fresh * dt * s.g_n2 * (un * un + vn * vn).sqrt())
         } else {
             0.0
         };
@@ -495,8 +568,8 @@ mod scheme {
             w_new,
             q_new,
             p_new,
-            velocity(h_new, q_new, eps),
-            velocity(h_new, p_new, eps),
+            velocity(h_new, q_new, s.eps),
+            velocity(h_new, p_new, s.eps),
         )
     }
 }

@@ -6,6 +6,8 @@ use stencil_runtime::prelude::*;
 /// The kernels (see [`super`] for the grid, the state and the sides).
 #[stencils(helpers = [super::scheme])]
 pub mod kernels {
+    use super::super::scheme::Kp07;
+
     /// The desingularised velocities `u = q / h` and `v = p / h` of a state (KP07 2.17),
     /// which the face fluxes reconstruct: [`advance`] writes them with every new state;
     /// this kernel gives them for a state set from outside (the start, a restored
@@ -54,45 +56,17 @@ pub mod kernels {
         south_q: Out<T>,
         south_p: Out<T>,
         speed: Max<T>,
-        g: T,
-        theta: T,
-        eps: T,
-        dx_inv: T,
-        dy_inv: T,
-        west: i64,
-        east: i64,
-        south: i64,
-        north: i64,
-        west_value: T,
-        east_value: T,
-        south_value: T,
-        north_value: T,
+        s: Kp07<T>,
     ) {
-        // Along x the normal velocity is u, along y it is v.
-        let (fw, fq, fp, west_a, east_a) = low_face(
-            w, u, v, bed, 0, west, east, west_value, east_value, theta, eps, g,
-        );
+        let (fw, fq, fp, west_a, east_a) = west_face(w, u, v, bed, s);
         west_w = fw;
         west_q = fq;
         west_p = fp;
-        let (fw, fp, fq, south_a, north_a) = low_face(
-            w,
-            v,
-            u,
-            bed,
-            1,
-            south,
-            north,
-            south_value,
-            north_value,
-            theta,
-            eps,
-            g,
-        );
+        let (fw, fp, fq, south_a, north_a) = south_face(w, u, v, bed, s);
         south_w = fw;
         south_p = fp;
         south_q = fq;
-        speed.reduce((west_a.max(east_a) * dx_inv).max(south_a.max(north_a) * dy_inv));
+        speed.reduce((west_a.max(east_a) * s.dx_inv).max(south_a.max(north_a) * s.dy_inv));
     }
 
     /// One Runge-Kutta stage from the face fluxes of [`faces`] ([`rk_update`]), the new
@@ -116,53 +90,12 @@ pub mod kernels {
         v_to: Out<T>,
         dt: Value<T>,
         keep: T,
-        g: T,
-        g_n2: T,
-        theta: T,
-        eps: T,
-        dx_inv: T,
-        dy_inv: T,
-        west: i64,
-        east: i64,
-        south: i64,
-        north: i64,
-        east_value: T,
-        north_value: T,
+        s: Kp07<T>,
     ) {
-        let (w_new, q_new, p_new, u_new, v_new) = rk_update(
-            w,
-            q,
-            p,
-            west_w,
-            west_q,
-            west_p,
-            south_w,
-            south_q,
-            south_p,
-            bed,
-            w_to,
-            q_to,
-            p_to,
-            dt,
-            keep,
-            g,
-            g_n2,
-            theta,
-            eps,
-            dx_inv,
-            dy_inv,
-            west,
-            east,
-            south,
-            north,
-            east_value,
-            north_value,
+        (w_to, q_to, p_to, u_to, v_to) = rk_update(
+            w, q, p, west_w, west_q, west_p, south_w, south_q, south_p, bed, w_to, q_to, p_to, dt,
+            keep, s,
         );
-        w_to = w_new;
-        q_to = q_new;
-        p_to = p_new;
-        u_to = u_new;
-        v_to = v_new;
     }
 
     /// One Runge-Kutta stage in one pass: the west and south face fluxes of [`faces`]
@@ -186,73 +119,15 @@ pub mod kernels {
         v_to: Out<T>,
         dt: Value<T>,
         keep: T,
-        g: T,
-        g_n2: T,
-        theta: T,
-        eps: T,
-        dx_inv: T,
-        dy_inv: T,
-        west: i64,
-        east: i64,
-        south: i64,
-        north: i64,
-        west_value: T,
-        east_value: T,
-        south_value: T,
-        north_value: T,
+        s: Kp07<T>,
     ) {
-        // Along x the normal velocity is u, along y it is v.
-        let (west_w, west_q, west_p, _, _) = stage(low_face(
-            w, u, v, bed, 0, west, east, west_value, east_value, theta, eps, g,
-        ));
-        let (south_w, south_p, south_q, _, _) = stage(low_face(
-            w,
-            v,
-            u,
-            bed,
-            1,
-            south,
-            north,
-            south_value,
-            north_value,
-            theta,
-            eps,
-            g,
-        ));
-        let (w_new, q_new, p_new, u_new, v_new) = rk_update(
-            w,
-            q,
-            p,
-            west_w,
-            west_q,
-            west_p,
-            south_w,
-            south_q,
-            south_p,
-            bed,
-            w_to,
-            q_to,
-            p_to,
-            dt,
-            keep,
-            g,
-            g_n2,
-            theta,
-            eps,
-            dx_inv,
-            dy_inv,
-            west,
-            east,
-            south,
-            north,
-            east_value,
-            north_value,
+        let (west_w, west_q, west_p, _, _) = stage(west_face(w, u, v, bed, s));
+        let (south_w, south_p, south_q, _, _) = stage(south_face(w, u, v, bed, s));
+        // The update reads the staged faces as `advance` reads the flux fields.
+        (w_to, q_to, p_to, u_to, v_to) = rk_update(
+            w, q, p, west_w, west_q, west_p, south_w, south_q, south_p, bed, w_to, q_to, p_to, dt,
+            keep, s,
         );
-        w_to = w_new;
-        q_to = q_new;
-        p_to = p_new;
-        u_to = u_new;
-        v_to = v_new;
     }
 
     /// The largest `a / dx` over the faces, as [`faces`] reduces it, without the fluxes:
@@ -264,37 +139,10 @@ pub mod kernels {
         v: In<T>,
         bed: In<T>,
         speed: Max<T>,
-        g: T,
-        theta: T,
-        eps: T,
-        dx_inv: T,
-        dy_inv: T,
-        west: i64,
-        east: i64,
-        south: i64,
-        north: i64,
-        west_value: T,
-        east_value: T,
-        south_value: T,
-        north_value: T,
+        s: Kp07<T>,
     ) {
-        let (_, _, _, west_a, east_a) = low_face(
-            w, u, v, bed, 0, west, east, west_value, east_value, theta, eps, g,
-        );
-        let (_, _, _, south_a, north_a) = low_face(
-            w,
-            v,
-            u,
-            bed,
-            1,
-            south,
-            north,
-            south_value,
-            north_value,
-            theta,
-            eps,
-            g,
-        );
-        speed.reduce((west_a.max(east_a) * dx_inv).max(south_a.max(north_a) * dy_inv));
+        let (_, _, _, west_a, east_a) = west_face(w, u, v, bed, s);
+        let (_, _, _, south_a, north_a) = south_face(w, u, v, bed, s);
+        speed.reduce((west_a.max(east_a) * s.dx_inv).max(south_a.max(north_a) * s.dy_inv));
     }
 }

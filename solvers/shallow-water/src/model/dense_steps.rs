@@ -25,26 +25,7 @@ impl<T: Real> Kp07Steps<T> for ShallowWater<T> {
                 Which::Stage => Ok(T::from_f64(f64::NAN)),
                 Which::Now => {
                     let [w, _, _, u, v] = &self.now;
-                    Ok(kp07::face_speeds::launch(
-                        on,
-                        w,
-                        u,
-                        v,
-                        &self.bed,
-                        s.gravity,
-                        s.theta,
-                        s.eps,
-                        s.inv_dx,
-                        s.inv_dy,
-                        s.kinds[0],
-                        s.kinds[1],
-                        s.kinds[2],
-                        s.kinds[3],
-                        s.values[0],
-                        s.values[1],
-                        s.values[2],
-                        s.values[3],
-                    )?)
+                    Ok(kp07::face_speeds::launch(on, w, u, v, &self.bed, &s)?)
                 }
             };
         }
@@ -79,7 +60,6 @@ impl<T: Real> Kp07Steps<T> for ShallowWater<T> {
         if self.one_pass {
             let [w, q, p, u, v] = from;
             let [tw, tq, tp, tu, tv] = to;
-            let s = &stage.scalars;
             kp07::stage_in_one::launch(
                 on,
                 w,
@@ -95,20 +75,7 @@ impl<T: Real> Kp07Steps<T> for ShallowWater<T> {
                 tv,
                 stage.dt,
                 stage.keep,
-                s.gravity,
-                s.friction,
-                s.theta,
-                s.eps,
-                s.inv_dx,
-                s.inv_dy,
-                s.kinds[0],
-                s.kinds[1],
-                s.kinds[2],
-                s.kinds[3],
-                s.values[0],
-                s.values[1],
-                s.values[2],
-                s.values[3],
+                &stage.scalars,
             )?;
             return Ok(());
         }

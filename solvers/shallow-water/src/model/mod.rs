@@ -11,9 +11,7 @@ pub(crate) use step::DenseStepping;
 
 pub(crate) use setup::{cell_field, corner_field, initial_fields, instability, kernel_cell_bed};
 pub(crate) use setup::{velocity, with_velocities};
-pub(crate) use stages::{
-    launch_advance, launch_faces, stage_pair, Kp07Scalars, Kp07Steps, Stage, Which,
-};
+pub(crate) use stages::{launch_advance, launch_faces, stage_pair, Kp07Steps, Stage, Which};
 pub use step::AfterStep;
 
 use crate::clock::Clock;

@@ -4,6 +4,7 @@
 //! a step ([`Kp07Steps`]).
 
 use crate::clock::Clock;
+use crate::kernels::kp07::Kp07;
 use crate::model::Integrator;
 use crate::{Boundaries, Boundary, FloodError, Grid, Physics};
 use stencil_runtime::{Backend, Real, Value};
@@ -41,46 +42,27 @@ pub(crate) fn stage_pair<'a, S>(
     }
 }
 
-/// The scalar arguments of `kp07::faces` and `kp07::advance` at one time.
-pub(crate) struct Kp07Scalars<T> {
-    /// Gravity.
-    pub gravity: T,
-    /// `g n^2`, the friction's factor.
-    pub friction: T,
-    /// The limiter's parameter.
-    pub theta: T,
-    /// `eps` of the desingularisation.
-    pub eps: T,
-    /// `1 / dx`.
-    pub inv_dx: T,
-    /// `1 / dy`.
-    pub inv_dy: T,
-    /// The kinds of the west, east, south and north sides.
-    pub kinds: [i64; 4],
-    /// The values of those sides at the time.
-    pub values: [T; 4],
-}
-
-impl<T: Real> Kp07Scalars<T> {
-    /// The arguments for `physics` on `grid` with sides `boundaries` at time `t`.
-    pub(crate) fn new(
-        physics: &Physics,
-        grid: &Grid,
-        boundaries: &Boundaries,
-        t: f64,
-    ) -> Kp07Scalars<T> {
+impl<T: Real> Kp07<T> {
+    /// The scalars for `physics` on `grid` with sides `boundaries` at time `t`.
+    pub(crate) fn new(physics: &Physics, grid: &Grid, boundaries: &Boundaries, t: f64) -> Kp07<T> {
         let f = T::from_f64;
         let b = boundaries;
-        let sides = [&b.west, &b.east, &b.south, &b.north];
-        Kp07Scalars {
-            gravity: f(physics.gravity),
-            friction: f(physics.gravity * physics.manning * physics.manning),
+        let value = |side: &Boundary| f(side.value_at(t));
+        Kp07 {
+            g: f(physics.gravity),
+            g_n2: f(physics.gravity * physics.manning * physics.manning),
             theta: f(physics.theta),
             eps: physics.eps(),
-            inv_dx: f(1.0 / grid.dx),
-            inv_dy: f(1.0 / grid.dy),
-            kinds: sides.map(Boundary::kind),
-            values: sides.map(|side| f(side.value_at(t))),
+            dx_inv: f(1.0 / grid.dx),
+            dy_inv: f(1.0 / grid.dy),
+            west: b.west.kind(),
+            east: b.east.kind(),
+            south: b.south.kind(),
+            north: b.north.kind(),
+            west_value: value(&b.west),
+            east_value: value(&b.east),
+            south_value: value(&b.south),
+            north_value: value(&b.north),
         }
     }
 }
@@ -94,13 +76,13 @@ pub(crate) struct Stage<'a, T: Real> {
     /// The weight kept of the state overwritten.
     pub keep: T,
     /// The kernels' scalars at the stage's time.
-    pub scalars: Kp07Scalars<T>,
+    pub scalars: Kp07<T>,
 }
 
 /// Calls the `kp07::faces` launcher `$launch` after its leading arguments `[$lead]` (the
 /// backend and, over blocks, the block list) on the surface and the velocities of the
 /// state `$state` and the bed `$bed`, writing the six face fluxes `$fluxes`, with the
-/// scalars `$s` (a [`Kp07Scalars`]); returns the launch's result. A macro because the
+/// scalars `$s` (a `&Kp07`); returns the launch's result. A macro because the
 /// dense and the block launchers take fields of different types: the long argument list
 /// is written once.
 macro_rules! launch_faces {
@@ -108,14 +90,7 @@ macro_rules! launch_faces {
         let [w, _, _, u, v] = $state;
         let [west_w, west_q, west_p, south_w, south_q, south_p] = $fluxes;
         let s = $s;
-        $launch(
-            $($lead,)+
-            w, u, v, $bed,
-            west_w, west_q, west_p, south_w, south_q, south_p,
-            s.gravity, s.theta, s.eps, s.inv_dx, s.inv_dy,
-            s.kinds[0], s.kinds[1], s.kinds[2], s.kinds[3],
-            s.values[0], s.values[1], s.values[2], s.values[3],
-        )
+        $launch($($lead,)+ w, u, v, $bed, west_w, west_q, west_p, south_w, south_q, south_p, s)
     }};
 }
 pub(crate) use launch_faces;
@@ -133,16 +108,13 @@ macro_rules! launch_advance {
         let [west_w, west_q, west_p, south_w, south_q, south_p] = $fluxes;
         let [tw, tq, tp, tu, tv] = $to;
         let stage = $stage;
-        let s = &stage.scalars;
         $launch(
             $($lead,)+
             w, q, p,
             west_w, west_q, west_p, south_w, south_q, south_p,
             $bed,
             tw, tq, tp, tu, tv,
-            stage.dt, stage.keep, s.gravity, s.friction, s.theta, s.eps, s.inv_dx, s.inv_dy,
-            s.kinds[0], s.kinds[1], s.kinds[2], s.kinds[3],
-            s.values[1], s.values[3],
+            stage.dt, stage.keep, &stage.scalars,
         )
     }};
 }
@@ -169,9 +141,9 @@ pub(crate) trait Kp07Steps<T: Real>: Sized {
     fn swap_stage(&mut self);
 
     /// The kernels' scalars at time `t`.
-    fn scalars(&self, t: f64) -> Kp07Scalars<T> {
+    fn scalars(&self, t: f64) -> Kp07<T> {
         let (_, grid, boundaries, physics) = self.setting();
-        Kp07Scalars::new(physics, grid, boundaries, t)
+        Kp07::new(physics, grid, boundaries, t)
     }
 
     /// Evaluates the face fluxes of `which` state at time `t`; returns the largest

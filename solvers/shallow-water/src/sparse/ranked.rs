@@ -17,7 +17,7 @@ use super::layout::{exchanges, Exchanges};
 use super::SparseShallowWater;
 use crate::kernels::kp07;
 use crate::model::{corner_field, initial_fields, own_stream, BED_HALO};
-use crate::model::{launch_advance, launch_faces, stage_pair, Kp07Scalars, Stage, Which};
+use crate::model::{launch_advance, launch_faces, stage_pair, Stage, Which};
 use crate::Boundaries;
 use crate::{FloodError, Setup, Survey};
 use std::sync::Arc;
@@ -272,7 +272,7 @@ impl<T: Real> SparseShallowWater<T> {
         &mut self,
         on: &Backend,
         which: Which,
-        s: &Kp07Scalars<T>,
+        s: &crate::kernels::kp07::Kp07<T>,
     ) -> Result<T, FloodError> {
         let d = self.distribution.as_mut().expect("a run over ranks");
         let ranks = d.ranks.clone();
