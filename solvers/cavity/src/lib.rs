@@ -61,20 +61,10 @@ pub enum CavityError {
     #[error("the stream-function solve failed: {0}")]
     Poisson(#[from] multigrid::SolveError),
     /// The run went unstable.
-    #[error("unstable at step {step} (t = {time:.6}): w = {value:e} at node ({i}, {j}), (x, y) = ({x:.4}, {y:.4}) (non-finite, or |w| above {bound:e}); lower --cfl")]
+    #[error("unstable at {at:.4}: the node's w = {value:e} (non-finite, or |w| above {bound:e}); lower --cfl")]
     Unstable {
-        /// The step after which it was found.
-        step: u64,
-        /// Simulated time.
-        time: f64,
-        /// Node index along x.
-        i: usize,
-        /// Node index along y.
-        j: usize,
-        /// Its x.
-        x: f64,
-        /// Its y.
-        y: f64,
+        /// The step and the node.
+        at: stencil_runtime::Blowup,
         /// The offending value.
         value: f64,
         /// The growth bound.

@@ -9,7 +9,7 @@ use crate::CavityError;
 use multigrid::{Options, Solver};
 use std::ops::Range;
 use stencil_ranks::Slabs;
-use stencil_runtime::{Backend, Field};
+use stencil_runtime::{Backend, Blowup, Field};
 
 mod change;
 mod ranked;
@@ -398,12 +398,14 @@ impl Cavity {
         let (i, j) = (worst % n, self.rows.start + worst / n);
         let (i, j, value) = self.worst_over_ranks(i, j, w[worst]);
         Ok(CavityError::Unstable {
-            step: self.step,
-            time: self.time,
-            i,
-            j,
-            x: i as f64 * self.h,
-            y: j as f64 * self.h,
+            at: Blowup {
+                step: self.step,
+                time: self.time,
+                i,
+                j,
+                x: i as f64 * self.h,
+                y: j as f64 * self.h,
+            },
             value,
             bound,
         })

@@ -105,9 +105,9 @@ fn an_unstable_run_stops_with_the_step_and_the_place() {
     };
     let mut flow = Cavity::new(&Backend::Cpu, &config).expect("cavity");
     match flow.run(|_, _| true) {
-        Err(CavityError::Unstable { step, i, j, .. }) => {
-            assert!(step > 0 && step % 5 == 0);
-            assert!(i < 33 && j < 33);
+        Err(CavityError::Unstable { at, .. }) => {
+            assert!(at.step > 0 && at.step % 5 == 0);
+            assert!(at.i < 33 && at.j < 33);
         }
         other => panic!("expected instability, got {other:?}"),
     }

@@ -109,20 +109,10 @@ pub enum FloodError {
         cause: String,
     },
     /// The run went unstable.
-    #[error("unstable at step {step} (t = {time:.6} s): cell ({i}, {j}) at (x, y) = ({x:.3}, {y:.3}) has depth {depth:e} m and velocity ({u:e}, {v:e}) m/s; lower the Courant number or check the input")]
+    #[error("unstable at {at:.3} (t in s, x and y in m): the cell has depth {depth:e} m and velocity ({u:e}, {v:e}) m/s; lower the Courant number or check the input")]
     Unstable {
-        /// Steps taken when it was found.
-        step: u64,
-        /// Simulated time then.
-        time: f64,
-        /// The first bad cell's column.
-        i: usize,
-        /// Its row.
-        j: usize,
-        /// Its centre's x.
-        x: f64,
-        /// Its centre's y.
-        y: f64,
+        /// The step and the first bad cell (its column, its row, its centre).
+        at: stencil_runtime::Blowup,
         /// Its depth.
         depth: f64,
         /// Its x velocity.

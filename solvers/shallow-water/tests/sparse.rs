@@ -195,7 +195,7 @@ fn an_unstable_sparse_run_names_the_cell() {
     };
     flow.restore(&saved).unwrap();
     match flow.check() {
-        Err(FloodError::Unstable { i: a, j: b, .. }) => assert_eq!((a, b), (i, j)),
+        Err(FloodError::Unstable { at, .. }) => assert_eq!((at.i, at.j), (i, j)),
         other => panic!("expected an instability at ({i}, {j}), got {other:?}"),
     }
 }

@@ -19,7 +19,7 @@ use crate::step_graph::{own_stream, recording_device, StepGraph, WarmUp};
 use crate::{CavityError, Check, Outcome};
 use std::collections::HashMap;
 use stencil_runtime::blocks::{BlockMeasure, Predictor};
-use stencil_runtime::{Backend, BlockField, BlockKey, Field};
+use stencil_runtime::{Backend, BlockField, BlockKey, Blowup, Field};
 
 /// The settings of an adaptive run.
 #[derive(Clone, Debug, PartialEq)]
@@ -403,12 +403,14 @@ impl AdaptiveCavity {
         let (i, j) = (worst % n, worst / n);
         let h = self.tree.spacing(top);
         Ok(CavityError::Unstable {
-            step: self.step,
-            time: self.time,
-            i,
-            j,
-            x: i as f64 * h,
-            y: j as f64 * h,
+            at: Blowup {
+                step: self.step,
+                time: self.time,
+                i,
+                j,
+                x: i as f64 * h,
+                y: j as f64 * h,
+            },
             value: w[worst],
             bound,
         })

@@ -87,7 +87,7 @@ fn run(ranks: &Arc<Ranks>, backend: &Backend) -> Result<Vec<String>, Failure> {
         ..Config::default()
     };
     let unstable = |mut c: Cavity| match c.run(|_, _| true) {
-        Err(CavityError::Unstable { step, i, j, .. }) => Ok((step, i, j)),
+        Err(CavityError::Unstable { at, .. }) => Ok((at.step, at.i, at.j)),
         other => Err(format!("cfl 4 should go unstable, not {other:?}")),
     };
     let (a, b) = (

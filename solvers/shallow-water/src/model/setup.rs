@@ -3,7 +3,7 @@
 
 use super::{CellFields, Setup, BED_HALO, HALO};
 use crate::{Boundaries, FloodError, Grid, Terrain};
-use stencil_runtime::{Field, Real};
+use stencil_runtime::{Blowup, Field, Real};
 
 /// The instability of a run on `grid` after `steps` steps at `time` whose depth and
 /// velocities are `(h, u, v)`: the first cell (row by row from the south) whose values are
@@ -23,12 +23,14 @@ pub(crate) fn instability(
     let (i, j) = (k % grid.nx, k / grid.nx);
     let (x, y) = grid.centre(i, j);
     FloodError::Unstable {
-        step: steps,
-        time,
-        i,
-        j,
-        x,
-        y,
+        at: Blowup {
+            step: steps,
+            time,
+            i,
+            j,
+            x,
+            y,
+        },
         depth: h.get(k).copied().unwrap_or(f64::NAN),
         u: u.get(k).copied().unwrap_or(f64::NAN),
         v: v.get(k).copied().unwrap_or(f64::NAN),
