@@ -279,8 +279,7 @@ impl Rewrite<'_, '_> {
                 ..
             } => {
                 self.binds(var)?;
-                self.expr(start)?;
-                self.expr(end)?;
+                [start, end].into_iter().try_for_each(|e| self.expr(e))?;
                 self.block(body)
             }
             Stmt::ForEach {

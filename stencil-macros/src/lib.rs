@@ -25,12 +25,10 @@ pub fn stencil(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// that such modules import.
 #[proc_macro_attribute]
 pub fn stencil_fn(_attr: TokenStream, _item: TokenStream) -> TokenStream {
-    syn::Error::new(
-        proc_macro2::Span::call_site(),
-        "`#[stencil_fn]` helpers must be inside a `#[stencils]` or `#[stencil_helpers]` module\n\n= help: put the helper and the kernels that call it in `#[stencils] mod name { .. }`, or the helper in `#[stencil_helpers] mod library { .. }` and import it with `#[stencils(helpers = [library])]`",
+    outside_a_module(
+        "`#[stencil_fn]` helpers",
+        "put the helper and the kernels that call it in `#[stencils] mod name { .. }`, or the helper in `#[stencil_helpers] mod library { .. }` and import it with `#[stencils(helpers = [library])]`",
     )
-    .into_compile_error()
-    .into()
 }
 
 /// Marks a parameter group, `#[stencil_group] struct Scheme<T> { g: T, west: i64 }`:
@@ -39,12 +37,21 @@ pub fn stencil_fn(_attr: TokenStream, _item: TokenStream) -> TokenStream {
 /// `#[stencil_helpers]` library, like helpers.
 #[proc_macro_attribute]
 pub fn stencil_group(_attr: TokenStream, _item: TokenStream) -> TokenStream {
-    syn::Error::new(
-        proc_macro2::Span::call_site(),
-        "`#[stencil_group]` structs must be inside a `#[stencils]` or `#[stencil_helpers]` module\n\n= help: put the group in the module whose kernels take it, or in a `#[stencil_helpers] mod library { .. }` that those modules import",
+    outside_a_module(
+        "`#[stencil_group]` structs",
+        "put the group in the module whose kernels take it, or in a `#[stencil_helpers] mod library { .. }` that those modules import",
     )
-    .into_compile_error()
-    .into()
+}
+
+/// The error of an item (`what`) that only a `#[stencils]` or `#[stencil_helpers]`
+/// module reads, found outside one; `help` says where to put it.
+fn outside_a_module(what: &str, help: &str) -> TokenStream {
+    let message = format!(
+        "{what} must be inside a `#[stencils]` or `#[stencil_helpers]` module\n\n= help: {help}"
+    );
+    syn::Error::new(proc_macro2::Span::call_site(), message)
+        .into_compile_error()
+        .into()
 }
 
 /// Compiles every `#[stencil]` kernel and `#[stencil_fn]` helper of an inline module;

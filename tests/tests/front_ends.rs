@@ -52,18 +52,30 @@ fn text_errors_report_line_and_column() {
 #[test]
 fn bit_operations_parse_alike_in_both_front_ends() {
     use stencil_tests::kernels::bits;
-    // The macro keeps the module's source; the text front end reads it as written there.
-    let text = stencil_tests::harness::undocumented(bits::mix::SOURCE);
-    let kernels = kernels_gen::compile_text(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
-    let mix = kernels
-        .iter()
-        .find(|k| k.name == "mix")
-        .expect("mix in its own source");
-    assert_eq!(mix.to_string(), bits::mix::IR);
+    assert_eq!(text_ir(bits::mix::SOURCE, "mix"), bits::mix::IR);
     // `|` binds looser than `^`, `^` than `&`, `&` than `<<`, `<<` than `+`.
     let loose = "#[stencil(dims = 1)]\nfn k(a: In<i32>, out: Out<i32>) {\n    out = a | a ^ a & a << 1 + 1;\n}\n";
     let tight = "#[stencil(dims = 1)]\nfn k(a: In<i32>, out: Out<i32>) {\n    out = a | (a ^ (a & (a << (1 + 1))));\n}\n";
     let ir =
         |s: &str| kernels_gen::compile_text(s).unwrap_or_else(|e| panic!("{e}"))[0].to_string();
     assert_eq!(ir(loose), ir(tight));
+}
+
+/// Parameter groups (`#[stencil_group]` structs, from a library and from the module) and
+/// member reads read the same in the text format as in the macro.
+#[test]
+fn groups_parse_alike_in_both_front_ends() {
+    use stencil_tests::kernels::groups::grouped::step;
+    assert!(step::SOURCE.contains("stencil_group"));
+    assert_eq!(text_ir(step::SOURCE, "step"), step::IR);
+}
+
+/// The IR the text front end gives kernel `name` of a macro module's `SOURCE` (which the
+/// macro keeps as written there).
+fn text_ir(source: &str, name: &str) -> String {
+    let text = stencil_tests::harness::undocumented(source);
+    let kernels = kernels_gen::compile_text(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    let k = kernels.iter().find(|k| k.name == name);
+    k.unwrap_or_else(|| panic!("{name} not in its own source"))
+        .to_string()
 }

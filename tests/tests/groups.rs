@@ -64,13 +64,10 @@ fn on_a_device_a_kernel_with_groups_computes_the_cpu_result() {
     let gpu = Backend::Cuda(cuda.clone());
     for_precisions!(T => {
         for n in [[7usize, 3], [300, 129]] {
-            let want = both_on::<T>(&Backend::Cpu, &n);
-            let got = both_on::<T>(&gpu, &n);
-            for (k, ((grouped, written), (cpu, _))) in got.iter().zip(&want).enumerate() {
-                let what = format!("setting {k} {:?} {n:?}", T::PRECISION);
-                assert_eq!(grouped, written, "{what}: grouped against written out");
-                assert_eq!(grouped, cpu, "{what}: device against the CPU");
-            }
+            // Both kernels, every setting: the device's bits are the CPU's.
+            let on_device = both_on::<T>(&gpu, &n);
+            assert!(on_device.iter().all(|(g, w)| g == w), "{n:?} {:?}", T::PRECISION);
+            assert!(on_device == both_on::<T>(&Backend::Cpu, &n), "{n:?} {:?}", T::PRECISION);
         }
     });
     println!(
@@ -110,15 +107,4 @@ fn a_group_is_its_members_passed_alone() {
         ("w", "Wave<T>", "wall")
     );
     assert!(written.scalars.iter().all(|s| s.member_of.is_none()));
-}
-
-#[test]
-fn the_text_front_end_reads_groups_as_the_macro_does() {
-    let text = stencil_tests::harness::undocumented(grouped::step::SOURCE);
-    let kernels = kernels_gen::compile_text(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
-    let step = kernels
-        .iter()
-        .find(|k| k.name == "step")
-        .expect("step in its own source");
-    assert_eq!(step.to_string(), grouped::step::IR);
 }

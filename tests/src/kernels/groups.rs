@@ -22,20 +22,20 @@ pub mod waves {
         pub wall: T,
     }
 
-    /// `u` one point along x in direction `step` (-1 or 1), or the side's value past the
-    /// grid's edge.
+    /// `u` one point along x in direction `step` (-1 or 1), or past the grid's edge the
+    /// value of that side (`west` or `east`: 0 mirrors the point inside, 1 holds `wall`).
     #[stencil_fn]
-    fn beside<T: Real>(u: In<T>, step: i64, w: Wave<T>) -> T {
+    pub fn beside<T: Real>(u: In<T>, step: i64, west: i64, east: i64, wall: T) -> T {
         let i = index(0) + step;
         if i < 0 {
-            if w.west == 1 {
-                w.wall
+            if west == 1 {
+                wall
             } else {
                 u
             }
         } else if i >= extent(0) {
-            if w.east == 1 {
-                w.wall
+            if east == 1 {
+                wall
             } else {
                 u
             }
@@ -49,7 +49,8 @@ pub mod waves {
     /// The damped wave's change at a point.
     #[stencil_fn]
     pub fn change<T: Real>(u: In<T>, w: Wave<T>) -> T {
-        let lap = beside(u, -1, w) - 2.0 * u + beside(u, 1, w);
+        let lap =
+            beside(u, -1, w.west, w.east, w.wall) - 2.0 * u + beside(u, 1, w.west, w.east, w.wall);
         w.c * w.c * lap - w.damping * u
     }
 }
@@ -76,29 +77,6 @@ pub mod grouped {
         out = u + (s.dt as T) * du;
     }
 
-    /// `beside` of the library with the group's members passed alone.
-    #[stencil_fn]
-    fn beside_written_out<T: Real>(u: In<T>, step: i64, west: i64, east: i64, wall: T) -> T {
-        let i = index(0) + step;
-        if i < 0 {
-            if west == 1 {
-                wall
-            } else {
-                u
-            }
-        } else if i >= extent(0) {
-            if east == 1 {
-                wall
-            } else {
-                u
-            }
-        } else if step < 0 {
-            u[(-1, 0)]
-        } else {
-            u[(1, 0)]
-        }
-    }
-
     /// [`step`] with every value passed alone.
     #[stencil]
     pub fn step_written_out<T: Real>(
@@ -113,8 +91,7 @@ pub mod grouped {
         full: bool,
     ) {
         let du = if full {
-            let lap = beside_written_out(u, -1, west, east, wall) - 2.0 * u
-                + beside_written_out(u, 1, west, east, wall);
+            let lap = beside(u, -1, west, east, wall) - 2.0 * u + beside(u, 1, west, east, wall);
             c * c * lap - damping * u
         } else {
             -damping * u
