@@ -66,3 +66,41 @@ pub fn assemble(ptxas: &Path, file: &Path, arch: &str, cubin: &Path) -> Result<S
         Err(log)
     }
 }
+
+/// ptxas with a folder of one test's PTX and cubin files ([`scratch_dir`]), which goes when
+/// the test passes (a failing test leaves it to look at).
+pub struct Assembler {
+    ptxas: PathBuf,
+    dir: PathBuf,
+}
+
+impl Assembler {
+    /// ptxas ([`required`]) with the folder `stencil-{name}-{pid}`, or `None` after
+    /// printing why the test skips.
+    pub fn required(name: &str) -> Option<Assembler> {
+        let ptxas = required()?;
+        Some(Assembler {
+            ptxas,
+            dir: scratch_dir(name),
+        })
+    }
+
+    /// Writes `ptx` to `{stem}.ptx` in the folder and assembles it for `arch` into
+    /// `{stem}_{arch}.cubin`: ptxas's log (its `-v` report of each entry's registers and
+    /// spills). Panics with the log where ptxas fails.
+    pub fn assemble(&self, stem: &str, ptx: &str, arch: &str) -> String {
+        let file = self.dir.join(format!("{stem}.ptx"));
+        std::fs::write(&file, ptx).expect("write ptx");
+        let cubin = self.dir.join(format!("{stem}_{arch}.cubin"));
+        assemble(&self.ptxas, &file, arch, &cubin)
+            .unwrap_or_else(|log| panic!("{stem} for {arch}: ptxas failed:\n{log}"))
+    }
+}
+
+impl Drop for Assembler {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
+    }
+}

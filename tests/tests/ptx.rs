@@ -11,6 +11,7 @@ use stencil_runtime::cuda::{
     pack_points_code, GRID_DEPENDENCY_POINT,
 };
 use stencil_tests::kernels::{bits, held, life, suite, ALL, BANDWIDTH_BOUND};
+use stencil_tests::ptxas::Assembler;
 
 /// The kernels outside [`ALL`] (fields of integers and booleans, cell-centred transfers,
 /// values held on the device):
@@ -159,10 +160,9 @@ fn each_entry_cut_out_alone_is_its_text_in_the_module() {
 
 #[test]
 fn ptxas_assembles_entries_cut_out_alone() {
-    let Some(ptxas) = stencil_tests::ptxas::required() else {
+    let Some(ptxas) = Assembler::required("ptx-alone") else {
         return;
     };
-    let dir = stencil_tests::ptxas::scratch_dir("ptx-alone");
     // The kernels of the suite that are bandwidth bound (2D and 3D, every tile variant),
     // as the runtime loads them on a device with programmatic dependent launch.
     for c in ALL.iter().filter(|c| BANDWIDTH_BOUND.contains(&c.name)) {
@@ -170,15 +170,10 @@ fn ptxas_assembles_entries_cut_out_alone() {
             for entry in entry_names(ptx) {
                 let alone = only_entry(ptx, entry).expect("the entry");
                 let text = for_dependent_launch(&alone).expect("dependency points");
-                let file = dir.join(format!("{entry}.ptx"));
-                std::fs::write(&file, text).expect("write ptx");
-                let cubin = dir.join(format!("{entry}.cubin"));
-                stencil_tests::ptxas::assemble(&ptxas, &file, "sm_90", &cubin)
-                    .unwrap_or_else(|log| panic!("{entry} alone: ptxas failed:\n{log}"));
+                ptxas.assemble(&format!("{entry}_alone"), &text, "sm_90");
             }
         }
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -271,35 +266,32 @@ fn reductions_combine_in_shared_memory_with_barriers() {
 
 #[test]
 fn ptxas_assembles_every_kernel_for_sm80_and_sm90_without_spills() {
-    let Some(ptxas) = stencil_tests::ptxas::required() else {
+    let Some(ptxas) = Assembler::required("ptx") else {
         return;
     };
-    let dir = stencil_tests::ptxas::scratch_dir("ptx");
     let mut assembled = 0;
     for (name, ptx, entry) in all_ptx() {
         // As generated (any device from sm_80), and as the runtime loads it on devices with
         // programmatic dependent launch (a staged kernel, which has no dependency points,
         // as generated).
-        let file = dir.join(format!("{entry}.ptx"));
-        std::fs::write(&file, ptx).expect("write ptx");
-        let dependent = dir.join(format!("{entry}_dependent.ptx"));
         let staged = ptx.contains(".extern .shared");
-        let text = for_dependent_launch(ptx)
+        let dependent = for_dependent_launch(ptx)
             .or_else(|| staged.then(|| ptx.to_string()))
             .expect("dependency points");
-        std::fs::write(&dependent, text).expect("write ptx");
-        for (arch, file) in [("sm_80", &file), ("sm_90", &file), ("sm_90", &dependent)] {
-            let cubin = dir.join(format!("{entry}_{arch}.cubin"));
-            let log = stencil_tests::ptxas::assemble(&ptxas, file, arch, &cubin)
-                .unwrap_or_else(|log| panic!("{name} ({entry}) for {arch}: ptxas failed:\n{log}"));
+        let dependent_stem = format!("{entry}_dependent");
+        for (arch, stem, text) in [
+            ("sm_80", entry, ptx),
+            ("sm_90", entry, ptx),
+            ("sm_90", dependent_stem.as_str(), dependent.as_str()),
+        ] {
+            let log = ptxas.assemble(stem, text, arch);
             assert!(
                 log.contains("0 bytes spill stores"),
-                "{name} ({entry}) {arch} spills:\n{log}"
+                "{name} ({stem}) {arch} spills:\n{log}"
             );
             assembled += 1;
         }
     }
-    let _ = std::fs::remove_dir_all(&dir);
     println!("ptxas assembled {assembled} kernels");
     // The kernels of the suite and the others, the halo exchange, its weighted fill, the
     // block flags and the point pack.

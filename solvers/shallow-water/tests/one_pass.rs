@@ -131,10 +131,9 @@ fn on_a_device_one_pass_takes_the_steps_of_two() {
 
 #[test]
 fn the_stage_kernels_assemble_without_spills() {
-    let Some(ptxas) = stencil_tests::ptxas::required() else {
+    let Some(ptxas) = stencil_tests::ptxas::Assembler::required("shallow-water-ptx") else {
         return;
     };
-    let dir = stencil_tests::ptxas::scratch_dir("shallow-water-ptx");
     let kernels = [
         (
             "stage_in_one",
@@ -148,11 +147,7 @@ fn the_stage_kernels_assemble_without_spills() {
     let mut entries = 0;
     for (name, texts) in kernels {
         for (precision, ptx) in ["f32", "f64"].into_iter().zip(texts) {
-            let file = dir.join(format!("{name}_{precision}.ptx"));
-            std::fs::write(&file, ptx).expect("write ptx");
-            let cubin = dir.join(format!("{name}_{precision}.cubin"));
-            let log = stencil_tests::ptxas::assemble(&ptxas, &file, "sm_90", &cubin)
-                .unwrap_or_else(|log| panic!("{name} {precision}: ptxas failed:\n{log}"));
+            let log = ptxas.assemble(&format!("{name}_{precision}"), ptx, "sm_90");
             let spills = log.matches("0 bytes spill stores").count();
             let used: Vec<&str> = log.lines().filter(|l| l.contains("registers")).collect();
             assert!(!used.is_empty(), "{name} {precision}: no report:\n{log}");
@@ -166,7 +161,6 @@ fn the_stage_kernels_assemble_without_spills() {
             entries += spills;
         }
     }
-    let _ = std::fs::remove_dir_all(&dir);
     // Three entries of the staged kernel and four of the CFL pass, per precision.
     assert_eq!(entries, 2 * (3 + 4), "entries");
 }
