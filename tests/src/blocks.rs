@@ -147,6 +147,12 @@ pub fn kernels_match_dense<T: Real>(backend: &Backend) {
         ("many", 1.0, [2040, 520], [32, 8]),
     ] {
         let label = |k: &str| format!("{k} {:?} {case} blocks", T::PRECISION);
+        // With every block present, a reduction over the blocks is the dense one.
+        let same_reduction = |what: &str, blocks: T, dense: T| {
+            if share == 1.0 {
+                assert_close(&label(what), &[blocks.as_f64()], &[dense.as_f64()], tol);
+            }
+        };
         let grid = random_grid(backend, &format!("grid2 {case}"), &domain, &block, share);
         let list = BlockList::present(&grid).expect("a list");
 
@@ -182,26 +188,12 @@ pub fn kernels_match_dense<T: Real>(backend: &Backend) {
         let block_fastest =
             suite::staged_update::launch_blocks(backend, &list, &ub, &vxb, &mut outb, dt).unwrap();
         assert_same_on_present(&grid, &out, &outb, &label("staged_update"));
-        if share == 1.0 {
-            assert_close(
-                &label("staged_update fastest"),
-                &[block_fastest.as_f64()],
-                &[dense_fastest.as_f64()],
-                tol,
-            );
-        }
+        same_reduction("staged_update fastest", block_fastest, dense_fastest);
 
         let dense_total = suite::edge_tests::launch(backend, &u, &mut out).unwrap();
         let block_total = suite::edge_tests::launch_blocks(backend, &list, &ub, &mut outb).unwrap();
         assert_same_on_present(&grid, &out, &outb, &label("edge_tests"));
-        if share == 1.0 {
-            assert_close(
-                &label("edge_tests total"),
-                &[block_total.as_f64()],
-                &[dense_total.as_f64()],
-                tol,
-            );
-        }
+        same_reduction("edge_tests total", block_total, dense_total);
 
         // A max over the present blocks: the largest |u| of their points.
         let largest = suite::maxabs::launch_blocks(backend, &list, &ub).unwrap();
