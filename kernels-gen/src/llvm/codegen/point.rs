@@ -2,6 +2,8 @@
 //! runtime loops over a vertex's neighbours, and the addresses of the point's reads.
 
 use super::*;
+use inkwell::basic_block::BasicBlock;
+use inkwell::values::PhiValue;
 
 impl<'a, 'ctx> Gen<'a, 'ctx> {
     /// Emits the point computation at `at.idx`: loads, arithmetic and stores. Returns each
@@ -157,6 +159,35 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         Ok(())
     }
 
+    /// Opens a loop named `name` at the builder's position: the blocks `name` (its head),
+    /// `name_body` and `name_done` (after it), a branch into the head, and in the head the
+    /// loop's variable `var` (a phi), `start` on entry. The builder is left in the head; the
+    /// caller adds the variable's next value, branches to the body or out, and closes the
+    /// body with a branch back to the head.
+    pub(super) fn open_loop_head(
+        &self,
+        f: FunctionValue<'ctx>,
+        name: &str,
+        start: IntValue<'ctx>,
+        var: &str,
+    ) -> R<LoopHead<'ctx>> {
+        let pre = self.b.get_insert_block().expect("positioned");
+        let head = self.ctx.append_basic_block(f, name);
+        let body = self.ctx.append_basic_block(f, &format!("{name}_body"));
+        let exit = self.ctx.append_basic_block(f, &format!("{name}_done"));
+        self.b.build_unconditional_branch(head)?;
+        self.b.position_at_end(head);
+        let var = self.b.build_phi(start.get_type(), var)?;
+        var.add_incoming(&[(&start, pre)]);
+        Ok(LoopHead {
+            pre,
+            head,
+            body,
+            exit,
+            var,
+        })
+    }
+
     /// Run-time loop `l` of a vertex kernel: a phi per carried value in the loop header;
     /// the nodes of an iteration (`body`) computed in the loop's body. Returns each carried
     /// value's value after the last iteration.
@@ -174,7 +205,6 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             kernel: k.name.clone(),
             message: "a loop over the mesh in a kernel without a mesh".into(),
         })?;
-        let i64t = self.ctx.i64_type();
         let starts = match lp.over {
             Around::Neighbours => mesh.neighbour_start,
             Around::Triangles => mesh.triangle_start,
@@ -183,15 +213,13 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         let first = self.table(starts, v)?;
         let after = self.b.build_int_nuw_add(v, self.i64c(1), "")?;
         let end = self.table(starts, after)?;
-        let f = self.current_function();
-        let pre = self.b.get_insert_block().expect("positioned");
-        let head = self.ctx.append_basic_block(f, "mesh_loop");
-        let body = self.ctx.append_basic_block(f, "mesh_loop_body");
-        let exit = self.ctx.append_basic_block(f, "mesh_loop_done");
-        self.b.build_unconditional_branch(head)?;
-        self.b.position_at_end(head);
-        let pos = self.b.build_phi(i64t, "pos")?;
-        pos.add_incoming(&[(&first, pre)]);
+        let LoopHead {
+            pre,
+            head,
+            body,
+            exit,
+            var: pos,
+        } = self.open_loop_head(self.current_function(), "mesh_loop", first, "pos")?;
         let get = |vals: &[Option<BasicValueEnum<'ctx>>], n: u32| {
             vals[n as usize].expect("operands are lowered before their users")
         };
@@ -348,4 +376,18 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         };
         Ok(v)
     }
+}
+
+/// The blocks and the variable of a loop that [`Gen::open_loop_head`] opened.
+pub(super) struct LoopHead<'ctx> {
+    /// The block the loop is entered from.
+    pub pre: BasicBlock<'ctx>,
+    /// The loop's head, where the builder is left (the latch branches back to it).
+    pub head: BasicBlock<'ctx>,
+    /// The loop's body, empty.
+    pub body: BasicBlock<'ctx>,
+    /// The block after the loop, empty.
+    pub exit: BasicBlock<'ctx>,
+    /// The loop's variable: its start comes from `pre`, the caller adds its next value.
+    pub var: PhiValue<'ctx>,
 }

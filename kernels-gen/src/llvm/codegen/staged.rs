@@ -17,6 +17,7 @@
 //! No thread leaves before the barrier: threads past the domain's end take part in phase
 //! 1 and skip phase 2.
 
+use super::point::LoopHead;
 use super::*;
 use crate::ir::StageLayout;
 
@@ -258,8 +259,8 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         for e in extent.iter().take(dims) {
             points = self.b.build_int_nuw_mul(points, *e, "")?;
         }
-        let (head, phi, exit) = self.open_strided_loop(f, linear, points)?;
-        let r = phi.as_basic_value().into_int_value();
+        let l = self.open_strided_loop(f, linear, points)?;
+        let r = l.var.as_basic_value().into_int_value();
         // The point's position along each axis: `r` in mixed radix of the extents.
         let mut along = Vec::with_capacity(dims);
         let mut rest = r;
@@ -274,38 +275,26 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         self.stage_point(f, args, region, r, &along)?;
         let next = self.b.build_int_nuw_add(r, threads, "")?;
         let latch = self.b.get_insert_block().expect("positioned");
-        phi.add_incoming(&[(&next, latch)]);
-        self.b.build_unconditional_branch(head)?;
-        self.b.position_at_end(exit);
+        l.var.add_incoming(&[(&next, latch)]);
+        self.b.build_unconditional_branch(l.head)?;
+        self.b.position_at_end(l.exit);
         Ok(())
     }
 
-    /// Opens `for x in (start..end).step_by(..)`: returns the loop's head (to branch back
-    /// to), its variable (the step is added by the caller) and the block after it; the
-    /// builder is left in the body.
+    /// Opens `for x in (start..end).step_by(..)`: returns the loop (the caller adds the
+    /// variable's step and branches back to the head); the builder is left in the body.
     fn open_strided_loop(
         &self,
         f: FunctionValue<'ctx>,
         start: IntValue<'ctx>,
         end: IntValue<'ctx>,
-    ) -> R<(
-        inkwell::basic_block::BasicBlock<'ctx>,
-        inkwell::values::PhiValue<'ctx>,
-        inkwell::basic_block::BasicBlock<'ctx>,
-    )> {
-        let pre = self.b.get_insert_block().expect("positioned");
-        let head = self.ctx.append_basic_block(f, "stage_loop");
-        let body = self.ctx.append_basic_block(f, "stage_loop_body");
-        let exit = self.ctx.append_basic_block(f, "stage_loop_done");
-        self.b.build_unconditional_branch(head)?;
-        self.b.position_at_end(head);
-        let phi = self.b.build_phi(self.ctx.i32_type(), "region")?;
-        phi.add_incoming(&[(&start, pre)]);
-        let x = phi.as_basic_value().into_int_value();
+    ) -> R<LoopHead<'ctx>> {
+        let l = self.open_loop_head(f, "stage_loop", start, "region")?;
+        let x = l.var.as_basic_value().into_int_value();
         let more = self.b.build_int_compare(IntPredicate::ULT, x, end, "")?;
-        self.b.build_conditional_branch(more, body, exit)?;
-        self.b.position_at_end(body);
-        Ok((head, phi, exit))
+        self.b.build_conditional_branch(more, l.body, l.exit)?;
+        self.b.position_at_end(l.body);
+        Ok(l)
     }
 
     /// The read stages at the region point `along` (positions per axis), stored into
