@@ -89,7 +89,10 @@ pub(super) fn describe(rule: &Rule) -> String {
         | Rule::bit_xor_op
         | Rule::bit_and_op
         | Rule::shift_op => "an operator",
-        Rule::method => "`.`",
+        Rule::method | Rule::member => "`.`",
+        Rule::group_item => "a `#[stencil_group]` struct",
+        Rule::group_member => "a member such as `g: T`",
+        Rule::kw_struct => "`struct`",
         Rule::index => "`[`",
         Rule::call_args => "`(`",
         Rule::offsets => "an offset",

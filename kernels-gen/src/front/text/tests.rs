@@ -47,6 +47,7 @@ fn show(e: &Expr) -> String {
             args,
         } => format!("{}.{}({})", show(receiver), method.name, list(args)),
         ExprKind::Index { base, offsets } => format!("{}[{}]", show(base), list(offsets)),
+        ExprKind::Member { base, member } => format!("{}.{}", show(base), member.name),
         ExprKind::If {
             cond, otherwise, ..
         } => format!(
@@ -152,6 +153,11 @@ fn precedence_and_postfix() {
     assert_eq!(show(&parse_expr("-x as T")), "Cast(Neg(x))");
     assert_eq!(show(&parse_expr("-x.abs()")), "Neg(x.abs())");
     assert_eq!(show(&parse_expr("x.abs().min(y)")), "x.abs().min(y)");
+    // A member of a group, then a method of it; `1.5` stays a number.
+    assert_eq!(
+        show(&parse_expr("s.g.sqrt() * 1.5")),
+        "Mul(s.g.sqrt(), 1.5)"
+    );
     assert_eq!(show(&parse_expr("a * b as f64")), "Mul(a, Cast(b))");
     assert_eq!(
         show(&parse_expr("a || b && !c == d")),
