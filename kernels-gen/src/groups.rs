@@ -12,7 +12,7 @@
 use crate::ast::{
     Block, Expr, ExprKind, FnDef, GroupDef, Ident, MemberOf, Module, Param, SpanId, Stmt, TypeExpr,
 };
-use crate::lower::LowerError;
+use crate::lower::{LowerError, AXES_TYPE};
 use std::collections::HashMap;
 
 type Result<T> = std::result::Result<T, LowerError>;
@@ -78,18 +78,24 @@ fn check_groups(module: &Module) -> Result<()> {
             );
         }
         for (name, ty) in &g.members {
-            let fits = match ty {
+            let scalar = |t: &TypeExpr| match t {
                 TypeExpr::Name(t) => {
                     MEMBER_TYPES.contains(&t.name.as_str())
                         || g.generic.as_ref().is_some_and(|p| p.name == t.name)
                 }
                 _ => false,
             };
+            let fits = match ty {
+                TypeExpr::Apply { head, args, .. } if head.name == AXES_TYPE => {
+                    matches!(&args[..], [one] if scalar(one))
+                }
+                other => scalar(other),
+            };
             if !fits {
                 return err(
                     ty.span(),
                     format!("member `{}` of group `{}` is not a scalar", name.name, g.name.name),
-                    "a group's members are values: its type parameter (`T`), `f32`, `f64`, `i64`, `i32`, `u8` or `bool`",
+                    "a group's members are values: its type parameter (`T`), `f32`, `f64`, `i64`, `i32`, `u8` or `bool`, or one of them per axis (`Axes<T>`)",
                 );
             }
         }
@@ -136,10 +142,8 @@ fn expand_fn(
                     "rename this parameter or the group parameter",
                 );
             }
-            let ty = match (ty, &g.generic, arg) {
-                (TypeExpr::Name(t), Some(generic), Some(arg)) if t.name == generic.name => {
-                    arg.clone()
-                }
+            let ty = match (&g.generic, arg) {
+                (Some(generic), Some(arg)) => substitute(ty, &generic.name, arg),
                 _ => ty.clone(),
             };
             params.push(Param {
@@ -193,6 +197,20 @@ fn type_argument<'t>(g: &GroupDef, ty: &'t TypeExpr) -> Result<Option<&'t TypeEx
             format!("group `{}` takes no type arguments", g.name.name),
             &format!("write `{}`", g.name.name),
         ),
+    }
+}
+
+/// `ty` with the group's type parameter `generic` replaced by `arg`: a member `g: T` of
+/// a `Scheme<f32>` is an `f32`, a member `c: Axes<T>` an `Axes<f32>`.
+fn substitute(ty: &TypeExpr, generic: &str, arg: &TypeExpr) -> TypeExpr {
+    match ty {
+        TypeExpr::Name(t) if t.name == generic => arg.clone(),
+        TypeExpr::Apply { head, args, span } => TypeExpr::Apply {
+            head: head.clone(),
+            args: args.iter().map(|a| substitute(a, generic, arg)).collect(),
+            span: *span,
+        },
+        other => other.clone(),
     }
 }
 

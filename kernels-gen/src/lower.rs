@@ -31,6 +31,7 @@ mod tuples;
 mod vertex;
 mod walk;
 
+pub(crate) use axes::AXES_TYPE;
 use dims::infer_dims;
 pub(crate) use walk::visit_block as visit_exprs;
 

@@ -123,6 +123,16 @@ fn group(item: &syn::Item) -> Option<&syn::ItemStruct> {
 fn group_item(st: &syn::ItemStruct) -> TokenStream {
     let mut st = st.clone();
     st.attrs.retain(|a| !is_group_marker(a));
+    // A member per axis is the runtime's `Axes`, which the module need not import.
+    for f in &mut st.fields {
+        if let syn::Type::Path(p) = &mut f.ty {
+            if p.qself.is_none() && p.path.segments.len() == 1 && p.path.segments[0].ident == "Axes"
+            {
+                let args = &p.path.segments[0].arguments;
+                f.ty = syn::parse_quote!(::stencil_runtime::Axes #args);
+            }
+        }
+    }
     quote!(#st)
 }
 

@@ -31,6 +31,7 @@
 // reduction passes written in the language).
 extern crate self as stencil_runtime;
 
+pub mod axes;
 pub mod backend;
 pub mod blocks;
 pub mod blowup;
@@ -46,6 +47,7 @@ pub mod sampled;
 mod team;
 pub mod value;
 
+pub use axes::Axes;
 pub use backend::Backend;
 pub use blocks::{BlockField, BlockGrid, BlockKey, BlockList, HaloExchange, HaloRule};
 pub use blowup::Blowup;
@@ -70,7 +72,7 @@ pub mod prelude {
     pub use crate::dsl::{Coarse, Fine, In, InOut, Max, Mesh, Min, Out, Sampled, Sum};
     pub use crate::mesh::{MeshTopology, VertexSet};
     pub use crate::{
-        stencil, stencil_fn, stencil_group, stencil_helpers, stencils, Backend, Element, Error,
-        Field, Filtering, Precision, Real, SampledGrid, Value,
+        stencil, stencil_fn, stencil_group, stencil_helpers, stencils, Axes, Backend, Element,
+        Error, Field, Filtering, Precision, Real, SampledGrid, Value,
     };
 }

@@ -68,6 +68,13 @@ fn groups_parse_alike_in_both_front_ends() {
     use stencil_tests::kernels::groups::grouped::step;
     assert!(step::SOURCE.contains("stencil_group"));
     assert_eq!(text_ir(step::SOURCE, "step"), step::IR);
+    // A group with members per axis, in a kernel for 2D and 3D.
+    use stencil_tests::kernels::groups::per_axis::diffuse;
+    let text = stencil_tests::harness::undocumented(diffuse::d3::SOURCE);
+    let kernels = kernels_gen::compile_text(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    let by_dims = |d: u8| kernels.iter().find(|k| k.name == "diffuse" && k.dims == d);
+    assert_eq!(by_dims(2).expect("2D").to_string(), diffuse::d2::IR);
+    assert_eq!(by_dims(3).expect("3D").to_string(), diffuse::d3::IR);
 }
 
 /// The IR the text front end gives kernel `name` of a macro module's `SOURCE` (which the

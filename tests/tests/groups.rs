@@ -2,11 +2,12 @@
 //! what the same kernel with every value passed alone computes, bit for bit, on the CPU
 //! and on a device, with the same operations; the launcher takes the group's struct.
 
-use stencil_runtime::{Backend, Field, Real};
+use stencil_runtime::{Axes, Backend, Error, Field, Real};
 use stencil_tests::device::cuda_or_skip;
 use stencil_tests::for_precisions;
-use stencil_tests::harness::{kernel_ir, poisoned, random_field, rng, values};
+use stencil_tests::harness::{kernel_ir, kernel_ir_of_dims, poisoned, random_field, rng, values};
 use stencil_tests::kernels::groups::grouped::{self, Steps};
+use stencil_tests::kernels::groups::per_axis::{self, Diffusion};
 use stencil_tests::kernels::groups::waves::Wave;
 
 /// The bits of a field's values.
@@ -46,6 +47,61 @@ fn both_on<T: Real>(backend: &Backend, n: &[usize]) -> Vec<(Vec<u64>, Vec<u64>)>
     out
 }
 
+/// `diffuse` and `diffuse_written_out` (a group with `Axes` members) on `backend` over a
+/// grid of extents `n` (2D or 3D): the outputs' bits, (grouped, written out).
+fn per_axis_on<T: Real>(backend: &Backend, n: &[usize]) -> (Vec<u64>, Vec<u64>) {
+    let mut r = rng(&format!("per axis {n:?}"));
+    let u = random_field::<T>(&mut r, n, 1, -1.0, 1.0)
+        .to(backend)
+        .unwrap();
+    let mut a = poisoned::<T>(n).to(backend).unwrap();
+    let mut b = poisoned::<T>(n).to(backend).unwrap();
+    let k: Vec<T> = [0.5, 2.0, 1.25][..n.len()]
+        .iter()
+        .map(|&x| T::from_f64(x))
+        .collect();
+    let from = [1i64, 0, 2][..n.len()].to_vec();
+    let d = Diffusion {
+        k: Axes::new(&k),
+        dt: T::from_f64(0.1),
+        from: Axes::new(&from),
+    };
+    per_axis::diffuse::launch(backend, &u, &mut a, &d).unwrap();
+    per_axis::diffuse_written_out::launch(backend, &u, &mut b, &k, d.dt, &from).unwrap();
+    (bits(&a), bits(&b))
+}
+
+#[test]
+fn a_group_with_values_per_axis_computes_the_written_out_kernel_in_2d_and_3d() {
+    for_precisions!(T => {
+        for n in [vec![1usize, 1], vec![17, 9], vec![9, 7, 5]] {
+            let (grouped, written) = per_axis_on::<T>(&Backend::Cpu, &n);
+            assert_eq!(grouped, written, "{n:?} {:?}", T::PRECISION);
+            assert!(grouped.iter().all(|&b| !f64::from_bits(b).is_nan()));
+        }
+    });
+}
+
+#[test]
+fn a_member_per_axis_with_the_wrong_number_of_values_is_a_typed_error() {
+    let n = [5usize, 4, 3];
+    let u = Field::<f64>::zeros(&n, 1).unwrap();
+    let mut out = Field::<f64>::zeros(&n, 1).unwrap();
+    let d = Diffusion {
+        k: Axes::new(&[1.0, 1.0]),
+        dt: 0.1,
+        from: Axes::new(&[0, 0, 0]),
+    };
+    match per_axis::diffuse::launch(&Backend::Cpu, &u, &mut out, &d) {
+        Err(Error::Axes {
+            param, given, dims, ..
+        }) => {
+            assert_eq!((param, given, dims), ("d.k", 2, 3));
+        }
+        other => panic!("expected an Axes error naming d.k, got {other:?}"),
+    }
+}
+
 #[test]
 fn a_kernel_with_groups_computes_the_written_out_kernel_on_the_cpu() {
     for_precisions!(T => {
@@ -68,6 +124,11 @@ fn on_a_device_a_kernel_with_groups_computes_the_cpu_result() {
             let on_device = both_on::<T>(&gpu, &n);
             assert!(on_device.iter().all(|(g, w)| g == w), "{n:?} {:?}", T::PRECISION);
             assert!(on_device == both_on::<T>(&Backend::Cpu, &n), "{n:?} {:?}", T::PRECISION);
+        }
+        for n in [vec![300usize, 129], vec![40, 33, 17]] {
+            let on_device = per_axis_on::<T>(&gpu, &n);
+            assert!(on_device.0 == on_device.1, "{n:?} {:?}", T::PRECISION);
+            assert!(on_device == per_axis_on::<T>(&Backend::Cpu, &n), "{n:?} {:?}", T::PRECISION);
         }
     });
     println!(
@@ -107,4 +168,25 @@ fn a_group_is_its_members_passed_alone() {
         ("w", "Wave<T>", "wall")
     );
     assert!(written.scalars.iter().all(|s| s.member_of.is_none()));
+}
+
+#[test]
+fn a_member_per_axis_is_one_scalar_per_axis_of_each_kernel() {
+    for (dims, names) in [
+        (2, vec!["d_k_0", "d_k_1", "d_dt", "d_from_0", "d_from_1"]),
+        (
+            3,
+            vec![
+                "d_k_0", "d_k_1", "d_k_2", "d_dt", "d_from_0", "d_from_1", "d_from_2",
+            ],
+        ),
+    ] {
+        let k = kernel_ir_of_dims(per_axis::diffuse::d2::SOURCE, "diffuse", dims);
+        let got: Vec<&str> = k.scalars.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(got, names);
+        // Every value of a member per axis knows its member and its axis.
+        let m = k.scalars[1].member_of.as_ref().expect("a member");
+        assert_eq!((m.param.as_str(), m.member.as_str()), ("d", "k"));
+        assert_eq!(k.scalars[1].axis_of, Some(("d_k".to_string(), 1)));
+    }
 }

@@ -31,7 +31,7 @@ impl Lowerer<'_> {
 /// The parameter type of one value per axis, `a: Axes<T>`: a kernel's takes one scalar per
 /// axis of the kernel (`a_0`, `a_1`, ...; the launcher one slice), a helper's whatever
 /// `Axes` its caller passes. `a[k]`, with `k` a constant axis, is the value along axis `k`.
-pub(super) const AXES_TYPE: &str = "Axes";
+pub(crate) const AXES_TYPE: &str = "Axes";
 
 impl Lowerer<'_> {
     /// Declares kernel parameter `name: Axes<elem>`: one scalar parameter per axis, seen in

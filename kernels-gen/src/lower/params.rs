@@ -151,8 +151,12 @@ impl Lowerer<'_> {
             self.scopes[0].insert(name.clone(), binding);
         }
         // The members of group parameters (see `crate::groups`) say where they came from.
+        // A member `Axes<T>` is one scalar per axis, each marked.
         for p in f.params.iter().filter(|p| p.member_of.is_some()) {
-            if let Some(s) = self.scalars.iter_mut().find(|s| s.name == p.name.name) {
+            for s in self.scalars.iter_mut().filter(|s| {
+                s.name == p.name.name
+                    || s.axis_of.as_ref().is_some_and(|(of, _)| *of == p.name.name)
+            }) {
                 s.member_of = p.member_of.clone();
             }
         }

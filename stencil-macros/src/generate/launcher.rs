@@ -112,6 +112,33 @@ impl Parts {
                     let t = ty_tokens(s.ty);
                     // One value per axis: the launcher takes a slice of them.
                     let id = match &s.axis_of {
+                        // A member of a group parameter: the launcher takes the group's
+                        // struct once and passes each member (each axis of an `Axes` one).
+                        _ if s.member_of.is_some() => {
+                            let m = s.member_of.as_ref().expect("checked");
+                            let group = format_ident!("{}", m.param);
+                            if !args.contains(&group) {
+                                let ty: syn::Type = syn::parse_str(&m.group_type)
+                                    .expect("a group's type as the compiler writes it parses");
+                                domain.params.push(quote!(#group: &#ty));
+                                blocks.params.push(quote!(#group: &#ty));
+                                args.push(group.clone());
+                            }
+                            let member = format_ident!("{}", m.member);
+                            match &s.axis_of {
+                                Some((_, axis)) => {
+                                    if *axis == 0 {
+                                        let of = format!("{}.{}", m.param, m.member);
+                                        let check = quote!(#rt::launch::check_axes(NAME, #of, #group.#member.len(), DIMS)?;);
+                                        domain.checks.push(check.clone());
+                                        blocks.checks.push(check);
+                                    }
+                                    let axis = *axis as usize;
+                                    quote!(#group.#member[#axis])
+                                }
+                                None => quote!(#group.#member),
+                            }
+                        }
                         Some((of, axis)) => {
                             let group = format_ident!("{}", of);
                             if *axis == 0 {
@@ -124,21 +151,6 @@ impl Parts {
                             }
                             let axis = *axis as usize;
                             quote!(#group[#axis])
-                        }
-                        // A member of a group parameter: the launcher takes the group's
-                        // struct once and passes each member.
-                        None if s.member_of.is_some() => {
-                            let m = s.member_of.as_ref().expect("checked");
-                            let group = format_ident!("{}", m.param);
-                            if !args.contains(&group) {
-                                let ty: syn::Type = syn::parse_str(&m.group_type)
-                                    .expect("a group's type as the compiler writes it parses");
-                                domain.params.push(quote!(#group: &#ty));
-                                blocks.params.push(quote!(#group: &#ty));
-                                args.push(group.clone());
-                            }
-                            let member = format_ident!("{}", m.member);
-                            quote!(#group.#member)
                         }
                         None if s.held => {
                             // A real held on the backend: the CPU function takes its value,
