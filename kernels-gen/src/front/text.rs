@@ -318,7 +318,7 @@ impl Builder<'_> {
         let rule = p.as_rule();
         let mut it = p.into_inner();
         let mut next = || it.next().expect("statement part");
-        Ok(match rule {
+        let stmt = match rule {
             Rule::let_tuple => {
                 let (mut names, mut init) = (Vec::new(), None);
                 for c in it {
@@ -337,7 +337,7 @@ impl Builder<'_> {
                     }
                 }
                 let init = init.expect("tuple let value");
-                (Stmt::LetTuple { names, init, span }, false)
+                Stmt::LetTuple { names, init, span }
             }
             Rule::let_stmt => {
                 let (mut name, mut mutable, mut ty, mut init) = (None, false, None, None);
@@ -351,59 +351,53 @@ impl Builder<'_> {
                     }
                 }
                 let name = name.expect("let name");
-                let stmt = Stmt::Let {
+                Stmt::Let {
                     name,
                     mutable,
                     ty,
                     init,
                     span,
-                };
-                (stmt, false)
+                }
             }
-            Rule::for_stmt => {
-                next();
+            // `for var in` and what follows: a range `start..end` or an iterator.
+            Rule::for_stmt | Rule::foreach_stmt => {
+                next(); // `for`
                 let var = self.ident(next());
-                next();
-                let start = self.expr(next())?;
-                let inclusive = next().as_str() == "..=";
-                let end = self.expr(next())?;
-                let body = self.block(next())?;
-                let stmt = Stmt::For {
-                    var,
-                    start,
-                    end,
-                    inclusive,
-                    body,
-                    span,
-                };
-                (stmt, false)
-            }
-            Rule::foreach_stmt => {
-                next();
-                let var = self.ident(next());
-                next();
-                let iter = self.expr(next())?;
-                let body = self.block(next())?;
-                let stmt = Stmt::ForEach {
-                    var,
-                    iter,
-                    body,
-                    span,
-                };
-                (stmt, false)
+                next(); // `in`
+                let first = self.expr(next())?;
+                if rule == Rule::for_stmt {
+                    let inclusive = next().as_str() == "..=";
+                    let end = self.expr(next())?;
+                    let body = self.block(next())?;
+                    Stmt::For {
+                        var,
+                        start: first,
+                        end,
+                        inclusive,
+                        body,
+                        span,
+                    }
+                } else {
+                    let body = self.block(next())?;
+                    Stmt::ForEach {
+                        var,
+                        iter: first,
+                        body,
+                        span,
+                    }
+                }
             }
             Rule::assign_stmt => {
                 let target = self.expr(next())?;
                 let op = next().as_str();
                 let op = (op != "=").then(|| binop(op.trim_end_matches('=')));
                 let value = self.expr(next())?;
-                let stmt = Stmt::Assign {
+                Stmt::Assign {
                     target,
                     op,
                     value,
                     span,
-                };
-                (stmt, false)
+                }
             }
             _ => {
                 let e = self.expr(next())?;
@@ -412,9 +406,10 @@ impl Builder<'_> {
                     ExprKind::Unsupported(what) => Stmt::Unsupported { what, span: e.span },
                     _ => Stmt::Expr(e),
                 };
-                (stmt, no_semi)
+                return Ok((stmt, no_semi));
             }
-        })
+        };
+        Ok((stmt, false))
     }
 
     fn exprs<'i>(&mut self, pairs: impl Iterator<Item = Pair<'i, Rule>>) -> Res<Vec<Expr>> {

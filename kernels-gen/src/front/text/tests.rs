@@ -149,35 +149,27 @@ fn parses_the_examples() {
 
 #[test]
 fn precedence_and_postfix() {
-    assert_eq!(show(&parse_expr("a + b * c")), "Add(a, Mul(b, c))");
-    assert_eq!(show(&parse_expr("-x as T")), "Cast(Neg(x))");
-    assert_eq!(show(&parse_expr("-x.abs()")), "Neg(x.abs())");
-    assert_eq!(show(&parse_expr("x.abs().min(y)")), "x.abs().min(y)");
-    // A member of a group, then a method of it; `1.5` stays a number.
-    assert_eq!(
-        show(&parse_expr("s.g.sqrt() * 1.5")),
-        "Mul(s.g.sqrt(), 1.5)"
-    );
-    assert_eq!(show(&parse_expr("a * b as f64")), "Mul(a, Cast(b))");
-    assert_eq!(
-        show(&parse_expr("a || b && !c == d")),
-        "Or(a, And(b, Eq(Not(c), d)))"
-    );
-    assert_eq!(
-        show(&parse_expr("a - b - c % d")),
-        "Sub(Sub(a, b), Rem(c, d))"
-    );
-    assert_eq!(
-        show(&parse_expr("u[k - 1] + v[(1,)]")),
-        "Add(u[Sub(k, 1i)], v[1i])"
-    );
-    assert_eq!(show(&parse_expr("max(1_000, 2i64)")), "max(1000i, 2i)");
-    assert_eq!(
-        show(&parse_expr("1.0f64 + 2.5_f32 + 2e-3 + 1.5e+3 + 1.")),
-        "Add(Add(Add(Add(1f64, 2.5f32), 0.002), 1500), 1)"
-    );
-    assert_eq!(show(&parse_expr("{ let y = 1; y }")), "{y}");
-    assert_eq!(show(&parse_expr("if_x + index")), "Add(if_x, index)");
+    for (text, shape) in [
+        ("a + b * c", "Add(a, Mul(b, c))"),
+        ("-x as T", "Cast(Neg(x))"),
+        ("-x.abs()", "Neg(x.abs())"),
+        ("x.abs().min(y)", "x.abs().min(y)"),
+        // A member of a group, then a method of it; `1.5` stays a number.
+        ("s.g.sqrt() * 1.5", "Mul(s.g.sqrt(), 1.5)"),
+        ("a * b as f64", "Mul(a, Cast(b))"),
+        ("a || b && !c == d", "Or(a, And(b, Eq(Not(c), d)))"),
+        ("a - b - c % d", "Sub(Sub(a, b), Rem(c, d))"),
+        ("u[k - 1] + v[(1,)]", "Add(u[Sub(k, 1i)], v[1i])"),
+        ("max(1_000, 2i64)", "max(1000i, 2i)"),
+        (
+            "1.0f64 + 2.5_f32 + 2e-3 + 1.5e+3 + 1.",
+            "Add(Add(Add(Add(1f64, 2.5f32), 0.002), 1500), 1)",
+        ),
+        ("{ let y = 1; y }", "{y}"),
+        ("if_x + index", "Add(if_x, index)"),
+    ] {
+        assert_eq!(show(&parse_expr(text)), shape, "{text}");
+    }
     assert!(parse_module("#[stencil_fn] fn f() -> T { a < b < c }").is_err());
 }
 

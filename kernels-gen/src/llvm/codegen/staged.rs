@@ -23,6 +23,10 @@ use crate::ir::StageLayout;
 
 /// What phase 1 works over: a thread block's region of points around its tile.
 struct Region<'r, 'ctx> {
+    /// The entry being generated.
+    f: FunctionValue<'ctx>,
+    /// The entry's parameters.
+    args: &'r EntryArgs<'ctx>,
     /// The stages read and the box of their reads.
     layout: &'r StageLayout,
     /// Each read stage's array, in the order of `layout.stages`.
@@ -107,6 +111,8 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         let fields = self.shifted(&args.fields, place.shift)?;
 
         let region = Region {
+            f,
+            args: &args,
             layout: &layout,
             arrays: &arrays,
             fields: &fields,
@@ -114,7 +120,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             corner,
             extent,
         };
-        self.compute_stages(f, &args, &region)?;
+        self.compute_stages(&region)?;
         let barrier = self.intrinsic("llvm.nvvm.barrier0", &[])?;
         self.call_void(barrier, &[])?;
 
@@ -237,12 +243,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
     /// Phase 1: the block's threads compute the read stages over the region, a point per
     /// thread in turn (points numbered along x first: a warp's points are consecutive), at
     /// the points from `lo` to `n - 1 + hi` (whose reads the kernel's halo covers).
-    fn compute_stages(
-        &self,
-        f: FunctionValue<'ctx>,
-        args: &EntryArgs<'ctx>,
-        region: &Region<'_, 'ctx>,
-    ) -> R<()> {
+    fn compute_stages(&self, region: &Region<'_, 'ctx>) -> R<()> {
         let dims = self.k.dims as usize;
         let i32t = self.ctx.i32_type();
         let extent = region.extent;
@@ -259,7 +260,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         for e in extent.iter().take(dims) {
             points = self.b.build_int_nuw_mul(points, *e, "")?;
         }
-        let l = self.open_strided_loop(f, linear, points)?;
+        let l = self.open_strided_loop(region.f, linear, points)?;
         let r = l.var.as_basic_value().into_int_value();
         // The point's position along each axis: `r` in mixed radix of the extents.
         let mut along = Vec::with_capacity(dims);
@@ -272,7 +273,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                 rest = self.b.build_int_unsigned_div(rest, *e, "")?;
             }
         }
-        self.stage_point(f, args, region, r, &along)?;
+        self.stage_point(region, r, &along)?;
         let next = self.b.build_int_nuw_add(r, threads, "")?;
         let latch = self.b.get_insert_block().expect("positioned");
         l.var.add_incoming(&[(&next, latch)]);
@@ -301,13 +302,13 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
     /// their arrays, where the point is within `lo ..= n - 1 + hi` of the domain.
     fn stage_point(
         &self,
-        f: FunctionValue<'ctx>,
-        args: &EntryArgs<'ctx>,
         region: &Region<'_, 'ctx>,
         linear: IntValue<'ctx>,
         along: &[IntValue<'ctx>],
     ) -> R<()> {
         let Region {
+            f,
+            args,
             layout,
             arrays,
             fields,
