@@ -4,7 +4,7 @@
 use kernels_gen::ir::{Access, Kernel, ParamKind, Ty};
 use kernels_gen::{compile_rust_source, Precision};
 use rand::{Rng, SeedableRng};
-use stencil_runtime::{Field, Real};
+use stencil_runtime::{Backend, Field, Real};
 
 /// The IR of kernel `name`, recompiled from the source the macro embedded.
 pub fn kernel_ir(source: &str, name: &str) -> Kernel {
@@ -62,6 +62,28 @@ pub fn poisoned<T: Real>(extent: &[usize]) -> Field<T> {
         *v = T::nan();
     }
     f
+}
+
+/// `K` fields of the given extent (halo 1) on `backend`, of values drawn from `rng`
+/// uniformly in `[-1, 1)`, in turn.
+pub fn random_fields_on<T: Real, const K: usize>(
+    rng: &mut impl Rng,
+    backend: &Backend,
+    extent: &[usize],
+) -> [Field<T>; K] {
+    std::array::from_fn(|_| {
+        let f = random_field::<T>(rng, extent, 1, -1.0, 1.0);
+        f.to(backend).expect("a field on the backend")
+    })
+}
+
+/// `K` fields of the given extent on `backend` filled with NaN ([`poisoned`]).
+pub fn poisoned_on<T: Real, const K: usize>(backend: &Backend, extent: &[usize]) -> [Field<T>; K] {
+    std::array::from_fn(|_| {
+        poisoned(extent)
+            .to(backend)
+            .expect("a field on the backend")
+    })
 }
 
 /// Which executor to run.
@@ -196,6 +218,15 @@ pub fn values<T: Real>(f: &Field<T>) -> Vec<f64> {
         .expect("readable")
         .iter()
         .map(|v| v.as_f64())
+        .collect()
+}
+
+/// The bits of a field's interior values (the field on any backend), for comparisons bit
+/// for bit.
+pub fn bits<T: Real>(f: &Field<T>) -> Vec<u64> {
+    values(&f.to_host().expect("a field"))
+        .iter()
+        .map(|v| v.to_bits())
         .collect()
 }
 

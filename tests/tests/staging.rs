@@ -7,7 +7,9 @@ use stencil_runtime::prelude::*;
 use stencil_runtime::{Backend, Field};
 use stencil_tests::device::cuda_or_skip;
 use stencil_tests::for_precisions;
-use stencil_tests::harness::{kernel_ir, poisoned, random_field, rng, values};
+use stencil_tests::harness::{
+    bits, kernel_ir, poisoned, poisoned_on, random_field, random_fields_on, rng,
+};
 
 #[stencils]
 mod kernels {
@@ -60,26 +62,11 @@ mod kernels {
     }
 }
 
-/// The bits of a field's values.
-fn bits<T: Real>(f: &Field<T>) -> Vec<u64> {
-    values(&f.to_host().expect("a field"))
-        .iter()
-        .map(|v| v.to_bits())
-        .collect()
-}
-
 /// `staged` and `corners` and their written-out forms on `backend` over a `n` grid, the
 /// outputs' bits: (staged, written out) for each.
 fn both_on<T: Real>(backend: &Backend, n: &[usize]) -> [(Vec<u64>, Vec<u64>); 2] {
-    let mut r = rng(&format!("staging {n:?}"));
-    let q = random_field::<T>(&mut r, n, 1, -1.0, 1.0)
-        .to(backend)
-        .unwrap();
-    let c = random_field::<T>(&mut r, n, 1, -1.0, 1.0)
-        .to(backend)
-        .unwrap();
-    let mut a = poisoned::<T>(n).to(backend).unwrap();
-    let mut b = poisoned::<T>(n).to(backend).unwrap();
+    let [q, c] = random_fields_on::<T, 2>(&mut rng(&format!("staging {n:?}")), backend, n);
+    let [mut a, mut b] = poisoned_on::<T, 2>(backend, n);
     let dt = T::from_f64(0.3);
     kernels::staged::launch(backend, &q, &c, &mut a, dt).unwrap();
     kernels::written_out::launch(backend, &q, &c, &mut b, dt).unwrap();
