@@ -5,28 +5,18 @@
 use stencil_runtime::{Axes, Backend, Error, Field, Real};
 use stencil_tests::device::cuda_or_skip;
 use stencil_tests::for_precisions;
-use stencil_tests::harness::{kernel_ir, kernel_ir_of_dims, poisoned, random_field, rng, values};
+use stencil_tests::harness::{
+    bits, kernel_ir, kernel_ir_of_dims, poisoned_on, random_fields_on, rng,
+};
 use stencil_tests::kernels::groups::grouped::{self, Steps};
 use stencil_tests::kernels::groups::per_axis::{self, Diffusion};
 use stencil_tests::kernels::groups::waves::Wave;
 
-/// The bits of a field's values.
-fn bits<T: Real>(f: &Field<T>) -> Vec<u64> {
-    values(&f.to_host().expect("a field"))
-        .iter()
-        .map(|v| v.to_bits())
-        .collect()
-}
-
 /// `step` and `step_written_out` on `backend` over a `n` grid for each side and step
 /// setting: the outputs' bits, (grouped, written out) for each.
 fn both_on<T: Real>(backend: &Backend, n: &[usize]) -> Vec<(Vec<u64>, Vec<u64>)> {
-    let mut r = rng(&format!("groups {n:?}"));
-    let u = random_field::<T>(&mut r, n, 1, -1.0, 1.0)
-        .to(backend)
-        .unwrap();
-    let mut a = poisoned::<T>(n).to(backend).unwrap();
-    let mut b = poisoned::<T>(n).to(backend).unwrap();
+    let [u] = random_fields_on::<T, 1>(&mut rng(&format!("groups {n:?}")), backend, n);
+    let [mut a, mut b] = poisoned_on::<T, 2>(backend, n);
     let mut out = Vec::new();
     for (west, east, full) in [(0, 1, true), (1, 0, true), (1, 1, false)] {
         let w = Wave {
@@ -50,12 +40,8 @@ fn both_on<T: Real>(backend: &Backend, n: &[usize]) -> Vec<(Vec<u64>, Vec<u64>)>
 /// `diffuse` and `diffuse_written_out` (a group with `Axes` members) on `backend` over a
 /// grid of extents `n` (2D or 3D): the outputs' bits, (grouped, written out).
 fn per_axis_on<T: Real>(backend: &Backend, n: &[usize]) -> (Vec<u64>, Vec<u64>) {
-    let mut r = rng(&format!("per axis {n:?}"));
-    let u = random_field::<T>(&mut r, n, 1, -1.0, 1.0)
-        .to(backend)
-        .unwrap();
-    let mut a = poisoned::<T>(n).to(backend).unwrap();
-    let mut b = poisoned::<T>(n).to(backend).unwrap();
+    let [u] = random_fields_on::<T, 1>(&mut rng(&format!("per axis {n:?}")), backend, n);
+    let [mut a, mut b] = poisoned_on::<T, 2>(backend, n);
     let k: Vec<T> = [0.5, 2.0, 1.25][..n.len()]
         .iter()
         .map(|&x| T::from_f64(x))
