@@ -294,11 +294,7 @@ pub mod smoothing {
         let mut stepy = planned_move(mesh, x, y, m11, m12, m22, method, 1);
         let mut done = false;
         let mut go = false;
-        let mut nx = x;
-        let mut ny = y;
-        let mut n11 = m11;
-        let mut n12 = m12;
-        let mut n22 = m22;
+        let (mut nx, mut ny, mut n11, mut n12, mut n22) = (x, y, m11, m12, m22);
         for attempt in 0..11 {
             let cx = x + stepx;
             let cy = y + stepy;
@@ -310,28 +306,19 @@ pub mod smoothing {
             let q = cavity_quality(mesh, x, y, m11, m12, m22, cx, cy, c11, c12, c22);
             if takes(method, q, before, done, cx != x || cy != y) {
                 go = true;
-                nx = cx;
-                ny = cy;
-                n11 = c11;
-                n12 = c12;
-                n22 = c22;
+                (nx, ny, n11, n12, n22) = (cx, cy, c11, c12, c22);
             }
             done = done || stops(method, q, before);
             stepx = 0.5 * stepx;
             stepy = 0.5 * stepy;
         }
         if go {
-            x = nx;
-            y = ny;
-            if sampled {
-                m11 = g11.sample(nx, ny);
-                m12 = g12.sample(nx, ny);
-                m22 = g22.sample(nx, ny);
+            (x, y) = (nx, ny);
+            (m11, m12, m22) = if sampled {
+                sampled_metric(g11, g12, g22, nx, ny)
             } else {
-                m11 = n11;
-                m12 = n12;
-                m22 = n22;
-            }
+                (n11, n12, n22)
+            };
         }
         moved.reduce(if go { 1.0 } else { 0.0 });
     }
@@ -365,11 +352,7 @@ pub mod smoothing {
     ) {
         let h = search_step(mesh, x, y, step, round);
         let mut best_q = cavity_quality(mesh, x, y, m11, m12, m22, x, y, m11, m12, m22);
-        let mut bx = x;
-        let mut by = y;
-        let mut b11 = m11;
-        let mut b12 = m12;
-        let mut b22 = m22;
+        let (mut bx, mut by, mut b11, mut b12, mut b22) = (x, y, m11, m12, m22);
         let mut improved = false;
         for k in 0..8 {
             let cx = bx + compass_x(k, h);
@@ -381,27 +364,18 @@ pub mod smoothing {
             };
             let q = cavity_quality(mesh, x, y, m11, m12, m22, cx, cy, c11, c12, c22);
             if q > best_q {
-                bx = cx;
-                by = cy;
-                b11 = c11;
-                b12 = c12;
-                b22 = c22;
+                (bx, by, b11, b12, b22) = (cx, cy, c11, c12, c22);
                 best_q = q;
                 improved = true;
             }
         }
         if improved {
-            x = bx;
-            y = by;
-            if sampled {
-                m11 = g11.sample(bx, by);
-                m12 = g12.sample(bx, by);
-                m22 = g22.sample(bx, by);
+            (x, y) = (bx, by);
+            (m11, m12, m22) = if sampled {
+                sampled_metric(g11, g12, g22, bx, by)
             } else {
-                m11 = b11;
-                m12 = b12;
-                m22 = b22;
-            }
+                (b11, b12, b22)
+            };
         }
         step = if improved { h } else { 0.5 * h };
         let now = moved_so_far(moved_flag, round, improved);
