@@ -230,6 +230,16 @@ pub fn bits<T: Real>(f: &Field<T>) -> Vec<u64> {
         .collect()
 }
 
+/// Asserts of each pair of outputs' bits ([`bits`]), a kernel's and those of the kernel
+/// it is checked against, that they are equal and that every point was written (no NaN).
+pub fn assert_same_bits(what: &str, pairs: &[(Vec<u64>, Vec<u64>)]) {
+    for (k, (got, want)) in pairs.iter().enumerate() {
+        assert_eq!(got, want, "{what}: pair {k}");
+        let written = got.iter().all(|&b| !f64::from_bits(b).is_nan());
+        assert!(written, "{what}: pair {k} has unwritten points");
+    }
+}
+
 /// Compares `got` with the exact values `want(i)` (Rust's std) in ulp of `T`, over the
 /// inputs whose value is finite and not zero (more than half of them): in f32 never more
 /// than one ulp off and almost always equal, in f64 at most `f64_ulps` off.

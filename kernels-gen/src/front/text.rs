@@ -350,9 +350,8 @@ impl Builder<'_> {
                         _ => {}
                     }
                 }
-                let name = name.expect("let name");
                 Stmt::Let {
-                    name,
+                    name: name.expect("let name"),
                     mutable,
                     ty,
                     init,
@@ -365,26 +364,29 @@ impl Builder<'_> {
                 let var = self.ident(next());
                 next(); // `in`
                 let first = self.expr(next())?;
-                if rule == Rule::for_stmt {
+                // A range's `..` or `..=` and its end.
+                let range = if rule == Rule::for_stmt {
                     let inclusive = next().as_str() == "..=";
-                    let end = self.expr(next())?;
-                    let body = self.block(next())?;
-                    Stmt::For {
+                    Some((inclusive, self.expr(next())?))
+                } else {
+                    None
+                };
+                let body = self.block(next())?;
+                match range {
+                    Some((inclusive, end)) => Stmt::For {
                         var,
                         start: first,
                         end,
                         inclusive,
                         body,
                         span,
-                    }
-                } else {
-                    let body = self.block(next())?;
-                    Stmt::ForEach {
+                    },
+                    None => Stmt::ForEach {
                         var,
                         iter: first,
                         body,
                         span,
-                    }
+                    },
                 }
             }
             Rule::assign_stmt => {
