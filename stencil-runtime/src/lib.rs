@@ -42,6 +42,7 @@ pub mod error;
 pub mod field;
 pub mod launch;
 pub mod mesh;
+pub mod programs;
 pub mod real;
 pub mod sampled;
 mod team;

@@ -11,11 +11,7 @@ use vtkio::model::{
 pub fn write(s: &Snapshot, path: &Path) -> Result<(), CavityError> {
     let n = s.n as u32;
     let h = 1.0 / (s.n - 1) as f32;
-    let velocity: Vec<f64> =
-        s.u.iter()
-            .zip(&s.v)
-            .flat_map(|(&u, &v)| [u, v, 0.0])
-            .collect();
+    let velocity = stencil_runtime::programs::vtk_vectors(&s.u, &s.v);
     let point = vec![
         Attribute::scalars("psi", 1).with_data(s.psi.clone()),
         Attribute::scalars("vorticity", 1).with_data(s.w.clone()),

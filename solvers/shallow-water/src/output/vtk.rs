@@ -13,11 +13,7 @@ pub fn write(s: &Snapshot, path: &Path) -> Result<(), FloodError> {
     let g = s.grid;
     let points = [g.nx as u32 + 1, g.ny as u32 + 1, 1];
     let surface: Vec<f64> = s.depth.iter().zip(s.bed).map(|(h, b)| h + b).collect();
-    let velocity: Vec<f64> =
-        s.u.iter()
-            .zip(&s.v)
-            .flat_map(|(&u, &v)| [u, v, 0.0])
-            .collect();
+    let velocity = stencil_runtime::programs::vtk_vectors(&s.u, &s.v);
     let cell = vec![
         Attribute::scalars("depth", 1).with_data(s.depth.clone()),
         Attribute::scalars("surface", 1).with_data(surface),

@@ -83,10 +83,7 @@ struct Args {
 }
 
 fn main() {
-    if let Err(e) = run(Args::parse()) {
-        eprintln!("error: {e}");
-        std::process::exit(1);
-    }
+    stencil_runtime::programs::exit_on_error(run(Args::parse()));
 }
 
 fn config(a: &Args) -> Config {
