@@ -173,3 +173,26 @@ fn a_member_per_axis_is_one_scalar_per_axis_of_each_kernel() {
         assert_eq!(k.scalars[1].axis_of, Some(("d_k".to_string(), 1)));
     }
 }
+
+#[test]
+fn parameters_named_like_the_launchers_variables_reach_the_kernel() {
+    let n = [9usize, 4];
+    let u = Field::<f64>::from_fn(&n, 1, |[i, j, _]| (i + 10 * j) as f64);
+    let mut out = Field::<f64>::zeros(&n, 1).unwrap();
+    let backends = [Some(Backend::Cpu), cuda_or_skip().map(Backend::Cuda)];
+    for b in backends.into_iter().flatten() {
+        let (u, mut o) = (u.to(&b).unwrap(), out.to(&b).unwrap());
+        grouped::named_like_locals::launch(&b, &u, &mut o, 2.0, 3, 0.5, 4.0, 0.25, 1.0).unwrap();
+        out = o.to_host().unwrap();
+        for j in 0..4 {
+            for i in 0..9 {
+                let want = 2.0 * (i + 10 * j) as f64 + 1.5 + 1.0 - 1.0;
+                assert_eq!(
+                    out.get([i as isize, j as isize, 0]),
+                    Some(want),
+                    "{i} {j} on {b:?}"
+                );
+            }
+        }
+    }
+}

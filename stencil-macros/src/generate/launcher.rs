@@ -79,7 +79,7 @@ impl Parts {
                             #rt::mesh::check_vertex_field(NAME, #fname, #m, #id)?;
                         },
                         None => quote! {
-                            #rt::launch::check_field(NAME, DIMS, &domain, #rt::launch::FieldSpec { name: #fname, halo: #fhalo, map: #map, reach: [#(#reach),*] }, #id)?;
+                            #rt::launch::check_field(NAME, DIMS, &__domain, #rt::launch::FieldSpec { name: #fname, halo: #fhalo, map: #map, reach: [#(#reach),*] }, #id)?;
                         },
                     });
                     args.push(id.clone());
@@ -102,10 +102,10 @@ impl Parts {
                     blocks
                         .checks
                         .push(quote!(blocks.check_field(NAME, DIMS, #fname, #fhalo, &*#id)?;));
-                    domain.cuda_args.push(quote!(l.field(#fname, &*#id)?;));
+                    domain.cuda_args.push(quote!(__launch.field(#fname, &*#id)?;));
                     blocks
                         .cuda_args
-                        .push(quote!(l.block_field(#fname, &*#id)?;));
+                        .push(quote!(__launch.block_field(#fname, &*#id)?;));
                 }
                 ParamKind::Scalar => {
                     let s = &k.scalars[i as usize];
@@ -163,7 +163,7 @@ impl Parts {
                             let read = quote!(#id.host_value(NAME, #pname)?);
                             domain.call_args.push(read.clone());
                             blocks.call_args.push(read);
-                            let arg = quote!(l.held(#pname, #id)?;);
+                            let arg = quote!(__launch.held(#pname, #id)?;);
                             domain.cuda_args.push(arg.clone());
                             blocks.cuda_args.push(arg);
                             continue;
@@ -188,12 +188,12 @@ impl Parts {
                             .push(quote!(#rt::launch::check_colour(NAME, #pname, #id)?;));
                     }
                     let arg = match s.ty {
-                        Ty::Real => quote!(l.real(#id);),
-                        Ty::F32 => quote!(l.f32(#id);),
-                        Ty::F64 => quote!(l.f64(#id);),
+                        Ty::Real => quote!(__launch.real(#id);),
+                        Ty::F32 => quote!(__launch.f32(#id);),
+                        Ty::F64 => quote!(__launch.f64(#id);),
                         // Scalars are never narrow integers (the lowering refuses them).
-                        Ty::Int | Ty::I32 | Ty::U8 => quote!(l.int(#id);),
-                        Ty::Bool => quote!(l.bool(#id);),
+                        Ty::Int | Ty::I32 | Ty::U8 => quote!(__launch.int(#id);),
+                        Ty::Bool => quote!(__launch.bool(#id);),
                     };
                     domain.cuda_args.push(arg.clone());
                     blocks.cuda_args.push(arg);
@@ -204,7 +204,7 @@ impl Parts {
                     args.push(id.clone());
                     domain.params.push(quote!(#id: &#rt::mesh::VertexSet));
                     domain.call_args.push(quote!(#id.cpu_view()));
-                    domain.cuda_args.push(quote!(l.mesh(#pname, #id)?;));
+                    domain.cuda_args.push(quote!(__launch.mesh(#pname, #id)?;));
                 }
                 ParamKind::Sampled => {
                     let g = &k.sampled[i as usize];
@@ -214,7 +214,7 @@ impl Parts {
                     args.push(id.clone());
                     domain.params.push(quote!(#id: &#rt::SampledGrid<#t>));
                     domain.call_args.push(quote!(#id.cpu_view(NAME, #gname)?));
-                    domain.cuda_args.push(quote!(l.sampled(#gname, #id)?;));
+                    domain.cuda_args.push(quote!(__launch.sampled(#gname, #id)?;));
                 }
                 ParamKind::Reduction => {
                     let r = &k.reductions[i as usize];
@@ -224,8 +224,8 @@ impl Parts {
                         ReduceOp::Min => quote!(#rt::cuda::Reduce::Min),
                     };
                     let p = precision_tokens(r.ty, rt);
-                    domain.cuda_args.push(quote!(l.reduction(#op, #p);));
-                    blocks.cuda_args.push(quote!(l.reduction(#op, #p);));
+                    domain.cuda_args.push(quote!(__launch.reduction(#op, #p);));
+                    blocks.cuda_args.push(quote!(__launch.reduction(#op, #p);));
                 }
             }
         }
@@ -292,14 +292,14 @@ impl Launcher {
         quote! {
             match backend {
                 #rt::Backend::Cpu => {
-                    let r = unsafe { cpu(n, #over, #(#call_args),*) };
+                    let r = unsafe { cpu(__n, #over, #(#call_args),*) };
                     Ok(#cpu)
                 }
-                #rt::Backend::Cuda(cuda) => {
-                    let mut l = #rt::cuda::CudaLaunch::new(cuda, &CODE, #precision);
+                #rt::Backend::Cuda(__cuda) => {
+                    let mut __launch = #rt::cuda::CudaLaunch::new(__cuda, &CODE, #precision);
                     #(#cuda_args)*
                     #[allow(unused_variables)]
-                    let values = l.#run?;
+                    let values = __launch.#run?;
                     Ok(#cuda)
                 }
             }
@@ -410,7 +410,7 @@ pub(super) fn launcher(k: &Kernel, rt: &TokenStream) -> TokenStream {
             #[doc = #block_doc]
             pub fn launch_blocks #generics (backend: &#rt::Backend, blocks: &#rt::BlockList, #(#params),*) -> ::core::result::Result<#ret, #rt::Error> {
                 #(#checks)*
-                let n = blocks.geometry().domain;
+                let __n = blocks.geometry().domain;
                 #dispatch
             }
         }
@@ -421,15 +421,15 @@ pub(super) fn launcher(k: &Kernel, rt: &TokenStream) -> TokenStream {
     let dispatch =
         parts
             .domain
-            .dispatch(rt, quote!(#rt::cpu::Over::Domain), quote!(run(n)), &results);
+            .dispatch(rt, quote!(#rt::cpu::Over::Domain), quote!(run(__n)), &results);
     quote! {
         #block_launch
 
         #[doc = #doc]
         pub fn launch #generics (backend: &#rt::Backend, #(#params),*) -> ::core::result::Result<#ret, #rt::Error> {
-            let domain: ::std::vec::Vec<usize> = #domain_of;
+            let __domain: ::std::vec::Vec<usize> = #domain_of;
             #(#checks)*
-            let n = #rt::launch::domain3(&domain);
+            let __n = #rt::launch::domain3(&__domain);
             #dispatch
         }
     }

@@ -77,6 +77,22 @@ pub mod grouped {
         out = u + (s.dt as T) * du;
     }
 
+    /// A kernel whose parameters have the names of the launcher's own variables (`l`,
+    /// `n`, `domain`, `r`, `cuda`, `values`): they must not shadow each other.
+    #[stencil(dims = 2)]
+    pub fn named_like_locals<T: Real>(
+        u: In<T>,
+        out: Out<T>,
+        l: T,
+        n: i64,
+        domain: T,
+        r: T,
+        cuda: T,
+        values: T,
+    ) {
+        out = l * u + (n as T) * domain + r * cuda - values;
+    }
+
     /// [`step`] with every value passed alone.
     #[stencil]
     pub fn step_written_out<T: Real>(
