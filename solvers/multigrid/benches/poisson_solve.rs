@@ -93,18 +93,7 @@ fn finest_sweep<T: Real>(backend: &Backend, n: usize) -> R<(f64, f64)> {
     let (one, h2inv) = (T::one(), T::from_f64(1.0 / (h * h)));
     let sweep = |e: &mut Field<T>| -> R<()> {
         for colour in [0, 1] {
-            let (c, sides) = ([one, one], [0, 0]);
-            kernels::mg::rbgs::launch(
-                backend,
-                e,
-                &r,
-                &c,
-                h2inv,
-                T::zero(),
-                &sides,
-                &sides,
-                colour,
-            )?;
+            kernels::mg::rbgs::launch(backend, e, &r, &dirichlet([one, one], h2inv), colour)?;
         }
         Ok(())
     };
@@ -121,6 +110,17 @@ fn finest_sweep<T: Real>(backend: &Backend, n: usize) -> R<(f64, f64)> {
     Ok((best, bytes))
 }
 
+/// The level operator with coefficients `c` and four Dirichlet sides imposed directly.
+fn dirichlet<T: Real>(c: [T; 2], h2inv: T) -> kernels::mg::Level<T> {
+    kernels::mg::Level {
+        c: c.into(),
+        h2inv,
+        kappa: T::zero(),
+        lo: [0, 0].into(),
+        hi: [0, 0].into(),
+    }
+}
+
 /// The best of 20 generated f64 passes on an `n x n` level (Dirichlet sides), as
 /// [`hand_cycle::pass_times`] times the hand-written ones.
 fn generated_pass_times(backend: &Backend, n: usize) -> R<Vec<(&'static str, f64)>> {
@@ -131,7 +131,8 @@ fn generated_pass_times(backend: &Backend, n: usize) -> R<Vec<(&'static str, f64
     let mut e = Field::<f64>::zeros_on(backend, &[n, n], 1)?;
     let mut t = Field::<f64>::zeros_on(backend, &[n, n], 1)?;
     let mut coarse = Field::<f64>::zeros_on(backend, &[nc, nc], 1)?;
-    let (c, sides, h2inv) = ([1.0, 1.0], [0i64, 0], 1.0 / (h * h));
+    let (sides, h2inv) = ([0i64, 0], 1.0 / (h * h));
+    let l = dirichlet([1.0, 1.0], h2inv);
     let best = |f: &mut dyn FnMut() -> R<()>| -> R<f64> {
         f()?;
         let mut b = f64::INFINITY;
@@ -145,12 +146,12 @@ fn generated_pass_times(backend: &Backend, n: usize) -> R<Vec<(&'static str, f64
     };
     let sweep = best(&mut || {
         for colour in [0, 1] {
-            kernels::mg::rbgs::launch(backend, &mut e, &r, &c, h2inv, 0.0, &sides, &sides, colour)?;
+            kernels::mg::rbgs::launch(backend, &mut e, &r, &l, colour)?;
         }
         Ok(())
     })?;
     let residual = best(&mut || {
-        kernels::mg::residual::launch(backend, &e, &r, &mut t, &c, h2inv, 0.0, &sides, &sides)?;
+        kernels::mg::residual::launch(backend, &e, &r, &mut t, &l)?;
         Ok(())
     })?;
     let restrict = best(&mut || {

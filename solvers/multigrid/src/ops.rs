@@ -1,14 +1,14 @@
 //! The launches of the solver's kernels on a square (2D) or cubic (3D) grid: the one place
 //! that knows the boundary codes and which halos to wrap before a kernel reads across a
 //! periodic side. Kernels that need neither (copies, precision changes, the fused kernels
-//! of the 2D Dirichlet levels with the coefficients of [`Ops::coef_2d`]) are launched
+//! of the 2D Dirichlet levels with the operator of [`Ops::dirichlet`]) are launched
 //! directly from `mg`, and so is `replace`, with the codes of [`Ops::sides`].
 
-use crate::kernels::mg;
+use crate::kernels::mg::{self, Dirichlet, Level};
 use crate::options::{BoundaryKind, Options, Order};
 use std::rc::Rc;
 use stencil_ranks::{Op, Slabs};
-use stencil_runtime::{Backend, Error, Field, Real};
+use stencil_runtime::{Axes, Backend, Error, Field, Real};
 
 /// The boundary code of a side whose ghost layer holds the neighbours' values: a periodic
 /// side's after its wrap, or a cut between two ranks' slabs after their exchange.
@@ -162,9 +162,18 @@ impl Ops {
         Ok(())
     }
 
-    /// The coefficients (one per axis) in `T`, and `kappa`.
-    fn c<T: Real>(&self) -> ([T; 3], T) {
-        (self.coef.map(T::from_f64), T::from_f64(self.kappa))
+    /// The operator and sides of a level of spacing `h` (`h2inv = 1 / h^2`) in `T`, as the
+    /// level kernels take them.
+    pub fn level<T: Real>(&self, h2inv: T) -> Level<T> {
+        let c = self.coef.map(T::from_f64);
+        let (lo, hi) = self.sides();
+        Level {
+            c: Axes::new(&c[..self.dims]),
+            h2inv,
+            kappa: T::from_f64(self.kappa),
+            lo: Axes::new(lo),
+            hi: Axes::new(hi),
+        }
     }
 
     /// The codes of the low and of the high sides, one per axis (the `lo` and `hi` of the
@@ -174,18 +183,15 @@ impl Ops {
     }
 
     /// Wraps the halo of 1 that the level kernels read of the correction `e` across
-    /// periodic sides, and gives their coefficients (one per axis, in `T`), `kappa` and
-    /// side codes.
-    #[allow(clippy::type_complexity)]
-    fn level_args<T: Real>(
+    /// periodic sides, and gives the level's operator and sides ([`Ops::level`]).
+    fn wrapped_level<T: Real>(
         &self,
         b: &Backend,
         e: &mut Field<T>,
-    ) -> Result<([T; 3], T, &[i64], &[i64]), Error> {
+        h2inv: T,
+    ) -> Result<Level<T>, Error> {
         self.wrap(b, e, 1)?;
-        let (c, k) = self.c::<T>();
-        let (lo, hi) = self.sides();
-        Ok((c, k, lo, hi))
+        Ok(self.level(h2inv))
     }
 
     /// One weighted Jacobi sweep from `e` into `out`.
@@ -198,8 +204,8 @@ impl Ops {
         h2inv: T,
         omega: T,
     ) -> Result<(), Error> {
-        let (c, k, lo, hi) = self.level_args(b, e)?;
-        mg::jacobi::launch(b, e, r, out, &c[..self.dims], h2inv, k, lo, hi, omega)
+        let l = self.wrapped_level(b, e, h2inv)?;
+        mg::jacobi::launch(b, e, r, out, &l, omega)
     }
 
     /// One Gauss-Seidel half-sweep over the points of `colour`: pointwise (red-black)
@@ -213,13 +219,10 @@ impl Ops {
         h2inv: T,
         colour: i64,
     ) -> Result<(), Error> {
-        let (c, k, lo, hi) = self.level_args(b, e)?;
+        let l = self.wrapped_level(b, e, h2inv)?;
         match lines {
-            None => mg::rbgs::launch(b, e, r, &c[..self.dims], h2inv, k, lo, hi, colour),
-            Some(axis) => {
-                let axis = axis as i64;
-                mg::zebra::launch(b, e, r, &c[..2], h2inv, k, lo, hi, colour, axis)
-            }
+            None => mg::rbgs::launch(b, e, r, &l, colour),
+            Some(axis) => mg::zebra::launch(b, e, r, &l, colour, axis as i64),
         }
     }
 
@@ -232,8 +235,8 @@ impl Ops {
         res: &mut Field<T>,
         h2inv: T,
     ) -> Result<(), Error> {
-        let (c, k, lo, hi) = self.level_args(b, e)?;
-        mg::residual::launch(b, e, r, res, &c[..self.dims], h2inv, k, lo, hi)
+        let l = self.wrapped_level(b, e, h2inv)?;
+        mg::residual::launch(b, e, r, res, &l)
     }
 
     /// Whether the launches of the fused residual-restriction and prolongation-smoothing
@@ -250,17 +253,22 @@ impl Ops {
         e: &mut Field<T>,
         h2inv: T,
     ) -> Result<(), Error> {
-        let (c, k) = self.c::<T>();
-        let (lo, hi) = self.sides();
-        mg::rbgs_from_zero::launch(b, r, e, &c[..2], h2inv, k, lo, hi)
+        mg::rbgs_from_zero::launch(b, r, e, &self.level(h2inv))
     }
 
-    /// The coefficients `ax, ay` in `T`: the `c` of the fused kernels of the 2D levels
-    /// with four Dirichlet sides imposed directly ([`Ops::all_dirichlet_2d`]), which take
-    /// no boundary codes and need no halo wrapped, so the preconditioner launches them
-    /// itself (`mg::rbgs_sweep`, `mg::restrict_residual`, `mg::prolong_rbgs`, ..).
-    pub fn coef_2d<T: Real>(&self) -> [T; 2] {
-        [T::from_f64(self.coef[0]), T::from_f64(self.coef[1])]
+    /// The operator of a 2D level with four Dirichlet sides imposed directly
+    /// ([`Ops::all_dirichlet_2d`]) as its fused kernels take it, for fields that hold rows
+    /// `j0..` of the level's `nj` (`0, nj` for the whole level). They take no boundary
+    /// codes and need no halo wrapped, so the preconditioner launches them itself
+    /// (`mg::rbgs_sweep`, `mg::restrict_residual`, `mg::prolong_rbgs`, ..).
+    pub fn dirichlet<T: Real>(&self, h2inv: T, j0: i64, nj: i64) -> Dirichlet<T> {
+        let c = [T::from_f64(self.coef[0]), T::from_f64(self.coef[1])];
+        Dirichlet {
+            c: Axes::new(&c),
+            h2inv,
+            j0,
+            nj,
+        }
     }
 
     /// Full-weighting restriction of `fine` to `coarse`.
@@ -310,8 +318,7 @@ impl Ops {
         rhs: &mut Field<f64>,
         h2inv: f64,
     ) -> Result<(), Error> {
-        let (lo, hi) = self.sides();
-        mg::penalty_rhs::launch(b, u, f, rhs, h2inv, self.kappa, lo, hi)
+        mg::penalty_rhs::launch(b, u, f, rhs, &self.level(h2inv))
     }
 
     /// The residual `res = f - A u` of the operator of `order`, computed in f64 and stored
@@ -333,12 +340,11 @@ impl Ops {
             Order::Sixth => 3,
         };
         self.wrap(b, u, reach)?;
-        let c = &self.coef[..self.dims];
-        let (lo, hi) = self.sides();
+        let l = self.level(h2inv);
         let norm2 = match order {
-            Order::Second => mg::defect2::launch(b, u, f, res, c, h2inv, self.kappa, lo, hi)?,
-            Order::Fourth => mg::defect::launch(b, u, f, res, c, h2inv, lo, hi, 4)?,
-            Order::Sixth => mg::defect::launch(b, u, f, res, c, h2inv, lo, hi, 6)?,
+            Order::Second => mg::defect2::launch(b, u, f, res, &l)?,
+            Order::Fourth => mg::defect::launch(b, u, f, res, &l, 4)?,
+            Order::Sixth => mg::defect::launch(b, u, f, res, &l, 6)?,
         };
         Ok(self.defect_norm(b, norm2))
     }
@@ -359,10 +365,7 @@ impl Ops {
     ) -> Result<f64, Error> {
         self.wrap(b, u, 1)?;
         self.wrap(b, e, 1)?;
-        let c = &self.coef[..self.dims];
-        let (lo, hi) = self.sides();
-        let norm2 =
-            mg::correct_defect2::launch(b, u, e, f, out, res, c, h2inv, self.kappa, lo, hi)?;
+        let norm2 = mg::correct_defect2::launch(b, u, e, f, out, res, &self.level(h2inv))?;
         Ok(self.defect_norm(b, norm2))
     }
 

@@ -29,6 +29,13 @@ pub(crate) struct Level<T: Real> {
     rows: (i64, i64),
 }
 
+impl<T: Real> Level<T> {
+    /// The level's operator as the fused kernels of 2D Dirichlet levels take it.
+    fn fused(&self, ops: &Ops) -> mg::Dirichlet<T> {
+        ops.dirichlet(self.h2inv, self.rows.0, self.rows.1)
+    }
+}
+
 /// How far the fused kernels read beyond a node (and so how deep the ghost planes at a
 /// rank's cuts are filled before them).
 const FUSED_REACH: usize = 3;
@@ -357,19 +364,17 @@ impl<T: Real> Hierarchy<T> {
         }
         if self.fused_transfers && sweeps >= 2 {
             self.on_level(l, |h| {
-                let (lv, c) = (&mut h.levels[l], h.ops.coef_2d());
-                let (j0, nj) = lv.rows;
-                mg::rbgs_two_sweeps_from_zero::launch(
-                    &h.backend, &lv.r, &mut lv.e, &c, lv.h2inv, j0, nj,
-                )
+                let (lv, b) = (&mut h.levels[l], &h.backend);
+                let g = lv.fused(&h.ops);
+                mg::rbgs_two_sweeps_from_zero::launch(b, &lv.r, &mut lv.e, &g)
             })?;
             return self.smooth(l, sweeps - 2);
         }
         if self.fused_transfers {
             self.on_level(l, |h| {
-                let (lv, c) = (&mut h.levels[l], h.ops.coef_2d());
-                let (j0, nj) = lv.rows;
-                mg::rbgs_sweep_from_zero::launch(&h.backend, &lv.r, &mut lv.e, &c, lv.h2inv, j0, nj)
+                let (lv, b) = (&mut h.levels[l], &h.backend);
+                let g = lv.fused(&h.ops);
+                mg::rbgs_sweep_from_zero::launch(b, &lv.r, &mut lv.e, &g)
             })?;
             return self.smooth(l, sweeps - 1);
         }
@@ -395,13 +400,12 @@ impl<T: Real> Hierarchy<T> {
         }
         self.on_level(l, |h| {
             let (fine, coarse) = h.levels.split_at_mut(l + 1);
-            let (lv, b, c) = (&mut fine[l], &h.backend, h.ops.coef_2d());
-            let (j0, nj) = lv.rows;
-            let (h2inv, e) = (lv.h2inv, &coarse[0].e);
+            let (lv, b, e) = (&mut fine[l], &h.backend, &coarse[0].e);
+            let g = lv.fused(&h.ops);
             if swept {
-                mg::prolong_swept_rbgs::launch(b, &lv.r, e, &mut lv.t, &c, h2inv, j0, nj)
+                mg::prolong_swept_rbgs::launch(b, &lv.r, e, &mut lv.t, &g)
             } else {
-                mg::prolong_rbgs::launch(b, &lv.e, e, &lv.r, &mut lv.t, &c, h2inv, j0, nj)
+                mg::prolong_rbgs::launch(b, &lv.e, e, &lv.r, &mut lv.t, &g)
             }
         })?;
         let lv = &mut self.levels[l];
@@ -411,7 +415,7 @@ impl<T: Real> Hierarchy<T> {
         }
         // The rest of the first sweep and the whole second in one pass.
         self.sweep_out_of_place(l, |b, ops, e, r, out, h2inv, (j0, nj)| {
-            mg::rbgs_sweep_and_a_half::launch(b, e, r, out, &ops.coef_2d(), h2inv, j0, nj)
+            mg::rbgs_sweep_and_a_half::launch(b, e, r, out, &ops.dirichlet(h2inv, j0, nj))
         })?;
         self.smooth(l, sweeps - 2)
     }
@@ -464,12 +468,14 @@ impl<T: Real> Hierarchy<T> {
     fn restrict_fused(&mut self, l: usize, swept: bool) -> Result<(), Error> {
         self.on_level(l, |h| {
             let (fine, coarse) = h.levels.split_at_mut(l + 1);
-            let (lv, b, c) = (&fine[l], &h.backend, h.ops.coef_2d());
-            let (r, (j0, nj)) = (&mut coarse[0].r, coarse[0].rows);
+            let (lv, b, r) = (&fine[l], &h.backend, &mut coarse[0].r);
+            // The kernel's grid is the coarse level's, with the fine level's `1/h^2`.
+            let (j0, nj) = coarse[0].rows;
+            let g = h.ops.dirichlet(lv.h2inv, j0, nj);
             if swept {
-                mg::restrict_swept_residual::launch(b, &lv.r, r, &c, lv.h2inv, j0, nj)
+                mg::restrict_swept_residual::launch(b, &lv.r, r, &g)
             } else {
-                mg::restrict_residual::launch(b, &lv.e, &lv.r, r, &c, lv.h2inv, j0, nj)
+                mg::restrict_residual::launch(b, &lv.e, &lv.r, r, &g)
             }
         })
     }
@@ -489,7 +495,7 @@ impl<T: Real> Hierarchy<T> {
             match &smoother {
                 Smoother::RedBlack if self.fused_transfers => {
                     self.sweep_out_of_place(l, |b, ops, e, r, out, h2inv, (j0, nj)| {
-                        mg::rbgs_sweep::launch(b, e, r, out, &ops.coef_2d(), h2inv, j0, nj)
+                        mg::rbgs_sweep::launch(b, e, r, out, &ops.dirichlet(h2inv, j0, nj))
                     })?;
                 }
                 Smoother::RedBlack => {

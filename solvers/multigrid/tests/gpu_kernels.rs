@@ -3,11 +3,11 @@
 //! GPU. Stage for a GPU machine with
 //! `../shared/tools/stage-gpu -p multigrid --test gpu_kernels`.
 
-use multigrid::kernels::mg;
+use multigrid::kernels::mg::{self, Dirichlet, Level};
 use multigrid::{solve, Boundary, BoundaryKind, Options, Order, Precision, Problem};
 use std::f64::consts::TAU;
 use stencil_runtime::cuda::{LaunchShape, Tuning};
-use stencil_runtime::{Backend, Error, Field, Real};
+use stencil_runtime::{Axes, Backend, Error, Field, Real};
 use stencil_tests::device::{gpu_or_skip, TILE_SHAPES};
 use stencil_tests::harness::{assert_close, random_field, rng, tolerance, values};
 
@@ -86,6 +86,7 @@ fn kernels_2d<T: Real>(gpu: &Backend, [bw, be, bs, bn]: [i64; 4]) {
         periodic: &[1, 0],
     };
     per_axis_kernels::<T>(gpu, &N2, "", (&c, &c64), sides);
+    let (l, l64) = (level(&c, h2, kap, sides), level(&c64, 900.0, 50.0, sides));
     for colour in [0, 1] {
         for axis in [0, 1] {
             compare::<T>(
@@ -96,7 +97,7 @@ fn kernels_2d<T: Real>(gpu: &Backend, [bw, be, bs, bn]: [i64; 4]) {
                 2,
                 &|b, _, s| {
                     let [e, r] = s else { unreachable!() };
-                    mg::zebra::launch(b, e, r, &c, h2, kap, lo, hi, colour, axis).map(|_| vec![])
+                    mg::zebra::launch(b, e, r, &l, colour, axis).map(|_| vec![])
                 },
             );
         }
@@ -106,11 +107,18 @@ fn kernels_2d<T: Real>(gpu: &Backend, [bw, be, bs, bn]: [i64; 4]) {
     });
     compare::<T>(gpu, "fused", &N2, 0, 2, &|b, _, s| {
         let [from_zero, r1] = s else { unreachable!() };
-        mg::rbgs_from_zero::launch(b, r1, from_zero, &c, h2, kap, lo, hi)?;
+        mg::rbgs_from_zero::launch(b, r1, from_zero, &l)?;
         let mut swept = Field::<T>::zeros_on(b, &N2, 1)?;
         // The whole grid's rows (the fused kernels' `nj`), fine and coarse.
         let (ny, nyc) = (N2[1] as i64, 15);
-        mg::rbgs_sweep_from_zero::launch(b, r1, &mut swept, &c, h2, 0, ny)?;
+        let rows = |nj| Dirichlet {
+            c: Axes::new(&c),
+            h2inv: h2,
+            j0: 0,
+            nj,
+        };
+        let (g, gc) = (rows(ny), rows(nyc));
+        mg::rbgs_sweep_from_zero::launch(b, r1, &mut swept, &g)?;
         // The residual-restriction and prolongation-smoothing kernels read up to three
         // layers of halo.
         let wave = |k: f64| {
@@ -126,17 +134,17 @@ fn kernels_2d<T: Real>(gpu: &Backend, [bw, be, bs, bn]: [i64; 4]) {
         .to(b)?;
         let mut out = Field::<T>::zeros_on(b, &N2, 2)?;
         let mut from_r = Field::<T>::zeros_on(b, &N2, 2)?;
-        mg::prolong_rbgs::launch(b, &e, &coarse, &r, &mut out, &c, h2, 0, ny)?;
-        mg::prolong_swept_rbgs::launch(b, &r, &coarse, &mut from_r, &c, h2, 0, ny)?;
+        mg::prolong_rbgs::launch(b, &e, &coarse, &r, &mut out, &g)?;
+        mg::prolong_swept_rbgs::launch(b, &r, &coarse, &mut from_r, &g)?;
         let mut coarse_from_r = Field::<T>::zeros_on(b, &[19, 15], 2)?;
-        mg::restrict_swept_residual::launch(b, &r, &mut coarse_from_r, &c, h2, 0, nyc)?;
-        mg::restrict_residual::launch(b, &e, &r, &mut coarse, &c, h2, 0, nyc)?;
+        mg::restrict_swept_residual::launch(b, &r, &mut coarse_from_r, &gc)?;
+        mg::restrict_residual::launch(b, &e, &r, &mut coarse, &gc)?;
         let mut swept_twice = Field::<T>::zeros_on(b, &N2, 2)?;
-        mg::rbgs_sweep::launch(b, &e, &r, &mut swept_twice, &c, h2, 0, ny)?;
+        mg::rbgs_sweep::launch(b, &e, &r, &mut swept_twice, &g)?;
         let mut two_from_zero = Field::<T>::zeros_on(b, &N2, 2)?;
-        mg::rbgs_two_sweeps_from_zero::launch(b, &r, &mut two_from_zero, &c, h2, 0, ny)?;
+        mg::rbgs_two_sweeps_from_zero::launch(b, &r, &mut two_from_zero, &g)?;
         let mut and_a_half = Field::<T>::zeros_on(b, &N2, 2)?;
-        mg::rbgs_sweep_and_a_half::launch(b, &e, &r, &mut and_a_half, &c, h2, 0, ny)?;
+        mg::rbgs_sweep_and_a_half::launch(b, &e, &r, &mut and_a_half, &g)?;
         let mut both = out.interior()?;
         both.extend(two_from_zero.interior()?);
         both.extend(and_a_half.interior()?);
@@ -158,13 +166,13 @@ fn kernels_2d<T: Real>(gpu: &Backend, [bw, be, bs, bn]: [i64; 4]) {
     });
     compare::<T>(gpu, "defect2", &N2, 2, 1, &|b, w, s| {
         let [u, f] = w else { unreachable!() };
-        let n2 = mg::defect2::launch(b, u, f, &mut s[0], &c64, 900.0, 50.0, lo, hi)?;
+        let n2 = mg::defect2::launch(b, u, f, &mut s[0], &l64)?;
         Ok(vec![n2])
     });
     compare::<T>(gpu, "defects of order 4 and 6", &N2, 2, 1, &|b, w, s| {
         let (u, f) = (widen(b, &w[0])?, widen(b, &w[1])?);
-        let a = mg::defect::launch(b, &u, &f, &mut s[0], &c64, 900.0, lo, hi, 4)?;
-        let c = mg::defect::launch(b, &u, &f, &mut s[0], &c64, 900.0, lo, hi, 6)?;
+        let a = mg::defect::launch(b, &u, &f, &mut s[0], &l64, 4)?;
+        let c = mg::defect::launch(b, &u, &f, &mut s[0], &l64, 6)?;
         Ok(vec![a, c])
     });
 }
@@ -178,6 +186,17 @@ struct Sides<'a> {
     periodic: &'a [i64],
 }
 
+/// The operator and sides of a test level with coefficients `c`.
+fn level<T: Real>(c: &[T], h2inv: T, kappa: T, sides: Sides<'_>) -> Level<T> {
+    Level {
+        c: Axes::new(c),
+        h2inv,
+        kappa,
+        lo: Axes::new(sides.lo),
+        hi: Axes::new(sides.hi),
+    }
+}
+
 /// The kernels written once per axis, on grid `n` (2D or 3D), with the coefficients `c`
 /// in `T` and in f64; each comparison is named after its kernel, followed by `tag` where
 /// it is not empty ("3d").
@@ -186,38 +205,42 @@ fn per_axis_kernels<T: Real>(
     n: &[usize],
     tag: &str,
     (c, c64): (&[T], &[f64]),
-    Sides { lo, hi, periodic }: Sides<'_>,
+    sides: Sides<'_>,
 ) {
     let t = T::from_f64;
-    let (h2, kap) = (t(900.0), t(50.0));
+    let (l, l64) = (
+        level(c, t(900.0), t(50.0), sides),
+        level(c64, 900.0, 50.0, sides),
+    );
+    let Sides { lo, hi, periodic } = sides;
     let name = |kernel: &str, separator: char| match tag {
         "" => kernel.to_string(),
         _ => format!("{kernel}{separator}{tag}"),
     };
     compare::<T>(gpu, &name("jacobi", '_'), n, 0, 3, &|b, _, s| {
         let [e, r, o] = s else { unreachable!() };
-        mg::jacobi::launch(b, e, r, o, c, h2, kap, lo, hi, t(0.8)).map(|_| vec![])
+        mg::jacobi::launch(b, e, r, o, &l, t(0.8)).map(|_| vec![])
     });
     for colour in [0, 1] {
         compare::<T>(gpu, &name("rbgs", '_'), n, 0, 2, &|b, _, s| {
             let [e, r] = s else { unreachable!() };
-            mg::rbgs::launch(b, e, r, c, h2, kap, lo, hi, colour).map(|_| vec![])
+            mg::rbgs::launch(b, e, r, &l, colour).map(|_| vec![])
         });
     }
     compare::<T>(gpu, &name("residual", '_'), n, 0, 3, &|b, _, s| {
         let [e, r, o] = s else { unreachable!() };
-        mg::residual::launch(b, e, r, o, c, h2, kap, lo, hi).map(|_| vec![])
+        mg::residual::launch(b, e, r, o, &l).map(|_| vec![])
     });
     compare::<T>(gpu, &name("correct_defect2", '_'), n, 3, 2, &|b, w, s| {
         let [u, f, out] = w else { unreachable!() };
         let [e, r] = s else { unreachable!() };
-        let n2 = mg::correct_defect2::launch(b, u, e, f, out, r, c64, 900.0, 50.0, lo, hi)?;
+        let n2 = mg::correct_defect2::launch(b, u, e, f, out, r, &l64)?;
         Ok(vec![n2])
     });
     compare::<T>(gpu, &name("pointwise kernels", ' '), n, 3, 1, &|b, w, s| {
         let [u, f, o] = w else { unreachable!() };
         mg::correct::launch(b, u, &s[0])?;
-        mg::penalty_rhs::launch(b, u, f, o, 900.0, 50.0, lo, hi)?;
+        mg::penalty_rhs::launch(b, u, f, o, &l64)?;
         mg::replace::launch(b, f, &s[0], lo, hi)?;
         mg::narrow::launch(b, u, &mut s[0])?;
         let mean = mg::periodic_sum::launch(b, u, periodic)?;
@@ -244,6 +267,7 @@ fn kernels_3d<T: Real>(gpu: &Backend) {
         periodic: &[0, 1, 1],
     };
     per_axis_kernels::<T>(gpu, &N3, "3d", (&c, &c64), sides);
+    let l64 = level(&c64, 900.0, 50.0, sides);
     compare::<T>(gpu, "transfers_3d", &N3, 0, 2, &|b, _, s| {
         let [fine, other] = s else { unreachable!() };
         let mut coarse = Field::<T>::zeros_on(b, &[11, 9, 7], 1)?;
@@ -256,10 +280,10 @@ fn kernels_3d<T: Real>(gpu: &Backend) {
     });
     compare::<T>(gpu, "defects_3d", &N3, 2, 1, &|b, w, s| {
         let [u, f] = w else { unreachable!() };
-        let a = mg::defect2::launch(b, u, f, &mut s[0], &c64, 900.0, 50.0, lo, hi)?;
+        let a = mg::defect2::launch(b, u, f, &mut s[0], &l64)?;
         let (u, f) = (widen(b, u)?, widen(b, f)?);
-        let c = mg::defect::launch(b, &u, &f, &mut s[0], &c64, 900.0, lo, hi, 4)?;
-        let d = mg::defect::launch(b, &u, &f, &mut s[0], &c64, 900.0, lo, hi, 6)?;
+        let c = mg::defect::launch(b, &u, &f, &mut s[0], &l64, 4)?;
+        let d = mg::defect::launch(b, &u, &f, &mut s[0], &l64, 6)?;
         Ok(vec![a, c, d])
     });
 }

@@ -4,7 +4,7 @@
 //! without MPI: the slab is cut from the whole field here.
 
 use multigrid::kernels::mg;
-use stencil_runtime::{Backend, Error, Field};
+use stencil_runtime::{Axes, Backend, Error, Field};
 use stencil_tests::harness::{random_field, rng};
 
 /// Nodes per axis of the fine grid (a level of `2^k + 1` nodes) and of the coarse one.
@@ -90,7 +90,10 @@ fn fused_kernels_on_slabs_equal_the_whole_grid() {
         ($kernel:ident($($input:literal),+), $coarse_out:expr) => {
             check(
                 stringify!($kernel),
-                &|f, out, j0, nj| mg::$kernel::launch(&b, $(f[$input],)+ out, &c, h2inv, j0, nj),
+                &|f, out, j0, nj| {
+                    let g = mg::Dirichlet { c: Axes::new(&c), h2inv, j0, nj };
+                    mg::$kernel::launch(&b, $(f[$input],)+ out, &g)
+                },
                 $coarse_out,
             )
         };

@@ -5,6 +5,8 @@ use stencil_runtime::prelude::*;
 /// The kernels (see [`super`] for the grids, sides and operators they share).
 #[stencils(helpers = [super::rows])]
 pub mod kernels {
+    use super::super::rows::Level;
+
     /// Converts an f64 field to the preconditioner's precision.
     #[stencil(dims = [2, 3])]
     pub fn narrow<T: Real>(u: In<f64>, out: Out<T>) {
@@ -24,17 +26,9 @@ pub mod kernels {
     /// The right-hand side of the penalty form: `f + kappa g / h^2` on penalty sides, `g`
     /// being the boundary value held by `u`; `f` elsewhere.
     #[stencil(dims = [2, 3])]
-    pub fn penalty_rhs(
-        u: In<f64>,
-        f: In<f64>,
-        rhs: Out<f64>,
-        h2inv: f64,
-        kappa: f64,
-        lo: Axes<i64>,
-        hi: Axes<i64>,
-    ) {
-        let penalty = if on_side(lo, hi, 2) { kappa } else { 0.0 };
-        rhs = f + penalty * h2inv * u;
+    pub fn penalty_rhs(u: In<f64>, f: In<f64>, rhs: Out<f64>, l: Level<f64>) {
+        let penalty = if on_side(l.lo, l.hi, 2) { l.kappa } else { 0.0 };
+        rhs = f + penalty * l.h2inv * u;
     }
 
     /// Sets a field to zero.
@@ -53,19 +47,9 @@ pub mod kernels {
     /// The 2nd-order residual `res = f - A u` in f64, stored in the preconditioner's
     /// precision, with its sum of squares.
     #[stencil(dims = [2, 3])]
-    pub fn defect2<T: Real>(
-        u: In<f64>,
-        f: In<f64>,
-        res: Out<T>,
-        norm2: Sum<f64>,
-        c: Axes<f64>,
-        h2inv: f64,
-        kappa: f64,
-        lo: Axes<i64>,
-        hi: Axes<i64>,
-    ) {
-        let au = diagonal(c, h2inv, kappa, lo, hi) * u - coupling(u, c, h2inv, lo, hi);
-        let d = if on_side(lo, hi, 0) { 0.0 } else { f - au };
+    pub fn defect2<T: Real>(u: In<f64>, f: In<f64>, res: Out<T>, norm2: Sum<f64>, l: Level<f64>) {
+        let au = diagonal(l) * u - coupling(u, l);
+        let d = if fixed(l) { 0.0 } else { f - au };
         res = d as T;
         norm2.reduce(d * d);
     }
@@ -81,16 +65,11 @@ pub mod kernels {
         out: Out<f64>,
         res: Out<T>,
         norm2: Sum<f64>,
-        c: Axes<f64>,
-        h2inv: f64,
-        kappa: f64,
-        lo: Axes<i64>,
-        hi: Axes<i64>,
+        l: Level<f64>,
     ) {
         let centre = u + e as f64;
-        let diag = diagonal(c, h2inv, kappa, lo, hi);
-        let au = diag * centre - corrected_coupling(u, e, c, h2inv, lo, hi);
-        let d = if on_side(lo, hi, 0) { 0.0 } else { f - au };
+        let au = diagonal(l) * centre - corrected_coupling(u, e, l);
+        let d = if fixed(l) { 0.0 } else { f - au };
         out = centre;
         res = d as T;
         norm2.reduce(d * d);
@@ -156,42 +135,28 @@ pub mod kernels {
         }
     }
 
-    /// The defect `f - au h2inv` of a high-order residual at a node (`au` the operator
-    /// applied to `u` times `h^2`), 0 at a node fixed by a Dirichlet side.
-    #[stencil_fn]
-    fn high_order_defect(f: In<f64>, au: f64, h2inv: f64, lo: Axes<i64>, hi: Axes<i64>) -> f64 {
-        if on_side(lo, hi, 0) {
-            0.0
-        } else {
-            f - au * h2inv
-        }
-    }
-
     /// The residual of `-(sum c_a u_aa) = f` of order `order` (4 or 6) with Dirichlet
-    /// sides imposed directly or periodic ones, in f64, stored in the preconditioner's
-    /// precision.
+    /// sides imposed directly or periodic ones (`l.kappa` unused), in f64, stored in the
+    /// preconditioner's precision; 0 at a node fixed by a Dirichlet side.
     #[stencil(dims = [2, 3], consts(order = [4, 6]))]
     pub fn defect<T: Real>(
         u: In<f64>,
         f: In<f64>,
         res: Out<T>,
         norm2: Sum<f64>,
-        c: Axes<f64>,
-        h2inv: f64,
-        lo: Axes<i64>,
-        hi: Axes<i64>,
+        l: Level<f64>,
         order: i64,
     ) {
         let mut au: f64 = 0.0;
         for a in 0..ndims() {
             let d2 = if order == 4 {
-                d2_o4(u, a, lo[a], hi[a])
+                d2_o4(u, a, l.lo[a], l.hi[a])
             } else {
-                d2_o6(u, a, lo[a], hi[a])
+                d2_o6(u, a, l.lo[a], l.hi[a])
             };
-            au = add_axis(a, au, c[a] * d2);
+            au = add_axis(a, au, l.c[a] * d2);
         }
-        let d = high_order_defect(f, au, h2inv, lo, hi);
+        let d = if fixed(l) { 0.0 } else { f - au * l.h2inv };
         res = d as T;
         norm2.reduce(d * d);
     }

@@ -7,8 +7,9 @@
 //! (see [`crate::Boundary`]): 0 Dirichlet imposed directly (the node is fixed), 1
 //! homogeneous Neumann (mirror ghost), 2 Dirichlet by penalty (mirror ghost plus
 //! `kappa / h^2 (u - g)`, with `kappa g / h^2` carried by the right-hand side), 3 periodic.
-//! A kernel takes the kinds of the low and high sides of every axis as `lo` and `hi`, and
-//! the operator's coefficients as `c`, one per axis.
+//! A level kernel takes its operator and sides as one [`rows::Level`] group: the
+//! operator's coefficients `c`, one per axis, `1/h^2`, the penalty weight, and the kinds
+//! of the low and high sides of every axis, `lo` and `hi`.
 //!
 //! The operator is the anisotropic Laplacian `-(sum over axes a of c_a u_aa)` (`c_a = 1`
 //! for Poisson), discretised by the 5- or 7-point stencil on the levels of the hierarchy;
@@ -26,17 +27,34 @@ mod fused;
 mod smoothers;
 mod transfers;
 
-/// Every kernel of the multigrid solvers, whichever module defines it.
+/// Every kernel of the multigrid solvers, whichever module defines it, and the groups
+/// of values they take ([`Level`], [`Dirichlet`]).
 pub mod mg {
     pub use super::defects::kernels::*;
     pub use super::fused::kernels::*;
+    pub use super::rows::Level;
     pub use super::smoothers::kernels::*;
     pub use super::transfers::kernels::*;
 }
 
 /// Sides, mirrors and the rows of the operator: the helpers the kernels share.
 #[stencil_helpers]
-mod rows {
+pub mod rows {
+    /// A level's operator and sides, as the level kernels take them.
+    #[stencil_group]
+    #[derive(Clone, Copy, Debug)]
+    pub struct Level<T> {
+        /// The operator's coefficient along each axis.
+        pub c: Axes<T>,
+        /// `1 / h^2`.
+        pub h2inv: T,
+        /// The penalty weight of penalty sides.
+        pub kappa: T,
+        /// The boundary kind of the low side of each axis.
+        pub lo: Axes<i64>,
+        /// The boundary kind of the high side of each axis.
+        pub hi: Axes<i64>,
+    }
 
     /// The boundary kind of the side a node lies on along one axis, or -1 inside.
     #[stencil_fn]
@@ -82,47 +100,46 @@ mod rows {
         }
     }
 
+    /// Whether the node is fixed: on a Dirichlet side imposed directly.
+    #[stencil_fn]
+    fn fixed<T: Real>(l: Level<T>) -> bool {
+        on_side(l.lo, l.hi, 0)
+    }
+
     /// The diagonal of the node's row, `(2 sum c_a + kappa on a penalty side) / h^2`.
     #[stencil_fn]
-    fn diagonal<T: Real>(c: Axes<T>, h2inv: T, kappa: T, lo: Axes<i64>, hi: Axes<i64>) -> T {
+    fn diagonal<T: Real>(l: Level<T>) -> T {
         let mut sum: T = 0.0;
         for a in 0..ndims() {
-            sum = add_axis(a, sum, c[a]);
+            sum = add_axis(a, sum, l.c[a]);
         }
-        let penalty = if on_side(lo, hi, 2) { kappa } else { 0.0 };
-        (2.0 * sum + penalty) * h2inv
+        let penalty = if on_side(l.lo, l.hi, 2) { l.kappa } else { 0.0 };
+        (2.0 * sum + penalty) * l.h2inv
     }
 
     /// The node's coupling to its neighbours, `sum c_a (e below + e above) / h^2`, the
     /// mirror image taken beyond a Neumann or penalty side.
     #[stencil_fn]
-    fn coupling<T: Real>(e: In<T>, c: Axes<T>, h2inv: T, lo: Axes<i64>, hi: Axes<i64>) -> T {
+    fn coupling<T: Real>(e: In<T>, l: Level<T>) -> T {
         let mut sum: T = 0.0;
         for a in 0..ndims() {
-            let (below, above) = mirrored(a, lo, hi, e[-unit(a)], e[unit(a)]);
-            sum = add_axis(a, sum, c[a] * (below + above));
+            let (below, above) = mirrored(a, l.lo, l.hi, e[-unit(a)], e[unit(a)]);
+            sum = add_axis(a, sum, l.c[a] * (below + above));
         }
-        sum * h2inv
+        sum * l.h2inv
     }
 
     /// [`coupling`] of `u + e` (in f64), for the defect after a correction.
     #[stencil_fn]
-    fn corrected_coupling<T: Real>(
-        u: In<f64>,
-        e: In<T>,
-        c: Axes<f64>,
-        h2inv: f64,
-        lo: Axes<i64>,
-        hi: Axes<i64>,
-    ) -> f64 {
+    fn corrected_coupling<T: Real>(u: In<f64>, e: In<T>, l: Level<f64>) -> f64 {
         let mut sum: f64 = 0.0;
         for a in 0..ndims() {
             let below = u[-unit(a)] + e[-unit(a)] as f64;
             let above = u[unit(a)] + e[unit(a)] as f64;
-            let (below, above) = mirrored(a, lo, hi, below, above);
-            sum = add_axis(a, sum, c[a] * (below + above));
+            let (below, above) = mirrored(a, l.lo, l.hi, below, above);
+            sum = add_axis(a, sum, l.c[a] * (below + above));
         }
-        sum * h2inv
+        sum * l.h2inv
     }
 
     /// The weight of the coarse node above along axis `a` in the linear interpolation at a
