@@ -362,21 +362,18 @@ impl<T: Real> Hierarchy<T> {
             self.zero(l)?;
             return self.smooth(l, sweeps);
         }
-        if self.fused_transfers && sweeps >= 2 {
-            self.on_level(l, |h| {
-                let (lv, b) = (&mut h.levels[l], &h.backend);
-                let g = lv.fused(&h.ops);
-                mg::rbgs_two_sweeps_from_zero::launch(b, &lv.r, &mut lv.e, &g)
-            })?;
-            return self.smooth(l, sweeps - 2);
-        }
         if self.fused_transfers {
+            // One or two whole sweeps from zero in one launch.
+            let done = sweeps.min(2);
             self.on_level(l, |h| {
                 let (lv, b) = (&mut h.levels[l], &h.backend);
                 let g = lv.fused(&h.ops);
-                mg::rbgs_sweep_from_zero::launch(b, &lv.r, &mut lv.e, &g)
+                match done {
+                    2 => mg::rbgs_two_sweeps_from_zero::launch(b, &lv.r, &mut lv.e, &g),
+                    _ => mg::rbgs_sweep_from_zero::launch(b, &lv.r, &mut lv.e, &g),
+                }
             })?;
-            return self.smooth(l, sweeps - 1);
+            return self.smooth(l, sweeps - done);
         }
         self.on_level(l, |h| {
             let lv = &mut h.levels[l];

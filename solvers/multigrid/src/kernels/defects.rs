@@ -86,6 +86,13 @@ pub mod kernels {
         }
     }
 
+    /// `-u''` to 4th order at the node next to a boundary, one-sided: `b1` the node on
+    /// the boundary's side, `c` the node, `f1..f4` the nodes inward.
+    #[stencil_fn]
+    fn o4_next_to_side(b1: f64, c: f64, f1: f64, f2: f64, f3: f64, f4: f64) -> f64 {
+        -(10.0 * b1 - 15.0 * c - 4.0 * f1 + 14.0 * f2 - 6.0 * f3 + f4) / 12.0
+    }
+
     /// `-u''` to 4th order along axis `a`: centred 5-point inside, one-sided 6-point next
     /// to a boundary of kind `lo` or `hi`.
     #[stencil_fn]
@@ -95,12 +102,32 @@ pub mod kernels {
         let (p1, p2, p3, p4) = (u[e], u[2 * e], u[3 * e], u[4 * e]);
         let c = u;
         if reach(index(a), lo) == 1 {
-            -(10.0 * m1 - 15.0 * c - 4.0 * p1 + 14.0 * p2 - 6.0 * p3 + p4) / 12.0
+            o4_next_to_side(m1, c, p1, p2, p3, p4)
         } else if reach(extent(a) - 1 - index(a), hi) == 1 {
-            -(10.0 * p1 - 15.0 * c - 4.0 * m1 + 14.0 * m2 - 6.0 * m3 + m4) / 12.0
+            o4_next_to_side(p1, c, m1, m2, m3, m4)
         } else {
             -(-m2 + 16.0 * m1 - 30.0 * c + 16.0 * p1 - p2) / 12.0
         }
+    }
+
+    /// `-u''` to 6th order one node from a boundary, one-sided 8-point: `b1` the node on
+    /// the boundary's side, `c` the node, `f1..f6` the nodes inward.
+    #[stencil_fn]
+    fn o6_next_to_side(b1: f64, c: f64, f: (f64, f64, f64, f64, f64, f64)) -> f64 {
+        let (f1, f2, f3, f4, f5, f6) = f;
+        -(126.0 * b1 - 70.0 * c - 486.0 * f1 + 855.0 * f2 - 670.0 * f3 + 324.0 * f4 - 90.0 * f5
+            + 11.0 * f6)
+            / 180.0
+    }
+
+    /// `-u''` to 6th order two nodes from a boundary, one-sided 8-point: `b2`, `b1` the
+    /// nodes on the boundary's side (`b2` the farther), `c` the node, `f1..f5` inward.
+    #[stencil_fn]
+    fn o6_two_from_side(b2: f64, b1: f64, c: f64, f: (f64, f64, f64, f64, f64)) -> f64 {
+        let (f1, f2, f3, f4, f5) = f;
+        -(-11.0 * b2 + 214.0 * b1 - 378.0 * c + 130.0 * f1 + 85.0 * f2 - 54.0 * f3 + 16.0 * f4
+            - 2.0 * f5)
+            / 180.0
     }
 
     /// `-u''` to 6th order along axis `a`: centred 7-point from three nodes in, one-sided
@@ -114,21 +141,13 @@ pub mod kernels {
         let dist = reach(index(a), lo);
         let rdist = reach(extent(a) - 1 - index(a), hi);
         if dist == 1 {
-            -(126.0 * m1 - 70.0 * c - 486.0 * p1 + 855.0 * p2 - 670.0 * p3 + 324.0 * p4 - 90.0 * p5
-                + 11.0 * p6)
-                / 180.0
+            o6_next_to_side(m1, c, (p1, p2, p3, p4, p5, p6))
         } else if dist == 2 {
-            -(-11.0 * m2 + 214.0 * m1 - 378.0 * c + 130.0 * p1 + 85.0 * p2 - 54.0 * p3 + 16.0 * p4
-                - 2.0 * p5)
-                / 180.0
+            o6_two_from_side(m2, m1, c, (p1, p2, p3, p4, p5))
         } else if rdist == 1 {
-            -(126.0 * p1 - 70.0 * c - 486.0 * m1 + 855.0 * m2 - 670.0 * m3 + 324.0 * m4 - 90.0 * m5
-                + 11.0 * m6)
-                / 180.0
+            o6_next_to_side(p1, c, (m1, m2, m3, m4, m5, m6))
         } else if rdist == 2 {
-            -(-11.0 * p2 + 214.0 * p1 - 378.0 * c + 130.0 * m1 + 85.0 * m2 - 54.0 * m3 + 16.0 * m4
-                - 2.0 * m5)
-                / 180.0
+            o6_two_from_side(p2, p1, c, (m1, m2, m3, m4, m5))
         } else {
             -(2.0 * m3 - 27.0 * m2 + 270.0 * m1 - 490.0 * c + 270.0 * p1 - 27.0 * p2 + 2.0 * p3)
                 / 180.0

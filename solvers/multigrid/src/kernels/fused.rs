@@ -38,6 +38,16 @@ pub mod kernels {
         i == 0 || j + g.j0 == 0 || i == extent(0) - 1 || j + g.j0 == g.nj - 1
     }
 
+    /// `value` at an interior node of the kernel's grid, 0 on the whole level's boundary.
+    #[stencil_fn]
+    fn zero_on_edge<T: Real>(value: T, g: Dirichlet<T>) -> T {
+        if on_edge(index(0), index(1), g) {
+            0.0
+        } else {
+            value
+        }
+    }
+
     /// The colour of the node at offset `d`: the parity of its index sum, the indices
     /// taken 4 past their own so that ghost nodes (down to index -3) have a non-negative
     /// sum and the parity of the whole grid's indices (slabs start at even rows), and a
@@ -338,11 +348,7 @@ pub mod kernels {
             }
             rows = weigh_next(b, rows, row);
         }
-        coarse = if on_edge(index(0), index(1), g) {
-            0.0
-        } else {
-            rows
-        };
+        coarse = zero_on_edge(rows, g);
     }
 
     /// [`restrict_residual`] of the correction that one red-black sweep from zero gives
@@ -359,11 +365,7 @@ pub mod kernels {
             }
             rows = weigh_next(b, rows, row);
         }
-        coarse = if on_edge(index(0), index(1), g) {
-            0.0
-        } else {
-            rows
-        };
+        coarse = zero_on_edge(rows, g);
     }
 
     /// The prolongation added to a correction followed by the colour-0 half-sweep, at the
