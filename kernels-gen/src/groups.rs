@@ -13,6 +13,7 @@ use crate::ast::{
     Block, Expr, ExprKind, FnDef, GroupDef, Ident, MemberOf, Module, Param, SpanId, Stmt, TypeExpr,
 };
 use crate::lower::{LowerError, AXES_TYPE};
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 type Result<T> = std::result::Result<T, LowerError>;
@@ -29,11 +30,11 @@ fn err<T>(span: SpanId, message: impl Into<String>, help: &str) -> Result<T> {
 const MEMBER_TYPES: &[&str] = &["f32", "f64", "i64", "i32", "u8", "bool"];
 
 /// `module` with every group parameter, member read and group argument written out as
-/// scalars; the module itself when it declares no groups.
-pub fn expand(module: &Module) -> Result<Module> {
+/// scalars; the module itself, borrowed, when it declares no groups.
+pub fn expand(module: &Module) -> Result<Cow<'_, Module>> {
     check_groups(module)?;
     if module.groups.is_empty() {
-        return Ok(module.clone());
+        return Ok(Cow::Borrowed(module));
     }
     // Which parameters of each function are groups, before any is expanded: a call's
     // arguments are matched against the callee's parameters as written.
@@ -50,10 +51,10 @@ pub fn expand(module: &Module) -> Result<Module> {
         .iter()
         .map(|f| expand_fn(module, f, &group_params))
         .collect::<Result<_>>()?;
-    Ok(Module {
+    Ok(Cow::Owned(Module {
         items,
         groups: module.groups.clone(),
-    })
+    }))
 }
 
 /// Each group is declared once, with at most one type parameter and members of scalar

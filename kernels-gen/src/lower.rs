@@ -110,7 +110,8 @@ pub fn lower_module(module: &Module) -> Result<Vec<Kernel>> {
 /// function, of one kernel per combination of its compile-time constants' values
 /// (`consts(..)`) and dimension it is defined for (constants varying slowest).
 pub fn lower_definitions(module: &Module) -> Result<Vec<Vec<Kernel>>> {
-    let module = &crate::groups::expand(module)?;
+    let expanded = crate::groups::expand(module)?;
+    let module: &Module = &expanded;
     check_unique_names(module)?;
     for h in module.items.iter().filter(|f| f.kind == FnKind::Helper) {
         consts::instances(h)?;
@@ -257,7 +258,8 @@ struct Lowerer<'m> {
 
 /// Lowers one kernel of `module`.
 pub fn lower_kernel(module: &Module, f: &FnDef) -> Result<Kernel> {
-    let module = &crate::groups::expand(module)?;
+    let expanded = crate::groups::expand(module)?;
+    let module: &Module = &expanded;
     let f = module
         .items
         .iter()

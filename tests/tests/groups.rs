@@ -196,3 +196,47 @@ fn parameters_named_like_the_launchers_variables_reach_the_kernel() {
         }
     }
 }
+
+#[test]
+fn a_group_that_exists_only_in_some_instances_is_taken_by_those() {
+    use grouped::{step_forced, Forcing};
+    let n = [11usize, 5];
+    let w = Wave {
+        c: 0.7,
+        damping: 0.05,
+        west: 0,
+        east: 1,
+        wall: 0.25,
+    };
+    let s = Steps {
+        dt: 0.1,
+        full: true,
+    };
+    let f = Forcing {
+        amplitude: 2.0,
+        from: 4,
+    };
+    let backends = [Some(Backend::Cpu), cuda_or_skip().map(Backend::Cuda)];
+    for b in backends.into_iter().flatten() {
+        let [u] = random_fields_on::<f64, 1>(&mut rng("forced"), &b, &n);
+        let [mut plain, mut forced, mut unforced] = poisoned_on::<f64, 3>(&b, &n);
+        grouped::step::launch(&b, &u, &mut plain, &w, &s).unwrap();
+        step_forced::forced_false::launch(&b, &u, &mut unforced, &w, &s).unwrap();
+        step_forced::forced_true::launch(&b, &u, &mut forced, &w, &s, &f).unwrap();
+        let (plain, unforced) = (plain.to_host().unwrap(), unforced.to_host().unwrap());
+        let forced = forced.to_host().unwrap();
+        for j in 0..5isize {
+            for i in 0..11isize {
+                let p = plain.get([i, j, 0]).unwrap();
+                // Without the forcing the step is `step`'s, bit for bit.
+                assert_eq!(unforced.get([i, j, 0]), Some(p), "{i} {j} on {b:?}");
+                let push = if i >= 4 { 0.1 * 2.0 } else { 0.0 };
+                let got = forced.get([i, j, 0]).unwrap();
+                assert!(
+                    (got - (p + push)).abs() < 1e-12,
+                    "{i} {j}: {got} against {p} + {push} on {b:?}"
+                );
+            }
+        }
+    }
+}

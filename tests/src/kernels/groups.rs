@@ -93,6 +93,39 @@ pub mod grouped {
         out = l * u + (n as T) * domain + r * cuda - values;
     }
 
+    /// A forcing added to a step only in the instances made for `forced`.
+    #[stencil_group]
+    #[derive(Clone, Copy, Debug)]
+    pub struct Forcing<T> {
+        /// The forcing's strength.
+        pub amplitude: T,
+        /// The point along x it acts from.
+        pub from: i64,
+    }
+
+    /// [`step`] with a forcing group that exists only in the `forced = true` instance.
+    #[stencil(consts(forced = [false, true]))]
+    pub fn step_forced<T: Real>(
+        u: In<T>,
+        out: Out<T>,
+        w: Wave<T>,
+        s: Steps,
+        #[when(forced)] f: Forcing<T>,
+        forced: bool,
+    ) {
+        let du = if s.full { change(u, w) } else { -w.damping * u };
+        let push = if forced {
+            if index(0) >= f.from {
+                f.amplitude
+            } else {
+                0.0
+            }
+        } else {
+            0.0
+        };
+        out = u + (s.dt as T) * (du + push);
+    }
+
     /// [`step`] with every value passed alone.
     #[stencil]
     pub fn step_written_out<T: Real>(
