@@ -4,8 +4,10 @@
 // a competent CUDA engineer would write memory-bound stencils for sm_90
 // (H100 / H200):
 //
-//   * one grid point per thread, no shared memory for the stencils (the
-//     neighbour reuse is caught by L1/L2);
+//   * the simple versions: one grid point per thread, no shared memory for
+//     the stencils (the neighbour reuse is caught by L1/L2);
+//   * the tuned versions (`*_tuned_pP_*`, below): vector loads and stores and
+//     several points per thread, each value loaded once per thread;
 //   * inputs are `const T* __restrict__` and read through `__ldg` (read-only
 //     data path);
 //   * 32-bit (`int`) index arithmetic. Every index below is formed in `int`, so
@@ -211,6 +213,213 @@ __device__ __forceinline__ void max_final(const T* __restrict__ partials,
     if (threadIdx.x == 0) result[0] = m;
 }
 
+
+// ---------------------------------------------------------------------------
+// Tuned versions: what the generated code does, written by hand
+// ---------------------------------------------------------------------------
+//
+// Each thread computes W consecutive points along x (W = 4 floats or 2 doubles,
+// moved with one 16-byte vector load or store: `float4`, `double2`) times P
+// points along the last axis, and loads every value it needs once: the rows
+// it shares between its P points are read once and kept in registers. The
+// x-neighbours beyond the vector are scalar loads. Every load of a thread is
+// issued before its arithmetic.
+//
+// Requirements (checked by the benchmark before it launches them): nx is a
+// multiple of W, the last axis a multiple of P, and every row of every field
+// starts on a 16-byte boundary (the runtime pitches device fields so that each
+// interior row starts on a 128-byte line).
+//
+// Launch: block (bx, by[, bz]) and grid (ceil(nx / (bx W)), ceil(ny / by) or
+// ceil(ny / (by P)) in 2D, ceil(nz / (bz P)) in 3D).
+
+template <typename T> struct Vec;
+template <> struct Vec<float> {
+    using type = float4;
+    static constexpr int width = 4;
+};
+template <> struct Vec<double> {
+    using type = double2;
+    static constexpr int width = 2;
+};
+
+// The W values of a vector, by index.
+__device__ __forceinline__ float part(const float4& v, int k) {
+    return k == 0 ? v.x : k == 1 ? v.y : k == 2 ? v.z : v.w;
+}
+__device__ __forceinline__ double part(const double2& v, int k) { return k == 0 ? v.x : v.y; }
+__device__ __forceinline__ void set_part(float4& v, int k, float x) {
+    if (k == 0) v.x = x; else if (k == 1) v.y = x; else if (k == 2) v.z = x; else v.w = x;
+}
+__device__ __forceinline__ void set_part(double2& v, int k, double x) {
+    if (k == 0) v.x = x; else v.y = x;
+}
+
+// A row of W + 2 values around the thread's W points: [-1, W].
+template <typename T>
+struct Row {
+    T v[Vec<T>::width + 2];
+};
+
+// Loads the row at `p` (a pointer to the thread's first point of that row).
+template <typename T>
+__device__ __forceinline__ Row<T> load_row(const T* __restrict__ p) {
+    constexpr int W = Vec<T>::width;
+    using V = typename Vec<T>::type;
+    Row<T> r;
+    const V mid = __ldg(reinterpret_cast<const V*>(p));
+    r.v[0] = __ldg(p - 1);
+#pragma unroll
+    for (int k = 0; k < W; ++k) r.v[k + 1] = part(mid, k);
+    r.v[W + 1] = __ldg(p + W);
+    return r;
+}
+
+// The W values of the row at `p`, without neighbours.
+template <typename T>
+__device__ __forceinline__ typename Vec<T>::type load_mid(const T* __restrict__ p) {
+    using V = typename Vec<T>::type;
+    return __ldg(reinterpret_cast<const V*>(p));
+}
+
+template <typename T, int P>
+__device__ __forceinline__ void jacobi5_tuned(const T* __restrict__ u,
+                                              const T* __restrict__ f,
+                                              T* __restrict__ out,
+                                              int nx, int ny, int su, int sf, int so,
+                                              T h2, T omega) {
+    constexpr int W = Vec<T>::width;
+    using V = typename Vec<T>::type;
+    const int i0 = (blockIdx.x * blockDim.x + threadIdx.x) * W;
+    const int j0 = (blockIdx.y * blockDim.y + threadIdx.y) * P;
+    if (i0 >= nx || j0 >= ny) return;
+    // Rows j0 - 1 .. j0 + P: the outer two only at the thread's columns.
+    V below = load_mid(u + (j0 - 1) * su + i0);
+    V above = load_mid(u + (j0 + P) * su + i0);
+    Row<T> rows[P];
+    V rhs[P];
+#pragma unroll
+    for (int p = 0; p < P; ++p) {
+        rows[p] = load_row(u + (j0 + p) * su + i0);
+        rhs[p] = load_mid(f + (j0 + p) * sf + i0);
+    }
+#pragma unroll
+    for (int p = 0; p < P; ++p) {
+        V res;
+#pragma unroll
+        for (int k = 0; k < W; ++k) {
+            const T c = rows[p].v[k + 1];
+            const T west = rows[p].v[k];
+            const T east = rows[p].v[k + 2];
+            const T south = p == 0 ? part(below, k) : rows[p - 1].v[k + 1];
+            const T north = p == P - 1 ? part(above, k) : rows[p + 1].v[k + 1];
+            const T r = ((((west + east) + south) + north) + h2 * part(rhs[p], k)) * T(0.25);
+            set_part(res, k, c + omega * (r - c));
+        }
+        *reinterpret_cast<V*>(out + (j0 + p) * so + i0) = res;
+    }
+}
+
+template <typename T, int P>
+__device__ __forceinline__ void lap9_tuned(const T* __restrict__ u,
+                                           T* __restrict__ out,
+                                           int nx, int ny, int su, int so,
+                                           T inv_h2) {
+    constexpr int W = Vec<T>::width;
+    using V = typename Vec<T>::type;
+    const int i0 = (blockIdx.x * blockDim.x + threadIdx.x) * W;
+    const int j0 = (blockIdx.y * blockDim.y + threadIdx.y) * P;
+    if (i0 >= nx || j0 >= ny) return;
+    // Rows j0 - 1 .. j0 + P, each with its two x-neighbours (the corners).
+    Row<T> rows[P + 2];
+#pragma unroll
+    for (int r = 0; r < P + 2; ++r) rows[r] = load_row(u + (j0 - 1 + r) * su + i0);
+#pragma unroll
+    for (int p = 0; p < P; ++p) {
+        const Row<T>& s = rows[p];
+        const Row<T>& m = rows[p + 1];
+        const Row<T>& n = rows[p + 2];
+        V res;
+#pragma unroll
+        for (int k = 0; k < W; ++k) {
+            const T c = m.v[k + 1];
+            const T edges = ((s.v[k + 1] + m.v[k]) + m.v[k + 2]) + n.v[k + 1];
+            const T corners = ((s.v[k] + s.v[k + 2]) + n.v[k]) + n.v[k + 2];
+            set_part(res, k, (T(4) * edges + corners - T(20) * c) * inv_h2 / T(6));
+        }
+        *reinterpret_cast<V*>(out + (j0 + p) * so + i0) = res;
+    }
+}
+
+// P planes along z per thread: the centre rows of planes k0 - 1 .. k0 + P are
+// loaded once each and shared by the thread's P points.
+template <typename T, int P>
+__device__ __forceinline__ void lap7_tuned(const T* __restrict__ u,
+                                           T* __restrict__ out,
+                                           int nx, int ny, int nz,
+                                           int suy, int suz, int soy, int soz,
+                                           T inv_h2) {
+    constexpr int W = Vec<T>::width;
+    using V = typename Vec<T>::type;
+    const int i0 = (blockIdx.x * blockDim.x + threadIdx.x) * W;
+    const int j = blockIdx.y * blockDim.y + threadIdx.y;
+    const int k0 = (blockIdx.z * blockDim.z + threadIdx.z) * P;
+    if (i0 >= nx || j >= ny || k0 >= nz) return;
+    const T* base = u + j * suy + i0;
+    V planes_below = load_mid(base + (k0 - 1) * suz);
+    V planes_above = load_mid(base + (k0 + P) * suz);
+    Row<T> mid[P];
+    V south[P], north[P];
+#pragma unroll
+    for (int p = 0; p < P; ++p) {
+        const T* q = base + (k0 + p) * suz;
+        mid[p] = load_row(q);
+        south[p] = load_mid(q - suy);
+        north[p] = load_mid(q + suy);
+    }
+#pragma unroll
+    for (int p = 0; p < P; ++p) {
+        V res;
+#pragma unroll
+        for (int k = 0; k < W; ++k) {
+            const T c = mid[p].v[k + 1];
+            const T bottom = p == 0 ? part(planes_below, k) : mid[p - 1].v[k + 1];
+            const T top = p == P - 1 ? part(planes_above, k) : mid[p + 1].v[k + 1];
+            const T sum = mid[p].v[k] + mid[p].v[k + 2] + part(south[p], k) + part(north[p], k)
+                        + bottom + top;
+            set_part(res, k, (sum - T(6) * c) * inv_h2);
+        }
+        *reinterpret_cast<V*>(out + (k0 + p) * soz + j * soy + i0) = res;
+    }
+}
+
+// The max of |u| with vector loads: each thread reads W consecutive points per
+// row and P rows per step of its grid-stride loop (so P * W loads in flight).
+template <typename T, int P>
+__device__ __forceinline__ void maxabs_tuned(const T* __restrict__ u,
+                                             T* __restrict__ partials,
+                                             int nx, int ny, int su) {
+    constexpr int W = Vec<T>::width;
+    using V = typename Vec<T>::type;
+    const int i0 = (blockIdx.x * blockDim.x + threadIdx.x) * W;
+    const int stride_y = blockDim.y * gridDim.y * P;
+    T m = T(0);
+    if (i0 < nx) {
+        for (int j = (blockIdx.y * blockDim.y + threadIdx.y) * P; j < ny; j += stride_y) {
+            V v[P];
+#pragma unroll
+            for (int p = 0; p < P; ++p) v[p] = load_mid(u + (j + p) * su + i0);
+#pragma unroll
+            for (int p = 0; p < P; ++p)
+#pragma unroll
+                for (int k = 0; k < W; ++k) m = max_t(m, abs_t(part(v[p], k)));
+        }
+    }
+    m = block_max(m);
+    if (threadIdx.x == 0 && threadIdx.y == 0)
+        partials[blockIdx.y * gridDim.x + blockIdx.x] = m;
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------------------
@@ -251,3 +460,35 @@ DEFINE_KERNELS(float, f32)
 DEFINE_KERNELS(double, f64)
 
 #undef DEFINE_KERNELS
+
+// The tuned versions, for P = 1, 2 and 4 points along the last axis per thread:
+// NAME_tuned_pP_f32 / _f64.
+#define DEFINE_TUNED(T, SUFFIX, P)                                                  \
+    extern "C" __global__ void jacobi5_tuned_p##P##_##SUFFIX(                       \
+        const T* __restrict__ u, const T* __restrict__ f, T* __restrict__ out,     \
+        int nx, int ny, int su, int sf, int so, T h2, T omega) {                    \
+        jacobi5_tuned<T, P>(u, f, out, nx, ny, su, sf, so, h2, omega);              \
+    }                                                                               \
+    extern "C" __global__ void lap9_tuned_p##P##_##SUFFIX(                          \
+        const T* __restrict__ u, T* __restrict__ out,                               \
+        int nx, int ny, int su, int so, T inv_h2) {                                 \
+        lap9_tuned<T, P>(u, out, nx, ny, su, so, inv_h2);                           \
+    }                                                                               \
+    extern "C" __global__ void lap7_tuned_p##P##_##SUFFIX(                          \
+        const T* __restrict__ u, T* __restrict__ out,                               \
+        int nx, int ny, int nz, int suy, int suz, int soy, int soz, T inv_h2) {     \
+        lap7_tuned<T, P>(u, out, nx, ny, nz, suy, suz, soy, soz, inv_h2);           \
+    }                                                                               \
+    extern "C" __global__ void __launch_bounds__(1024) maxabs_tuned_p##P##_##SUFFIX( \
+        const T* __restrict__ u, T* __restrict__ partials, int nx, int ny, int su) {  \
+        maxabs_tuned<T, P>(u, partials, nx, ny, su);                                \
+    }
+
+DEFINE_TUNED(float, f32, 1)
+DEFINE_TUNED(float, f32, 2)
+DEFINE_TUNED(float, f32, 4)
+DEFINE_TUNED(double, f64, 1)
+DEFINE_TUNED(double, f64, 2)
+DEFINE_TUNED(double, f64, 4)
+
+#undef DEFINE_TUNED

@@ -2,8 +2,11 @@
 //! benchmark kernel as generated (PTX through the runtime's CUDA backend, launch shape
 //! tuned) and as written by hand in CUDA C (`benchmarks/cuda/stencils.cu`, built with
 //! `nvcc -O3 -arch=sm_90` by `benchmarks/cuda/build.sh`), timed with device events on the
-//! same fields. Reports T_eff (each input read once, each output written once, over the
-//! median time) against the copy bandwidth, and the speed of generated over hand-written.
+//! same fields. Each hand-written kernel comes twice: simple (one point per thread) and
+//! tuned (16-byte vector loads and stores, 1, 2 or 4 points along the last axis per
+//! thread, each value loaded once per thread), each at its best block shape. Reports T_eff
+//! (each input read once, each output written once, over the median time) against the
+//! copy bandwidth, and the speed of generated over each hand-written version.
 //!
 //! Run on a GPU machine: `benchmarks/gpu.sh` (builds the hand-written kernels, runs this).
 //! Options: `--cubin PATH` (default `benchmarks/cuda/build/stencils.cubin`), `--out DIR`
@@ -145,6 +148,8 @@ struct Row {
     shape: String,
     hand: Option<(f64, String)>,
     diff: Option<f64>,
+    /// The tuned hand-written kernel's time and shape, and its output's difference.
+    tuned: HandResult,
 }
 
 fn size(n: &[usize]) -> String {
@@ -183,6 +188,78 @@ fn grid(n: &[usize], b: [u32; 3]) -> [u32; 3] {
 /// generated kernel's.
 type HandResult = (Option<(f64, String)>, Option<f64>);
 
+/// The block shapes tried for the tuned hand-written kernels.
+const TUNED_SHAPES_2D: &[[u32; 3]] = &[
+    [32, 4, 1],
+    [32, 8, 1],
+    [64, 2, 1],
+    [64, 4, 1],
+    [128, 1, 1],
+    [128, 2, 1],
+];
+const TUNED_SHAPES_3D: &[[u32; 3]] = &[[32, 4, 1], [32, 8, 1], [64, 4, 1], [32, 4, 2], [64, 2, 2]];
+
+/// The points along the last axis per thread the tuned kernels exist for.
+const TUNED_POINTS: [usize; 3] = [1, 2, 4];
+
+/// Points along x per thread of a tuned kernel: one 16-byte vector.
+fn vector_width<T: Real>() -> usize {
+    16 / std::mem::size_of::<T>()
+}
+
+/// The grid of a tuned kernel over domain `n` with block `b`, `points` along the last
+/// axis per thread.
+fn tuned_grid<T: Real>(n: &[usize], b: [u32; 3], points: usize) -> [u32; 3] {
+    let mut g = grid(n, b);
+    g[0] = n[0].div_ceil(b[0] as usize * vector_width::<T>()) as u32;
+    let last = n.len() - 1;
+    g[last] = n[last].div_ceil(b[last] as usize * points) as u32;
+    g
+}
+
+/// The tuned hand-written `name` (`NAME_tuned_pP_f32`) at its best over the block shapes
+/// and points per thread that divide domain `n`, writing `tuned_out`: its time and shape
+/// (`BXxBYxBZ vV pP`), and its output's difference from the generated `out`.
+fn against_tuned<T: Real>(
+    cuda: &Cuda,
+    hand: Option<&Hand>,
+    name: &str,
+    n: &[usize],
+    args: &[Arg],
+    (out, tuned_out): (&Field<T>, &Field<T>),
+) -> R<HandResult> {
+    let Some(h) = hand else {
+        return Ok((None, None));
+    };
+    let (pname, _) = prec::<T>();
+    let shapes = if n.len() == 3 {
+        TUNED_SHAPES_3D
+    } else {
+        TUNED_SHAPES_2D
+    };
+    let last = n[n.len() - 1];
+    let mut best: Option<(f64, String)> = None;
+    for points in TUNED_POINTS.into_iter().filter(|&p| last.is_multiple_of(p)) {
+        let entry = format!("{name}_tuned_p{points}_{pname}");
+        for &blk in shapes {
+            let g = tuned_grid::<T>(n, blk, points);
+            let t = median_time(cuda, || h.launch(cuda, &entry, g, blk, args))?;
+            if best.as_ref().is_none_or(|b| t < b.0) {
+                let shape = blk[..n.len()]
+                    .iter()
+                    .map(|x| x.to_string())
+                    .collect::<Vec<_>>();
+                best = Some((
+                    t,
+                    format!("{}v{}p{points}", shape.join("x"), vector_width::<T>()),
+                ));
+            }
+        }
+    }
+    // Every shape wrote the same values; the last one's are compared.
+    Ok((best, Some(difference(out, tuned_out)?)))
+}
+
 /// The hand-written `name` at its best of `shapes` over domain `n` with `args`, writing
 /// `hand_out`: its time and shape, and its output's difference from the generated `out`
 /// (`None`s without the hand-written kernels).
@@ -219,6 +296,7 @@ fn stencil_row<T: Real>(
     gen_s: f64,
     shape: impl ToString,
     (hand, diff): HandResult,
+    tuned: HandResult,
 ) -> Row {
     Row {
         kernel,
@@ -229,6 +307,7 @@ fn stencil_row<T: Real>(
         shape: shape.to_string(),
         hand,
         diff,
+        tuned,
     }
 }
 
@@ -306,15 +385,91 @@ fn stencil_bench<T: Real>(cuda: &Cuda, hand: Option<&Hand>, s: &Stencil<T>, n: &
     let args = hand_args(&fields, n, &scalars);
     let shapes = if n.len() == 3 { SHAPES_3D } else { SHAPES_2D };
     let name = format!("{}_{pname}", s.hand);
-    let hand = against_hand(cuda, hand, &name, shapes, n, &args, &out, &hand_out)?;
+    let hand_res = against_hand(cuda, hand, &name, shapes, n, &args, &out, &hand_out)?;
+    // The tuned kernels need whole vectors along x.
+    let tuned = if n[0].is_multiple_of(vector_width::<T>()) {
+        let tuned_out = Field::<T>::zeros_on(&b, n, 0)?;
+        let fields: Vec<&Field<T>> = inputs.iter().chain([&tuned_out]).collect();
+        let args = hand_args(&fields, n, &scalars);
+        against_tuned(cuda, hand, s.hand, n, &args, (&out, &tuned_out))?
+    } else {
+        (None, None)
+    };
     Ok(stencil_row::<T>(
         s.label,
         n,
         s.reads_writes,
         gen_s,
         shape,
-        hand,
+        hand_res,
+        tuned,
     ))
+}
+
+/// The best time of a two-pass hand-written max |u| (`first`, then `max_final`), each
+/// first-pass entry of `entries` (name, points along y per thread, points along x per
+/// thread) at each block shape and rows per thread: its time and shape, and the
+/// difference of its result from `got`.
+fn hand_maxabs<T: Real>(
+    cuda: &Cuda,
+    h: &Hand,
+    u: &Field<T>,
+    entries: &[(String, usize, usize)],
+    got: T,
+) -> R<HandResult> {
+    let b = Backend::Cuda(cuda.clone());
+    let (pname, _) = prec::<T>();
+    let n = [u.extent()[0], u.extent()[1]];
+    let (pu, su, _) = ptr(u);
+    let result = Field::<T>::zeros_on(&b, &[1], 0)?;
+    let (pr, _, _) = ptr(&result);
+    let mut best = (f64::INFINITY, String::new());
+    for (entry, points, width) in entries {
+        for blk in [[32u32, 8, 1], [128, 2, 1], [256, 1, 1], [32, 32, 1]] {
+            for rows in [1usize, 4, 16] {
+                let g = [
+                    n[0].div_ceil(blk[0] as usize * width) as u32,
+                    n[1].div_ceil(blk[1] as usize * rows * points) as u32,
+                    1,
+                ];
+                let blocks = (g[0] * g[1]) as usize;
+                let partials = Field::<T>::zeros_on(&b, &[blocks], 0)?;
+                let (pp, _, _) = ptr(&partials);
+                let first = [
+                    Arg::Ptr(pu),
+                    Arg::Ptr(pp),
+                    Arg::Int(n[0] as i32),
+                    Arg::Int(n[1] as i32),
+                    Arg::Int(su),
+                ];
+                let last = [Arg::Ptr(pp), Arg::Ptr(pr), Arg::Int(blocks as i32)];
+                let t = median_time(cuda, || {
+                    h.launch(cuda, entry, g, blk, &first)?;
+                    h.launch(
+                        cuda,
+                        &format!("max_final_{pname}"),
+                        [1, 1, 1],
+                        [1024, 1, 1],
+                        &last,
+                    )?;
+                    // The value comes back to the host, as the generated launch's does.
+                    let _ = result.get([0, 0, 0]);
+                    Ok(())
+                })?;
+                if t < best.0 {
+                    let v = if *width > 1 {
+                        format!("v{width}p{points} ")
+                    } else {
+                        String::new()
+                    };
+                    best = (t, format!("{}x{} {v}x{rows} rows", blk[0], blk[1]));
+                }
+            }
+        }
+    }
+    let want = result.to_host()?.get([0, 0, 0]).ok_or("no hand result")?;
+    let d = (want.as_f64() - got.as_f64()).abs() / want.as_f64().abs();
+    Ok((Some(best), Some(d)))
 }
 
 fn maxabs<T: Real>(cuda: &Cuda, hand: Option<&Hand>, n: [usize; 2]) -> R<Row> {
@@ -327,57 +482,26 @@ fn maxabs<T: Real>(cuda: &Cuda, hand: Option<&Hand>, n: [usize; 2]) -> R<Row> {
         Ok(())
     })?;
     let shape = cuda.launch_shape(&suite::maxabs::CODE, p, [n[0], n[1], 1]);
-    let (hand_res, diff) = match hand {
+    let (simple, tuned) = match hand {
         Some(h) => {
-            let (pu, su, _) = ptr(&u);
-            let result = Field::<T>::zeros_on(&b, &[1], 0)?;
-            let (pr, _, _) = ptr(&result);
-            let mut best = (f64::INFINITY, String::new());
-            for blk in [[32u32, 8, 1], [128, 2, 1], [256, 1, 1], [32, 32, 1]] {
-                for rows in [1usize, 4, 16] {
-                    let g = [
-                        n[0].div_ceil(blk[0] as usize) as u32,
-                        n[1].div_ceil(blk[1] as usize * rows) as u32,
-                        1,
-                    ];
-                    let blocks = (g[0] * g[1]) as usize;
-                    let partials = Field::<T>::zeros_on(&b, &[blocks], 0)?;
-                    let (pp, _, _) = ptr(&partials);
-                    let t = median_time(cuda, || {
-                        h.launch(
-                            cuda,
-                            &format!("maxabs_{pname}"),
-                            g,
-                            blk,
-                            &[
-                                Arg::Ptr(pu),
-                                Arg::Ptr(pp),
-                                Arg::Int(n[0] as i32),
-                                Arg::Int(n[1] as i32),
-                                Arg::Int(su),
-                            ],
-                        )?;
-                        h.launch(
-                            cuda,
-                            &format!("max_final_{pname}"),
-                            [1, 1, 1],
-                            [1024, 1, 1],
-                            &[Arg::Ptr(pp), Arg::Ptr(pr), Arg::Int(blocks as i32)],
-                        )?;
-                        // The value comes back to the host, as the generated launch's does.
-                        let _ = result.get([0, 0, 0]);
-                        Ok(())
-                    })?;
-                    if t < best.0 {
-                        best = (t, format!("{}x{} x{rows} rows", blk[0], blk[1]));
-                    }
-                }
-            }
-            let want = result.get([0, 0, 0]).ok_or("no hand result")?;
-            let d = (want.as_f64() - got.as_f64()).abs() / want.as_f64().abs();
-            (Some(best), Some(d))
+            let simple = [(format!("maxabs_{pname}"), 1, 1)];
+            let tuned: Vec<_> = TUNED_POINTS
+                .into_iter()
+                .filter(|&points| n[1].is_multiple_of(points))
+                .map(|points| {
+                    (
+                        format!("maxabs_tuned_p{points}_{pname}"),
+                        points,
+                        vector_width::<T>(),
+                    )
+                })
+                .collect();
+            (
+                hand_maxabs(cuda, h, &u, &simple, got)?,
+                hand_maxabs(cuda, h, &u, &tuned, got)?,
+            )
         }
-        None => (None, None),
+        None => ((None, None), (None, None)),
     };
     Ok(stencil_row::<T>(
         "max |u| (reduction, 2D)",
@@ -385,7 +509,8 @@ fn maxabs<T: Real>(cuda: &Cuda, hand: Option<&Hand>, n: [usize; 2]) -> R<Row> {
         1.0,
         gen_s,
         shape,
-        (hand_res, diff),
+        simple,
+        tuned,
     ))
 }
 
@@ -431,15 +556,15 @@ fn main() -> R<()> {
         cuda.device_name(),
         copy / 1e9
     )?;
-    writeln!(md, "| kernel | precision | size | generated (ms) | T_eff (GB/s) | T_eff / copy | shape | hand-written (ms) | T_eff / copy | hand shape | generated speed / hand | max rel. difference |")?;
+    writeln!(md, "| kernel | precision | size | generated (ms) | T_eff (GB/s) | T_eff / copy | shape | hand-written (ms) | T_eff / copy | hand shape | generated speed / hand | max rel. difference | tuned hand (ms) | T_eff / copy | tuned shape | generated speed / tuned | tuned max rel. difference |")?;
     writeln!(
         md,
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
     )?;
-    let mut csv = String::from("kernel,precision,size,bytes,generated_ms,generated_gbps,generated_over_copy,shape,hand_ms,hand_gbps,hand_over_copy,hand_shape,speed_ratio,max_rel_difference,device,copy_gbps\n");
+    let mut csv = String::from("kernel,precision,size,bytes,generated_ms,generated_gbps,generated_over_copy,shape,hand_ms,hand_gbps,hand_over_copy,hand_shape,speed_ratio,max_rel_difference,tuned_ms,tuned_over_copy,tuned_shape,tuned_speed_ratio,tuned_max_rel_difference,device,copy_gbps\n");
     for r in &rows {
         let g = r.bytes / r.gen_s;
-        let (hms, hfrac, hshape, ratio) = match &r.hand {
+        let columns = |hand: &Option<(f64, String)>| match hand {
             Some((t, s)) => (
                 format!("{:.3}", t * 1e3),
                 format!("{:.3}", r.bytes / t / copy),
@@ -448,15 +573,18 @@ fn main() -> R<()> {
             ),
             None => ("n/a".into(), "n/a".into(), "n/a".into(), "n/a".into()),
         };
+        let (hms, hfrac, hshape, ratio) = columns(&r.hand);
+        let (tms, tfrac, tshape, tratio) = columns(&r.tuned.0);
         let diff = r.diff.map_or("n/a".into(), |d| format!("{d:.1e}"));
+        let tdiff = r.tuned.1.map_or("n/a".into(), |d| format!("{d:.1e}"));
         writeln!(
             md,
-            "| {} | {} | {} | {:.3} | {:.0} | {:.3} | {} | {hms} | {hfrac} | {hshape} | {ratio} | {diff} |",
+            "| {} | {} | {} | {:.3} | {:.0} | {:.3} | {} | {hms} | {hfrac} | {hshape} | {ratio} | {diff} | {tms} | {tfrac} | {tshape} | {tratio} | {tdiff} |",
             r.kernel, r.precision, r.size, r.gen_s * 1e3, g / 1e9, g / copy, r.shape
         )?;
         writeln!(
             csv,
-            "{},{},{},{},{:.6},{:.1},{:.4},{},{hms},{},{hfrac},{hshape},{ratio},{diff},{},{:.1}",
+            "{},{},{},{},{:.6},{:.1},{:.4},{},{hms},{},{hfrac},{hshape},{ratio},{diff},{tms},{tfrac},{tshape},{tratio},{tdiff},{},{:.1}",
             r.kernel,
             r.precision,
             r.size,
