@@ -3,10 +3,9 @@
 //! (`kp07::stage_in_one`, its time step from `kp07::face_speeds`).
 
 use super::{
-    launch_advance, launch_faces, stage_pair, Kp07Steps, ShallowWater, Stage, Which, FLUX_HALO,
-    HALO,
+    launch_advance, launch_faces, Kp07Steps, Progress, ShallowWater, Stage, State, Which,
+    FLUX_HALO, HALO,
 };
-use crate::clock::Clock;
 use crate::kernels::kp07;
 use crate::{Boundaries, FloodError, Grid, Physics};
 use stencil_runtime::{Backend, Real};
@@ -24,12 +23,12 @@ impl<T: Real> Kp07Steps<T> for ShallowWater<T> {
             return match which {
                 Which::Stage => Ok(T::from_f64(f64::NAN)),
                 Which::Now => {
-                    let [w, _, _, u, v] = &self.now;
+                    let [w, _, _, u, v] = &self.progress.now;
                     Ok(kp07::face_speeds::launch(on, w, u, v, &self.bed, &s)?)
                 }
             };
         }
-        let state = which.pick(&mut self.now, &mut self.stage);
+        let state = self.progress.pick(which);
         // The faces read the surface and the velocities two cells along.
         for axis in 0..2 {
             if self.boundaries.periodic(axis) {
@@ -55,7 +54,7 @@ impl<T: Real> Kp07Steps<T> for ShallowWater<T> {
     }
 
     fn launch_advance(&mut self, stage: &Stage<T>) -> Result<(), FloodError> {
-        let (from, to) = stage_pair(stage.forward, &mut self.now, &mut self.stage);
+        let (from, to) = self.progress.stage_pair(stage.forward);
         let on = &self.backend;
         if self.one_pass {
             let [w, q, p, u, v] = from;
@@ -90,11 +89,9 @@ impl<T: Real> Kp07Steps<T> for ShallowWater<T> {
         Ok(())
     }
 
-    fn clock_and_time(&mut self) -> (&mut Option<Clock<T>>, f64) {
-        (&mut self.clock, self.time)
-    }
+    type State = State<T>;
 
-    fn swap_stage(&mut self) {
-        std::mem::swap(&mut self.now, &mut self.stage);
+    fn progress(&mut self) -> &mut Progress<State<T>, T> {
+        &mut self.progress
     }
 }

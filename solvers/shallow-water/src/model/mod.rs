@@ -1,6 +1,7 @@
 //! The simulation: its state on a backend and its time step.
 
 mod dense_steps;
+mod progress;
 mod read;
 mod setup;
 mod stages;
@@ -9,12 +10,12 @@ mod step;
 #[cfg(test)]
 pub(crate) use step::DenseStepping;
 
+pub(crate) use progress::{progress_getters, Progress};
 pub(crate) use setup::{cell_field, corner_field, initial_fields, instability, kernel_cell_bed};
 pub(crate) use setup::{velocity, with_velocities};
-pub(crate) use stages::{launch_advance, launch_faces, stage_pair, Kp07Steps, Stage, Which};
+pub(crate) use stages::{launch_advance, launch_faces, Kp07Steps, Stage, Which};
 pub use step::AfterStep;
 
-use crate::clock::Clock;
 use crate::kernels::kp07;
 use crate::{Boundaries, FloodError, Grid, Terrain};
 use stencil_runtime::{Backend, Field, Real};
@@ -272,17 +273,12 @@ pub struct ShallowWater<T: Real> {
     boundaries: Boundaries,
     physics: Physics,
     bed: Field<T>,
-    now: State<T>,
-    stage: State<T>,
     fluxes: Fluxes<T>,
     /// Whether a stage runs as one pass, [`kp07::stage_in_one`] (its time step from
     /// [`kp07::face_speeds`]), instead of `faces` then `advance`.
     one_pass: bool,
-    /// The time step and the time on the backend (taken out while a clocked loop runs).
-    clock: Option<Clock<T>>,
-    time: f64,
-    steps: u64,
-    initial_volume: f64,
+    /// The present state and the RK stage, the clock, the time and the steps.
+    progress: Progress<State<T>, T>,
 }
 
 impl<T: Real> ShallowWater<T> {
@@ -296,26 +292,26 @@ impl<T: Real> ShallowWater<T> {
         let extent = [grid.nx, grid.ny];
         let bed = corner_field::<T>(&setup.terrain, &setup.boundaries).to(backend)?;
         let zeros = |halo: usize| Field::zeros_on(backend, &extent, halo);
+        let now = [
+            surface.to(backend)?,
+            q.to(backend)?,
+            p.to(backend)?,
+            zeros(HALO)?,
+            zeros(HALO)?,
+        ];
+        let stage = [
+            zeros(HALO)?,
+            zeros(HALO)?,
+            zeros(HALO)?,
+            zeros(HALO)?,
+            zeros(HALO)?,
+        ];
         let mut flow = ShallowWater {
             backend: backend.clone(),
             grid,
             boundaries: setup.boundaries.clone(),
             physics: setup.physics,
             bed,
-            now: [
-                surface.to(backend)?,
-                q.to(backend)?,
-                p.to(backend)?,
-                zeros(HALO)?,
-                zeros(HALO)?,
-            ],
-            stage: [
-                zeros(HALO)?,
-                zeros(HALO)?,
-                zeros(HALO)?,
-                zeros(HALO)?,
-                zeros(HALO)?,
-            ],
             fluxes: [
                 zeros(FLUX_HALO)?,
                 zeros(FLUX_HALO)?,
@@ -325,13 +321,10 @@ impl<T: Real> ShallowWater<T> {
                 zeros(FLUX_HALO)?,
             ],
             one_pass: false,
-            clock: Some(Clock::new(backend, 0.0)?),
-            time: 0.0,
-            steps: 0,
-            initial_volume: 0.0,
+            progress: Progress::new(backend, now, stage)?,
         };
         flow.derive_velocities()?;
-        flow.initial_volume = flow.survey()?.volume;
+        flow.progress.initial_volume = flow.survey()?.volume;
         // See `ONE_PASS_MOST_CELLS`; on the CPU, which computes a staged flux where it is
         // read (twice per face), two passes are faster.
         let periodic = flow.boundaries.periodic(0) || flow.boundaries.periodic(1);
@@ -368,9 +361,10 @@ impl<T: Real> ShallowWater<T> {
     /// bed).
     pub fn memory(&self) -> usize {
         let mut fields: Vec<&Field<T>> = self
+            .progress
             .now
             .iter()
-            .chain(&self.stage)
+            .chain(&self.progress.stage)
             .chain(&self.fluxes)
             .collect();
         fields.push(&self.bed);
@@ -387,20 +381,7 @@ impl<T: Real> ShallowWater<T> {
         &self.backend
     }
 
-    /// Simulated time (s).
-    pub fn time(&self) -> f64 {
-        self.time
-    }
-
-    /// Steps taken.
-    pub fn steps(&self) -> u64 {
-        self.steps
-    }
-
-    /// The water volume at the start (m^3).
-    pub fn initial_volume(&self) -> f64 {
-        self.initial_volume
-    }
+    progress_getters!();
 
     /// The parameters.
     pub fn physics(&self) -> &Physics {
@@ -411,7 +392,7 @@ impl<T: Real> ShallowWater<T> {
     /// state was set from outside).
     fn derive_velocities(&mut self) -> Result<(), FloodError> {
         let eps = self.physics.eps();
-        let [w, q, p, u, v] = &mut self.now;
+        let [w, q, p, u, v] = &mut self.progress.now;
         kp07::velocities::launch(&self.backend, w, q, p, &self.bed, u, v, eps)?;
         Ok(())
     }
@@ -428,7 +409,7 @@ impl<T: Real> ShallowWater<T> {
 
     /// The volume, depth range and largest speed.
     pub fn survey(&self) -> Result<Survey, FloodError> {
-        let [w, q, p, _, _] = &self.now;
+        let [w, q, p, _, _] = &self.progress.now;
         let (volume, min_depth, max_depth, max_speed) = kp07::survey::launch(
             &self.backend,
             w,
@@ -448,8 +429,9 @@ impl<T: Real> ShallowWater<T> {
     /// The first cell (row by row from the south) whose values are not finite, whose
     /// depth is negative or whose speed is the largest, as an error.
     fn locate_instability(&self) -> FloodError {
+        let p = &self.progress;
         match self.depth_and_velocity() {
-            Ok(fields) => instability(&self.grid, self.steps, self.time, &fields),
+            Ok(fields) => instability(&self.grid, p.steps, p.time, &fields),
             Err(e) => e,
         }
     }
@@ -457,8 +439,9 @@ impl<T: Real> ShallowWater<T> {
     /// The state as `f64`: surface, x discharge and y discharge per cell, row by row
     /// from the south (exact in either precision: what [`ShallowWater::restore`] takes).
     pub fn state(&self) -> Result<[Vec<f64>; 3], FloodError> {
+        let now = &self.progress.now;
         let f = |k: usize| -> Result<Vec<f64>, FloodError> {
-            Ok(self.now[k].interior()?.iter().map(|x| x.as_f64()).collect())
+            Ok(now[k].interior()?.iter().map(|x| x.as_f64()).collect())
         };
         Ok([f(0)?, f(1)?, f(2)?])
     }
@@ -469,12 +452,10 @@ impl<T: Real> ShallowWater<T> {
         let g = self.grid;
         for (k, values) in saved.state.iter().enumerate() {
             let host = cell_field::<T>(&g, "restored state", values, HALO)?;
-            self.now[k].copy_from(&host)?;
+            self.progress.now[k].copy_from(&host)?;
         }
         self.derive_velocities()?;
-        self.time = saved.time;
-        self.steps = saved.steps;
-        self.initial_volume = saved.initial_volume;
+        self.progress.resume_from(saved);
         Ok(())
     }
 }

@@ -27,9 +27,9 @@ impl<T: Real> ShallowWater<T> {
 
     /// [`ShallowWater::probe`] with the cell's bed known (three element copies).
     pub fn probe_over(&self, i: usize, j: usize, bed: f64) -> Result<(f64, f64, f64), FloodError> {
-        let h = self.value_at(&self.now[0], i, j)? - bed;
-        let q = self.value_at(&self.now[1], i, j)?;
-        let p = self.value_at(&self.now[2], i, j)?;
+        let h = self.value_at(&self.progress.now[0], i, j)? - bed;
+        let q = self.value_at(&self.progress.now[1], i, j)?;
+        let p = self.value_at(&self.progress.now[2], i, j)?;
         let dry = self.physics.dry_depth;
         Ok((h, velocity(q, h, dry), velocity(p, h, dry)))
     }
@@ -44,13 +44,13 @@ impl<T: Real> ShallowWater<T> {
     /// The surface field (on the backend) and the bed's corner field: what the flood
     /// tracking kernel reads.
     pub(crate) fn surface_and_bed(&self) -> (&Field<T>, &Field<T>) {
-        (&self.now[0], &self.bed)
+        (&self.progress.now[0], &self.bed)
     }
 
     /// The depth (zero where dry) and the speed of every cell into two fields of the
     /// grid's extent where the state lives (`kp07::picture`), for the live view.
     pub fn picture(&self, depth: &mut Field<T>, speed: &mut Field<T>) -> Result<(), FloodError> {
-        let [w, q, p, _, _] = &self.now;
+        let [w, q, p, _, _] = &self.progress.now;
         kp07::picture::launch(
             &self.backend,
             w,
@@ -66,7 +66,7 @@ impl<T: Real> ShallowWater<T> {
 
     /// The depth per cell, row by row from the south.
     pub fn depth(&self) -> Result<Vec<f64>, FloodError> {
-        let w = self.now[0].interior()?;
+        let w = self.progress.now[0].interior()?;
         let bed = self.bed.to_host()?;
         let g = &self.grid;
         let corner = |i: usize, j: usize| bed.get([i as isize, j as isize, 0]).unwrap_or(T::nan());
@@ -87,13 +87,15 @@ impl<T: Real> ShallowWater<T> {
 
     /// The surface elevation per cell.
     pub fn surface(&self) -> Result<Vec<f64>, FloodError> {
-        Ok(self.now[0].interior()?.iter().map(|w| w.as_f64()).collect())
+        let w = self.progress.now[0].interior()?;
+        Ok(w.iter().map(|w| w.as_f64()).collect())
     }
 
     /// The discharges `(hu, hv)` per cell.
     pub fn discharge(&self) -> Result<(Vec<f64>, Vec<f64>), FloodError> {
+        let now = &self.progress.now;
         let f = |k: usize| -> Result<Vec<f64>, FloodError> {
-            Ok(self.now[k].interior()?.iter().map(|x| x.as_f64()).collect())
+            Ok(now[k].interior()?.iter().map(|x| x.as_f64()).collect())
         };
         Ok((f(1)?, f(2)?))
     }

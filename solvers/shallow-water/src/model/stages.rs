@@ -5,7 +5,7 @@
 
 use crate::clock::Clock;
 use crate::kernels::kp07::Kp07;
-use crate::model::Integrator;
+use crate::model::{Integrator, Progress};
 use crate::{Boundaries, Boundary, FloodError, Grid, Physics};
 use stencil_runtime::{Backend, Real, Value};
 
@@ -16,30 +16,6 @@ pub(crate) enum Which {
     Now,
     /// The RK stage.
     Stage,
-}
-
-impl Which {
-    /// `now` or `stage`, the state this names.
-    pub(crate) fn pick<'a, S>(self, now: &'a mut S, stage: &'a mut S) -> &'a mut S {
-        match self {
-            Which::Now => now,
-            Which::Stage => stage,
-        }
-    }
-}
-
-/// The state a stage reads and the one it writes: the present state into the stage when
-/// `forward`, else the stage back into the present state.
-pub(crate) fn stage_pair<'a, S>(
-    forward: bool,
-    now: &'a mut S,
-    stage: &'a mut S,
-) -> (&'a S, &'a mut S) {
-    if forward {
-        (now, stage)
-    } else {
-        (stage, now)
-    }
 }
 
 impl<T: Real> Kp07<T> {
@@ -126,10 +102,6 @@ pub(crate) trait Kp07Steps<T: Real>: Sized {
     /// The backend, the grid, the sides and the parameters.
     fn setting(&self) -> (&Backend, &Grid, &Boundaries, &Physics);
 
-    /// Where the clock is kept between loops (empty while one runs), and the time the
-    /// host knows (s).
-    fn clock_and_time(&mut self) -> (&mut Option<Clock<T>>, f64);
-
     /// [`Kp07Steps::evaluate_fluxes`] launched on `on` (which decides what becomes of the
     /// speed): the halos the faces read filled first, the fluxes' own after.
     fn evaluate_fluxes_on(&mut self, on: &Backend, which: Which, t: f64) -> Result<T, FloodError>;
@@ -137,8 +109,12 @@ pub(crate) trait Kp07Steps<T: Real>: Sized {
     /// Launches `kp07::advance` for `stage`.
     fn launch_advance(&mut self, stage: &Stage<T>) -> Result<(), FloodError>;
 
-    /// Swaps the present state and the stage (after an Euler stage).
-    fn swap_stage(&mut self);
+    /// The state the launches read and write: the dense fields or the block fields.
+    type State;
+
+    /// What the stepping keeps: the present state and the stage, the clock (kept there
+    /// between loops, empty while one runs), the time the host knows and the steps.
+    fn progress(&mut self) -> &mut Progress<Self::State, T>;
 
     /// The kernels' scalars at time `t`.
     fn scalars(&self, t: f64) -> Kp07<T> {
@@ -184,7 +160,7 @@ pub(crate) trait Kp07Steps<T: Real>: Sized {
         match self.setting().3.integrator {
             Integrator::Euler => {
                 self.advance_stage(true, t, dt, 0.0)?;
-                self.swap_stage();
+                self.progress().swap_stage();
             }
             Integrator::Rk2 => {
                 self.advance_stage(true, t, dt, 0.0)?;
@@ -197,8 +173,9 @@ pub(crate) trait Kp07Steps<T: Real>: Sized {
 
     /// The clock, taken out for a loop that also borrows the model.
     fn take_clock(&mut self) -> Result<Clock<T>, FloodError> {
-        let (slot, time) = self.clock_and_time();
-        match slot.take() {
+        let progress = self.progress();
+        let time = progress.time;
+        match progress.clock.take() {
             Some(c) => Ok(c),
             None => Clock::new(self.setting().0, time),
         }
@@ -209,7 +186,7 @@ pub(crate) trait Kp07Steps<T: Real>: Sized {
     fn queue_clocked_stages(&mut self, clock: &mut Clock<T>) -> Result<(), FloodError> {
         let keeping = clock.keeping(self.setting().0);
         // The sides' values do not change: any time serves them.
-        let t = self.clock_and_time().1;
+        let t = self.progress().time;
         let speed = self.evaluate_fluxes_on(&keeping, Which::Now, t)?;
         let (backend, _, _, physics) = self.setting();
         clock.tick(backend, speed, physics.courant)?;
@@ -232,12 +209,12 @@ pub(crate) trait Kp07Steps<T: Real>: Sized {
         }
         let dt = crate::clock::host_step(self.setting().3.courant, speed, limit)?;
         let mut clock = self.take_clock()?;
-        let time = self.clock_and_time().1;
+        let time = self.progress().time;
         let stepped = clock
             .set_host_step(dt, time + dt)
             .and_then(|()| self.stages(&clock.dt, time, time + dt))
             .and_then(|()| after(self, &clock));
-        *self.clock_and_time().0 = Some(clock);
+        self.progress().clock = Some(clock);
         stepped?;
         Ok(dt)
     }
@@ -253,7 +230,7 @@ pub(crate) trait Kp07Steps<T: Real>: Sized {
         // fresh clock is made when one is next needed. Steps queued after the last read
         // may have run: a run that failed is not continued.
         if run.is_ok() {
-            *self.clock_and_time().0 = Some(clock);
+            self.progress().clock = Some(clock);
         }
         run
     }

@@ -38,11 +38,11 @@ impl<T: Real> Clocked<T> for DenseStepping<'_, T> {
     }
 
     fn known(&self) -> (f64, u64) {
-        (self.flow.time, self.flow.steps)
+        (self.flow.progress.time, self.flow.progress.steps)
     }
 
     fn set_known(&mut self, time: f64, steps: u64) {
-        (self.flow.time, self.flow.steps) = (time, steps);
+        (self.flow.progress.time, self.flow.progress.steps) = (time, steps);
     }
 
     fn check_state(&mut self) -> Result<(), FloodError> {
@@ -58,18 +58,19 @@ impl<T: Real> ShallowWater<T> {
     /// Takes one time step of at most `limit` seconds (the CFL step, shortened to
     /// `limit`), decided on the host; returns the step taken.
     pub fn step(&mut self, limit: f64) -> Result<f64, FloodError> {
-        let speed = self.evaluate_fluxes(Which::Now, self.time, true)?.as_f64();
+        let speed = self
+            .evaluate_fluxes(Which::Now, self.progress.time, true)?
+            .as_f64();
         let unstable = ShallowWater::locate_instability;
         let dt = self.host_decided_stages(speed, limit, unstable, |_, _| Ok(()))?;
-        self.time += dt;
-        self.steps += 1;
+        self.progress.count_step(dt);
         Ok(dt)
     }
 
     /// Steps until simulated time `t_end` (the last step shortened to land on it),
     /// checking for instability every hundred steps and at the end.
     pub fn advance_to(&mut self, t_end: f64) -> Result<(), FloodError> {
-        while self.time < t_end {
+        while self.progress.time < t_end {
             self.advance(t_end, 0.0, u64::MAX, &mut |_, _| Ok(()))?;
         }
         self.check()?;
@@ -96,15 +97,15 @@ impl<T: Real> ShallowWater<T> {
         }
         // Sides whose values change with time: each step decided on the host.
         for _ in 0..budget {
-            if self.time >= target - slack {
+            if self.progress.time >= target - slack {
                 break;
             }
-            self.step(target - self.time)?;
+            self.step(target - self.progress.time)?;
             let clock = self.take_clock()?;
             let after = after_step(self, &clock.after);
-            self.clock = Some(clock);
+            self.progress.clock = Some(clock);
             after?;
-            if self.steps.is_multiple_of(CHECK_EVERY) {
+            if self.progress.steps.is_multiple_of(CHECK_EVERY) {
                 self.check()?;
             }
         }

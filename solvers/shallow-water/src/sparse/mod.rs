@@ -29,10 +29,10 @@ mod read;
 mod regrid;
 mod step;
 
-use crate::clock::Clock;
 use crate::kernels::kp07;
 use crate::model::{cell_field, corner_field, initial_fields, own_stream, BED_HALO, HALO};
-use crate::model::{launch_advance, launch_faces, stage_pair, Kp07Steps, Stage, Which};
+use crate::model::{launch_advance, launch_faces, Kp07Steps, Stage, Which};
+use crate::model::{progress_getters, Progress};
 use crate::{Boundaries, FloodError, Grid, Physics, SavedState, Setup};
 use extent::Extent;
 use layout::{dry_at, dry_surface, exchanges, wanted_blocks, wet_blocks, Exchanges};
@@ -74,8 +74,6 @@ pub struct SparseShallowWater<T: Real> {
     /// The dry surface at every point (halos included): what the surface's halo holds
     /// where a block is absent.
     dry: BlockField<T>,
-    now: State<T>,
-    stage: State<T>,
     /// The face fluxes; the first also holds `kp07::activity` when regridding.
     fluxes: [BlockField<T>; 6],
     /// The flood's extent, when tracked.
@@ -90,13 +88,10 @@ pub struct SparseShallowWater<T: Real> {
     flags: FlagsReader,
     /// The wet cells of the last measure, when known at once (on the CPU).
     measured_wet: f64,
-    /// The time step and the time on the backend (taken out while a clocked loop runs).
-    clock: Option<Clock<T>>,
-    time: f64,
-    steps: u64,
+    /// The present state and the RK stage, the clock, the time and the steps.
+    progress: Progress<State<T>, T>,
     /// Steps queued (steps of 0 included): what the layout's cadence counts.
     queued: u64,
-    initial_volume: f64,
     /// The wet cells found at each regrid times the steps until the next one.
     wet_cell_steps: f64,
     /// The largest arena memory so far.
@@ -164,7 +159,7 @@ impl<T: Real> SparseShallowWater<T> {
             [&surface, &q, &p],
             None,
         )?;
-        flow.initial_volume = flow.survey()?.volume;
+        flow.progress.initial_volume = flow.survey()?.volume;
         Ok(flow)
     }
 
@@ -212,8 +207,6 @@ impl<T: Real> SparseShallowWater<T> {
             exchanges,
             bed,
             dry,
-            now,
-            stage,
             fluxes,
             extent: None,
             extents_made: 0,
@@ -224,11 +217,8 @@ impl<T: Real> SparseShallowWater<T> {
             flags: FlagsReader::new(),
             chosen: None,
             measured_wet: 0.0,
-            clock: Some(Clock::new(backend, 0.0)?),
-            time: 0.0,
-            steps: 0,
+            progress: Progress::new(backend, now, stage)?,
             queued: 0,
-            initial_volume: 0.0,
             wet_cell_steps: 0.0,
             peak_memory: 0,
             layout_changes: (0, std::time::Duration::ZERO),
@@ -259,10 +249,8 @@ impl<T: Real> SparseShallowWater<T> {
             [&fields[0], &fields[1], &fields[2]],
             self.distribution.take().map(Distribution::replanned),
         )?;
-        self.time = saved.time;
-        self.steps = saved.steps;
+        self.progress.resume_from(saved);
         self.queued = saved.steps;
-        self.initial_volume = saved.initial_volume;
         if let Some(depth) = arrival_depth {
             self.track_flood(depth)?;
         }
@@ -281,8 +269,9 @@ impl<T: Real> SparseShallowWater<T> {
     /// Records the present state in the flood's extent (after
     /// [`SparseShallowWater::track_flood`]; nothing before), at the time held in `time`.
     fn track_at(&mut self, time: &Value<T>) -> Result<(), FloodError> {
+        let surface = &self.progress.now[0];
         if let Some(extent) = &mut self.extent {
-            extent.track(&self.backend, &self.list, &self.now[0], &self.bed, time)?;
+            extent.track(&self.backend, &self.list, surface, &self.bed, time)?;
         }
         Ok(())
     }
@@ -290,7 +279,7 @@ impl<T: Real> SparseShallowWater<T> {
     /// Records the present state in the flood's extent at the present time (after
     /// [`SparseShallowWater::track_flood`]; nothing before).
     pub fn track(&mut self) -> Result<(), FloodError> {
-        let now = Value::new(&self.backend, T::from_f64(self.time))?;
+        let now = Value::new(&self.backend, T::from_f64(self.progress.time))?;
         self.track_at(&now)
     }
 
@@ -334,25 +323,12 @@ impl<T: Real> SparseShallowWater<T> {
         &self.blocks
     }
 
-    /// Simulated time (s).
-    pub fn time(&self) -> f64 {
-        self.time
-    }
-
-    /// Steps taken.
-    pub fn steps(&self) -> u64 {
-        self.steps
-    }
-
-    /// The water volume at the start.
-    pub fn initial_volume(&self) -> f64 {
-        self.initial_volume
-    }
+    progress_getters!();
 
     /// The velocities of the present state from its conserved fields.
     fn derive_velocities(&mut self) -> Result<(), FloodError> {
         let eps = self.physics.eps();
-        let [w, q, p, u, v] = &mut self.now;
+        let [w, q, p, u, v] = &mut self.progress.now;
         kp07::velocities::launch_blocks(&self.backend, &self.list, w, q, p, &self.bed, u, v, eps)?;
         Ok(())
     }
@@ -377,7 +353,9 @@ impl<T: Real> SparseShallowWater<T> {
     /// Bytes allocated for the block fields' arenas (the memory the run takes on the
     /// backend).
     pub fn memory(&self) -> usize {
-        let fields = self.now.iter().chain(&self.stage).chain(&self.fluxes);
+        let progress = &self.progress;
+        let states = progress.now.iter().chain(&progress.stage);
+        let fields = states.chain(&self.fluxes);
         let extent = self.extent.as_ref().map_or(0, |e| e.memory());
         fields.map(|f| f.bytes()).sum::<usize>() + self.bed.bytes() + self.dry.bytes() + extent
     }
@@ -393,7 +371,7 @@ impl<T: Real> Kp07Steps<T> for SparseShallowWater<T> {
         if self.distribution.is_some() {
             return self.ranked_fluxes(on, which, &s);
         }
-        let state = which.pick(&mut self.now, &mut self.stage);
+        let state = self.progress.pick(which);
         // The faces (and the stage after them) read the surface and the velocities two
         // cells along.
         let [w, _, _, u, v] = state;
@@ -413,7 +391,7 @@ impl<T: Real> Kp07Steps<T> for SparseShallowWater<T> {
         if self.distribution.is_some() {
             return self.ranked_advance(stage);
         }
-        let (from, to) = stage_pair(stage.forward, &mut self.now, &mut self.stage);
+        let (from, to) = self.progress.stage_pair(stage.forward);
         let (on, list) = (&self.backend, &self.list);
         launch_advance!(
             kp07::advance::launch_blocks[on, list],
@@ -422,11 +400,9 @@ impl<T: Real> Kp07Steps<T> for SparseShallowWater<T> {
         Ok(())
     }
 
-    fn clock_and_time(&mut self) -> (&mut Option<Clock<T>>, f64) {
-        (&mut self.clock, self.time)
-    }
+    type State = State<T>;
 
-    fn swap_stage(&mut self) {
-        std::mem::swap(&mut self.now, &mut self.stage);
+    fn progress(&mut self) -> &mut Progress<State<T>, T> {
+        &mut self.progress
     }
 }

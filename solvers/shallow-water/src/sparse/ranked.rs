@@ -17,7 +17,7 @@ use super::layout::{exchanges, Exchanges};
 use super::SparseShallowWater;
 use crate::kernels::kp07;
 use crate::model::{corner_field, initial_fields, own_stream, BED_HALO};
-use crate::model::{launch_advance, launch_faces, stage_pair, Stage, Which};
+use crate::model::{launch_advance, launch_faces, Stage, Which};
 use crate::Boundaries;
 use crate::{FloodError, Setup, Survey};
 use std::sync::Arc;
@@ -201,7 +201,7 @@ impl<T: Real> SparseShallowWater<T> {
             [&surface, &q, &p],
             Some(Distribution::new(ranks, block, layout)),
         )?;
-        flow.initial_volume = flow.survey()?.volume;
+        flow.progress.initial_volume = flow.survey()?.volume;
         Ok(flow)
     }
 
@@ -241,7 +241,7 @@ impl<T: Real> SparseShallowWater<T> {
         let Some(d) = self.distribution.as_mut().filter(|d| d.ranks.size() > 1) else {
             return Ok(None);
         };
-        let [w, _, _, u, v] = &mut self.now;
+        let [w, _, _, u, v] = &mut self.progress.now;
         let [a, b, c, e, f, g] = &mut self.fluxes;
         let mut one_step = |d: &mut Distribution<T>| -> Result<(), FloodError> {
             for _stage in 0..2 {
@@ -277,7 +277,7 @@ impl<T: Real> SparseShallowWater<T> {
         let d = self.distribution.as_mut().expect("a run over ranks");
         let ranks = d.ranks.clone();
         let grid = &self.blocks;
-        let state = which.pick(&mut self.now, &mut self.stage);
+        let state = self.progress.pick(which);
         {
             let [w, _, _, u, v] = &mut *state;
             d.plan(Ghosts::State, grid, 3)?
@@ -325,7 +325,7 @@ impl<T: Real> SparseShallowWater<T> {
             parts.exchanges[part]
                 .faces
                 .run_many(&mut [a, b, c, e, f, g])?;
-            let (from, to) = stage_pair(stage.forward, &mut self.now, &mut self.stage);
+            let (from, to) = self.progress.stage_pair(stage.forward);
             let (on, list) = (&self.backend, &parts.lists[part]);
             launch_advance!(
                 kp07::advance::launch_blocks[on, list],

@@ -12,7 +12,7 @@ impl<T: Real> SparseShallowWater<T> {
     /// The volume, depth range and largest speed over the present blocks (absent blocks
     /// are dry).
     pub fn survey(&self) -> Result<Survey, FloodError> {
-        let [w, q, p, _, _] = &self.now;
+        let [w, q, p, _, _] = &self.progress.now;
         let (volume, min_depth, max_depth, max_speed) = kp07::survey::launch_blocks(
             &self.backend,
             &self.list,
@@ -48,7 +48,7 @@ impl<T: Real> SparseShallowWater<T> {
         depth: &mut Field<T>,
         speed: Option<&mut Field<T>>,
     ) -> Result<(), FloodError> {
-        let [w, q, p, _, _] = &self.now;
+        let [w, q, p, _, _] = &self.progress.now;
         let mut on_blocks = [
             BlockField::zeroed(&self.blocks)?,
             BlockField::zeroed(&self.blocks)?,
@@ -84,7 +84,7 @@ impl<T: Real> SparseShallowWater<T> {
                 .contains(geometry.key_of([c % g.nx, c / g.nx, 0]))
         };
         let dense = |k: usize| -> Result<Vec<f64>, FloodError> {
-            let f = self.now[k].to_dense(&self.blocks, 0, T::nan())?;
+            let f = self.progress.now[k].to_dense(&self.blocks, 0, T::nan())?;
             let values = f.interior()?;
             Ok(values
                 .iter()
@@ -119,8 +119,9 @@ impl<T: Real> SparseShallowWater<T> {
 
     /// The instability of the present state, located (see [`instability`]).
     pub(super) fn instability(&self) -> FloodError {
+        let p = &self.progress;
         match self.depth_and_velocity() {
-            Ok(fields) => instability(&self.grid, self.steps, self.time, &fields),
+            Ok(fields) => instability(&self.grid, p.steps, p.time, &fields),
             Err(e) => e,
         }
     }
@@ -141,8 +142,9 @@ impl<T: Real> SparseShallowWater<T> {
     pub fn probe_over(&self, i: usize, j: usize, bed: f64) -> Result<(f64, f64, f64), FloodError> {
         self.inside(i, j)?;
         let at = [i, j, 0];
+        let now = &self.progress.now;
         let value = |k: usize| -> Result<Option<f64>, FloodError> {
-            Ok(self.now[k].get(&self.blocks, at)?.map(|x| x.as_f64()))
+            Ok(now[k].get(&self.blocks, at)?.map(|x| x.as_f64()))
         };
         let (w, q, p) = if let Some(d) = &self.distribution {
             // The owner's values (every rank must probe the same cell at the same point;

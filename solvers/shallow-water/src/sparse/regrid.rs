@@ -13,7 +13,7 @@ impl<T: Real> SparseShallowWater<T> {
     /// Starts finding the blocks that are not dry (see the module's text); the next
     /// [`SparseShallowWater::regrid`] reads what was found.
     pub(super) fn measure(&mut self) -> Result<(), FloodError> {
-        let [w, q, p, ..] = &self.now;
+        let [w, q, p, ..] = &self.progress.now;
         let away = &mut self.fluxes[0];
         self.measured_wet =
             kp07::activity::launch_blocks(&self.measure_on, &self.list, w, q, p, &self.bed, away)?;
@@ -109,7 +109,7 @@ impl<T: Real> SparseShallowWater<T> {
             }
         };
         let blocks = &self.blocks;
-        for state in [&mut self.now, &mut self.stage] {
+        for state in [&mut self.progress.now, &mut self.progress.stage] {
             state[0].follow(blocks, change, dry.clone())?;
             for f in &mut state[1..] {
                 f.follow_zeroed(blocks, change)?;

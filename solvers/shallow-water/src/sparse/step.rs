@@ -28,7 +28,9 @@ impl<T: Real> SparseShallowWater<T> {
     /// step taken.
     pub fn step(&mut self, limit: f64) -> Result<f64, FloodError> {
         self.start_step()?;
-        let mut speed = self.evaluate_fluxes(Which::Now, self.time, true)?.as_f64();
+        let mut speed = self
+            .evaluate_fluxes(Which::Now, self.progress.time, true)?
+            .as_f64();
         if let Some(d) = &self.distribution {
             speed = d.all_max(speed);
         }
@@ -36,8 +38,7 @@ impl<T: Real> SparseShallowWater<T> {
         let track = |flow: &mut Self, clock: &Clock<T>| flow.track_at(&clock.after);
         let dt = self.host_decided_stages(speed, limit, unstable, track)?;
         self.choose()?;
-        self.time += dt;
-        self.steps += 1;
+        self.progress.count_step(dt);
         self.queued += 1;
         Ok(dt)
     }
@@ -45,7 +46,7 @@ impl<T: Real> SparseShallowWater<T> {
     /// Steps until simulated time `t_end` (the last step shortened to land on it),
     /// checking for instability every hundred steps and at the end.
     pub fn advance_to(&mut self, t_end: f64) -> Result<(), FloodError> {
-        while self.time < t_end {
+        while self.progress.time < t_end {
             self.advance(t_end, 0.0, u64::MAX)?;
         }
         self.check()?;
@@ -61,11 +62,11 @@ impl<T: Real> SparseShallowWater<T> {
         // Over ranks the CFL maximum is all-reduced on the host.
         if !self.boundaries.steady() || self.distribution.is_some() {
             for _ in 0..budget {
-                if self.time >= target - slack {
+                if self.progress.time >= target - slack {
                     break;
                 }
-                self.step(target - self.time)?;
-                if self.steps.is_multiple_of(CHECK_EVERY) {
+                self.step(target - self.progress.time)?;
+                if self.progress.steps.is_multiple_of(CHECK_EVERY) {
                     self.check()?;
                 }
             }
@@ -103,11 +104,11 @@ impl<T: Real> Clocked<T> for SparseShallowWater<T> {
     }
 
     fn known(&self) -> (f64, u64) {
-        (self.time, self.steps)
+        (self.progress.time, self.progress.steps)
     }
 
     fn set_known(&mut self, time: f64, steps: u64) {
-        (self.time, self.steps) = (time, steps);
+        (self.progress.time, self.progress.steps) = (time, steps);
     }
 
     fn check_state(&mut self) -> Result<(), FloodError> {
