@@ -9,6 +9,8 @@
 //! copy bandwidth, and the speed of generated over each hand-written version.
 //!
 //! Run on a GPU machine: `benchmarks/gpu.sh` (builds the hand-written kernels, runs this).
+//! The generated kernels' launch shapes come from the policy `STENCIL_TUNE` names (`on`,
+//! the trials of a few proposals, when unset; `search` times every candidate).
 //! Options: `--cubin PATH` (default `benchmarks/cuda/build/stencils.cubin`), `--out DIR`
 //! (where `gpu_stencils.csv` and `gpu_stencils.md` go; default `target/gpu-bench`).
 //! Without a GPU it says so and exits.
@@ -515,8 +517,11 @@ fn maxabs<T: Real>(cuda: &Cuda, hand: Option<&Hand>, n: [usize; 2]) -> R<Row> {
 }
 
 fn main() -> R<()> {
+    // The trials of a few proposed shapes (the default), or `STENCIL_TUNE=search` (every
+    // candidate shape) and the other policies `STENCIL_TUNE` names.
+    let tuning = Tuning::from_env()?;
     let cuda = match Cuda::new(0) {
-        Ok(c) => c.with_tuning(Tuning::On),
+        Ok(c) => c.with_tuning(tuning),
         Err(why) => {
             println!("SKIPPED: the GPU benchmark needs a CUDA device: {why}");
             return Ok(());
