@@ -102,7 +102,9 @@ impl Parts {
                     blocks
                         .checks
                         .push(quote!(blocks.check_field(NAME, DIMS, #fname, #fhalo, &*#id)?;));
-                    domain.cuda_args.push(quote!(__launch.field(#fname, &*#id)?;));
+                    domain
+                        .cuda_args
+                        .push(quote!(__launch.field(#fname, &*#id)?;));
                     blocks
                         .cuda_args
                         .push(quote!(__launch.block_field(#fname, &*#id)?;));
@@ -214,7 +216,9 @@ impl Parts {
                     args.push(id.clone());
                     domain.params.push(quote!(#id: &#rt::SampledGrid<#t>));
                     domain.call_args.push(quote!(#id.cpu_view(NAME, #gname)?));
-                    domain.cuda_args.push(quote!(__launch.sampled(#gname, #id)?;));
+                    domain
+                        .cuda_args
+                        .push(quote!(__launch.sampled(#gname, #id)?;));
                 }
                 ParamKind::Reduction => {
                     let r = &k.reductions[i as usize];
@@ -418,10 +422,12 @@ pub(super) fn launcher(k: &Kernel, rt: &TokenStream) -> TokenStream {
         quote!()
     };
     let Launcher { params, checks, .. } = &parts.domain;
-    let dispatch =
-        parts
-            .domain
-            .dispatch(rt, quote!(#rt::cpu::Over::Domain), quote!(run(__n)), &results);
+    let dispatch = parts.domain.dispatch(
+        rt,
+        quote!(#rt::cpu::Over::Domain),
+        quote!(run(__n)),
+        &results,
+    );
     quote! {
         #block_launch
 
