@@ -282,6 +282,20 @@ __device__ __forceinline__ typename Vec<T>::type load_mid(const T* __restrict__ 
     return __ldg(reinterpret_cast<const V*>(p));
 }
 
+// Stores the thread's P x W points: `value(p, k)` is point k of its row p, and row p's W
+// values go out as one vector at `first + p * stride`.
+template <typename T, int P, typename F>
+__device__ __forceinline__ void store_points(T* __restrict__ first, int stride, F value) {
+    using V = typename Vec<T>::type;
+#pragma unroll
+    for (int p = 0; p < P; ++p) {
+        V res;
+#pragma unroll
+        for (int k = 0; k < Vec<T>::width; ++k) set_part(res, k, value(p, k));
+        *reinterpret_cast<V*>(first + p * stride) = res;
+    }
+}
+
 template <typename T, int P>
 __device__ __forceinline__ void jacobi5_tuned(const T* __restrict__ u,
                                               const T* __restrict__ f,
@@ -303,21 +317,15 @@ __device__ __forceinline__ void jacobi5_tuned(const T* __restrict__ u,
         rows[p] = load_row(u + (j0 + p) * su + i0);
         rhs[p] = load_mid(f + (j0 + p) * sf + i0);
     }
-#pragma unroll
-    for (int p = 0; p < P; ++p) {
-        V res;
-#pragma unroll
-        for (int k = 0; k < W; ++k) {
-            const T c = rows[p].v[k + 1];
-            const T west = rows[p].v[k];
-            const T east = rows[p].v[k + 2];
-            const T south = p == 0 ? part(below, k) : rows[p - 1].v[k + 1];
-            const T north = p == P - 1 ? part(above, k) : rows[p + 1].v[k + 1];
-            const T r = ((((west + east) + south) + north) + h2 * part(rhs[p], k)) * T(0.25);
-            set_part(res, k, c + omega * (r - c));
-        }
-        *reinterpret_cast<V*>(out + (j0 + p) * so + i0) = res;
-    }
+    store_points<T, P>(out + j0 * so + i0, so, [&](int p, int k) {
+        const T c = rows[p].v[k + 1];
+        const T west = rows[p].v[k];
+        const T east = rows[p].v[k + 2];
+        const T south = p == 0 ? part(below, k) : rows[p - 1].v[k + 1];
+        const T north = p == P - 1 ? part(above, k) : rows[p + 1].v[k + 1];
+        const T r = ((((west + east) + south) + north) + h2 * part(rhs[p], k)) * T(0.25);
+        return c + omega * (r - c);
+    });
 }
 
 template <typename T, int P>
@@ -326,7 +334,6 @@ __device__ __forceinline__ void lap9_tuned(const T* __restrict__ u,
                                            int nx, int ny, int su, int so,
                                            T inv_h2) {
     constexpr int W = Vec<T>::width;
-    using V = typename Vec<T>::type;
     const int i0 = (blockIdx.x * blockDim.x + threadIdx.x) * W;
     const int j0 = (blockIdx.y * blockDim.y + threadIdx.y) * P;
     if (i0 >= nx || j0 >= ny) return;
@@ -334,21 +341,15 @@ __device__ __forceinline__ void lap9_tuned(const T* __restrict__ u,
     Row<T> rows[P + 2];
 #pragma unroll
     for (int r = 0; r < P + 2; ++r) rows[r] = load_row(u + (j0 - 1 + r) * su + i0);
-#pragma unroll
-    for (int p = 0; p < P; ++p) {
+    store_points<T, P>(out + j0 * so + i0, so, [&](int p, int k) {
         const Row<T>& s = rows[p];
         const Row<T>& m = rows[p + 1];
         const Row<T>& n = rows[p + 2];
-        V res;
-#pragma unroll
-        for (int k = 0; k < W; ++k) {
-            const T c = m.v[k + 1];
-            const T edges = ((s.v[k + 1] + m.v[k]) + m.v[k + 2]) + n.v[k + 1];
-            const T corners = ((s.v[k] + s.v[k + 2]) + n.v[k]) + n.v[k + 2];
-            set_part(res, k, (T(4) * edges + corners - T(20) * c) * inv_h2 / T(6));
-        }
-        *reinterpret_cast<V*>(out + (j0 + p) * so + i0) = res;
-    }
+        const T c = m.v[k + 1];
+        const T edges = ((s.v[k + 1] + m.v[k]) + m.v[k + 2]) + n.v[k + 1];
+        const T corners = ((s.v[k] + s.v[k + 2]) + n.v[k]) + n.v[k + 2];
+        return (T(4) * edges + corners - T(20) * c) * inv_h2 / T(6);
+    });
 }
 
 // P planes along z per thread: the centre rows of planes k0 - 1 .. k0 + P are
@@ -377,20 +378,14 @@ __device__ __forceinline__ void lap7_tuned(const T* __restrict__ u,
         south[p] = load_mid(q - suy);
         north[p] = load_mid(q + suy);
     }
-#pragma unroll
-    for (int p = 0; p < P; ++p) {
-        V res;
-#pragma unroll
-        for (int k = 0; k < W; ++k) {
-            const T c = mid[p].v[k + 1];
-            const T bottom = p == 0 ? part(planes_below, k) : mid[p - 1].v[k + 1];
-            const T top = p == P - 1 ? part(planes_above, k) : mid[p + 1].v[k + 1];
-            const T sum = mid[p].v[k] + mid[p].v[k + 2] + part(south[p], k) + part(north[p], k)
-                        + bottom + top;
-            set_part(res, k, (sum - T(6) * c) * inv_h2);
-        }
-        *reinterpret_cast<V*>(out + (k0 + p) * soz + j * soy + i0) = res;
-    }
+    store_points<T, P>(out + k0 * soz + j * soy + i0, soz, [&](int p, int k) {
+        const T c = mid[p].v[k + 1];
+        const T bottom = p == 0 ? part(planes_below, k) : mid[p - 1].v[k + 1];
+        const T top = p == P - 1 ? part(planes_above, k) : mid[p + 1].v[k + 1];
+        const T sum = mid[p].v[k] + mid[p].v[k + 2] + part(south[p], k) + part(north[p], k)
+                    + bottom + top;
+        return (sum - T(6) * c) * inv_h2;
+    });
 }
 
 // The max of |u| with vector loads: each thread reads W consecutive points per

@@ -19,7 +19,7 @@ use cudarc::driver::{result, sys};
 use std::ffi::{c_void, CString};
 use std::fmt::Write as _;
 use std::path::PathBuf;
-use stencil_runtime::cuda::{KernelCode, Tuning};
+use stencil_runtime::cuda::{KernelCode, LaunchShape, Tiles, Tuning};
 use stencil_runtime::{Backend, Cuda, Error, Field, Precision, Real};
 use stencil_tests::bench::{arg, median_device_time, R};
 use stencil_tests::kernels::suite;
@@ -168,15 +168,14 @@ fn prec<T: Real>() -> (&'static str, Precision) {
     }
 }
 
-const SHAPES_2D: &[[u32; 3]] = &[
-    [32, 4, 1],
-    [32, 8, 1],
-    [32, 16, 1],
-    [64, 4, 1],
-    [128, 2, 1],
-    [256, 1, 1],
-];
-const SHAPES_3D: &[[u32; 3]] = &[[32, 4, 2], [32, 8, 1], [64, 4, 1], [32, 4, 4], [128, 2, 1]];
+/// The block shapes a hand-written kernel is timed with: the blocks the generated
+/// kernels' full search tries for `dims` dimensions ([`LaunchShape::candidates`]).
+fn hand_blocks(dims: usize) -> Vec<[u32; 3]> {
+    LaunchShape::candidates(dims, Tiles::ONE, 1)
+        .iter()
+        .map(|s| s.block)
+        .collect()
+}
 
 fn grid(n: &[usize], b: [u32; 3]) -> [u32; 3] {
     let mut g = [1u32; 3];
@@ -189,17 +188,6 @@ fn grid(n: &[usize], b: [u32; 3]) -> [u32; 3] {
 /// A hand-written kernel's time and launch shape, and its output's difference from the
 /// generated kernel's.
 type HandResult = (Option<(f64, String)>, Option<f64>);
-
-/// The block shapes tried for the tuned hand-written kernels.
-const TUNED_SHAPES_2D: &[[u32; 3]] = &[
-    [32, 4, 1],
-    [32, 8, 1],
-    [64, 2, 1],
-    [64, 4, 1],
-    [128, 1, 1],
-    [128, 2, 1],
-];
-const TUNED_SHAPES_3D: &[[u32; 3]] = &[[32, 4, 1], [32, 8, 1], [64, 4, 1], [32, 4, 2], [64, 2, 2]];
 
 /// The points along the last axis per thread the tuned kernels exist for.
 const TUNED_POINTS: [usize; 3] = [1, 2, 4];
@@ -234,16 +222,11 @@ fn against_tuned<T: Real>(
         return Ok((None, None));
     };
     let (pname, _) = prec::<T>();
-    let shapes = if n.len() == 3 {
-        TUNED_SHAPES_3D
-    } else {
-        TUNED_SHAPES_2D
-    };
     let last = n[n.len() - 1];
     let mut best: Option<(f64, String)> = None;
     for points in TUNED_POINTS.into_iter().filter(|&p| last.is_multiple_of(p)) {
         let entry = format!("{name}_tuned_p{points}_{pname}");
-        for &blk in shapes {
+        for blk in hand_blocks(n.len()) {
             let g = tuned_grid::<T>(n, blk, points);
             let t = median_time(cuda, || h.launch(cuda, &entry, g, blk, args))?;
             if best.as_ref().is_none_or(|b| t < b.0) {
@@ -385,9 +368,9 @@ fn stencil_bench<T: Real>(cuda: &Cuda, hand: Option<&Hand>, s: &Stencil<T>, n: &
     let hand_out = Field::<T>::zeros_on(&b, n, 0)?;
     let fields: Vec<&Field<T>> = inputs.iter().chain([&hand_out]).collect();
     let args = hand_args(&fields, n, &scalars);
-    let shapes = if n.len() == 3 { SHAPES_3D } else { SHAPES_2D };
     let name = format!("{}_{pname}", s.hand);
-    let hand_res = against_hand(cuda, hand, &name, shapes, n, &args, &out, &hand_out)?;
+    let shapes = hand_blocks(n.len());
+    let hand_res = against_hand(cuda, hand, &name, &shapes, n, &args, &out, &hand_out)?;
     // The tuned kernels need whole vectors along x.
     let tuned = if n[0].is_multiple_of(vector_width::<T>()) {
         let tuned_out = Field::<T>::zeros_on(&b, n, 0)?;
