@@ -47,9 +47,15 @@ fn precision_name(p: Precision) -> &'static str {
 }
 
 impl Checkpoint {
-    /// The state of `cavity` (taken right after a check; waits for the device).
+    /// The state of `cavity` (taken right after a check; waits for the device); over
+    /// several ranks the whole grid's, gathered (every rank must call it; the rank that
+    /// [`Cavity::writes_output`] writes it).
     pub fn of(cavity: &Cavity) -> Result<Checkpoint, CavityError> {
-        cavity.whole_grid("a checkpoint")?;
+        let whole = cavity.gather_whole()?;
+        let (w, psi) = match &whole {
+            Some((psi, w)) => (w.interior()?, psi.interior()?),
+            None => (cavity.w.interior()?, cavity.psi.interior()?),
+        };
         let c = cavity.config();
         Ok(Checkpoint {
             format: FORMAT.into(),
@@ -62,8 +68,8 @@ impl Checkpoint {
             step: cavity.step,
             time: cavity.time,
             dt: cavity.dt,
-            w: cavity.w.interior()?,
-            psi: cavity.psi.interior()?,
+            w,
+            psi,
         })
     }
 

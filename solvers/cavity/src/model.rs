@@ -214,8 +214,15 @@ impl Cavity {
         &self.backend
     }
 
-    /// Restores a state (from a checkpoint): the fields' interiors (`n * n` values, x
-    /// fastest), the step count, time and time step.
+    /// Brings the wall vorticity up to date with the stream function.
+    pub(crate) fn update_walls(&mut self) -> Result<(), CavityError> {
+        let rows = self.kernel_rows();
+        walls(&self.backend, self.h, &self.psi, &mut self.w, rows)
+    }
+
+    /// Restores a state (from a checkpoint): the whole grid's fields (`n * n` values, x
+    /// fastest; over several ranks each takes its rows), the step count, time and time
+    /// step.
     pub fn restore(
         &mut self,
         w: &[f64],
@@ -224,8 +231,10 @@ impl Cavity {
         time: f64,
         dt: f64,
     ) -> Result<(), CavityError> {
-        self.whole_grid("restoring a checkpoint")?;
         let n = self.config.n;
+        // This rank's rows (all on one rank), its ghost rows from the rows beside them.
+        let first = self.rows.start as isize;
+        let rows = self.rows.len();
         let load = |values: &[f64]| -> Result<Field<f64>, CavityError> {
             if values.len() != n * n {
                 return Err(CavityError::Checkpoint(format!(
@@ -234,10 +243,11 @@ impl Cavity {
                     n * n
                 )));
             }
-            let host = Field::from_fn(&[n, n], 1, |p| {
-                let inside = (0..n as isize).contains(&p[0]) && (0..n as isize).contains(&p[1]);
+            let host = Field::from_fn(&[n, rows], 1, |p| {
+                let j = p[1] + first;
+                let inside = (0..n as isize).contains(&p[0]) && (0..n as isize).contains(&j);
                 if inside {
-                    values[p[0] as usize + n * p[1] as usize]
+                    values[p[0] as usize + n * j as usize]
                 } else {
                     0.0
                 }

@@ -1,14 +1,97 @@
 //! The cavity over ranks: `cavity-ranks-check` under `mpirun -np 1, 2, 3`, every rank's
 //! slab equal to the whole grid's rows bit for bit after 24 to 40 RK4 steps (f64 and mixed
 //! precision), the checks' time steps equal and their sums equal to rounding, and a run
-//! that goes unstable stopped on every rank at the whole grid's step and node. Without the
-//! `mpi` feature or `mpirun` it says why it skips; one rank without mpirun is checked
+//! that goes unstable stopped on every rank at the whole grid's step and node; the
+//! `cavity` program under `mpirun -np 2, 3` writes the files one rank writes, byte for
+//! byte, and resumes from its checkpoint likewise; a bad request stops every rank. Without
+//! the `mpi` feature or `mpirun` it says why it skips; one rank without mpirun is checked
 //! always.
 
+use std::path::Path;
 use std::process::Command;
+use std::time::Duration;
+use stencil_ranks::{mpirun, output_within};
 use stencil_tests::ranks::{every_rank_ok, ok};
 
 const CHECK: &str = env!("CARGO_BIN_EXE_cavity-ranks-check");
+const CAVITY: &str = env!("CARGO_BIN_EXE_cavity");
+
+/// How long a run may take before it counts as hung.
+const LIMIT: Duration = Duration::from_secs(300);
+
+/// Runs `c` (the `cavity` program, maybe under mpirun) on 65 x 65 nodes to `t_end` into
+/// `out`, resuming with `resume`; it must succeed.
+fn cavity_run(c: &mut Command, out: &Path, t_end: &str, resume: bool) {
+    c.args([
+        "--n",
+        "65",
+        "--re",
+        "100",
+        "--backend",
+        "cpu",
+        "--t-end",
+        t_end,
+        "--out",
+    ])
+    .arg(out);
+    if resume {
+        c.arg("--resume");
+    }
+    let o = output_within(c, LIMIT).expect("cavity ends");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+/// The files a run leaves whose bytes do not depend on the wall clock.
+const SAME_FILES: [&str; 6] = [
+    "checkpoint.bin",
+    "centreline.csv",
+    "cavity.vtk",
+    "stream_function.png",
+    "vorticity.png",
+    "centreline.png",
+];
+
+#[test]
+fn the_program_over_ranks_writes_what_one_rank_writes() {
+    let Some(_) = mpirun() else { return };
+    let root = std::env::temp_dir().join(format!("cavity-ranks-{}", std::process::id()));
+    let one = root.join("one");
+    cavity_run(&mut Command::new(CAVITY), &one, "1.5", false);
+    cavity_run(&mut Command::new(CAVITY), &one, "2", true);
+    for n in [2, 3] {
+        let split = root.join(format!("np{n}"));
+        for (t_end, resume) in [("1.5", false), ("2", true)] {
+            let mut c = mpirun().expect("checked above");
+            c.args(["-np", &n.to_string(), CAVITY]);
+            cavity_run(&mut c, &split, t_end, resume);
+        }
+        for f in SAME_FILES {
+            let (a, b) = (std::fs::read(one.join(f)), std::fs::read(split.join(f)));
+            assert!(
+                a.expect("one rank's file") == b.expect("the ranks' file"),
+                "-np {n}: {f} differs"
+            );
+        }
+    }
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+#[test]
+fn a_bad_request_stops_every_rank() {
+    let Some(mut c) = mpirun() else { return };
+    c.args(["-np", "2", CAVITY, "--n", "30", "--backend", "cpu"]);
+    let o = output_within(&mut c, LIMIT).expect("it ends");
+    assert!(!o.status.success());
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(stderr.contains("2^k + 1"), "{stderr}");
+    // What runs on one rank only is refused over several, on every rank.
+    let mut c = mpirun().expect("checked above");
+    c.args(["-np", "2", CAVITY, "--adaptive", "--backend", "cpu"]);
+    let o = output_within(&mut c, LIMIT).expect("it ends");
+    assert!(!o.status.success());
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(stderr.contains("without mpirun"), "{stderr}");
+}
 
 #[test]
 fn ranks_equal_one_rank_bit_for_bit_under_mpirun() {

@@ -11,12 +11,17 @@ use crate::CavityError;
 use multigrid::Solver;
 use std::sync::Arc;
 use stencil_ranks::{Op, Ranks};
-use stencil_runtime::Backend;
+use stencil_runtime::{Backend, Field};
+
+/// The whole grid's stream function and vorticity, gathered from the ranks' slabs.
+pub(crate) type WholeFlow = (Field<f64>, Field<f64>);
 
 impl Cavity {
     /// A cavity at rest over `ranks`: this rank's fields hold the rows [`Cavity::rows`] of
     /// the grid, and every rank calls the same methods in the same order. On one rank this
-    /// is [`Cavity::new`]. Restoring a checkpoint is not available over several ranks yet.
+    /// is [`Cavity::new`]. Snapshots and checkpoints gather the whole grid
+    /// ([`Cavity::writes_output`] says which rank writes them); restoring one gives each
+    /// rank its rows.
     pub fn over_ranks(
         backend: &Backend,
         config: &Config,
@@ -35,6 +40,38 @@ impl Cavity {
             Some(_) => Err(CavityError::Ranks(format!(
                 "{what} needs the whole grid on one rank; over several ranks it is not available yet"
             ))),
+        }
+    }
+
+    /// Over several ranks, the whole grid's stream function and vorticity on every rank
+    /// (each rank's slab sent to all: every rank must call it); `None` on one rank, whose
+    /// fields are the whole grid.
+    pub(crate) fn gather_whole(&self) -> Result<Option<WholeFlow>, CavityError> {
+        let Some(slabs) = &self.slabs else {
+            return Ok(None);
+        };
+        let n = self.config.n;
+        let gather = |part: &Field<f64>| -> Result<Field<f64>, CavityError> {
+            let mut whole = Field::<f64>::zeros_on(&self.backend, &[n, n], 1)?;
+            slabs
+                .all_gather(&self.backend, part, &mut whole)
+                .map_err(|e| CavityError::Ranks(e.to_string()))?;
+            Ok(whole)
+        };
+        Ok(Some((gather(&self.psi)?, gather(&self.w)?)))
+    }
+
+    /// Whether this rank writes the run's files: the only rank, or rank 0 of several.
+    pub fn writes_output(&self) -> bool {
+        self.slabs.as_ref().is_none_or(|s| s.ranks().rank() == 0)
+    }
+
+    /// Whether `yes` holds on some rank (itself on one): a decision every rank takes
+    /// alike, such as stopping on an interrupt one rank saw.
+    pub fn on_any_rank(&self, yes: bool) -> bool {
+        match &self.slabs {
+            Some(s) => !s.ranks().all(!yes),
+            None => yes,
         }
     }
 

@@ -24,13 +24,15 @@ pub(crate) struct Snapshot {
 }
 
 impl Snapshot {
-    /// Copies the flow of `cavity` to the host (its wall vorticity brought up to date).
+    /// Copies the flow of `cavity` to the host (its wall vorticity brought up to date);
+    /// over several ranks the whole grid, gathered (every rank must call it).
     pub fn of(cavity: &mut Cavity) -> Result<Snapshot, CavityError> {
-        cavity.whole_grid("a snapshot of the flow")?;
+        cavity.update_walls()?;
         let b = cavity.backend().clone();
-        let h = cavity.config().h();
-        crate::wall_update(&b, h, &cavity.psi, &mut cavity.w)?;
-        Snapshot::from_fields(&b, &cavity.psi, &cavity.w)
+        match cavity.gather_whole()? {
+            Some((psi, w)) => Snapshot::from_fields(&b, &psi, &w),
+            None => Snapshot::from_fields(&b, &cavity.psi, &cavity.w),
+        }
     }
 
     /// The flow of the stream function `psi` and vorticity `w` on `n x n` nodes of the
@@ -193,6 +195,9 @@ pub fn write_results(
     summary: &mut Summary,
 ) -> Result<Vec<PathBuf>, CavityError> {
     let snapshot = Snapshot::of(cavity)?;
+    if !cavity.writes_output() {
+        return Ok(Vec::new());
+    }
     write_snapshot(&snapshot, out, reference, summary)
 }
 

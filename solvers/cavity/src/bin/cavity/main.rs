@@ -4,7 +4,11 @@
 //! ```text
 //! cavity --re 1000 --n 257 --out results/
 //! cavity --re 1000 --n 65 --adaptive --levels 4 --eps 1e-3 --out results/
+//! mpirun -np 2 cavity --re 1000 --n 257 --out results/   # built with --features mpi
 //! ```
+//!
+//! Over several ranks (`mpirun`) each rank steps a slab of rows; rank 0 shows the
+//! progress and writes the files, which are those of one rank.
 
 mod adaptive;
 
@@ -17,7 +21,8 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use stencil_runtime::Backend;
+use stencil_ranks::Ranks;
+use stencil_runtime::{Backend, Cuda};
 
 /// Lid-driven cavity (vorticity-stream function, RK4, multigrid) to steady state.
 #[derive(Parser, Debug)]
@@ -83,7 +88,22 @@ struct Args {
 }
 
 fn main() {
-    stencil_runtime::programs::exit_on_error(run(Args::parse()));
+    let args = Args::parse();
+    // One rank, or the ranks mpirun started (built with `--features mpi`).
+    #[allow(clippy::arc_with_non_send_sync)]
+    let ranks = match Ranks::from_env() {
+        Ok(r) => Arc::new(r),
+        Err(e) => {
+            eprintln!("error: {e}");
+            std::process::exit(1);
+        }
+    };
+    let result = run(args, &ranks);
+    if let (Err(e), true) = (&result, ranks.size() > 1) {
+        // One rank's failure stops every rank, with the error named.
+        ranks.abort(e);
+    }
+    stencil_runtime::programs::exit_on_error(result);
 }
 
 fn config(a: &Args) -> Config {
@@ -106,10 +126,17 @@ fn config(a: &Args) -> Config {
     }
 }
 
-fn run(args: Args) -> Result<(), CavityError> {
+fn run(args: Args, ranks: &Arc<Ranks>) -> Result<(), CavityError> {
     // Everything that can be wrong with the request is found before any work.
     let config = config(&args);
     config.validate()?;
+    let split = ranks.size() > 1;
+    let speaks = ranks.rank() == 0;
+    if split && (args.adaptive || args.live.address()?.is_some()) {
+        return Err(CavityError::Ranks(
+            "--adaptive and --serve run on one rank; start the program without mpirun".into(),
+        ));
+    }
     if !(args.checkpoint_every > 0.0 && args.checkpoint_every.is_finite()) {
         return Err(CavityError::Config {
             name: "checkpoint_every",
@@ -126,20 +153,37 @@ fn run(args: Args) -> Result<(), CavityError> {
         Ok(c)
     })?;
     let serve = args.live.address()?;
-    let backend = Backend::from_name(&args.backend)?;
+    let mut backend = Backend::from_name(&args.backend)?;
+    if let (Backend::Cuda(_), true) = (&backend, split) {
+        if matches!(args.backend.as_str(), "auto" | "cuda") {
+            // One device per rank: the rank's index on its node.
+            backend = Backend::Cuda(Cuda::new(ranks.local_rank())?);
+        }
+    }
 
-    let mut flow = Cavity::new(&backend, &config)?;
+    let mut flow = if split {
+        Cavity::over_ranks(&backend, &config, ranks.clone())?
+    } else {
+        Cavity::new(&backend, &config)?
+    };
     if let Some(c) = &resumed {
         c.restore(&mut flow)?;
-        say_resumed(&checkpoint_path, c.step, c.time);
+        if speaks {
+            say_resumed(&checkpoint_path, c.step, c.time);
+        }
     }
-    println!(
-        "lid-driven cavity: Re = {}, {n} x {n} nodes, on {}, output in {}",
-        config.re,
-        backend.name(),
-        args.out.display(),
-        n = config.n
-    );
+    if speaks {
+        println!(
+            "lid-driven cavity: Re = {}, {n} x {n} nodes, on {}, output in {}",
+            config.re,
+            backend.name(),
+            args.out.display(),
+            n = config.n
+        );
+    }
+    if split && speaks {
+        println!("{} ranks, each on {}", ranks.size(), backend.name());
+    }
 
     let interrupted = Arc::new(AtomicBool::new(false));
     {
@@ -159,7 +203,11 @@ fn run(args: Args) -> Result<(), CavityError> {
         None => None,
     };
 
-    let bar = progress_bar(&config);
+    let bar = if speaks {
+        progress_bar(&config)
+    } else {
+        ProgressBar::hidden()
+    };
     let start = Instant::now();
     let mut last_checkpoint = Instant::now();
     let mut first_change: Option<f64> = None;
@@ -185,21 +233,23 @@ fn run(args: Args) -> Result<(), CavityError> {
             };
             saved = view.tick(progress, |r| painter.draw(flow, r), write);
         }
-        let stop = interrupted.load(Ordering::SeqCst);
+        // Decisions every rank takes alike: an interrupt or a due checkpoint on any rank
+        // (rank 0 keeps the clock that matters), a failed write on any.
+        let stop = flow.on_any_rank(interrupted.load(Ordering::SeqCst));
         let due = last_checkpoint.elapsed() >= Duration::from_secs_f64(args.checkpoint_every);
-        if saved.is_ok() && (stop || due) {
-            saved = Checkpoint::of(flow).and_then(|c| c.write(&checkpoint_path));
+        if flow.on_any_rank(saved.is_ok() && (stop || due)) {
+            saved = Checkpoint::of(flow).and_then(|c| write_checkpoint(flow, &c, &checkpoint_path));
             last_checkpoint = Instant::now();
         }
-        !stop && saved.is_ok()
+        !stop && !flow.on_any_rank(saved.is_err())
     });
     bar.finish_and_clear();
     saved?;
     let outcome = outcome?;
     // The state at the end, for a later --resume (e.g. with a later --t-end).
-    Checkpoint::of(&flow)?.write(&checkpoint_path)?;
+    write_checkpoint(&flow, &Checkpoint::of(&flow)?, &checkpoint_path)?;
     let wall = start.elapsed().as_secs_f64();
-    if outcome == Outcome::Interrupted {
+    if outcome == Outcome::Interrupted && speaks {
         println!(
             "interrupted at step {}; continue with --resume (checkpoint {})",
             flow.step,
@@ -221,6 +271,9 @@ fn run(args: Args) -> Result<(), CavityError> {
         &config, config.n, &backend, precision, outcome, steps, wall, last,
     );
     let files = cavity::write_results(&mut flow, &args.out, reference.as_ref(), &mut summary)?;
+    if !speaks {
+        return Ok(());
+    }
     print!("{summary}");
     if reference.is_none() {
         println!(
@@ -231,6 +284,18 @@ fn run(args: Args) -> Result<(), CavityError> {
     println!("wrote:");
     for f in files {
         println!("  {}", f.display());
+    }
+    Ok(())
+}
+
+/// Writes `checkpoint` of `flow` to `path` from the rank that writes the run's files.
+fn write_checkpoint(
+    flow: &Cavity,
+    checkpoint: &Checkpoint,
+    path: &std::path::Path,
+) -> Result<(), CavityError> {
+    if flow.writes_output() {
+        checkpoint.write(path)?;
     }
     Ok(())
 }
