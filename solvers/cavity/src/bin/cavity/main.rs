@@ -233,8 +233,8 @@ fn run(args: Args, ranks: &Arc<Ranks>) -> Result<(), CavityError> {
             };
             saved = view.tick(progress, |r| painter.draw(flow, r), write);
         }
-        // Decisions every rank takes alike: an interrupt or a due checkpoint on any rank
-        // (rank 0 keeps the clock that matters), a failed write on any.
+        // Decisions every rank takes alike (each is a collective call): an interrupt, a
+        // due checkpoint or a failed write on any rank counts for all.
         let stop = flow.on_any_rank(interrupted.load(Ordering::SeqCst));
         let due = last_checkpoint.elapsed() >= Duration::from_secs_f64(args.checkpoint_every);
         if flow.on_any_rank(saved.is_ok() && (stop || due)) {
