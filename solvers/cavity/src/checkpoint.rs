@@ -5,6 +5,7 @@ use crate::{Cavity, CavityError, Config};
 use multigrid::Precision;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
+use stencil_runtime::Field;
 
 /// The first field of every checkpoint, and its version.
 const FORMAT: &str = "stencil cavity checkpoint 1";
@@ -51,11 +52,20 @@ impl Checkpoint {
     /// several ranks the whole grid's, gathered (every rank must call it; the rank that
     /// [`Cavity::writes_output`] writes it).
     pub fn of(cavity: &Cavity) -> Result<Checkpoint, CavityError> {
-        let whole = cavity.gather_whole()?;
-        let (w, psi) = match &whole {
-            Some((psi, w)) => (w.interior()?, psi.interior()?),
-            None => (cavity.w.interior()?, cavity.psi.interior()?),
-        };
+        match cavity.gather_whole()? {
+            Some((psi, w)) => Checkpoint::of_fields(cavity, &psi, &w),
+            None => Checkpoint::of_fields(cavity, &cavity.psi, &cavity.w),
+        }
+    }
+
+    /// The state of `cavity` with the whole grid's stream function `psi` and vorticity
+    /// `w` (its own fields on one rank, gathered over several: [`Cavity::gather_whole`]).
+    pub fn of_fields(
+        cavity: &Cavity,
+        psi: &Field<f64>,
+        w: &Field<f64>,
+    ) -> Result<Checkpoint, CavityError> {
+        let (w, psi) = (w.interior()?, psi.interior()?);
         let c = cavity.config();
         Ok(Checkpoint {
             format: FORMAT.into(),

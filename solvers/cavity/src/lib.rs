@@ -32,7 +32,9 @@ mod step_graph;
 
 pub use checkpoint::Checkpoint;
 pub use config::{Config, Until};
-pub use model::{poisson_cycles, stable_time_step, wall_update, Cavity, Check, Outcome, LID_SPEED};
+pub use model::{
+    poisson_cycles, stable_time_step, wall_update, Cavity, Check, Outcome, WholeFlow, LID_SPEED,
+};
 pub use output::{prepare_output, write_adaptive_results, write_results, Profiles, Summary};
 pub use reference::{Comparison, Reference};
 

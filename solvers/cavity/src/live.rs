@@ -3,6 +3,7 @@
 
 use crate::{Cavity, CavityError};
 use live_view::{Description, FieldInfo, Frame, FrameRequest, LayerKind, Palette};
+use stencil_runtime::Field;
 
 /// The fields a page may show, in the order of [`Description::fields`].
 const FIELDS: [&str; 2] = ["vorticity", "stream function"];
@@ -46,11 +47,22 @@ impl Painter {
 
     /// The requested field, with the stream function's level lines.
     pub fn draw(&mut self, flow: &Cavity, request: &FrameRequest) -> Result<Frame, CavityError> {
-        let (w, h, lines) = self.downsampler.frame(&flow.psi, request.view)?;
+        self.draw_fields(&flow.psi, &flow.w, request)
+    }
+
+    /// [`Painter::draw`] from the whole grid's stream function `psi` and vorticity `w`
+    /// (over several ranks, gathered: [`Cavity::gather_whole`]).
+    pub fn draw_fields(
+        &mut self,
+        psi: &Field<f64>,
+        vorticity: &Field<f64>,
+        request: &FrameRequest,
+    ) -> Result<Frame, CavityError> {
+        let (w, h, lines) = self.downsampler.frame(psi, request.view)?;
         let values = if request.field == 1 {
             lines.clone()
         } else {
-            self.downsampler.frame(&flow.w, request.view)?.2
+            self.downsampler.frame(vorticity, request.view)?.2
         };
         Ok(Frame::values(request.field.min(1), w, h, values).with(LayerKind::Contours, lines))
     }

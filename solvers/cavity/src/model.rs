@@ -13,6 +13,7 @@ use stencil_runtime::{Backend, Blowup, Field};
 
 mod change;
 mod ranked;
+pub use ranked::WholeFlow;
 mod timing;
 
 pub(crate) use change::{worst_node, Change};

@@ -3,10 +3,12 @@
 //! precision), the checks' time steps equal and their sums equal to rounding, and a run
 //! that goes unstable stopped on every rank at the whole grid's step and node; the
 //! `cavity` program under `mpirun -np 2, 3` writes the files one rank writes, byte for
-//! byte, and resumes from its checkpoint likewise; a bad request stops every rank. Without
+//! byte, and resumes from its checkpoint likewise, and serves its live view from rank 0
+//! (frames of the whole grid, the run unchanged); a bad request stops every rank. Without
 //! the `mpi` feature or `mpirun` it says why it skips; one rank without mpirun is checked
 //! always.
 
+use live_view::{ServedRun, Watcher};
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
@@ -101,4 +103,46 @@ fn ranks_equal_one_rank_bit_for_bit_under_mpirun() {
 #[test]
 fn one_rank_runs_without_mpirun() {
     assert_eq!(ok(&mut Command::new(CHECK)), 3);
+}
+
+#[test]
+fn the_live_view_over_ranks_shows_the_whole_grid_and_changes_nothing() {
+    let Some(_) = mpirun() else { return };
+    let root = std::env::temp_dir().join(format!("cavity-live-ranks-{}", std::process::id()));
+    let (plain, served) = (root.join("plain"), root.join("served"));
+    let args = [
+        "--n",
+        "33",
+        "--t-end",
+        "100",
+        "--check-every",
+        "1",
+        "--backend",
+        "cpu",
+    ];
+    let mut c = Command::new(CAVITY);
+    c.args(args).arg("--out").arg(&plain);
+    let o = output_within(&mut c, LIMIT).expect("cavity ends");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let mut c = mpirun().expect("checked above");
+    c.args(["-np", "2", CAVITY])
+        .args(args)
+        .arg("--out")
+        .arg(&served);
+    let mut run = ServedRun::start(c).expect("rank 0 serves");
+    let mut page = Watcher::connect(run.address(), [64, 64]).expect("a page connects");
+    let (header, layers) = page.next_frame().expect("a frame");
+    // The frame covers the whole grid (33 x 33 nodes, whichever rank holds them).
+    let size = (header["width"].as_u64(), header["height"].as_u64());
+    assert_eq!(size, (Some(33), Some(33)), "{header}");
+    assert!(
+        !layers.is_empty() && layers.iter().all(|l| l.len() == 33 * 33),
+        "{header}"
+    );
+    drop(page);
+    assert!(run.wait().expect("it ends"), "the served run failed");
+    let a = std::fs::read(plain.join("checkpoint.bin")).expect("one rank's checkpoint");
+    let b = std::fs::read(served.join("checkpoint.bin")).expect("the ranks' checkpoint");
+    assert!(a == b, "the served run over ranks differs from one rank's");
+    let _ = std::fs::remove_dir_all(&root);
 }

@@ -14,7 +14,7 @@ use stencil_ranks::{Op, Ranks};
 use stencil_runtime::{Backend, Field};
 
 /// The whole grid's stream function and vorticity, gathered from the ranks' slabs.
-pub(crate) type WholeFlow = (Field<f64>, Field<f64>);
+pub type WholeFlow = (Field<f64>, Field<f64>);
 
 impl Cavity {
     /// A cavity at rest over `ranks`: this rank's fields hold the rows [`Cavity::rows`] of
@@ -46,7 +46,7 @@ impl Cavity {
     /// Over several ranks, the whole grid's stream function and vorticity on every rank
     /// (each rank's slab sent to all: every rank must call it); `None` on one rank, whose
     /// fields are the whole grid.
-    pub(crate) fn gather_whole(&self) -> Result<Option<WholeFlow>, CavityError> {
+    pub fn gather_whole(&self) -> Result<Option<WholeFlow>, CavityError> {
         let Some(slabs) = &self.slabs else {
             return Ok(None);
         };

@@ -132,9 +132,9 @@ fn run(args: Args, ranks: &Arc<Ranks>) -> Result<(), CavityError> {
     config.validate()?;
     let split = ranks.size() > 1;
     let speaks = ranks.rank() == 0;
-    if split && (args.adaptive || args.live.address()?.is_some()) {
+    if split && args.adaptive {
         return Err(CavityError::Ranks(
-            "--adaptive and --serve run on one rank; start the program without mpirun".into(),
+            "--adaptive runs on one rank; start the program without mpirun".into(),
         ));
     }
     if !(args.checkpoint_every > 0.0 && args.checkpoint_every.is_finite()) {
@@ -193,14 +193,17 @@ fn run(args: Args, ranks: &Arc<Ranks>) -> Result<(), CavityError> {
         let _ = ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst));
     }
 
+    // Rank 0 serves the view; over several ranks every rank takes part in gathering the
+    // whole grid for its frames and the checkpoints it asks for.
+    let serving = serve.is_some();
     let mut live = match serve {
-        Some(address) => {
+        Some(address) if speaks => {
             let view = LiveView::serve(address, &cavity::live::description(config.re, config.n))?
                 .interrupted_by(interrupted.clone());
             println!("{}{}/", live_view::SERVING_AT, view.address());
             Some((view, cavity::live::Painter::new(&flow)))
         }
-        None => None,
+        _ => None,
     };
 
     let bar = if speaks {
@@ -217,21 +220,30 @@ fn run(args: Args, ranks: &Arc<Ranks>) -> Result<(), CavityError> {
     let outcome = flow.run(|flow, check| {
         last = Some(*check);
         fraction = show(&bar, &config, check, &mut first_change);
+        // The whole grid for the view (gathered over ranks; its own fields on one rank).
+        let whole = match serving.then(|| flow.gather_whole()).transpose() {
+            Ok(whole) => whole.flatten(),
+            Err(e) => {
+                saved = Err(e);
+                None
+            }
+        };
         if let (Some((view, painter)), Ok(())) = (&mut live, &saved) {
+            let (psi, w) = whole.as_ref().map_or((&flow.psi, &flow.w), |(p, w)| (p, w));
             let progress = Progress {
                 time: check.time,
                 step: check.step,
                 fraction,
             };
             let write = || -> Result<String, CavityError> {
-                Checkpoint::of(flow)?.write(&checkpoint_path)?;
+                Checkpoint::of_fields(flow, psi, w)?.write(&checkpoint_path)?;
                 Ok(format!(
                     "checkpoint written at step {}: {}",
                     flow.step,
                     checkpoint_path.display()
                 ))
             };
-            saved = view.tick(progress, |r| painter.draw(flow, r), write);
+            saved = view.tick(progress, |r| painter.draw_fields(psi, w, r), write);
         }
         // Decisions every rank takes alike (each is a collective call): an interrupt, a
         // due checkpoint or a failed write on any rank counts for all.
@@ -258,13 +270,15 @@ fn run(args: Args, ranks: &Arc<Ranks>) -> Result<(), CavityError> {
     }
     // A stream function consistent with the final vorticity, for the pictures.
     flow.poisson_solve_exactly()?;
+    let whole = if serving { flow.gather_whole()? } else { None };
     if let Some((view, painter)) = &mut live {
+        let (psi, w) = whole.as_ref().map_or((&flow.psi, &flow.w), |(p, w)| (p, w));
         let progress = Progress {
             time: flow.time,
             step: flow.step,
             fraction,
         };
-        view.finish(progress, |r| painter.draw(&flow, r))?;
+        view.finish(progress, |r| painter.draw_fields(psi, w, r))?;
     }
     let (precision, steps) = (args.precision.clone(), (flow.step, flow.time));
     let mut summary = summary(
