@@ -220,15 +220,20 @@ fn run(args: Args, ranks: &Arc<Ranks>) -> Result<(), CavityError> {
     let outcome = flow.run(|flow, check| {
         last = Some(*check);
         fraction = show(&bar, &config, check, &mut first_change);
-        // The whole grid for the view (gathered over ranks; its own fields on one rank).
-        let whole = match serving.then(|| flow.gather_whole()).transpose() {
+        // Over ranks the view draws the whole grid, gathered from every rank while a page
+        // watches (a collective call, decided alike on every rank); one rank draws its
+        // own fields.
+        let watched = live.as_ref().is_some_and(|(view, _)| view.viewers() > 0);
+        let gather = split && serving && flow.on_any_rank(watched);
+        let whole = match gather.then(|| flow.gather_whole()).transpose() {
             Ok(whole) => whole.flatten(),
             Err(e) => {
                 saved = Err(e);
                 None
             }
         };
-        if let (Some((view, painter)), Ok(())) = (&mut live, &saved) {
+        let ready = !split || whole.is_some();
+        if let (Some((view, painter)), Ok(()), true) = (&mut live, &saved, ready) {
             let (psi, w) = whole.as_ref().map_or((&flow.psi, &flow.w), |(p, w)| (p, w));
             let progress = Progress {
                 time: check.time,
