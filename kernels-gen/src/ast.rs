@@ -41,7 +41,7 @@ pub struct GroupDef {
     pub generic: Option<Ident>,
     /// The members in order: name and type (a scalar type or the type parameter).
     pub members: Vec<(Ident, TypeExpr)>,
-    /// The whole struct.
+    /// Where it is reported: the name (macro) or the whole item (text front end).
     pub span: SpanId,
 }
 

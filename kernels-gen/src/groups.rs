@@ -133,6 +133,16 @@ fn expand_fn(
         let mut names = Vec::new();
         for (member, ty) in &g.members {
             let name = format!("{}_{}", p.name.name, member.name);
+            if let Some((other, _)) = in_scope.iter().find(|(_, (_, ns))| ns.contains(&name)) {
+                return err(
+                    p.name.span,
+                    format!(
+                        "member `{}` of group parameter `{}` and a member of group parameter `{other}` are both named `{name}` inside the compiler",
+                        member.name, p.name.name
+                    ),
+                    "rename one of the group parameters",
+                );
+            }
             if let Some(other) = f.params.iter().find(|o| o.name.name == name) {
                 return err(
                     other.name.span,
@@ -156,7 +166,7 @@ fn expand_fn(
                 when: p.when.clone(),
                 member_of: Some(MemberOf {
                     param: p.name.name.clone(),
-                    group_type: type_text(&p.ty),
+                    group_type: type_text(&launcher_type(f, &p.ty)),
                     member: member.name.clone(),
                 }),
             });
@@ -215,6 +225,18 @@ fn substitute(ty: &TypeExpr, generic: &str, arg: &TypeExpr) -> TypeExpr {
     }
 }
 
+/// `ty` with the kernel's type parameter named `T`, as the launcher declares it whatever
+/// the kernel calls it (`Wave<R>` in `fn k<R: Real>` is `Wave<T>` there).
+fn launcher_type(f: &FnDef, ty: &TypeExpr) -> TypeExpr {
+    f.generics.iter().fold(ty.clone(), |t, g| {
+        let named_t = TypeExpr::Name(Ident {
+            name: "T".into(),
+            span: g.name.span,
+        });
+        substitute(&t, &g.name.name, &named_t)
+    })
+}
+
 /// A parameter type as the launcher writes it: `Scheme<T>`, `Scheme<f64>`, `Sides`.
 fn type_text(ty: &TypeExpr) -> String {
     match ty {
@@ -268,6 +290,22 @@ impl Rewrite<'_, '_> {
             return err(
                 name.span,
                 format!("`{}` hides the group parameter of that name", name.name),
+                "give the local another name",
+            );
+        }
+        // A member `s.g` is read by the name `s_g`: a local of that name would be read
+        // instead.
+        if let Some((group, _)) = self
+            .in_scope
+            .iter()
+            .find(|(_, (_, names))| names.contains(&name.name))
+        {
+            return err(
+                name.span,
+                format!(
+                    "`{}` is the name a member of group parameter `{group}` is read by",
+                    name.name
+                ),
                 "give the local another name",
             );
         }

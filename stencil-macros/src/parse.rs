@@ -7,8 +7,8 @@ use kernels_gen::lower::{lower_definitions, LowerError};
 use proc_macro2::TokenStream;
 use quote::quote;
 
-/// Names the generated launcher uses for itself.
-const RESERVED: &[&str] = &["backend"];
+/// Names the generated launchers use for their own parameters.
+const RESERVED: &[&str] = &["backend", "blocks"];
 
 fn to_syn_error(e: LowerError, spans: &RustSpans) -> syn::Error {
     let mut message = e.message;
@@ -26,8 +26,13 @@ fn check_reserved(module: &Module, spans: &RustSpans) -> syn::Result<()> {
                 return Err(syn::Error::new(
                     spans.get(p.name.span),
                     format!(
-                        "`{}` is reserved for the launcher's first argument\n\n= help: rename this parameter",
-                        p.name.name
+                        "`{}` is reserved for the launcher's {}\n\n= help: rename this parameter",
+                        p.name.name,
+                        if p.name.name == "blocks" {
+                            "block list (`launch_blocks`)"
+                        } else {
+                            "first argument"
+                        }
                     ),
                 ));
             }
@@ -122,7 +127,7 @@ fn group(item: &syn::Item) -> Option<&syn::ItemStruct> {
 /// A group as the module defines it: the struct without the `#[stencil_group]` marker.
 fn group_item(st: &syn::ItemStruct) -> TokenStream {
     let mut st = st.clone();
-    st.attrs.retain(|a| !is_group_marker(a));
+    st.attrs.retain(|a| !front::is_group_marker(a));
     // A member per axis is the runtime's `Axes`, which the module need not import.
     for f in &mut st.fields {
         if let syn::Type::Path(p) = &mut f.ty {
@@ -141,18 +146,11 @@ fn group_item(st: &syn::ItemStruct) -> TokenStream {
 /// attributes and documentation.
 fn group_source(st: &syn::ItemStruct) -> TokenStream {
     let mut st = st.clone();
-    st.attrs.retain(is_group_marker);
+    st.attrs.retain(front::is_group_marker);
     for f in &mut st.fields {
         f.attrs.clear();
     }
     quote!(#st)
-}
-
-fn is_group_marker(a: &syn::Attribute) -> bool {
-    a.path()
-        .segments
-        .last()
-        .is_some_and(|s| s.ident == "stencil_group")
 }
 
 /// `#[stencil_helpers] mod lib { .. }`: a library of helpers for other modules. Its

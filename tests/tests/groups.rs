@@ -240,3 +240,24 @@ fn a_group_that_exists_only_in_some_instances_is_taken_by_those() {
         }
     }
 }
+
+#[test]
+fn a_kernel_whose_type_parameter_has_another_name_takes_the_group() {
+    let n = [6usize, 3];
+    let u = Field::<f32>::from_fn(&n, 1, |[i, j, _]| (i + 2 * j) as f32);
+    let mut out = Field::<f32>::zeros(&n, 1).unwrap();
+    let w = Wave {
+        c: 1.0,
+        damping: 0.25,
+        west: 0,
+        east: 0,
+        wall: 0.0,
+    };
+    grouped::damped::launch(&Backend::Cpu, &u, &mut out, &w).unwrap();
+    for j in 0..3isize {
+        for i in 0..6isize {
+            let v = (i + 2 * j) as f32;
+            assert_eq!(out.get([i, j, 0]), Some(v - 0.25 * v), "{i} {j}");
+        }
+    }
+}

@@ -542,12 +542,15 @@ pub fn collect_items(
 
 /// Whether `st` is a parameter group: `#[stencil_group] struct ..`.
 pub fn is_group(st: &syn::ItemStruct) -> bool {
-    st.attrs.iter().any(|a| {
-        a.path()
-            .segments
-            .last()
-            .is_some_and(|s| s.ident == "stencil_group")
-    })
+    st.attrs.iter().any(is_group_marker)
+}
+
+/// Whether `a` is the `#[stencil_group]` marker.
+pub fn is_group_marker(a: &syn::Attribute) -> bool {
+    a.path()
+        .segments
+        .last()
+        .is_some_and(|s| s.ident == "stencil_group")
 }
 
 /// A `#[stencil_group]` struct: named members, at most one type parameter.

@@ -45,14 +45,10 @@ impl Painter {
         }
     }
 
-    /// The requested field, with the stream function's level lines.
-    pub fn draw(&mut self, flow: &Cavity, request: &FrameRequest) -> Result<Frame, CavityError> {
-        self.draw_fields(&flow.psi, &flow.w, request)
-    }
-
-    /// [`Painter::draw`] from the whole grid's stream function `psi` and vorticity `w`
-    /// (over several ranks, gathered: [`Cavity::gather_whole`]).
-    pub fn draw_fields(
+    /// The requested field, with the stream function's level lines, from the whole
+    /// grid's stream function `psi` and vorticity `vorticity` (a cavity's own fields on one
+    /// rank; over several, gathered: [`Cavity::gather_whole`]).
+    pub fn draw(
         &mut self,
         psi: &Field<f64>,
         vorticity: &Field<f64>,

@@ -93,6 +93,26 @@ fn a_bad_request_stops_every_rank() {
     assert!(!o.status.success());
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert!(stderr.contains("without mpirun"), "{stderr}");
+    // A failure on rank 0 alone (its live view cannot take a port already taken) stops
+    // the other rank too, which would otherwise wait in the run's first collective call.
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("a port");
+    let port = taken.local_addr().expect("its address").to_string();
+    let mut c = mpirun().expect("checked above");
+    c.args([
+        "-np",
+        "2",
+        CAVITY,
+        "--n",
+        "33",
+        "--backend",
+        "cpu",
+        "--serve",
+        &port,
+    ]);
+    let o = output_within(&mut c, LIMIT).expect("every rank stops");
+    assert!(!o.status.success());
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(stderr.contains("error on rank 0 of 2"), "{stderr}");
 }
 
 #[test]
@@ -115,6 +135,9 @@ fn the_live_view_over_ranks_shows_the_whole_grid_and_changes_nothing() {
         "33",
         "--t-end",
         "100",
+        // Small time steps keep the run going until the page has connected.
+        "--cfl",
+        "0.2",
         "--check-every",
         "1",
         "--backend",

@@ -35,7 +35,7 @@ pub(super) struct Launcher {
     checks: Vec<TokenStream>,
     /// The arguments of the CPU function, after the extents and what it runs over.
     call_args: Vec<TokenStream>,
-    /// The statements passing the arguments to the CUDA launch `l`.
+    /// The statements passing the arguments to the CUDA launch `__launch`.
     cuda_args: Vec<TokenStream>,
 }
 
@@ -270,9 +270,9 @@ struct Results {
 
 impl Launcher {
     /// The `match backend` ending a launcher, after its checks and with the extents in
-    /// `n`: the CPU function called over `over` (an `Over`), or the CUDA launch given
-    /// this launcher's arguments and started by the call `run` (of `l`), each giving
-    /// `results`.
+    /// `__n`: the CPU function called over `over` (an `Over`), or the CUDA launch given
+    /// this launcher's arguments and started by the call `run` (of `__launch`), each
+    /// giving `results`.
     fn dispatch(
         &self,
         rt: &TokenStream,

@@ -93,6 +93,13 @@ pub mod grouped {
         out = l * u + (n as T) * domain + r * cuda - values;
     }
 
+    /// The damping alone, in a kernel whose type parameter is not named `T` (the
+    /// launcher still takes `&Wave<T>`).
+    #[stencil]
+    pub fn damped<R: Real>(u: In<R>, out: Out<R>, w: Wave<R>) {
+        out = u[(0, 0)] - w.damping * u;
+    }
+
     /// A forcing added to a step only in the instances made for `forced`.
     #[stencil_group]
     #[derive(Clone, Copy, Debug)]

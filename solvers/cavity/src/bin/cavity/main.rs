@@ -248,17 +248,25 @@ fn run(args: Args, ranks: &Arc<Ranks>) -> Result<(), CavityError> {
                     checkpoint_path.display()
                 ))
             };
-            saved = view.tick(progress, |r| painter.draw_fields(psi, w, r), write);
+            saved = view.tick(progress, |r| painter.draw(psi, w, r), write);
         }
         // Decisions every rank takes alike (each is a collective call): an interrupt, a
         // due checkpoint or a failed write on any rank counts for all.
+        // A failure is decided first, so that a checkpoint on other ranks' time cannot
+        // replace rank 0's error.
+        let failed = flow.on_any_rank(saved.is_err());
         let stop = flow.on_any_rank(interrupted.load(Ordering::SeqCst));
         let due = last_checkpoint.elapsed() >= Duration::from_secs_f64(args.checkpoint_every);
-        if flow.on_any_rank(saved.is_ok() && (stop || due)) {
-            saved = Checkpoint::of(flow).and_then(|c| write_checkpoint(flow, &c, &checkpoint_path));
+        if !failed && flow.on_any_rank(stop || due) {
+            // The whole grid the view gathered at this check serves the checkpoint too.
+            let checkpoint = match &whole {
+                Some((psi, w)) => Checkpoint::of_fields(flow, psi, w),
+                None => Checkpoint::of(flow),
+            };
+            saved = checkpoint.and_then(|c| write_checkpoint(flow, &c, &checkpoint_path));
             last_checkpoint = Instant::now();
         }
-        !stop && !flow.on_any_rank(saved.is_err())
+        !failed && !stop && !flow.on_any_rank(saved.is_err())
     });
     bar.finish_and_clear();
     saved?;
@@ -283,7 +291,7 @@ fn run(args: Args, ranks: &Arc<Ranks>) -> Result<(), CavityError> {
             step: flow.step,
             fraction,
         };
-        view.finish(progress, |r| painter.draw_fields(psi, w, r))?;
+        view.finish(progress, |r| painter.draw(psi, w, r))?;
     }
     let (precision, steps) = (args.precision.clone(), (flow.step, flow.time));
     let mut summary = summary(
