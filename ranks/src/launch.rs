@@ -27,12 +27,30 @@ pub fn check_program() -> (Arc<Ranks>, Backend) {
 /// Runs a check program to its end within `limit` and counts the lines of its output
 /// that end in `: ok`; its output, in an error, when it fails or does not end.
 pub fn ok_lines(command: &mut Command, limit: Duration) -> Result<usize, String> {
+    let stdout = success_within(command, limit)?;
+    Ok(stdout.lines().filter(|l| l.ends_with(": ok")).count())
+}
+
+/// Runs `command` to its end within `limit`: its standard output; its output, in an error,
+/// when it fails or does not end.
+pub fn success_within(command: &mut Command, limit: Duration) -> Result<String, String> {
     let out = output_within(command, limit)?;
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     if !out.status.success() {
         return Err(format!("{stdout}{}", String::from_utf8_lossy(&out.stderr)));
     }
-    Ok(stdout.lines().filter(|l| l.ends_with(": ok")).count())
+    Ok(stdout)
+}
+
+/// Runs `command`, which is to fail, to its end within `limit`: its standard error; an
+/// error when it succeeds (with its standard output) or does not end.
+pub fn failure_within(command: &mut Command, limit: Duration) -> Result<String, String> {
+    let out = output_within(command, limit)?;
+    if out.status.success() {
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        return Err(format!("{command:?} succeeded: {stdout}"));
+    }
+    Ok(String::from_utf8_lossy(&out.stderr).into_owned())
 }
 
 /// `mpirun` with the options a CI container needs (running as root, more ranks than

@@ -39,7 +39,7 @@ mod slabs;
 
 pub use comm::{Op, Ranks, RanksError};
 pub use ghosts::GhostExchange;
-pub use launch::{check_program, mpirun, ok_lines, output_within};
+pub use launch::{check_program, failure_within, mpirun, ok_lines, output_within, success_within};
 pub use layout::{LayoutError, RankLayout};
 pub use partition::{morton, partition};
 pub use slabs::{first_difference, Slabs};

@@ -6,37 +6,17 @@
 
 use std::process::Command;
 use std::time::Duration;
-use stencil_ranks::{mpirun, output_within};
+use stencil_ranks::{failure_within, mpirun, success_within};
 
 const CHECK: &str = env!("CARGO_BIN_EXE_ranks-check");
-
-/// Runs `c` (for at most `limit`), which must succeed: its standard output. `what` names
-/// the run in a failure.
-fn stdout_of_success(c: &mut Command, limit: Duration, what: &str) -> String {
-    let out = output_within(c, limit).expect("it ends");
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(
-        out.status.success(),
-        "{what}{stdout}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    stdout
-}
-
-/// Runs `c` (for at most `limit`), which must fail: its standard error.
-fn stderr_of_failure(c: &mut Command, limit: Duration) -> String {
-    let out = output_within(c, limit).expect("it ends");
-    assert!(!out.status.success());
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
 
 /// The standard output of the check under `mpirun -np {np}`, which must succeed; `None`
 /// without `mpirun`.
 fn success_under_mpirun(np: usize) -> Option<String> {
     let mut c = mpirun()?;
     c.args(["-np", &np.to_string(), CHECK]);
-    let what = format!("-np {np}: ");
-    Some(stdout_of_success(&mut c, Duration::from_secs(120), &what))
+    let stdout = success_within(&mut c, Duration::from_secs(120));
+    Some(stdout.unwrap_or_else(|e| panic!("-np {np}: {e}")))
 }
 
 /// The standard error of the check with `args` under `mpirun -np {np}`, which must fail;
@@ -44,7 +24,7 @@ fn success_under_mpirun(np: usize) -> Option<String> {
 fn failure_under_mpirun(np: usize, args: &[&str]) -> Option<String> {
     let mut c = mpirun()?;
     c.args(["-np", &np.to_string(), CHECK]).args(args);
-    Some(stderr_of_failure(&mut c, Duration::from_secs(120)))
+    Some(failure_within(&mut c, Duration::from_secs(120)).unwrap_or_else(|e| panic!("{e}")))
 }
 
 #[test]
@@ -94,7 +74,8 @@ fn a_short_message_is_an_error_that_names_it() {
 
 #[test]
 fn one_rank_runs_without_mpirun() {
-    let stdout = stdout_of_success(&mut Command::new(CHECK), Duration::from_secs(120), "");
+    let stdout = success_within(&mut Command::new(CHECK), Duration::from_secs(120));
+    let stdout = stdout.unwrap_or_else(|e| panic!("{e}"));
     assert!(
         stdout.contains("rank 0 of 1, 2D: 56 blocks, 0 ghosts"),
         "{stdout}"
@@ -113,6 +94,6 @@ fn several_ranks_without_mpi_is_a_clear_error() {
     }
     let mut c = Command::new(CHECK);
     c.env("OMPI_COMM_WORLD_SIZE", "2");
-    let stderr = stderr_of_failure(&mut c, Duration::from_secs(60));
+    let stderr = failure_within(&mut c, Duration::from_secs(60)).unwrap_or_else(|e| panic!("{e}"));
     assert!(stderr.contains("built without MPI"), "{stderr}");
 }

@@ -3,7 +3,7 @@
 
 use std::process::Command;
 use std::time::Duration;
-use stencil_ranks::{mpirun, ok_lines};
+use stencil_ranks::{failure_within, mpirun, ok_lines, success_within};
 
 /// How long a run may take before it counts as hung.
 pub const LIMIT: Duration = Duration::from_secs(300);
@@ -24,4 +24,15 @@ pub fn every_rank_ok(program: &str, args: &[&str], ranks: &[usize], cases: usize
         c.args(["-np", &n.to_string(), program]).args(args);
         assert_eq!(ok(&mut c), cases * n, "-np {n}: every rank and case");
     }
+}
+
+/// Runs `command`, which must succeed within [`LIMIT`] (a failure panics with its output):
+/// its standard output.
+pub fn stdout_of_success(command: &mut Command) -> String {
+    success_within(command, LIMIT).unwrap_or_else(|e| panic!("{command:?}: {e}"))
+}
+
+/// Runs `command`, which must fail within [`LIMIT`]: its standard error.
+pub fn stderr_of_failure(command: &mut Command) -> String {
+    failure_within(command, LIMIT).unwrap_or_else(|e| panic!("{e}"))
 }

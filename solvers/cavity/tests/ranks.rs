@@ -11,15 +11,11 @@
 use live_view::{ServedRun, Watcher};
 use std::path::Path;
 use std::process::Command;
-use std::time::Duration;
-use stencil_ranks::{mpirun, output_within};
-use stencil_tests::ranks::{every_rank_ok, ok};
+use stencil_ranks::mpirun;
+use stencil_tests::ranks::{every_rank_ok, ok, stderr_of_failure, stdout_of_success};
 
 const CHECK: &str = env!("CARGO_BIN_EXE_cavity-ranks-check");
 const CAVITY: &str = env!("CARGO_BIN_EXE_cavity");
-
-/// How long a run may take before it counts as hung.
-const LIMIT: Duration = Duration::from_secs(300);
 
 /// Runs `c` (the `cavity` program, maybe under mpirun) on 65 x 65 nodes to `t_end` into
 /// `out`, resuming with `resume`; it must succeed.
@@ -39,8 +35,7 @@ fn cavity_run(c: &mut Command, out: &Path, t_end: &str, resume: bool) {
     if resume {
         c.arg("--resume");
     }
-    let o = output_within(c, LIMIT).expect("cavity ends");
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    stdout_of_success(c);
 }
 
 /// The files a run leaves whose bytes do not depend on the wall clock.
@@ -82,16 +77,12 @@ fn the_program_over_ranks_writes_what_one_rank_writes() {
 fn a_bad_request_stops_every_rank() {
     let Some(mut c) = mpirun() else { return };
     c.args(["-np", "2", CAVITY, "--n", "30", "--backend", "cpu"]);
-    let o = output_within(&mut c, LIMIT).expect("it ends");
-    assert!(!o.status.success());
-    let stderr = String::from_utf8_lossy(&o.stderr);
+    let stderr = stderr_of_failure(&mut c);
     assert!(stderr.contains("2^k + 1"), "{stderr}");
     // What runs on one rank only is refused over several, on every rank.
     let mut c = mpirun().expect("checked above");
     c.args(["-np", "2", CAVITY, "--adaptive", "--backend", "cpu"]);
-    let o = output_within(&mut c, LIMIT).expect("it ends");
-    assert!(!o.status.success());
-    let stderr = String::from_utf8_lossy(&o.stderr);
+    let stderr = stderr_of_failure(&mut c);
     assert!(stderr.contains("without mpirun"), "{stderr}");
     // A failure on rank 0 alone (its live view cannot take a port already taken) stops
     // the other rank too, which would otherwise wait in the run's first collective call.
@@ -109,9 +100,7 @@ fn a_bad_request_stops_every_rank() {
         "--serve",
         &port,
     ]);
-    let o = output_within(&mut c, LIMIT).expect("every rank stops");
-    assert!(!o.status.success());
-    let stderr = String::from_utf8_lossy(&o.stderr);
+    let stderr = stderr_of_failure(&mut c);
     assert!(stderr.contains("error on rank 0 of 2"), "{stderr}");
 }
 
@@ -145,8 +134,7 @@ fn the_live_view_over_ranks_shows_the_whole_grid_and_changes_nothing() {
     ];
     let mut c = Command::new(CAVITY);
     c.args(args).arg("--out").arg(&plain);
-    let o = output_within(&mut c, LIMIT).expect("cavity ends");
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    stdout_of_success(&mut c);
     let mut c = mpirun().expect("checked above");
     c.args(["-np", "2", CAVITY])
         .args(args)

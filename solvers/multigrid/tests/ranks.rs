@@ -8,8 +8,8 @@
 //! checked always.
 
 use std::process::Command;
-use stencil_ranks::{mpirun, output_within};
-use stencil_tests::ranks::{every_rank_ok, ok, LIMIT};
+use stencil_ranks::mpirun;
+use stencil_tests::ranks::{every_rank_ok, ok, stderr_of_failure};
 
 const CHECK: &str = env!("CARGO_BIN_EXE_poisson-ranks");
 
@@ -28,9 +28,7 @@ fn too_many_ranks_for_the_grid_stop_every_rank() {
     let Some(mut c) = mpirun() else { return };
     // 5 nodes: 4 intervals cannot give 3 ranks slabs starting at even nodes.
     c.args(["-np", "3", CHECK, "time", "5"]);
-    let o = output_within(&mut c, LIMIT).expect("it ends");
-    assert!(!o.status.success());
-    let stderr = String::from_utf8_lossy(&o.stderr);
+    let stderr = stderr_of_failure(&mut c);
     assert!(
         stderr.contains("cannot give each of 3 ranks a slab"),
         "{stderr}"

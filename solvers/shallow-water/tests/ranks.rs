@@ -9,14 +9,11 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::Duration;
-use stencil_ranks::{mpirun, output_within};
+use stencil_ranks::mpirun;
+use stencil_tests::ranks::{stderr_of_failure, stdout_of_success};
 
 const CHECK: &str = env!("CARGO_BIN_EXE_sw-ranks-check");
 const FLOOD: &str = env!("CARGO_BIN_EXE_flood");
-
-/// How long a run may take before it counts as hung.
-const LIMIT: Duration = Duration::from_secs(300);
 
 /// Every file under `dir`, by path relative to it, with its bytes.
 fn files(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
@@ -46,8 +43,7 @@ fn flood_over_ranks_writes_what_one_rank_writes() {
         c.arg(&scenario)
             .args(["--precision", "f64", "--quiet", "--out"])
             .arg(&out);
-        let o = output_within(c, LIMIT).expect("flood ends");
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        stdout_of_success(c);
     };
     // The same folder each time: checkpoints name the pictures by path.
     run(&mut Command::new(FLOOD));
@@ -80,9 +76,7 @@ fn flood_over_ranks_writes_what_one_rank_writes() {
 fn a_bad_input_stops_every_rank() {
     let Some(mut c) = mpirun() else { return };
     c.args(["-np", "2", FLOOD, "no-such-case.toml"]);
-    let o = output_within(&mut c, LIMIT).expect("it ends");
-    assert!(!o.status.success());
-    let stderr = String::from_utf8_lossy(&o.stderr);
+    let stderr = stderr_of_failure(&mut c);
     assert!(stderr.contains("no-such-case.toml"), "{stderr}");
 }
 
@@ -92,13 +86,7 @@ fn ranks_equal_the_dense_run_under_mpirun() {
     for n in [1, 2, 3] {
         let mut c = mpirun().expect("checked above");
         c.args(["-np", &n.to_string(), CHECK]);
-        let out = output_within(&mut c, LIMIT).expect("it ends");
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            out.status.success(),
-            "-np {n}: {stdout}{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let stdout = stdout_of_success(&mut c);
         let ok = stdout.lines().filter(|l| l.ends_with(": ok")).count();
         assert!(
             ok >= 2 * n,
@@ -109,12 +97,6 @@ fn ranks_equal_the_dense_run_under_mpirun() {
 
 #[test]
 fn one_rank_runs_without_mpirun() {
-    let out = output_within(&mut Command::new(CHECK), LIMIT).expect("the check ends");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(String::from_utf8_lossy(&out.stdout)
-        .contains("rank 0 of 1, radial dam break: 25600 of 25600 cells"));
+    let stdout = stdout_of_success(&mut Command::new(CHECK));
+    assert!(stdout.contains("rank 0 of 1, radial dam break: 25600 of 25600 cells"));
 }
