@@ -91,8 +91,7 @@ impl Checkpoint {
 
     /// Reads a checkpoint, refusing files that are not one.
     pub fn read(path: &Path) -> Result<Checkpoint, CavityError> {
-        let c: Checkpoint = read_file(path, "a cavity checkpoint")?;
-        check_format(path, &c.format, FORMAT)?;
+        let c: Checkpoint = read_checkpoint(path, "a cavity checkpoint", FORMAT)?;
         if c.w.len() != c.n * c.n || c.psi.len() != c.n * c.n {
             return Err(CavityError::Checkpoint(format!(
                 "`{}` is damaged: its fields do not hold {} x {} values",
@@ -161,29 +160,29 @@ pub(crate) fn write_atomically(value: &impl Serialize, path: &Path) -> Result<()
     std::fs::rename(&tmp, path).map_err(|e| CavityError::io("replacing checkpoint", path, e))
 }
 
-/// Reads a bincode file written by [`write_atomically`]; `what` names what it should be
-/// in the error for a file that is not one or is damaged.
-pub(crate) fn read_file<T: serde::de::DeserializeOwned>(
+/// Reads a checkpoint written by [`write_atomically`] whose first field names its format,
+/// refusing a file of another format than `format` (another kind of checkpoint, or another
+/// version) and one that is not a checkpoint or is damaged (`what` names what it should be
+/// in that error).
+pub(crate) fn read_checkpoint<T: serde::de::DeserializeOwned>(
     path: &Path,
     what: &str,
+    format: &str,
 ) -> Result<T, CavityError> {
     let bytes = std::fs::read(path).map_err(|e| CavityError::io("reading checkpoint", path, e))?;
-    bincode::deserialize(&bytes).map_err(|e| {
+    let not_one = |e: bincode::Error| {
         CavityError::Checkpoint(format!(
             "`{}` is not {what} or is damaged ({e})",
             path.display()
         ))
-    })
-}
-
-/// Refuses a checkpoint read from `path` whose first field, `found`, is not the format
-/// `expected` this program writes (another kind of checkpoint, or another version).
-pub(crate) fn check_format(path: &Path, found: &str, expected: &str) -> Result<(), CavityError> {
-    if found == expected {
-        return Ok(());
+    };
+    // The format alone first (bincode reads a leading field and leaves the rest).
+    let found: String = bincode::deserialize(&bytes).map_err(not_one)?;
+    if found != format {
+        return Err(CavityError::Checkpoint(format!(
+            "`{}` has format `{found}`, this program reads `{format}`",
+            path.display()
+        )));
     }
-    Err(CavityError::Checkpoint(format!(
-        "`{}` has format `{found}`, this program reads `{expected}`",
-        path.display()
-    )))
+    bincode::deserialize(&bytes).map_err(not_one)
 }

@@ -1,5 +1,5 @@
-//! Checkpoints resume bit-for-bit; a checkpoint of another configuration or a damaged one
-//! is refused before any work.
+//! Checkpoints resume bit-for-bit; a checkpoint of another configuration, of the other
+//! kind (adaptive) or a damaged one is refused before any work.
 
 use cavity::{Cavity, CavityError, Checkpoint, Config, Until};
 use stencil_runtime::Backend;
@@ -86,6 +86,13 @@ fn checkpoints_of_other_configurations_or_damaged_ones_are_refused() {
         ..config()
     };
     saved.matches(&later).expect("stop criteria may change");
+    // The other kind of checkpoint is refused by its format.
+    let e = cavity::adaptive::AdaptiveCheckpoint::read(&path).unwrap_err();
+    let text = e.to_string();
+    assert!(
+        text.contains("has format `stencil cavity checkpoint 1`"),
+        "{text}"
+    );
 
     let bytes = std::fs::read(&path).unwrap();
     std::fs::write(&path, &bytes[..bytes.len() / 2]).unwrap();

@@ -2,7 +2,7 @@
 //! and `psi` on them, written after a check and resumed bit for bit.
 
 use super::flow::{AdaptiveCavity, AdaptiveConfig};
-use crate::checkpoint::{check_format, read_file, write_atomically};
+use crate::checkpoint::{read_checkpoint, write_atomically};
 use crate::CavityError;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -73,9 +73,7 @@ impl AdaptiveCheckpoint {
 
     /// Reads a checkpoint written by [`AdaptiveCheckpoint::write`].
     pub fn read(path: &Path) -> Result<AdaptiveCheckpoint, CavityError> {
-        let c: AdaptiveCheckpoint = read_file(path, "an adaptive cavity checkpoint")?;
-        check_format(path, &c.format, FORMAT)?;
-        Ok(c)
+        read_checkpoint(path, "an adaptive cavity checkpoint", FORMAT)
     }
 
     /// The settings the run had (the stopping rules are the caller's).
