@@ -65,16 +65,20 @@ impl Default for Config {
     }
 }
 
-/// The [`CavityError::Config`] of option `name`, whose `value` is not what it must be
-/// (`expected`), as the checks of settings return it.
-pub(crate) fn invalid(
+/// `Ok` when `holds`, else the [`CavityError::Config`] of option `name`, whose `value` is
+/// not what it must be (`expected`): one rule of the checks of settings.
+pub(crate) fn require(
+    holds: bool,
     name: &'static str,
-    value: String,
+    value: impl ToString,
     expected: &'static str,
 ) -> Result<(), CavityError> {
+    if holds {
+        return Ok(());
+    }
     Err(CavityError::Config {
         name,
-        value,
+        value: value.to_string(),
         expected,
     })
 }
@@ -83,53 +87,56 @@ impl Config {
     /// Checks every option; the first bad one is a [`CavityError::Config`] naming it, its
     /// value and what it must be.
     pub fn validate(&self) -> Result<(), CavityError> {
-        if !(self.re > 0.0 && self.re.is_finite()) {
-            return invalid(
-                "re",
-                self.re.to_string(),
-                "a positive finite Reynolds number",
-            );
-        }
-        if !(self.n >= 9 && (self.n - 1).is_power_of_two()) {
-            return invalid(
-                "n",
-                self.n.to_string(),
-                "2^k + 1 nodes per side with k >= 3 (multigrid coarsens by 2): 65, 129, 257, 513, ...",
-            );
-        }
-        if !(self.tolerance > 0.0 && self.tolerance < 1.0) {
-            return invalid(
-                "tolerance",
-                self.tolerance.to_string(),
-                "a relative change per unit time between 0 and 1 (e.g. 1e-5)",
-            );
-        }
+        require(
+            self.re > 0.0 && self.re.is_finite(),
+            "re",
+            self.re,
+            "a positive finite Reynolds number",
+        )?;
+        require(
+            self.n >= 9 && (self.n - 1).is_power_of_two(),
+            "n",
+            self.n,
+            "2^k + 1 nodes per side with k >= 3 (multigrid coarsens by 2): 65, 129, 257, 513, ...",
+        )?;
+        require(
+            self.tolerance > 0.0 && self.tolerance < 1.0,
+            "tolerance",
+            self.tolerance,
+            "a relative change per unit time between 0 and 1 (e.g. 1e-5)",
+        )?;
         if let Until::Time(t) = self.until {
-            if !(t > 0.0 && t.is_finite()) {
-                return invalid("t_end", t.to_string(), "a positive finite time");
-            }
+            require(
+                t > 0.0 && t.is_finite(),
+                "t_end",
+                t,
+                "a positive finite time",
+            )?;
         }
-        if !(self.cfl > 0.0 && self.cfl <= 4.0) {
-            return invalid(
-                "cfl",
-                self.cfl.to_string(),
-                "a fraction of the stable time step in (0, 4] (1 is the estimated limit)",
-            );
-        }
-        if !(1..=20).contains(&self.poisson_cycles) {
-            return invalid(
-                "poisson_cycles",
-                self.poisson_cycles.to_string(),
-                "1 to 20 multigrid cycles per stage",
-            );
-        }
-        if self.check_every == 0 {
-            return invalid("check_every", "0".into(), "at least 1 step");
-        }
-        if self.max_steps == 0 {
-            return invalid("max_steps", "0".into(), "at least 1 step");
-        }
-        Ok(())
+        require(
+            self.cfl > 0.0 && self.cfl <= 4.0,
+            "cfl",
+            self.cfl,
+            "a fraction of the stable time step in (0, 4] (1 is the estimated limit)",
+        )?;
+        require(
+            (1..=20).contains(&self.poisson_cycles),
+            "poisson_cycles",
+            self.poisson_cycles,
+            "1 to 20 multigrid cycles per stage",
+        )?;
+        require(
+            self.check_every > 0,
+            "check_every",
+            self.check_every,
+            "at least 1 step",
+        )?;
+        require(
+            self.max_steps > 0,
+            "max_steps",
+            self.max_steps,
+            "at least 1 step",
+        )
     }
 
     /// Grid spacing.

@@ -12,7 +12,7 @@
 use super::hierarchy::Hierarchy;
 use super::poisson::TreePoisson;
 use super::wavelet::transform::copy;
-use crate::config::invalid;
+use crate::config::require;
 use crate::kernels::flow;
 use crate::model::{stable_time_step, worst_node, Change, LID_SPEED};
 use crate::step_graph::{own_stream, recording_device, StepGraph, WarmUp};
@@ -71,43 +71,54 @@ impl AdaptiveConfig {
 
     /// Checks the settings.
     pub fn validate(&self) -> Result<(), CavityError> {
-        if !(self.n0 >= 5 && (self.n0 - 1).is_power_of_two()) {
-            return invalid("n0", self.n0.to_string(), "2^k + 1 points, at least 5");
-        }
-        if !(8..=64).contains(&self.block) {
-            return invalid("block", self.block.to_string(), "8 to 64 points");
-        }
-        if !(1..=12).contains(&self.levels) || self.full == 0 || self.full > self.levels {
-            return invalid(
-                "levels",
-                format!("{} (full {})", self.levels, self.full),
-                "1 to 12 levels, of which 1 to all are full",
-            );
-        }
-        if !(self.eps > 0.0 && self.eps < 1.0) {
-            return invalid("eps", self.eps.to_string(), "a threshold in (0, 1)");
-        }
-        if !(self.coarsening > 0.0 && self.coarsening <= 1.0) {
-            return invalid(
-                "coarsening",
-                self.coarsening.to_string(),
-                "a fraction in (0, 1]",
-            );
-        }
-        if !(self.re > 0.0 && self.re.is_finite()) {
-            return invalid("re", self.re.to_string(), "a positive Reynolds number");
-        }
-        if !(self.cfl > 0.0 && self.cfl <= 1.0) {
-            return invalid("cfl", self.cfl.to_string(), "a fraction in (0, 1]");
-        }
-        if self.adapt_every == 0 || self.poisson_cycles == 0 {
-            return invalid(
-                "adapt_every/poisson_cycles",
-                format!("{}/{}", self.adapt_every, self.poisson_cycles),
-                "at least 1 each",
-            );
-        }
-        Ok(())
+        require(
+            self.n0 >= 5 && (self.n0 - 1).is_power_of_two(),
+            "n0",
+            self.n0,
+            "2^k + 1 points, at least 5",
+        )?;
+        require(
+            (8..=64).contains(&self.block),
+            "block",
+            self.block,
+            "8 to 64 points",
+        )?;
+        require(
+            (1..=12).contains(&self.levels) && self.full > 0 && self.full <= self.levels,
+            "levels",
+            format!("{} (full {})", self.levels, self.full),
+            "1 to 12 levels, of which 1 to all are full",
+        )?;
+        require(
+            self.eps > 0.0 && self.eps < 1.0,
+            "eps",
+            self.eps,
+            "a threshold in (0, 1)",
+        )?;
+        require(
+            self.coarsening > 0.0 && self.coarsening <= 1.0,
+            "coarsening",
+            self.coarsening,
+            "a fraction in (0, 1]",
+        )?;
+        require(
+            self.re > 0.0 && self.re.is_finite(),
+            "re",
+            self.re,
+            "a positive Reynolds number",
+        )?;
+        require(
+            self.cfl > 0.0 && self.cfl <= 1.0,
+            "cfl",
+            self.cfl,
+            "a fraction in (0, 1]",
+        )?;
+        require(
+            self.adapt_every > 0 && self.poisson_cycles > 0,
+            "adapt_every/poisson_cycles",
+            format!("{}/{}", self.adapt_every, self.poisson_cycles),
+            "at least 1 each",
+        )
     }
 }
 
