@@ -30,9 +30,11 @@ pub struct Module {
 }
 
 /// A parameter group, `#[stencil_group] struct Scheme<T> { g: T, west: i64 }`: values
-/// that kernels and helpers take as one parameter `s: Scheme<T>` and read as `s.g`. The
-/// launcher takes the Rust struct; inside the compiler the group is its members, one
-/// scalar parameter each (see [`crate::groups`]).
+/// that kernels and helpers take as one parameter `s: Scheme<T>` and read as `s.g`, or,
+/// for a group whose members are all of its type parameter, fields taken as one parameter
+/// `from: In<State<T>>` (`Out`, `InOut`) and read as `from.w`, `from.w[(1, 0)]`. The
+/// launcher takes the Rust struct (of values, or of `&Field<T>`s); inside the compiler
+/// the group is its members, one scalar or field parameter each (see [`crate::groups`]).
 #[derive(Clone, Debug)]
 pub struct GroupDef {
     /// The struct's name.
@@ -54,6 +56,8 @@ pub struct MemberOf {
     pub group_type: String,
     /// The member's name.
     pub member: String,
+    /// The group's name (`Scheme`).
+    pub group: String,
 }
 
 /// Whether a function is a kernel (`#[stencil]`) or an inlined helper (`#[stencil_fn]`).
@@ -557,6 +561,14 @@ pub enum ExprKind {
     /// `(a, b, ..)`: a tuple of two or more values (a helper's result, destructured by
     /// `let (x, y) = ..`).
     Tuple(Vec<Expr>),
+    /// `Flux { w: fw, q: fq, p: fp }`: a group built at a helper call, for a helper
+    /// parameter of that group (see [`GroupDef`]); each member's value once.
+    GroupLit {
+        /// The group's name.
+        name: Ident,
+        /// Each member named with its value, as written.
+        members: Vec<(Ident, Expr)>,
+    },
     /// `break` (no label, no value).
     Break,
     /// `continue` (no label).

@@ -1,13 +1,17 @@
 //! Parameter groups: `#[stencil_group] struct Scheme<T> { g: T, west: i64 }` declares
 //! values that kernels and helpers take as one parameter, `s: Scheme<T>`, and read as
-//! `s.g`; a helper call passes the caller's group on by name, `flux(u, s)`.
+//! `s.g`; a helper call passes the caller's group on by name, `flux(u, s)`, or builds one,
+//! `flux(u, Scheme { g: 9.81, west: 0 })`. A group whose members are all of its type
+//! parameter may also be taken as fields, `from: In<State<T>>` (or `Out`, `InOut`): each
+//! member is then a field, read as `from.w` or `from.w[(1, 0)]` and written as `to.w = ..`.
 //!
 //! This pass runs before the lowering and removes groups from the tree: a group
-//! parameter `s` becomes one scalar parameter per member, `s_g`, `s_west` (marked with
-//! [`MemberOf`] so that the launcher can take the struct and pass its members), `s.g`
-//! becomes the name `s_g`, and a group passed to a helper becomes its members. Everything
-//! after it (the lowering, every back end) sees ordinary scalars, so a group costs
-//! nothing at run time and the kernel's code is that of the members written out.
+//! parameter `s` becomes one parameter per member, `s_g`, `s_west` (a scalar, or a field
+//! of the parameter's access; marked with [`MemberOf`] so that the launcher can take the
+//! struct and pass its members), `s.g` becomes the name `s_g`, and a group passed to a
+//! helper becomes its members. Everything after it (the lowering, every back end) sees
+//! ordinary scalars and fields, so a group costs nothing at run time and the kernel's
+//! code is that of the members written out.
 
 use crate::ast::{
     Block, Expr, ExprKind, FnDef, GroupDef, Ident, MemberOf, Module, Param, SpanId, Stmt, TypeExpr,
@@ -29,6 +33,21 @@ fn err<T>(span: SpanId, message: impl Into<String>, help: &str) -> Result<T> {
 /// The scalar types a group member may have, besides the group's type parameter.
 const MEMBER_TYPES: &[&str] = &["f32", "f64", "i64", "i32", "u8", "bool"];
 
+/// The field types a group may be taken as: `In<Group<T>>`, ...
+const FIELD_ACCESSES: &[&str] = &["In", "Out", "InOut"];
+
+/// How a parameter takes its group: as values (`s: Scheme<T>`), or as fields of one
+/// access (`from: In<State<T>>`, the access's type name).
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Taken<'t> {
+    Values,
+    Fields(&'t Ident),
+}
+
+/// A parameter that takes a group: the group, how, and the group's type as written
+/// (`State<T>` in `In<State<T>>`).
+type GroupParam<'m, 't> = (&'m GroupDef, Taken<'t>, &'t TypeExpr);
+
 /// `module` with every group parameter, member read and group argument written out as
 /// scalars; the module itself, borrowed, when it declares no groups.
 pub fn expand(module: &Module) -> Result<Cow<'_, Module>> {
@@ -38,7 +57,7 @@ pub fn expand(module: &Module) -> Result<Cow<'_, Module>> {
     }
     // Which parameters of each function are groups, before any is expanded: a call's
     // arguments are matched against the callee's parameters as written.
-    let group_params: HashMap<&str, Vec<Option<&GroupDef>>> = module
+    let group_params: Callees = module
         .items
         .iter()
         .map(|f| {
@@ -55,6 +74,20 @@ pub fn expand(module: &Module) -> Result<Cow<'_, Module>> {
         items,
         groups: module.groups.clone(),
     }))
+}
+
+/// `e` with the members of group parameters named as the kernel writes them, `from.b`,
+/// rather than as the compiler calls them, `from_b` (the error comes from after this
+/// pass, in the written-out `module`).
+pub(crate) fn as_written(mut e: LowerError, module: &Module) -> LowerError {
+    let members = module.items.iter().flat_map(|f| &f.params);
+    for m in members.filter_map(|p| p.member_of.as_ref()) {
+        let inside = format!("`{}_{}`", m.param, m.member);
+        let written = format!("`{}.{}`", m.param, m.member);
+        e.message = e.message.replace(&inside, &written);
+        e.help = e.help.map(|h| h.replace(&inside, &written));
+    }
+    e
 }
 
 /// Each group is declared once, with at most one type parameter and members of scalar
@@ -104,36 +137,55 @@ fn check_groups(module: &Module) -> Result<()> {
     Ok(())
 }
 
-/// The group a parameter of type `ty` is, if any.
-fn group_of<'m>(module: &'m Module, ty: &TypeExpr) -> Option<&'m GroupDef> {
-    let name = match ty {
-        TypeExpr::Name(n) => n,
-        TypeExpr::Apply { head, .. } => head,
-        _ => return None,
+/// The group a parameter of type `ty` takes, if any: `Scheme<T>` as values, `In<State<T>>`
+/// as fields.
+fn group_of<'m, 't>(module: &'m Module, ty: &'t TypeExpr) -> Option<GroupParam<'m, 't>> {
+    let named = |ty: &TypeExpr| {
+        let name = match ty {
+            TypeExpr::Name(n) => n,
+            TypeExpr::Apply { head, .. } => head,
+            _ => return None,
+        };
+        module.groups.iter().find(|g| g.name.name == name.name)
     };
-    module.groups.iter().find(|g| g.name.name == name.name)
+    match ty {
+        TypeExpr::Apply { head, args, .. } if FIELD_ACCESSES.contains(&head.name.as_str()) => {
+            match &args[..] {
+                [inner] => named(inner).map(|g| (g, Taken::Fields(head), inner)),
+                _ => None,
+            }
+        }
+        _ => named(ty).map(|g| (g, Taken::Values, ty)),
+    }
 }
 
-/// The group parameters of one function: name -> (group, its members' parameter names).
-type InScope<'m> = HashMap<String, (&'m GroupDef, Vec<String>)>;
+/// The groups each function's parameters take, by function name.
+type Callees<'m, 't> = HashMap<&'t str, Vec<Option<GroupParam<'m, 't>>>>;
 
-fn expand_fn(
-    module: &Module,
-    f: &FnDef,
-    group_params: &HashMap<&str, Vec<Option<&GroupDef>>>,
+/// The group parameters of one function: name -> (group, how it is taken, its members'
+/// parameter names).
+type InScope<'m, 't> = HashMap<String, (&'m GroupDef, Taken<'t>, Vec<String>)>;
+
+fn expand_fn<'m, 't>(
+    module: &'m Module,
+    f: &'t FnDef,
+    group_params: &Callees<'m, 't>,
 ) -> Result<FnDef> {
     let mut params = Vec::new();
     let mut in_scope = InScope::new();
     for p in &f.params {
-        let Some(g) = group_of(module, &p.ty) else {
+        let Some((g, taken, group_ty)) = group_of(module, &p.ty) else {
             params.push(p.clone());
             continue;
         };
-        let arg = type_argument(g, &p.ty)?;
+        let arg = type_argument(g, group_ty)?;
+        if let Taken::Fields(access) = taken {
+            fields_fit(g, access)?;
+        }
         let mut names = Vec::new();
         for (member, ty) in &g.members {
             let name = format!("{}_{}", p.name.name, member.name);
-            if let Some((other, _)) = in_scope.iter().find(|(_, (_, ns))| ns.contains(&name)) {
+            if let Some((other, _)) = in_scope.iter().find(|(_, (_, _, ns))| ns.contains(&name)) {
                 return err(
                     p.name.span,
                     format!(
@@ -157,6 +209,15 @@ fn expand_fn(
                 (Some(generic), Some(arg)) => substitute(ty, &generic.name, arg),
                 _ => ty.clone(),
             };
+            // A member taken as a field is a field of the parameter's access.
+            let ty = match taken {
+                Taken::Values => ty,
+                Taken::Fields(access) => TypeExpr::Apply {
+                    head: access.clone(),
+                    args: vec![ty],
+                    span: p.ty.span(),
+                },
+            };
             params.push(Param {
                 name: Ident {
                     name: name.clone(),
@@ -166,27 +227,57 @@ fn expand_fn(
                 when: p.when.clone(),
                 member_of: Some(MemberOf {
                     param: p.name.name.clone(),
-                    group_type: type_text(&launcher_type(f, &p.ty)),
+                    group_type: type_text(&launcher_type(f, group_ty)),
                     member: member.name.clone(),
+                    group: g.name.name.clone(),
                 }),
             });
             names.push(name);
         }
-        in_scope.insert(p.name.name.clone(), (g, names));
+        in_scope.insert(p.name.name.clone(), (g, taken, names));
     }
     let mut body = f.body.clone();
-    if !in_scope.is_empty() || calls_with_groups(&f.body, group_params) {
-        let rewrite = Rewrite {
-            in_scope: &in_scope,
-            group_params,
-        };
-        rewrite.block(&mut body)?;
-    }
+    let rewrite = Rewrite {
+        in_scope: &in_scope,
+        group_params,
+    };
+    rewrite.block(&mut body)?;
     Ok(FnDef {
         params,
         body,
         ..f.clone()
     })
+}
+
+/// A group taken as fields (`In<State<T>>`) has a type parameter and no member of
+/// another type: on the host it is the struct of the fields (`State<&Field<T>>`).
+fn fields_fit(g: &GroupDef, access: &Ident) -> Result<()> {
+    let Some(generic) = &g.generic else {
+        return err(
+            access.span,
+            format!(
+                "group `{}` has no type parameter, so it cannot be taken as fields",
+                g.name.name
+            ),
+            &format!(
+                "declare it `{}<T>` with every member of type `T`",
+                g.name.name
+            ),
+        );
+    };
+    for (name, ty) in &g.members {
+        if !matches!(ty, TypeExpr::Name(t) if t.name == generic.name) {
+            return err(
+                access.span,
+                format!(
+                    "group `{}` is taken as fields here, and its member `{}` is not of its type parameter `{}`",
+                    g.name.name, name.name, generic.name
+                ),
+                &format!("a group of fields has members of type `{}` only: take this group as values, or declare a group of the fields alone", generic.name),
+            );
+        }
+    }
+    Ok(())
 }
 
 /// The type argument a group parameter's type gives the group's type parameter.
@@ -253,26 +344,13 @@ fn type_text(ty: &TypeExpr) -> String {
     }
 }
 
-/// Whether `b` calls a function that takes a group.
-fn calls_with_groups(b: &Block, group_params: &HashMap<&str, Vec<Option<&GroupDef>>>) -> bool {
-    let mut found = false;
-    crate::lower::visit_exprs(b, &mut |e| {
-        if let ExprKind::Call { func, .. } = &e.kind {
-            found |= group_params
-                .get(func.name.as_str())
-                .is_some_and(|ps| ps.iter().any(Option::is_some));
-        }
-    });
-    found
-}
-
 /// The rewriting of one function's body.
-struct Rewrite<'a, 'm> {
-    in_scope: &'a InScope<'m>,
-    group_params: &'a HashMap<&'a str, Vec<Option<&'m GroupDef>>>,
+struct Rewrite<'a, 'm, 't> {
+    in_scope: &'a InScope<'m, 't>,
+    group_params: &'a Callees<'m, 't>,
 }
 
-impl Rewrite<'_, '_> {
+impl Rewrite<'_, '_, '_> {
     fn block(&self, b: &mut Block) -> Result<()> {
         for st in &mut b.stmts {
             self.stmt(st)?;
@@ -298,7 +376,7 @@ impl Rewrite<'_, '_> {
         if let Some((group, _)) = self
             .in_scope
             .iter()
-            .find(|(_, (_, names))| names.contains(&name.name))
+            .find(|(_, (_, _, names))| names.contains(&name.name))
         {
             return err(
                 name.span,
@@ -357,7 +435,7 @@ impl Rewrite<'_, '_> {
                 let ExprKind::Name(n) = &base.kind else {
                     return self.expr(base);
                 };
-                let Some((g, names)) = self.in_scope.get(&n.name) else {
+                let Some((g, _, names)) = self.in_scope.get(&n.name) else {
                     return Ok(());
                 };
                 let Some(k) = g.members.iter().position(|(m, _)| m.name == member.name) else {
@@ -375,19 +453,30 @@ impl Rewrite<'_, '_> {
                 Ok(())
             }
             ExprKind::Name(n) => match self.in_scope.get(&n.name) {
-                Some((g, _)) => err(
-                    e.span,
-                    format!("`{}` is a group of values (`{}`), not one value", n.name, g.name.name),
-                    &format!("read one member, e.g. `{}.{}`, or pass the whole group to a helper that takes a `{}`", n.name, g.members[0].0.name, g.name.name),
-                ),
+                Some((g, taken, _)) => {
+                    let what = match taken {
+                        Taken::Values => "values",
+                        Taken::Fields(_) => "fields",
+                    };
+                    err(
+                        e.span,
+                        format!("`{}` is a group of {what} (`{}`), not one value", n.name, g.name.name),
+                        &format!("read one member, e.g. `{}.{}`, or pass the whole group to a helper that takes a `{}`", n.name, g.members[0].0.name, g.name.name),
+                    )
+                }
                 None => Ok(()),
             },
+            ExprKind::GroupLit { name, .. } => err(
+                name.span,
+                format!("`{} {{ .. }}` builds a group, which only a helper call can take", name.name),
+                &format!("pass it straight to a helper whose parameter is a `{}`, or use its members' values directly", name.name),
+            ),
             ExprKind::Call { func, args } => {
                 let takes = self.group_params.get(func.name.as_str());
                 let mut out = Vec::with_capacity(args.len());
                 for (i, mut a) in std::mem::take(args).into_iter().enumerate() {
                     match takes.and_then(|t| t.get(i).copied().flatten()) {
-                        Some(g) => out.extend(self.group_argument(g, &a, func)?),
+                        Some(p) => out.extend(self.group_argument(p, a, func)?),
                         None => {
                             self.expr(&mut a)?;
                             out.push(a);
@@ -431,29 +520,103 @@ impl Rewrite<'_, '_> {
         }
     }
 
-    /// The members of the caller's group parameter passed for a helper's parameter of
-    /// group `g`.
-    fn group_argument(&self, g: &GroupDef, a: &Expr, func: &Ident) -> Result<Vec<Expr>> {
-        if let ExprKind::Name(n) = &a.kind {
-            if let Some((given, names)) = self.in_scope.get(&n.name) {
-                if given.name.name == g.name.name {
-                    return Ok(names
-                        .iter()
-                        .map(|name| Expr {
-                            kind: ExprKind::Name(Ident {
-                                name: name.clone(),
+    /// The members passed for a helper's group parameter `p`: those of the caller's
+    /// group parameter of the same group named by `a`, or the values of a group built
+    /// there (`Flux { w: fw, .. }`), in the group's order.
+    fn group_argument(&self, p: GroupParam, a: Expr, func: &Ident) -> Result<Vec<Expr>> {
+        let (g, wanted, _) = p;
+        let kind = |t: Taken| match t {
+            Taken::Values => "values",
+            Taken::Fields(_) => "fields",
+        };
+        match a.kind {
+            ExprKind::Name(n) => {
+                if let Some((given, taken, names)) = self.in_scope.get(&n.name) {
+                    if given.name.name == g.name.name {
+                        if (*taken == Taken::Values) != (wanted == Taken::Values) {
+                            return err(
+                                a.span,
+                                format!(
+                                    "`{}` takes `{}` as {} here, and `{}` is a group of {}",
+                                    func.name,
+                                    g.name.name,
+                                    kind(wanted),
+                                    n.name,
+                                    kind(*taken)
+                                ),
+                                "pass a group taken the same way, or build one with its members",
+                            );
+                        }
+                        return Ok(names
+                            .iter()
+                            .map(|name| Expr {
+                                kind: ExprKind::Name(Ident {
+                                    name: name.clone(),
+                                    span: a.span,
+                                }),
                                 span: a.span,
-                            }),
-                            span: a.span,
-                        })
-                        .collect());
+                            })
+                            .collect());
+                    }
                 }
             }
+            ExprKind::GroupLit { name, members } if name.name == g.name.name => {
+                return self.built_group(g, name, members);
+            }
+            _ => {}
         }
         err(
             a.span,
             format!("`{}` takes a `{}` group here", func.name, g.name.name),
-            &format!("pass a parameter of type `{}` by name", g.name.name),
+            &format!(
+                "pass a parameter of type `{}` by name, or build one: `{} {{ {}: .. }}`",
+                g.name.name, g.name.name, g.members[0].0.name
+            ),
         )
+    }
+
+    /// The values of `name { members }`, a group `g` built at a helper call, in the
+    /// group's order: each member given once.
+    fn built_group(
+        &self,
+        g: &GroupDef,
+        name: Ident,
+        members: Vec<(Ident, Expr)>,
+    ) -> Result<Vec<Expr>> {
+        let mut values: Vec<Option<Expr>> = vec![None; g.members.len()];
+        for (member, mut value) in members {
+            let Some(k) = g.members.iter().position(|(m, _)| m.name == member.name) else {
+                let known: Vec<&str> = g.members.iter().map(|(m, _)| m.name.as_str()).collect();
+                return err(
+                    member.span,
+                    format!("group `{}` has no member `{}`", g.name.name, member.name),
+                    &format!("its members are {}", known.join(", ")),
+                );
+            };
+            if values[k].is_some() {
+                return err(
+                    member.span,
+                    format!("member `{}` is given twice", member.name),
+                    "give each member one value",
+                );
+            }
+            self.expr(&mut value)?;
+            values[k] = Some(value);
+        }
+        let missing: Vec<String> = g
+            .members
+            .iter()
+            .zip(&values)
+            .filter(|(_, v)| v.is_none())
+            .map(|((m, _), _)| format!("`{}`", m.name))
+            .collect();
+        if !missing.is_empty() {
+            return err(
+                name.span,
+                format!("`{}` is built without {}", g.name.name, missing.join(", ")),
+                "give every member a value",
+            );
+        }
+        Ok(values.into_iter().flatten().collect())
     }
 }

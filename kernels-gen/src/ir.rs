@@ -422,6 +422,9 @@ pub struct FieldParam {
     pub reach_hi: [i32; 3],
     /// How the field's indices relate to the domain's.
     pub map: IndexMap,
+    /// For a member of a group taken as fields (`from.w` of `from: In<State<T>>`): where
+    /// it came from; the launcher takes the group's struct of fields.
+    pub member_of: Option<crate::ast::MemberOf>,
 }
 
 impl FieldParam {

@@ -33,7 +33,6 @@ mod walk;
 
 pub(crate) use axes::AXES_TYPE;
 use dims::infer_dims;
-pub(crate) use walk::visit_block as visit_exprs;
 
 /// The built-in helpers every kernel may call (2x2 matrix arithmetic), written in the
 /// language itself: `lower/prelude.stencil`.
@@ -111,7 +110,11 @@ pub fn lower_module(module: &Module) -> Result<Vec<Kernel>> {
 /// (`consts(..)`) and dimension it is defined for (constants varying slowest).
 pub fn lower_definitions(module: &Module) -> Result<Vec<Vec<Kernel>>> {
     let expanded = crate::groups::expand(module)?;
-    let module: &Module = &expanded;
+    lower_expanded(&expanded).map_err(|e| crate::groups::as_written(e, &expanded))
+}
+
+/// [`lower_definitions`] of a module whose groups are written out.
+fn lower_expanded(module: &Module) -> Result<Vec<Vec<Kernel>>> {
     check_unique_names(module)?;
     for h in module.items.iter().filter(|f| f.kind == FnKind::Helper) {
         consts::instances(h)?;
@@ -265,7 +268,7 @@ pub fn lower_kernel(module: &Module, f: &FnDef) -> Result<Kernel> {
         .iter()
         .find(|k| k.name.name == f.name.name)
         .unwrap_or(f);
-    lower_instance(module, f, &[])
+    lower_instance(module, f, &[]).map_err(|e| crate::groups::as_written(e, module))
 }
 
 /// Lowers kernel `f` of `module` with its compile-time constant parameters bound to the

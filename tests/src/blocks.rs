@@ -4,6 +4,7 @@
 //! fills every halo point with what the dense field's neighbourhood and side rules give.
 
 use crate::harness::{assert_close, random_field, rng, tolerance};
+use crate::kernels::groups::of_fields::{self, Pair};
 use crate::kernels::suite;
 use rand::Rng;
 use stencil_runtime::blocks::{
@@ -168,6 +169,42 @@ pub fn kernels_match_dense<T: Real>(backend: &Backend) {
         suite::upwind::launch_blocks(backend, &list, &ub, &vxb, &vyb, &mut outb, T::from_f64(0.4))
             .unwrap();
         assert_same_on_present(&grid, &out, &outb, &label("upwind"));
+
+        // Groups of fields (`In<Pair<T>>`, `Out<..>`, `InOut<..>`) over blocks.
+        let (mut to_b, mut to_bb) = outputs::<T>(backend, &grid);
+        let (mut acc_a, mut acc_ab) = pair::<T>(backend, &grid, "acc a", -1.0, 1.0);
+        let (mut acc_b, mut acc_bb) = pair::<T>(backend, &grid, "acc b", -1.0, 1.0);
+        let k = T::from_f64(0.3);
+        let (from, from_b) = (Pair { a: &u, b: &vx }, Pair { a: &ub, b: &vxb });
+        let (to, to_blocks) = (
+            Pair {
+                a: &mut out,
+                b: &mut to_b,
+            },
+            Pair {
+                a: &mut outb,
+                b: &mut to_bb,
+            },
+        );
+        let acc = Pair {
+            a: &mut acc_a,
+            b: &mut acc_b,
+        };
+        of_fields::exchange::launch(backend, from, to, acc, k).unwrap();
+        let acc_blocks = Pair {
+            a: &mut acc_ab,
+            b: &mut acc_bb,
+        };
+        of_fields::exchange::launch_blocks(backend, &list, from_b, to_blocks, acc_blocks, k)
+            .unwrap();
+        for (what, dense, blocks) in [
+            ("to.a", &out, &outb),
+            ("to.b", &to_b, &to_bb),
+            ("acc.a", &acc_a, &acc_ab),
+            ("acc.b", &acc_b, &acc_bb),
+        ] {
+            assert_same_on_present(&grid, dense, blocks, &label(&format!("exchange {what}")));
+        }
 
         // Indices, extents and coordinates are the domain's.
         suite::checker::launch(backend, &u, &mut out, T::from_f64(0.5), T::from_f64(0.25)).unwrap();

@@ -75,6 +75,12 @@ fn groups_parse_alike_in_both_front_ends() {
     let by_dims = |d: u8| kernels.iter().find(|k| k.name == "diffuse" && k.dims == d);
     assert_eq!(by_dims(2).expect("2D").to_string(), diffuse::d2::IR);
     assert_eq!(by_dims(3).expect("3D").to_string(), diffuse::d3::IR);
+    // Groups taken as fields, passed on by name and built at helper calls (of fields
+    // and of staged values).
+    use stencil_tests::kernels::groups::of_fields::{exchange, staged_pair};
+    assert!(exchange::SOURCE.contains("Pair {"));
+    assert_eq!(text_ir(exchange::SOURCE, "exchange"), exchange::IR);
+    assert_eq!(text_ir(staged_pair::SOURCE, "staged_pair"), staged_pair::IR);
 }
 
 /// The IR the text front end gives kernel `name` of a macro module's `SOURCE` (which the

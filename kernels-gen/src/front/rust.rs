@@ -460,6 +460,38 @@ fn convert_expr(e: &syn::Expr, spans: &mut RustSpans) -> Expr {
             },
             syn::Member::Unnamed(_) => unsupported("tuple field access (`a.0`)"),
         },
+        syn::Expr::Struct(st) if st.qself.is_none() && st.rest.is_none() => {
+            let Some(name) = st.path.get_ident() else {
+                return Expr {
+                    kind: unsupported("a struct named by a path (`a::B { .. }`)"),
+                    span,
+                };
+            };
+            let members = st
+                .fields
+                .iter()
+                .map(|fv| {
+                    let member = match &fv.member {
+                        syn::Member::Named(m) => m.to_string(),
+                        syn::Member::Unnamed(i) => i.index.to_string(),
+                    };
+                    let at = spans.add(fv.member.span());
+                    let member = Ident {
+                        name: member,
+                        span: at,
+                    };
+                    (member, convert_expr(&fv.expr, spans))
+                })
+                .collect();
+            ExprKind::GroupLit {
+                name: Ident {
+                    name: name.to_string(),
+                    span: spans.add(name.span()),
+                },
+                members,
+            }
+        }
+        syn::Expr::Struct(_) => unsupported("a struct built with `..` or a qualified path"),
         syn::Expr::Assign(_) => unsupported("assignment used as a value"),
         syn::Expr::Range(_) => unsupported("range outside a `for` loop"),
         syn::Expr::Break(b) if b.label.is_none() && b.expr.is_none() => ExprKind::Break,

@@ -514,6 +514,17 @@ impl Builder<'_> {
                 let args = self.exprs(it.next().expect("args").into_inner())?;
                 ExprKind::Call { func, args }
             }
+            Rule::group_lit => {
+                let mut it = p.into_inner();
+                let name = self.ident(it.next().expect("group name"));
+                let mut members = Vec::new();
+                for v in it.filter(|v| v.as_rule() == Rule::group_value) {
+                    let mut parts = v.into_inner();
+                    let member = self.ident(parts.next().expect("member"));
+                    members.push((member, self.expr(parts.next().expect("value"))?));
+                }
+                ExprKind::GroupLit { name, members }
+            }
             Rule::if_expr => {
                 let mut it = p.into_inner().skip(1);
                 let cond = Box::new(self.expr(it.next().expect("condition"))?);

@@ -72,6 +72,16 @@ pub(super) fn not_a_group<T>(member: &Ident) -> Result<T> {
     )
 }
 
+/// The error of a group built where no group is known (a module without groups): a
+/// struct of values is only ever a helper's group argument.
+pub(super) fn not_a_known_group<T>(name: &Ident) -> Result<T> {
+    err(
+        name.span,
+        format!("`{} {{ .. }}`: no parameter group `{}` is declared", name.name, name.name),
+        Some("declare it as a `#[stencil_group] struct` and pass the built group to a helper that takes it"),
+    )
+}
+
 /// Whether some receiver has a method of this name.
 fn known(name: &str) -> bool {
     INTRINSICS.iter().any(|(n, _)| *n == name) || OTHER_METHODS.contains(&name)

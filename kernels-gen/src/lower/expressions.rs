@@ -39,6 +39,7 @@ impl Lowerer<'_> {
             ExprKind::Lit(Lit::Bool(v)) => Val::Node(self.b.boolean(*v)),
             ExprKind::Tuple(items) => self.tuple_value(items)?,
             ExprKind::Member { member, .. } => return super::early::not_a_group(member),
+            ExprKind::GroupLit { name, .. } => return super::early::not_a_known_group(name),
             ExprKind::Break => return self.exit(true, e.span),
             ExprKind::Continue => return self.exit(false, e.span),
             ExprKind::Name(id) => match self.lookup(id)? {

@@ -58,6 +58,7 @@ impl Lowerer<'_> {
                                 reach_lo: [0; 3],
                                 reach_hi: [0; 3],
                                 map,
+                                member_of: p.member_of.clone(),
                             });
                             self.field_spans.push(p.name.span);
                             match access {

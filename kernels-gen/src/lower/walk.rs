@@ -99,6 +99,7 @@ pub(super) fn walk_expr(e: &Expr, s: &mut dyn FnMut(&Stmt), f: &mut dyn FnMut(&E
             }
         }
         ExprKind::Block(b) => walk_block(b, s, f),
+        ExprKind::GroupLit { members, .. } => members.iter().for_each(|(_, v)| walk_expr(v, s, f)),
         ExprKind::Lit(_)
         | ExprKind::Name(_)
         | ExprKind::Unsupported(_)

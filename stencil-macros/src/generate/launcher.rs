@@ -18,8 +18,9 @@ pub(super) struct Parts {
     /// The pieces of `launch_blocks`, where fields are block fields.
     pub blocks: Launcher,
     mesh_ident: Option<Ident>,
-    /// The field whose interior is the domain.
-    pub domain_field: Option<Ident>,
+    /// The field whose interior is the domain, as the host passes it (`w`, or `from.w`
+    /// for a member of a group of fields).
+    pub domain_field: Option<TokenStream>,
     /// The launchers' result type.
     pub ret: TokenStream,
     /// Whether the kernel also runs over the blocks of a block grid.
@@ -31,6 +32,9 @@ pub(super) struct Parts {
 pub(super) struct Launcher {
     /// The host parameters, after the backend (and, over blocks, the list).
     pub params: Vec<TokenStream>,
+    /// The statements that first take the members of groups of fields apart, one local
+    /// per field (`let from_w = from.w;`).
+    prelude: Vec<TokenStream>,
     /// The checks before a launch.
     checks: Vec<TokenStream>,
     /// The arguments of the CPU function, after the extents and what it runs over.
@@ -56,14 +60,28 @@ impl Parts {
             .iter()
             .find(|f| f.access.is_written())
             .or(k.fields.first())
-            .map(|f| format_ident!("{}", f.name));
+            .map(|f| match &f.member_of {
+                Some(m) => {
+                    let (group, member) =
+                        (format_ident!("{}", m.param), format_ident!("{}", m.member));
+                    quote!(#group.#member)
+                }
+                None => {
+                    let id = format_ident!("{}", f.name);
+                    quote!(#id)
+                }
+            });
         for &(kind, i) in &k.param_order {
             match kind {
                 ParamKind::Field => {
                     let f = &k.fields[i as usize];
                     let id = format_ident!("{}", f.name);
                     let t = ty_tokens(f.elem);
-                    let fname = &f.name;
+                    // Messages name a group's member as the kernel writes it, `to.b`.
+                    let fname = &match &f.member_of {
+                        Some(m) => format!("{}.{}", m.param, m.member),
+                        None => f.name.clone(),
+                    };
                     let fhalo = f.halo() as usize;
                     let map = match f.map {
                         IndexMap::Same => quote!(#rt::launch::FieldMap::Same),
@@ -82,8 +100,45 @@ impl Parts {
                             #rt::launch::check_field(NAME, DIMS, &__domain, #rt::launch::FieldSpec { name: #fname, halo: #fhalo, map: #map, reach: [#(#reach),*] }, #id)?;
                         },
                     });
-                    args.push(id.clone());
+                    match &f.member_of {
+                        // A member of a group of fields: the launchers take the group's
+                        // struct of fields once and take each member out of it.
+                        Some(m) => {
+                            let group = format_ident!("{}", m.param);
+                            let member = format_ident!("{}", m.member);
+                            if !args.contains(&group) {
+                                let head = format_ident!("{}", m.group);
+                                let (field, block_field) = match f.access {
+                                    Access::In => {
+                                        (quote!(&#rt::Field<#t>), quote!(&#rt::BlockField<#t>))
+                                    }
+                                    Access::Out | Access::InOut => (
+                                        quote!(&mut #rt::Field<#t>),
+                                        quote!(&mut #rt::BlockField<#t>),
+                                    ),
+                                };
+                                domain.params.push(quote!(#group: #head<#field>));
+                                blocks.params.push(quote!(#group: #head<#block_field>));
+                                args.push(group.clone());
+                            }
+                            let take = quote!(let #id = #group.#member;);
+                            domain.prelude.push(take.clone());
+                            blocks.prelude.push(take);
+                        }
+                        None => args.push(id.clone()),
+                    }
+                    let by_group = f.member_of.is_some();
                     match f.access {
+                        Access::In if by_group => {
+                            domain.call_args.push(quote!(#id.view(NAME, #fname)?));
+                            blocks.call_args.push(quote!(#id.cpu_view(NAME, #fname)?));
+                        }
+                        Access::Out | Access::InOut if by_group => {
+                            domain.call_args.push(quote!(#id.view_mut(NAME, #fname)?));
+                            blocks
+                                .call_args
+                                .push(quote!(#id.cpu_view_mut(NAME, #fname)?));
+                        }
                         Access::In => {
                             domain.params.push(quote!(#id: &#rt::Field<#t>));
                             domain.call_args.push(quote!(#id.view(NAME, #fname)?));
@@ -403,7 +458,12 @@ pub(super) fn launcher(k: &Kernel, rt: &TokenStream) -> TokenStream {
              number of launch tiles.",
             k.name
         );
-        let Launcher { params, checks, .. } = &parts.blocks;
+        let Launcher {
+            params,
+            prelude,
+            checks,
+            ..
+        } = &parts.blocks;
         let dispatch = parts.blocks.dispatch(
             rt,
             quote!(blocks.cpu_over()),
@@ -413,6 +473,7 @@ pub(super) fn launcher(k: &Kernel, rt: &TokenStream) -> TokenStream {
         quote! {
             #[doc = #block_doc]
             pub fn launch_blocks #generics (backend: &#rt::Backend, blocks: &#rt::BlockList, #(#params),*) -> ::core::result::Result<#ret, #rt::Error> {
+                #(#prelude)*
                 #(#checks)*
                 let __n = blocks.geometry().domain;
                 #dispatch
@@ -421,7 +482,12 @@ pub(super) fn launcher(k: &Kernel, rt: &TokenStream) -> TokenStream {
     } else {
         quote!()
     };
-    let Launcher { params, checks, .. } = &parts.domain;
+    let Launcher {
+        params,
+        prelude,
+        checks,
+        ..
+    } = &parts.domain;
     let dispatch = parts.domain.dispatch(
         rt,
         quote!(#rt::cpu::Over::Domain),
@@ -434,6 +500,7 @@ pub(super) fn launcher(k: &Kernel, rt: &TokenStream) -> TokenStream {
         #[doc = #doc]
         pub fn launch #generics (backend: &#rt::Backend, #(#params),*) -> ::core::result::Result<#ret, #rt::Error> {
             let __domain: ::std::vec::Vec<usize> = #domain_of;
+            #(#prelude)*
             #(#checks)*
             let __n = #rt::launch::domain3(&__domain);
             #dispatch

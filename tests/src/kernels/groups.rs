@@ -195,3 +195,92 @@ pub mod per_axis {
         out = if inside { u + dt * s } else { u };
     }
 }
+
+/// Groups taken as fields: a pair of fields passed as one parameter (`In`, `Out`,
+/// `InOut`), to a helper by name or built at the call from other fields or staged values.
+#[stencils]
+pub mod of_fields {
+    /// Two fields that travel together.
+    #[stencil_group]
+    #[derive(Clone, Copy, Debug)]
+    pub struct Pair<T> {
+        /// The first field.
+        pub a: T,
+        /// The second field.
+        pub b: T,
+    }
+
+    /// Each field of `p` moved by the centred difference of the other across it.
+    #[stencil_fn]
+    fn mix<T: Real>(p: In<Pair<T>>, k: T) -> (T, T) {
+        (
+            p.a + k * (p.b[(1, 0)] - p.b[(-1, 0)]),
+            p.b - k * (p.a[(0, 1)] - p.a[(0, -1)]),
+        )
+    }
+
+    /// The sum of the pair at the point.
+    #[stencil_fn]
+    fn total<T: Real>(p: In<Pair<T>>) -> T {
+        p.a + p.b
+    }
+
+    /// `to` from `from` by [`mix`]; `acc` gains the first part of [`mix`] of a pair
+    /// built from `from`'s fields swapped, and its second field becomes its total
+    /// times `k`.
+    #[stencil(dims = 2)]
+    pub fn exchange<T: Real>(from: In<Pair<T>>, to: Out<Pair<T>>, acc: InOut<Pair<T>>, k: T) {
+        (to.a, to.b) = mix(from, k);
+        let (c, _) = mix(
+            Pair {
+                b: from.a,
+                a: from.b,
+            },
+            0.5 * k,
+        );
+        let t = total(acc);
+        acc.a = acc.a + c;
+        acc.b = t * k;
+    }
+
+    /// [`exchange`] with every field passed alone.
+    #[stencil(dims = 2)]
+    pub fn exchange_written_out<T: Real>(
+        from_a: In<T>,
+        from_b: In<T>,
+        to_a: Out<T>,
+        to_b: Out<T>,
+        acc_a: InOut<T>,
+        acc_b: InOut<T>,
+        k: T,
+    ) {
+        to_a = from_a + k * (from_b[(1, 0)] - from_b[(-1, 0)]);
+        to_b = from_b - k * (from_a[(0, 1)] - from_a[(0, -1)]);
+        let c = from_b + (0.5 * k) * (from_a[(1, 0)] - from_a[(-1, 0)]);
+        let t = acc_a + acc_b;
+        acc_a = acc_a + c;
+        acc_b = t * k;
+    }
+
+    /// The differences to the east and north neighbours.
+    #[stencil_fn]
+    fn ahead<T: Real>(u: In<T>) -> (T, T) {
+        (u[(1, 0)] - u, u[(0, 1)] - u)
+    }
+
+    /// [`mix`] of a pair built from two staged values: `u`'s differences ahead.
+    #[stencil(dims = 2)]
+    pub fn staged_pair<T: Real>(u: In<T>, to: Out<Pair<T>>, k: T) {
+        let (east, north) = stage(ahead(u));
+        (to.a, to.b) = mix(Pair { a: east, b: north }, k);
+    }
+
+    /// [`staged_pair`] written out on `u`.
+    #[stencil(dims = 2)]
+    pub fn staged_pair_written_out<T: Real>(u: In<T>, to_a: Out<T>, to_b: Out<T>, k: T) {
+        let east = u[(1, 0)] - u;
+        let north = u[(0, 1)] - u;
+        to_a = east + k * ((u[(1, 1)] - u[(1, 0)]) - (u[(-1, 1)] - u[(-1, 0)]));
+        to_b = north - k * ((u[(1, 1)] - u[(0, 1)]) - (u[(1, -1)] - u[(0, -1)]));
+    }
+}
