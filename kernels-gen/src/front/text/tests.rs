@@ -64,6 +64,13 @@ fn show(e: &Expr) -> String {
         ExprKind::Tuple(items) => format!("({})", list(items)),
         ExprKind::Break => "break".into(),
         ExprKind::Continue => "continue".into(),
+        ExprKind::GroupLit { name, members } => {
+            let members: Vec<String> = members
+                .iter()
+                .map(|(m, v)| format!("{}: {}", m.name, show(v)))
+                .collect();
+            format!("{} {{ {} }}", name.name, members.join(", "))
+        }
     }
 }
 
@@ -167,6 +174,12 @@ fn precedence_and_postfix() {
         ),
         ("{ let y = 1; y }", "{y}"),
         ("if_x + index", "Add(if_x, index)"),
+        // A group built at a call; a name before a block is not one.
+        (
+            "f(Pair { a: u, b: v[(1, 0)] + 1.0 }, k)",
+            "f(Pair { a: u, b: Add(v[1i, 0i], 1) }, k)",
+        ),
+        ("if x { y } else { z }", "if x else Some(\"{z}\")"),
     ] {
         assert_eq!(show(&parse_expr(text)), shape, "{text}");
     }
