@@ -185,26 +185,7 @@ fn expand_fn<'m, 't>(
         let mut names = Vec::new();
         for (member, ty) in &g.members {
             let name = format!("{}_{}", p.name.name, member.name);
-            if let Some((other, _)) = in_scope.iter().find(|(_, (_, _, ns))| ns.contains(&name)) {
-                return err(
-                    p.name.span,
-                    format!(
-                        "member `{}` of group parameter `{}` and a member of group parameter `{other}` are both named `{name}` inside the compiler",
-                        member.name, p.name.name
-                    ),
-                    "rename one of the group parameters",
-                );
-            }
-            if let Some(other) = f.params.iter().find(|o| o.name.name == name) {
-                return err(
-                    other.name.span,
-                    format!(
-                        "`{name}` is the name of member `{}` of group parameter `{}`",
-                        member.name, p.name.name
-                    ),
-                    "rename this parameter or the group parameter",
-                );
-            }
+            name_is_free(&name, (p, member), f, &in_scope)?;
             let ty = match (&g.generic, arg) {
                 (Some(generic), Some(arg)) => substitute(ty, &generic.name, arg),
                 _ => ty.clone(),
@@ -249,6 +230,35 @@ fn expand_fn<'m, 't>(
     })
 }
 
+/// The compiler's name `name` of member `member` of group parameter `p` of `f` is
+/// neither another group parameter's member's (in `in_scope`) nor a parameter's.
+fn name_is_free(
+    name: &str,
+    (p, member): (&Param, &Ident),
+    f: &FnDef,
+    in_scope: &InScope,
+) -> Result<()> {
+    let of = format!(
+        "member `{}` of group parameter `{}`",
+        member.name, p.name.name
+    );
+    if let Some((other, _)) = in_scope
+        .iter()
+        .find(|(_, (_, _, ns))| ns.iter().any(|n| n == name))
+    {
+        let message = format!("{of} and a member of group parameter `{other}` are both named `{name}` inside the compiler");
+        return err(p.name.span, message, "rename one of the group parameters");
+    }
+    match f.params.iter().find(|o| o.name.name == name) {
+        Some(other) => err(
+            other.name.span,
+            format!("`{name}` is the name of {of}"),
+            "rename this parameter or the group parameter",
+        ),
+        None => Ok(()),
+    }
+}
+
 /// A group taken as fields (`In<State<T>>`) has a type parameter and no member of
 /// another type: on the host it is the struct of the fields (`State<&Field<T>>`).
 fn fields_fit(g: &GroupDef, access: &Ident) -> Result<()> {
@@ -278,6 +288,21 @@ fn fields_fit(g: &GroupDef, access: &Ident) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// The place of `member` among the members of `g`.
+fn member_index(g: &GroupDef, member: &Ident) -> Result<usize> {
+    match g.members.iter().position(|(m, _)| m.name == member.name) {
+        Some(k) => Ok(k),
+        None => {
+            let known: Vec<&str> = g.members.iter().map(|(m, _)| m.name.as_str()).collect();
+            err(
+                member.span,
+                format!("group `{}` has no member `{}`", g.name.name, member.name),
+                &format!("its members are {}", known.join(", ")),
+            )
+        }
+    }
 }
 
 /// The type argument a group parameter's type gives the group's type parameter.
@@ -438,14 +463,7 @@ impl Rewrite<'_, '_, '_> {
                 let Some((g, _, names)) = self.in_scope.get(&n.name) else {
                     return Ok(());
                 };
-                let Some(k) = g.members.iter().position(|(m, _)| m.name == member.name) else {
-                    let known: Vec<&str> = g.members.iter().map(|(m, _)| m.name.as_str()).collect();
-                    return err(
-                        member.span,
-                        format!("group `{}` has no member `{}`", g.name.name, member.name),
-                        &format!("its members are {}", known.join(", ")),
-                    );
-                };
+                let k = member_index(g, member)?;
                 e.kind = ExprKind::Name(Ident {
                     name: names[k].clone(),
                     span: member.span,
@@ -585,14 +603,7 @@ impl Rewrite<'_, '_, '_> {
     ) -> Result<Vec<Expr>> {
         let mut values: Vec<Option<Expr>> = vec![None; g.members.len()];
         for (member, mut value) in members {
-            let Some(k) = g.members.iter().position(|(m, _)| m.name == member.name) else {
-                let known: Vec<&str> = g.members.iter().map(|(m, _)| m.name.as_str()).collect();
-                return err(
-                    member.span,
-                    format!("group `{}` has no member `{}`", g.name.name, member.name),
-                    &format!("its members are {}", known.join(", ")),
-                );
-            };
+            let k = member_index(g, &member)?;
             if values[k].is_some() {
                 return err(
                     member.span,

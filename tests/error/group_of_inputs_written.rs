@@ -3,16 +3,16 @@ use stencil_runtime::prelude::*;
 /// The members of a group of inputs are read, not written.
 #[stencils]
 mod m {
-    #[stencil_group]
-    pub struct Pair<T> {
-        pub a: T,
-        pub b: T,
+    #[stencil]
+    pub fn k<T: Real>(from: In<Wind<T>>, out: Out<T>) {
+        from.v = 1.0;
+        out = from.u[(1, 0)];
     }
 
-    #[stencil]
-    pub fn k<T: Real>(from: In<Pair<T>>, out: Out<T>) {
-        from.b = 1.0;
-        out = from.a[(1, 0)];
+    #[stencil_group]
+    pub struct Wind<T> {
+        pub u: T,
+        pub v: T,
     }
 }
 

@@ -17,6 +17,24 @@ use stencil_runtime::prelude::*;
 
 #[stencils]
 pub mod smoothing {
+    /// The fields of a mesh's vertices that the smoothing reads and moves, taken as one
+    /// group (`v: InOut<Vertices<T>>`): the position and the metric `[[m11, m12], [m12,
+    /// m22]]`. On the host, a struct of five fields.
+    #[stencil_group]
+    #[derive(Debug)]
+    pub struct Vertices<T> {
+        /// The x coordinate.
+        pub x: T,
+        /// The y coordinate.
+        pub y: T,
+        /// The metric's first diagonal entry.
+        pub m11: T,
+        /// The metric's off-diagonal entry.
+        pub m12: T,
+        /// The metric's second diagonal entry.
+        pub m22: T,
+    }
+
     /// Twice the signed area of the triangle `(p, q, r)`.
     #[stencil_fn]
     fn cross<T: Real>(px: T, py: T, qx: T, qy: T, rx: T, ry: T) -> T {
@@ -78,11 +96,7 @@ pub mod smoothing {
     #[stencil_fn]
     fn cavity_quality<T: Real>(
         mesh: Mesh,
-        x: In<T>,
-        y: In<T>,
-        m11: In<T>,
-        m12: In<T>,
-        m22: In<T>,
+        v: In<Vertices<T>>,
         cx: T,
         cy: T,
         c11: T,
@@ -96,13 +110,13 @@ pub mod smoothing {
             let qt = quality(
                 cx,
                 cy,
-                x[a],
-                y[a],
-                x[b],
-                y[b],
-                (c11 + m11[a] + m11[b]) / 3.0,
-                (c12 + m12[a] + m12[b]) / 3.0,
-                (c22 + m22[a] + m22[b]) / 3.0,
+                v.x[a],
+                v.y[a],
+                v.x[b],
+                v.y[b],
+                (c11 + v.m11[a] + v.m11[b]) / 3.0,
+                (c12 + v.m12[a] + v.m12[b]) / 3.0,
+                (c22 + v.m22[a] + v.m22[b]) / 3.0,
             );
             q = q.min(qt);
         }
@@ -115,16 +129,7 @@ pub mod smoothing {
     /// diagonally dominant. For `method` 0 and 1, the move to the neighbours' mean
     /// (Laplacian).
     #[stencil_fn]
-    fn planned_move<T: Real>(
-        mesh: Mesh,
-        x: In<T>,
-        y: In<T>,
-        m11: In<T>,
-        m12: In<T>,
-        m22: In<T>,
-        method: i64,
-        axis: i64,
-    ) -> T {
+    fn planned_move<T: Real>(mesh: Mesh, v: In<Vertices<T>>, method: i64, axis: i64) -> T {
         let mut sx = 0.0;
         let mut sy = 0.0;
         let mut n = 0.0;
@@ -134,22 +139,22 @@ pub mod smoothing {
         let mut q1 = 0.0;
         let mut q2 = 0.0;
         for j in mesh.neighbours() {
-            let xj = x[j];
-            let yj = y[j];
+            let xj = v.x[j];
+            let yj = v.y[j];
             sx += xj;
             sy += yj;
             n += 1.0;
-            let e11 = 0.5 * (m11 + m11[j]);
-            let e12 = 0.5 * (m12 + m12[j]);
-            let e22 = 0.5 * (m22 + m22[j]);
+            let e11 = 0.5 * (v.m11 + v.m11[j]);
+            let e12 = 0.5 * (v.m12 + v.m12[j]);
+            let e22 = 0.5 * (v.m22 + v.m22[j]);
             a11 += e11;
             a12 += e12;
             a22 += e22;
             q1 += e11 * xj + e12 * yj;
             q2 += e12 * xj + e22 * yj;
         }
-        let r1 = 0.5 * (q1 - (a11 * x + a12 * y));
-        let r2 = 0.5 * (q2 - (a12 * x + a22 * y));
+        let r1 = 0.5 * (q1 - (a11 * v.x + a12 * v.y));
+        let r2 = 0.5 * (q2 - (a12 * v.x + a22 * v.y));
         let d1 = (a12.abs() - a11).max(0.0);
         let d2 = (a12.abs() - a22).max(0.0);
         let pain = if axis == 0 {
@@ -157,7 +162,11 @@ pub mod smoothing {
         } else {
             solve2_y(a11 + d1, a12, a12, a22 + d2, r1, r2)
         };
-        let laplacian = if axis == 0 { sx / n - x } else { sy / n - y };
+        let laplacian = if axis == 0 {
+            sx / n - v.x
+        } else {
+            sy / n - v.y
+        };
         if method == 2 {
             pain
         } else {
@@ -168,28 +177,19 @@ pub mod smoothing {
     /// The metric at the candidate `(cx, cy)`: interpolated barycentrically in the first
     /// cavity triangle holding it (the vertex's own where none does).
     #[stencil_fn]
-    fn metric_at<T: Real>(
-        mesh: Mesh,
-        x: In<T>,
-        y: In<T>,
-        m11: In<T>,
-        m12: In<T>,
-        m22: In<T>,
-        cx: T,
-        cy: T,
-    ) -> (T, T, T) {
-        let (mut c11, mut c12, mut c22) = (m11, m12, m22);
+    fn metric_at<T: Real>(mesh: Mesh, v: In<Vertices<T>>, cx: T, cy: T) -> (T, T, T) {
+        let (mut c11, mut c12, mut c22) = (v.m11, v.m12, v.m22);
         for t in mesh.triangles() {
             let a = mesh.corner(t, 1);
             let b = mesh.corner(t, 2);
-            let total = cross(x, y, x[a], y[a], x[b], y[b]);
-            let l0 = cross(cx, cy, x[a], y[a], x[b], y[b]) / total;
-            let l1 = cross(x, y, cx, cy, x[b], y[b]) / total;
-            let l2 = cross(x, y, x[a], y[a], cx, cy) / total;
+            let total = cross(v.x, v.y, v.x[a], v.y[a], v.x[b], v.y[b]);
+            let l0 = cross(cx, cy, v.x[a], v.y[a], v.x[b], v.y[b]) / total;
+            let l1 = cross(v.x, v.y, cx, cy, v.x[b], v.y[b]) / total;
+            let l2 = cross(v.x, v.y, v.x[a], v.y[a], cx, cy) / total;
             if l0.min(l1).min(l2) >= -1.0e-12 {
-                c11 = l0 * m11 + l1 * m11[a] + l2 * m11[b];
-                c12 = l0 * m12 + l1 * m12[a] + l2 * m12[b];
-                c22 = l0 * m22 + l1 * m22[a] + l2 * m22[b];
+                c11 = l0 * v.m11 + l1 * v.m11[a] + l2 * v.m11[b];
+                c12 = l0 * v.m12 + l1 * v.m12[a] + l2 * v.m12[b];
+                c22 = l0 * v.m22 + l1 * v.m22[a] + l2 * v.m22[b];
                 break;
             }
         }
@@ -277,11 +277,7 @@ pub mod smoothing {
     #[stencil(consts(sampled = [false, true]))]
     pub fn relocate<T: Real>(
         mesh: Mesh,
-        x: InOut<T>,
-        y: InOut<T>,
-        m11: InOut<T>,
-        m12: InOut<T>,
-        m22: InOut<T>,
+        v: InOut<Vertices<T>>,
         #[when(sampled)] g11: Sampled<T>,
         #[when(sampled)] g12: Sampled<T>,
         #[when(sampled)] g22: Sampled<T>,
@@ -289,22 +285,22 @@ pub mod smoothing {
         moved: Sum<T>,
         sampled: bool,
     ) {
-        let before = cavity_quality(mesh, x, y, m11, m12, m22, x, y, m11, m12, m22);
-        let mut stepx = planned_move(mesh, x, y, m11, m12, m22, method, 0);
-        let mut stepy = planned_move(mesh, x, y, m11, m12, m22, method, 1);
+        let before = cavity_quality(mesh, v, v.x, v.y, v.m11, v.m12, v.m22);
+        let mut stepx = planned_move(mesh, v, method, 0);
+        let mut stepy = planned_move(mesh, v, method, 1);
         let mut done = false;
         let mut go = false;
-        let (mut nx, mut ny, mut n11, mut n12, mut n22) = (x, y, m11, m12, m22);
+        let (mut nx, mut ny, mut n11, mut n12, mut n22) = (v.x, v.y, v.m11, v.m12, v.m22);
         for attempt in 0..11 {
-            let cx = x + stepx;
-            let cy = y + stepy;
+            let cx = v.x + stepx;
+            let cy = v.y + stepy;
             let (c11, c12, c22) = if sampled {
                 sampled_metric(g11, g12, g22, cx, cy)
             } else {
-                metric_at(mesh, x, y, m11, m12, m22, cx, cy)
+                metric_at(mesh, v, cx, cy)
             };
-            let q = cavity_quality(mesh, x, y, m11, m12, m22, cx, cy, c11, c12, c22);
-            if takes(method, q, before, done, cx != x || cy != y) {
+            let q = cavity_quality(mesh, v, cx, cy, c11, c12, c22);
+            if takes(method, q, before, done, cx != v.x || cy != v.y) {
                 go = true;
                 (nx, ny, n11, n12, n22) = (cx, cy, c11, c12, c22);
             }
@@ -313,8 +309,8 @@ pub mod smoothing {
             stepy = 0.5 * stepy;
         }
         if go {
-            (x, y) = (nx, ny);
-            (m11, m12, m22) = if sampled {
+            (v.x, v.y) = (nx, ny);
+            (v.m11, v.m12, v.m22) = if sampled {
                 sampled_metric(g11, g12, g22, nx, ny)
             } else {
                 (n11, n12, n22)
@@ -335,11 +331,7 @@ pub mod smoothing {
     #[stencil(consts(sampled = [false, true]))]
     pub fn search<T: Real>(
         mesh: Mesh,
-        x: InOut<T>,
-        y: InOut<T>,
-        m11: InOut<T>,
-        m12: InOut<T>,
-        m22: InOut<T>,
+        v: InOut<Vertices<T>>,
         #[when(sampled)] g11: Sampled<T>,
         #[when(sampled)] g12: Sampled<T>,
         #[when(sampled)] g22: Sampled<T>,
@@ -350,9 +342,9 @@ pub mod smoothing {
         moved: Sum<T>,
         sampled: bool,
     ) {
-        let h = search_step(mesh, x, y, step, round);
-        let mut best_q = cavity_quality(mesh, x, y, m11, m12, m22, x, y, m11, m12, m22);
-        let (mut bx, mut by, mut b11, mut b12, mut b22) = (x, y, m11, m12, m22);
+        let h = search_step(mesh, v.x, v.y, step, round);
+        let mut best_q = cavity_quality(mesh, v, v.x, v.y, v.m11, v.m12, v.m22);
+        let (mut bx, mut by, mut b11, mut b12, mut b22) = (v.x, v.y, v.m11, v.m12, v.m22);
         let mut improved = false;
         for k in 0..8 {
             let cx = bx + compass_x(k, h);
@@ -360,9 +352,9 @@ pub mod smoothing {
             let (c11, c12, c22) = if sampled {
                 sampled_metric(g11, g12, g22, cx, cy)
             } else {
-                metric_at(mesh, x, y, m11, m12, m22, cx, cy)
+                metric_at(mesh, v, cx, cy)
             };
-            let q = cavity_quality(mesh, x, y, m11, m12, m22, cx, cy, c11, c12, c22);
+            let q = cavity_quality(mesh, v, cx, cy, c11, c12, c22);
             if q > best_q {
                 (bx, by, b11, b12, b22) = (cx, cy, c11, c12, c22);
                 best_q = q;
@@ -370,8 +362,8 @@ pub mod smoothing {
             }
         }
         if improved {
-            (x, y) = (bx, by);
-            (m11, m12, m22) = if sampled {
+            (v.x, v.y) = (bx, by);
+            (v.m11, v.m12, v.m22) = if sampled {
                 sampled_metric(g11, g12, g22, bx, by)
             } else {
                 (b11, b12, b22)
@@ -381,5 +373,25 @@ pub mod smoothing {
         let now = moved_so_far(moved_flag, round, improved);
         moved_flag = now;
         moved.reduce(if round == rounds - 1 { now } else { 0.0 });
+    }
+}
+
+impl<F> smoothing::Vertices<F> {
+    /// The group of the kernels' launchers: a mutable reference to each field.
+    pub fn each_mut(&mut self) -> smoothing::Vertices<&mut F> {
+        let smoothing::Vertices {
+            x,
+            y,
+            m11,
+            m12,
+            m22,
+        } = self;
+        smoothing::Vertices {
+            x,
+            y,
+            m11,
+            m12,
+            m22,
+        }
     }
 }

@@ -11,7 +11,7 @@
 //! do not move in that colour: serial, parallel and GPU sweeps give the same mesh.
 
 use crate::colour::Colouring;
-use crate::kernels::smoothing::{relocate, search};
+use crate::kernels::smoothing::{relocate, search, Vertices};
 use crate::metric_grid::MetricGrid;
 use crate::quality::{min_mean, qualities};
 use crate::{Mesh, MeshError, Metric};
@@ -69,11 +69,8 @@ pub struct SweepReport {
 pub struct Smoother {
     backend: Backend,
     sets: Vec<VertexSet>,
-    x: Field<f64>,
-    y: Field<f64>,
-    m11: Field<f64>,
-    m12: Field<f64>,
-    m22: Field<f64>,
+    /// The vertices' positions and metric.
+    vertices: Vertices<Field<f64>>,
     /// The min-quality search's step per vertex, kept between its rounds.
     step: Field<f64>,
     /// Whether each vertex moved in a round of the search so far.
@@ -127,11 +124,13 @@ impl Smoother {
         Ok(Smoother {
             backend: backend.clone(),
             sets,
-            x: field(&|v| mesh.points[v][0])?,
-            y: field(&|v| mesh.points[v][1])?,
-            m11: field(&|v| mesh.metric[v].a)?,
-            m12: field(&|v| mesh.metric[v].b)?,
-            m22: field(&|v| mesh.metric[v].c)?,
+            vertices: Vertices {
+                x: field(&|v| mesh.points[v][0])?,
+                y: field(&|v| mesh.points[v][1])?,
+                m11: field(&|v| mesh.metric[v].a)?,
+                m12: field(&|v| mesh.metric[v].b)?,
+                m22: field(&|v| mesh.metric[v].c)?,
+            },
             step: field(&|_| 0.0)?,
             moved_flag: field(&|_| 0.0)?,
             grid: None,
@@ -155,60 +154,27 @@ impl Smoother {
     pub fn sweep(&mut self, method: Method) -> Result<usize, MeshError> {
         let mut moved = 0.0;
         for set in &self.sets {
-            let (x, y) = (&mut self.x, &mut self.y);
-            let (m11, m12, m22) = (&mut self.m11, &mut self.m12, &mut self.m22);
+            let v = &mut self.vertices;
             let (step, flag) = (&mut self.step, &mut self.moved_flag);
             let b = &self.backend;
             moved += match (method, &self.grid) {
                 (Method::MinQuality, None) => search_rounds(|round| {
-                    search::sampled_false::launch(
-                        b,
-                        set,
-                        x,
-                        y,
-                        m11,
-                        m12,
-                        m22,
-                        step,
-                        flag,
-                        round,
-                        SEARCH_ROUNDS,
-                    )
+                    let (v, rounds) = (v.each_mut(), SEARCH_ROUNDS);
+                    search::sampled_false::launch(b, set, v, step, flag, round, rounds)
                 })?,
                 (Method::MinQuality, Some([g11, g12, g22])) => search_rounds(|round| {
+                    let (v, rounds) = (v.each_mut(), SEARCH_ROUNDS);
                     search::sampled_true::launch(
-                        b,
-                        set,
-                        x,
-                        y,
-                        m11,
-                        m12,
-                        m22,
-                        g11,
-                        g12,
-                        g22,
-                        step,
-                        flag,
-                        round,
-                        SEARCH_ROUNDS,
+                        b, set, v, g11, g12, g22, step, flag, round, rounds,
                     )
                 })?,
                 (other, None) => {
-                    relocate::sampled_false::launch(b, set, x, y, m11, m12, m22, code(other))?
+                    relocate::sampled_false::launch(b, set, v.each_mut(), code(other))?
                 }
-                (other, Some([g11, g12, g22])) => relocate::sampled_true::launch(
-                    b,
-                    set,
-                    x,
-                    y,
-                    m11,
-                    m12,
-                    m22,
-                    g11,
-                    g12,
-                    g22,
-                    code(other),
-                )?,
+                (other, Some([g11, g12, g22])) => {
+                    let v = v.each_mut();
+                    relocate::sampled_true::launch(b, set, v, g11, g12, g22, code(other))?
+                }
             };
         }
         Ok(moved as usize)
@@ -216,12 +182,9 @@ impl Smoother {
 
     /// Copies the vertices and their metric back into `mesh`.
     pub fn write_back(&self, mesh: &mut Mesh) -> Result<(), MeshError> {
-        let (x, y) = (self.x.interior()?, self.y.interior()?);
-        let (a, b, c) = (
-            self.m11.interior()?,
-            self.m12.interior()?,
-            self.m22.interior()?,
-        );
+        let v = &self.vertices;
+        let (x, y) = (v.x.interior()?, v.y.interior()?);
+        let (a, b, c) = (v.m11.interior()?, v.m12.interior()?, v.m22.interior()?);
         for v in 0..mesh.points.len() {
             mesh.points[v] = [x[v], y[v]];
             mesh.metric[v] = Metric {

@@ -5,7 +5,7 @@
 
 mod common;
 
-use shallow_water::kernels::kp07;
+use shallow_water::kernels::kp07::{self, Fluxes, StateFields};
 use shallow_water::*;
 use stencil_runtime::{Backend, Field, Real};
 use stencil_tests::device::gpu_or_skip;
@@ -34,10 +34,7 @@ fn kernels_agree<T: Real>(gpu: &Backend, tolerance: f64) {
         let f = T::from_f64;
         let (mut u, mut v) = (zeros(2), zeros(2));
         kp07::velocities::launch(b, &w, &q, &p, &bed, &mut u, &mut v, f(1e-8)).unwrap();
-        let mut fluxes: Vec<Field<T>> = (0..6).map(|_| zeros(1)).collect();
-        let [west_w, west_q, west_p, south_w, south_q, south_p] = &mut fluxes[..] else {
-            unreachable!()
-        };
+        let mut fluxes: [Field<T>; 6] = std::array::from_fn(|_| zeros(1));
         let s = kp07::Kp07 {
             g: f(9.81),
             g_n2: f(0.01),
@@ -54,35 +51,15 @@ fn kernels_agree<T: Real>(gpu: &Backend, tolerance: f64) {
             south_value: f(0.2),
             north_value: f(0.1),
         };
-        let speed = kp07::faces::launch(
-            b, &w, &u, &v, &bed, west_w, west_q, west_p, south_w, south_q, south_p, &s,
-        )
-        .unwrap();
+        let state = [&w, &q, &p, &u, &v];
+        let (west, south) = Fluxes::west_and_south(fluxes.each_mut());
+        let speed = kp07::faces::launch(b, StateFields::of(state), &bed, west, south, &s).unwrap();
         let mut to = [on(&w), on(&q), on(&p), zeros(2), zeros(2)];
-        let [tw, tq, tp, tu, tv] = &mut to;
         let dt = stencil_runtime::Value::new(b, f(1e-3)).unwrap();
-        kp07::advance::launch(
-            b,
-            &w,
-            &q,
-            &p,
-            west_w,
-            west_q,
-            west_p,
-            south_w,
-            south_q,
-            south_p,
-            &bed,
-            tw,
-            tq,
-            tp,
-            tu,
-            tv,
-            &dt,
-            f(0.5),
-            &s,
-        )
-        .unwrap();
+        let (west, south) = Fluxes::west_and_south(fluxes.each_ref());
+        let (from, to_fields) = (StateFields::of(state), StateFields::of(to.each_mut()));
+        kp07::advance::launch(b, from, &bed, west, south, to_fields, &dt, f(0.5), &s).unwrap();
+        let [tw, tq, tp, _, _] = &to;
         let survey = kp07::survey::launch(b, tw, tq, tp, &bed, f(1e-3)).unwrap();
         let mut all: Vec<Vec<f64>> = vec![values(&u), values(&v)];
         all.extend(fluxes.iter().map(values));

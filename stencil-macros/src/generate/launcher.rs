@@ -458,13 +458,9 @@ pub(super) fn launcher(k: &Kernel, rt: &TokenStream) -> TokenStream {
              number of launch tiles.",
             k.name
         );
-        let Launcher {
-            params,
-            prelude,
-            checks,
-            ..
-        } = &parts.blocks;
-        let dispatch = parts.blocks.dispatch(
+        let b = &parts.blocks;
+        let (params, prelude, checks) = (&b.params, &b.prelude, &b.checks);
+        let dispatch = b.dispatch(
             rt,
             quote!(blocks.cpu_over()),
             quote!(run_blocks(blocks)),
@@ -482,13 +478,9 @@ pub(super) fn launcher(k: &Kernel, rt: &TokenStream) -> TokenStream {
     } else {
         quote!()
     };
-    let Launcher {
-        params,
-        prelude,
-        checks,
-        ..
-    } = &parts.domain;
-    let dispatch = parts.domain.dispatch(
+    let d = &parts.domain;
+    let (params, prelude, checks) = (&d.params, &d.prelude, &d.checks);
+    let dispatch = d.dispatch(
         rt,
         quote!(#rt::cpu::Over::Domain),
         quote!(run(__n)),

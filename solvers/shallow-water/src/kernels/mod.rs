@@ -32,8 +32,36 @@ mod stages;
 /// Every kernel of the shallow-water solver, whichever module defines it.
 pub mod kp07 {
     pub use super::checks::kernels::*;
-    pub use super::scheme::Kp07;
+    pub use super::scheme::{Fluxes, Kp07, StateFields};
     pub use super::stages::kernels::*;
+}
+
+impl<F> scheme::StateFields<F> {
+    /// The group the kernels take of a state stored as `[w, q, p, u, v]`: of `&Field`s
+    /// from `state.each_ref()`, of `&mut BlockField`s from `state.each_mut()`, ...
+    pub fn of([w, q, p, u, v]: [F; 5]) -> Self {
+        Self { w, q, p, u, v }
+    }
+}
+
+impl<F> scheme::Fluxes<F> {
+    /// The groups of the west and of the south faces' fluxes of six stored as the west
+    /// faces' `[w, q, p]` then the south faces'.
+    pub fn west_and_south([ww, wq, wp, sw, sq, sp]: [F; 6]) -> (Self, Self) {
+        let west = Self {
+            w: ww,
+            q: wq,
+            p: wp,
+        };
+        (
+            west,
+            Self {
+                w: sw,
+                q: sq,
+                p: sp,
+            },
+        )
+    }
 }
 
 /// The pieces of the scheme that the kernels share: limited slopes, the surface and
@@ -73,6 +101,38 @@ mod scheme {
         pub south_value: T,
         /// The north side's value.
         pub north_value: T,
+    }
+
+    /// The fields of a state, taken as one group (`from: In<StateFields<T>>`): the
+    /// conserved `w`, `q`, `p` and the velocities `u`, `v` the faces reconstruct. On the
+    /// host, a struct of five (block) fields.
+    #[stencil_group]
+    #[derive(Clone, Copy, Debug)]
+    pub struct StateFields<T> {
+        /// The surface elevation.
+        pub w: T,
+        /// The x discharge.
+        pub q: T,
+        /// The y discharge.
+        pub p: T,
+        /// The x velocity.
+        pub u: T,
+        /// The y velocity.
+        pub v: T,
+    }
+
+    /// The fluxes through one face of every cell (its west or its south face), taken as
+    /// one group (`west: In<Fluxes<T>>`): of the surface `w` and of the discharges `q`
+    /// (along x) and `p` (along y).
+    #[stencil_group]
+    #[derive(Clone, Copy, Debug)]
+    pub struct Fluxes<T> {
+        /// The flux of the surface elevation.
+        pub w: T,
+        /// The flux of the x discharge.
+        pub q: T,
+        /// The flux of the y discharge.
+        pub p: T,
     }
 
     /// [`low_face`] along x: the west face's fluxes `(w, q, p)` and the speeds `a` on
@@ -419,19 +479,11 @@ mod scheme {
     /// state's velocities for the next faces.
     #[stencil_fn]
     fn rk_update<T: Real>(
-        w: In<T>,
-        q: In<T>,
-        p: In<T>,
-        west_w: In<T>,
-        west_q: In<T>,
-        west_p: In<T>,
-        south_w: In<T>,
-        south_q: In<T>,
-        south_p: In<T>,
+        from: In<StateFields<T>>,
         bed: In<T>,
-        w_to: In<T>,
-        q_to: In<T>,
-        p_to: In<T>,
+        west: In<Fluxes<T>>,
+        south: In<Fluxes<T>>,
+        to: In<StateFields<T>>,
         dt: T,
         keep: T,
         s: Kp07<T>,
@@ -448,23 +500,23 @@ mod scheme {
         let by1 = 0.5 * (bed + bed[(1, 0)]);
         let by2 = 0.5 * (bed[(0, 1)] + bed[(1, 1)]);
         let swc = slope(
-            w[(-1, 0)],
-            w,
-            w[(1, 0)],
+            from.w[(-1, 0)],
+            from.w,
+            from.w[(1, 0)],
             s.theta,
             flat(i, nx, s.west, s.east),
         );
         let twc = slope(
-            w[(0, -1)],
-            w,
-            w[(0, 1)],
+            from.w[(0, -1)],
+            from.w,
+            from.w[(0, 1)],
             s.theta,
             flat(j, ny, s.south, s.north),
         );
-        let ww_in = lower_surface(w, swc, base, bx1, bx2);
-        let we_in = upper_surface(w, swc, base, bx1, bx2);
-        let ws_in = lower_surface(w, twc, base, by1, by2);
-        let wn_in = upper_surface(w, twc, base, by1, by2);
+        let ww_in = lower_surface(from.w, swc, base, bx1, bx2);
+        let we_in = upper_surface(from.w, swc, base, bx1, bx2);
+        let ws_in = lower_surface(from.w, twc, base, by1, by2);
+        let wn_in = upper_surface(from.w, twc, base, by1, by2);
 
         // The east and north faces: the next cells' west and south faces, or boundary
         // faces computed here from this cell's velocities (as [`velocities`] gives them;
@@ -473,19 +525,19 @@ mod scheme {
         let north_edge = j == ny - 1 && s.north != 4;
         let on_edge = east_edge || north_edge;
         let u = if on_edge {
-            cell_velocity(w, base, q, s.eps)
+            cell_velocity(from.w, base, from.q, s.eps)
         } else {
             0.0
         };
         let v = if on_edge {
-            cell_velocity(w, base, p, s.eps)
+            cell_velocity(from.w, base, from.p, s.eps)
         } else {
             0.0
         };
         let (east_w, east_q, east_p) = high_face(
-            west_w,
-            west_q,
-            west_p,
+            west.w,
+            west.q,
+            west.p,
             0,
             east_edge,
             s.east,
@@ -498,9 +550,9 @@ mod scheme {
             s.eps,
         );
         let (north_w, north_p, north_q) = high_face(
-            south_w,
-            south_p,
-            south_q,
+            south.w,
+            south.p,
+            south.q,
             1,
             north_edge,
             s.north,
@@ -518,26 +570,26 @@ mod scheme {
         // `(g h_e^2 / 2 - g h_w^2 / 2 - g h (w_e - w_w)) / dx`: at rest its first two
         // terms are bit for bit the hydrostatic fluxes through the faces, so that the
         // lake at rest is kept to the last bit.
-        let depth = w - base;
+        let depth = from.w - base;
         let push_w = pressure(ww_in - bx1, s.g);
         let push_e = pressure(we_in - bx2, s.g);
         let push_s = pressure(ws_in - by1, s.g);
         let push_n = pressure(wn_in - by2, s.g);
-        let rate_w = (west_w - east_w) * s.dx_inv + (south_w - north_w) * s.dy_inv;
-        let rate_q = ((west_q - east_q) + (push_e - push_w)) * s.dx_inv
+        let rate_w = (west.w - east_w) * s.dx_inv + (south.w - north_w) * s.dy_inv;
+        let rate_q = ((west.q - east_q) + (push_e - push_w)) * s.dx_inv
             - s.g * depth * (we_in - ww_in) * s.dx_inv
-            + (south_q - north_q) * s.dy_inv;
-        let rate_p = ((south_p - north_p) + (push_n - push_s)) * s.dy_inv
+            + (south.q - north_q) * s.dy_inv;
+        let rate_p = ((south.p - north_p) + (push_n - push_s)) * s.dy_inv
             - s.g * depth * (wn_in - ws_in) * s.dy_inv
-            + (west_p - east_p) * s.dx_inv;
+            + (west.p - east_p) * s.dx_inv;
 
         let fresh = 1.0 - keep;
-        let old_w = if keep > 0.0 { keep * w_to } else { 0.0 };
-        let old_q = if keep > 0.0 { keep * q_to } else { 0.0 };
-        let old_p = if keep > 0.0 { keep * p_to } else { 0.0 };
-        let wn = old_w + fresh * (w + dt * rate_w);
-        let qn = old_q + fresh * (q + dt * rate_q);
-        let pn = old_p + fresh * (p + dt * rate_p);
+        let old_w = if keep > 0.0 { keep * to.w } else { 0.0 };
+        let old_q = if keep > 0.0 { keep * to.q } else { 0.0 };
+        let old_p = if keep > 0.0 { keep * to.p } else { 0.0 };
+        let wn = old_w + fresh * (from.w + dt * rate_w);
+        let qn = old_q + fresh * (from.q + dt * rate_q);
+        let pn = old_p + fresh * (from.p + dt * rate_p);
         let h = (wn - base).max(0.0);
         let un = velocity(h, qn, s.eps);
         let vn = velocity(h, pn, s.eps);
@@ -554,9 +606,9 @@ mod scheme {
         // state as it was: `to` keeps its values, or takes `from`'s in a first stage.
         let moves = dt > 0.0;
         let first = keep == 0.0;
-        let w_was = if first { w } else { w_to };
-        let q_was = if first { q } else { q_to };
-        let p_was = if first { p } else { p_to };
+        let w_was = if first { from.w } else { to.w };
+        let q_was = if first { from.q } else { to.q };
+        let p_was = if first { from.p } else { to.p };
         let w_new = if moves { wn.max(base) } else { w_was };
         let q_new = if moves { qn * damp } else { q_was };
         let p_new = if moves { pn * damp } else { p_was };

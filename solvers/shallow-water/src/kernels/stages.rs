@@ -6,7 +6,7 @@ use stencil_runtime::prelude::*;
 /// The kernels (see [`super`] for the grid, the state and the sides).
 #[stencils(helpers = [super::scheme])]
 pub mod kernels {
-    use super::super::scheme::Kp07;
+    use super::super::scheme::{Fluxes, Kp07, StateFields};
 
     /// The desingularised velocities `u = q / h` and `v = p / h` of a state (KP07 2.17),
     /// which the face fluxes reconstruct: [`advance`] writes them with every new state;
@@ -45,57 +45,39 @@ pub mod kernels {
     /// computes them, and their speeds are counted here.
     #[stencil]
     pub fn faces<T: Real>(
-        w: In<T>,
-        u: In<T>,
-        v: In<T>,
+        state: In<StateFields<T>>,
         bed: In<T>,
-        west_w: Out<T>,
-        west_q: Out<T>,
-        west_p: Out<T>,
-        south_w: Out<T>,
-        south_q: Out<T>,
-        south_p: Out<T>,
+        west: Out<Fluxes<T>>,
+        south: Out<Fluxes<T>>,
         speed: Max<T>,
         s: Kp07<T>,
     ) {
-        let (fw, fq, fp, west_a, east_a) = west_face(w, u, v, bed, s);
-        west_w = fw;
-        west_q = fq;
-        west_p = fp;
-        let (fw, fp, fq, south_a, north_a) = south_face(w, u, v, bed, s);
-        south_w = fw;
-        south_p = fp;
-        south_q = fq;
+        let (fw, fq, fp, west_a, east_a) = west_face(state.w, state.u, state.v, bed, s);
+        west.w = fw;
+        west.q = fq;
+        west.p = fp;
+        let (fw, fp, fq, south_a, north_a) = south_face(state.w, state.u, state.v, bed, s);
+        south.w = fw;
+        south.p = fp;
+        south.q = fq;
         speed.reduce((west_a.max(east_a) * s.dx_inv).max(south_a.max(north_a) * s.dy_inv));
     }
 
     /// One Runge-Kutta stage from the face fluxes of [`faces`] ([`rk_update`]), the new
-    /// state's velocities written for the next [`faces`].
+    /// state's velocities written for the next [`faces`] (`from`'s velocities are not
+    /// read).
     #[stencil]
     pub fn advance<T: Real>(
-        w: In<T>,
-        q: In<T>,
-        p: In<T>,
-        west_w: In<T>,
-        west_q: In<T>,
-        west_p: In<T>,
-        south_w: In<T>,
-        south_q: In<T>,
-        south_p: In<T>,
+        from: In<StateFields<T>>,
         bed: In<T>,
-        w_to: InOut<T>,
-        q_to: InOut<T>,
-        p_to: InOut<T>,
-        u_to: Out<T>,
-        v_to: Out<T>,
+        west: In<Fluxes<T>>,
+        south: In<Fluxes<T>>,
+        to: InOut<StateFields<T>>,
         dt: Value<T>,
         keep: T,
         s: Kp07<T>,
     ) {
-        (w_to, q_to, p_to, u_to, v_to) = rk_update(
-            w, q, p, west_w, west_q, west_p, south_w, south_q, south_p, bed, w_to, q_to, p_to, dt,
-            keep, s,
-        );
+        (to.w, to.q, to.p, to.u, to.v) = rk_update(from, bed, west, south, to, dt, keep, s);
     }
 
     /// One Runge-Kutta stage in one pass: the west and south face fluxes of [`faces`]
@@ -106,43 +88,42 @@ pub mod kernels {
     /// ([`face_speeds`]).
     #[stencil]
     pub fn stage_in_one<T: Real>(
-        w: In<T>,
-        q: In<T>,
-        p: In<T>,
-        u: In<T>,
-        v: In<T>,
+        from: In<StateFields<T>>,
         bed: In<T>,
-        w_to: InOut<T>,
-        q_to: InOut<T>,
-        p_to: InOut<T>,
-        u_to: Out<T>,
-        v_to: Out<T>,
+        to: InOut<StateFields<T>>,
         dt: Value<T>,
         keep: T,
         s: Kp07<T>,
     ) {
-        let (west_w, west_q, west_p, _, _) = stage(west_face(w, u, v, bed, s));
-        let (south_w, south_p, south_q, _, _) = stage(south_face(w, u, v, bed, s));
+        let (ww, wq, wp, _, _) = stage(west_face(from.w, from.u, from.v, bed, s));
+        let (sw, sp, sq, _, _) = stage(south_face(from.w, from.u, from.v, bed, s));
         // The update reads the staged faces as `advance` reads the flux fields.
-        (w_to, q_to, p_to, u_to, v_to) = rk_update(
-            w, q, p, west_w, west_q, west_p, south_w, south_q, south_p, bed, w_to, q_to, p_to, dt,
-            keep, s,
+        (to.w, to.q, to.p, to.u, to.v) = rk_update(
+            from,
+            bed,
+            Fluxes {
+                w: ww,
+                q: wq,
+                p: wp,
+            },
+            Fluxes {
+                w: sw,
+                q: sq,
+                p: sp,
+            },
+            to,
+            dt,
+            keep,
+            s,
         );
     }
 
     /// The largest `a / dx` over the faces, as [`faces`] reduces it, without the fluxes:
     /// the CFL time step of a stage in one pass ([`stage_in_one`]).
     #[stencil]
-    pub fn face_speeds<T: Real>(
-        w: In<T>,
-        u: In<T>,
-        v: In<T>,
-        bed: In<T>,
-        speed: Max<T>,
-        s: Kp07<T>,
-    ) {
-        let (_, _, _, west_a, east_a) = west_face(w, u, v, bed, s);
-        let (_, _, _, south_a, north_a) = south_face(w, u, v, bed, s);
+    pub fn face_speeds<T: Real>(state: In<StateFields<T>>, bed: In<T>, speed: Max<T>, s: Kp07<T>) {
+        let (_, _, _, west_a, east_a) = west_face(state.w, state.u, state.v, bed, s);
+        let (_, _, _, south_a, north_a) = south_face(state.w, state.u, state.v, bed, s);
         speed.reduce((west_a.max(east_a) * s.dx_inv).max(south_a.max(north_a) * s.dy_inv));
     }
 }

@@ -2,11 +2,8 @@
 //! passes (`kp07::faces`, the fluxes' periodic wraps, `kp07::advance`) or as one
 //! (`kp07::stage_in_one`, its time step from `kp07::face_speeds`).
 
-use super::{
-    launch_advance, launch_faces, Kp07Steps, Progress, ShallowWater, Stage, State, Which,
-    FLUX_HALO, HALO,
-};
-use crate::kernels::kp07;
+use super::{Kp07Steps, Progress, ShallowWater, Stage, State, Which, FLUX_HALO, HALO};
+use crate::kernels::kp07::{self, Fluxes, StateFields};
 use crate::{Boundaries, FloodError, Grid, Physics};
 use stencil_runtime::{Backend, Real};
 
@@ -23,8 +20,8 @@ impl<T: Real> Kp07Steps<T> for ShallowWater<T> {
             return match which {
                 Which::Stage => Ok(T::from_f64(f64::NAN)),
                 Which::Now => {
-                    let [w, _, _, u, v] = &self.progress.now;
-                    Ok(kp07::face_speeds::launch(on, w, u, v, &self.bed, &s)?)
+                    let now = StateFields::of(self.progress.now.each_ref());
+                    Ok(kp07::face_speeds::launch(on, now, &self.bed, &s)?)
                 }
             };
         }
@@ -38,8 +35,9 @@ impl<T: Real> Kp07Steps<T> for ShallowWater<T> {
                 }
             }
         }
-        let fluxes = &mut self.fluxes;
-        let speed = launch_faces!(kp07::faces::launch[on], &*state, &self.bed, fluxes, &s)?;
+        let (west, south) = Fluxes::west_and_south(self.fluxes.each_mut());
+        let state = StateFields::of(state.each_ref());
+        let speed = kp07::faces::launch(on, state, &self.bed, west, south, &s)?;
         // On a periodic axis the last column's east faces are the first column's west
         // faces (and likewise north and south).
         for axis in 0..2 {
@@ -56,36 +54,17 @@ impl<T: Real> Kp07Steps<T> for ShallowWater<T> {
     fn launch_advance(&mut self, stage: &Stage<T>) -> Result<(), FloodError> {
         let (from, to) = self.progress.stage_pair(stage.forward);
         let on = &self.backend;
+        let (from, to) = (
+            StateFields::of(from.each_ref()),
+            StateFields::of(to.each_mut()),
+        );
+        let (dt, keep, s) = (stage.dt, stage.keep, &stage.scalars);
         if self.one_pass {
-            let [w, q, p, u, v] = from;
-            let [tw, tq, tp, tu, tv] = to;
-            kp07::stage_in_one::launch(
-                on,
-                w,
-                q,
-                p,
-                u,
-                v,
-                &self.bed,
-                tw,
-                tq,
-                tp,
-                tu,
-                tv,
-                stage.dt,
-                stage.keep,
-                &stage.scalars,
-            )?;
+            kp07::stage_in_one::launch(on, from, &self.bed, to, dt, keep, s)?;
             return Ok(());
         }
-        launch_advance!(
-            kp07::advance::launch[on],
-            from,
-            &self.fluxes,
-            &self.bed,
-            to,
-            stage
-        )?;
+        let (west, south) = Fluxes::west_and_south(self.fluxes.each_ref());
+        kp07::advance::launch(on, from, &self.bed, west, south, to, dt, keep, s)?;
         Ok(())
     }
 

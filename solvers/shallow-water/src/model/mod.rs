@@ -13,7 +13,7 @@ pub(crate) use step::DenseStepping;
 pub(crate) use progress::{progress_getters, Progress};
 pub(crate) use setup::{cell_field, corner_field, initial_fields, instability, kernel_cell_bed};
 pub(crate) use setup::{velocity, with_velocities};
-pub(crate) use stages::{launch_advance, launch_faces, Kp07Steps, Stage, Which};
+pub(crate) use stages::{Kp07Steps, Stage, Which};
 pub use step::AfterStep;
 
 use crate::kernels::kp07;

@@ -55,47 +55,6 @@ pub(crate) struct Stage<'a, T: Real> {
     pub scalars: Kp07<T>,
 }
 
-/// Calls the `kp07::faces` launcher `$launch` after its leading arguments `[$lead]` (the
-/// backend and, over blocks, the block list) on the surface and the velocities of the
-/// state `$state` and the bed `$bed`, writing the six face fluxes `$fluxes`, with the
-/// scalars `$s` (a `&Kp07`); returns the launch's result. A macro because the
-/// dense and the block launchers take fields of different types: the long argument list
-/// is written once.
-macro_rules! launch_faces {
-    ($launch:path [$($lead:expr),+], $state:expr, $bed:expr, $fluxes:expr, $s:expr) => {{
-        let [w, _, _, u, v] = $state;
-        let [west_w, west_q, west_p, south_w, south_q, south_p] = $fluxes;
-        let s = $s;
-        $launch($($lead,)+ w, u, v, $bed, west_w, west_q, west_p, south_w, south_q, south_p, s)
-    }};
-}
-pub(crate) use launch_faces;
-
-/// Calls the `kp07::advance` launcher `$launch` after its leading arguments `[$lead]` (as
-/// [`launch_faces`]): the stage `$stage` (a [`Stage`]) from the state `$from` and the
-/// face fluxes `$fluxes` over the bed `$bed` into the state `$to`; returns the launch's
-/// result. A macro for the reason [`launch_faces`] is one.
-macro_rules! launch_advance {
-    (
-        $launch:path [$($lead:expr),+],
-        $from:expr, $fluxes:expr, $bed:expr, $to:expr, $stage:expr
-    ) => {{
-        let [w, q, p, _, _] = $from;
-        let [west_w, west_q, west_p, south_w, south_q, south_p] = $fluxes;
-        let [tw, tq, tp, tu, tv] = $to;
-        let stage = $stage;
-        $launch(
-            $($lead,)+
-            w, q, p,
-            west_w, west_q, west_p, south_w, south_q, south_p,
-            $bed,
-            tw, tq, tp, tu, tv,
-            stage.dt, stage.keep, &stage.scalars,
-        )
-    }};
-}
-pub(crate) use launch_advance;
-
 /// A simulation stepped by the KP07 scheme, dense or over blocks: the launches it makes
 /// on its own storage, and the steps built from them.
 pub(crate) trait Kp07Steps<T: Real>: Sized {

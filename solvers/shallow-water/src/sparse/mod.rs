@@ -29,10 +29,10 @@ mod read;
 mod regrid;
 mod step;
 
-use crate::kernels::kp07;
+use crate::kernels::kp07::{self, Fluxes, StateFields};
 use crate::model::{cell_field, corner_field, initial_fields, own_stream, BED_HALO, HALO};
-use crate::model::{launch_advance, launch_faces, Kp07Steps, Stage, Which};
 use crate::model::{progress_getters, Progress};
+use crate::model::{Kp07Steps, Stage, Which};
 use crate::{Boundaries, FloodError, Grid, Physics, SavedState, Setup};
 use extent::Extent;
 use layout::{dry_at, dry_surface, exchanges, wanted_blocks, wet_blocks, Exchanges};
@@ -361,6 +361,29 @@ impl<T: Real> SparseShallowWater<T> {
     }
 }
 
+/// Launches `kp07::advance` for `stage` over the blocks of `list`, from the fluxes and
+/// over the bed of `(progress, fluxes, bed)`, between the progress's state and stage.
+fn advance_blocks<T: Real>(
+    on: &Backend,
+    list: &BlockList,
+    (progress, fluxes, bed): (
+        &mut Progress<State<T>, T>,
+        &[BlockField<T>; 6],
+        &BlockField<T>,
+    ),
+    stage: &Stage<T>,
+) -> Result<(), FloodError> {
+    let (from, to) = progress.stage_pair(stage.forward);
+    let (from, to) = (
+        StateFields::of(from.each_ref()),
+        StateFields::of(to.each_mut()),
+    );
+    let (west, south) = Fluxes::west_and_south(fluxes.each_ref());
+    let (dt, keep, s) = (stage.dt, stage.keep, &stage.scalars);
+    kp07::advance::launch_blocks(on, list, from, bed, west, south, to, dt, keep, s)?;
+    Ok(())
+}
+
 impl<T: Real> Kp07Steps<T> for SparseShallowWater<T> {
     fn setting(&self) -> (&Backend, &Grid, &Boundaries, &Physics) {
         (&self.backend, &self.grid, &self.boundaries, &self.physics)
@@ -378,9 +401,9 @@ impl<T: Real> Kp07Steps<T> for SparseShallowWater<T> {
         self.exchanges
             .state
             .run_paired((w, &self.dry), &mut [u, v])?;
-        let (list, fluxes) = (&self.list, &mut self.fluxes);
-        let speed =
-            launch_faces!(kp07::faces::launch_blocks[on, list], &*state, &self.bed, fluxes, &s)?;
+        let (west, south) = Fluxes::west_and_south(self.fluxes.each_mut());
+        let state = StateFields::of(state.each_ref());
+        let speed = kp07::faces::launch_blocks(on, &self.list, state, &self.bed, west, south, &s)?;
         // A cell reads its east and north neighbours' faces.
         let [a, b, c, d, e, f] = &mut self.fluxes;
         self.exchanges.faces.run_many(&mut [a, b, c, d, e, f])?;
@@ -391,13 +414,8 @@ impl<T: Real> Kp07Steps<T> for SparseShallowWater<T> {
         if self.distribution.is_some() {
             return self.ranked_advance(stage);
         }
-        let (from, to) = self.progress.stage_pair(stage.forward);
-        let (on, list) = (&self.backend, &self.list);
-        launch_advance!(
-            kp07::advance::launch_blocks[on, list],
-            from, &self.fluxes, &self.bed, to, stage
-        )?;
-        Ok(())
+        let pieces = (&mut self.progress, &self.fluxes, &self.bed);
+        advance_blocks(&self.backend, &self.list, pieces, stage)
     }
 
     type State = State<T>;

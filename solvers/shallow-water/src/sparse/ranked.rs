@@ -15,9 +15,9 @@
 
 use super::layout::{exchanges, Exchanges};
 use super::SparseShallowWater;
-use crate::kernels::kp07;
+use crate::kernels::kp07::{self, Fluxes, StateFields};
 use crate::model::{corner_field, initial_fields, own_stream, BED_HALO};
-use crate::model::{launch_advance, launch_faces, Stage, Which};
+use crate::model::{Stage, Which};
 use crate::Boundaries;
 use crate::{FloodError, Setup, Survey};
 use std::sync::Arc;
@@ -296,9 +296,10 @@ impl<T: Real> SparseShallowWater<T> {
                     .run_paired((w, &self.dry), &mut [u, v])?;
             }
             let list = &parts.lists[part];
-            let fluxes = &mut self.fluxes;
+            let (west, south) = Fluxes::west_and_south(self.fluxes.each_mut());
+            let fields = StateFields::of(state.each_ref());
             let part_speed =
-                launch_faces!(kp07::faces::launch_blocks[on, list], &*state, &self.bed, fluxes, s)?;
+                kp07::faces::launch_blocks(on, list, fields, &self.bed, west, south, s)?;
             // The larger, a NaN (an instability) kept.
             speed = Some(match speed {
                 Some(a) if a.is_nan() || a >= part_speed => a,
@@ -325,12 +326,8 @@ impl<T: Real> SparseShallowWater<T> {
             parts.exchanges[part]
                 .faces
                 .run_many(&mut [a, b, c, e, f, g])?;
-            let (from, to) = self.progress.stage_pair(stage.forward);
-            let (on, list) = (&self.backend, &parts.lists[part]);
-            launch_advance!(
-                kp07::advance::launch_blocks[on, list],
-                from, &self.fluxes, &self.bed, to, stage
-            )?;
+            let pieces = (&mut self.progress, &self.fluxes, &self.bed);
+            super::advance_blocks(&self.backend, &parts.lists[part], pieces, stage)?;
         }
         Ok(())
     }
