@@ -361,16 +361,13 @@ impl<T: Real> SparseShallowWater<T> {
     }
 }
 
-/// Launches `kp07::advance` for `stage` over the blocks of `list`, from the fluxes and
-/// over the bed of `(progress, fluxes, bed)`, between the progress's state and stage.
+/// Launches `kp07::advance` for `stage` over the blocks of `list`, from `fluxes` and
+/// over `bed`, between the state and the stage of `progress`.
 fn advance_blocks<T: Real>(
-    on: &Backend,
-    list: &BlockList,
-    (progress, fluxes, bed): (
-        &mut Progress<State<T>, T>,
-        &[BlockField<T>; 6],
-        &BlockField<T>,
-    ),
+    (on, list): (&Backend, &BlockList),
+    progress: &mut Progress<State<T>, T>,
+    fluxes: &[BlockField<T>; 6],
+    bed: &BlockField<T>,
     stage: &Stage<T>,
 ) -> Result<(), FloodError> {
     let (from, to) = progress.stage_pair(stage.forward);
@@ -414,8 +411,8 @@ impl<T: Real> Kp07Steps<T> for SparseShallowWater<T> {
         if self.distribution.is_some() {
             return self.ranked_advance(stage);
         }
-        let pieces = (&mut self.progress, &self.fluxes, &self.bed);
-        advance_blocks(&self.backend, &self.list, pieces, stage)
+        let on = (&self.backend, &self.list);
+        advance_blocks(on, &mut self.progress, &self.fluxes, &self.bed, stage)
     }
 
     type State = State<T>;

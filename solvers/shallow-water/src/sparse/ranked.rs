@@ -326,8 +326,8 @@ impl<T: Real> SparseShallowWater<T> {
             parts.exchanges[part]
                 .faces
                 .run_many(&mut [a, b, c, e, f, g])?;
-            let pieces = (&mut self.progress, &self.fluxes, &self.bed);
-            super::advance_blocks(&self.backend, &parts.lists[part], pieces, stage)?;
+            let on = (&self.backend, &parts.lists[part]);
+            super::advance_blocks(on, &mut self.progress, &self.fluxes, &self.bed, stage)?;
         }
         Ok(())
     }
