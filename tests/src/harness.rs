@@ -294,6 +294,45 @@ macro_rules! for_precisions {
     }};
 }
 
+/// Asserts, in both precisions, on grids of 1 x 1, 7 x 3 and 53 x 37 on the CPU, that each
+/// of the functions `$case::<T>(&Backend, &[usize])` gives pairs of equal bits: a
+/// kernel's outputs beside those of the same kernel written out another way.
+#[macro_export]
+macro_rules! assert_written_out_alike_on_the_cpu {
+    ($($case:ident),+) => {
+        $crate::for_precisions!(T => {
+            for n in [[1usize, 1], [7, 3], [53, 37]] {
+                let what = format!("{:?} {n:?}", <T as ::stencil_runtime::Real>::PRECISION);
+                $($crate::harness::assert_same_bits(
+                    &format!("{} {what}", stringify!($case)),
+                    &$case::<T>(&::stencil_runtime::Backend::Cpu, &n),
+                );)+
+            }
+        })
+    };
+}
+
+/// Asserts, in both precisions, on grids of 7 x 3 and 300 x 129, that each of the
+/// functions `$case::<T>(&Backend, &[usize])` gives pairs of equal bits on the device
+/// `$gpu` (a `Backend`), and the bits the CPU gives.
+#[macro_export]
+macro_rules! assert_written_out_alike_on_the_device {
+    ($gpu:expr, $($case:ident),+) => {
+        $crate::for_precisions!(T => {
+            for n in [[7usize, 3], [300, 129]] {
+                let what = format!("{:?} {n:?}", <T as ::stencil_runtime::Real>::PRECISION);
+                $(
+                    let on_device = $case::<T>($gpu, &n);
+                    let label = format!("{} {what}", stringify!($case));
+                    $crate::harness::assert_same_bits(&format!("{label} on the device"), &on_device);
+                    let on_cpu = $case::<T>(&::stencil_runtime::Backend::Cpu, &n);
+                    assert!(on_device[..] == on_cpu[..], "{label}: the device against the CPU");
+                )+
+            }
+        })
+    };
+}
+
 /// A macro module's `SOURCE` as the text format reads it: without the `#[doc = ".."]`
 /// attributes the macro keeps its doc comments as (the text format reads `///` comments).
 pub fn undocumented(source: &str) -> String {

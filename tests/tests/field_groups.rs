@@ -6,11 +6,9 @@
 
 use stencil_runtime::{Backend, Field, Real};
 use stencil_tests::device::cuda_or_skip;
-use stencil_tests::for_precisions;
-use stencil_tests::harness::{
-    assert_same_bits, bits, kernel_ir, poisoned_on, random_field, random_fields_on, rng,
-};
+use stencil_tests::harness::{bits, kernel_ir, poisoned_on, random_field, random_fields_on, rng};
 use stencil_tests::kernels::groups::of_fields::{self, Pair};
+use stencil_tests::{assert_written_out_alike_on_the_cpu, assert_written_out_alike_on_the_device};
 
 /// `exchange` and `exchange_written_out` on `backend` over a grid of extents `n`: the
 /// bits of each output and in-place field, (grouped, written out).
@@ -75,29 +73,14 @@ fn staged_on<T: Real>(backend: &Backend, n: &[usize]) -> Vec<(Vec<u64>, Vec<u64>
 
 #[test]
 fn a_kernel_taking_groups_of_fields_computes_the_written_out_kernel_on_the_cpu() {
-    for_precisions!(T => {
-        for n in [[1usize, 1], [7, 3], [53, 37]] {
-            let what = format!("{n:?} {:?}", T::PRECISION);
-            assert_same_bits(&format!("exchange {what}"), &exchange_on::<T>(&Backend::Cpu, &n));
-            assert_same_bits(&format!("staged {what}"), &staged_on::<T>(&Backend::Cpu, &n));
-        }
-    });
+    assert_written_out_alike_on_the_cpu!(exchange_on, staged_on);
 }
 
 #[test]
 fn on_a_device_a_kernel_taking_groups_of_fields_computes_the_cpu_result() {
     let Some(cuda) = cuda_or_skip() else { return };
     let gpu = Backend::Cuda(cuda.clone());
-    for_precisions!(T => {
-        for n in [[7usize, 3], [300, 129]] {
-            let what = format!("{n:?} {:?}", T::PRECISION);
-            let (exchange, staged) = (exchange_on::<T>(&gpu, &n), staged_on::<T>(&gpu, &n));
-            assert_same_bits(&format!("exchange {what} on the device"), &exchange);
-            assert_same_bits(&format!("staged {what} on the device"), &staged);
-            assert!(exchange == exchange_on::<T>(&Backend::Cpu, &n), "exchange {what}");
-            assert!(staged == staged_on::<T>(&Backend::Cpu, &n), "staged {what}");
-        }
-    });
+    assert_written_out_alike_on_the_device!(&gpu, exchange_on, staged_on);
     println!(
         "kernels taking groups of fields equal the CPU on {}",
         cuda.device_name()

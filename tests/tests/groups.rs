@@ -4,13 +4,15 @@
 
 use stencil_runtime::{Axes, Backend, Error, Field, Real};
 use stencil_tests::device::cuda_or_skip;
-use stencil_tests::for_precisions;
 use stencil_tests::harness::{
     assert_same_bits, bits, kernel_ir, kernel_ir_of_dims, poisoned_on, random_fields_on, rng,
 };
 use stencil_tests::kernels::groups::grouped::{self, Steps};
 use stencil_tests::kernels::groups::per_axis::{self, Diffusion};
 use stencil_tests::kernels::groups::waves::Wave;
+use stencil_tests::{
+    assert_written_out_alike_on_the_cpu, assert_written_out_alike_on_the_device, for_precisions,
+};
 
 /// `step` and `step_written_out` on `backend` over a `n` grid for each side and step
 /// setting: the outputs' bits, (grouped, written out) for each.
@@ -89,25 +91,16 @@ fn a_member_per_axis_with_the_wrong_number_of_values_is_a_typed_error() {
 
 #[test]
 fn a_kernel_with_groups_computes_the_written_out_kernel_on_the_cpu() {
-    for_precisions!(T => {
-        for n in [[1usize, 1], [7, 3], [53, 37]] {
-            let what = format!("settings {:?} {n:?}", T::PRECISION);
-            assert_same_bits(&what, &both_on::<T>(&Backend::Cpu, &n));
-        }
-    });
+    assert_written_out_alike_on_the_cpu!(both_on);
 }
 
 #[test]
 fn on_a_device_a_kernel_with_groups_computes_the_cpu_result() {
     let Some(cuda) = cuda_or_skip() else { return };
     let gpu = Backend::Cuda(cuda.clone());
+    // Both kernels, every setting: the device's bits are the CPU's.
+    assert_written_out_alike_on_the_device!(&gpu, both_on);
     for_precisions!(T => {
-        for n in [[7usize, 3], [300, 129]] {
-            // Both kernels, every setting: the device's bits are the CPU's.
-            let on_device = both_on::<T>(&gpu, &n);
-            assert!(on_device.iter().all(|(g, w)| g == w), "{n:?} {:?}", T::PRECISION);
-            assert!(on_device == both_on::<T>(&Backend::Cpu, &n), "{n:?} {:?}", T::PRECISION);
-        }
         for n in [vec![300usize, 129], vec![40, 33, 17]] {
             let on_device = per_axis_on::<T>(&gpu, &n);
             assert!(on_device.0 == on_device.1, "{n:?} {:?}", T::PRECISION);

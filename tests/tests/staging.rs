@@ -6,10 +6,10 @@ use stencil_runtime::cuda::{LaunchShape, Tuning};
 use stencil_runtime::prelude::*;
 use stencil_runtime::{Backend, Field};
 use stencil_tests::device::cuda_or_skip;
-use stencil_tests::for_precisions;
 use stencil_tests::harness::{
-    assert_same_bits, bits, kernel_ir, poisoned, poisoned_on, random_field, random_fields_on, rng,
+    bits, kernel_ir, poisoned, poisoned_on, random_field, random_fields_on, rng,
 };
+use stencil_tests::{assert_written_out_alike_on_the_cpu, for_precisions};
 
 #[stencils]
 mod kernels {
@@ -78,12 +78,7 @@ fn both_on<T: Real>(backend: &Backend, n: &[usize]) -> [(Vec<u64>, Vec<u64>); 2]
 
 #[test]
 fn a_staged_kernel_computes_the_written_out_kernel_on_the_cpu() {
-    for_precisions!(T => {
-        for n in [[1usize, 1], [7, 3], [53, 37]] {
-            let what = format!("kernels {:?} {n:?}", T::PRECISION);
-            assert_same_bits(&what, &both_on::<T>(&Backend::Cpu, &n));
-        }
-    });
+    assert_written_out_alike_on_the_cpu!(both_on);
 }
 
 #[test]
