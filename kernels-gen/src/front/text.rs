@@ -51,7 +51,7 @@ pub fn parse_module(src: &str) -> Result<(Module, TextSpans), SyntaxError> {
     for p in pairs.next().expect("module").into_inner() {
         match p.as_rule() {
             Rule::item => items.push(b.item(p)?),
-            Rule::group_item => groups.push(b.group(p)),
+            Rule::group_item => groups.push(b.group(p)?),
             _ => {}
         }
     }
@@ -124,14 +124,22 @@ impl Builder<'_> {
     }
 
     /// `#[stencil_group] struct Name<T> { a: T, .. }`
-    fn group(&mut self, p: Pair<Rule>) -> GroupDef {
+    fn group(&mut self, p: Pair<Rule>) -> Res<GroupDef> {
         let span = self.span(&p);
         let (mut name, mut generic, mut members) = (None, None, Vec::new());
         for c in p.into_inner() {
             match c.as_rule() {
                 Rule::ident => name = Some(self.ident(c)),
                 Rule::generics => {
-                    let first = c.into_inner().next().and_then(|g| g.into_inner().next());
+                    let params: Vec<Pair<Rule>> = c.into_inner().collect();
+                    if let Some(extra) = params.get(1) {
+                        let msg = "a parameter group has at most one type parameter; use one, `T`, for every real member";
+                        return Err(self.error(extra, msg.to_string()));
+                    }
+                    let first = params
+                        .into_iter()
+                        .next()
+                        .and_then(|g| g.into_inner().next());
                     generic = first.map(|g| self.ident(g));
                 }
                 Rule::group_member => {
@@ -142,12 +150,12 @@ impl Builder<'_> {
                 _ => {}
             }
         }
-        GroupDef {
+        Ok(GroupDef {
             name: name.expect("a group's name"),
             generic,
             members,
             span,
-        }
+        })
     }
 
     fn item(&mut self, p: Pair<Rule>) -> Res<FnDef> {

@@ -187,6 +187,14 @@ fn precedence_and_postfix() {
 }
 
 #[test]
+fn a_group_with_two_type_parameters_is_refused_at_the_second() {
+    let text = "#[stencil_group] struct Pair<T, U> { a: T, b: U }";
+    let e = parse_module(text).expect_err("two type parameters");
+    assert!(e.to_string().contains("at most one type parameter"), "{e}");
+    assert!(parse_module("#[stencil_group] struct Pair<T> { a: T, b: T }").is_ok());
+}
+
+#[test]
 fn unsupported_forms() {
     let src = "#[stencil] fn k(a: &T, b: [T; 3]) {\n    while x < 3 { x += 1; }\n    loop {}\n    return;\n}";
     let (m, spans) = parse_module(src).unwrap_or_else(|e| panic!("{e}"));
