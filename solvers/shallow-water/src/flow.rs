@@ -137,16 +137,21 @@ impl<T: Real> Flow<T> {
         Ok(flow)
     }
 
-    /// `setup` on `backend` split over `ranks` (sparse over every block, see
-    /// [`SparseShallowWater::over_ranks`]), water counting as arrived above
-    /// `arrival_depth`.
+    /// `setup` on `backend` split over `ranks`, water counting as arrived above
+    /// `arrival_depth`: on blocks that follow the water where `storage` is sparse
+    /// ([`SparseShallowWater::over_ranks_following`]), else on every block
+    /// ([`SparseShallowWater::over_ranks`]).
     pub fn over_ranks(
         backend: &Backend,
         setup: &Setup,
         ranks: std::sync::Arc<stencil_ranks::Ranks>,
+        storage: Storage,
         arrival_depth: f64,
     ) -> Result<Flow<T>, FloodError> {
-        let mut flow = SparseShallowWater::over_ranks(backend, setup, ranks)?;
+        let mut flow = match storage.choose(setup, backend)? {
+            Storage::Sparse => SparseShallowWater::over_ranks_following(backend, setup, ranks)?,
+            _ => SparseShallowWater::over_ranks(backend, setup, ranks)?,
+        };
         flow.track_flood(arrival_depth)?;
         Ok(Flow::Sparse(flow))
     }

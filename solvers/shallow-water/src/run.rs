@@ -155,7 +155,10 @@ impl<T: Real> Run<T> {
         output::create_dir(&options.out)?;
         let arrival_depth = scenario.output.arrival_depth;
         let mut flow = match &ranks {
-            Some(r) => Flow::<T>::over_ranks(backend, &scenario.setup, r.clone(), arrival_depth)?,
+            Some(r) => {
+                let storage = options.storage;
+                Flow::<T>::over_ranks(backend, &scenario.setup, r.clone(), storage, arrival_depth)?
+            }
             None => Flow::<T>::new(backend, &scenario.setup, options.storage, arrival_depth)?,
         };
         flow.track()?;

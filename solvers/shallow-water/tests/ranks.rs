@@ -2,7 +2,8 @@
 //! Malpasset at 15 m) under `mpirun -np 1, 2, 3`, every rank's cells equal to the dense
 //! run's bit for bit, and periodic sides over several ranks refused with a typed error;
 //! the `flood` program under `mpirun -np 2, 3` writes the files one rank writes, byte for
-//! byte; a bad input stops every rank.
+//! byte (the channel on every block, Malpasset on blocks that follow the water and are
+//! dealt anew as it spreads); a bad input stops every rank.
 //! Without the `mpi` feature or `mpirun` it says why it skips; one rank without mpirun is
 //! checked always.
 
@@ -33,14 +34,14 @@ fn files(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
     out
 }
 
-#[test]
-fn flood_over_ranks_writes_what_one_rank_writes() {
-    let Some(_) = mpirun() else { return };
-    let scenario = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/channel.toml");
-    let root = std::env::temp_dir().join(format!("flood-ranks-{}", std::process::id()));
+/// `flood` with `args` writes, under `mpirun -np 2` and `-np 3`, the files it writes on
+/// one rank, byte for byte (but the summary's wall time and the checkpoint's initial
+/// volume, a sum over the cells in another order).
+fn flood_writes_alike_over_ranks(name: &str, args: &[&std::ffi::OsStr]) {
+    let root = std::env::temp_dir().join(format!("flood-ranks-{name}-{}", std::process::id()));
     let out = root.join("out");
     let run = |c: &mut Command| {
-        c.arg(&scenario)
+        c.args(args)
             .args(["--precision", "f64", "--quiet", "--out"])
             .arg(&out);
         stdout_of_success(c);
@@ -50,7 +51,7 @@ fn flood_over_ranks_writes_what_one_rank_writes() {
     let one = files(&out);
     std::fs::remove_dir_all(&out).expect("cleaned");
     for n in [2, 3] {
-        let mut c = mpirun().expect("checked above");
+        let mut c = mpirun().expect("checked by the caller");
         c.args(["-np", &n.to_string(), FLOOD]);
         run(&mut c);
         let split = files(&out);
@@ -58,18 +59,43 @@ fn flood_over_ranks_writes_what_one_rank_writes() {
         assert_eq!(
             one.keys().collect::<Vec<_>>(),
             split.keys().collect::<Vec<_>>(),
-            "-np {n}: the same files"
+            "{name}, -np {n}: the same files"
         );
         for (path, bytes) in &one {
-            // The summary has the wall time, and with the checkpoint the initial volume:
-            // a sum over the cells in another order.
             if path.ends_with("summary.txt") || path.ends_with("checkpoint.bin") {
                 continue;
             }
-            assert!(&split[path] == bytes, "-np {n}: {} differs", path.display());
+            assert!(
+                &split[path] == bytes,
+                "{name}, -np {n}: {} differs",
+                path.display()
+            );
         }
     }
     let _ = std::fs::remove_dir_all(&root);
+}
+
+#[test]
+fn flood_over_ranks_writes_what_one_rank_writes() {
+    let Some(_) = mpirun() else { return };
+    let scenario = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/channel.toml");
+    flood_writes_alike_over_ranks("channel", &[scenario.as_os_str()]);
+}
+
+/// Malpasset on blocks that follow the water, dealt anew over the ranks as it spreads:
+/// the pictures, VTK files, gauges and flood extent of one rank.
+#[test]
+fn flood_over_ranks_following_the_water_writes_what_one_rank_writes() {
+    let Some(_) = mpirun() else { return };
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/malpasset");
+    if !data.exists() {
+        println!("skipped: no Malpasset data at {}", data.display());
+        return;
+    }
+    let args = ["malpasset", "--sparse", "--end-time", "40", "--data"];
+    let mut all: Vec<&std::ffi::OsStr> = args.iter().map(std::ffi::OsStr::new).collect();
+    all.push(data.as_os_str());
+    flood_writes_alike_over_ranks("malpasset", &all);
 }
 
 #[test]

@@ -16,6 +16,16 @@ use rayon::prelude::*;
 pub struct BlockFlags(u32);
 
 impl BlockFlags {
+    /// The flags as one word, to send to another rank ([`BlockFlags::from_bits`] reads it).
+    pub fn bits(self) -> u32 {
+        self.0
+    }
+
+    /// Flags sent as [`BlockFlags::bits`].
+    pub fn from_bits(bits: u32) -> BlockFlags {
+        BlockFlags(bits)
+    }
+
     /// The flags of a block non-zero everywhere (every bit set).
     pub fn everywhere() -> BlockFlags {
         BlockFlags(u32::MAX >> 25)

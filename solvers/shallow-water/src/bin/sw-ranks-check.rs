@@ -1,6 +1,8 @@
 //! Shallow water over ranks, run under `mpirun -np N` by `tests/ranks.rs`: every rank
-//! steps its part of each case (`SparseShallowWater::over_ranks`) beside the dense run of
-//! the whole domain; every step's time step must agree, and the state gathered from all
+//! steps its part of each case beside the dense run of the whole domain, with every block
+//! present (`SparseShallowWater::over_ranks`) and with the blocks following the water
+//! and dealt anew as it moves (`SparseShallowWater::over_ranks_following`, whose lines
+//! say how many layouts the run went through and how many blocks the rank took over); every step's time step must agree, and the state gathered from all
 //! ranks (and cells probed on every rank) must equal the dense run's bit for bit; the all-reduced volume must equal the dense one to 1e-12.
 //! A channel periodic along x checks ghosts across the domain's ends. Prints one `ok`
 //! line per rank and case. With `--device` every rank runs on the device of its local
@@ -18,19 +20,39 @@ type Failure = Box<dyn std::error::Error>;
 
 fn run(ranks: &Arc<Ranks>, backend: &Backend) -> Result<Vec<String>, Failure> {
     let mut runs = vec![
-        ("lake at rest", cases::lake_at_rest(96)?.setup, 10),
-        ("radial dam break", cases::radial(160)?.setup, 30),
-        ("periodic channel", periodic_channel()?, 40),
+        ("lake at rest", cases::lake_at_rest(96)?.setup, 10, false),
+        ("radial dam break", cases::radial(160)?.setup, 30, false),
+        ("periodic channel", periodic_channel()?, 40, false),
+        (
+            "radial dam break, following",
+            cases::radial(160)?.setup,
+            30,
+            true,
+        ),
+        // The water spreads over blocks that start dry: blocks are added and dealt anew.
+        (
+            "spreading column, following",
+            spreading_column()?,
+            150,
+            true,
+        ),
+        ("periodic channel, following", periodic_channel()?, 40, true),
     ];
     let data =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/malpasset");
     if data.exists() {
-        runs.push(("malpasset 15 m", cases::malpasset(&data)?.setup, 10));
+        let malpasset = cases::malpasset(&data)?.setup;
+        runs.push(("malpasset 15 m", malpasset.clone(), 10, false));
+        runs.push(("malpasset 15 m, following", malpasset, 40, true));
     }
     let mut lines = Vec::new();
-    for (name, setup, steps) in runs {
+    for (name, setup, steps, follows) in runs {
         let mut dense = ShallowWater::<f64>::new(backend, &setup)?;
-        let mut split = SparseShallowWater::<f64>::over_ranks(backend, &setup, ranks.clone())?;
+        let mut split = if follows {
+            SparseShallowWater::<f64>::over_ranks_following(backend, &setup, ranks.clone())?
+        } else {
+            SparseShallowWater::<f64>::over_ranks(backend, &setup, ranks.clone())?
+        };
         for step in 0..steps {
             let (a, b) = (dense.step(f64::INFINITY)?, split.step(f64::INFINITY)?);
             if a.to_bits() != b.to_bits() {
@@ -67,8 +89,17 @@ fn run(ranks: &Arc<Ranks>, backend: &Backend) -> Result<Vec<String>, Failure> {
         if (a - b).abs() > 1e-12 * a.abs() {
             return Err(format!("{name}: volume {b} over ranks, {a} dense").into());
         }
+        let following = if follows {
+            format!(
+                ", {} layouts, {} blocks taken over",
+                split.layout_changes().0 + 1,
+                split.blocks_taken_over()
+            )
+        } else {
+            String::new()
+        };
         lines.push(format!(
-            "rank {} of {}, {name}: {} of {} cells, {steps} steps: ok",
+            "rank {} of {}, {name}: {} of {} cells, {steps} steps{following}: ok",
             ranks.rank(),
             ranks.size(),
             cells.len(),
@@ -90,6 +121,28 @@ fn periodic_channel() -> Result<Setup, Failure> {
     let boundaries = Boundaries {
         west: Boundary::Periodic,
         east: Boundary::Periodic,
+        south: Boundary::Wall,
+        north: Boundary::Wall,
+    };
+    Ok(Setup::new(terrain, water, boundaries, Physics::default()))
+}
+
+/// A column of water in the south-west of a dry, gently sloping basin of 256 x 192 cells
+/// (walls): it spreads over blocks that start dry and absent.
+fn spreading_column() -> Result<Setup, Failure> {
+    let grid = Grid::new(256, 192, 1.0, 1.0, 0.0, 0.0)?;
+    let terrain = Terrain::from_fn(grid, |x, y| 0.002 * (x + 0.5 * y))?;
+    let water = Water::from_surface(&terrain, |x, y| {
+        let inside = (x - 40.0).powi(2) + (y - 40.0).powi(2) < 400.0;
+        if inside {
+            1.5
+        } else {
+            f64::NEG_INFINITY
+        }
+    });
+    let boundaries = Boundaries {
+        west: Boundary::Wall,
+        east: Boundary::Wall,
         south: Boundary::Wall,
         north: Boundary::Wall,
     };

@@ -85,6 +85,16 @@ impl<T: Real> Extent<T> {
         Ok(())
     }
 
+    /// The largest depth and the arrival time, the fields a block carries to another rank.
+    pub fn fields(&self) -> [&BlockField<T>; 2] {
+        [&self.deepest, &self.arrival]
+    }
+
+    /// [`Extent::fields`], to write.
+    pub fn fields_mut(&mut self) -> [&mut BlockField<T>; 2] {
+        [&mut self.deepest, &mut self.arrival]
+    }
+
     /// Follows a change of the blocks: added blocks get back their retired values, or
     /// none yet.
     pub fn follow(&mut self, blocks: &BlockGrid, change: &Relayout) -> Result<(), FloodError> {

@@ -23,6 +23,7 @@
 //! survey's volume, a sum in another order.
 
 mod extent;
+mod following;
 mod layout;
 mod ranked;
 mod read;
@@ -176,9 +177,16 @@ impl<T: Real> SparseShallowWater<T> {
     ) -> Result<SparseShallowWater<T>, FloodError> {
         let block = distribution.as_ref().map_or(BLOCK, |d| d.block);
         let mut blocks = BlockGrid::new(backend, &[grid.nx, grid.ny], &block, BED_HALO)?;
-        let wanted = match &distribution {
+        let starting = || starting_layout(&blocks, &corners, boundaries, [surface, q, p]);
+        let wanted = match &mut distribution {
+            // The blocks a run on one rank would start with, dealt to the ranks.
+            Some(d) if d.follows => {
+                let periodic = [boundaries.periodic(0), boundaries.periodic(1), false];
+                d.start_with(blocks.geometry(), starting(), periodic);
+                d.layout.local_keys()
+            }
             Some(d) => d.layout.local_keys(),
-            None => starting_layout(&blocks, &corners, boundaries, [surface, q, p]),
+            None => starting(),
         };
         blocks.update(&wanted, &[])?;
         let cut = |f: &Field<T>| BlockField::from_fn(&blocks, |p| f.get(p).unwrap_or(T::zero()));
@@ -288,10 +296,10 @@ impl<T: Real> SparseShallowWater<T> {
     pub fn flood_extent(&self) -> Result<Option<[Vec<f64>; 2]>, FloodError> {
         match &self.extent {
             Some(e) => {
-                let [deepest, arrival] = e.values(&self.blocks)?;
-                let mut both = self.gathered(vec![deepest, arrival]);
-                let arrival = both.pop().unwrap_or_default();
-                let deepest = both.pop().unwrap_or_default();
+                let [mut deepest, mut arrival] = e.values(&self.blocks)?;
+                if let Some(d) = &self.distribution {
+                    d.combine_extents(&mut deepest, &mut arrival);
+                }
                 Ok(Some([deepest, arrival]))
             }
             None => Ok(None),

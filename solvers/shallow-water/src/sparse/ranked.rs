@@ -1,6 +1,8 @@
 //! A sparse run split over ranks (`mpirun -np N`, see the `stencil-ranks` crate): every
-//! block of the domain present and the layout fixed, the blocks dealt to ranks along the
-//! Morton curve; a rank steps its own blocks, its ghosts (its neighbours' blocks next to
+//! block of the domain present and the layout fixed ([`SparseShallowWater::over_ranks`]),
+//! or the blocks following the water and dealt anew at each change
+//! ([`SparseShallowWater::over_ranks_following`], `super::following`); the blocks dealt
+//! to ranks along the Morton curve; a rank steps its own blocks, its ghosts (its neighbours' blocks next to
 //! them) filled before each halo exchange, and the CFL maximum and the survey all-reduced.
 //! The steps are decided on the host. A rank's cells equal one rank's bit for bit
 //! (`src/bin/sw-ranks-check.rs` under mpirun, `tests/ranks.rs`).
@@ -10,9 +12,8 @@
 //! and their faces computed, or their stage update; the blocks next to other ranks (the
 //! outer part) follow once the ghosts are in. On the CPU the ghosts are filled first.
 //! Runs of over a million cells per rank take blocks of 256 x 64 ([`ranked_block`]).
-//!
-//! Still to come: following the water (blocks added and freed across ranks, rebalanced).
 
+use super::following::Dealt;
 use super::layout::{exchanges, Exchanges};
 use super::SparseShallowWater;
 use crate::kernels::kp07::{self, Fluxes, StateFields};
@@ -21,7 +22,7 @@ use crate::model::{Stage, Which};
 use crate::Boundaries;
 use crate::{FloodError, Setup, Survey};
 use std::sync::Arc;
-use stencil_ranks::{partition, GhostExchange, Op, RankLayout, Ranks};
+use stencil_ranks::{GhostExchange, Op, RankLayout, Ranks};
 use stencil_runtime::{Backend, BlockField, BlockGrid, BlockList, Real};
 
 /// This rank's part of a run over ranks. (Without MPI `Ranks` is `Send` and `Sync`, and so
@@ -38,6 +39,12 @@ pub(super) struct Distribution<T> {
     /// The rank's blocks in two parts, for the grid's present layout
     /// ([`Distribution::split`]).
     parts: Option<Parts>,
+    /// Whether the present blocks follow the water (else every block is present for good).
+    pub follows: bool,
+    /// The present blocks of all the ranks and their owners.
+    dealt: Dealt,
+    /// Blocks this rank took over from another so far (following runs).
+    pub blocks_moved: usize,
 }
 
 /// A rank's blocks in two parts: those whose halos read no ghost (computed while the
@@ -79,15 +86,41 @@ fn ranked_block(cells: usize, ranks: usize) -> [usize; 2] {
 }
 
 impl<T: Real> Distribution<T> {
-    /// This rank's part, its ghost fills not planned yet.
-    fn new(ranks: Arc<Ranks>, block: [usize; 2], layout: RankLayout) -> Distribution<T> {
+    /// This rank's part of `dealt` (its `layout`), its ghost fills not planned yet.
+    fn new(
+        ranks: Arc<Ranks>,
+        block: [usize; 2],
+        (dealt, layout): (Dealt, RankLayout),
+        follows: bool,
+    ) -> Distribution<T> {
         Distribution {
             ranks,
             block,
             layout,
             plans: [None, None],
             parts: None,
+            follows,
+            dealt,
+            blocks_moved: 0,
         }
+    }
+
+    /// The ranks.
+    pub fn ranks(&self) -> &Arc<Ranks> {
+        &self.ranks
+    }
+
+    /// The present blocks of all the ranks and their owners.
+    pub fn dealt(&self) -> &Dealt {
+        &self.dealt
+    }
+
+    /// Takes `dealt` and this rank's `layout` of it: the ghost fills are planned anew at
+    /// their next use, the parts by the next [`Distribution::split`].
+    pub fn relayout(&mut self, dealt: Dealt, layout: RankLayout) {
+        (self.dealt, self.layout) = (dealt, layout);
+        self.plans = [None, None];
+        self.parts = None;
     }
 
     /// Splits this rank's blocks of `grid` (its present layout) into the inner and outer
@@ -120,7 +153,22 @@ impl<T: Real> Distribution<T> {
 
     /// The same part for a new grid (after a restore): the ghost fills are planned again.
     pub fn replanned(self) -> Distribution<T> {
-        Distribution::new(self.ranks, self.block, self.layout)
+        let follows = self.follows;
+        Distribution::new(self.ranks, self.block, (self.dealt, self.layout), follows)
+    }
+
+    /// For a following run at its start (or a restore): `present`, the blocks a run on
+    /// one rank would start with, dealt to the ranks. Collective only in that every rank
+    /// must reach the same `present`.
+    pub fn start_with(
+        &mut self,
+        geometry: &stencil_runtime::blocks::Geometry,
+        present: Vec<stencil_runtime::blocks::BlockKey>,
+        periodic: [bool; 3],
+    ) {
+        let dealt = Dealt::new(geometry, present, &self.ranks);
+        let layout = dealt.layout(geometry, self.ranks.rank(), periodic);
+        self.relayout(dealt, layout);
     }
 
     /// Fills the ghost blocks of `fields` (the state's or the faces', as `which` says)
@@ -180,18 +228,45 @@ impl<T: Real> SparseShallowWater<T> {
         setup: &Setup,
         ranks: Arc<Ranks>,
     ) -> Result<SparseShallowWater<T>, FloodError> {
+        SparseShallowWater::over_ranks_with(backend, setup, ranks, false)
+    }
+
+    /// `setup` on `backend`, split over `ranks`, the blocks following the water as on one
+    /// rank ([`SparseShallowWater::new`]): the present blocks dealt to the ranks along the
+    /// Morton curve by their cells, and dealt anew at every change, so that the ranks
+    /// stay balanced as the wet area moves (`super::following`).
+    pub fn over_ranks_following(
+        backend: &Backend,
+        setup: &Setup,
+        ranks: Arc<Ranks>,
+    ) -> Result<SparseShallowWater<T>, FloodError> {
+        SparseShallowWater::over_ranks_with(backend, setup, ranks, true)
+    }
+
+    /// [`SparseShallowWater::over_ranks`], or with the blocks following the water.
+    fn over_ranks_with(
+        backend: &Backend,
+        setup: &Setup,
+        ranks: Arc<Ranks>,
+        follows: bool,
+    ) -> Result<SparseShallowWater<T>, FloodError> {
         let backend = &own_stream(backend)?;
         let (surface, q, p) = initial_fields::<T>(setup)?;
         let grid = *setup.terrain.grid();
         let corners = Arc::new(corner_field::<T>(&setup.terrain, &setup.boundaries));
-        let block = ranked_block(grid.nx * grid.ny, ranks.size());
+        let block = if follows {
+            super::BLOCK
+        } else {
+            ranked_block(grid.nx * grid.ny, ranks.size())
+        };
         let geometry =
             *BlockGrid::new(&Backend::Cpu, &[grid.nx, grid.ny], &block, BED_HALO)?.geometry();
-        let keys: Vec<_> = geometry.all_keys().collect();
-        let owners = partition(&keys, &vec![1.0; keys.len()], ranks.size());
+        // Every block; a following run deals its starting blocks in `from_state`.
+        let dealt = Dealt::new(&geometry, geometry.all_keys().collect(), &ranks);
         let b = &setup.boundaries;
         let periodic = [b.periodic(0), b.periodic(1), false];
-        let layout = RankLayout::with_periodic(&geometry, &keys, &owners, ranks.rank(), periodic);
+        let layout = dealt.layout(&geometry, ranks.rank(), periodic);
+        let distribution = Distribution::new(ranks, block, (dealt, layout), follows);
         let mut flow = SparseShallowWater::from_state(
             backend,
             grid,
@@ -199,7 +274,7 @@ impl<T: Real> SparseShallowWater<T> {
             setup.physics,
             corners,
             [&surface, &q, &p],
-            Some(Distribution::new(ranks, block, layout)),
+            Some(distribution),
         )?;
         flow.progress.initial_volume = flow.survey()?.volume;
         Ok(flow)
@@ -223,12 +298,27 @@ impl<T: Real> SparseShallowWater<T> {
     }
 
     /// Dense per-cell `fields` of this rank made every rank's (see [`Distribution::gather`];
-    /// nothing to do without ranks). Every rank must call it at the same point.
+    /// nothing to do without ranks). Every rank must call it at the same point. A cell of
+    /// a block no rank holds is every rank's: each has its dry value.
     pub(super) fn gathered(&self, mut fields: Vec<Vec<f64>>) -> Vec<Vec<f64>> {
         if let Some(d) = &self.distribution {
-            d.gather(&self.owned_mask(), &mut fields);
+            d.gather(&self.gathered_mask(), &mut fields);
         }
         fields
+    }
+
+    /// Per cell, row by row, whether this rank gives its value when cells are gathered:
+    /// those it computes, and those of blocks no rank holds.
+    pub(super) fn gathered_mask(&self) -> Vec<bool> {
+        let mut mask = self.owned_mask();
+        if let Some(d) = self.distribution.as_ref().filter(|d| d.follows) {
+            let (g, geometry) = (self.grid, *self.blocks.geometry());
+            for (c, m) in mask.iter_mut().enumerate() {
+                let key = geometry.key_of([c % g.nx, c / g.nx, 0]);
+                *m |= d.dealt().present.binary_search(&key).is_err();
+            }
+        }
+        mask
     }
 }
 

@@ -149,9 +149,16 @@ impl<T: Real> SparseShallowWater<T> {
         let (w, q, p) = if let Some(d) = &self.distribution {
             // The owner's values (every rank must probe the same cell at the same point;
             // the others may not hold it).
-            let mine = self.owned_mask()[j * self.grid.nx + i];
+            let mine = self.gathered_mask()[j * self.grid.nx + i];
+            // A cell no rank holds is dry on every rank, as on one.
             let own = |k: usize| -> Result<Vec<f64>, FloodError> {
-                Ok(vec![value(k)?.unwrap_or(f64::NEG_INFINITY)])
+                let dry = if k == 0 {
+                    dry_surface(&self.corners, i, j)
+                } else {
+                    0.0
+                };
+                let absent = if mine { dry } else { f64::NEG_INFINITY };
+                Ok(vec![value(k)?.unwrap_or(absent)])
             };
             let mut values = [own(0)?, own(1)?, own(2)?];
             d.gather(&[mine], &mut values);

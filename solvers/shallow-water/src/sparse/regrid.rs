@@ -2,7 +2,7 @@
 //! blocks to add and free (at the end of a step, overlapping the device), and moving every
 //! field to the new layout (see the parent module's text).
 
-use super::layout::{dry_at, dry_surface, exchanges, map_index, wanted_map};
+use super::layout::{dry_at, dry_surface, exchanges};
 use super::{SparseShallowWater, MARGIN, REGRID_EVERY};
 use crate::kernels::kp07;
 use crate::FloodError;
@@ -33,28 +33,15 @@ impl<T: Real> SparseShallowWater<T> {
         let Some(flags) = self.flags.finish(&self.list)? else {
             return Ok(());
         };
-        let wet_cells = match &self.measure_on {
+        let mut wet_cells = match &self.measure_on {
             Backend::Cuda(c) => c.read_deferred()?.map_or(0.0, |v| v[0]),
             Backend::Cpu => self.measured_wet,
         };
-        self.wet_cell_steps += wet_cells * REGRID_EVERY as f64;
-        let wanted = wanted_map(&self.blocks, self.list.keys(), &flags, &self.boundaries);
-        let mut present = vec![false; wanted.len()];
-        for &k in self.list.keys() {
-            present[map_index(&self.blocks, k)] = true;
+        if let Some(d) = &self.distribution {
+            wet_cells = d.all_sum(wet_cells);
         }
-        let remove: Vec<BlockKey> = self
-            .list
-            .keys()
-            .iter()
-            .filter(|&&k| !wanted[map_index(&self.blocks, k)])
-            .copied()
-            .collect();
-        let ny = self.blocks.geometry().blocks[1];
-        let add: Vec<BlockKey> = (0..wanted.len())
-            .filter(|&k| wanted[k] && !present[k])
-            .map(|k| BlockKey::new([(k / ny) as u32, (k % ny) as u32, 0]))
-            .collect();
+        self.wet_cell_steps += wet_cells * REGRID_EVERY as f64;
+        let (add, remove) = self.chosen_change(flags);
         self.choosing += start.elapsed();
         if !(add.is_empty() && remove.is_empty()) {
             self.chosen = Some((add, remove));
@@ -68,6 +55,23 @@ impl<T: Real> SparseShallowWater<T> {
             return Ok(());
         };
         let start = std::time::Instant::now();
+        if self.distribution.is_some() {
+            self.regrid_over_ranks(add, remove)?;
+        } else {
+            self.regrid_alone(add, remove)?;
+        }
+        self.peak_memory = self.peak_memory.max(self.memory());
+        self.layout_changes.0 += 1;
+        self.layout_changes.1 += start.elapsed();
+        Ok(())
+    }
+
+    /// [`SparseShallowWater::regrid`] on one rank.
+    fn regrid_alone(
+        &mut self,
+        add: Vec<BlockKey>,
+        remove: Vec<BlockKey>,
+    ) -> Result<(), FloodError> {
         if let Some(extent) = &mut self.extent {
             extent.retire(&self.blocks, &self.list, &remove)?;
         }
@@ -78,9 +82,6 @@ impl<T: Real> SparseShallowWater<T> {
         }
         self.list = BlockList::present(&self.blocks)?;
         self.exchanges = exchanges(&self.blocks, &self.boundaries, None)?;
-        self.peak_memory = self.peak_memory.max(self.memory());
-        self.layout_changes.0 += 1;
-        self.layout_changes.1 += start.elapsed();
         Ok(())
     }
 
@@ -98,7 +99,7 @@ impl<T: Real> SparseShallowWater<T> {
     }
 
     /// Every field follows a change of the blocks; added blocks are dry.
-    fn follow(&mut self, change: &Relayout) -> Result<(), FloodError> {
+    pub(super) fn follow(&mut self, change: &Relayout) -> Result<(), FloodError> {
         let corners = self.corners.clone();
         let (nx, ny) = (self.grid.nx as isize, self.grid.ny as isize);
         let dry = move |p: [isize; 3]| {

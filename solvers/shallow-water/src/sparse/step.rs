@@ -12,8 +12,8 @@ impl<T: Real> SparseShallowWater<T> {
     /// The layout's work at a step's start: the change chosen at the last step's end, and
     /// every [`REGRID_EVERY`] steps the measure the next choice reads.
     fn start_step(&mut self) -> Result<(), FloodError> {
-        if self.distribution.is_some() {
-            // Over ranks every block is present and stays.
+        if self.distribution.as_ref().is_some_and(|d| !d.follows) {
+            // Over ranks with every block present, every block stays.
             return Ok(());
         }
         self.choose()?;
