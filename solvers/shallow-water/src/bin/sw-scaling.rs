@@ -8,6 +8,12 @@
 //! Rank 0 prints one line per run: cells, ranks, milliseconds per step (the slowest
 //! rank's, after warm-up steps), million cell updates per second, and the ghost fills'
 //! milliseconds per step timed alone (their traffic if nothing overlapped it).
+//!
+//! `sw-scaling malpasset FACTOR END [--f64] [--cpu]` runs Malpasset with `FACTOR` cells
+//! per data cell along each axis (3: 5 m cells) to `END` seconds on blocks that follow
+//! the water, dealt anew over the ranks as it spreads; without mpirun the same run on one
+//! rank (`SparseShallowWater::new`) is timed first. Rank 0 prints the wall time, the
+//! steps, the layouts and the blocks that changed rank.
 
 use shallow_water::{Boundaries, Boundary, Grid, Physics, Setup, ShallowWater, SparseShallowWater};
 use shallow_water::{Terrain, Water};
@@ -112,16 +118,66 @@ fn run<T: Real>(ranks: &Arc<Ranks>, args: &[String]) -> Result<Vec<String>, Fail
     Ok(lines)
 }
 
+/// Malpasset on blocks that follow the water: `[FACTOR, END]` after the word `malpasset`.
+fn malpasset<T: Real>(ranks: &Arc<Ranks>, args: &[String]) -> Result<Vec<String>, Failure> {
+    let factor: usize = args.get(1).map_or(Ok(3), |a| a.parse())?;
+    let end: f64 = args.get(2).map_or(Ok(4000.0), |a| a.parse())?;
+    let backend = if args.iter().any(|a| a == "--cpu") {
+        Backend::Cpu
+    } else {
+        Backend::cuda(ranks.local_rank())?
+    };
+    let data =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/malpasset");
+    let setup = shallow_water::cases::malpasset_resampled(&data, factor)?.setup;
+    let g = *setup.terrain.grid();
+    let precision = std::any::type_name::<T>();
+    let mut lines = Vec::new();
+    let timed = |flow: &mut SparseShallowWater<T>| -> Result<f64, Failure> {
+        backend.synchronize()?;
+        ranks.all_reduce(&mut [0.0], Op::Max);
+        let start = Instant::now();
+        flow.advance_to(end)?;
+        backend.synchronize()?;
+        let mut t = [start.elapsed().as_secs_f64()];
+        ranks.all_reduce(&mut t, Op::Max);
+        Ok(t[0])
+    };
+    let what = format!("malpasset {precision} {} x {} cells to {end} s", g.nx, g.ny);
+    if ranks.size() == 1 {
+        let mut alone = SparseShallowWater::<T>::new(&backend, &setup)?;
+        let s = timed(&mut alone)?;
+        let steps = alone.steps();
+        lines.push(format!(
+            "{what}, one rank (sparse): {s:.2} s, {steps} steps"
+        ));
+    }
+    let mut split = SparseShallowWater::<T>::over_ranks_following(&backend, &setup, ranks.clone())?;
+    let s = timed(&mut split)?;
+    let mut moved = [split.blocks_taken_over() as f64];
+    ranks.all_reduce(&mut moved, Op::Sum);
+    lines.push(format!(
+        "{what}, {} rank(s) following the water: {s:.2} s, {} steps, {} layouts, {} blocks changed rank",
+        ranks.size(),
+        split.steps(),
+        split.layout_changes().0 + 1,
+        moved[0]
+    ));
+    Ok(lines)
+}
+
 fn main() {
     let ranks = shallow_water::run::shared_ranks().unwrap_or_else(|e| {
         eprintln!("error: {e}");
         std::process::exit(2)
     });
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let result = if args.iter().any(|a| a == "--f64") {
-        run::<f64>(&ranks, &args)
-    } else {
-        run::<f32>(&ranks, &args)
+    let f64 = args.iter().any(|a| a == "--f64");
+    let result = match (args.first().is_some_and(|a| a == "malpasset"), f64) {
+        (true, true) => malpasset::<f64>(&ranks, &args),
+        (true, false) => malpasset::<f32>(&ranks, &args),
+        (false, true) => run::<f64>(&ranks, &args),
+        (false, false) => run::<f32>(&ranks, &args),
     };
     match result {
         Ok(lines) if ranks.rank() == 0 => println!("{}", lines.join("\n")),
