@@ -5,7 +5,8 @@
 use crate::kernels::kp07;
 use crate::model::{cell_field, CellFields};
 use crate::{
-    FloodError, Grid, Physics, SavedState, Setup, ShallowWater, SparseShallowWater, Survey,
+    FloodError, Grid, Physics, RankBlocks, SavedState, Setup, ShallowWater, SparseShallowWater,
+    Survey,
 };
 use stencil_runtime::{Backend, Field, Real, Value};
 
@@ -138,9 +139,8 @@ impl<T: Real> Flow<T> {
     }
 
     /// `setup` on `backend` split over `ranks`, water counting as arrived above
-    /// `arrival_depth`: on blocks that follow the water where `storage` is sparse
-    /// ([`SparseShallowWater::over_ranks_following`]), else on every block
-    /// ([`SparseShallowWater::over_ranks`]).
+    /// `arrival_depth` ([`SparseShallowWater::over_ranks`]): on blocks that follow the
+    /// water where `storage` is sparse, else on every block.
     pub fn over_ranks(
         backend: &Backend,
         setup: &Setup,
@@ -148,10 +148,11 @@ impl<T: Real> Flow<T> {
         storage: Storage,
         arrival_depth: f64,
     ) -> Result<Flow<T>, FloodError> {
-        let mut flow = match storage.choose(setup, backend)? {
-            Storage::Sparse => SparseShallowWater::over_ranks_following(backend, setup, ranks)?,
-            _ => SparseShallowWater::over_ranks(backend, setup, ranks)?,
+        let blocks = match storage.choose(setup, backend)? {
+            Storage::Sparse => RankBlocks::FollowWater,
+            _ => RankBlocks::Every,
         };
+        let mut flow = SparseShallowWater::over_ranks(backend, setup, ranks, blocks)?;
         flow.track_flood(arrival_depth)?;
         Ok(Flow::Sparse(flow))
     }

@@ -56,7 +56,7 @@ pub use model::{
 };
 pub use run::{Run, RunOptions, Summary};
 pub use scenario::{Gauge, Output, Scenario};
-pub use sparse::SparseShallowWater;
+pub use sparse::{RankBlocks, SparseShallowWater};
 
 /// Why a simulation could not start or stopped early.
 #[derive(Debug, thiserror::Error)]

@@ -1,7 +1,7 @@
 //! Shallow water over ranks, run under `mpirun -np N` by `tests/ranks.rs`: every rank
 //! steps its part of each case beside the dense run of the whole domain, with every block
 //! present (`SparseShallowWater::over_ranks`) and with the blocks following the water
-//! and dealt anew as it moves (`SparseShallowWater::over_ranks_following`, whose lines
+//! and dealt anew as it moves (`RankBlocks::FollowWater`, whose lines
 //! say how many layouts the run went through and how many blocks the rank took over); every step's time step must agree, and the state gathered from all
 //! ranks (and cells probed on every rank) must equal the dense run's bit for bit; the all-reduced volume must equal the dense one to 1e-12.
 //! A channel periodic along x checks ghosts across the domain's ends. Prints one `ok`
@@ -9,8 +9,8 @@
 //! rank (ghosts through NCCL), beside the dense run on the same device.
 
 use shallow_water::{
-    cases, Boundaries, Boundary, Grid, Physics, Setup, ShallowWater, SparseShallowWater, Terrain,
-    Water,
+    cases, Boundaries, Boundary, Grid, Physics, RankBlocks, Setup, ShallowWater,
+    SparseShallowWater, Terrain, Water,
 };
 use std::sync::Arc;
 use stencil_ranks::Ranks;
@@ -48,11 +48,13 @@ fn run(ranks: &Arc<Ranks>, backend: &Backend) -> Result<Vec<String>, Failure> {
     let mut lines = Vec::new();
     for (name, setup, steps, follows) in runs {
         let mut dense = ShallowWater::<f64>::new(backend, &setup)?;
-        let mut split = if follows {
-            SparseShallowWater::<f64>::over_ranks_following(backend, &setup, ranks.clone())?
+        let blocks = if follows {
+            RankBlocks::FollowWater
         } else {
-            SparseShallowWater::<f64>::over_ranks(backend, &setup, ranks.clone())?
+            RankBlocks::Every
         };
+        let mut split =
+            SparseShallowWater::<f64>::over_ranks(backend, &setup, ranks.clone(), blocks)?;
         for step in 0..steps {
             let (a, b) = (dense.step(f64::INFINITY)?, split.step(f64::INFINITY)?);
             if a.to_bits() != b.to_bits() {
@@ -140,13 +142,8 @@ fn spreading_column() -> Result<Setup, Failure> {
             f64::NEG_INFINITY
         }
     });
-    let boundaries = Boundaries {
-        west: Boundary::Wall,
-        east: Boundary::Wall,
-        south: Boundary::Wall,
-        north: Boundary::Wall,
-    };
-    Ok(Setup::new(terrain, water, boundaries, Physics::default()))
+    let walls = Boundaries::all(Boundary::Wall);
+    Ok(Setup::new(terrain, water, walls, Physics::default()))
 }
 
 fn main() {

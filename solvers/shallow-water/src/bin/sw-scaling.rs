@@ -15,7 +15,8 @@
 //! rank (`SparseShallowWater::new`) is timed first. Rank 0 prints the wall time, the
 //! steps, the layouts and the blocks that changed rank.
 
-use shallow_water::{Boundaries, Boundary, Grid, Physics, Setup, ShallowWater, SparseShallowWater};
+use shallow_water::SparseShallowWater;
+use shallow_water::{Boundaries, Boundary, Grid, Physics, RankBlocks, Setup, ShallowWater};
 use shallow_water::{Terrain, Water};
 use std::sync::Arc;
 use std::time::Instant;
@@ -105,7 +106,8 @@ fn run<T: Real>(ranks: &Arc<Ranks>, args: &[String]) -> Result<Vec<String>, Fail
         let s = seconds_per_step(ranks, &backend, steps, || Ok(dense.step(f64::INFINITY)?))?;
         lines.push(line("dense", 1, s, None));
     }
-    let mut split = SparseShallowWater::<T>::over_ranks(&backend, &setup, ranks.clone())?;
+    let mut split =
+        SparseShallowWater::<T>::over_ranks(&backend, &setup, ranks.clone(), RankBlocks::Every)?;
     drop(setup);
     let s = seconds_per_step(ranks, &backend, steps, || Ok(split.step(f64::INFINITY)?))?;
     let ghosts = split.ghost_fill_seconds(steps)?;
@@ -152,7 +154,8 @@ fn malpasset<T: Real>(ranks: &Arc<Ranks>, args: &[String]) -> Result<Vec<String>
             "{what}, one rank (sparse): {s:.2} s, {steps} steps"
         ));
     }
-    let mut split = SparseShallowWater::<T>::over_ranks_following(&backend, &setup, ranks.clone())?;
+    let blocks = RankBlocks::FollowWater;
+    let mut split = SparseShallowWater::<T>::over_ranks(&backend, &setup, ranks.clone(), blocks)?;
     let s = timed(&mut split)?;
     let mut moved = [split.blocks_taken_over() as f64];
     ranks.all_reduce(&mut moved, Op::Sum);

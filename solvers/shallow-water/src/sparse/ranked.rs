@@ -1,9 +1,10 @@
-//! A sparse run split over ranks (`mpirun -np N`, see the `stencil-ranks` crate): every
-//! block of the domain present and the layout fixed ([`SparseShallowWater::over_ranks`]),
-//! or the blocks following the water and dealt anew at each change
-//! ([`SparseShallowWater::over_ranks_following`], `super::following`); the blocks dealt
-//! to ranks along the Morton curve; a rank steps its own blocks, its ghosts (its neighbours' blocks next to
-//! them) filled before each halo exchange, and the CFL maximum and the survey all-reduced.
+//! A sparse run split over ranks (`mpirun -np N`, see the `stencil-ranks` crate,
+//! [`SparseShallowWater::over_ranks`]): every block of the domain present and the layout
+//! fixed ([`RankBlocks::Every`]), or the blocks following the water and dealt anew at
+//! each change ([`RankBlocks::FollowWater`], `super::following`); the blocks dealt to
+//! ranks along the Morton curve; a rank steps its own blocks, its ghosts (its neighbours'
+//! blocks next to them) filled before each halo exchange, and the CFL maximum and the
+//! survey all-reduced.
 //! The steps are decided on the host. A rank's cells equal one rank's bit for bit
 //! (`src/bin/sw-ranks-check.rs` under mpirun, `tests/ranks.rs`).
 //!
@@ -24,6 +25,16 @@ use crate::{FloodError, Setup, Survey};
 use std::sync::Arc;
 use stencil_ranks::{GhostExchange, Op, RankLayout, Ranks};
 use stencil_runtime::{Backend, BlockField, BlockGrid, BlockList, Real};
+
+/// Which blocks a run over ranks holds ([`SparseShallowWater::over_ranks`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RankBlocks {
+    /// Every block of the domain, for good (the blocks of 256 x 64 cells from a million
+    /// cells per rank).
+    Every,
+    /// The blocks a run on one rank would hold, following the water (64 x 32 cells).
+    FollowWater,
+}
 
 /// This rank's part of a run over ranks. (Without MPI `Ranks` is `Send` and `Sync`, and so
 /// is a sparse run; with MPI a run stays on the thread that started MPI.)
@@ -219,37 +230,20 @@ impl<T: Real> Distribution<T> {
 }
 
 impl<T: Real> SparseShallowWater<T> {
-    /// `setup` on `backend`, split over `ranks`: every block of the domain present, dealt
-    /// to the ranks along the Morton curve; this rank holds its own blocks and, as ghosts,
-    /// the blocks next to them. One rank alone ([`Ranks::single`]) holds every block.
-    /// Periodic sides over several ranks are a [`FloodError::Config`].
+    /// `setup` on `backend`, split over `ranks`, its blocks dealt to the ranks along the
+    /// Morton curve; this rank holds its own blocks and, as ghosts, the blocks next to
+    /// them. With [`RankBlocks::Every`] every block of the domain is present for good;
+    /// with [`RankBlocks::FollowWater`] the blocks follow the water as on one rank
+    /// ([`SparseShallowWater::new`]), dealt anew by their cells at every change, so that
+    /// the ranks stay balanced as the wet area moves (`super::following`). One rank alone
+    /// ([`Ranks::single`]) holds every present block.
     pub fn over_ranks(
         backend: &Backend,
         setup: &Setup,
         ranks: Arc<Ranks>,
+        blocks: RankBlocks,
     ) -> Result<SparseShallowWater<T>, FloodError> {
-        SparseShallowWater::over_ranks_with(backend, setup, ranks, false)
-    }
-
-    /// `setup` on `backend`, split over `ranks`, the blocks following the water as on one
-    /// rank ([`SparseShallowWater::new`]): the present blocks dealt to the ranks along the
-    /// Morton curve by their cells, and dealt anew at every change, so that the ranks
-    /// stay balanced as the wet area moves (`super::following`).
-    pub fn over_ranks_following(
-        backend: &Backend,
-        setup: &Setup,
-        ranks: Arc<Ranks>,
-    ) -> Result<SparseShallowWater<T>, FloodError> {
-        SparseShallowWater::over_ranks_with(backend, setup, ranks, true)
-    }
-
-    /// [`SparseShallowWater::over_ranks`], or with the blocks following the water.
-    fn over_ranks_with(
-        backend: &Backend,
-        setup: &Setup,
-        ranks: Arc<Ranks>,
-        follows: bool,
-    ) -> Result<SparseShallowWater<T>, FloodError> {
+        let follows = blocks == RankBlocks::FollowWater;
         let backend = &own_stream(backend)?;
         let (surface, q, p) = initial_fields::<T>(setup)?;
         let grid = *setup.terrain.grid();
