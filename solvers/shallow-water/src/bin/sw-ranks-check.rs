@@ -19,46 +19,76 @@ use stencil_runtime::Backend;
 type Failure = Box<dyn std::error::Error>;
 
 fn run(ranks: &Arc<Ranks>, backend: &Backend) -> Result<Vec<String>, Failure> {
+    use RankBlocks::{Every, EveryOf, FollowWater};
+    let radial = || cases::radial(160).map(|c| c.setup);
+    let big = EveryOf([128, 128]);
     let mut runs = vec![
-        ("lake at rest", cases::lake_at_rest(96)?.setup, 10, false),
-        ("radial dam break", cases::radial(160)?.setup, 30, false),
-        ("periodic channel", periodic_channel()?, 40, false),
-        (
-            "radial dam break, following",
-            cases::radial(160)?.setup,
-            30,
-            true,
-        ),
+        ("lake at rest", cases::lake_at_rest(96)?.setup, 10, Every),
+        ("radial dam break", radial()?, 30, Every),
+        // Blocks larger than a rank's share along one axis.
+        ("radial dam break, blocks 128 x 128", radial()?, 30, big),
+        ("periodic channel", periodic_channel()?, 40, Every),
+        ("radial dam break, following", radial()?, 30, FollowWater),
         // The water spreads over blocks that start dry: blocks are added and dealt anew.
         (
             "spreading column, following",
             spreading_column()?,
             150,
-            true,
+            FollowWater,
         ),
-        ("periodic channel, following", periodic_channel()?, 40, true),
+        (
+            "periodic channel, following",
+            periodic_channel()?,
+            40,
+            FollowWater,
+        ),
+        // The shore runs up and down the beach: the present blocks change with it, and the
+        // flood extent must come out as one rank's.
+        (
+            "sloshing beach, following",
+            sloshing_beach()?,
+            1500,
+            FollowWater,
+        ),
     ];
     let data =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/malpasset");
     if data.exists() {
         let malpasset = cases::malpasset(&data)?.setup;
-        runs.push(("malpasset 15 m", malpasset.clone(), 10, false));
-        runs.push(("malpasset 15 m, following", malpasset, 40, true));
+        runs.push(("malpasset 15 m", malpasset.clone(), 10, Every));
+        runs.push(("malpasset 15 m, following", malpasset, 40, FollowWater));
     }
     let mut lines = Vec::new();
-    for (name, setup, steps, follows) in runs {
+    for (name, setup, steps, blocks) in runs {
+        let follows = blocks == FollowWater;
         let mut dense = ShallowWater::<f64>::new(backend, &setup)?;
-        let blocks = if follows {
-            RankBlocks::FollowWater
-        } else {
-            RankBlocks::Every
-        };
         let mut split =
             SparseShallowWater::<f64>::over_ranks(backend, &setup, ranks.clone(), blocks)?;
+        // A following run's flood extent is one rank's sparse run's.
+        let mut alone = match follows {
+            true => Some(SparseShallowWater::<f64>::new(backend, &setup)?),
+            false => None,
+        };
+        for flow in alone.iter_mut().chain([&mut split]) {
+            flow.track_flood(0.01)?;
+        }
         for step in 0..steps {
             let (a, b) = (dense.step(f64::INFINITY)?, split.step(f64::INFINITY)?);
             if a.to_bits() != b.to_bits() {
                 return Err(format!("{name}: step {step} is {b} s over ranks, {a} s dense").into());
+            }
+            if let Some(alone) = &mut alone {
+                alone.step(f64::INFINITY)?;
+            }
+        }
+        if let Some(alone) = &alone {
+            let bits = |e: Option<[Vec<f64>; 2]>| {
+                e.map(|e| e.map(|v| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>()))
+            };
+            if bits(alone.flood_extent()?) != bits(split.flood_extent()?) {
+                return Err(
+                    format!("{name}: the flood extent over ranks is not one rank's").into(),
+                );
             }
         }
         // Every cell, gathered from its owner.
@@ -142,6 +172,17 @@ fn spreading_column() -> Result<Setup, Failure> {
             f64::NEG_INFINITY
         }
     });
+    let walls = Boundaries::all(Boundary::Wall);
+    Ok(Setup::new(terrain, water, walls, Physics::default()))
+}
+
+/// A basin of 512 x 32 cells whose bed rises from -1 m in the west to 1 m in the east
+/// (walls), its shore half way, with a raised surface in the west: the water runs up the
+/// beach and back down, so the blocks near the shore change.
+fn sloshing_beach() -> Result<Setup, Failure> {
+    let grid = Grid::new(512, 32, 1.0, 1.0, 0.0, 0.0)?;
+    let terrain = Terrain::from_fn(grid, |x, _| -1.0 + 2.0 * x / 512.0)?;
+    let water = Water::from_surface(&terrain, |x, _| if x < 100.0 { 0.6 } else { 0.0 });
     let walls = Boundaries::all(Boundary::Wall);
     Ok(Setup::new(terrain, water, walls, Physics::default()))
 }

@@ -9,6 +9,9 @@
 //! rank's, after warm-up steps), million cell updates per second, and the ghost fills'
 //! milliseconds per step timed alone (their traffic if nothing overlapped it).
 //!
+//! `--blocks 256x64,1024x512` times the run over ranks on blocks of each size in turn
+//! (every block present; the default rule without it).
+//!
 //! `sw-scaling malpasset FACTOR END [--f64] [--cpu]` runs Malpasset with `FACTOR` cells
 //! per data cell along each axis (3: 5 m cells) to `END` seconds on blocks that follow
 //! the water, dealt anew over the ranks as it spreads; without mpirun the same run on one
@@ -106,17 +109,39 @@ fn run<T: Real>(ranks: &Arc<Ranks>, args: &[String]) -> Result<Vec<String>, Fail
         let s = seconds_per_step(ranks, &backend, steps, || Ok(dense.step(f64::INFINITY)?))?;
         lines.push(line("dense", 1, s, None));
     }
-    let mut split =
-        SparseShallowWater::<T>::over_ranks(&backend, &setup, ranks.clone(), RankBlocks::Every)?;
-    drop(setup);
-    let s = seconds_per_step(ranks, &backend, steps, || Ok(split.step(f64::INFINITY)?))?;
-    let ghosts = split.ghost_fill_seconds(steps)?;
-    let ghosts = ghosts.map(|g| {
-        let mut v = [g];
-        ranks.all_reduce(&mut v, Op::Max);
-        v[0]
-    });
-    lines.push(line("ranks", ranks.size(), s, ghosts));
+    // `--blocks 256x64,1024x512`: the block sizes to time (the default rule without).
+    let sizes: Vec<RankBlocks> = match args.iter().position(|a| a == "--blocks") {
+        Some(k) => {
+            let list = args
+                .get(k + 1)
+                .ok_or("--blocks takes a list: 256x64,1024x512")?;
+            list.split(',')
+                .map(|b| -> Result<RankBlocks, Failure> {
+                    let (w, h) = b.split_once('x').ok_or(format!("{b:?} is not WxH"))?;
+                    Ok(RankBlocks::EveryOf([w.parse()?, h.parse()?]))
+                })
+                .collect::<Result<_, _>>()?
+        }
+        None => vec![RankBlocks::Every],
+    };
+    for blocks in sizes {
+        let mut split =
+            SparseShallowWater::<T>::over_ranks(&backend, &setup, ranks.clone(), blocks)?;
+        let s = seconds_per_step(ranks, &backend, steps, || Ok(split.step(f64::INFINITY)?))?;
+        let ghosts = split.ghost_fill_seconds(steps)?;
+        let ghosts = ghosts.map(|g| {
+            let mut v = [g];
+            ranks.all_reduce(&mut v, Op::Max);
+            v[0]
+        });
+        let b = split.block_size();
+        lines.push(line(
+            &format!("ranks, blocks {} x {}", b[0], b[1]),
+            ranks.size(),
+            s,
+            ghosts,
+        ));
+    }
     Ok(lines)
 }
 

@@ -20,6 +20,29 @@ use stencil_ranks::{partition, Op, RankLayout, Ranks};
 use stencil_runtime::blocks::{BlockFlags, BlockKey, Geometry};
 use stencil_runtime::{BlockField, BlockList, Real};
 
+/// The state fields a block takes along to a new owner (surface, discharges, velocities),
+/// before its flood extent's two.
+const STATE_FIELDS: usize = 5;
+
+/// The larger of two depths.
+fn deepest<T: Real>(a: T, b: T) -> T {
+    if b > a {
+        b
+    } else {
+        a
+    }
+}
+
+/// The earlier of two arrival times, a negative one meaning never.
+fn earliest<T: Real>(a: T, b: T) -> T {
+    match (a < T::zero(), b < T::zero()) {
+        (true, _) => b,
+        (_, true) => a,
+        _ if b < a => b,
+        _ => a,
+    }
+}
+
 /// The present blocks of all the ranks and their owners: what a following run deals.
 #[derive(Clone, Debug, Default)]
 pub(super) struct Dealt {
@@ -194,10 +217,10 @@ impl<T: Real> SparseShallowWater<T> {
             .filter(|k| !local.contains(k))
             .copied()
             .collect();
-        let enter: Vec<BlockKey> = local
-            .iter()
-            .filter(|&&k| !self.blocks.contains(k))
-            .copied()
+        let enter: Vec<BlockKey> = layout
+            .local_keys()
+            .into_iter()
+            .filter(|&k| !self.blocks.contains(k))
             .collect();
         if let Some(extent) = &mut self.extent {
             extent.retire(&self.blocks, &before, &leave)?;
@@ -234,11 +257,23 @@ impl<T: Real> SparseShallowWater<T> {
         for (&r, values) in from.iter().zip(&arrived) {
             let mut chunks = values.chunks(per_slot);
             for &(_, key) in receives.iter().filter(|&&(o, _)| o == r) {
-                for f in fields.iter_mut() {
+                for (k, f) in fields.iter_mut().enumerate() {
                     let slot = chunks
                         .next()
                         .ok_or(stencil_ranks::LayoutError::ShortMessage)?;
-                    let values: Vec<T> = slot.iter().map(|&v| T::from_f64(v)).collect();
+                    let mut values: Vec<T> = slot.iter().map(|&v| T::from_f64(v)).collect();
+                    // The extent's history on this rank from before (a block it freed and
+                    // now takes back, restored by `follow`) joins the one that came.
+                    if k >= STATE_FIELDS {
+                        let here = f.slot_values(blocks, key)?.unwrap_or_default();
+                        for (v, h) in values.iter_mut().zip(here) {
+                            *v = if k == STATE_FIELDS {
+                                deepest(*v, h)
+                            } else {
+                                earliest(*v, h)
+                            };
+                        }
+                    }
                     f.set_slot_values(blocks, key, &values)?;
                 }
             }
@@ -269,6 +304,12 @@ impl<T: Real> SparseShallowWater<T> {
     /// were dealt anew (0 on one rank or with every block present).
     pub fn blocks_taken_over(&self) -> usize {
         self.distribution.as_ref().map_or(0, |d| d.blocks_moved)
+    }
+
+    /// The size of the blocks (cells along x and y).
+    pub fn block_size(&self) -> [usize; 2] {
+        let b = self.blocks.geometry().block;
+        [b[0], b[1]]
     }
 
     /// Whether the domain is periodic along each axis.
