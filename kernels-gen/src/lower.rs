@@ -110,7 +110,7 @@ pub fn lower_module(module: &Module) -> Result<Vec<Kernel>> {
 /// (`consts(..)`) and dimension it is defined for (constants varying slowest).
 pub fn lower_definitions(module: &Module) -> Result<Vec<Vec<Kernel>>> {
     let expanded = crate::groups::expand(module)?;
-    lower_expanded(&expanded).map_err(|e| crate::groups::as_written(e, &expanded))
+    lower_expanded(&expanded)
 }
 
 /// [`lower_definitions`] of a module whose groups are written out.
@@ -125,26 +125,32 @@ fn lower_expanded(module: &Module) -> Result<Vec<Vec<Kernel>>> {
         .iter()
         .filter(|f| f.kind == FnKind::Kernel)
         .map(|f| {
-            let mut kernels = Vec::new();
-            for (one, bound) in consts::instances(f)? {
-                let lower = |def: &FnDef| {
-                    lower_instance(module, def, &bound).map_err(|e| consts::in_instance(e, &bound))
-                };
-                match &one.attrs.dims {
-                    Some((list, span)) if list.len() > 1 => {
-                        dims::check_dims_list(list, *span)?;
-                        for &d in list {
-                            let mut of_dim = one.clone();
-                            of_dim.attrs.dims = Some((vec![d], *span));
-                            kernels.push(lower(&of_dim)?);
-                        }
-                    }
-                    _ => kernels.push(lower(&one)?),
-                }
-            }
-            Ok(kernels)
+            lower_kernel_instances(module, f).map_err(|e| crate::groups::as_written(e, module, f))
         })
         .collect()
+}
+
+/// The kernels of definition `f` of `module`: one per choice of its constants and
+/// dimension.
+fn lower_kernel_instances(module: &Module, f: &FnDef) -> Result<Vec<Kernel>> {
+    let mut kernels = Vec::new();
+    for (one, bound) in consts::instances(f)? {
+        let lower = |def: &FnDef| {
+            lower_instance(module, def, &bound).map_err(|e| consts::in_instance(e, &bound))
+        };
+        match &one.attrs.dims {
+            Some((list, span)) if list.len() > 1 => {
+                dims::check_dims_list(list, *span)?;
+                for &d in list {
+                    let mut of_dim = one.clone();
+                    of_dim.attrs.dims = Some((vec![d], *span));
+                    kernels.push(lower(&of_dim)?);
+                }
+            }
+            _ => kernels.push(lower(&one)?),
+        }
+    }
+    Ok(kernels)
 }
 
 fn check_unique_names(module: &Module) -> Result<()> {
@@ -268,7 +274,7 @@ pub fn lower_kernel(module: &Module, f: &FnDef) -> Result<Kernel> {
         .iter()
         .find(|k| k.name.name == f.name.name)
         .unwrap_or(f);
-    lower_instance(module, f, &[]).map_err(|e| crate::groups::as_written(e, module))
+    lower_instance(module, f, &[]).map_err(|e| crate::groups::as_written(e, module, f))
 }
 
 /// Lowers kernel `f` of `module` with its compile-time constant parameters bound to the

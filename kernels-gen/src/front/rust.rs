@@ -9,8 +9,11 @@ use proc_macro2::Span;
 use syn::spanned::Spanned;
 
 mod attrs;
+mod groups;
 use attrs::param_condition;
 pub use attrs::{parse_attr_args, stencil_attr};
+use groups::convert_group;
+pub use groups::{is_group, is_group_marker};
 
 /// Source positions of a parsed Rust item: `SpanId` -> `proc_macro2::Span`.
 #[derive(Default)]
@@ -461,34 +464,9 @@ fn convert_expr(e: &syn::Expr, spans: &mut RustSpans) -> Expr {
             syn::Member::Unnamed(_) => unsupported("tuple field access (`a.0`)"),
         },
         syn::Expr::Struct(st) if st.qself.is_none() && st.rest.is_none() => {
-            let Some(name) = st.path.get_ident() else {
-                return Expr {
-                    kind: unsupported("a struct named by a path (`a::B { .. }`)"),
-                    span,
-                };
-            };
-            let members = st
-                .fields
-                .iter()
-                .map(|fv| {
-                    let member = match &fv.member {
-                        syn::Member::Named(m) => m.to_string(),
-                        syn::Member::Unnamed(i) => i.index.to_string(),
-                    };
-                    let at = spans.add(fv.member.span());
-                    let member = Ident {
-                        name: member,
-                        span: at,
-                    };
-                    (member, convert_expr(&fv.expr, spans))
-                })
-                .collect();
-            ExprKind::GroupLit {
-                name: Ident {
-                    name: name.to_string(),
-                    span: spans.add(name.span()),
-                },
-                members,
+            match groups::group_lit(st, spans) {
+                Some(kind) => kind,
+                None => unsupported("a struct named by a path (`a::B { .. }`)"),
             }
         }
         syn::Expr::Struct(_) => unsupported("a struct built with `..` or a qualified path"),
@@ -570,58 +548,4 @@ pub fn collect_items(
         }
     }
     Ok(())
-}
-
-/// Whether `st` is a parameter group: `#[stencil_group] struct ..`.
-pub fn is_group(st: &syn::ItemStruct) -> bool {
-    st.attrs.iter().any(is_group_marker)
-}
-
-/// Whether `a` is the `#[stencil_group]` marker.
-pub fn is_group_marker(a: &syn::Attribute) -> bool {
-    a.path()
-        .segments
-        .last()
-        .is_some_and(|s| s.ident == "stencil_group")
-}
-
-/// A `#[stencil_group]` struct: named members, at most one type parameter.
-fn convert_group(st: &syn::ItemStruct, spans: &mut RustSpans) -> syn::Result<ast::GroupDef> {
-    let syn::Fields::Named(fields) = &st.fields else {
-        return Err(syn::Error::new_spanned(
-            &st.fields,
-            "a parameter group has named members\n\n= help: write `struct Name<T> { a: T, b: i64 }`",
-        ));
-    };
-    let mut params = st.generics.type_params();
-    let generic = params
-        .next()
-        .map(|p| ident_of(&p.ident, spans))
-        .transpose()?;
-    if let Some(extra) = params.next() {
-        return Err(syn::Error::new_spanned(
-            extra,
-            "a parameter group has at most one type parameter\n\n= help: use one, `T`, for every real member",
-        ));
-    }
-    if let Some(l) = st.generics.lifetimes().next() {
-        return Err(syn::Error::new_spanned(
-            l,
-            "a parameter group holds values, not references\n\n= help: remove the lifetime",
-        ));
-    }
-    let members = fields
-        .named
-        .iter()
-        .map(|f| {
-            let name = f.ident.as_ref().expect("named fields have names");
-            Ok((ident_of(name, spans)?, convert_type(&f.ty, spans)))
-        })
-        .collect::<syn::Result<_>>()?;
-    Ok(ast::GroupDef {
-        name: ident_of(&st.ident, spans)?,
-        generic,
-        members,
-        span: spans.add(st.ident.span()),
-    })
 }

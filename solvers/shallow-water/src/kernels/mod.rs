@@ -27,6 +27,7 @@
 use stencil_runtime::prelude::*;
 
 mod checks;
+mod groups;
 mod stages;
 
 /// Every kernel of the shallow-water solver, whichever module defines it.
@@ -34,34 +35,6 @@ pub mod kp07 {
     pub use super::checks::kernels::*;
     pub use super::scheme::{Fluxes, Kp07, StateFields};
     pub use super::stages::kernels::*;
-}
-
-impl<F> scheme::StateFields<F> {
-    /// The group the kernels take of a state stored as `[w, q, p, u, v]`: of `&Field`s
-    /// from `state.each_ref()`, of `&mut BlockField`s from `state.each_mut()`, ...
-    pub fn of([w, q, p, u, v]: [F; 5]) -> Self {
-        Self { w, q, p, u, v }
-    }
-}
-
-impl<F> scheme::Fluxes<F> {
-    /// The groups of the west and of the south faces' fluxes of six stored as the west
-    /// faces' `[w, q, p]` then the south faces'.
-    pub fn west_and_south([ww, wq, wp, sw, sq, sp]: [F; 6]) -> (Self, Self) {
-        let west = Self {
-            w: ww,
-            q: wq,
-            p: wp,
-        };
-        (
-            west,
-            Self {
-                w: sw,
-                q: sq,
-                p: sp,
-            },
-        )
-    }
 }
 
 /// The pieces of the scheme that the kernels share: limited slopes, the surface and

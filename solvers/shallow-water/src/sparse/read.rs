@@ -148,17 +148,15 @@ impl<T: Real> SparseShallowWater<T> {
         };
         let (w, q, p) = if let Some(d) = &self.distribution {
             // The owner's values (every rank must probe the same cell at the same point;
-            // the others may not hold it).
-            let mine = self.gathered_mask()[j * self.grid.nx + i];
-            // A cell no rank holds is dry on every rank, as on one.
+            // the others may not hold it). A cell of a block no rank holds is dry, on
+            // every rank as on one.
+            let key = self.blocks.geometry().key_of(at);
+            if d.follows && d.dealt().present.binary_search(&key).is_err() {
+                return Ok((0.0, 0.0, 0.0));
+            }
+            let mine = self.list.keys().contains(&key);
             let own = |k: usize| -> Result<Vec<f64>, FloodError> {
-                let dry = if k == 0 {
-                    dry_surface(&self.corners, i, j)
-                } else {
-                    0.0
-                };
-                let absent = if mine { dry } else { f64::NEG_INFINITY };
-                Ok(vec![value(k)?.unwrap_or(absent)])
+                Ok(vec![value(k)?.unwrap_or(f64::NEG_INFINITY)])
             };
             let mut values = [own(0)?, own(1)?, own(2)?];
             d.gather(&[mine], &mut values);
