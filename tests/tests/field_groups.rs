@@ -138,3 +138,53 @@ fn a_group_of_fields_on_the_wrong_grid_is_a_typed_error_naming_the_member() {
     .unwrap_err();
     assert!(e.to_string().contains("`to.b`"), "{e}");
 }
+
+/// A kernel defined for 2D and 3D, and one with constants whose instance for `more`
+/// takes a second group of fields, against their sums written out here.
+#[test]
+fn groups_of_fields_in_kernels_of_several_dimensions_and_constants() {
+    for n in [vec![9usize, 7], vec![6, 5, 4]] {
+        let [a, b] =
+            random_fields_on::<f64, 2>(&mut rng(&format!("dims {n:?}")), &Backend::Cpu, &n);
+        let [mut la, mut lab] = poisoned_on::<f64, 2>(&Backend::Cpu, &n);
+        let to = Pair {
+            a: &mut la,
+            b: &mut lab,
+        };
+        of_fields::laplacians::launch(&Backend::Cpu, Pair { a: &a, b: &b }, to).unwrap();
+        let dims = n.len();
+        let lap = |f: &Field<f64>, p: [isize; 3]| -> f64 {
+            (0..dims)
+                .map(|ax| {
+                    let (mut up, mut down) = (p, p);
+                    up[ax] += 1;
+                    down[ax] -= 1;
+                    f.get(up).unwrap() - 2.0 * f.get(p).unwrap() + f.get(down).unwrap()
+                })
+                .sum()
+        };
+        let at = [2isize, 3, (dims == 3) as isize];
+        assert_eq!(la.get(at), Some(lap(&a, at)), "{n:?}");
+        assert_eq!(lab.get(at), Some(lap(&a, at) + lap(&b, at)), "{n:?}");
+    }
+    let n = [8usize, 5];
+    let [a, b, c, d] = random_fields_on::<f64, 4>(&mut rng("consts"), &Backend::Cpu, &n);
+    let [mut x, mut y] = poisoned_on::<f64, 2>(&Backend::Cpu, &n);
+    let from = Pair { a: &a, b: &b };
+    let to = Pair {
+        a: &mut x,
+        b: &mut y,
+    };
+    of_fields::summed::more_true::launch(&Backend::Cpu, from, Pair { a: &c, b: &d }, to).unwrap();
+    let p = [3isize, 2, 0];
+    let v = |f: &Field<f64>, q: [isize; 3]| f.get(q).unwrap();
+    let base = v(&a, p) + v(&b, p);
+    assert_eq!(x.get(p), Some(base + v(&c, [4, 2, 0]) + v(&d, p)));
+    assert_eq!(y.get(p), Some(base));
+    let to = Pair {
+        a: &mut x,
+        b: &mut y,
+    };
+    of_fields::summed::more_false::launch(&Backend::Cpu, Pair { a: &a, b: &b }, to).unwrap();
+    assert_eq!(x.get(p), Some(base));
+}

@@ -262,6 +262,38 @@ pub mod of_fields {
         acc_b = t * k;
     }
 
+    /// The sum of the pair's Laplacians, on 2D and 3D grids (`dims = [2, 3]`: the
+    /// launchers pick the definition by the dimension of `to`'s fields).
+    #[stencil(dims = [2, 3])]
+    pub fn laplacians<T: Real>(p: In<Pair<T>>, to: Out<Pair<T>>) {
+        let mut la: T = 0.0;
+        let mut lb: T = 0.0;
+        for a in 0..ndims() {
+            la += p.a[unit(a)] - 2.0 * p.a + p.a[-unit(a)];
+            lb += p.b[unit(a)] - 2.0 * p.b + p.b[-unit(a)];
+        }
+        to.a = la;
+        to.b = la + lb;
+    }
+
+    /// `to.a = from.a + from.b`, plus `extra`'s fields in the instance made for `more`
+    /// (a group of fields under `#[when]`, in a kernel with constants).
+    #[stencil(dims = 2, consts(more = [false, true]))]
+    pub fn summed<T: Real>(
+        from: In<Pair<T>>,
+        #[when(more)] extra: In<Pair<T>>,
+        to: Out<Pair<T>>,
+        more: bool,
+    ) {
+        let base = from.a + from.b;
+        to.a = if more {
+            base + extra.a[(1, 0)] + extra.b
+        } else {
+            base
+        };
+        to.b = base;
+    }
+
     /// The differences to the east and north neighbours.
     #[stencil_fn]
     fn ahead<T: Real>(u: In<T>) -> (T, T) {
