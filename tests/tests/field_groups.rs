@@ -188,3 +188,23 @@ fn groups_of_fields_in_kernels_of_several_dimensions_and_constants() {
     of_fields::summed::more_false::launch(&Backend::Cpu, Pair { a: &a, b: &b }, to).unwrap();
     assert_eq!(x.get(p), Some(base));
 }
+
+/// The kernel for 2D and 3D taking groups of fields gives on a device the CPU's bits.
+#[test]
+fn on_a_device_groups_of_fields_in_a_kernel_of_several_dimensions_give_the_cpu_result() {
+    let Some(cuda) = cuda_or_skip() else { return };
+    let gpu = Backend::Cuda(cuda);
+    for n in [vec![129usize, 67], vec![40, 33, 17]] {
+        let run = |b: &Backend| {
+            let [a, c] = random_fields_on::<f64, 2>(&mut rng(&format!("dims gpu {n:?}")), b, &n);
+            let [mut x, mut y] = poisoned_on::<f64, 2>(b, &n);
+            let to = Pair {
+                a: &mut x,
+                b: &mut y,
+            };
+            of_fields::laplacians::launch(b, Pair { a: &a, b: &c }, to).unwrap();
+            (bits(&x.to_host().unwrap()), bits(&y.to_host().unwrap()))
+        };
+        assert!(run(&gpu) == run(&Backend::Cpu), "{n:?}");
+    }
+}
