@@ -1,7 +1,8 @@
 //! Shallow water over ranks: `sw-ranks-check` (lake at rest, the radial dam break, a
 //! periodic channel, Malpasset at 15 m, on every block and on blocks that follow the water,
-//! a spreading column and a sloshing beach) under `mpirun -np 1, 2, 3`, every rank's cells
-//! equal to the dense run's bit for bit, flood extents to one rank's, blocks changing rank;
+//! a spreading column, a sloshing beach, one block for three ranks) under `mpirun -np 1,
+//! 2, 3`, every rank's cells equal to the dense run's bit for bit, flood extents to one
+//! rank's, blocks changing rank;
 //! the `flood` program under `mpirun -np 2, 3` writes the files one rank writes, byte for
 //! byte (the channel on every block, Malpasset on blocks that follow the water and are
 //! dealt anew as it spreads); a bad input stops every rank.
@@ -110,9 +111,9 @@ fn a_bad_input_stops_every_rank() {
 #[test]
 fn ranks_equal_the_dense_run_under_mpirun() {
     let Some(_) = mpirun() else { return };
-    // Eight cases, and Malpasset twice where its data is.
+    // Nine cases, and Malpasset twice where its data is.
     let malpasset = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/malpasset");
-    let cases = 8 + if malpasset.exists() { 2 } else { 0 };
+    let cases = 9 + if malpasset.exists() { 2 } else { 0 };
     for n in [1, 2, 3] {
         let mut c = mpirun().expect("checked above");
         c.args(["-np", &n.to_string(), CHECK]);

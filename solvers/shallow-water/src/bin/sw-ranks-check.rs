@@ -50,6 +50,8 @@ fn run(ranks: &Arc<Ranks>, backend: &Backend) -> Result<Vec<String>, Failure> {
             1500,
             FollowWater,
         ),
+        // One block in all: ranks without blocks take part in every collective.
+        ("one block, following", one_block()?, 20, FollowWater),
     ];
     let data =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/malpasset");
@@ -183,6 +185,22 @@ fn sloshing_beach() -> Result<Setup, Failure> {
     let grid = Grid::new(512, 32, 1.0, 1.0, 0.0, 0.0)?;
     let terrain = Terrain::from_fn(grid, |x, _| -1.0 + 2.0 * x / 512.0)?;
     let water = Water::from_surface(&terrain, |x, _| if x < 100.0 { 0.6 } else { 0.0 });
+    let walls = Boundaries::all(Boundary::Wall);
+    Ok(Setup::new(terrain, water, walls, Physics::default()))
+}
+
+/// A pool of 64 x 32 cells (one block) with a raised disc of water, walls around.
+fn one_block() -> Result<Setup, Failure> {
+    let grid = Grid::new(64, 32, 1.0, 1.0, 0.0, 0.0)?;
+    let terrain = Terrain::from_fn(grid, |x, _| 0.01 * x)?;
+    let water = Water::from_surface(&terrain, |x, y| {
+        let inside = (x - 20.0).powi(2) + (y - 16.0).powi(2) < 36.0;
+        if inside {
+            1.2
+        } else {
+            1.0
+        }
+    });
     let walls = Boundaries::all(Boundary::Wall);
     Ok(Setup::new(terrain, water, walls, Physics::default()))
 }
