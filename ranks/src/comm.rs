@@ -76,6 +76,12 @@ pub enum RanksError {
     /// Another rank could not start NCCL.
     #[error("another rank could not start NCCL (see its error)")]
     NcclElsewhere,
+    /// Another rank failed in a step every rank takes together.
+    #[error("another rank failed while {during} (see its error)")]
+    FailedElsewhere {
+        /// What the ranks were doing.
+        during: &'static str,
+    },
 }
 
 impl RanksError {

@@ -20,6 +20,10 @@ use stencil_ranks::{partition, Op, RankLayout, Ranks};
 use stencil_runtime::blocks::{BlockFlags, BlockKey, Geometry};
 use stencil_runtime::{BlockField, BlockList, Real};
 
+/// A rank's moves in a new deal: the values it sends, by rank, and the blocks it takes
+/// over, with their old owners.
+type Moves = (HashMap<usize, Vec<f64>>, Vec<(usize, BlockKey)>);
+
 /// The state fields a block takes along to a new owner (surface, discharges, velocities),
 /// before its flood extent's two.
 const STATE_FIELDS: usize = 5;
@@ -191,45 +195,18 @@ impl<T: Real> SparseShallowWater<T> {
         let new = Dealt::new(&geometry, present, &ranks);
         let layout = new.layout(&geometry, rank, self.periodic());
 
-        // What leaves this rank's own blocks for another's, and what comes in.
-        let mut sends: HashMap<usize, Vec<f64>> = HashMap::new();
-        let mut receives: Vec<(usize, BlockKey)> = Vec::new();
-        for (&key, &owner) in new.present.iter().zip(&new.owners) {
-            match old.owner(key) {
-                Some(was) if was == rank && owner != rank => {
-                    let message = sends.entry(owner).or_default();
-                    for f in self.travelling() {
-                        let values = f.slot_values(&self.blocks, key)?.unwrap_or_default();
-                        message.extend(values.iter().map(|v| v.as_f64()));
-                    }
-                }
-                Some(was) if was != rank && owner == rank => receives.push((was, key)),
-                _ => {}
-            }
+        // Every rank's local part first: a rank that fails there fails every rank, before
+        // any waits for a message.
+        let prepared = self.prepare_moves(&old, &new, &layout, rank);
+        if !ranks.all(prepared.is_ok()) {
+            let elsewhere = stencil_ranks::RanksError::FailedElsewhere {
+                during: "the blocks were dealt anew",
+            };
+            return Err(prepared
+                .err()
+                .unwrap_or(stencil_ranks::LayoutError::from(elsewhere).into()));
         }
-
-        // The local grid follows: blocks leaving it hand their flood extent to the host.
-        let local: HashSet<BlockKey> = layout.local_keys().into_iter().collect();
-        let before = BlockList::present(&self.blocks)?;
-        let leave: Vec<BlockKey> = before
-            .keys()
-            .iter()
-            .filter(|k| !local.contains(k))
-            .copied()
-            .collect();
-        let enter: Vec<BlockKey> = layout
-            .local_keys()
-            .into_iter()
-            .filter(|&k| !self.blocks.contains(k))
-            .collect();
-        if let Some(extent) = &mut self.extent {
-            extent.retire(&self.blocks, &before, &leave)?;
-        }
-        let change = self.blocks.update(&enter, &leave)?;
-        self.follow(&change)?;
-        if let Some(extent) = &mut self.extent {
-            extent.follow(&self.blocks, &change)?;
-        }
+        let (sends, receives) = prepared?;
 
         // The blocks this rank takes over, from their old owners, in key order per rank.
         let per_slot = geometry.slot_len();
@@ -287,6 +264,60 @@ impl<T: Real> SparseShallowWater<T> {
         self.list = d.layout.owned_list(&self.blocks)?;
         self.exchanges = exchanges(&self.blocks, &self.boundaries, None)?;
         Ok(())
+    }
+
+    /// This rank's part of a new deal before any message: the values of its blocks that
+    /// go to other ranks (by rank), the blocks it takes over (old owner, key), and its
+    /// local grid moved to `layout` (blocks leaving it hand their flood extent to the
+    /// host).
+    fn prepare_moves(
+        &mut self,
+        old: &Dealt,
+        new: &Dealt,
+        layout: &RankLayout,
+        rank: usize,
+    ) -> Result<Moves, FloodError> {
+        // What leaves this rank's own blocks for another's, and what comes in.
+        let mut sends: HashMap<usize, Vec<f64>> = HashMap::new();
+        let mut receives: Vec<(usize, BlockKey)> = Vec::new();
+        for (&key, &owner) in new.present.iter().zip(&new.owners) {
+            match old.owner(key) {
+                Some(was) if was == rank && owner != rank => {
+                    let message = sends.entry(owner).or_default();
+                    for f in self.travelling() {
+                        let values = f.slot_values(&self.blocks, key)?.unwrap_or_default();
+                        message.extend(values.iter().map(|v| v.as_f64()));
+                    }
+                }
+                Some(was) if was != rank && owner == rank => receives.push((was, key)),
+                _ => {}
+            }
+        }
+
+        // The local grid follows: blocks leaving it hand their flood extent to the host.
+        let local: HashSet<BlockKey> = layout.local_keys().into_iter().collect();
+        let before = BlockList::present(&self.blocks)?;
+        let leave: Vec<BlockKey> = before
+            .keys()
+            .iter()
+            .filter(|k| !local.contains(k))
+            .copied()
+            .collect();
+        let enter: Vec<BlockKey> = layout
+            .local_keys()
+            .into_iter()
+            .filter(|&k| !self.blocks.contains(k))
+            .collect();
+        if let Some(extent) = &mut self.extent {
+            extent.retire(&self.blocks, &before, &leave)?;
+        }
+        let change = self.blocks.update(&enter, &leave)?;
+        self.follow(&change)?;
+        if let Some(extent) = &mut self.extent {
+            extent.follow(&self.blocks, &change)?;
+        }
+
+        Ok((sends, receives))
     }
 
     /// The fields a block takes with it to a new owner: the present state (the stage and
