@@ -52,13 +52,13 @@ fn kernels_agree<T: Real>(gpu: &Backend, tolerance: f64) {
             north_value: f(0.1),
         };
         let state = [&w, &q, &p, &u, &v];
-        let (west, south) = Fluxes::west_and_south(fluxes.each_mut());
-        let speed = kp07::faces::launch(b, StateFields::of(state), &bed, west, south, &s).unwrap();
+        let faces = Fluxes::of(fluxes.each_mut());
+        let speed = kp07::faces::launch(b, StateFields::of(state), &bed, faces, &s).unwrap();
         let mut to = [on(&w), on(&q), on(&p), zeros(2), zeros(2)];
         let dt = stencil_runtime::Value::new(b, f(1e-3)).unwrap();
-        let (west, south) = Fluxes::west_and_south(fluxes.each_ref());
+        let faces = Fluxes::of(fluxes.each_ref());
         let (from, to_fields) = (StateFields::of(state), StateFields::of(to.each_mut()));
-        kp07::advance::launch(b, from, &bed, west, south, to_fields, &dt, f(0.5), &s).unwrap();
+        kp07::advance::launch(b, from, &bed, faces, to_fields, &dt, f(0.5), &s).unwrap();
         let [tw, tq, tp, _, _] = &to;
         let survey = kp07::survey::launch(b, tw, tq, tp, &bed, f(1e-3)).unwrap();
         let mut all: Vec<Vec<f64>> = vec![values(&u), values(&v)];

@@ -12,21 +12,16 @@ impl<F> scheme::StateFields<F> {
 }
 
 impl<F> scheme::Fluxes<F> {
-    /// The groups of the west and of the south faces' fluxes of six stored as the west
-    /// faces' `[w, q, p]` then the south faces'.
-    pub fn west_and_south([ww, wq, wp, sw, sq, sp]: [F; 6]) -> (Self, Self) {
-        let west = Self {
-            w: ww,
-            q: wq,
-            p: wp,
-        };
-        (
-            west,
-            Self {
-                w: sw,
-                q: sq,
-                p: sp,
-            },
-        )
+    /// The group the kernels take of the face fluxes stored as the west faces' `[w, q,
+    /// p]` then the south faces'.
+    pub fn of([west_w, west_q, west_p, south_w, south_q, south_p]: [F; 6]) -> Self {
+        Self {
+            west_w,
+            west_q,
+            west_p,
+            south_w,
+            south_q,
+            south_p,
+        }
     }
 }

@@ -94,18 +94,25 @@ mod scheme {
         pub v: T,
     }
 
-    /// The fluxes through one face of every cell (its west or its south face), taken as
-    /// one group (`west: In<Fluxes<T>>`): of the surface `w` and of the discharges `q`
-    /// (along x) and `p` (along y).
+    /// The fluxes through each cell's west and south faces, taken as one group
+    /// (`faces: In<Fluxes<T>>`): of the surface `w` and of the discharges `q` (along x)
+    /// and `p` (along y), through either face. A cell reads its east and north faces as
+    /// its neighbours' west and south ones.
     #[stencil_group]
     #[derive(Clone, Copy, Debug)]
     pub struct Fluxes<T> {
-        /// The flux of the surface elevation.
-        pub w: T,
-        /// The flux of the x discharge.
-        pub q: T,
-        /// The flux of the y discharge.
-        pub p: T,
+        /// The flux of the surface elevation through the west face.
+        pub west_w: T,
+        /// The flux of the x discharge through the west face.
+        pub west_q: T,
+        /// The flux of the y discharge through the west face.
+        pub west_p: T,
+        /// The flux of the surface elevation through the south face.
+        pub south_w: T,
+        /// The flux of the x discharge through the south face.
+        pub south_q: T,
+        /// The flux of the y discharge through the south face.
+        pub south_p: T,
     }
 
     /// [`low_face`] along x: the west face's fluxes `(w, q, p)` and the speeds `a` on
@@ -454,8 +461,7 @@ mod scheme {
     fn rk_update<T: Real>(
         from: In<StateFields<T>>,
         bed: In<T>,
-        west: In<Fluxes<T>>,
-        south: In<Fluxes<T>>,
+        faces: In<Fluxes<T>>,
         to: In<StateFields<T>>,
         dt: T,
         keep: T,
@@ -508,9 +514,9 @@ mod scheme {
             0.0
         };
         let (east_w, east_q, east_p) = high_face(
-            west.w,
-            west.q,
-            west.p,
+            faces.west_w,
+            faces.west_q,
+            faces.west_p,
             0,
             east_edge,
             s.east,
@@ -523,9 +529,9 @@ mod scheme {
             s.eps,
         );
         let (north_w, north_p, north_q) = high_face(
-            south.w,
-            south.p,
-            south.q,
+            faces.south_w,
+            faces.south_p,
+            faces.south_q,
             1,
             north_edge,
             s.north,
@@ -548,13 +554,13 @@ mod scheme {
         let push_e = pressure(we_in - bx2, s.g);
         let push_s = pressure(ws_in - by1, s.g);
         let push_n = pressure(wn_in - by2, s.g);
-        let rate_w = (west.w - east_w) * s.dx_inv + (south.w - north_w) * s.dy_inv;
-        let rate_q = ((west.q - east_q) + (push_e - push_w)) * s.dx_inv
+        let rate_w = (faces.west_w - east_w) * s.dx_inv + (faces.south_w - north_w) * s.dy_inv;
+        let rate_q = ((faces.west_q - east_q) + (push_e - push_w)) * s.dx_inv
             - s.g * depth * (we_in - ww_in) * s.dx_inv
-            + (south.q - north_q) * s.dy_inv;
-        let rate_p = ((south.p - north_p) + (push_n - push_s)) * s.dy_inv
+            + (faces.south_q - north_q) * s.dy_inv;
+        let rate_p = ((faces.south_p - north_p) + (push_n - push_s)) * s.dy_inv
             - s.g * depth * (wn_in - ws_in) * s.dy_inv
-            + (west.p - east_p) * s.dx_inv;
+            + (faces.west_p - east_p) * s.dx_inv;
 
         let fresh = 1.0 - keep;
         let old_w = if keep > 0.0 { keep * to.w } else { 0.0 };

@@ -47,19 +47,18 @@ pub mod kernels {
     pub fn faces<T: Real>(
         state: In<StateFields<T>>,
         bed: In<T>,
-        west: Out<Fluxes<T>>,
-        south: Out<Fluxes<T>>,
+        faces: Out<Fluxes<T>>,
         speed: Max<T>,
         s: Kp07<T>,
     ) {
         let (fw, fq, fp, west_a, east_a) = west_face(state.w, state.u, state.v, bed, s);
-        west.w = fw;
-        west.q = fq;
-        west.p = fp;
+        faces.west_w = fw;
+        faces.west_q = fq;
+        faces.west_p = fp;
         let (fw, fp, fq, south_a, north_a) = south_face(state.w, state.u, state.v, bed, s);
-        south.w = fw;
-        south.p = fp;
-        south.q = fq;
+        faces.south_w = fw;
+        faces.south_p = fp;
+        faces.south_q = fq;
         speed.reduce((west_a.max(east_a) * s.dx_inv).max(south_a.max(north_a) * s.dy_inv));
     }
 
@@ -70,14 +69,13 @@ pub mod kernels {
     pub fn advance<T: Real>(
         from: In<StateFields<T>>,
         bed: In<T>,
-        west: In<Fluxes<T>>,
-        south: In<Fluxes<T>>,
+        faces: In<Fluxes<T>>,
         to: InOut<StateFields<T>>,
         dt: Value<T>,
         keep: T,
         s: Kp07<T>,
     ) {
-        (to.w, to.q, to.p, to.u, to.v) = rk_update(from, bed, west, south, to, dt, keep, s);
+        (to.w, to.q, to.p, to.u, to.v) = rk_update(from, bed, faces, to, dt, keep, s);
     }
 
     /// One Runge-Kutta stage in one pass: the west and south face fluxes of [`faces`]
@@ -102,14 +100,12 @@ pub mod kernels {
             from,
             bed,
             Fluxes {
-                w: ww,
-                q: wq,
-                p: wp,
-            },
-            Fluxes {
-                w: sw,
-                q: sq,
-                p: sp,
+                west_w: ww,
+                west_q: wq,
+                west_p: wp,
+                south_w: sw,
+                south_q: sq,
+                south_p: sp,
             },
             to,
             dt,

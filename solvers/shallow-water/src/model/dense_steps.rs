@@ -35,9 +35,9 @@ impl<T: Real> Kp07Steps<T> for ShallowWater<T> {
                 }
             }
         }
-        let (west, south) = Fluxes::west_and_south(self.fluxes.each_mut());
+        let faces = Fluxes::of(self.fluxes.each_mut());
         let state = StateFields::of(state.each_ref());
-        let speed = kp07::faces::launch(on, state, &self.bed, west, south, &s)?;
+        let speed = kp07::faces::launch(on, state, &self.bed, faces, &s)?;
         // On a periodic axis the last column's east faces are the first column's west
         // faces (and likewise north and south).
         for axis in 0..2 {
@@ -63,8 +63,8 @@ impl<T: Real> Kp07Steps<T> for ShallowWater<T> {
             kp07::stage_in_one::launch(on, from, &self.bed, to, dt, keep, s)?;
             return Ok(());
         }
-        let (west, south) = Fluxes::west_and_south(self.fluxes.each_ref());
-        kp07::advance::launch(on, from, &self.bed, west, south, to, dt, keep, s)?;
+        let faces = Fluxes::of(self.fluxes.each_ref());
+        kp07::advance::launch(on, from, &self.bed, faces, to, dt, keep, s)?;
         Ok(())
     }
 

@@ -384,9 +384,9 @@ fn advance_blocks<T: Real>(
         StateFields::of(from.each_ref()),
         StateFields::of(to.each_mut()),
     );
-    let (west, south) = Fluxes::west_and_south(fluxes.each_ref());
+    let faces = Fluxes::of(fluxes.each_ref());
     let (dt, keep, s) = (stage.dt, stage.keep, &stage.scalars);
-    kp07::advance::launch_blocks(on, list, from, bed, west, south, to, dt, keep, s)?;
+    kp07::advance::launch_blocks(on, list, from, bed, faces, to, dt, keep, s)?;
     Ok(())
 }
 
@@ -407,9 +407,9 @@ impl<T: Real> Kp07Steps<T> for SparseShallowWater<T> {
         self.exchanges
             .state
             .run_paired((w, &self.dry), &mut [u, v])?;
-        let (west, south) = Fluxes::west_and_south(self.fluxes.each_mut());
+        let faces = Fluxes::of(self.fluxes.each_mut());
         let state = StateFields::of(state.each_ref());
-        let speed = kp07::faces::launch_blocks(on, &self.list, state, &self.bed, west, south, &s)?;
+        let speed = kp07::faces::launch_blocks(on, &self.list, state, &self.bed, faces, &s)?;
         // A cell reads its east and north neighbours' faces.
         let [a, b, c, d, e, f] = &mut self.fluxes;
         self.exchanges.faces.run_many(&mut [a, b, c, d, e, f])?;

@@ -403,10 +403,9 @@ impl<T: Real> SparseShallowWater<T> {
                     .run_paired((w, &self.dry), &mut [u, v])?;
             }
             let list = &parts.lists[part];
-            let (west, south) = Fluxes::west_and_south(self.fluxes.each_mut());
+            let faces = Fluxes::of(self.fluxes.each_mut());
             let fields = StateFields::of(state.each_ref());
-            let part_speed =
-                kp07::faces::launch_blocks(on, list, fields, &self.bed, west, south, s)?;
+            let part_speed = kp07::faces::launch_blocks(on, list, fields, &self.bed, faces, s)?;
             // The larger, a NaN (an instability) kept.
             speed = Some(match speed {
                 Some(a) if a.is_nan() || a >= part_speed => a,
