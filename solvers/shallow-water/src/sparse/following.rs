@@ -349,3 +349,20 @@ impl<T: Real> SparseShallowWater<T> {
         [b.periodic(0), b.periodic(1), false]
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{deepest, earliest};
+
+    #[test]
+    fn a_merged_extent_keeps_the_largest_depth_and_the_earliest_arrival() {
+        assert_eq!(deepest(0.5f64, 2.0), 2.0);
+        assert_eq!(deepest(3.0f64, 2.0), 3.0);
+        // Negative: never arrived.
+        assert_eq!(earliest(-1.0f64, 7.0), 7.0);
+        assert_eq!(earliest(4.0f64, -1.0), 4.0);
+        assert_eq!(earliest(4.0f64, 7.0), 4.0);
+        assert_eq!(earliest(9.0f64, 7.0), 7.0);
+        assert_eq!(earliest(-1.0f64, -1.0), -1.0);
+    }
+}
