@@ -4,7 +4,7 @@
 use stencil_runtime::prelude::*;
 
 /// The kernels (see [`super`] for the grid, the state and the sides).
-#[stencils(helpers = [super::scheme])]
+#[stencils(helpers = [super::scheme, super::update::update])]
 pub mod kernels {
     use super::super::scheme::{Fluxes, Kp07, StateFields};
 
