@@ -15,14 +15,16 @@
 //! (where `gpu_stencils.csv` and `gpu_stencils.md` go; default `target/gpu-bench`).
 //! Without a GPU it says so and exits.
 
-use cudarc::driver::{result, sys};
-use std::ffi::{c_void, CString};
 use std::fmt::Write as _;
 use std::path::PathBuf;
-use stencil_runtime::cuda::{KernelCode, LaunchShape, Tiles, Tuning};
+use stencil_runtime::cuda::{KernelCode, Tuning};
 use stencil_runtime::{Backend, Cuda, Error, Field, Precision, Real};
 use stencil_tests::bench::{arg, median_device_time, R};
 use stencil_tests::kernels::suite;
+
+#[path = "gpu_stencils/hand.rs"]
+mod hand;
+use hand::{grid, hand_blocks, tuned_grid, vector_width, Arg, Hand, TUNED_POINTS};
 
 /// Timed launches per measurement (after warm-up); the median is reported.
 const REPS: usize = 15;
@@ -30,89 +32,6 @@ const REPS: usize = 15;
 /// Median seconds of `f`, each call timed alone with device events.
 fn median_time(cuda: &Cuda, f: impl FnMut() -> R<()>) -> R<f64> {
     median_device_time(cuda, REPS, f)
-}
-
-/// The hand-written kernels, loaded from the nvcc-built cubin.
-struct Hand {
-    module: sys::CUmodule,
-}
-
-/// A launch argument of a hand-written kernel, each in its own 8-byte slot.
-#[derive(Clone, Copy)]
-enum Arg {
-    Ptr(u64),
-    Int(i32),
-    Real(f64, Precision),
-}
-
-impl Hand {
-    fn load(path: &PathBuf) -> R<Hand> {
-        let image = std::fs::read(path)?;
-        let mut module = std::ptr::null_mut();
-        // SAFETY: a cubin image read whole from disk.
-        unsafe { sys::cuModuleLoadData(&mut module, image.as_ptr() as *const c_void) }
-            .result()
-            .map_err(|e| format!("cannot load {}: {e:?}", path.display()))?;
-        Ok(Hand { module })
-    }
-
-    fn launch(
-        &self,
-        cuda: &Cuda,
-        name: &str,
-        grid: [u32; 3],
-        block: [u32; 3],
-        args: &[Arg],
-    ) -> R<()> {
-        let cname = CString::new(name)?;
-        // SAFETY: the module is loaded; the name is NUL-terminated.
-        let f = unsafe { result::module::get_function(self.module, cname) }
-            .map_err(|e| format!("no kernel {name} in the cubin: {e:?}"))?;
-        let mut slots: Vec<u64> = args
-            .iter()
-            .map(|a| match *a {
-                Arg::Ptr(p) => p,
-                Arg::Int(i) => i as u32 as u64,
-                Arg::Real(v, Precision::F32) => (v as f32).to_bits() as u64,
-                Arg::Real(v, Precision::F64) => v.to_bits(),
-            })
-            .collect();
-        let mut ptrs: Vec<*mut c_void> = slots
-            .iter_mut()
-            .map(|s| s as *mut u64 as *mut c_void)
-            .collect();
-        // SAFETY: the arguments match the kernel's signature in stencils.cu (integers and
-        // f32 sit in the low bytes of their slots, little-endian); the fields cover the
-        // domain plus the halo.
-        unsafe {
-            result::launch_kernel(
-                f,
-                (grid[0], grid[1], grid[2]),
-                (block[0], block[1], block[2]),
-                0,
-                cuda.raw_stream(),
-                &mut ptrs,
-            )
-        }
-        .map_err(|e| format!("{name}: {e:?}"))?;
-        Ok(())
-    }
-
-    /// The fastest of `shapes` for `run(block)`; returns (seconds, shape).
-    fn best(
-        cuda: &Cuda,
-        shapes: &[[u32; 3]],
-        mut run: impl FnMut([u32; 3]) -> R<()>,
-    ) -> R<(f64, [u32; 3])> {
-        let mut best = (f64::INFINITY, shapes[0]);
-        for &s in shapes {
-            let t = median_time(cuda, || run(s))?;
-            if t < best.0 {
-                best = (t, s);
-            }
-        }
-        Ok(best)
-    }
 }
 
 fn ptr<T: Real>(f: &Field<T>) -> (u64, i32, i32) {
@@ -168,44 +87,9 @@ fn prec<T: Real>() -> (&'static str, Precision) {
     }
 }
 
-/// The block shapes a hand-written kernel is timed with: the blocks the generated
-/// kernels' full search tries for `dims` dimensions ([`LaunchShape::candidates`]).
-fn hand_blocks(dims: usize) -> Vec<[u32; 3]> {
-    LaunchShape::candidates(dims, Tiles::ONE, 1)
-        .iter()
-        .map(|s| s.block)
-        .collect()
-}
-
-fn grid(n: &[usize], b: [u32; 3]) -> [u32; 3] {
-    let mut g = [1u32; 3];
-    for a in 0..n.len() {
-        g[a] = n[a].div_ceil(b[a] as usize) as u32;
-    }
-    g
-}
-
 /// A hand-written kernel's time and launch shape, and its output's difference from the
 /// generated kernel's.
 type HandResult = (Option<(f64, String)>, Option<f64>);
-
-/// The points along the last axis per thread the tuned kernels exist for.
-const TUNED_POINTS: [usize; 3] = [1, 2, 4];
-
-/// Points along x per thread of a tuned kernel: one 16-byte vector.
-fn vector_width<T: Real>() -> usize {
-    16 / std::mem::size_of::<T>()
-}
-
-/// The grid of a tuned kernel over domain `n` with block `b`, `points` along the last
-/// axis per thread.
-fn tuned_grid<T: Real>(n: &[usize], b: [u32; 3], points: usize) -> [u32; 3] {
-    let mut g = grid(n, b);
-    g[0] = n[0].div_ceil(b[0] as usize * vector_width::<T>()) as u32;
-    let last = n.len() - 1;
-    g[last] = n[last].div_ceil(b[last] as usize * points) as u32;
-    g
-}
 
 /// The tuned hand-written `name` (`NAME_tuned_pP_f32`) at its best over the block shapes
 /// and points per thread that divide domain `n`, writing `tuned_out`: its time and shape
