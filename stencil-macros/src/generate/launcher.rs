@@ -100,6 +100,21 @@ impl Parts {
                             #rt::launch::check_field(NAME, DIMS, &__domain, #rt::launch::FieldSpec { name: #fname, halo: #fhalo, map: #map, reach: [#(#reach),*] }, #id)?;
                         },
                     });
+                    // Taken and viewed by reference, or mutably where the kernel writes it.
+                    let (field, block_field, view, cpu_view) = match f.access {
+                        Access::In => (
+                            quote!(&#rt::Field<#t>),
+                            quote!(&#rt::BlockField<#t>),
+                            quote!(view),
+                            quote!(cpu_view),
+                        ),
+                        Access::Out | Access::InOut => (
+                            quote!(&mut #rt::Field<#t>),
+                            quote!(&mut #rt::BlockField<#t>),
+                            quote!(view_mut),
+                            quote!(cpu_view_mut),
+                        ),
+                    };
                     match &f.member_of {
                         // A member of a group of fields: the launchers take the group's
                         // struct of fields once and take each member out of it.
@@ -108,15 +123,6 @@ impl Parts {
                             let member = format_ident!("{}", m.member);
                             if !args.contains(&group) {
                                 let head = format_ident!("{}", m.group);
-                                let (field, block_field) = match f.access {
-                                    Access::In => {
-                                        (quote!(&#rt::Field<#t>), quote!(&#rt::BlockField<#t>))
-                                    }
-                                    Access::Out | Access::InOut => (
-                                        quote!(&mut #rt::Field<#t>),
-                                        quote!(&mut #rt::BlockField<#t>),
-                                    ),
-                                };
                                 domain.params.push(quote!(#group: #head<#field>));
                                 blocks.params.push(quote!(#group: #head<#block_field>));
                                 args.push(group.clone());
@@ -125,35 +131,14 @@ impl Parts {
                             domain.prelude.push(take.clone());
                             blocks.prelude.push(take);
                         }
-                        None => args.push(id.clone()),
-                    }
-                    let by_group = f.member_of.is_some();
-                    match f.access {
-                        Access::In if by_group => {
-                            domain.call_args.push(quote!(#id.view(NAME, #fname)?));
-                            blocks.call_args.push(quote!(#id.cpu_view(NAME, #fname)?));
-                        }
-                        Access::Out | Access::InOut if by_group => {
-                            domain.call_args.push(quote!(#id.view_mut(NAME, #fname)?));
-                            blocks
-                                .call_args
-                                .push(quote!(#id.cpu_view_mut(NAME, #fname)?));
-                        }
-                        Access::In => {
-                            domain.params.push(quote!(#id: &#rt::Field<#t>));
-                            domain.call_args.push(quote!(#id.view(NAME, #fname)?));
-                            blocks.params.push(quote!(#id: &#rt::BlockField<#t>));
-                            blocks.call_args.push(quote!(#id.cpu_view(NAME, #fname)?));
-                        }
-                        Access::Out | Access::InOut => {
-                            domain.params.push(quote!(#id: &mut #rt::Field<#t>));
-                            domain.call_args.push(quote!(#id.view_mut(NAME, #fname)?));
-                            blocks.params.push(quote!(#id: &mut #rt::BlockField<#t>));
-                            blocks
-                                .call_args
-                                .push(quote!(#id.cpu_view_mut(NAME, #fname)?));
+                        None => {
+                            args.push(id.clone());
+                            domain.params.push(quote!(#id: #field));
+                            blocks.params.push(quote!(#id: #block_field));
                         }
                     }
+                    domain.call_args.push(quote!(#id.#view(NAME, #fname)?));
+                    blocks.call_args.push(quote!(#id.#cpu_view(NAME, #fname)?));
                     blocks
                         .checks
                         .push(quote!(blocks.check_field(NAME, DIMS, #fname, #fhalo, &*#id)?;));

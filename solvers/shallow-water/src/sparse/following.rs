@@ -125,13 +125,6 @@ impl<T: Real> Distribution<T> {
             *a = -1.0;
         }
     }
-
-    /// The sum of `value` over the ranks.
-    pub fn all_sum(&self, value: f64) -> f64 {
-        let mut v = [value];
-        self.ranks().all_reduce(&mut v, Op::Sum);
-        v[0]
-    }
 }
 
 impl<T: Real> SparseShallowWater<T> {
@@ -295,7 +288,8 @@ impl<T: Real> SparseShallowWater<T> {
         }
 
         // The local grid follows: blocks leaving it hand their flood extent to the host.
-        let local: HashSet<BlockKey> = layout.local_keys().into_iter().collect();
+        let local_keys = layout.local_keys();
+        let local: HashSet<BlockKey> = local_keys.iter().copied().collect();
         let before = BlockList::present(&self.blocks)?;
         let leave: Vec<BlockKey> = before
             .keys()
@@ -303,8 +297,7 @@ impl<T: Real> SparseShallowWater<T> {
             .filter(|k| !local.contains(k))
             .copied()
             .collect();
-        let enter: Vec<BlockKey> = layout
-            .local_keys()
+        let enter: Vec<BlockKey> = local_keys
             .into_iter()
             .filter(|&k| !self.blocks.contains(k))
             .collect();

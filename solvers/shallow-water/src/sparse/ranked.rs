@@ -215,10 +215,10 @@ impl<T: Real> Distribution<T> {
             .run(&ranks, grid, fields)?)
     }
 
-    /// The largest of `value` over the ranks.
-    pub fn all_max(&self, value: f64) -> f64 {
+    /// `value` combined over the ranks by `op`.
+    pub fn all(&self, value: f64, op: Op) -> f64 {
         let mut v = [value];
-        self.ranks.all_reduce(&mut v, Op::Max);
+        self.ranks.all_reduce(&mut v, op);
         v[0]
     }
 
@@ -359,13 +359,13 @@ impl<T: Real> SparseShallowWater<T> {
         };
         one_step(d)?;
         self.backend.synchronize()?;
-        d.all_max(0.0);
+        d.all(0.0, Op::Max);
         let start = std::time::Instant::now();
         for _ in 0..repeats {
             one_step(d)?;
         }
         self.backend.synchronize()?;
-        d.all_max(0.0);
+        d.all(0.0, Op::Max);
         Ok(Some(start.elapsed().as_secs_f64() / repeats.max(1) as f64))
     }
 }

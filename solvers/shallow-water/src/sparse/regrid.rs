@@ -38,7 +38,7 @@ impl<T: Real> SparseShallowWater<T> {
             Backend::Cpu => self.measured_wet,
         };
         if let Some(d) = &self.distribution {
-            wet_cells = d.all_sum(wet_cells);
+            wet_cells = d.all(wet_cells, stencil_ranks::Op::Sum);
         }
         self.wet_cell_steps += wet_cells * REGRID_EVERY as f64;
         let (add, remove) = self.chosen_change(flags);

@@ -32,7 +32,7 @@ impl<T: Real> SparseShallowWater<T> {
             .evaluate_fluxes(Which::Now, self.progress.time, true)?
             .as_f64();
         if let Some(d) = &self.distribution {
-            speed = d.all_max(speed);
+            speed = d.all(speed, stencil_ranks::Op::Max);
         }
         let unstable = SparseShallowWater::instability;
         let track = |flow: &mut Self, clock: &Clock<T>| flow.track_at(&clock.after);
