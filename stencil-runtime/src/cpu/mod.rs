@@ -111,6 +111,30 @@ pub fn wide_vectors() -> bool {
     })
 }
 
+/// The precision a generic kernel's CPU code runs at: generated `cpu::<T>` functions call
+/// the kernel's instance for `f32` where this holds and for `f64` otherwise. Those
+/// instances are ordinary functions of the crate that defines the kernel, compiled once
+/// there, where a generic function would be compiled again in every crate that launches
+/// it.
+#[inline(always)]
+pub fn is_f32<T: Real>() -> bool {
+    std::any::TypeId::of::<T>() == std::any::TypeId::of::<f32>()
+}
+
+/// `value` as `B`, which is its own type written another way: a generated `cpu::<T>` hands
+/// its views and scalars of `T` to the instance of `T`'s precision ([`is_f32`]) and gets its
+/// reductions back through this.
+///
+/// # Safety
+/// `A` and `B` must be the same type.
+#[inline(always)]
+pub unsafe fn same_type<A, B>(value: A) -> B {
+    debug_assert_eq!(std::mem::size_of::<A>(), std::mem::size_of::<B>());
+    let value = std::mem::ManuallyDrop::new(value);
+    // SAFETY: the caller's promise: `B` is `A`.
+    unsafe { std::mem::transmute_copy::<A, B>(&value) }
+}
+
 /// Splits the points `start, start + step, ..` below `end` of a row of a domain `n0`
 /// points wide into those less than `margin` from its low edge, those between, and those
 /// less than `margin` from its high edge, as `(first, end)` pairs whose firsts lie on the

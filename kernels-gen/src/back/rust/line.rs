@@ -90,7 +90,7 @@ pub(super) fn line_function(
                     *at(x, 0) = next;
                 }
             });
-    });
+    }, None);
     quote! {
         /// The CPU implementation of a line kernel: every line of the domain `n`, in
         /// parallel, solved by the Thomas algorithm.

@@ -98,42 +98,39 @@ impl Middle<'_> {
         let (even, odd) = (at(false), at(true));
         let stores = self.stores;
         // Pairs from an even point on, where the storage starts at an even index (so that
-        // a point's parity is its view index's); an odd first or last point alone.
+        // a point's parity is its view index's); an odd first or last point alone, and
+        // every point alone where the storage starts at an odd index. The lone points
+        // share one copy of the code.
         quote! {
             let (m0, m1) = (middle.0.max(#m), middle.1.min(n[0] as isize - #m));
-            if o0 & 1 == 0 {
-                let mut t = m0;
-                if t < m1 && t & 1 == 1 {
-                    #single
-                    t += 1;
-                }
-                // A counted loop with the coarse index advancing by one per pair: indices
-                // affine in the counter, which LLVM vectorises (strided accesses).
-                let (t0, iac0) = (t, (t - o0) >> 1);
-                let pairs = (m1 - t0).max(0) / 2;
-                for p in 0..pairs {
-                    let t = t0 + 2 * p;
-                    let iac = iac0 + p;
-                    {
-                        let i = t;
-                        let ia = t - o0;
-                        #(#even)*
-                        #(#stores)*
-                    }
-                    {
-                        let i = t + 1;
-                        let ia = t + 1 - o0;
-                        #(#odd)*
-                        #(#stores)*
-                    }
-                }
-                t = t0 + 2 * pairs;
-                if t < m1 {
-                    #single
-                }
+            let (t0, pairs) = if o0 & 1 == 0 {
+                let t0 = if m0 < m1 && m0 & 1 == 1 { m0 + 1 } else { m0 };
+                (t0, (m1 - t0).max(0) / 2)
             } else {
-                for t in m0..m1 {
+                (m1, 0)
+            };
+            for (from, to) in [(m0, t0.min(m1)), (t0 + 2 * pairs, m1)] {
+                for t in from..to {
                     #single
+                }
+            }
+            // A counted loop with the coarse index advancing by one per pair: indices
+            // affine in the counter, which LLVM vectorises (strided accesses).
+            let iac0 = (t0 - o0) >> 1;
+            for p in 0..pairs {
+                let t = t0 + 2 * p;
+                let iac = iac0 + p;
+                {
+                    let i = t;
+                    let ia = t - o0;
+                    #(#even)*
+                    #(#stores)*
+                }
+                {
+                    let i = t + 1;
+                    let ia = t + 1 - o0;
+                    #(#odd)*
+                    #(#stores)*
                 }
             }
         }

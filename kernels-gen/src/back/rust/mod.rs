@@ -90,34 +90,119 @@ impl Signature<'_> {
     /// `fma`; the results are the same) and that copy runs where the CPU has both
     /// ([`cpu::wide_vectors`](../../stencil_runtime/cpu/fn.wide_vectors.html)): the
     /// closures inside inherit the target feature.
-    fn item(&self, ret: TokenStream, body: TokenStream) -> TokenStream {
+    ///
+    /// A generic kernel's `cpu::<T>` only picks between two ordinary functions,
+    /// `cpu_f32::cpu` and `cpu_f64::cpu`, the body written out at each precision (`T` is
+    /// that precision in its module). They are compiled once, in the crate that defines
+    /// the kernel, where a generic function would be compiled again in every crate (every
+    /// program and test) that launches the kernel: release builds do not share generic
+    /// instances between crates. Being ordinary functions of modules of their own, they
+    /// also spread over the crate's code-generation units, where rustc puts the instances
+    /// of generic functions together.
+    fn item(&self, ret: TokenStream, body: TokenStream, row: Option<&RowFn>) -> TokenStream {
         let Signature {
             rt,
             generics,
             params,
             args,
         } = self;
-        let turbofish = if generics.is_empty() {
-            quote!()
-        } else {
-            quote!(::<T>)
+        if generics.is_empty() {
+            let code = self.code(ret, body, row);
+            return quote!(pub #code);
+        }
+        let allow =
+            quote!(#[allow(clippy::all, unused, non_snake_case, unused_parens, unused_mut)]);
+        let instance = |module: TokenStream, real: TokenStream| {
+            let code = self.code(ret.clone(), body.clone(), row);
+            quote! {
+                #[doc(hidden)]
+                pub mod #module {
+                    #[allow(unused_imports)]
+                    use super::*;
+                    type T = #real;
+                    /// The kernel's CPU code at this precision (see `cpu`).
+                    ///
+                    /// # Safety
+                    /// As `cpu`'s.
+                    #[inline(never)]
+                    #allow
+                    pub #code
+                }
+            }
         };
+        let (f32_instance, f64_instance) = (
+            instance(quote!(cpu_f32), quote!(f32)),
+            instance(quote!(cpu_f64), quote!(f64)),
+        );
         quote! {
             pub unsafe fn cpu #generics (n: [usize; 3], over: #rt::cpu::Over<'_>, #(#params),*) #ret {
+                if #rt::cpu::is_f32::<T>() {
+                    #rt::cpu::same_type(cpu_f32::cpu(n, over, #(#rt::cpu::same_type(#args)),*))
+                } else {
+                    #rt::cpu::same_type(cpu_f64::cpu(n, over, #(#rt::cpu::same_type(#args)),*))
+                }
+            }
+            #f32_instance
+            #f64_instance
+        }
+    }
+
+    /// `unsafe fn cpu(n, params..) ret { body }` for one precision, with its AVX copy;
+    /// with `row`, each copy with the function `row` that its `body` calls per row.
+    fn code(&self, ret: TokenStream, body: TokenStream, row: Option<&RowFn>) -> TokenStream {
+        let Signature {
+            rt, params, args, ..
+        } = self;
+        let row_fn = |features: TokenStream| {
+            row.map(|RowFn { ret, body }| {
+                quote! {
+                    #features
+                    #[inline(never)]
+                    unsafe fn row(r: #rt::cpu::Row, n: [usize; 3], #(#params),*) #ret {
+                        #body
+                    }
+                }
+            })
+        };
+        let (wide_row, row) = (
+            row_fn(quote!(#[target_feature(enable = "avx,fma")])),
+            row_fn(quote!()),
+        );
+        quote! {
+            unsafe fn cpu(n: [usize; 3], over: #rt::cpu::Over<'_>, #(#params),*) #ret {
                 #[cfg(target_arch = "x86_64")]
                 {
                     #[target_feature(enable = "avx,fma")]
-                    unsafe fn wide #generics (n: [usize; 3], over: #rt::cpu::Over<'_>, #(#params),*) #ret {
+                    unsafe fn wide(n: [usize; 3], over: #rt::cpu::Over<'_>, #(#params),*) #ret {
+                        #wide_row
                         #body
                     }
                     if #rt::cpu::wide_vectors() {
-                        return wide #turbofish (n, over, #(#args),*);
+                        return wide(n, over, #(#args),*);
                     }
                 }
+                #row
                 #body
             }
         }
     }
+
+    /// `unsafe { row(r, n, args..) }`: a row driver's call of the function of one row.
+    fn call_row(&self) -> TokenStream {
+        let args = self.args;
+        quote!(unsafe { row(r, n, #(#args),*) })
+    }
+}
+
+/// The work of one row of a kernel, a function of its own (`row`): rustc compiles each
+/// kernel's rows in the code-generation unit of the kernel's module, where the row
+/// driver's closure, an instance of the runtime's generic driver, would take it into one
+/// unit with every other kernel's.
+struct RowFn {
+    /// What a row returns (its reductions' partial values).
+    ret: TokenStream,
+    /// The row's code, from `r: Row`, `n` and the kernel's parameters.
+    body: TokenStream,
 }
 
 /// The `cpu` function of a kernel. `rt` is the path of the runtime crate. A kernel with
@@ -307,18 +392,20 @@ pub fn cpu_function(k: &Kernel, rt: &TokenStream) -> TokenStream {
     if k.reductions.is_empty() {
         let row_loops = if has_middle {
             let m = edges::EDGE_MARGIN as isize;
-            let low = stepped(quote!(low.0..low.1));
-            let high = stepped(quote!(high.0..high.1));
+            let edge = stepped(quote!(from..to));
             let middle_loop = middle.row_loop();
             quote! {
                 let [low, middle, high] =
                     #rt::cpu::split_row(#first, r.i1 as isize, #step, n[0] as isize, #m);
-                for t in #low {
-                    #point
-                }
-                #middle_loop
-                for t in #high {
-                    #point
+                // The points near either end share one copy of the general code.
+                for (side, (from, to)) in [low, middle, high].into_iter().enumerate() {
+                    if side == 1 {
+                        #middle_loop
+                    } else {
+                        for t in #edge {
+                            #point
+                        }
+                    }
                 }
             }
         } else {
@@ -328,17 +415,21 @@ pub fn cpu_function(k: &Kernel, rt: &TokenStream) -> TokenStream {
                 }
             }
         };
+        let row = RowFn {
+            ret: quote!(),
+            body: quote! {
+                #row_place
+                #locals
+                #(#row_ptrs)*
+                #stage_fill
+                #row_loops
+            },
+        };
+        let call_row = sig.call_row();
         let item = sig.item(
             quote!(),
-            quote! {
-                    #rt::cpu::#for_each(#covers, move |r: #rt::cpu::Row| {
-                        #row_place
-                        #locals
-                    #(#row_ptrs)*
-                    #stage_fill
-                    #row_loops
-                });
-            },
+            quote!(#rt::cpu::#for_each(#covers, move |r: #rt::cpu::Row| #call_row);),
+            Some(&row),
         );
         quote! {
             /// The CPU implementation: every interior point of the domain `n`, rows in
@@ -426,19 +517,24 @@ pub fn cpu_function(k: &Kernel, rt: &TokenStream) -> TokenStream {
         let tile_loops = match has_middle.then(|| middle.point(&[])) {
             Some(middle_point) => {
                 let m = edges::EDGE_MARGIN as isize;
-                let low = tiles(quote!(low.0), quote!(low.1), &point);
+                let edge = tiles(quote!(from), quote!(to), &point);
                 let middle = tiles(
-                    quote!(middle.0.max(#m)),
-                    quote!(middle.1.min(n[0] as isize - #m)),
+                    quote!(from.max(#m)),
+                    quote!(to.min(n[0] as isize - #m)),
                     &middle_point,
                 );
-                let high = tiles(quote!(high.0), quote!(high.1), &point);
+                // In order (the sums' rounding depends on it), the points near either end
+                // sharing one copy of the general code.
                 quote! {
                     let [low, middle, high] =
                         #rt::cpu::split_row(#first, r.i1 as isize, #step, n[0] as isize, #m);
-                    { #low }
-                    { #middle }
-                    { #high }
+                    for (side, (from, to)) in [low, middle, high].into_iter().enumerate() {
+                        if side == 1 {
+                            #middle
+                        } else {
+                            #edge
+                        }
+                    }
                 }
             }
             None => {
@@ -463,26 +559,32 @@ pub fn cpu_function(k: &Kernel, rt: &TokenStream) -> TokenStream {
         } else {
             quote!(total)
         };
+        let row = RowFn {
+            ret: quote!(-> (#(#red_types,)*)),
+            body: quote! {
+                #row_place
+                #locals
+                #(#row_ptrs)*
+                #stage_fill
+                let (#(mut #accs,)*) = (#(#identities,)*);
+                #(#part_decls)*
+                #tile_loops
+                (#(#accs,)*)
+            },
+        };
+        let call_row = sig.call_row();
         let item = sig.item(
             quote!(-> #ret),
             quote! {
-                    let total = #rt::cpu::#reduce(
-                        #covers,
-                        (#(#identities,)*),
-                        |a: (#(#red_types,)*), b: (#(#red_types,)*)| (#(#combine_tuple,)*),
-                        move |r: #rt::cpu::Row| {
-                            #row_place
-                            #locals
-                            #(#row_ptrs)*
-                            #stage_fill
-                            let (#(mut #accs,)*) = (#(#identities,)*);
-                            #(#part_decls)*
-                            #tile_loops
-                            (#(#accs,)*)
-                        },
-                    );
-                    #finish
+                let total = #rt::cpu::#reduce(
+                    #covers,
+                    (#(#identities,)*),
+                    |a: (#(#red_types,)*), b: (#(#red_types,)*)| (#(#combine_tuple,)*),
+                    move |r: #rt::cpu::Row| #call_row,
+                );
+                #finish
             },
+            Some(&row),
         );
         quote! {
             /// The CPU implementation: every interior point of the domain `n`, rows in
