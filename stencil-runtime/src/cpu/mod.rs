@@ -111,27 +111,25 @@ pub fn wide_vectors() -> bool {
     })
 }
 
-/// The precision a generic kernel's CPU code runs at: generated `cpu::<T>` functions call
-/// the kernel's instance for `f32` where this holds and for `f64` otherwise. Those
-/// instances are ordinary functions of the crate that defines the kernel, compiled once
-/// there, where a generic function would be compiled again in every crate that launches
-/// it.
-#[inline(always)]
-pub fn is_f32<T: Real>() -> bool {
-    std::any::TypeId::of::<T>() == std::any::TypeId::of::<f32>()
-}
-
-/// `value` as `B`, which is its own type written another way: a generated `cpu::<T>` hands
-/// its views and scalars of `T` to the instance of `T`'s precision ([`is_f32`]) and gets its
-/// reductions back through this.
+/// `value` as `B`, which is its own type written another way: a generated `cpu::<T>`
+/// hands its views and scalars of `T` to the kernel's ordinary function of `T`'s
+/// precision (`cpu_f32::cpu` or `cpu_f64::cpu`, compiled once in the crate that defines
+/// the kernel, where a generic body would be compiled again in every crate that launches
+/// it) and gets its reductions back through this.
 ///
-/// # Safety
-/// `A` and `B` must be the same type.
+/// # Panics
+/// If `A` is not `B` (a generated kernel never asks that).
 #[inline(always)]
-pub unsafe fn same_type<A, B>(value: A) -> B {
-    debug_assert_eq!(std::mem::size_of::<A>(), std::mem::size_of::<B>());
+pub fn same_type<A: 'static, B: 'static>(value: A) -> B {
+    assert!(
+        std::any::TypeId::of::<A>() == std::any::TypeId::of::<B>(),
+        "same_type: {} is not {}",
+        std::any::type_name::<A>(),
+        std::any::type_name::<B>()
+    );
     let value = std::mem::ManuallyDrop::new(value);
-    // SAFETY: the caller's promise: `B` is `A`.
+    // SAFETY: `B` is `A` (checked above), so the bytes are a valid `B`, read once; the
+    // original is not dropped.
     unsafe { std::mem::transmute_copy::<A, B>(&value) }
 }
 

@@ -93,12 +93,10 @@ impl Signature<'_> {
     ///
     /// A generic kernel's `cpu::<T>` only picks between two ordinary functions,
     /// `cpu_f32::cpu` and `cpu_f64::cpu`, the body written out at each precision (`T` is
-    /// that precision in its module). They are compiled once, in the crate that defines
-    /// the kernel, where a generic function would be compiled again in every crate (every
-    /// program and test) that launches the kernel: release builds do not share generic
-    /// instances between crates. Being ordinary functions of modules of their own, they
-    /// also spread over the crate's code-generation units, where rustc puts the instances
-    /// of generic functions together.
+    /// that precision in its module). A library compiles both, once, where a generic
+    /// function would be compiled again in every crate (every program and test) that
+    /// launches the kernel: release builds do not share generic instances between crates.
+    /// A program compiles the ones it reaches (the pick is a constant of `T`).
     fn item(&self, ret: TokenStream, body: TokenStream, row: Option<&RowFn>) -> TokenStream {
         let Signature {
             rt,
@@ -136,7 +134,8 @@ impl Signature<'_> {
         );
         quote! {
             pub unsafe fn cpu #generics (n: [usize; 3], over: #rt::cpu::Over<'_>, #(#params),*) #ret {
-                if #rt::cpu::is_f32::<T>() {
+                // A constant condition: a program compiles only the precision it launches.
+                if const { matches!(<T as #rt::Real>::PRECISION, #rt::Precision::F32) } {
                     #rt::cpu::same_type(cpu_f32::cpu(n, over, #(#rt::cpu::same_type(#args)),*))
                 } else {
                     #rt::cpu::same_type(cpu_f64::cpu(n, over, #(#rt::cpu::same_type(#args)),*))
