@@ -99,7 +99,7 @@ fn every_kernel_agrees_with_the_cpu_for_every_launch_shape() {
     }
     check_suite(&cuda.clone().with_tuning(Tuning::Search), "searched");
     let written = std::fs::read_to_string(&cache).expect("the tuning cache was written");
-    let lines = written.lines().count();
+    let lines = decisions(&written);
     assert!(
         lines >= ALL.len() && written.contains(cuda.device_name()),
         "tuning cache:\n{written}"
@@ -108,7 +108,7 @@ fn every_kernel_agrees_with_the_cpu_for_every_launch_shape() {
     let tuned = cuda.clone().with_tuning(Tuning::On);
     check_suite(&tuned, "tuned, cached");
     let again = std::fs::read_to_string(&cache).expect("cache");
-    assert_eq!(again.lines().count(), lines, "no new search");
+    assert_eq!(decisions(&again), lines, "no new search");
 
     // Over other size classes the first launches are trials of the proposed shapes, each
     // launch a real one that agrees with the CPU; once every proposal of a kernel has run
@@ -120,11 +120,17 @@ fn every_kernel_agrees_with_the_cpu_for_every_launch_shape() {
         }
     };
     trial_suite("first trial launch");
-    let after_first = std::fs::read_to_string(&cache)
-        .expect("cache")
-        .lines()
-        .count();
-    assert_eq!(after_first, lines, "one launch decides no trial");
+    cuda.synchronize().expect("the first trial launches finish");
+    let after_first = std::fs::read_to_string(&cache).expect("cache");
+    assert_eq!(
+        decisions(&after_first),
+        lines,
+        "one launch decides no trial"
+    );
+    assert!(
+        after_first.lines().count() > lines,
+        "the first timed launches are in the file once they finished:\n{after_first}"
+    );
     for run in 1..LaunchShape::MOST_TRIAL_LAUNCHES {
         trial_suite(&format!("trial launch {}", run + 1));
     }
@@ -132,7 +138,7 @@ fn every_kernel_agrees_with_the_cpu_for_every_launch_shape() {
     trial_suite("decided");
     let decided = std::fs::read_to_string(&cache).expect("cache");
     assert_eq!(
-        decided.lines().count(),
+        decisions(&decided),
         lines + 2 * ALL.len(),
         "every kernel's trial decided once, in each precision:\n{decided}"
     );
@@ -141,6 +147,84 @@ fn every_kernel_agrees_with_the_cpu_for_every_launch_shape() {
         "{} kernels x 2 precisions x 14 launch policies, and over other sizes in {} trial launches, agree with the CPU on {}",
         ALL.len(),
         LaunchShape::MOST_TRIAL_LAUNCHES + 1,
+        cuda.device_name()
+    );
+}
+
+/// The decided shapes in a tuning cache file's text (not the timed launches of
+/// unfinished trials, `key <TAB> trial shape seconds`).
+fn decisions(cache: &str) -> usize {
+    cache.lines().filter(|l| !l.contains("\ttrial ")).count()
+}
+
+/// The environment variable that makes [`launches_of_one_run`] launch.
+const CHILD_RUN: &str = "STENCIL_TEST_TRIAL_CHILD";
+
+/// Launches used by [`trials_go_on_across_runs`] in a process of its own: three lap5
+/// launches on a size class of their own, fewer than a trial takes, then a wait.
+#[test]
+fn launches_of_one_run() {
+    if std::env::var_os(CHILD_RUN).is_none() {
+        return;
+    }
+    let cuda = Cuda::new(0).expect("the parent test found a device");
+    let b = Backend::Cuda(cuda.clone().with_tuning(Tuning::On));
+    let n = [1500, 700];
+    let u = Field::<f32>::from_fn(&n, 1, |p| (p[0] * 3 + p[1]) as f32 * 0.01)
+        .to(&b)
+        .expect("a device field");
+    let mut out = Field::<f32>::zeros_on(&b, &n, 0).expect("a device field");
+    for _ in 0..3 {
+        suite::lap5::launch(&b, &u, &mut out, 1.0).expect("a launch");
+    }
+    cuda.synchronize().expect("the launches finish");
+}
+
+/// A kernel launched fewer times per run than a trial takes still gets its shape decided:
+/// each run's timed launches go to the tuning cache file and the next run's trial goes on
+/// from them, until a run decides it; later runs add nothing.
+#[test]
+fn trials_go_on_across_runs() {
+    let Some(cuda) = cuda_or_skip() else { return };
+    let cache = std::env::temp_dir().join(format!("stencil-runs-{}.tsv", std::process::id()));
+    let _ = std::fs::remove_file(&cache);
+    let run = || {
+        let out = std::process::Command::new(std::env::current_exe().expect("this test"))
+            .args(["--exact", "launches_of_one_run", "--include-ignored"])
+            .env(CHILD_RUN, "1")
+            .env(stencil_runtime::cuda::TUNE_CACHE_ENV, &cache)
+            .env("STENCIL_TUNE", "on")
+            .output()
+            .expect("the test runs itself");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+        std::fs::read_to_string(&cache).unwrap_or_default()
+    };
+    let first = run();
+    assert_eq!(
+        decisions(&first),
+        0,
+        "three launches decide no trial:\n{first}"
+    );
+    assert_eq!(first.lines().count(), 3, "each timed launch kept:\n{first}");
+    // Three launches a run, and a trial of at most 8 launches decided by the launch after.
+    let most_runs = LaunchShape::MOST_TRIAL_LAUNCHES.div_ceil(3) + 1;
+    let mut text = first;
+    let mut runs = 1;
+    while decisions(&text) == 0 {
+        assert!(runs < most_runs, "no decision after {runs} runs:\n{text}");
+        text = run();
+        runs += 1;
+    }
+    assert_eq!(decisions(&text), 1, "{text}");
+    let settled = run();
+    assert_eq!(settled, text, "a decided kernel adds nothing");
+    let _ = std::fs::remove_file(&cache);
+    println!(
+        "a trial of three launches a run decided in {runs} runs on {}",
         cuda.device_name()
     );
 }

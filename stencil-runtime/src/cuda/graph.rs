@@ -142,15 +142,39 @@ impl Cuda {
                 .untried_since(mark)
     }
 
+    /// Writes the times of the finished launches of trials under way to the tuning cache
+    /// file (after a wait, every launch of this stream has finished), so that a trial a
+    /// program does not finish (a kernel launched fewer times than a trial takes) goes on
+    /// in the next run.
+    pub(crate) fn save_trial_launches(&self) -> Result<(), Error> {
+        let device = &self.stream().device;
+        // Locks taken trials, then tuned, as a launch takes them.
+        let mut trials = device.trials.lock().unwrap_or_else(|e| e.into_inner());
+        if trials.is_idle() {
+            return Ok(());
+        }
+        let timed = trials.timed_unsaved()?;
+        let mut tuned = device.tuned.lock().unwrap_or_else(|e| e.into_inner());
+        for (key, shape, seconds) in timed {
+            tuned.put_sample(key, shape, seconds);
+        }
+        Ok(())
+    }
+
     /// Ends the trials that have timed launches, with the fastest shape each timed (kept
     /// in the cache file where the trial had run all its launches, else for this process
-    /// only).
+    /// only, the times of its finished launches in the file for the next process).
     fn settle_trials(&self) -> Result<(), Error> {
         let device = &self.stream().device;
         // Locks taken trials, then tuned, as a launch takes them.
         let mut trials = device.trials.lock().unwrap_or_else(|e| e.into_inner());
-        let decided = trials.settle()?;
+        let (decided, timed) = trials.settle()?;
         let mut tuned = device.tuned.lock().unwrap_or_else(|e| e.into_inner());
+        // The launches of a trial the capture ends unfinished are kept for the next
+        // process's trial of that key.
+        for (key, shape, seconds) in timed {
+            tuned.put_sample(key, shape, seconds);
+        }
         for (key, shape, complete) in decided {
             if complete {
                 tuned.put(key, shape);

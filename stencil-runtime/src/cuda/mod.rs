@@ -251,7 +251,8 @@ impl Cuda {
 
     /// Waits for all work queued on this stream; the error of a failed kernel surfaces here.
     pub fn synchronize(&self) -> Result<(), Error> {
-        self.stream.synchronize()
+        self.stream.synchronize()?;
+        self.save_trial_launches()
     }
 
     /// Waits for all work on the device (every stream).

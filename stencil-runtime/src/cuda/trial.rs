@@ -34,6 +34,9 @@ pub struct TrialMark(u64);
 struct Trial {
     /// The shapes to try, the model's first choice first.
     candidates: Vec<LaunchShape>,
+    /// The launches earlier processes timed (read from the tuning cache), in the order
+    /// [`Trial::scheduled`] gave them there: this trial goes on after them.
+    prior: Vec<(LaunchShape, f64)>,
     /// The launches timed so far, in the order [`Trial::scheduled`] gave them.
     samples: Vec<Sample>,
     /// The shape to use where no candidate could launch.
@@ -45,12 +48,17 @@ struct Trial {
 impl Trial {
     /// A shape known to launch: the first timed one, else the fallback.
     fn safe(&self) -> LaunchShape {
-        self.samples.first().map_or(self.fallback, |s| s.shape)
+        let earlier = self.prior.first().map(|&(s, _)| s);
+        self.samples
+            .first()
+            .map(|s| s.shape)
+            .or(earlier)
+            .unwrap_or(self.fallback)
     }
 
     /// The shape of the trial's next launch: the candidates in order, then in reverse.
     fn scheduled(&self) -> Option<LaunchShape> {
-        let (i, k) = (self.samples.len(), self.candidates.len());
+        let (i, k) = (self.prior.len() + self.samples.len(), self.candidates.len());
         if i < k {
             Some(self.candidates[i])
         } else if i < ROUNDS * k {
@@ -66,6 +74,8 @@ struct Sample {
     shape: LaunchShape,
     start: sys::CUevent,
     stop: sys::CUevent,
+    /// Whether its time has been handed out by [`Trials::timed_unsaved`].
+    saved: bool,
 }
 
 // SAFETY: event handles may be used from any thread with the context current; `Trials`
@@ -137,6 +147,7 @@ impl Ticket {
             shape: self.shape,
             start,
             stop,
+            saved: false,
         }
     }
 }
@@ -169,25 +180,31 @@ pub(crate) enum Next {
 }
 
 impl Trials {
-    /// The next step of the trial under `key`, started with the candidates `proposals`
-    /// gives (the model's first choice first) if there is none; `fallback` is the shape
+    /// The next step of the trial under `key`, started if there is none with the
+    /// candidates `proposals` gives (the model's first choice first) and the launches
+    /// earlier processes timed (`prior`, from the tuning cache); `fallback` is the shape
     /// used if none of them can launch.
     pub fn next(
         &mut self,
         key: &str,
         proposals: impl FnOnce() -> Vec<LaunchShape>,
+        prior: impl FnOnce() -> Vec<(LaunchShape, f64)>,
         fallback: LaunchShape,
     ) -> Result<Next, Error> {
         self.clock += 1;
-        let trial = self
-            .pending
-            .entry(key.to_string())
-            .or_insert_with(|| Trial {
-                candidates: proposals(),
+        let trial = self.pending.entry(key.to_string()).or_insert_with(|| {
+            let candidates = proposals();
+            let mut prior = prior();
+            prior.retain(|(s, _)| candidates.contains(s));
+            prior.truncate(ROUNDS * candidates.len());
+            Trial {
+                candidates,
+                prior,
                 samples: Vec::new(),
                 fallback,
                 touched: 0,
-            });
+            }
+        });
         trial.touched = self.clock;
         if let Some(shape) = trial.scheduled() {
             let flags = sys::CUevent_flags::CU_EVENT_DEFAULT;
@@ -221,8 +238,24 @@ impl Trials {
         if !finished {
             return Ok(Next::Wait(trial.safe()));
         }
-        let timed = !trial.samples.is_empty();
+        let timed = !trial.samples.is_empty() || !trial.prior.is_empty();
         self.decide(key).map(|shape| Next::Decided(shape, timed))
+    }
+
+    /// The times of the timed launches that have finished and were not handed out
+    /// before, by key: for the tuning cache, so that a trial the process does not
+    /// finish goes on in the next one.
+    pub fn timed_unsaved(&mut self) -> Result<Vec<(String, LaunchShape, f64)>, Error> {
+        let mut out = Vec::new();
+        for (key, trial) in &mut self.pending {
+            for s in trial.samples.iter_mut().filter(|s| !s.saved) {
+                if s.finished()? {
+                    s.saved = true;
+                    out.push((key.clone(), s.shape, s.seconds()?));
+                }
+            }
+        }
+        Ok(out)
     }
 
     /// Files a timed launch that was queued.
@@ -240,6 +273,7 @@ impl Trials {
     pub fn reject(&mut self, ticket: Ticket) {
         if let Some(t) = self.pending.get_mut(&ticket.key) {
             t.candidates.retain(|&c| c != ticket.shape);
+            t.prior.retain(|&(s, _)| s != ticket.shape);
             let (dropped, kept) = std::mem::take(&mut t.samples)
                 .into_iter()
                 .partition(|s| s.shape == ticket.shape);
@@ -252,27 +286,55 @@ impl Trials {
 
     /// Ends every trial that has timed at least one launch, waiting for those launches:
     /// the fastest shape so far of each, by key, and whether the trial had run all its
-    /// launches. (Before a graph capture, which cannot wait for events, so that the graph
-    /// records tuned shapes.)
-    pub fn settle(&mut self) -> Result<Vec<(String, LaunchShape, bool)>, Error> {
+    /// launches; and the times of the unfinished trials' launches not handed out before
+    /// (as [`Trials::timed_unsaved`] gives them), for the next process's trials. (Before a
+    /// graph capture, which cannot wait for events, so that the graph records tuned
+    /// shapes.)
+    #[allow(clippy::type_complexity)]
+    pub fn settle(
+        &mut self,
+    ) -> Result<
+        (
+            Vec<(String, LaunchShape, bool)>,
+            Vec<(String, LaunchShape, f64)>,
+        ),
+        Error,
+    > {
         let keys: Vec<String> = self
             .pending
             .iter()
             .filter(|(_, t)| !t.samples.is_empty())
             .map(|(k, _)| k.clone())
             .collect();
-        let mut decided = Vec::new();
-        for key in keys {
-            for s in &self.pending[&key].samples {
+        for key in &keys {
+            for s in &self.pending[key].samples {
                 // SAFETY: the event is alive and recorded.
                 unsafe { result::event::synchronize(s.stop) }
                     .map_err(|e| cuda_error("waiting for a timed launch", e))?;
             }
+        }
+        let timed = self.timed_unsaved()?;
+        let mut decided = Vec::new();
+        for key in keys {
             let complete = self.pending[&key].scheduled().is_none();
             let shape = self.decide(&key)?;
             decided.push((key, shape, complete));
         }
-        Ok(decided)
+        let unfinished: Vec<&String> = decided
+            .iter()
+            .filter(|(_, _, complete)| !complete)
+            .map(|(k, _, _)| k)
+            .collect();
+        let timed = timed
+            .into_iter()
+            .filter(|(k, _, _)| unfinished.contains(&k))
+            .collect();
+        Ok((decided, timed))
+    }
+
+    /// Whether no trial is under way.
+    pub fn is_idle(&self) -> bool {
+        self.pending.is_empty()
     }
 
     /// The present moment of the trials.
@@ -295,6 +357,11 @@ impl Trials {
             .remove(key)
             .expect("a trial is decided only while pending");
         let mut best: Option<(f64, LaunchShape)> = None;
+        for &(shape, t) in &trial.prior {
+            if best.is_none_or(|(b, _)| t < b) {
+                best = Some((t, shape));
+            }
+        }
         let mut failure = None;
         for s in &trial.samples {
             match s.seconds() {
@@ -330,6 +397,7 @@ mod tests {
     fn candidates_run_in_order_then_in_reverse() {
         let mut t = Trial {
             candidates: vec![shape(32), shape(64), shape(128)],
+            prior: Vec::new(),
             samples: Vec::new(),
             fallback: shape(256),
             touched: 0,
@@ -342,6 +410,7 @@ mod tests {
                 shape: s,
                 start: std::ptr::null_mut(),
                 stop: std::ptr::null_mut(),
+                saved: false,
             });
         }
         assert_eq!(order, [32, 64, 128, 128, 64, 32]);
@@ -352,11 +421,39 @@ mod tests {
         );
         let untimed = Trial {
             candidates: Vec::new(),
+            prior: Vec::new(),
             samples: Vec::new(),
             fallback: shape(256),
             touched: 0,
         };
         assert_eq!(untimed.scheduled(), None);
         assert_eq!(untimed.safe(), shape(256));
+    }
+
+    #[test]
+    fn a_trial_goes_on_after_the_launches_earlier_processes_timed() {
+        let mut t = Trial {
+            candidates: vec![shape(32), shape(64), shape(128)],
+            prior: vec![(shape(32), 3e-4), (shape(64), 1e-4), (shape(128), 2e-4)],
+            samples: Vec::new(),
+            fallback: shape(256),
+            touched: 0,
+        };
+        assert_eq!(
+            t.scheduled(),
+            Some(shape(128)),
+            "the second round, reversed"
+        );
+        assert_eq!(t.safe(), shape(32), "a shape an earlier process launched");
+        t.prior
+            .extend([(shape(128), 2e-4), (shape(64), 1e-4), (shape(32), 3e-4)]);
+        assert_eq!(
+            t.scheduled(),
+            None,
+            "every launch timed: the trial is decided"
+        );
+        let mut trials = Trials::default();
+        trials.pending.insert("k".into(), t);
+        assert_eq!(trials.decide("k").ok(), Some(shape(64)));
     }
 }

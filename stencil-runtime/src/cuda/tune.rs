@@ -299,12 +299,24 @@ pub(crate) fn cache_key(ptx_hash: u64, precision: &str, device: &str, n: [usize;
 }
 
 /// Tuned shapes of one device: in memory, backed by a tab-separated file (re-read when
-/// `STENCIL_TUNE_CACHE` names another file).
+/// `STENCIL_TUNE_CACHE` names another file). Lines `key <TAB> shape` hold decisions;
+/// lines `key <TAB> trial shape seconds` hold the timed launches of a trial that its
+/// process did not finish (a kernel launched fewer times than a trial takes), which the
+/// next process's trial of that key goes on from, so that every trial ends in some run.
 #[derive(Default)]
 pub(crate) struct TuneCache {
     loaded: Option<Option<PathBuf>>,
     path: Option<PathBuf>,
     shapes: HashMap<String, LaunchShape>,
+    samples: HashMap<String, Vec<(LaunchShape, f64)>>,
+}
+
+/// A trial's timed launch as a cache line's value: `trial SHAPE SECONDS`.
+fn parse_sample(value: &str) -> Option<(LaunchShape, f64)> {
+    let mut words = value.strip_prefix("trial ")?.split_whitespace();
+    let shape = words.next()?.parse().ok()?;
+    let seconds: f64 = words.next()?.parse().ok()?;
+    (seconds.is_finite() && seconds >= 0.0 && words.next().is_none()).then_some((shape, seconds))
 }
 
 fn cache_path() -> Option<PathBuf> {
@@ -325,6 +337,7 @@ impl TuneCache {
         }
         self.loaded = Some(path.clone());
         self.shapes.clear();
+        self.samples.clear();
         self.path = path;
         let Some(text) = self
             .path
@@ -333,14 +346,41 @@ impl TuneCache {
         else {
             return;
         };
-        // Lines: key <TAB> shape. Unreadable lines (an older format) are skipped.
+        self.read(&text);
+    }
+
+    /// Takes in the lines of a cache file: `key <TAB> shape`, or `key <TAB> trial shape
+    /// seconds` (kept only for keys without a decision). Unreadable lines (an older
+    /// format) are skipped.
+    fn read(&mut self, text: &str) {
         for line in text.lines() {
-            if let Some((key, shape)) = line.split_once('\t') {
-                if let Ok(s) = shape.parse::<LaunchShape>() {
+            if let Some((key, value)) = line.split_once('\t') {
+                if let Ok(s) = value.parse::<LaunchShape>() {
                     self.shapes.insert(key.to_string(), s);
+                } else if let Some(sample) = parse_sample(value) {
+                    self.samples
+                        .entry(key.to_string())
+                        .or_default()
+                        .push(sample);
                 }
             }
         }
+        let shapes = &self.shapes;
+        self.samples.retain(|key, _| !shapes.contains_key(key));
+    }
+
+    /// The timed launches earlier processes recorded for the unfinished trial of `key`.
+    pub fn samples(&mut self, key: &str) -> Vec<(LaunchShape, f64)> {
+        self.load();
+        self.samples.get(key).cloned().unwrap_or_default()
+    }
+
+    /// Records a timed launch of the unfinished trial of `key` in the file, for the next
+    /// process's trial.
+    pub fn put_sample(&mut self, key: String, shape: LaunchShape, seconds: f64) {
+        self.load();
+        self.append(&format!("{key}\ttrial {shape} {seconds:e}"));
+        self.samples.entry(key).or_default().push((shape, seconds));
     }
 
     /// The cached shape for `key`.
@@ -362,26 +402,33 @@ impl TuneCache {
     /// written only costs a new search in the next process, so it is reported, not fatal).
     pub fn put(&mut self, key: String, shape: LaunchShape) {
         self.load();
-        if let Some(path) = &self.path {
-            let written = path
-                .parent()
-                .map_or(Ok(()), std::fs::create_dir_all)
-                .and_then(|_| {
-                    std::fs::OpenOptions::new()
-                        .create(true)
-                        .append(true)
-                        .open(path)
-                })
-                .and_then(|mut f| writeln!(f, "{key}\t{shape}"));
-            if let Err(e) = written {
-                eprintln!(
-                    "stencil-runtime: could not write the launch-shape cache {} ({e}); set {TUNE_CACHE_ENV} to a writable file",
-                    path.display()
-                );
-                self.path = None;
-            }
-        }
+        self.append(&format!("{key}\t{shape}"));
+        self.samples.remove(&key);
         self.shapes.insert(key, shape);
+    }
+
+    /// Appends `line` to the file (best effort, as [`TuneCache::put`] says).
+    fn append(&mut self, line: &str) {
+        let Some(path) = &self.path else {
+            return;
+        };
+        let written = path
+            .parent()
+            .map_or(Ok(()), std::fs::create_dir_all)
+            .and_then(|_| {
+                std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(path)
+            })
+            .and_then(|mut f| writeln!(f, "{line}"));
+        if let Err(e) = written {
+            eprintln!(
+                "stencil-runtime: could not write the launch-shape cache {} ({e}); set {TUNE_CACHE_ENV} to a writable file",
+                path.display()
+            );
+            self.path = None;
+        }
     }
 }
 
@@ -403,6 +450,47 @@ mod tests {
         for no_such_variant in ["32x8x1p3", "32x4x1v4p8"] {
             assert!(no_such_variant.parse::<LaunchShape>().is_err());
         }
+    }
+
+    #[test]
+    fn trial_lines_parse_and_others_are_skipped() {
+        let shape: LaunchShape = "32x4x1v4p2".parse().unwrap();
+        assert_eq!(
+            parse_sample("trial 32x4x1v4p2 1.25e-4"),
+            Some((shape, 1.25e-4))
+        );
+        assert_eq!(
+            parse_sample(&format!("trial {shape} {:e}", 3.5e-5)),
+            Some((shape, 3.5e-5))
+        );
+        for bad in [
+            "32x4x1v4p2",
+            "trial 32x4x1v4p2",
+            "trial 32x4x1v4p2 -1",
+            "trial 32x4x1v4p2 NaN",
+            "trial 32x4x1v4p2 1e-4 more",
+            "trial 32x4p2 1e-4",
+        ] {
+            assert_eq!(parse_sample(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn samples_are_kept_for_undecided_trials_only() {
+        let (a, b): (LaunchShape, LaunchShape) =
+            ("32x4x1v4p1".parse().unwrap(), "64x4x1v4p1".parse().unwrap());
+        let mut cache = TuneCache::default();
+        cache.read(&format!(
+            "open\ttrial {a} 2e-4\nopen\ttrial {b} 1e-4\nopen\tgarbage\n\
+             done\ttrial {a} 3e-4\ndone\t{b}\n"
+        ));
+        assert_eq!(cache.samples.get("open"), Some(&vec![(a, 2e-4), (b, 1e-4)]));
+        assert_eq!(
+            cache.samples.get("done"),
+            None,
+            "a decided trial's samples go"
+        );
+        assert_eq!(cache.shapes.get("done"), Some(&b));
     }
 
     #[test]

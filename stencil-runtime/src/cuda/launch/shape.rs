@@ -99,10 +99,21 @@ impl CudaLaunch<'_> {
                 // The trials' lock is held until the decision is in the cache (locks are
                 // taken trials, then tuned), so no other thread starts a second trial.
                 let mut trials = device.trials.lock().unwrap_or_else(|e| e.into_inner());
-                let next = trials.next(&key, || self.proposals(n), default)?;
+                let tuned = || device.tuned.lock().unwrap_or_else(|e| e.into_inner());
+                let next = trials.next(
+                    &key,
+                    || self.proposals(n),
+                    || tuned().samples(&key),
+                    default,
+                )?;
+                // The times of finished trial launches go to the cache file at once, so
+                // that a trial this process does not finish goes on in the next one.
+                for (k, shape, seconds) in trials.timed_unsaved()? {
+                    tuned().put_sample(k, shape, seconds);
+                }
                 Ok(match next {
                     Next::Decided(best, timed) => {
-                        let mut tuned = device.tuned.lock().unwrap_or_else(|e| e.into_inner());
+                        let mut tuned = tuned();
                         if timed {
                             tuned.put(key, best);
                         } else {
