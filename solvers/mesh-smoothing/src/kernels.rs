@@ -308,6 +308,10 @@ pub mod smoothing {
             stepx = 0.5 * stepx;
             stepy = 0.5 * stepy;
         }
+        // The sampled metric at the new position is read again rather than kept from the
+        // attempt (the same value): keeping it made this kernel 3 to 5% slower on an H100
+        // (`benchmarks/results/h100-smoothing-kept-metric.md`), where the pattern search
+        // below gained 2 to 3% by keeping its best candidate's.
         if go {
             (v.x, v.y) = (nx, ny);
             (v.m11, v.m12, v.m22) = if sampled {
@@ -362,12 +366,7 @@ pub mod smoothing {
             }
         }
         if improved {
-            (v.x, v.y) = (bx, by);
-            (v.m11, v.m12, v.m22) = if sampled {
-                sampled_metric(g11, g12, g22, bx, by)
-            } else {
-                (b11, b12, b22)
-            };
+            (v.x, v.y, v.m11, v.m12, v.m22) = (bx, by, b11, b12, b22);
         }
         step = if improved { h } else { 0.5 * h };
         let now = moved_so_far(moved_flag, round, improved);
