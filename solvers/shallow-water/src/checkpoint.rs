@@ -22,6 +22,8 @@ pub(crate) struct Checkpoint {
     pub deepest: Vec<f64>,
     pub arrival: Vec<f64>,
     pub samples: Vec<Vec<Sample>>,
+    /// The outputs written so far (the number of the last files), whatever the output
+    /// times of the run that resumes.
     pub next_output: usize,
     pub next_gauge: f64,
     pub frames: Vec<PathBuf>,

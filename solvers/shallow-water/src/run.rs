@@ -100,6 +100,10 @@ impl std::fmt::Display for Summary {
     }
 }
 
+/// Simulated times closer to an output or end time than this fraction of the end time
+/// count as reached (the last step lands on them up to rounding).
+const OUTPUT_SLACK: f64 = 1e-12;
+
 /// A run in precision `T`.
 pub struct Run<T: Real> {
     scenario: Scenario,
@@ -107,8 +111,12 @@ pub struct Run<T: Real> {
     flow: Flow<T>,
     /// Each gauge's samples so far.
     samples: Vec<Vec<Sample>>,
-    /// The next output time's index.
+    /// The next output time's index in the scenario's list.
     next_output: usize,
+    /// The outputs written so far, over every run resumed from this one's checkpoints:
+    /// the files are numbered by it (`depth_0001.png`, ...), so a run resumed with other
+    /// output times goes on numbering without overwriting.
+    written: usize,
     /// The next gauge sampling time.
     next_gauge: f64,
     /// The pictures written so far.
@@ -179,6 +187,7 @@ impl<T: Real> Run<T> {
             gauge_beds,
             samples: vec![vec![]; scenario.gauges.len()],
             next_output: 0,
+            written: 0,
             next_gauge: 0.0,
             frames: vec![],
             scenario,
@@ -221,7 +230,16 @@ impl<T: Real> Run<T> {
         run.flow.restore(&saved.saved)?;
         run.flow.set_flood_extent(&saved.deepest, &saved.arrival)?;
         run.samples = saved.samples;
-        run.next_output = saved.next_output;
+        // The next output is the first of this scenario's times after the checkpoint's
+        // (the list may differ from the saved run's: another end time, other frames).
+        let slack = run.scenario.end_time * OUTPUT_SLACK;
+        let now = run.flow.time();
+        run.next_output = run
+            .scenario
+            .output
+            .times
+            .partition_point(|&t| t <= now + slack);
+        run.written = saved.next_output;
         run.next_gauge = saved.next_gauge;
         run.frames = saved.frames;
         run.depth_scale = saved.depth_scale;
@@ -251,9 +269,7 @@ impl<T: Real> Run<T> {
         };
         let bar = self.progress_bar();
         let mut last_draw = Instant::now();
-        // Times closer than this count as reached (the last step lands on them up to
-        // rounding).
-        let slack = end * 1e-12;
+        let slack = end * OUTPUT_SLACK;
         while self.flow.time() < end - slack {
             let output_time = self.scenario.output.times.get(self.next_output).copied();
             let target = [Some(end), output_time, self.gauge_time()]
@@ -272,6 +288,7 @@ impl<T: Real> Run<T> {
             if output_time.is_some_and(|t| now >= t - slack) {
                 self.write_outputs()?;
                 self.next_output += 1;
+                self.written += 1;
                 self.save_checkpoint()?;
             }
             if let Some((view, painter)) = &mut live {
@@ -363,7 +380,7 @@ impl<T: Real> Run<T> {
             v,
             time: self.flow.time(),
         };
-        let stem = format!("{:04}", self.next_output + 1);
+        let stem = format!("{:04}", self.written + 1);
         if out.png {
             let dir = self.options.out.join("pictures");
             output::create_dir(&dir)?;
@@ -434,7 +451,7 @@ impl<T: Real> Run<T> {
             deepest,
             arrival,
             samples: self.samples.clone(),
-            next_output: self.next_output,
+            next_output: self.written,
             next_gauge: self.next_gauge,
             frames: self.frames.clone(),
             depth_scale: self.depth_scale,

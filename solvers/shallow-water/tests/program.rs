@@ -152,6 +152,52 @@ fn a_resumed_run_ends_where_the_uninterrupted_one_does() {
     std::fs::remove_dir_all(&parts).unwrap();
 }
 
+/// A run resumed with other output times (another end time, other frames) writes those
+/// after its checkpoint's time, numbered on from the files already written.
+#[test]
+fn a_run_resumed_with_other_output_times_writes_those_after_its_checkpoint() {
+    let parts = fresh_dir("other-times");
+    let half = channel()
+        .replace("end_time = 4.0", "end_time = 2.0")
+        .replace("times = [2.0, 4.0]", "times = [2.0]");
+    Run::<f32>::new(&Backend::Cpu, scenario(&half), options(&parts))
+        .unwrap()
+        .run()
+        .unwrap();
+    // Outputs at 1, 1.5, 3 and 4 s: the first two lie before the checkpoint (2 s), the
+    // others after it (the saved run's next output index, 1, would name 1.5 s).
+    let more = channel().replace("times = [2.0, 4.0]", "times = [1.0, 1.5, 3.0, 4.0]");
+    resume::<f32>(&more, &parts, Storage::Dense)
+        .unwrap()
+        .run()
+        .unwrap();
+    let pictures: Vec<String> = std::fs::read_dir(parts.join("pictures"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    let mut pictures = pictures;
+    pictures.sort();
+    assert_eq!(
+        pictures,
+        ["depth_0001.png", "depth_0002.png", "depth_0003.png"],
+        "the 2 s picture, then those of 3 and 4 s"
+    );
+    // Each state file's title (its second line) holds its time.
+    let times: Vec<f64> = (1..=3)
+        .map(|k| {
+            let vtk = std::fs::read(parts.join(format!("vtk/state_{k:04}.vtk"))).unwrap();
+            let title = vtk.split(|&b| b == b'\n').nth(1).unwrap_or_default();
+            let title = String::from_utf8_lossy(title);
+            let t = title.trim_start_matches("shallow water at t = ");
+            t.trim_end_matches(" s").parse().unwrap()
+        })
+        .collect();
+    for (t, want) in times.iter().zip([2.0, 3.0, 4.0]) {
+        assert!((t - want).abs() < 1e-9, "{times:?}");
+    }
+    std::fs::remove_dir_all(&parts).unwrap();
+}
+
 #[test]
 fn the_command_line_names_bad_input() {
     let flood = env!("CARGO_BIN_EXE_flood");
