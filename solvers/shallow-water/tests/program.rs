@@ -109,6 +109,18 @@ fn a_scenario_writes_every_output() {
     std::fs::remove_dir_all(&out).unwrap();
 }
 
+/// The example channel's first half, to its first output time (2 s), in f32 into `out`
+/// (its checkpoint `out/checkpoint.bin`).
+fn first_half(out: &Path) {
+    let half = channel()
+        .replace("end_time = 4.0", "end_time = 2.0")
+        .replace("times = [2.0, 4.0]", "times = [2.0]");
+    Run::<f32>::new(&Backend::Cpu, scenario(&half), options(out))
+        .unwrap()
+        .run()
+        .unwrap();
+}
+
 #[test]
 fn a_resumed_run_ends_where_the_uninterrupted_one_does() {
     let whole = fresh_dir("whole");
@@ -118,13 +130,7 @@ fn a_resumed_run_ends_where_the_uninterrupted_one_does() {
         .run()
         .unwrap();
     // The first half (to the first output time), then the rest from its checkpoint.
-    let half = channel()
-        .replace("end_time = 4.0", "end_time = 2.0")
-        .replace("times = [2.0, 4.0]", "times = [2.0]");
-    Run::<f32>::new(&Backend::Cpu, scenario(&half), options(&parts))
-        .unwrap()
-        .run()
-        .unwrap();
+    first_half(&parts);
     let b = resume::<f32>(&channel(), &parts, Storage::Dense)
         .unwrap()
         .run()
@@ -157,13 +163,7 @@ fn a_resumed_run_ends_where_the_uninterrupted_one_does() {
 #[test]
 fn a_run_resumed_with_other_output_times_writes_those_after_its_checkpoint() {
     let parts = fresh_dir("other-times");
-    let half = channel()
-        .replace("end_time = 4.0", "end_time = 2.0")
-        .replace("times = [2.0, 4.0]", "times = [2.0]");
-    Run::<f32>::new(&Backend::Cpu, scenario(&half), options(&parts))
-        .unwrap()
-        .run()
-        .unwrap();
+    first_half(&parts);
     // Outputs at 1, 1.5, 3 and 4 s: the first two lie before the checkpoint (2 s), the
     // others after it (the saved run's next output index, 1, would name 1.5 s).
     let more = channel().replace("times = [2.0, 4.0]", "times = [1.0, 1.5, 3.0, 4.0]");

@@ -390,23 +390,13 @@ pub fn cpu_function(k: &Kernel, rt: &TokenStream) -> TokenStream {
     };
     if k.reductions.is_empty() {
         let row_loops = if has_middle {
-            let m = edges::EDGE_MARGIN as isize;
             let edge = stepped(quote!(from..to));
-            let middle_loop = middle.row_loop();
-            quote! {
-                let [low, middle, high] =
-                    #rt::cpu::split_row(#first, r.i1 as isize, #step, n[0] as isize, #m);
-                // The points near either end share one copy of the general code.
-                for (side, (from, to)) in [low, middle, high].into_iter().enumerate() {
-                    if side == 1 {
-                        #middle_loop
-                    } else {
-                        for t in #edge {
-                            #point
-                        }
-                    }
+            let edge = quote! {
+                for t in #edge {
+                    #point
                 }
-            }
+            };
+            row_parts(rt, &first, step, middle.row_loop(), edge)
         } else {
             quote! {
                 for t in #points {
@@ -522,19 +512,7 @@ pub fn cpu_function(k: &Kernel, rt: &TokenStream) -> TokenStream {
                     quote!(to.min(n[0] as isize - #m)),
                     &middle_point,
                 );
-                // In order (the sums' rounding depends on it), the points near either end
-                // sharing one copy of the general code.
-                quote! {
-                    let [low, middle, high] =
-                        #rt::cpu::split_row(#first, r.i1 as isize, #step, n[0] as isize, #m);
-                    for (side, (from, to)) in [low, middle, high].into_iter().enumerate() {
-                        if side == 1 {
-                            #middle
-                        } else {
-                            #edge
-                        }
-                    }
-                }
+                row_parts(rt, &first, step, middle, edge)
             }
             None => {
                 let all = tiles(quote!(points.start), quote!(points.end), &point);
@@ -594,6 +572,32 @@ pub fn cpu_function(k: &Kernel, rt: &TokenStream) -> TokenStream {
             /// overlap inputs or each other.
             #[allow(clippy::all, unused, non_snake_case, unused_parens, unused_mut)]
             #item
+        }
+    }
+}
+
+/// A row's points in three parts (`cpu::split_row`), in order (a reduction's rounding
+/// depends on it): those near the low end, the middle ones (`middle`, the code of the
+/// range `middle` and of `from..to`) and those near the high end; both ends run `edge`
+/// (the code of `from..to`), one copy of the general code. `first` is the row's first
+/// point and `step` the step between its points.
+fn row_parts(
+    rt: &TokenStream,
+    first: &TokenStream,
+    step: usize,
+    middle: TokenStream,
+    edge: TokenStream,
+) -> TokenStream {
+    let m = edges::EDGE_MARGIN as isize;
+    quote! {
+        let [low, middle, high] =
+            #rt::cpu::split_row(#first, r.i1 as isize, #step, n[0] as isize, #m);
+        for (side, (from, to)) in [low, middle, high].into_iter().enumerate() {
+            if side == 1 {
+                #middle
+            } else {
+                #edge
+            }
         }
     }
 }
