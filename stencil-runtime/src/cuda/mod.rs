@@ -34,7 +34,7 @@ pub use launch::{
 pub(crate) use launch::{
     queue_block_flags, queue_halo_exchange, queue_points, HaloLaunch, PointLaunch, HALO_FIELDS,
 };
-pub use module::{for_dependent_launch, GRID_DEPENDENCY_POINT};
+pub use module::{for_dependent_launch, GRID_DEPENDENCY_POINT, LOG_LOADS_ENV};
 pub use nccl::{Nccl, NcclId};
 pub use ptx_entry::only_entry;
 pub use timer::Timer;

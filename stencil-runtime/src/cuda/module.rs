@@ -28,6 +28,11 @@ pub(crate) struct Function {
     pub waits: bool,
 }
 
+/// Environment variable that, when set, makes every load of an entry print its PTX size
+/// and the time the driver took to compile it (to standard error): what a first launch
+/// pays for its code.
+pub const LOG_LOADS_ENV: &str = "STENCIL_LOG_LOADS";
+
 /// The comment the compiler puts at the start of every PTX entry
 /// (`kernels_gen::llvm::GRID_DEPENDENCY_POINT`).
 pub const GRID_DEPENDENCY_POINT: &str = "// stencil: grid dependency point";
@@ -111,10 +116,18 @@ pub(crate) fn function(
         .dependent_launch
         .then(|| for_dependent_launch(text))
         .flatten();
+    let started = std::time::Instant::now();
     let (module, waits) = match &specialised {
         Some(dependent) => (load(kernel, dependent)?, true),
         None => (load(kernel, text)?, false),
     };
+    if std::env::var_os(LOG_LOADS_ENV).is_some() {
+        eprintln!(
+            "stencil-runtime: loaded {entry} ({} bytes of PTX) in {:.1} ms",
+            specialised.as_deref().unwrap_or(text).len(),
+            started.elapsed().as_secs_f64() * 1e3
+        );
+    }
     let name = CString::new(entry.as_str()).map_err(|_| Error::PtxLoad {
         kernel: kernel.into(),
         cause: format!("entry name `{entry}` contains a NUL byte"),
