@@ -5,7 +5,8 @@
 //! rank's, blocks changing rank;
 //! the `flood` program under `mpirun -np 2, 3` writes the files one rank writes, byte for
 //! byte (the channel on every block, Malpasset on blocks that follow the water and are
-//! dealt anew as it spreads); a bad input stops every rank.
+//! dealt anew as it spreads), and a Malpasset run resumed over two ranks ends as one
+//! rank's uninterrupted run does; a bad input stops every rank.
 //! Without the `mpi` feature or `mpirun` it says why it skips; one rank without mpirun is
 //! checked always.
 
@@ -98,6 +99,60 @@ fn flood_over_ranks_following_the_water_writes_what_one_rank_writes() {
     let mut all: Vec<&std::ffi::OsStr> = args.iter().map(std::ffi::OsStr::new).collect();
     all.push(data.as_os_str());
     flood_writes_alike_over_ranks("malpasset", &all);
+}
+
+/// Malpasset on blocks that follow the water, run over two ranks to 20 s and resumed over
+/// two ranks from its checkpoint to 40 s, ends with the flood extents and gauge series of
+/// one rank's run straight to 40 s, byte for byte.
+#[test]
+fn flood_resumed_over_ranks_following_the_water_ends_as_one_rank_does() {
+    let Some(_) = mpirun() else { return };
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/malpasset");
+    if !data.exists() {
+        println!("skipped: no Malpasset data at {}", data.display());
+        return;
+    }
+    let root = std::env::temp_dir().join(format!("flood-resume-ranks-{}", std::process::id()));
+    let (whole, parts) = (root.join("whole"), root.join("parts"));
+    let flood = |c: &mut Command, end: &str, out: &Path| {
+        c.args(["malpasset", "--sparse", "--precision", "f64", "--quiet"])
+            .args(["--end-time", end, "--data"])
+            .arg(&data)
+            .arg("--out")
+            .arg(out);
+        stdout_of_success(c);
+    };
+    flood(&mut Command::new(FLOOD), "40", &whole);
+    let over_two = || {
+        let mut c = mpirun().expect("checked above");
+        c.args(["-np", "2", FLOOD]);
+        c
+    };
+    flood(&mut over_two(), "20", &parts);
+    let mut resumed = over_two();
+    resumed.arg("--resume").arg(parts.join("checkpoint.bin"));
+    flood(&mut resumed, "40", &parts);
+    let (one, split) = (files(&whole), files(&parts));
+    let compared: Vec<&PathBuf> = one
+        .keys()
+        .filter(|p| {
+            p.ends_with("max_depth.asc")
+                || p.ends_with("arrival_time.asc")
+                || p.starts_with("gauges")
+        })
+        .collect();
+    assert!(
+        compared.len() >= 3,
+        "extents and gauges written: {compared:?}"
+    );
+    for path in compared {
+        assert!(
+            split.get(path) == Some(&one[path]),
+            "{} differs after resuming over two ranks",
+            path.display()
+        );
+    }
+    let _ = std::fs::remove_dir_all(&root);
 }
 
 #[test]
