@@ -1,7 +1,8 @@
 //! The `cpu` function of a line kernel (a tridiagonal solve per grid line).
 
+use super::item::Signature;
 use super::nodes::{node_let, LoadForm};
-use super::{field_ident, ty_tokens, v, Signature};
+use super::{field_ident, ty_tokens, v};
 use crate::ir::Kernel;
 use proc_macro2::TokenStream;
 use quote::quote;
