@@ -21,6 +21,7 @@ use std::time::Instant;
 use stencil_runtime::cuda::{KernelCode, TUNE_CACHE_ENV};
 use stencil_runtime::{Backend, Cuda, Field, Real};
 use stencil_tests::bench::{arg, median_device_time, R};
+use stencil_tests::device::decided_shapes;
 use stencil_tests::dispatch;
 use stencil_tests::harness::{kernel_ir_of_dims, random_field, rng};
 use stencil_tests::kernels::{suite, ALL};
@@ -83,8 +84,7 @@ fn measure<T: Real>(cuda: &Cuda, code: &'static KernelCode, n: &[usize]) -> R<Ro
     // times); the lines of trial launches (`key <TAB> trial ..`) do not count.
     let cached = || {
         let file = std::env::var(TUNE_CACHE_ENV).unwrap_or_default();
-        std::fs::read_to_string(file)
-            .map_or(0, |t| t.lines().filter(|l| !l.contains("\ttrial ")).count())
+        std::fs::read_to_string(file).map_or(0, |t| decided_shapes(&t))
     };
     let before = cached();
     let start = Instant::now();

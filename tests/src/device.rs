@@ -14,6 +14,12 @@ pub fn cuda_or_skip() -> Option<Cuda> {
     }
 }
 
+/// The decided launch shapes in the text of a tuning cache file (`key <TAB> shape`), not
+/// the timed launches of unfinished trials (`key <TAB> trial shape seconds`).
+pub fn decided_shapes(cache: &str) -> usize {
+    cache.lines().filter(|l| !l.contains("\ttrial ")).count()
+}
+
 /// The backend of device 0, or `None` after printing why there is none.
 pub fn gpu_or_skip() -> Option<Backend> {
     cuda_or_skip().map(Backend::Cuda)

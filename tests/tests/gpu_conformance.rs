@@ -11,7 +11,7 @@
 use kernels_gen::ir::Access;
 use stencil_runtime::cuda::{CudaLaunch, KernelCode, LaunchShape, Ptx, Tuning};
 use stencil_runtime::{Backend, Cuda, Element, Error, Field, Precision, Real};
-use stencil_tests::device::{cuda_or_skip, TILE_SHAPES};
+use stencil_tests::device::{cuda_or_skip, decided_shapes, TILE_SHAPES};
 use stencil_tests::dispatch;
 use stencil_tests::harness::{
     assert_close, kernel_ir_of_dims, poisoned, random_field, rng, tolerance, values,
@@ -99,7 +99,7 @@ fn every_kernel_agrees_with_the_cpu_for_every_launch_shape() {
     }
     check_suite(&cuda.clone().with_tuning(Tuning::Search), "searched");
     let written = std::fs::read_to_string(&cache).expect("the tuning cache was written");
-    let lines = decisions(&written);
+    let lines = decided_shapes(&written);
     assert!(
         lines >= ALL.len() && written.contains(cuda.device_name()),
         "tuning cache:\n{written}"
@@ -108,7 +108,7 @@ fn every_kernel_agrees_with_the_cpu_for_every_launch_shape() {
     let tuned = cuda.clone().with_tuning(Tuning::On);
     check_suite(&tuned, "tuned, cached");
     let again = std::fs::read_to_string(&cache).expect("cache");
-    assert_eq!(decisions(&again), lines, "no new search");
+    assert_eq!(decided_shapes(&again), lines, "no new search");
 
     // Over other size classes the first launches are trials of the proposed shapes, each
     // launch a real one that agrees with the CPU; once every proposal of a kernel has run
@@ -123,7 +123,7 @@ fn every_kernel_agrees_with_the_cpu_for_every_launch_shape() {
     cuda.synchronize().expect("the first trial launches finish");
     let after_first = std::fs::read_to_string(&cache).expect("cache");
     assert_eq!(
-        decisions(&after_first),
+        decided_shapes(&after_first),
         lines,
         "one launch decides no trial"
     );
@@ -138,7 +138,7 @@ fn every_kernel_agrees_with_the_cpu_for_every_launch_shape() {
     trial_suite("decided");
     let decided = std::fs::read_to_string(&cache).expect("cache");
     assert_eq!(
-        decisions(&decided),
+        decided_shapes(&decided),
         lines + 2 * ALL.len(),
         "every kernel's trial decided once, in each precision:\n{decided}"
     );
@@ -149,12 +149,6 @@ fn every_kernel_agrees_with_the_cpu_for_every_launch_shape() {
         LaunchShape::MOST_TRIAL_LAUNCHES + 1,
         cuda.device_name()
     );
-}
-
-/// The decided shapes in a tuning cache file's text (not the timed launches of
-/// unfinished trials, `key <TAB> trial shape seconds`).
-fn decisions(cache: &str) -> usize {
-    cache.lines().filter(|l| !l.contains("\ttrial ")).count()
 }
 
 /// The environment variable that makes [`launches_of_one_run`] launch.
@@ -205,7 +199,7 @@ fn trials_go_on_across_runs() {
     };
     let first = run();
     assert_eq!(
-        decisions(&first),
+        decided_shapes(&first),
         0,
         "three launches decide no trial:\n{first}"
     );
@@ -214,12 +208,12 @@ fn trials_go_on_across_runs() {
     let most_runs = LaunchShape::MOST_TRIAL_LAUNCHES.div_ceil(3) + 1;
     let mut text = first;
     let mut runs = 1;
-    while decisions(&text) == 0 {
+    while decided_shapes(&text) == 0 {
         assert!(runs < most_runs, "no decision after {runs} runs:\n{text}");
         text = run();
         runs += 1;
     }
-    assert_eq!(decisions(&text), 1, "{text}");
+    assert_eq!(decided_shapes(&text), 1, "{text}");
     let settled = run();
     assert_eq!(settled, text, "a decided kernel adds nothing");
     let _ = std::fs::remove_file(&cache);

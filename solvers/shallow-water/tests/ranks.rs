@@ -37,6 +37,22 @@ fn files(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
     out
 }
 
+/// The Malpasset data folder (`../shared/data/malpasset`).
+fn malpasset() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/malpasset")
+}
+
+/// The Malpasset data folder, or `None` after printing that the test skips without it.
+fn malpasset_or_skip() -> Option<PathBuf> {
+    let data = malpasset();
+    if data.exists() {
+        Some(data)
+    } else {
+        println!("skipped: no Malpasset data at {}", data.display());
+        None
+    }
+}
+
 /// `flood` with `args` writes, under `mpirun -np 2` and `-np 3`, the files it writes on
 /// one rank, byte for byte (but the summary's wall time and the checkpoint's initial
 /// volume, a sum over the cells in another order).
@@ -90,11 +106,9 @@ fn flood_over_ranks_writes_what_one_rank_writes() {
 #[test]
 fn flood_over_ranks_following_the_water_writes_what_one_rank_writes() {
     let Some(_) = mpirun() else { return };
-    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/malpasset");
-    if !data.exists() {
-        println!("skipped: no Malpasset data at {}", data.display());
+    let Some(data) = malpasset_or_skip() else {
         return;
-    }
+    };
     let args = ["malpasset", "--sparse", "--end-time", "40", "--data"];
     let mut all: Vec<&std::ffi::OsStr> = args.iter().map(std::ffi::OsStr::new).collect();
     all.push(data.as_os_str());
@@ -107,11 +121,9 @@ fn flood_over_ranks_following_the_water_writes_what_one_rank_writes() {
 #[test]
 fn flood_resumed_over_ranks_following_the_water_ends_as_one_rank_does() {
     let Some(_) = mpirun() else { return };
-    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/malpasset");
-    if !data.exists() {
-        println!("skipped: no Malpasset data at {}", data.display());
+    let Some(data) = malpasset_or_skip() else {
         return;
-    }
+    };
     let root = std::env::temp_dir().join(format!("flood-resume-ranks-{}", std::process::id()));
     let (whole, parts) = (root.join("whole"), root.join("parts"));
     let flood = |c: &mut Command, end: &str, out: &Path| {
@@ -167,8 +179,7 @@ fn a_bad_input_stops_every_rank() {
 fn ranks_equal_the_dense_run_under_mpirun() {
     let Some(_) = mpirun() else { return };
     // Nine cases, and Malpasset twice where its data is.
-    let malpasset = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/malpasset");
-    let cases = 9 + if malpasset.exists() { 2 } else { 0 };
+    let cases = 9 + if malpasset().exists() { 2 } else { 0 };
     for n in [1, 2, 3] {
         let mut c = mpirun().expect("checked above");
         c.args(["-np", &n.to_string(), CHECK]);

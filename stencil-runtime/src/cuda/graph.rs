@@ -155,9 +155,7 @@ impl Cuda {
         }
         let timed = trials.timed_unsaved()?;
         let mut tuned = device.tuned.lock().unwrap_or_else(|e| e.into_inner());
-        for (key, shape, seconds) in timed {
-            tuned.put_sample(key, shape, seconds);
-        }
+        tuned.put_samples(timed);
         Ok(())
     }
 
@@ -172,9 +170,7 @@ impl Cuda {
         let mut tuned = device.tuned.lock().unwrap_or_else(|e| e.into_inner());
         // The launches of a trial the capture ends unfinished are kept for the next
         // process's trial of that key.
-        for (key, shape, seconds) in timed {
-            tuned.put_sample(key, shape, seconds);
-        }
+        tuned.put_samples(timed);
         for (key, shape, complete) in decided {
             if complete {
                 tuned.put(key, shape);

@@ -26,6 +26,13 @@ pub(crate) struct Trials {
     clock: u64,
 }
 
+/// A timed trial launch: the trial's key, the shape and the device's seconds.
+pub(crate) type TimedLaunch = (String, LaunchShape, f64);
+
+/// A trial ended by [`Trials::settle`]: its key, the fastest shape it timed and whether it
+/// had run all its launches.
+pub(crate) type Settled = (String, LaunchShape, bool);
+
 /// A moment in a device's trials (see [`crate::Cuda::trial_mark`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct TrialMark(u64);
@@ -245,7 +252,7 @@ impl Trials {
     /// The times of the timed launches that have finished and were not handed out
     /// before, by key: for the tuning cache, so that a trial the process does not
     /// finish goes on in the next one.
-    pub fn timed_unsaved(&mut self) -> Result<Vec<(String, LaunchShape, f64)>, Error> {
+    pub fn timed_unsaved(&mut self) -> Result<Vec<TimedLaunch>, Error> {
         let mut out = Vec::new();
         for (key, trial) in &mut self.pending {
             for s in trial.samples.iter_mut().filter(|s| !s.saved) {
@@ -290,16 +297,7 @@ impl Trials {
     /// (as [`Trials::timed_unsaved`] gives them), for the next process's trials. (Before a
     /// graph capture, which cannot wait for events, so that the graph records tuned
     /// shapes.)
-    #[allow(clippy::type_complexity)]
-    pub fn settle(
-        &mut self,
-    ) -> Result<
-        (
-            Vec<(String, LaunchShape, bool)>,
-            Vec<(String, LaunchShape, f64)>,
-        ),
-        Error,
-    > {
+    pub fn settle(&mut self) -> Result<(Vec<Settled>, Vec<TimedLaunch>), Error> {
         let keys: Vec<String> = self
             .pending
             .iter()

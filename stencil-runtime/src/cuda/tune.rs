@@ -4,6 +4,7 @@
 //! shape in a timed search before the first launch; the winner is kept in memory and in a
 //! file, and reused.
 
+use crate::cuda::trial::TimedLaunch;
 use crate::cuda::Tiles;
 use crate::Error;
 use std::collections::HashMap;
@@ -375,12 +376,17 @@ impl TuneCache {
         self.samples.get(key).cloned().unwrap_or_default()
     }
 
-    /// Records a timed launch of the unfinished trial of `key` in the file, for the next
-    /// process's trial.
-    pub fn put_sample(&mut self, key: String, shape: LaunchShape, seconds: f64) {
+    /// Records timed launches of unfinished trials in the file, for the next process's
+    /// trials of their keys.
+    pub fn put_samples(&mut self, timed: Vec<TimedLaunch>) {
+        if timed.is_empty() {
+            return;
+        }
         self.load();
-        self.append(&format!("{key}\ttrial {shape} {seconds:e}"));
-        self.samples.entry(key).or_default().push((shape, seconds));
+        for (key, shape, seconds) in timed {
+            self.append(&format!("{key}\ttrial {shape} {seconds:e}"));
+            self.samples.entry(key).or_default().push((shape, seconds));
+        }
     }
 
     /// The cached shape for `key`.

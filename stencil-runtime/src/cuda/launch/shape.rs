@@ -108,8 +108,9 @@ impl CudaLaunch<'_> {
                 )?;
                 // The times of finished trial launches go to the cache file at once, so
                 // that a trial this process does not finish goes on in the next one.
-                for (k, shape, seconds) in trials.timed_unsaved()? {
-                    tuned().put_sample(k, shape, seconds);
+                let timed = trials.timed_unsaved()?;
+                if !timed.is_empty() {
+                    tuned().put_samples(timed);
                 }
                 Ok(match next {
                     Next::Decided(best, timed) => {
