@@ -4,11 +4,12 @@
 //! gauge CSV files, the GIF and a summary with the mass error.
 
 use crate::checkpoint::{Checkpoint, Header};
+use crate::live::{self, Live};
 use crate::output::gauges::Sample;
 use crate::output::{self, picture, Snapshot};
-use crate::{live, FloodError, Flow, Raster, SavedState, Scenario, Storage};
+use crate::{FloodError, Flow, Raster, SavedState, Scenario, Storage};
 use indicatif::{ProgressBar, ProgressStyle};
-use live_view::{LiveView, Progress};
+use live_view::Progress;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -144,7 +145,7 @@ impl<T: Real> Run<T> {
 
     /// [`Run::new`], split over `ranks` when given (several ranks: every rank runs its
     /// part, sparse over every block; rank 0 writes the files, the same files one rank
-    /// writes; no live view).
+    /// writes, and serves the live view, whose frames every rank draws its part of).
     pub fn start(
         backend: &Backend,
         scenario: Scenario,
@@ -152,14 +153,6 @@ impl<T: Real> Run<T> {
         ranks: Option<Arc<Ranks>>,
     ) -> Result<Run<T>, FloodError> {
         let ranks = ranks.filter(|r| r.size() > 1);
-        if ranks.is_some() && options.serve.is_some() {
-            return Err(FloodError::Config {
-                name: "--serve".into(),
-                value: "with several ranks".into(),
-                expected: "a run on one rank (the live view of a run over ranks is not there yet)"
-                    .into(),
-            });
-        }
         output::create_dir(&options.out)?;
         let arrival_depth = scenario.output.arrival_depth;
         let mut flow = match &ranks {
@@ -257,16 +250,13 @@ impl<T: Real> Run<T> {
         let start = Instant::now();
         let t_start = self.flow.time();
         let end = self.scenario.end_time;
-        let mut live = match self.options.serve {
-            Some(address) => {
-                let description =
-                    live::description(&self.scenario, self.flow.grid(), self.depth_scale);
-                let view = LiveView::serve(address, &description)?;
-                println!("{}{}/", live_view::SERVING_AT, view.address());
-                Some((view, live::Painter::new(&self.flow, &self.shade)?))
-            }
-            None => None,
-        };
+        let mut live = Live::start(
+            self.options.serve,
+            &self.flow,
+            self.ranks.as_ref(),
+            || live::description(&self.scenario, self.flow.grid(), self.depth_scale),
+            &self.shade,
+        )?;
         let bar = self.progress_bar();
         let mut last_draw = Instant::now();
         let slack = end * OUTPUT_SLACK;
@@ -291,17 +281,15 @@ impl<T: Real> Run<T> {
                 self.written += 1;
                 self.save_checkpoint()?;
             }
-            if let Some((view, painter)) = &mut live {
-                let write = || -> Result<String, FloodError> {
-                    self.save_checkpoint()?;
-                    Ok(format!(
-                        "checkpoint written at t = {:.2} s: {}",
-                        self.flow.time(),
-                        self.options.out.join("checkpoint.bin").display()
-                    ))
-                };
-                view.tick(self.progress(), |r| painter.draw(&self.flow, r), write)?;
-            }
+            let write = || -> Result<String, FloodError> {
+                self.save_checkpoint()?;
+                Ok(format!(
+                    "checkpoint written at t = {:.2} s: {}",
+                    self.flow.time(),
+                    self.options.out.join("checkpoint.bin").display()
+                ))
+            };
+            live.tick(&self.flow, self.progress(), write)?;
             if last_draw.elapsed() > Duration::from_millis(200) {
                 self.draw(&bar, start, t_start);
                 last_draw = Instant::now();
@@ -309,9 +297,7 @@ impl<T: Real> Run<T> {
         }
         self.draw(&bar, start, t_start);
         bar.finish();
-        if let Some((view, painter)) = &mut live {
-            view.finish(self.progress(), |r| painter.draw(&self.flow, r))?;
-        }
+        live.finish(&self.flow, self.progress())?;
         let survey = self.flow.check()?;
         self.finish()?;
         let [deepest, _] = self.flow.flood_extent()?;

@@ -6,10 +6,12 @@
 //! the `flood` program under `mpirun -np 2, 3` writes the files one rank writes, byte for
 //! byte (the channel on every block, Malpasset on blocks that follow the water and are
 //! dealt anew as it spreads), and a Malpasset run resumed over two ranks ends as one
-//! rank's uninterrupted run does; a bad input stops every rank.
+//! rank's uninterrupted run does; a bad input stops every rank; the live view over two
+//! ranks shows every rank's blocks.
 //! Without the `mpi` feature or `mpirun` it says why it skips; one rank without mpirun is
 //! checked always.
 
+use live_view::{ServedRun, Watcher};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -209,4 +211,89 @@ fn ranks_equal_the_dense_run_under_mpirun() {
 fn one_rank_runs_without_mpirun() {
     let stdout = stdout_of_success(&mut Command::new(CHECK));
     assert!(stdout.contains("rank 0 of 1, radial dam break: 25600 of 25600 cells"));
+}
+
+/// `flood --serve` over two ranks: rank 0 serves, and a frame shows every rank's blocks
+/// summed once. The radial dam break's water covers the whole square behind walls, so a
+/// frame's mean depth is the run's volume over the square's area at any time: half of it
+/// if a rank's blocks were missing, more if a block were counted twice. The page pauses
+/// the run (the other rank waits for rank 0's word), switches to the speed, asks for a
+/// checkpoint (written by every rank together), and resumes; the run then ends by itself.
+#[test]
+fn the_live_view_over_ranks_shows_every_ranks_blocks_once() {
+    let Some(mut c) = mpirun() else { return };
+    let out = std::env::temp_dir().join(format!("flood-live-ranks-{}", std::process::id()));
+    c.args([
+        "-np",
+        "2",
+        FLOOD,
+        "radial",
+        "--n",
+        "128",
+        "--end-time",
+        "20",
+    ])
+    .args(["--sparse", "--quiet", "--backend", "cpu", "--out"])
+    .arg(&out);
+    let mut run = ServedRun::start(c).expect("rank 0 serves");
+    let mut page = Watcher::connect(run.address(), [100, 100]).expect("a page connects");
+    page.send(&serde_json::json!({ "pause": true }))
+        .expect("sent");
+    page.wait_for_status(|s| s["paused"] == true)
+        .expect("the run pauses");
+    // A new view while paused: a frame of 128 cells halved once.
+    page.send(&serde_json::json!({ "view": [80, 80] }))
+        .expect("sent");
+    let (header, layers) = loop {
+        let (h, l) = page.next_frame().expect("a frame");
+        if (h["width"].as_u64(), h["height"].as_u64()) == (Some(64), Some(64)) {
+            break (h, l);
+        }
+    };
+    assert_eq!(header["field"], 0, "{header}");
+    let depth = &layers[0];
+    assert!(
+        depth.iter().all(|&d| d > 0.5),
+        "water everywhere, whichever rank holds it"
+    );
+    let mean_depth = depth.iter().map(|&d| f64::from(d)).sum::<f64>() / depth.len() as f64;
+
+    page.send(&serde_json::json!({ "field": 1 })).expect("sent");
+    let (speed, layers) = loop {
+        let (h, l) = page.next_frame().expect("a frame");
+        if h["field"] == 1 {
+            break (h, l);
+        }
+    };
+    assert!(
+        layers[0].iter().all(|&s| s.is_finite() && s >= 0.0),
+        "{speed}: a speed for every wet cell"
+    );
+    page.send(&serde_json::json!({ "checkpoint": true }))
+        .expect("sent");
+    page.wait_for_notice(|n| n.starts_with("checkpoint written"))
+        .expect("a checkpoint over both ranks");
+    assert!(out.join("checkpoint.bin").exists());
+    page.send(&serde_json::json!({ "pause": false }))
+        .expect("sent");
+    drop(page);
+    assert!(
+        run.wait().expect("it ends"),
+        "the served run over ranks failed"
+    );
+
+    let summary = std::fs::read_to_string(out.join("summary.txt")).expect("a summary");
+    let volume: f64 = summary
+        .split_whitespace()
+        .skip_while(|w| *w != "volume")
+        .nth(1)
+        .and_then(|v| v.parse().ok())
+        .expect("the initial volume in the summary");
+    let area = 100.0 * 100.0;
+    assert!(
+        (mean_depth - volume / area).abs() < 1e-4 * volume / area,
+        "frame mean depth {mean_depth} against the volume's {}",
+        volume / area
+    );
+    let _ = std::fs::remove_dir_all(&out);
 }

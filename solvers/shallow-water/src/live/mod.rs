@@ -1,6 +1,12 @@
 //! A flood in the live view (`flood --serve`): the depth over the hillshaded terrain with
 //! the flood front and the gauges, or the speed, downsampled where the state lives (also
-//! for a sparse run: its blocks are copied into dense fields on the device first).
+//! for a sparse run: its blocks are copied into dense fields on the device first). Over
+//! several ranks rank 0 serves the view and every rank draws its own blocks
+//! ([`Live`], in `ranks.rs`).
+
+mod ranks;
+
+pub use ranks::Live;
 
 use crate::{FloodError, Flow, Grid, Scenario};
 use live_view::{
@@ -74,25 +80,56 @@ impl<T: Real> Painter<T> {
 
     /// The requested field; the relief when the page asks for it.
     pub fn draw(&mut self, flow: &Flow<T>, request: &FrameRequest) -> Result<Frame, FloodError> {
-        flow.picture(&mut self.depth, &mut self.speed, request.field == 1)?;
-        let (w, h, depth) = self.on_device.frame(&self.depth, request.view)?;
-        let frame = if request.field == 1 {
-            let (_, _, speed) = self.on_device.frame(&self.speed, request.view)?;
-            // Dry cells show the terrain.
-            let shown = speed
-                .iter()
-                .zip(&depth)
-                .map(|(&s, &d)| {
-                    if f64::from(d) > SHOWN_DRY {
-                        s
-                    } else {
-                        f32::NAN
-                    }
-                })
-                .collect();
-            Frame::values(1, w, h, shown)
+        let layers = self.layers(flow, request)?;
+        self.compose(layers, request)
+    }
+
+    /// The downsampled depth, and the speed when the page shows it, of this process's
+    /// part of the flow (over ranks: its own blocks, zero elsewhere, so that the ranks'
+    /// layers add up to the whole picture).
+    fn layers(&mut self, flow: &Flow<T>, request: &FrameRequest) -> Result<Layers, FloodError> {
+        let with_speed = request.field == 1;
+        flow.picture(&mut self.depth, &mut self.speed, with_speed)?;
+        let (width, height, depth) = self.on_device.frame(&self.depth, request.view)?;
+        let speed = if with_speed {
+            Some(self.on_device.frame(&self.speed, request.view)?.2)
         } else {
-            Frame::values(0, w, h, depth)
+            None
+        };
+        Ok(Layers {
+            width,
+            height,
+            depth,
+            speed,
+        })
+    }
+
+    /// The frame of the whole flow's `layers`: the speed shown where the water is, and
+    /// the relief when the page asks for it.
+    fn compose(&mut self, layers: Layers, request: &FrameRequest) -> Result<Frame, FloodError> {
+        let Layers {
+            width,
+            height,
+            depth,
+            speed,
+        } = layers;
+        let frame = match speed {
+            Some(speed) => {
+                // Dry cells show the terrain.
+                let shown = speed
+                    .iter()
+                    .zip(&depth)
+                    .map(|(&s, &d)| {
+                        if f64::from(d) > SHOWN_DRY {
+                            s
+                        } else {
+                            f32::NAN
+                        }
+                    })
+                    .collect();
+                Frame::values(1, width, height, shown)
+            }
+            None => Frame::values(0, width, height, depth),
         };
         if !request.full {
             return Ok(frame);
@@ -100,4 +137,13 @@ impl<T: Real> Painter<T> {
         let (_, _, relief) = self.on_host.frame(&self.shade, request.view)?;
         Ok(frame.with(LayerKind::Relief, relief))
     }
+}
+
+/// A frame's values before they are shown: the depth and (for the speed field) the
+/// speed, downsampled to `width` x `height`, row by row.
+struct Layers {
+    width: usize,
+    height: usize,
+    depth: Vec<f32>,
+    speed: Option<Vec<f32>>,
 }
