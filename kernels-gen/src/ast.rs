@@ -7,6 +7,8 @@
 //! lowering can point its errors at the offending token without knowing where the text came
 //! from.
 
+pub use crate::ops::{BitOp, Comparison};
+
 /// Index into a front end's table of source positions.
 pub type SpanId = u32;
 
@@ -424,28 +426,10 @@ pub enum BinOp {
     And,
     /// `||`
     Or,
-    /// `==`
-    Eq,
-    /// `!=`
-    Ne,
-    /// `<`
-    Lt,
-    /// `<=`
-    Le,
-    /// `>`
-    Gt,
-    /// `>=`
-    Ge,
-    /// `&` (integers, bit by bit; booleans)
-    BitAnd,
-    /// `|`
-    BitOr,
-    /// `^`
-    BitXor,
-    /// `<<` (integers; the amount taken modulo 64)
-    Shl,
-    /// `>>` (arithmetic, the amount taken modulo 64)
-    Shr,
+    /// `==`, `!=`, `<`, `<=`, `>`, `>=`
+    Compare(Comparison),
+    /// `&`, `|`, `^` (integers bit by bit; booleans), `<<`, `>>` (integers)
+    Bit(BitOp),
 }
 
 impl BinOp {
@@ -459,26 +443,14 @@ impl BinOp {
             BinOp::Rem => "%",
             BinOp::And => "&&",
             BinOp::Or => "||",
-            BinOp::Eq => "==",
-            BinOp::Ne => "!=",
-            BinOp::Lt => "<",
-            BinOp::Le => "<=",
-            BinOp::Gt => ">",
-            BinOp::Ge => ">=",
-            BinOp::BitAnd => "&",
-            BinOp::BitOr => "|",
-            BinOp::BitXor => "^",
-            BinOp::Shl => "<<",
-            BinOp::Shr => ">>",
+            BinOp::Compare(c) => c.symbol(),
+            BinOp::Bit(o) => o.symbol(),
         }
     }
 
     /// Whether the operator compares and yields `bool`.
     pub fn is_comparison(self) -> bool {
-        matches!(
-            self,
-            BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge
-        )
+        matches!(self, BinOp::Compare(_))
     }
 }
 

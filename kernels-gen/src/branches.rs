@@ -16,7 +16,7 @@
 //! path still issues all of a thread's reads together before the arithmetic, so there a
 //! guarded read is made anyway; it is skipped on the guarded edge path and on the host.)
 
-use crate::ir::{operands, Binary, Kernel, Node, NodeId, Unary};
+use crate::ir::{operands, Binary, Comparison, Kernel, Node, NodeId, Unary};
 use std::collections::{BTreeSet, HashMap};
 
 /// The least cost of the work an arm guards for it to get a branch of its own, in units
@@ -319,7 +319,7 @@ impl Traits {
             t.linear[x] = linear;
             let sum_vs = |a: NodeId, b: NodeId| t.linear[a as usize] && part(&t, b);
             let rare = match *node {
-                Node::Binary(Binary::Eq, a, b) => sum_vs(a, b) || sum_vs(b, a),
+                Node::Binary(Binary::Compare(Comparison::Eq), a, b) => sum_vs(a, b) || sum_vs(b, a),
                 Node::Binary(Binary::And, a, b) => t.rare[a as usize] || t.rare[b as usize],
                 Node::Binary(Binary::Or, a, b) => t.rare[a as usize] && t.rare[b as usize],
                 _ => false,

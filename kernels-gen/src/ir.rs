@@ -17,6 +17,7 @@ mod fold;
 mod stages;
 mod types;
 
+pub use crate::ops::{BitOp, Comparison};
 pub use analysis::{operands, OpCounts, Step};
 pub use builder::KernelBuilder;
 pub(crate) use fold::fold_binary;
@@ -114,37 +115,16 @@ pub enum Binary {
     And,
     /// Logical or (both sides evaluated).
     Or,
-    /// `==`
-    Eq,
-    /// `!=`
-    Ne,
-    /// `<`
-    Lt,
-    /// `<=`
-    Le,
-    /// `>`
-    Gt,
-    /// `>=`
-    Ge,
-    /// `&`: integers bit by bit, or booleans.
-    BitAnd,
-    /// `|`: integers bit by bit, or booleans.
-    BitOr,
-    /// `^`: integers bit by bit, or booleans.
-    BitXor,
-    /// `<<` on integers, the amount taken modulo 64 (Rust's `wrapping_shl`).
-    Shl,
-    /// `>>` on integers, arithmetic, the amount taken modulo 64 (`wrapping_shr`).
-    Shr,
+    /// A comparison, yielding `bool`.
+    Compare(Comparison),
+    /// A bit operation.
+    Bit(BitOp),
 }
 
 impl Binary {
     /// Whether this compares and yields `bool`.
     pub fn is_comparison(self) -> bool {
-        matches!(
-            self,
-            Binary::Eq | Binary::Ne | Binary::Lt | Binary::Le | Binary::Gt | Binary::Ge
-        )
+        matches!(self, Binary::Compare(_))
     }
 }
 

@@ -17,6 +17,7 @@ pub mod ir;
 #[cfg(feature = "llvm")]
 pub mod llvm;
 pub mod lower;
+pub mod ops;
 mod print;
 
 pub use compile::{compile_rust_source, compile_text, CompileError};

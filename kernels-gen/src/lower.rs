@@ -7,8 +7,9 @@
 
 use crate::ast::{self, Block, Expr, ExprKind, FnDef, FnKind, Ident, Lit, Module, SpanId, Stmt};
 use crate::ir::{
-    Access, Around, Binary, FieldParam, IndexMap, Kernel, KernelBuilder, LineSolve, Node, NodeId,
-    ParamKind, ReduceOp, ReductionParam, RuntimeLoop, SampledParam, ScalarParam, Store, Ty, Unary,
+    Access, Around, Binary, BitOp, Comparison, FieldParam, IndexMap, Kernel, KernelBuilder,
+    LineSolve, Node, NodeId, ParamKind, ReduceOp, ReductionParam, RuntimeLoop, SampledParam,
+    ScalarParam, Store, Ty, Unary,
 };
 use std::collections::HashMap;
 

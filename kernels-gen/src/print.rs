@@ -2,7 +2,7 @@
 //!
 //! Two front ends lower the same kernel to the same IR exactly when these texts are equal.
 
-use crate::ir::{Access, IndexMap, Kernel, Node, ParamKind};
+use crate::ir::{Access, Binary, BitOp, IndexMap, Kernel, Node, ParamKind};
 use std::fmt::{self, Write};
 
 impl fmt::Display for Kernel {
@@ -166,9 +166,7 @@ impl Kernel {
                 &offset[..self.dims as usize]
             ),
             Node::Unary(op, a) => write!(s, "{} %{a}", format!("{op:?}").to_lowercase()),
-            Node::Binary(op, a, b) => {
-                write!(s, "{} %{a}, %{b}", format!("{op:?}").to_lowercase())
-            }
+            Node::Binary(op, a, b) => write!(s, "{} %{a}, %{b}", binary_name(op)),
             Node::Fma(a, b, c) => write!(s, "fma %{a}, %{b}, %{c}"),
             Node::Select(c, a, b) => write!(s, "select %{c}, %{a}, %{b}"),
             Node::Cast(a) => write!(s, "cast %{a}"),
@@ -192,4 +190,15 @@ impl Kernel {
         };
         s
     }
+}
+
+/// A binary operation's name in the text: `add`, `lt`, `bitand`, `shl`, ...
+fn binary_name(op: Binary) -> String {
+    let name = match op {
+        Binary::Compare(c) => format!("{c:?}"),
+        Binary::Bit(shift @ (BitOp::Shl | BitOp::Shr)) => format!("{shift:?}"),
+        Binary::Bit(o) => format!("bit{o:?}"),
+        _ => format!("{op:?}"),
+    };
+    name.to_lowercase()
 }

@@ -2,7 +2,7 @@
 //! operation counts, CSE, folding, footprints, rather than golden files.
 
 use kernels_gen::compile_text;
-use kernels_gen::ir::{Kernel, Node};
+use kernels_gen::ir::{Binary, Comparison, Kernel, Node};
 
 fn one(src: &str) -> Kernel {
     let mut ks = compile_text(src).unwrap_or_else(|e| panic!("{e}\n{src}"));
@@ -204,7 +204,7 @@ fn the_conformance_suites_guarded_kernel_branches_where_it_should() {
     let on_equality = plan.branches.iter().any(|b| {
         matches!(
             k.nodes[b.cond as usize],
-            Node::Binary(kernels_gen::ir::Binary::Eq, ..)
+            Node::Binary(Binary::Compare(Comparison::Eq), ..)
         )
     });
     assert!(!on_equality, "the `south` condition got a branch: {plan:?}");

@@ -13,7 +13,7 @@
 //! points run in pairs, an even point then an odd one; along axes 1 and 2 rows of even and
 //! of odd index run separate copies of the loop (`back::rust::middle`).
 
-use crate::ir::{Binary, Kernel, Node, NodeId};
+use crate::ir::{Binary, Comparison, Kernel, Node, NodeId};
 
 /// The distance from either edge along axis 0 of every point of the middle loop (the
 /// generated code hands it to `split_row`).
@@ -37,34 +37,23 @@ fn difference_bounds(k: &Kernel, x: NodeId, axis: u8) -> Option<(Option<i64>, Op
 
 /// The value of `d op 0` for every `d` in `[lo, hi]` (an absent bound is unbounded), if
 /// it is the same for all.
-fn decide(op: Binary, lo: Option<i64>, hi: Option<i64>) -> Option<bool> {
+fn decide(op: Comparison, lo: Option<i64>, hi: Option<i64>) -> Option<bool> {
     let above = lo.is_some_and(|l| l > 0); // d > 0 throughout
     let below = hi.is_some_and(|h| h < 0); // d < 0 throughout
     let at_least = lo.is_some_and(|l| l >= 0);
     let at_most = hi.is_some_and(|h| h <= 0);
     match op {
-        Binary::Eq if above || below => Some(false),
-        Binary::Ne if above || below => Some(true),
-        Binary::Lt if below => Some(true),
-        Binary::Lt if at_least => Some(false),
-        Binary::Le if at_most => Some(true),
-        Binary::Le if above => Some(false),
-        Binary::Gt if above => Some(true),
-        Binary::Gt if at_most => Some(false),
-        Binary::Ge if at_least => Some(true),
-        Binary::Ge if below => Some(false),
+        Comparison::Eq if above || below => Some(false),
+        Comparison::Ne if above || below => Some(true),
+        Comparison::Lt if below => Some(true),
+        Comparison::Lt if at_least => Some(false),
+        Comparison::Le if at_most => Some(true),
+        Comparison::Le if above => Some(false),
+        Comparison::Gt if above => Some(true),
+        Comparison::Gt if at_most => Some(false),
+        Comparison::Ge if at_least => Some(true),
+        Comparison::Ge if below => Some(false),
         _ => None,
-    }
-}
-
-/// `x op y` as `y op' x`.
-fn swapped(op: Binary) -> Binary {
-    match op {
-        Binary::Lt => Binary::Gt,
-        Binary::Le => Binary::Ge,
-        Binary::Gt => Binary::Lt,
-        Binary::Ge => Binary::Le,
-        other => other,
     }
 }
 
@@ -90,16 +79,13 @@ fn decided_along(k: &Kernel, live: &[NodeId], axis: u8) -> Vec<(NodeId, bool)> {
     let is_index = |n: NodeId| matches!(k.nodes[n as usize], Node::Index(a) if a == axis);
     live.iter()
         .filter_map(|&n| {
-            let Node::Binary(op, a, b) = k.nodes[n as usize] else {
+            let Node::Binary(Binary::Compare(op), a, b) = k.nodes[n as usize] else {
                 return None;
             };
-            if !op.is_comparison() {
-                return None;
-            }
             let (op, other) = if is_index(a) {
                 (op, b)
             } else if is_index(b) {
-                (swapped(op), a)
+                (op.swapped(), a)
             } else {
                 return None;
             };
@@ -126,7 +112,9 @@ pub fn decided_by_parity(k: &Kernel, live: &[NodeId], axis: u8) -> Vec<(NodeId, 
     };
     live.iter()
         .filter_map(|&n| {
-            let Node::Binary(op @ (Binary::Eq | Binary::Ne), a, b) = k.nodes[n as usize] else {
+            let Node::Binary(Binary::Compare(op @ (Comparison::Eq | Comparison::Ne)), a, b) =
+                k.nodes[n as usize]
+            else {
                 return None;
             };
             let c = if is_parity(a) {
@@ -136,7 +124,7 @@ pub fn decided_by_parity(k: &Kernel, live: &[NodeId], axis: u8) -> Vec<(NodeId, 
             } else {
                 return None;
             };
-            let equal = |remainder: i64| (remainder == c) == (op == Binary::Eq);
+            let equal = |remainder: i64| (remainder == c) == (op == Comparison::Eq);
             Some((n, equal(0), equal(1)))
         })
         .collect()
@@ -149,23 +137,16 @@ mod tests {
     #[test]
     fn comparisons_with_constants_and_the_far_edge_are_decided() {
         // i >= 2: i - 0 >= 2, i - 1 >= 1, i - 2 >= 0, i - 3 >= -1.
-        assert_eq!(decide(Binary::Eq, Some(2), None), Some(false));
-        assert_eq!(decide(Binary::Eq, Some(0), None), None);
-        assert_eq!(decide(Binary::Ge, Some(0), None), Some(true));
-        assert_eq!(decide(Binary::Lt, Some(1), None), Some(false));
-        assert_eq!(decide(Binary::Gt, Some(-1), None), None);
+        assert_eq!(decide(Comparison::Eq, Some(2), None), Some(false));
+        assert_eq!(decide(Comparison::Eq, Some(0), None), None);
+        assert_eq!(decide(Comparison::Ge, Some(0), None), Some(true));
+        assert_eq!(decide(Comparison::Lt, Some(1), None), Some(false));
+        assert_eq!(decide(Comparison::Gt, Some(-1), None), None);
         // i <= n - 3: i - (n - 1) <= -2, i - (n - 2) <= -1, i - (n - 3) <= 0.
-        assert_eq!(decide(Binary::Eq, None, Some(-2)), Some(false));
-        assert_eq!(decide(Binary::Ne, None, Some(-1)), Some(true));
-        assert_eq!(decide(Binary::Le, None, Some(0)), Some(true));
-        assert_eq!(decide(Binary::Eq, None, Some(0)), None);
-        assert_eq!(decide(Binary::Gt, None, Some(0)), Some(false));
-    }
-
-    #[test]
-    fn operands_swap_with_their_comparison() {
-        assert_eq!(swapped(Binary::Lt), Binary::Gt);
-        assert_eq!(swapped(Binary::Ge), Binary::Le);
-        assert_eq!(swapped(Binary::Eq), Binary::Eq);
+        assert_eq!(decide(Comparison::Eq, None, Some(-2)), Some(false));
+        assert_eq!(decide(Comparison::Ne, None, Some(-1)), Some(true));
+        assert_eq!(decide(Comparison::Le, None, Some(0)), Some(true));
+        assert_eq!(decide(Comparison::Eq, None, Some(0)), None);
+        assert_eq!(decide(Comparison::Gt, None, Some(0)), Some(false));
     }
 }

@@ -4,7 +4,9 @@
 //! constructs the language does not have become `Unsupported` nodes so that the lowering
 //! reports them with their span and a suggestion, rather than failing here.
 
-use crate::ast::{self, Attrs, Block, Expr, ExprKind, FnDef, FnKind, Ident, Lit, SpanId, Stmt};
+use crate::ast::{
+    self, Attrs, BitOp, Block, Comparison, Expr, ExprKind, FnDef, FnKind, Ident, Lit, SpanId, Stmt,
+};
 use proc_macro2::Span;
 use syn::spanned::Spanned;
 
@@ -287,11 +289,11 @@ fn compound_op(op: &syn::BinOp) -> Option<ast::BinOp> {
         S::MulAssign(_) => ast::BinOp::Mul,
         S::DivAssign(_) => ast::BinOp::Div,
         S::RemAssign(_) => ast::BinOp::Rem,
-        S::BitAndAssign(_) => ast::BinOp::BitAnd,
-        S::BitOrAssign(_) => ast::BinOp::BitOr,
-        S::BitXorAssign(_) => ast::BinOp::BitXor,
-        S::ShlAssign(_) => ast::BinOp::Shl,
-        S::ShrAssign(_) => ast::BinOp::Shr,
+        S::BitAndAssign(_) => ast::BinOp::Bit(BitOp::And),
+        S::BitOrAssign(_) => ast::BinOp::Bit(BitOp::Or),
+        S::BitXorAssign(_) => ast::BinOp::Bit(BitOp::Xor),
+        S::ShlAssign(_) => ast::BinOp::Bit(BitOp::Shl),
+        S::ShrAssign(_) => ast::BinOp::Bit(BitOp::Shr),
         _ => return None,
     })
 }
@@ -496,17 +498,17 @@ fn binop(op: &syn::BinOp) -> Option<ast::BinOp> {
         S::Rem(_) => A::Rem,
         S::And(_) => A::And,
         S::Or(_) => A::Or,
-        S::Eq(_) => A::Eq,
-        S::Ne(_) => A::Ne,
-        S::Lt(_) => A::Lt,
-        S::Le(_) => A::Le,
-        S::Gt(_) => A::Gt,
-        S::Ge(_) => A::Ge,
-        S::BitAnd(_) => A::BitAnd,
-        S::BitOr(_) => A::BitOr,
-        S::BitXor(_) => A::BitXor,
-        S::Shl(_) => A::Shl,
-        S::Shr(_) => A::Shr,
+        S::Eq(_) => A::Compare(Comparison::Eq),
+        S::Ne(_) => A::Compare(Comparison::Ne),
+        S::Lt(_) => A::Compare(Comparison::Lt),
+        S::Le(_) => A::Compare(Comparison::Le),
+        S::Gt(_) => A::Compare(Comparison::Gt),
+        S::Ge(_) => A::Compare(Comparison::Ge),
+        S::BitAnd(_) => A::Bit(BitOp::And),
+        S::BitOr(_) => A::Bit(BitOp::Or),
+        S::BitXor(_) => A::Bit(BitOp::Xor),
+        S::Shl(_) => A::Bit(BitOp::Shl),
+        S::Shr(_) => A::Bit(BitOp::Shr),
         _ => return None,
     })
 }

@@ -10,8 +10,8 @@ use pest::iterators::Pair;
 use pest::Parser;
 
 use crate::ast::{
-    Attrs, BinOp, Block, ConstValue, Expr, ExprKind, FnDef, FnKind, Generic, GroupDef, Ident, Lit,
-    Module, Param, SpanId, Stmt, TypeExpr, UnOp,
+    Attrs, BinOp, BitOp, Block, Comparison, ConstValue, Expr, ExprKind, FnDef, FnKind, Generic,
+    GroupDef, Ident, Lit, Module, Param, SpanId, Stmt, TypeExpr, UnOp,
 };
 
 mod grammar {
@@ -72,17 +72,17 @@ fn binop(s: &str) -> BinOp {
         "%" => BinOp::Rem,
         "&&" => BinOp::And,
         "||" => BinOp::Or,
-        "==" => BinOp::Eq,
-        "!=" => BinOp::Ne,
-        "<" => BinOp::Lt,
-        "<=" => BinOp::Le,
-        ">" => BinOp::Gt,
-        ">=" => BinOp::Ge,
-        "&" => BinOp::BitAnd,
-        "|" => BinOp::BitOr,
-        "^" => BinOp::BitXor,
-        "<<" => BinOp::Shl,
-        ">>" => BinOp::Shr,
+        "==" => BinOp::Compare(Comparison::Eq),
+        "!=" => BinOp::Compare(Comparison::Ne),
+        "<" => BinOp::Compare(Comparison::Lt),
+        "<=" => BinOp::Compare(Comparison::Le),
+        ">" => BinOp::Compare(Comparison::Gt),
+        ">=" => BinOp::Compare(Comparison::Ge),
+        "&" => BinOp::Bit(BitOp::And),
+        "|" => BinOp::Bit(BitOp::Or),
+        "^" => BinOp::Bit(BitOp::Xor),
+        "<<" => BinOp::Bit(BitOp::Shl),
+        ">>" => BinOp::Bit(BitOp::Shr),
         other => unreachable!("operator {other}"),
     }
 }

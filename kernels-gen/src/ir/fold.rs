@@ -1,7 +1,7 @@
 //! Constant folding: the value of an operation on constants, with the integer and boolean
 //! semantics every back end follows (the interpreter borrows them).
 
-use super::{Binary, Unary};
+use super::{Binary, BitOp, Comparison, Unary};
 
 /// A constant value during folding.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -26,21 +26,6 @@ pub(super) fn fold_unary(op: Unary, c: Const) -> Option<Const> {
     })
 }
 
-/// `x op y` for a comparison `op` (`None` for any other operation), of integers or of
-/// reals (any comparison with NaN false but `!=`).
-fn compare<T: PartialOrd>(op: Binary, x: T, y: T) -> Option<bool> {
-    use Binary::*;
-    Some(match op {
-        Eq => x == y,
-        Ne => x != y,
-        Lt => x < y,
-        Le => x <= y,
-        Gt => x > y,
-        Ge => x >= y,
-        _ => return None,
-    })
-}
-
 /// Evaluates a binary operation on constants where the result does not depend on the
 /// precision `T` is later given; the definition of integer and boolean semantics.
 pub(crate) fn fold_binary(op: Binary, x: Const, y: Const) -> Option<Const> {
@@ -54,12 +39,9 @@ pub(crate) fn fold_binary(op: Binary, x: Const, y: Const) -> Option<Const> {
             Rem => Const::Int(if b == 0 { 0 } else { a.wrapping_rem(b) }),
             Min => Const::Int(a.min(b)),
             Max => Const::Int(a.max(b)),
-            BitAnd => Const::Int(a & b),
-            BitOr => Const::Int(a | b),
-            BitXor => Const::Int(a ^ b),
-            Shl => Const::Int(a.wrapping_shl(b as u32)),
-            Shr => Const::Int(a.wrapping_shr(b as u32)),
-            _ => Const::Bool(compare(op, a, b)?),
+            Bit(o) => Const::Int(o.on_ints(a, b)),
+            Compare(c) => Const::Bool(c.holds(a, b)),
+            _ => return None,
         },
         // Real constants are folded only where the result does not depend on the
         // precision the kernel is later instantiated at: comparisons, and operations whose
@@ -73,7 +55,8 @@ pub(crate) fn fold_binary(op: Binary, x: Const, y: Const) -> Option<Const> {
                 Min => a.min(b),
                 Max => a.max(b),
                 CopySign => a.copysign(b),
-                _ => return compare(op, a, b).map(Const::Bool),
+                Compare(c) => return Some(Const::Bool(c.holds(a, b))),
+                _ => return None,
             };
             let exact_in_f32 = |v: f64| (v as f32) as f64 == v || v.is_nan();
             // min, max and copysign select an operand: exact at any precision.
@@ -85,10 +68,10 @@ pub(crate) fn fold_binary(op: Binary, x: Const, y: Const) -> Option<Const> {
             }
         }
         (Const::Bool(a), Const::Bool(b)) => match op {
-            And | BitAnd => Const::Bool(a && b),
-            Or | BitOr => Const::Bool(a || b),
-            Eq => Const::Bool(a == b),
-            Ne | BitXor => Const::Bool(a != b),
+            And | Bit(BitOp::And) => Const::Bool(a && b),
+            Or | Bit(BitOp::Or) => Const::Bool(a || b),
+            Compare(Comparison::Eq) => Const::Bool(a == b),
+            Compare(Comparison::Ne) | Bit(BitOp::Xor) => Const::Bool(a != b),
             _ => return None,
         },
         _ => return None,

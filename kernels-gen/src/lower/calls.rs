@@ -277,9 +277,9 @@ impl<'m> Lowerer<'m> {
                         let zero = self.b.real(0.0, t);
                         let one = self.b.real(1.0, t);
                         let minus_one = self.b.real(-1.0, t);
-                        let neg = self.b.binary(Binary::Lt, n, zero);
+                        let neg = self.b.binary(Binary::Compare(Comparison::Lt), n, zero);
                         let inner = self.b.select(neg, minus_one, zero);
-                        let pos = self.b.binary(Binary::Gt, n, zero);
+                        let pos = self.b.binary(Binary::Compare(Comparison::Gt), n, zero);
                         self.b.select(pos, one, inner)
                     }
                 }))

@@ -311,11 +311,7 @@ impl Lowerer<'_> {
                 B::Div | B::Rem if b == 0 => return err(span, "division by zero", None),
                 B::Div => Some(a.wrapping_div(b)),
                 B::Rem => Some(a.wrapping_rem(b)),
-                B::BitAnd => Some(a & b),
-                B::BitOr => Some(a | b),
-                B::BitXor => Some(a ^ b),
-                B::Shl => Some(a.wrapping_shl(b as u32)),
-                B::Shr => Some(a.wrapping_shr(b as u32)),
+                B::Bit(o) => Some(o.on_ints(a, b)),
                 _ => None,
             };
             if let Some(r) = r {
@@ -344,20 +340,11 @@ impl Lowerer<'_> {
             B::Rem => Binary::Rem,
             B::And => Binary::And,
             B::Or => Binary::Or,
-            B::Eq => Binary::Eq,
-            B::Ne => Binary::Ne,
-            B::Lt => Binary::Lt,
-            B::Le => Binary::Le,
-            B::Gt => Binary::Gt,
-            B::Ge => Binary::Ge,
-            B::BitAnd => Binary::BitAnd,
-            B::BitOr => Binary::BitOr,
-            B::BitXor => Binary::BitXor,
-            B::Shl => Binary::Shl,
-            B::Shr => Binary::Shr,
+            B::Compare(c) => Binary::Compare(c),
+            B::Bit(o) => Binary::Bit(o),
         };
         match bin {
-            Binary::BitAnd | Binary::BitOr | Binary::BitXor if ty.is_float() => {
+            Binary::Bit(BitOp::And | BitOp::Or | BitOp::Xor) if ty.is_float() => {
                 return err(
                     span,
                     format!(
@@ -367,7 +354,7 @@ impl Lowerer<'_> {
                     Some("convert with `as i64` first"),
                 )
             }
-            Binary::Shl | Binary::Shr if ty != Ty::Int => {
+            Binary::Bit(BitOp::Shl | BitOp::Shr) if ty != Ty::Int => {
                 return err(
                     span,
                     format!("`{}` shifts integers, not `{ty}`", op.symbol()),
@@ -393,10 +380,7 @@ impl Lowerer<'_> {
             | Binary::Mul
             | Binary::Div
             | Binary::Rem
-            | Binary::Lt
-            | Binary::Le
-            | Binary::Gt
-            | Binary::Ge
+            | Binary::Compare(Comparison::Lt | Comparison::Le | Comparison::Gt | Comparison::Ge)
                 if ty == Ty::Bool =>
             {
                 return err(

@@ -174,7 +174,7 @@ impl Lowerer<'_> {
         let two = self.b.int(2);
         let parity = self.b.binary(Binary::Rem, sum, two);
         let c = self.b.add(Node::Scalar(colour), Ty::Int);
-        self.b.binary(Binary::Eq, parity, c)
+        self.b.binary(Binary::Compare(Comparison::Eq), parity, c)
     }
 
     /// Turns the one store of a line kernel, the result of `tridiagonal`, into its solve.

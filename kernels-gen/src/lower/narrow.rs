@@ -73,12 +73,12 @@ impl Lowerer<'_> {
         Ok(Val::Node(match to {
             Narrow::I32 => {
                 let k = self.b.int(32);
-                let high = self.b.binary(Binary::Shl, n, k);
-                self.b.binary(Binary::Shr, high, k)
+                let high = self.b.binary(Binary::Bit(BitOp::Shl), n, k);
+                self.b.binary(Binary::Bit(BitOp::Shr), high, k)
             }
             Narrow::U8 => {
                 let mask = self.b.int(0xff);
-                self.b.binary(Binary::BitAnd, n, mask)
+                self.b.binary(Binary::Bit(BitOp::And), n, mask)
             }
         }))
     }

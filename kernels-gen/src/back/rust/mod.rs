@@ -20,7 +20,7 @@ mod nodes;
 mod staged;
 
 use super::edges;
-use crate::ir::{Access, Binary, Kernel, Node, ParamKind, ReduceOp, Ty};
+use crate::ir::{Access, Binary, Comparison, Kernel, Node, ParamKind, ReduceOp, Ty};
 use item::{RowFn, Signature};
 use line::line_function;
 use middle::Middle;
@@ -496,7 +496,7 @@ fn colour_strided(k: &Kernel) -> Option<Strided> {
         return None;
     }
     let is_parity = |n: u32| match k.nodes[n as usize] {
-        Node::Binary(Binary::Eq, a, b) => {
+        Node::Binary(Binary::Compare(Comparison::Eq), a, b) => {
             matches!(k.nodes[b as usize], Node::Scalar(c) if c == colour)
                 && matches!(k.nodes[a as usize], Node::Binary(Binary::Rem, _, two)
                     if matches!(k.nodes[two as usize], Node::IntConst(2)))

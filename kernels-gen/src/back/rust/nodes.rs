@@ -1,7 +1,7 @@
 //! IR nodes as Rust `let`s: a point's computation, in dependency order.
 
 use super::{field_ident, row_ident, sampled_ident, scalar_ident, ty_tokens, v};
-use crate::ir::{Around, Binary, IndexMap, Kernel, Node, Step, Topo, Ty, Unary};
+use crate::ir::{Around, Binary, BitOp, IndexMap, Kernel, Node, Step, Topo, Ty, Unary};
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::{format_ident, quote};
 
@@ -214,11 +214,9 @@ pub(super) fn node_let(k: &Kernel, n: u32, real: &TokenStream, form: LoadForm) -
                 Binary::Rem if int => quote!(if #y == 0 { 0 } else { #x.wrapping_rem(#y) }),
                 Binary::Min if int => quote!(::core::cmp::Ord::min(#x, #y)),
                 Binary::Max if int => quote!(::core::cmp::Ord::max(#x, #y)),
-                Binary::Shl => quote!(#x.wrapping_shl(#y as u32)),
-                Binary::Shr => quote!(#x.wrapping_shr(#y as u32)),
-                Binary::BitAnd => quote!(#x & #y),
-                Binary::BitOr => quote!(#x | #y),
-                Binary::BitXor => quote!(#x ^ #y),
+                Binary::Bit(BitOp::Shl) => quote!(#x.wrapping_shl(#y as u32)),
+                Binary::Bit(BitOp::Shr) => quote!(#x.wrapping_shr(#y as u32)),
+                Binary::Bit(o) => infix(x, o.symbol(), y),
                 Binary::Add => quote!(#x + #y),
                 Binary::Sub => quote!(#x - #y),
                 Binary::Mul => quote!(#x * #y),
@@ -232,12 +230,7 @@ pub(super) fn node_let(k: &Kernel, n: u32, real: &TokenStream, form: LoadForm) -
                 Binary::Atan2 => fl("atan2", &[x, y]),
                 Binary::And => quote!(#x & #y),
                 Binary::Or => quote!(#x | #y),
-                Binary::Eq => quote!(#x == #y),
-                Binary::Ne => quote!(#x != #y),
-                Binary::Lt => quote!(#x < #y),
-                Binary::Le => quote!(#x <= #y),
-                Binary::Gt => quote!(#x > #y),
-                Binary::Ge => quote!(#x >= #y),
+                Binary::Compare(c) => infix(x, c.symbol(), y),
             }
         }
         Node::Fma(x, y, z) => fl("fma", &[a(x), a(y), a(z)]),
@@ -299,6 +292,12 @@ pub(super) fn node_let(k: &Kernel, n: u32, real: &TokenStream, form: LoadForm) -
         }
     };
     quote!(let #id: #t = #expr;)
+}
+
+/// `x op y` for an operator as Rust writes it (`==`, `&`, ...).
+fn infix(x: TokenStream, symbol: &str, y: TokenStream) -> TokenStream {
+    let op: TokenStream = symbol.parse().expect("a Rust operator");
+    quote!(#x #op #y)
 }
 
 /// A literal token for an `f64`, including the non-finite values.

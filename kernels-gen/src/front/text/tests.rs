@@ -39,6 +39,7 @@ fn show(e: &Expr) -> String {
         ExprKind::Lit(Lit::Bool(b)) => b.to_string(),
         ExprKind::Name(n) => n.name.clone(),
         ExprKind::Unary(op, x) => format!("{op:?}({})", show(x)),
+        ExprKind::Binary(BinOp::Compare(c), a, b) => format!("{c:?}({}, {})", show(a), show(b)),
         ExprKind::Binary(op, a, b) => format!("{op:?}({}, {})", show(a), show(b)),
         ExprKind::Call { func, args } => format!("{}({})", func.name, list(args)),
         ExprKind::MethodCall {

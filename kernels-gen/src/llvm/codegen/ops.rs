@@ -3,6 +3,7 @@
 //! reductions' identities and combining.
 
 use super::*;
+use crate::ir::{BitOp, Comparison};
 
 impl<'a, 'ctx> Gen<'a, 'ctx> {
     pub(super) fn unary(
@@ -141,25 +142,20 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                     let gt = b.build_int_compare(IntPredicate::SGT, x, y, "")?;
                     Ok(b.build_select(gt, x, y, "")?)
                 }
-                Binary::And | Binary::BitAnd => Ok(b.build_and(x, y, "")?.into()),
-                Binary::Or | Binary::BitOr => Ok(b.build_or(x, y, "")?.into()),
-                Binary::BitXor => Ok(b.build_xor(x, y, "")?.into()),
-                Binary::Shl | Binary::Shr => {
+                Binary::And | Binary::Bit(BitOp::And) => Ok(b.build_and(x, y, "")?.into()),
+                Binary::Or | Binary::Bit(BitOp::Or) => Ok(b.build_or(x, y, "")?.into()),
+                Binary::Bit(BitOp::Xor) => Ok(b.build_xor(x, y, "")?.into()),
+                Binary::Bit(shift @ (BitOp::Shl | BitOp::Shr)) => {
                     // The amount modulo 64, as Rust's `wrapping_shl` and `wrapping_shr`.
                     let amount = b.build_and(y, self.i64c(63), "")?;
-                    Ok(if op == Binary::Shl {
+                    Ok(if shift == BitOp::Shl {
                         b.build_left_shift(x, amount, "")?
                     } else {
                         b.build_right_shift(x, amount, true, "")?
                     }
                     .into())
                 }
-                Binary::Eq => cmp(IntPredicate::EQ),
-                Binary::Ne => cmp(IntPredicate::NE),
-                Binary::Lt => cmp(IntPredicate::SLT),
-                Binary::Le => cmp(IntPredicate::SLE),
-                Binary::Gt => cmp(IntPredicate::SGT),
-                Binary::Ge => cmp(IntPredicate::SGE),
+                Binary::Compare(c) => cmp(int_predicate(c)),
                 Binary::CopySign | Binary::Pow | Binary::Hypot | Binary::Atan2 => {
                     unreachable!("checked: real-only operation")
                 }
@@ -179,21 +175,10 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             Binary::Pow => self.pow(x, y),
             Binary::Hypot => self.hypot(x, y),
             Binary::Atan2 => self.pair_in_f64(x, y, |g, a, c, _| g.math.at(&g.b).atan2(a, c)),
-            // Rust's `!=` is true when either side is NaN: unordered-or-not-equal.
-            Binary::Eq => cmp(FloatPredicate::OEQ),
-            Binary::Ne => cmp(FloatPredicate::UNE),
-            Binary::Lt => cmp(FloatPredicate::OLT),
-            Binary::Le => cmp(FloatPredicate::OLE),
-            Binary::Gt => cmp(FloatPredicate::OGT),
-            Binary::Ge => cmp(FloatPredicate::OGE),
-            Binary::Rem
-            | Binary::And
-            | Binary::Or
-            | Binary::BitAnd
-            | Binary::BitOr
-            | Binary::BitXor
-            | Binary::Shl
-            | Binary::Shr => unreachable!("checked: not for reals"),
+            Binary::Compare(c) => cmp(float_predicate(c)),
+            Binary::Rem | Binary::And | Binary::Or | Binary::Bit(_) => {
+                unreachable!("checked: not for reals")
+            }
         }
     }
 
@@ -266,5 +251,30 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         c: BasicValueEnum<'ctx>,
     ) -> R<BasicValueEnum<'ctx>> {
         self.binary(op.combine(), a, c, ty)
+    }
+}
+
+/// The predicate of a comparison of integers (signed) or booleans.
+fn int_predicate(c: Comparison) -> IntPredicate {
+    match c {
+        Comparison::Eq => IntPredicate::EQ,
+        Comparison::Ne => IntPredicate::NE,
+        Comparison::Lt => IntPredicate::SLT,
+        Comparison::Le => IntPredicate::SLE,
+        Comparison::Gt => IntPredicate::SGT,
+        Comparison::Ge => IntPredicate::SGE,
+    }
+}
+
+/// The predicate of a comparison of reals, as Rust compares them: false when either side
+/// is NaN, but `!=` true then (unordered-or-not-equal).
+fn float_predicate(c: Comparison) -> FloatPredicate {
+    match c {
+        Comparison::Eq => FloatPredicate::OEQ,
+        Comparison::Ne => FloatPredicate::UNE,
+        Comparison::Lt => FloatPredicate::OLT,
+        Comparison::Le => FloatPredicate::OLE,
+        Comparison::Gt => FloatPredicate::OGT,
+        Comparison::Ge => FloatPredicate::OGE,
     }
 }
