@@ -17,21 +17,22 @@ pub enum Live<T: Real> {
     /// No live view.
     Off,
     /// This process serves the pages (the only rank, or rank 0 of several).
-    Serving {
-        /// The view being served (boxed: it is much larger than the other variants).
-        view: Box<LiveView>,
-        /// This process's fields for frames.
-        painter: Painter<T>,
-        /// The ranks, over several.
-        ranks: Option<Arc<Ranks>>,
-    },
+    Serving(Box<Served<T>>),
     /// A rank other than 0 of a served run: it does what rank 0 tells it.
     Following {
-        /// This rank's fields for frames.
-        painter: Painter<T>,
+        /// This rank's fields for frames (boxed, as the served view is).
+        painter: Box<Painter<T>>,
         /// The ranks.
         ranks: Arc<Ranks>,
     },
+}
+
+/// The serving side: the view, its painter and, over several ranks, the ranks it speaks
+/// for.
+pub struct Served<T: Real> {
+    view: LiveView,
+    painter: Painter<T>,
+    ranks: Option<Arc<Ranks>>,
 }
 
 /// What rank 0 tells the other ranks, in the order it happens.
@@ -118,15 +119,18 @@ impl<T: Real> Live<T> {
         let painter = Painter::new(flow, shade)?;
         let ranks = ranks.filter(|r| r.size() > 1).cloned();
         match ranks {
-            Some(ranks) if ranks.rank() > 0 => Ok(Live::Following { painter, ranks }),
+            Some(ranks) if ranks.rank() > 0 => Ok(Live::Following {
+                painter: Box::new(painter),
+                ranks,
+            }),
             ranks => {
                 let view = LiveView::serve(address, &describe())?;
                 println!("{}{}/", live_view::SERVING_AT, view.address());
-                Ok(Live::Serving {
-                    view: Box::new(view),
+                Ok(Live::Serving(Box::new(Served {
+                    view,
                     painter,
                     ranks,
-                })
+                })))
             }
         }
     }
@@ -138,29 +142,11 @@ impl<T: Real> Live<T> {
         &mut self,
         flow: &Flow<T>,
         progress: Progress,
-        mut checkpoint: impl FnMut() -> Result<String, FloodError>,
+        checkpoint: impl FnMut() -> Result<String, FloodError>,
     ) -> Result<(), FloodError> {
         match self {
             Live::Off => Ok(()),
-            Live::Serving {
-                view,
-                painter,
-                ranks,
-            } => {
-                let ranks = ranks.as_deref();
-                let draw = |r: &FrameRequest| draw_over(painter, flow, r, ranks);
-                let write = || {
-                    if let Some(ranks) = ranks {
-                        Word::Checkpoint.tell(ranks);
-                    }
-                    checkpoint()
-                };
-                view.tick(progress, draw, write)?;
-                if let Some(ranks) = ranks {
-                    Word::Done.tell(ranks);
-                }
-                Ok(())
-            }
+            Live::Serving(served) => served.tick(flow, progress, checkpoint),
             Live::Following { painter, ranks } => follow(painter, flow, ranks, checkpoint),
         }
     }
@@ -168,27 +154,56 @@ impl<T: Real> Live<T> {
     /// At the end of the run, on every rank: the pages get the last frame and hear that
     /// the run has finished.
     pub fn finish(&mut self, flow: &Flow<T>, progress: Progress) -> Result<(), FloodError> {
+        let no_checkpoint = || {
+            Err(FloodError::Config {
+                name: "the live view's last word".into(),
+                value: "a checkpoint".into(),
+                expected: "a frame or the end".into(),
+            })
+        };
         match self {
             Live::Off => Ok(()),
-            Live::Serving {
-                view,
-                painter,
-                ranks,
-            } => {
-                let ranks = ranks.as_deref();
-                view.finish(progress, |r| draw_over(painter, flow, r, ranks))?;
-                if let Some(ranks) = ranks {
-                    Word::Done.tell(ranks);
-                }
-                Ok(())
+            Live::Serving(served) => served.finish(flow, progress),
+            Live::Following { painter, ranks } => follow(painter, flow, ranks, no_checkpoint),
+        }
+    }
+}
+
+impl<T: Real> Served<T> {
+    /// Rank 0's tick: [`LiveView::tick`], with frames drawn over the ranks and the ranks
+    /// told of a checkpoint before it is written.
+    fn tick(
+        &mut self,
+        flow: &Flow<T>,
+        progress: Progress,
+        mut checkpoint: impl FnMut() -> Result<String, FloodError>,
+    ) -> Result<(), FloodError> {
+        let (painter, ranks) = (&mut self.painter, self.ranks.as_deref());
+        let write = || {
+            if let Some(ranks) = ranks {
+                Word::Checkpoint.tell(ranks);
             }
-            Live::Following { painter, ranks } => follow(painter, flow, ranks, || {
-                Err(FloodError::Config {
-                    name: "the live view's last word".into(),
-                    value: "a checkpoint".into(),
-                    expected: "a frame or the end".into(),
-                })
-            }),
+            checkpoint()
+        };
+        self.view
+            .tick(progress, |r| draw_over(painter, flow, r, ranks), write)?;
+        self.tell_done();
+        Ok(())
+    }
+
+    /// Rank 0's end of the run: [`LiveView::finish`], its last frame drawn over the ranks.
+    fn finish(&mut self, flow: &Flow<T>, progress: Progress) -> Result<(), FloodError> {
+        let (painter, ranks) = (&mut self.painter, self.ranks.as_deref());
+        self.view
+            .finish(progress, |r| draw_over(painter, flow, r, ranks))?;
+        self.tell_done();
+        Ok(())
+    }
+
+    /// Tells the other ranks that what rank 0 did for the pages is over.
+    fn tell_done(&self) {
+        if let Some(ranks) = &self.ranks {
+            Word::Done.tell(ranks);
         }
     }
 }
