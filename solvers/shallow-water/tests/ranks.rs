@@ -213,16 +213,15 @@ fn one_rank_runs_without_mpirun() {
     assert!(stdout.contains("rank 0 of 1, radial dam break: 25600 of 25600 cells"));
 }
 
-/// `flood --serve` over two ranks: rank 0 serves, and a frame shows every rank's blocks
-/// summed once. The radial dam break's water covers the whole square behind walls, so a
-/// frame's mean depth is the run's volume over the square's area at any time: half of it
-/// if a rank's blocks were missing, more if a block were counted twice. The page pauses
-/// the run (the other rank waits for rank 0's word), switches to the speed, asks for a
-/// checkpoint (written by every rank together), and resumes; the run then ends by itself.
-#[test]
-fn the_live_view_over_ranks_shows_every_ranks_blocks_once() {
-    let Some(mut c) = mpirun() else { return };
-    let out = std::env::temp_dir().join(format!("flood-live-ranks-{}", std::process::id()));
+/// `flood --serve` over two ranks on `backend` (`c` is mpirun): rank 0 serves, and a
+/// frame shows every rank's blocks summed once. The radial dam break's water covers the
+/// whole square behind walls, so a frame's mean depth is the run's volume over the
+/// square's area at any time: half of it if a rank's blocks were missing, more if a block
+/// were counted twice. The page pauses the run (the other rank waits for rank 0's word),
+/// switches to the speed, asks for a checkpoint (written by every rank together), and
+/// resumes; the run then ends by itself.
+fn live_view_over_two_ranks(backend: &str, mut c: Command) {
+    let out = std::env::temp_dir().join(format!("flood-live-{backend}-{}", std::process::id()));
     c.args([
         "-np",
         "2",
@@ -233,7 +232,7 @@ fn the_live_view_over_ranks_shows_every_ranks_blocks_once() {
         "--end-time",
         "20",
     ])
-    .args(["--sparse", "--quiet", "--backend", "cpu", "--out"])
+    .args(["--sparse", "--quiet", "--backend", backend, "--out"])
     .arg(&out);
     let mut run = ServedRun::start(c).expect("rank 0 serves");
     let mut page = Watcher::connect(run.address(), [100, 100]).expect("a page connects");
@@ -296,4 +295,22 @@ fn the_live_view_over_ranks_shows_every_ranks_blocks_once() {
         volume / area
     );
     let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
+fn the_live_view_over_ranks_shows_every_ranks_blocks_once() {
+    let Some(c) = mpirun() else { return };
+    live_view_over_two_ranks("cpu", c);
+}
+
+/// As above with each rank on a device of its own (ghosts through NCCL, frames drawn on
+/// the devices).
+#[test]
+fn the_live_view_over_ranks_on_two_devices_shows_every_ranks_blocks_once() {
+    let Some(c) = mpirun() else { return };
+    if let Err(why) = stencil_runtime::Cuda::new(1) {
+        println!("SKIPPED: this test needs two CUDA devices: {why}");
+        return;
+    }
+    live_view_over_two_ranks("cuda", c);
 }
