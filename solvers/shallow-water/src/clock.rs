@@ -53,6 +53,15 @@ pub mod kernels {
         dt = step as T;
         after = (t + step) as T;
     }
+
+    /// One point: the larger of two wave speeds, or infinity where either is not a finite
+    /// number (an instability), which stays the largest when the speeds of several ranks
+    /// are combined and which [`tick`] turns into a NaN time.
+    #[stencil(dims = 1)]
+    pub fn larger<T: Real>(a: Value<T>, b: Value<T>, out: Out<T>) {
+        let finite = a - a == 0.0 && b - b == 0.0;
+        out = if finite { a.max(b) } else { 1.0 / 0.0 };
+    }
 }
 
 /// The step the host takes from the largest `speed` (a finite number at least 0): the
@@ -86,6 +95,8 @@ pub(crate) struct Clock<T: Real> {
     pub dt: Value<T>,
     /// The time after the step, as the extent's tracking reads it.
     pub after: Value<T>,
+    /// The largest of several launches' speeds ([`Clock::combine_kept`]).
+    combined: Value<T>,
     /// The time the steps land on, and how near counts as reached.
     end: Value<f64>,
     slack: Value<f64>,
@@ -106,6 +117,7 @@ impl<T: Real> Clock<T> {
             count: Value::new(backend, 0.0)?,
             dt: Value::new(backend, T::zero())?,
             after: Value::new(backend, T::from_f64(time))?,
+            combined: Value::new(backend, T::zero())?,
             end: Value::new(backend, f64::INFINITY)?,
             slack: Value::new(backend, 0.0)?,
             reader: ValueReader::new(),
@@ -143,9 +155,42 @@ impl<T: Real> Clock<T> {
     /// [`Clock::set`].
     pub fn tick(&mut self, backend: &Backend, returned: T, courant: f64) -> Result<(), FloodError> {
         let speed = self.kept.take(backend, returned)?;
+        self.queue_tick(backend, Some(speed), courant)
+    }
+
+    /// Combines the two oldest speeds launches on [`Clock::keeping`] left (say, of two
+    /// parts of a grid; `returned` where the launches returned theirs, on the CPU) into
+    /// the clock's combined speed, the larger of them ([`kernels::larger`]), and returns
+    /// it, for the caller to combine further (over ranks) before [`Clock::tick_combined`].
+    pub fn combine_kept(
+        &mut self,
+        backend: &Backend,
+        returned: T,
+    ) -> Result<&mut Value<T>, FloodError> {
+        let (a, b) = (
+            self.kept.take(backend, returned)?,
+            self.kept.take(backend, returned)?,
+        );
+        kernels::larger::launch(backend, &a, &b, self.combined.field_mut())?;
+        Ok(&mut self.combined)
+    }
+
+    /// Queues the tick from the combined speed ([`Clock::combine_kept`]).
+    pub fn tick_combined(&mut self, backend: &Backend, courant: f64) -> Result<(), FloodError> {
+        self.queue_tick(backend, None, courant)
+    }
+
+    /// Queues [`kernels::tick`] from `speed`, or from the combined speed.
+    fn queue_tick(
+        &mut self,
+        backend: &Backend,
+        speed: Option<Value<T>>,
+        courant: f64,
+    ) -> Result<(), FloodError> {
+        let speed = speed.as_ref().unwrap_or(&self.combined);
         kernels::tick::launch(
             backend,
-            &speed,
+            speed,
             self.time.field_mut(),
             self.count.field_mut(),
             self.dt.field_mut(),

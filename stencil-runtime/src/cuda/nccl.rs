@@ -7,7 +7,7 @@
 use super::Cuda;
 use crate::blocks::PointPack;
 use crate::field::PlaneExchange;
-use crate::{Backend, Error, Field, Precision, Real};
+use crate::{Backend, Error, Field, Precision, Real, Value};
 use cudarc::nccl::{result, sys};
 use std::ops::Range;
 use std::sync::Mutex;
@@ -200,6 +200,43 @@ impl Nccl {
             .collect()
     }
 
+    /// Queues on `on`'s stream the largest of every rank's `value` into `value` (an
+    /// all-reduce of one real, without the host): a value decided on each device, such as
+    /// a CFL maximum kept there, made the same on all. Every rank must call it at the same
+    /// point, after the same NCCL calls.
+    pub fn all_reduce_max<T: Real>(&self, on: &Cuda, value: &mut Value<T>) -> Result<(), Error> {
+        if on.ordinal() != self.cuda.ordinal() {
+            return Err(self.elsewhere("a stream"));
+        }
+        let Some((ordinal, at)) = value.device_address() else {
+            return Err(self.elsewhere("a host value"));
+        };
+        if ordinal != self.cuda.ordinal() {
+            return Err(self.elsewhere("values"));
+        }
+        let comm = self.comm.lock().map_err(|_| Error::Cuda {
+            op: "NCCL".into(),
+            cause: "a thread failed while holding the communicator".into(),
+        })?;
+        self.cuda.bind()?;
+        let stream = on.raw_stream() as sys::cudaStream_t;
+        // SAFETY: `at` holds one value of `T` on this communicator's device, kept alive by
+        // `value` (the caller keeps it until the stream has run); in place is allowed.
+        unsafe {
+            result::all_reduce(
+                at as *const _,
+                at as *mut _,
+                1,
+                data_type::<T>(),
+                sys::ncclRedOp_t::ncclMax,
+                comm.0,
+                stream,
+            )
+        }
+        .map_err(|e| nccl_error("queuing an all-reduce", e))?;
+        Ok(())
+    }
+
     /// The error for buffers or a stream off this communicator's device.
     fn elsewhere(&self, what: &str) -> Error {
         Error::InvalidField(format!(
@@ -235,10 +272,7 @@ impl Nccl {
                 )));
             }
         }
-        let kind = match T::PRECISION {
-            Precision::F32 => sys::ncclDataType_t::ncclFloat32,
-            Precision::F64 => sys::ncclDataType_t::ncclFloat64,
-        };
+        let kind = data_type::<T>();
         let stream = on.raw_stream() as sys::cudaStream_t;
         let comm = self.comm.lock().map_err(|_| Error::Cuda {
             op: "NCCL".into(),
@@ -261,6 +295,14 @@ impl Nccl {
         queued.map_err(|e| nccl_error("queuing a send or receive", e))?;
         ended.map_err(|e| nccl_error("ending a group", e))?;
         Ok(())
+    }
+}
+
+/// NCCL's name for values of type `T`.
+fn data_type<T: Real>() -> sys::ncclDataType_t {
+    match T::PRECISION {
+        Precision::F32 => sys::ncclDataType_t::ncclFloat32,
+        Precision::F64 => sys::ncclDataType_t::ncclFloat64,
     }
 }
 

@@ -10,7 +10,9 @@
 //! milliseconds per step timed alone (their traffic if nothing overlapped it).
 //!
 //! `--blocks 256x64,1024x512` times the run over ranks on blocks of each size in turn
-//! (every block present; the default rule without it).
+//! (every block present; the default rule without it). `--clocked` lets the devices decide
+//! the steps (the clock; over ranks the speeds all-reduced by NCCL), for the dense run and
+//! the runs over ranks; without it every step's speed is read back and the host decides.
 //!
 //! `sw-scaling malpasset FACTOR END [--f64] [--cpu]` runs Malpasset with `FACTOR` cells
 //! per data cell along each axis (3: 5 m cells) to `END` seconds on blocks that follow
@@ -55,27 +57,27 @@ fn setup(nx: usize, ny: usize) -> Result<Setup, Failure> {
     ))
 }
 
-/// Seconds per step of `steps` steps after the warm-up, the slowest rank's.
+/// Seconds per step of `steps` steps after the warm-up, the slowest rank's; `run(k)` takes
+/// `k` steps.
 fn seconds_per_step(
     ranks: &Ranks,
     backend: &Backend,
     steps: usize,
-    mut step: impl FnMut() -> Result<f64, Failure>,
+    mut run: impl FnMut(usize) -> Result<(), Failure>,
 ) -> Result<f64, Failure> {
-    for _ in 0..WARMUP {
-        step()?;
-    }
+    run(WARMUP)?;
     backend.synchronize()?;
     ranks.all_reduce(&mut [0.0], Op::Max);
     let start = Instant::now();
-    for _ in 0..steps {
-        step()?;
-    }
+    run(steps)?;
     backend.synchronize()?;
     let mut t = [start.elapsed().as_secs_f64() / steps as f64];
     ranks.all_reduce(&mut t, Op::Max);
     Ok(t[0])
 }
+
+/// A time the clocked runs step towards but never reach: their step count ends them.
+const FAR: f64 = 1e9;
 
 fn run<T: Real>(ranks: &Arc<Ranks>, args: &[String]) -> Result<Vec<String>, Failure> {
     let number = |k: usize, default: usize| -> Result<usize, Failure> {
@@ -103,11 +105,24 @@ fn run<T: Real>(ranks: &Arc<Ranks>, args: &[String]) -> Result<Vec<String>, Fail
             cells / s / 1e6
         )
     };
+    // `--clocked`: steps decided on the devices (the clock; over ranks the speeds
+    // all-reduced by NCCL), else each step's speed read back and decided on the host.
+    let clocked = args.iter().any(|a| a == "--clocked");
+    let how = if clocked { " clocked" } else { "" };
     let mut lines = Vec::new();
     if ranks.size() == 1 {
         let mut dense = ShallowWater::<T>::new(&backend, &setup)?;
-        let s = seconds_per_step(ranks, &backend, steps, || Ok(dense.step(f64::INFINITY)?))?;
-        lines.push(line("dense", 1, s, None));
+        let s = seconds_per_step(ranks, &backend, steps, |k| {
+            if clocked {
+                dense.advance(FAR, 0.0, k as u64, &mut |_, _| Ok(()))?;
+            } else {
+                for _ in 0..k {
+                    dense.step(f64::INFINITY)?;
+                }
+            }
+            Ok(())
+        })?;
+        lines.push(line(&format!("dense{how}"), 1, s, None));
     }
     // `--blocks 256x64,1024x512`: the block sizes to time (the default rule without).
     let sizes: Vec<RankBlocks> = match args.iter().position(|a| a == "--blocks") {
@@ -127,7 +142,16 @@ fn run<T: Real>(ranks: &Arc<Ranks>, args: &[String]) -> Result<Vec<String>, Fail
     for blocks in sizes {
         let mut split =
             SparseShallowWater::<T>::over_ranks(&backend, &setup, ranks.clone(), blocks)?;
-        let s = seconds_per_step(ranks, &backend, steps, || Ok(split.step(f64::INFINITY)?))?;
+        let s = seconds_per_step(ranks, &backend, steps, |k| {
+            if clocked {
+                split.advance(FAR, 0.0, k as u64)?;
+            } else {
+                for _ in 0..k {
+                    split.step(f64::INFINITY)?;
+                }
+            }
+            Ok(())
+        })?;
         let ghosts = split.ghost_fill_seconds(steps)?;
         let ghosts = ghosts.map(|g| {
             let mut v = [g];
@@ -136,7 +160,7 @@ fn run<T: Real>(ranks: &Arc<Ranks>, args: &[String]) -> Result<Vec<String>, Fail
         });
         let b = split.block_size();
         lines.push(line(
-            &format!("ranks, blocks {} x {}", b[0], b[1]),
+            &format!("ranks{how}, blocks {} x {}", b[0], b[1]),
             ranks.size(),
             s,
             ghosts,

@@ -26,6 +26,7 @@ mod extent;
 mod following;
 mod layout;
 mod ranked;
+mod ranked_clock;
 pub use ranked::RankBlocks;
 mod read;
 mod regrid;

@@ -5,7 +5,8 @@
 //! ranks along the Morton curve; a rank steps its own blocks, its ghosts (its neighbours'
 //! blocks next to them) filled before each halo exchange, and the CFL maximum and the
 //! survey all-reduced.
-//! The steps are decided on the host. A rank's cells equal one rank's bit for bit
+//! The steps are decided on the host, or, on devices with every block present, on the
+//! devices (`ranked_clock.rs`). A rank's cells equal one rank's bit for bit
 //! (`src/bin/sw-ranks-check.rs` under mpirun, `tests/ranks.rs`).
 //!
 //! On devices the ghosts travel through NCCL ([`GhostExchange`]) on a stream of their
@@ -381,6 +382,21 @@ impl<T: Real> SparseShallowWater<T> {
         which: Which,
         s: &crate::kernels::kp07::Kp07<T>,
     ) -> Result<T, FloodError> {
+        let speed = self.ranked_faces(on, which, s)?;
+        self.start_face_ghosts()?;
+        Ok(speed)
+    }
+
+    /// The faces of a stage over ranks, inner blocks then outer ones (see
+    /// [`SparseShallowWater::ranked_fluxes`]), without starting the faces' ghosts. Returns
+    /// the larger of the two parts' speeds (NaN on a backend that keeps them: then each
+    /// part left its own, inner first).
+    pub(super) fn ranked_faces(
+        &mut self,
+        on: &Backend,
+        which: Which,
+        s: &crate::kernels::kp07::Kp07<T>,
+    ) -> Result<T, FloodError> {
         let d = self.distribution.as_mut().expect("a run over ranks");
         let ranks = d.ranks.clone();
         let grid = &self.blocks;
@@ -412,10 +428,20 @@ impl<T: Real> SparseShallowWater<T> {
                 _ => part_speed,
             });
         }
-        let [a, b, c, e, f, g] = &mut self.fluxes;
-        d.plan(Ghosts::Faces, grid, 6)?
-            .start(&ranks, grid, &mut [a, b, c, e, f, g])?;
         Ok(speed.expect("two parts"))
+    }
+
+    /// Starts sending the faces' ghosts (after [`SparseShallowWater::ranked_faces`]).
+    pub(super) fn start_face_ghosts(&mut self) -> Result<(), FloodError> {
+        let d = self.distribution.as_mut().expect("a run over ranks");
+        let ranks = d.ranks.clone();
+        let [a, b, c, e, f, g] = &mut self.fluxes;
+        d.plan(Ghosts::Faces, &self.blocks, 6)?.start(
+            &ranks,
+            &self.blocks,
+            &mut [a, b, c, e, f, g],
+        )?;
+        Ok(())
     }
 
     /// The update of a stage over ranks: the inner blocks while the faces' ghosts

@@ -59,8 +59,10 @@ impl<T: Real> SparseShallowWater<T> {
     /// backend ([`crate::clock`]): the same steps as [`SparseShallowWater::step`] takes,
     /// without a read-back per step.
     pub fn advance(&mut self, target: f64, slack: f64, budget: u64) -> Result<(), FloodError> {
-        // Over ranks the CFL maximum is all-reduced on the host.
-        if !self.boundaries.steady() || self.distribution.is_some() {
+        // Over ranks on the CPU, or following the water, the CFL maximum is all-reduced
+        // on the host.
+        let host_decides = self.distribution.is_some() && !self.decides_over_ranks_on_devices();
+        if !self.boundaries.steady() || host_decides {
             for _ in 0..budget {
                 if self.progress.time >= target - slack {
                     break;
@@ -83,9 +85,11 @@ impl<T: Real> Clocked<T> for SparseShallowWater<T> {
 
     fn before_step(&mut self) -> Result<Option<u64>, FloodError> {
         self.start_step()?;
-        // The layout, and the extent's fields (made anew by `track_flood`).
+        // The layout, and the extent's fields (made anew by `track_flood`). A step over
+        // ranks is not recorded: its messages travel on a stream of their own.
         let layout = self.blocks.generation() ^ (self.extents_made << 48);
-        Ok((self.physics.integrator == Integrator::Rk2).then_some(layout))
+        let records = self.physics.integrator == Integrator::Rk2 && self.distribution.is_none();
+        Ok(records.then_some(layout))
     }
 
     fn recordings_outlive_calls(&self) -> bool {
@@ -93,7 +97,11 @@ impl<T: Real> Clocked<T> for SparseShallowWater<T> {
     }
 
     fn queue_step(&mut self, clock: &mut Clock<T>) -> Result<(), FloodError> {
-        self.queue_clocked_stages(clock)?;
+        if self.distribution.is_some() {
+            self.queue_ranked_clocked_stages(clock)?;
+        } else {
+            self.queue_clocked_stages(clock)?;
+        }
         self.track_at(&clock.after)
     }
 

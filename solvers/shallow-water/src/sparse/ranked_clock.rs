@@ -1,0 +1,53 @@
+//! Steps over ranks decided on the devices: each rank keeps the largest wave speed of its
+//! two parts (inner and outer blocks) on its device, combines them there
+//! ([`crate::clock::kernels::larger`]), and the ranks' speeds are all-reduced by NCCL on the run's
+//! stream before the tick turns the speed into the step ([`crate::clock`]). No rank's
+//! host waits for a step's speed, so each queues steps while earlier ones run, as one
+//! device does. The tick's arithmetic is the host's, so the steps equal those of
+//! [`SparseShallowWater::step`] bit for bit (`sw-ranks-check`).
+
+use super::SparseShallowWater;
+use crate::clock::Clock;
+use crate::model::{Kp07Steps, Which};
+use crate::FloodError;
+use stencil_runtime::{Backend, Real};
+
+impl<T: Real> SparseShallowWater<T> {
+    /// Whether a run over ranks decides its steps on the devices: every block present
+    /// for good (a run following the water chooses its blocks on the hosts every second
+    /// step) and the ranks on devices (on the CPU the speed is all-reduced by MPI).
+    pub(super) fn decides_over_ranks_on_devices(&self) -> bool {
+        self.distribution.as_ref().is_some_and(|d| !d.follows)
+            && matches!(self.backend, Backend::Cuda(_))
+    }
+
+    /// Queues one step over ranks decided by `clock`: the faces of the present state on
+    /// [`Clock::keeping`], the two parts' speeds combined and all-reduced on the devices,
+    /// the tick, the faces' ghosts, the stages.
+    pub(super) fn queue_ranked_clocked_stages(
+        &mut self,
+        clock: &mut Clock<T>,
+    ) -> Result<(), FloodError> {
+        let Backend::Cuda(cuda) = self.backend.clone() else {
+            return Err(FloodError::Config {
+                name: "steps decided over ranks".into(),
+                value: "ranks on the CPU".into(),
+                expected: "ranks on devices (the CPU's ranks decide steps on the host)".into(),
+            });
+        };
+        let t = self.progress.time;
+        let s = self.scalars(t);
+        let keeping = clock.keeping(&self.backend);
+        let returned = self.ranked_faces(&keeping, Which::Now, &s)?;
+        let speed = clock.combine_kept(&self.backend, returned)?;
+        let d = self.distribution.as_ref().expect("a run over ranks");
+        let nccl = d
+            .ranks()
+            .nccl(&cuda)
+            .map_err(stencil_ranks::LayoutError::from)?;
+        nccl.all_reduce_max(&cuda, speed)?;
+        clock.tick_combined(&self.backend, self.physics.courant)?;
+        self.start_face_ghosts()?;
+        self.stages(&clock.dt, t, t)
+    }
+}
