@@ -5,6 +5,9 @@
 #   bash benchmarks/ranks-scaling.sh check    # ranks on devices equal the dense run
 #   bash benchmarks/ranks-scaling.sh weak     # 8192^2 cells per device, 1 and 2 devices
 #   bash benchmarks/ranks-scaling.sh strong   # 16384^2 cells in all, 1 and 2 devices
+#   bash benchmarks/ranks-scaling.sh weak-clocked strong-clocked   # the same, steps
+#                                   # decided on the devices (speeds all-reduced by NCCL)
+#   bash benchmarks/ranks-scaling.sh malpasset  # Malpasset at 5 m to 4000 s, 1 and 2 devices
 # and the Poisson solver over devices, staged with `-p multigrid --features multigrid/mpi
 # --bin poisson-ranks`:
 #   bash benchmarks/ranks-scaling.sh poisson-check  # slabs on devices equal one device
@@ -38,6 +41,18 @@ for what in "$@"; do
       echo "== strong scaling, f32, 16384^2 cells in all"
       "$run" $scaling 16384 16384 50
       mpi -np 2 "$run" $scaling 16384 16384 50 ;;
+    weak-clocked)
+      echo "== weak scaling, f32, 8192^2 cells per device, steps decided on the devices"
+      "$run" $scaling 8192 8192 100 --clocked
+      mpi -np 2 "$run" $scaling 16384 8192 100 --clocked ;;
+    strong-clocked)
+      echo "== strong scaling, f32, 16384^2 cells in all, steps decided on the devices"
+      "$run" $scaling 16384 16384 50 --clocked
+      mpi -np 2 "$run" $scaling 16384 16384 50 --clocked ;;
+    malpasset)
+      echo "== Malpasset at 5 m to 4000 s, f32, blocks following the water"
+      "$run" $scaling malpasset 3 4000
+      mpi -np 2 "$run" $scaling malpasset 3 4000 ;;
     poisson-check)
       for n in 1 2; do echo "== poisson-ranks check --device, $n rank(s)"; mpi -np $n "$run" $poisson check --device; done ;;
     poisson)

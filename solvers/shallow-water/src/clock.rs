@@ -54,13 +54,14 @@ pub mod kernels {
         after = (t + step) as T;
     }
 
-    /// One point: the larger of two wave speeds, or infinity where either is not a finite
-    /// number (an instability), which stays the largest when the speeds of several ranks
-    /// are combined and which [`tick`] turns into a NaN time.
+    /// One point: the larger of two wave speeds, or infinity where either is NaN or
+    /// infinity (an instability), which stays the largest when the speeds of several ranks
+    /// are combined and which [`tick`] turns into a NaN time. Minus infinity is the speed
+    /// of a launch over no blocks (the identity of a maximum), not an instability.
     #[stencil(dims = 1)]
     pub fn larger<T: Real>(a: Value<T>, b: Value<T>, out: Out<T>) {
-        let finite = a - a == 0.0 && b - b == 0.0;
-        out = if finite { a.max(b) } else { 1.0 / 0.0 };
+        let sound = (a - a == 0.0 || a < 0.0) && (b - b == 0.0 || b < 0.0);
+        out = if sound { a.max(b) } else { 1.0 / 0.0 };
     }
 }
 
@@ -476,7 +477,7 @@ mod tests {
     use super::{Clock, Clocked};
     use crate::model::DenseStepping;
     use crate::{cases, Physics, Setup, ShallowWater, SparseShallowWater};
-    use stencil_runtime::Backend;
+    use stencil_runtime::{Backend, Value};
 
     fn bits(state: [Vec<f64>; 3]) -> Vec<u64> {
         state.concat().iter().map(|x| x.to_bits()).collect()
@@ -497,6 +498,30 @@ mod tests {
             },
             radial.setup,
         ]
+    }
+
+    /// Two parts' speeds combine to the larger; a part over no blocks (minus infinity)
+    /// gives way; NaN or infinity (an instability) gives infinity, the largest over ranks.
+    #[test]
+    fn the_larger_speed_keeps_an_instability_and_passes_over_an_empty_part() {
+        let cpu = Backend::Cpu;
+        let larger = |a: f64, b: f64| {
+            let (a, b) = (Value::new(&cpu, a).unwrap(), Value::new(&cpu, b).unwrap());
+            let mut out = Value::new(&cpu, 0.0).unwrap();
+            super::kernels::larger::launch(&cpu, &a, &b, out.field_mut()).unwrap();
+            out.get().unwrap()
+        };
+        assert_eq!(larger(1.5, 2.5), 2.5);
+        assert_eq!(larger(3.0, 0.0), 3.0);
+        assert_eq!(larger(f64::NEG_INFINITY, 2.0), 2.0);
+        assert_eq!(larger(1.0, f64::NEG_INFINITY), 1.0);
+        assert_eq!(
+            larger(f64::NEG_INFINITY, f64::NEG_INFINITY),
+            f64::NEG_INFINITY
+        );
+        assert_eq!(larger(f64::NAN, 1.0), f64::INFINITY);
+        assert_eq!(larger(1.0, f64::NAN), f64::INFINITY);
+        assert_eq!(larger(f64::INFINITY, 1.0), f64::INFINITY);
     }
 
     #[test]

@@ -342,3 +342,40 @@ fn live_pictures_on_the_device_match_the_cpu() {
         }
     }
 }
+
+/// The two parts' speeds of a step over ranks combine on the device as on the CPU
+/// (`clock::kernels::larger`): an empty part's minus infinity gives way, an instability's
+/// NaN or infinity gives infinity; f32 and f64.
+#[test]
+fn combined_speeds_on_the_device_match_the_cpu() {
+    let Some(gpu) = gpu_or_skip() else { return };
+    fn larger<T: Real>(b: &Backend, x: f64, y: f64) -> u64 {
+        let value = |v: f64| stencil_runtime::Value::new(b, T::from_f64(v)).unwrap();
+        let mut out = value(0.0);
+        shallow_water::clock::kernels::larger::launch(b, &value(x), &value(y), out.field_mut())
+            .unwrap();
+        out.get().unwrap().as_f64().to_bits()
+    }
+    let (inf, nan) = (f64::INFINITY, f64::NAN);
+    let pairs = [
+        (1.5, 2.5),
+        (3.0, 0.0),
+        (-inf, 2.0),
+        (1.0, -inf),
+        (-inf, -inf),
+    ];
+    for (x, y) in pairs
+        .into_iter()
+        .chain([(nan, 1.0), (1.0, nan), (inf, 1.0)])
+    {
+        assert_eq!(
+            larger::<f32>(&gpu, x, y),
+            larger::<f32>(&Backend::Cpu, x, y)
+        );
+        assert_eq!(
+            larger::<f64>(&gpu, x, y),
+            larger::<f64>(&Backend::Cpu, x, y)
+        );
+    }
+    assert_eq!(larger::<f64>(&gpu, nan, 1.0), inf.to_bits());
+}
