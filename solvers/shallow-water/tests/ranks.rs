@@ -220,7 +220,7 @@ fn one_rank_runs_without_mpirun() {
 /// were counted twice. The page pauses the run (the other rank waits for rank 0's word),
 /// switches to the speed, asks for a checkpoint (written by every rank together), and
 /// resumes; the run then ends by itself.
-fn live_view_over_two_ranks(backend: &str, mut c: Command) {
+fn live_view_over_two_ranks(backend: &str, end_time: &str, mut c: Command) {
     let out = std::env::temp_dir().join(format!("flood-live-{backend}-{}", std::process::id()));
     c.args([
         "-np",
@@ -230,7 +230,7 @@ fn live_view_over_two_ranks(backend: &str, mut c: Command) {
         "--n",
         "128",
         "--end-time",
-        "20",
+        end_time,
     ])
     .args(["--sparse", "--quiet", "--backend", backend, "--out"])
     .arg(&out);
@@ -297,14 +297,16 @@ fn live_view_over_two_ranks(backend: &str, mut c: Command) {
     let _ = std::fs::remove_dir_all(&out);
 }
 
+/// [`live_view_over_two_ranks`] on the CPU (20 s of the dam break, some seconds of steps:
+/// the page pauses the run long before it ends).
 #[test]
 fn the_live_view_over_ranks_shows_every_ranks_blocks_once() {
     let Some(c) = mpirun() else { return };
-    live_view_over_two_ranks("cpu", c);
+    live_view_over_two_ranks("cpu", "20", c);
 }
 
-/// As above with each rank on a device of its own (ghosts through NCCL, frames drawn on
-/// the devices).
+/// [`live_view_over_two_ranks`] with each rank on a device of its own (ghosts through
+/// NCCL, frames drawn on the devices); skips, saying why, without two devices.
 #[test]
 fn the_live_view_over_ranks_on_two_devices_shows_every_ranks_blocks_once() {
     let Some(c) = mpirun() else { return };
@@ -312,5 +314,6 @@ fn the_live_view_over_ranks_on_two_devices_shows_every_ranks_blocks_once() {
         println!("SKIPPED: this test needs two CUDA devices: {why}");
         return;
     }
-    live_view_over_two_ranks("cuda", c);
+    // Steps are fast on devices: a longer run, so that the page's pause finds it going.
+    live_view_over_two_ranks("cuda", "200", c);
 }

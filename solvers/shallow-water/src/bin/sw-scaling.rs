@@ -109,6 +109,12 @@ fn run<T: Real>(ranks: &Arc<Ranks>, args: &[String]) -> Result<Vec<String>, Fail
     // all-reduced by NCCL), else each step's speed read back and decided on the host.
     let clocked = args.iter().any(|a| a == "--clocked");
     let how = if clocked { " clocked" } else { "" };
+    // Ranks on the CPU decide their steps on the hosts, clocked or not.
+    let ranks_how = if clocked && backend != Backend::Cpu {
+        " clocked"
+    } else {
+        ""
+    };
     let mut lines = Vec::new();
     if ranks.size() == 1 {
         let mut dense = ShallowWater::<T>::new(&backend, &setup)?;
@@ -160,7 +166,7 @@ fn run<T: Real>(ranks: &Arc<Ranks>, args: &[String]) -> Result<Vec<String>, Fail
         });
         let b = split.block_size();
         lines.push(line(
-            &format!("ranks{how}, blocks {} x {}", b[0], b[1]),
+            &format!("ranks{ranks_how}, blocks {} x {}", b[0], b[1]),
             ranks.size(),
             s,
             ghosts,

@@ -6,7 +6,7 @@
 
 mod ranks;
 
-pub use ranks::Live;
+pub use ranks::{Live, Served};
 
 use crate::{FloodError, Flow, Grid, Scenario};
 use live_view::{
@@ -50,38 +50,41 @@ pub fn description(scenario: &Scenario, grid: &Grid, depth_scale: f64) -> Descri
     }
 }
 
-/// Draws frames of a flood, keeping its fields between frames.
+/// Draws frames of a flood, keeping its fields between frames: dense fields of the whole
+/// grid where the state lives (over ranks, zero outside this rank's blocks).
 pub struct Painter<T: Real> {
     depth: Field<T>,
     speed: Field<T>,
     on_device: Downsampler<T>,
-    /// The hillshade (one value per cell, 0 to 1), and its downsampling on the host.
+    /// The relief layer, on the rank that serves.
+    relief: Option<Relief>,
+}
+
+/// The terrain's hillshade (one value per cell, 0 to 1) and its downsampling on the host.
+struct Relief {
     shade: Field<f64>,
     on_host: Downsampler<f64>,
 }
 
 impl<T: Real> Painter<T> {
     /// A painter for `flow`, with the terrain's hillshade `shade` (one value per cell, row
-    /// by row from the south).
-    pub fn new(flow: &Flow<T>, shade: &[f64]) -> Result<Painter<T>, FloodError> {
+    /// by row from the south) where this process composes frames (rank 0 over several).
+    pub fn new(flow: &Flow<T>, shade: Option<&[f64]>) -> Result<Painter<T>, FloodError> {
         let g = *flow.grid();
         let backend = flow.backend();
-        Ok(Painter {
-            depth: Field::zeros_on(backend, &[g.nx, g.ny], 1)?,
-            speed: Field::zeros_on(backend, &[g.nx, g.ny], 1)?,
-            on_device: Downsampler::new(backend),
+        let relief = shade.map(|shade| Relief {
             shade: Field::from_fn(&[g.nx, g.ny], 1, |[i, j, _]| {
                 let (i, j) = (i.clamp(0, g.nx as isize - 1), j.clamp(0, g.ny as isize - 1));
                 shade[i as usize + j as usize * g.nx]
             }),
             on_host: Downsampler::new(&Backend::Cpu),
+        });
+        Ok(Painter {
+            depth: Field::zeros_on(backend, &[g.nx, g.ny], 1)?,
+            speed: Field::zeros_on(backend, &[g.nx, g.ny], 1)?,
+            on_device: Downsampler::new(backend),
+            relief,
         })
-    }
-
-    /// The requested field; the relief when the page asks for it.
-    pub fn draw(&mut self, flow: &Flow<T>, request: &FrameRequest) -> Result<Frame, FloodError> {
-        let layers = self.layers(flow, request)?;
-        self.compose(layers, request)
     }
 
     /// The downsampled depth, and the speed when the page shows it, of this process's
@@ -131,11 +134,13 @@ impl<T: Real> Painter<T> {
             }
             None => Frame::values(0, width, height, depth),
         };
-        if !request.full {
-            return Ok(frame);
+        match &mut self.relief {
+            Some(r) if request.full => {
+                let (_, _, relief) = r.on_host.frame(&r.shade, request.view)?;
+                Ok(frame.with(LayerKind::Relief, relief))
+            }
+            _ => Ok(frame),
         }
-        let (_, _, relief) = self.on_host.frame(&self.shade, request.view)?;
-        Ok(frame.with(LayerKind::Relief, relief))
     }
 }
 

@@ -27,8 +27,8 @@ pub enum Live<T: Real> {
     },
 }
 
-/// The serving side: the view, its painter and, over several ranks, the ranks it speaks
-/// for.
+/// The serving side ([`Live::Serving`]): the view, its painter and, over several ranks,
+/// the ranks it speaks for.
 pub struct Served<T: Real> {
     view: LiveView,
     painter: Painter<T>,
@@ -116,14 +116,14 @@ impl<T: Real> Live<T> {
         let Some(address) = address else {
             return Ok(Live::Off);
         };
-        let painter = Painter::new(flow, shade)?;
         let ranks = ranks.filter(|r| r.size() > 1).cloned();
         match ranks {
             Some(ranks) if ranks.rank() > 0 => Ok(Live::Following {
-                painter: Box::new(painter),
+                painter: Box::new(Painter::new(flow, None)?),
                 ranks,
             }),
             ranks => {
+                let painter = Painter::new(flow, Some(shade))?;
                 let view = LiveView::serve(address, &describe())?;
                 println!("{}{}/", live_view::SERVING_AT, view.address());
                 Ok(Live::Serving(Box::new(Served {
@@ -250,13 +250,47 @@ fn follow<T: Real>(
 /// Every rank's `layers` replaced by their sum over the ranks (every rank draws the same
 /// request on the same grid, so the layers have the same size everywhere).
 fn sum_over(ranks: &Ranks, layers: &mut Layers) {
-    let sum = |values: &mut Vec<f32>| {
-        let mut wide: Vec<f64> = values.iter().map(|&v| f64::from(v)).collect();
-        ranks.all_reduce(&mut wide, Op::Sum);
-        *values = wide.into_iter().map(|v| v as f32).collect();
-    };
-    sum(&mut layers.depth);
-    if let Some(speed) = &mut layers.speed {
-        sum(speed);
+    let speed = layers.speed.as_deref().unwrap_or_default();
+    let mut wide: Vec<f64> = layers
+        .depth
+        .iter()
+        .chain(speed)
+        .map(|&v| v.into())
+        .collect();
+    ranks.all_reduce(&mut wide, Op::Sum);
+    let (depth, speed) = wide.split_at(layers.depth.len());
+    let narrow = |values: &[f64]| values.iter().map(|&v| v as f32).collect::<Vec<f32>>();
+    layers.depth = narrow(depth);
+    if let Some(s) = &mut layers.speed {
+        *s = narrow(speed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Word;
+    use live_view::FrameRequest;
+
+    #[test]
+    fn words_go_over_the_wire_and_back_unchanged() {
+        let frame = FrameRequest {
+            field: 1,
+            view: [1280, 720],
+            full: true,
+        };
+        let partial = FrameRequest {
+            field: 0,
+            view: [16, 4096],
+            full: false,
+        };
+        for word in [
+            Word::Frame(frame),
+            Word::Frame(partial),
+            Word::Checkpoint,
+            Word::Done,
+        ] {
+            assert_eq!(Word::decode(word.encode()).expect("a word"), word);
+        }
+        assert!(Word::decode([9; super::WORD_BYTES]).is_err());
     }
 }

@@ -4,7 +4,8 @@
 //! stream before the tick turns the speed into the step ([`crate::clock`]). No rank's
 //! host waits for a step's speed, so each queues steps while earlier ones run, as one
 //! device does. The tick's arithmetic is the host's, so the steps equal those of
-//! [`SparseShallowWater::step`] bit for bit (`sw-ranks-check`).
+//! [`SparseShallowWater::step`] bit for bit (`sw-ranks-check`). As on one device, this
+//! needs sides whose values do not change; otherwise the host decides each step.
 
 use super::SparseShallowWater;
 use crate::clock::Clock;
@@ -40,12 +41,18 @@ impl<T: Real> SparseShallowWater<T> {
         let keeping = clock.keeping(&self.backend);
         let returned = self.ranked_faces(&keeping, Which::Now, &s)?;
         let speed = clock.combine_kept(&self.backend, returned)?;
-        let d = self.distribution.as_ref().expect("a run over ranks");
-        let nccl = d
-            .ranks()
-            .nccl(&cuda)
-            .map_err(stencil_ranks::LayoutError::from)?;
-        nccl.all_reduce_max(&cuda, speed)?;
+        let ranks = self
+            .distribution
+            .as_ref()
+            .expect("a run over ranks")
+            .ranks();
+        // One rank holds the answer already (and needs no NCCL).
+        if ranks.size() > 1 {
+            let nccl = ranks
+                .nccl(&cuda)
+                .map_err(stencil_ranks::LayoutError::from)?;
+            nccl.all_reduce_max(&cuda, speed)?;
+        }
         clock.tick_combined(&self.backend, self.physics.courant)?;
         self.start_face_ghosts()?;
         self.stages(&clock.dt, t, t)

@@ -32,6 +32,12 @@ impl<T: Real> SparseShallowWater<T> {
             .evaluate_fluxes(Which::Now, self.progress.time, true)?
             .as_f64();
         if let Some(d) = &self.distribution {
+            // MPI's maximum does not define what a NaN gives: an instability is carried
+            // as infinity, which every rank then rejects at the same step (as the
+            // devices' `larger` does).
+            if speed.is_nan() {
+                speed = f64::INFINITY;
+            }
             speed = d.all(speed, stencil_ranks::Op::Max);
         }
         let unstable = SparseShallowWater::instability;
