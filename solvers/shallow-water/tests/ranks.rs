@@ -175,6 +175,17 @@ fn a_bad_input_stops_every_rank() {
     c.args(["-np", "2", FLOOD, "no-such-case.toml"]);
     let stderr = stderr_of_failure(&mut c);
     assert!(stderr.contains("no-such-case.toml"), "{stderr}");
+    // A failure on rank 0 alone (its live view cannot take a port already taken) stops
+    // the other rank too, which would otherwise wait for rank 0's word at its first look
+    // at the progress.
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("a port");
+    let port = taken.local_addr().expect("its address").to_string();
+    let mut c = mpirun().expect("checked above");
+    c.args(["-np", "2", FLOOD, "radial", "--n", "64", "--end-time", "5"])
+        .args(["--sparse", "--quiet", "--backend", "cpu", "--serve", &port]);
+    let stderr = stderr_of_failure(&mut c);
+    assert!(stderr.contains("error on rank 0 of 2"), "{stderr}");
+    assert!(stderr.contains(&port), "the address named: {stderr}");
 }
 
 #[test]
