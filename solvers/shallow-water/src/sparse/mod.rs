@@ -399,7 +399,9 @@ impl<T: Real> Kp07Steps<T> for SparseShallowWater<T> {
     fn evaluate_fluxes_on(&mut self, on: &Backend, which: Which, t: f64) -> Result<T, FloodError> {
         let s = self.scalars(t);
         if self.distribution.is_some() {
-            return self.ranked_fluxes(on, which, &s);
+            let speed = self.ranked_faces(on, which, &s)?;
+            self.start_face_ghosts()?;
+            return Ok(speed);
         }
         let state = self.progress.pick(which);
         // The faces (and the stage after them) read the surface and the velocities two

@@ -373,24 +373,11 @@ impl<T: Real> SparseShallowWater<T> {
 
 impl<T: Real> SparseShallowWater<T> {
     /// The faces of a stage over ranks: the state's ghosts sent while the faces of the
-    /// inner blocks are computed, then the outer blocks'; the faces' ghosts started, to
-    /// travel while [`SparseShallowWater::ranked_advance`] updates the inner blocks.
-    /// Returns the largest wave speed of this rank's blocks.
-    pub(super) fn ranked_fluxes(
-        &mut self,
-        on: &Backend,
-        which: Which,
-        s: &crate::kernels::kp07::Kp07<T>,
-    ) -> Result<T, FloodError> {
-        let speed = self.ranked_faces(on, which, s)?;
-        self.start_face_ghosts()?;
-        Ok(speed)
-    }
-
-    /// The faces of a stage over ranks, inner blocks then outer ones (see
-    /// [`SparseShallowWater::ranked_fluxes`]), without starting the faces' ghosts. Returns
-    /// the larger of the two parts' speeds (NaN on a backend that keeps them: then each
-    /// part left its own, inner first).
+    /// inner blocks are computed, then the outer blocks'. Returns the larger of the two
+    /// parts' speeds (NaN on a backend that keeps them: then each part left its own, inner
+    /// first). [`SparseShallowWater::start_face_ghosts`] follows, so that the faces'
+    /// ghosts travel while [`SparseShallowWater::ranked_advance`] updates the inner
+    /// blocks.
     pub(super) fn ranked_faces(
         &mut self,
         on: &Backend,
