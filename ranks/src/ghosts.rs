@@ -8,6 +8,11 @@ use stencil_runtime::blocks::PointPack;
 use stencil_runtime::cuda::Nccl;
 use stencil_runtime::{Backend, BlockField, BlockGrid, BlockKey, Cuda, Real};
 
+/// Environment variable that, set to `normal`, queues the ghosts' messages on a stream of
+/// normal priority instead of the device's highest (for measuring what the priority
+/// gives).
+pub const HALO_PRIORITY_ENV: &str = "STENCIL_HALO_PRIORITY";
+
 /// The ghost fill of a number of fields of one rank's grid: the points other ranks'
 /// halos read packed into one buffer, sent to each neighbouring rank, received into
 /// another buffer and unpacked into the ghost blocks (see [`RankLayout::fill_ghosts`]).
@@ -83,7 +88,14 @@ impl RankLayout {
         let (received, receives) = concatenated(self.ghost_lists());
         let nccl = match device {
             Some(cuda) if ranks.size() > 1 => {
-                let side = cuda.new_stream().map_err(RanksError::device)?;
+                // The messages' stream goes first for multiprocessors, so that its short
+                // kernels (NCCL's, the unpack) need not wait for the blocks of the large
+                // kernel the grid's stream runs meanwhile ([`HALO_PRIORITY_ENV`]).
+                let side = match std::env::var(HALO_PRIORITY_ENV).as_deref() {
+                    Ok("normal") => cuda.new_stream(),
+                    _ => cuda.new_urgent_stream(),
+                }
+                .map_err(RanksError::device)?;
                 Some((ranks.nccl(cuda)?, side))
             }
             _ => None,

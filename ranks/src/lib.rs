@@ -38,7 +38,7 @@ mod partition;
 mod slabs;
 
 pub use comm::{Op, Ranks, RanksError};
-pub use ghosts::GhostExchange;
+pub use ghosts::{GhostExchange, HALO_PRIORITY_ENV};
 pub use launch::{check_program, failure_within, mpirun, ok_lines, output_within, success_within};
 pub use layout::{LayoutError, RankLayout};
 pub use partition::{morton, partition};

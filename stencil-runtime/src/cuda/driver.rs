@@ -255,6 +255,32 @@ impl Stream {
         }))
     }
 
+    /// A new stream on `device` as [`Stream::new`] makes, of the device's highest
+    /// priority: when thread blocks of several streams wait for a multiprocessor, this
+    /// stream's go first (for short work, such as halo messages, that should not queue
+    /// behind a large kernel's blocks).
+    pub fn new_urgent(device: Arc<Device>) -> Result<Arc<Stream>, Error> {
+        device.bind()?;
+        let (mut least, mut greatest) = (0, 0);
+        let mut raw = std::ptr::null_mut();
+        // SAFETY: the context is current; both calls write only through the pointers
+        // given, and the stream is destroyed in `drop`.
+        unsafe {
+            sys::cuCtxGetStreamPriorityRange(&mut least, &mut greatest)
+                .result()
+                .map_err(|e| cuda_error("reading the stream priorities", e))?;
+            let flags = sys::CUstream_flags::CU_STREAM_NON_BLOCKING as u32;
+            sys::cuStreamCreateWithPriority(&mut raw, flags, greatest)
+                .result()
+                .map_err(|e| cuda_error("creating a stream", e))?;
+        }
+        Ok(Arc::new(Stream {
+            device,
+            raw,
+            capturing: AtomicBool::new(false),
+        }))
+    }
+
     /// Waits until all work on the stream is done; a kernel's failure surfaces here.
     pub fn synchronize(&self) -> Result<(), Error> {
         self.device.bind()?;

@@ -120,6 +120,16 @@ impl Cuda {
         })
     }
 
+    /// [`Cuda::new_stream`], of the device's highest priority: its thread blocks go before
+    /// those of other streams waiting for a multiprocessor (for halo messages that should
+    /// travel while a large kernel runs).
+    pub fn new_urgent_stream(&self) -> Result<Cuda, Error> {
+        Ok(Cuda {
+            stream: Stream::new_urgent(self.stream.device.clone())?,
+            ..self.clone()
+        })
+    }
+
     /// Makes the work queued on this backend's stream from now on wait for the work
     /// queued so far on `other`'s (a stream of the same device, [`Cuda::new_stream`]),
     /// without a wait on the host. Nothing to do where both are one stream.
