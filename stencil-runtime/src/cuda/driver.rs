@@ -248,11 +248,16 @@ impl Stream {
         device.bind()?;
         let raw = result::stream::create(result::stream::StreamKind::NonBlocking)
             .map_err(|e| cuda_error("creating a stream", e))?;
-        Ok(Arc::new(Stream {
+        Ok(Stream::owning(device, raw))
+    }
+
+    /// The stream `raw` of `device`, destroyed when dropped.
+    fn owning(device: Arc<Device>, raw: sys::CUstream) -> Arc<Stream> {
+        Arc::new(Stream {
             device,
             raw,
             capturing: AtomicBool::new(false),
-        }))
+        })
     }
 
     /// A new stream on `device` as [`Stream::new`] makes, of the device's highest
@@ -274,11 +279,7 @@ impl Stream {
                 .result()
                 .map_err(|e| cuda_error("creating a stream", e))?;
         }
-        Ok(Arc::new(Stream {
-            device,
-            raw,
-            capturing: AtomicBool::new(false),
-        }))
+        Ok(Stream::owning(device, raw))
     }
 
     /// Waits until all work on the stream is done; a kernel's failure surfaces here.

@@ -214,11 +214,7 @@ impl Nccl {
         if ordinal != self.cuda.ordinal() {
             return Err(self.elsewhere("values"));
         }
-        let comm = self.comm.lock().map_err(|_| Error::Cuda {
-            op: "NCCL".into(),
-            cause: "a thread failed while holding the communicator".into(),
-        })?;
-        self.cuda.bind()?;
+        let comm = self.locked()?;
         let stream = on.raw_stream() as sys::cudaStream_t;
         // SAFETY: `at` holds one value of `T` on this communicator's device, kept alive by
         // `value` (the caller keeps it until the stream has run); in place is allowed.
@@ -235,6 +231,16 @@ impl Nccl {
         }
         .map_err(|e| nccl_error("queuing an all-reduce", e))?;
         Ok(())
+    }
+
+    /// The communicator, locked for one call, with its device's context current.
+    fn locked(&self) -> Result<std::sync::MutexGuard<'_, Comm>, Error> {
+        let comm = self.comm.lock().map_err(|_| Error::Cuda {
+            op: "NCCL".into(),
+            cause: "a thread failed while holding the communicator".into(),
+        })?;
+        self.cuda.bind()?;
+        Ok(comm)
     }
 
     /// The error for buffers or a stream off this communicator's device.
@@ -274,11 +280,7 @@ impl Nccl {
         }
         let kind = data_type::<T>();
         let stream = on.raw_stream() as sys::cudaStream_t;
-        let comm = self.comm.lock().map_err(|_| Error::Cuda {
-            op: "NCCL".into(),
-            cause: "a thread failed while holding the communicator".into(),
-        })?;
-        self.cuda.bind()?;
+        let comm = self.locked()?;
         result::group_start().map_err(|e| nccl_error("starting a group", e))?;
         let mut queued = Ok(());
         for &(rank, at, len) in sends {
