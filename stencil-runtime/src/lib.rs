@@ -50,7 +50,7 @@ pub mod value;
 
 pub use axes::Axes;
 pub use backend::Backend;
-pub use blocks::{BlockField, BlockGrid, BlockKey, BlockList, HaloExchange, HaloRule};
+pub use blocks::{BlockField, BlockGrid, BlockKey, BlockList, BlockRegion, HaloExchange, HaloRule};
 pub use blowup::Blowup;
 pub use cuda::Cuda;
 pub use error::Error;

@@ -14,7 +14,10 @@ use stencil_runtime::blocks::{
 use stencil_runtime::{stencil, Backend, BlockField, Error, Field, Real};
 
 mod halo;
+mod regions;
 pub use halo::{halo_matches_dense, RULE};
+pub use regions::bad_regions_are_refused;
+use regions::regions_match_whole_blocks;
 
 /// Red-black Gauss-Seidel for -lap(u) = f: an in-place kernel of one colour.
 #[stencil(red_black = colour)]
@@ -49,7 +52,7 @@ pub fn random_grid(
 pub type BackendCheck = (&'static str, fn(&Backend));
 
 /// The conformance checks of this module every backend runs, at precision `T`.
-pub fn backend_checks<T: Real>() -> [BackendCheck; 6] {
+pub fn backend_checks<T: Real>() -> [BackendCheck; 7] {
     [
         ("kernels_match_dense", kernels_match_dense::<T>),
         ("halo_matches_dense", halo_matches_dense::<T>),
@@ -57,6 +60,10 @@ pub fn backend_checks<T: Real>() -> [BackendCheck; 6] {
         ("fields_follow_the_blocks", fields_follow_the_blocks::<T>),
         ("copies_into_dense_fields", copies_into_dense_fields::<T>),
         ("point_packs_round_trip", point_packs_round_trip::<T>),
+        (
+            "regions_match_whole_blocks",
+            regions_match_whole_blocks::<T>,
+        ),
     ]
 }
 

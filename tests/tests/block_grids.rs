@@ -3,7 +3,7 @@
 
 use stencil_runtime::blocks::BlockGrid;
 use stencil_runtime::Backend;
-use stencil_tests::blocks::{backend_checks, lap5_refusal, random_grid};
+use stencil_tests::blocks::{backend_checks, bad_regions_are_refused, lap5_refusal, random_grid};
 
 /// Every check of [`backend_checks`] on the CPU, in f32 and f64 (blocks added and removed
 /// in f64 only): kernels on blocks equal dense launches, halo exchange fills what the dense
@@ -39,4 +39,9 @@ fn bad_grids_are_refused_with_the_reason() {
         e.to_string().contains("dimension") || e.to_string().contains("3"),
         "{e}"
     );
+}
+
+#[test]
+fn bad_block_regions_are_refused() {
+    bad_regions_are_refused(&Backend::Cpu);
 }

@@ -76,6 +76,11 @@ impl<T: Real> BlockField<T> {
     fn start_flags(&self, list: &BlockList, margin: usize) -> Result<Started, Error> {
         let (grid, generation) = list.layout();
         self.check_layout("block flags", "field", grid, generation)?;
+        if !list.covers_whole_blocks() {
+            return Err(Error::InvalidField(
+                "block flags are per whole block: make the list of whole blocks (BlockList::new), not of regions".into(),
+            ));
+        }
         // The list's level's sizes (the domain the blocks' extents are cut by).
         let g = *list.geometry();
         if let Some(arena) = self.host_arena() {

@@ -1,10 +1,34 @@
-//! [`BlockList`]: the blocks one launch covers.
+//! [`BlockList`]: the blocks one launch covers, whole or a box of each
+//! ([`BlockRegion`]).
 
 use super::geometry::Geometry;
 use super::grid::{BlockGrid, BlockKey};
 use crate::cpu::BlockRun;
 use crate::cuda::memory::DeviceBuffer;
 use crate::{Backend, Error};
+
+/// A box of points of one block: its first point within the block and its extent (1 on
+/// unused axes), for a launch over part of each block ([`BlockList::regions`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BlockRegion {
+    /// The block.
+    pub key: BlockKey,
+    /// The box's first point, counted from the block's first point.
+    pub start: [usize; 3],
+    /// The box's points along each axis.
+    pub extent: [usize; 3],
+}
+
+impl BlockRegion {
+    /// The whole of block `key` of `block` points.
+    pub fn whole(key: BlockKey, block: [usize; 3]) -> BlockRegion {
+        BlockRegion {
+            key,
+            start: [0; 3],
+            extent: block,
+        }
+    }
+}
 
 /// The blocks a launch covers, in the order their points run (and their reductions
 /// combine): for the CPU, where each lies in the domain and in the arena; on a device, the
@@ -14,6 +38,9 @@ pub struct BlockList {
     grid: u64,
     generation: u64,
     geometry: Geometry,
+    /// The points of each block the launch covers along each axis: the block's extent,
+    /// or a region's ([`BlockList::regions`]).
+    extent: [usize; 3],
     runs: Vec<BlockRun>,
     keys: Vec<BlockKey>,
     /// Four `i64` per block: its origin along x, y, z and its slot's element offset.
@@ -29,9 +56,56 @@ impl BlockList {
 
     /// The blocks `keys` of level `level` (an empty list still has the level's sizes).
     fn of_level(grid: &BlockGrid, level: u8, keys: &[BlockKey]) -> Result<BlockList, Error> {
+        let block = grid.geometry().at_level(level).block;
+        let whole: Vec<BlockRegion> = keys.iter().map(|&k| BlockRegion::whole(k, block)).collect();
+        BlockList::of_regions(grid, level, block, &whole)
+    }
+
+    /// The boxes `regions` of blocks of `grid` (each block present here, all of one level,
+    /// every region of the same extent, inside its block), in that order: a launch over
+    /// the list computes those points only, where a launch over whole blocks would compute
+    /// the blocks' points (say, a block's points that read no ghost while the ghosts
+    /// travel, its others after). Kernels see the level's domain, as over whole blocks.
+    /// An empty list covers nothing (with the level 0's block as its extent).
+    pub fn regions(grid: &BlockGrid, regions: &[BlockRegion]) -> Result<BlockList, Error> {
+        let level = regions.first().map_or(0, |r| r.key.level);
         let g = grid.geometry().at_level(level);
-        let mut runs = Vec::with_capacity(keys.len());
-        for &key in keys {
+        let extent = regions.first().map_or(g.block, |r| r.extent);
+        for r in regions {
+            let fits = (0..3).all(|a| r.extent[a] > 0 && r.start[a] + r.extent[a] <= g.block[a]);
+            if r.extent != extent || !fits {
+                return Err(Error::InvalidField(format!(
+                    "block region {r:?} is not of the list's extent {extent:?} inside a block of {:?} points; a list's regions share one extent and lie inside their blocks",
+                    g.block
+                )));
+            }
+        }
+        BlockList::of_regions(grid, level, extent, regions)
+    }
+
+    /// `regions` in lists of one extent each ([`BlockList::regions`]), in the order each
+    /// extent first appears, the regions of a list in their order in `regions`.
+    pub fn grouped(grid: &BlockGrid, regions: &[BlockRegion]) -> Result<Vec<BlockList>, Error> {
+        let mut groups: Vec<Vec<BlockRegion>> = Vec::new();
+        for &r in regions {
+            match groups.iter_mut().find(|g| g[0].extent == r.extent) {
+                Some(g) => g.push(r),
+                None => groups.push(vec![r]),
+            }
+        }
+        groups.iter().map(|g| BlockList::regions(grid, g)).collect()
+    }
+
+    /// The boxes `regions` (of `extent` points, inside their blocks) of level `level`.
+    fn of_regions(
+        grid: &BlockGrid,
+        level: u8,
+        extent: [usize; 3],
+        regions: &[BlockRegion],
+    ) -> Result<BlockList, Error> {
+        let g = grid.geometry().at_level(level);
+        let mut runs = Vec::with_capacity(regions.len());
+        for &BlockRegion { key, start, .. } in regions {
             if key.level != level {
                 return Err(Error::InvalidField(format!(
                     "a block list holds blocks of one level: {key:?} is of level {}, the first of level {level}; make a list per level",
@@ -43,9 +117,12 @@ impl BlockList {
                     "block {key:?} is not present here; a launch covers present blocks of this rank only"
                 ))
             })?;
+            let origin = g.origin(key);
+            // The region's first point's element from the slot's point (0, 0, 0).
+            let into = g.element(start.map(|v| v as isize)) - g.interior_offset();
             runs.push(BlockRun {
-                origin: g.origin(key),
-                shift: (slot * g.slot_len()) as isize,
+                origin: [0, 1, 2].map(|a| origin[a] + start[a]),
+                shift: (slot * g.slot_len() + into) as isize,
             });
         }
         let records = match grid.backend() {
@@ -69,8 +146,9 @@ impl BlockList {
             grid: grid.id(),
             generation: grid.generation(),
             geometry: g,
+            extent,
             runs,
-            keys: keys.to_vec(),
+            keys: regions.iter().map(|r| r.key).collect(),
             records,
         })
     }
@@ -108,10 +186,21 @@ impl BlockList {
         &self.geometry
     }
 
+    /// The points of each listed block a launch covers along each axis: the blocks'
+    /// extent, or the regions' ([`BlockList::regions`]).
+    pub fn extent(&self) -> [usize; 3] {
+        self.extent
+    }
+
+    /// Whether the list covers whole blocks (not regions of them).
+    pub fn covers_whole_blocks(&self) -> bool {
+        self.extent == self.geometry.block
+    }
+
     /// What generated CPU code covers.
     pub fn cpu_over(&self) -> crate::cpu::Over<'_> {
         crate::cpu::Over::Blocks {
-            block: self.geometry.block,
+            block: self.extent,
             runs: &self.runs,
         }
     }

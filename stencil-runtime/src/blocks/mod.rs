@@ -10,8 +10,8 @@
 //!
 //! Kernels of the language run on block grids unchanged: every `#[stencil]` point
 //! kernel's module has `launch_blocks(backend, &list, fields..)` beside `launch`, which
-//! runs the kernel over the blocks of a [`BlockList`] (all present blocks, or some) in
-//! one launch: on the CPU, rows of the blocks in parallel; on a device, one thread block
+//! runs the kernel over the blocks of a [`BlockList`] (all present blocks, or some, or
+//! a box of each: [`BlockList::regions`]) in one launch: on the CPU, rows of the blocks in parallel; on a device, one thread block
 //! per tile of a block, the tiles of all listed blocks in one grid, reading the list's
 //! records (origin and slot). Indices, extents and boundary tests inside the kernel are
 //! those of the whole domain, so a kernel gives the same values on a block grid as on a
@@ -46,6 +46,6 @@ pub use geometry::{Geometry, Refinement};
 pub use grid::{BlockGrid, BlockInfo, BlockKey, Owner, Relayout};
 pub use halo::{Absent, HaloExchange, HaloRule, HaloWidths, Side};
 pub use levels::LevelTransfer;
-pub use list::BlockList;
+pub use list::{BlockList, BlockRegion};
 pub use pack::PointPack;
 pub use predict::Predictor;

@@ -48,6 +48,8 @@ impl CudaLaunch<'_> {
             return Err(self
                 .refused("a kernel with reductions cannot be recorded into a CUDA graph".into()));
         }
+        // A list of regions launches tiles over each region as over a block of its extent.
+        let extent = list.extent();
         let vector = self.ptx().vector;
         let staged_fits = |s: &LaunchShape| {
             self.code
@@ -56,7 +58,7 @@ impl CudaLaunch<'_> {
         };
         let shape = block_shape(
             self.code.dims,
-            g.block,
+            extent,
             self.code.tiles,
             vector,
             list.len(),
@@ -64,12 +66,12 @@ impl CudaLaunch<'_> {
         )
         .ok_or_else(|| {
             self.refused(format!(
-                "blocks of {:?} points are not a whole number of thread-block tiles of any launch shape; use block sizes that are multiples of 32 along x and of 8 along the other axes",
-                &g.block[..g.dims]
+                "blocks (or block regions) of {:?} points are not a whole number of thread-block tiles of any launch shape; use sizes that are multiples of 32 along x and of 8 along the other axes",
+                &extent[..g.dims]
             ))
         })?;
         let tiles = shape
-            .grid(self.code.dims, g.block)
+            .grid(self.code.dims, extent)
             .ok_or_else(|| self.refused("the block is too large for one launch".into()))?;
         if list.is_empty() {
             return self.over_nothing();
