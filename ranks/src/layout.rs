@@ -27,6 +27,9 @@ pub struct RankLayout {
     sends: BTreeMap<usize, Vec<(BlockKey, Vec<usize>)>>,
     /// Own blocks next to a ghost (whose halos read one), in key order.
     outer: Vec<BlockKey>,
+    /// Per own block next to a ghost, the directions (-1, 0 or 1 per axis) in which its
+    /// ghosts lie ([`RankLayout::overlap_regions`]).
+    toward_ghosts: BTreeMap<BlockKey, BTreeSet<[i8; 3]>>,
 }
 
 impl RankLayout {
@@ -62,12 +65,17 @@ impl RankLayout {
         // (block, reader's rank) -> the reader's blocks next to it.
         let mut ghosts: BTreeMap<usize, BTreeMap<BlockKey, Vec<BlockKey>>> = BTreeMap::new();
         let mut sends: BTreeMap<usize, BTreeMap<BlockKey, Vec<BlockKey>>> = BTreeMap::new();
+        let mut toward_ghosts: BTreeMap<BlockKey, BTreeSet<[i8; 3]>> = BTreeMap::new();
         for &k in &owned {
             for n in neighbours(geometry, k, periodic) {
                 match owner.get(&n) {
                     Some(&o) if o != rank => {
                         ghosts.entry(o).or_default().entry(n).or_default().push(k);
                         sends.entry(o).or_default().entry(k).or_default().push(n);
+                        toward_ghosts
+                            .entry(k)
+                            .or_default()
+                            .extend(crate::overlap::directions(geometry, k, n, periodic));
                     }
                     _ => {}
                 }
@@ -97,6 +105,7 @@ impl RankLayout {
             ghosts: read(ghosts),
             sends: read(sends),
             outer,
+            toward_ghosts,
         }
     }
 
@@ -125,6 +134,12 @@ impl RankLayout {
     /// waits for the ghosts ([`crate::GhostExchange::finish`]).
     pub fn outer(&self) -> &[BlockKey] {
         &self.outer
+    }
+
+    /// The directions in which the ghosts next to own block `key` lie (-1, 0 or 1 per
+    /// axis; none for a block next to no ghost).
+    pub(crate) fn toward_ghosts(&self, key: BlockKey) -> impl Iterator<Item = [i8; 3]> + '_ {
+        self.toward_ghosts.get(&key).into_iter().flatten().copied()
     }
 
     /// Every ghost block, in key order per owner, with its owner.

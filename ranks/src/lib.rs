@@ -19,7 +19,9 @@
 //! messages go through MPI; on devices (one per rank) the points are packed on the
 //! device, sent through NCCL and unpacked there, with no wait on the host; its
 //! [`GhostExchange::start`] and [`GhostExchange::finish`] let the blocks that read no ghost
-//! ([`RankLayout::inner`]) be computed while the ghosts travel on a stream of their own.
+//! ([`RankLayout::inner`]) be computed while the ghosts travel on a stream of their own;
+//! with blocks so large that a rank holds few, [`RankLayout::overlap_regions`] cuts the
+//! blocks next to ghosts so that all but a strip along those sides is computed meanwhile.
 //!
 //! Periodic axes wrap across ranks ([`RankLayout::with_periodic`]). Shallow water runs on
 //! this layer (`SparseShallowWater::over_ranks`).
@@ -34,6 +36,7 @@ mod comm;
 mod ghosts;
 mod launch;
 mod layout;
+mod overlap;
 mod partition;
 mod slabs;
 

@@ -98,6 +98,9 @@ pub(crate) struct Clock<T: Real> {
     pub after: Value<T>,
     /// The largest of several launches' speeds ([`Clock::combine_kept`]).
     combined: Value<T>,
+    /// Where [`Clock::combine_kept`] combines a third speed and more, by turns with
+    /// `combined`.
+    spare: Value<T>,
     /// The time the steps land on, and how near counts as reached.
     end: Value<f64>,
     slack: Value<f64>,
@@ -119,6 +122,7 @@ impl<T: Real> Clock<T> {
             dt: Value::new(backend, T::zero())?,
             after: Value::new(backend, T::from_f64(time))?,
             combined: Value::new(backend, T::zero())?,
+            spare: Value::new(backend, T::zero())?,
             end: Value::new(backend, f64::INFINITY)?,
             slack: Value::new(backend, 0.0)?,
             reader: ValueReader::new(),
@@ -159,20 +163,29 @@ impl<T: Real> Clock<T> {
         self.queue_tick(backend, Some(speed), courant)
     }
 
-    /// Combines the two oldest speeds launches on [`Clock::keeping`] left (say, of two
+    /// Combines the `launches` oldest speeds launches on [`Clock::keeping`] left (say, of
     /// parts of a grid; `returned` where the launches returned theirs, on the CPU) into
-    /// the clock's combined speed, the larger of them ([`kernels::larger`]), and returns
-    /// it, for the caller to combine further (over ranks) before [`Clock::tick_combined`].
+    /// the clock's combined speed, the largest of them ([`kernels::larger`], one launch
+    /// per speed after the first, at least one), and returns it, for the caller to
+    /// combine further (over ranks) before [`Clock::tick_combined`].
     pub fn combine_kept(
         &mut self,
         backend: &Backend,
         returned: T,
+        launches: usize,
     ) -> Result<&mut Value<T>, FloodError> {
-        let (a, b) = (
-            self.kept.take(backend, returned)?,
-            self.kept.take(backend, returned)?,
-        );
-        kernels::larger::launch(backend, &a, &b, self.combined.field_mut())?;
+        let first = self.kept.take(backend, returned)?;
+        let second = match launches {
+            0 | 1 => None,
+            _ => Some(self.kept.take(backend, returned)?),
+        };
+        let b = second.as_ref().unwrap_or(&first);
+        kernels::larger::launch(backend, &first, b, self.combined.field_mut())?;
+        for _ in 2..launches {
+            let next = self.kept.take(backend, returned)?;
+            kernels::larger::launch(backend, &self.combined, &next, self.spare.field_mut())?;
+            std::mem::swap(&mut self.combined, &mut self.spare);
+        }
         Ok(&mut self.combined)
     }
 

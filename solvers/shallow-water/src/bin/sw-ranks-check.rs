@@ -31,6 +31,14 @@ fn run(ranks: &Arc<Ranks>, backend: &Backend) -> Result<Vec<String>, Failure> {
         // Blocks larger than a rank's share along one axis.
         ("radial dam break, blocks 128 x 128", radial()?, 30, big),
         ("periodic channel", periodic_channel()?, 40, Every),
+        // Blocks large enough to be cut into cores and strips for the overlap; the last
+        // ones too thin to keep a core.
+        (
+            "wide channel, blocks cut",
+            wide_channel()?,
+            12,
+            EveryOf([1024, 64]),
+        ),
         ("radial dam break, following", radial()?, 30, FollowWater),
         // The water spreads over blocks that start dry: blocks are added and dealt anew.
         (
@@ -186,6 +194,23 @@ fn periodic_channel() -> Result<Setup, Failure> {
     let terrain = Terrain::from_fn(grid, |x, _| 0.1 * (x / 10.0).sin())?;
     let water = Water::from_surface(&terrain, |x, y| {
         1.0 + 0.2 * ((((x - 6.0).powi(2) + (y - 20.0).powi(2)) < 30.0) as i32 as f64)
+    });
+    let boundaries = Boundaries {
+        west: Boundary::Periodic,
+        east: Boundary::Periodic,
+        south: Boundary::Wall,
+        north: Boundary::Wall,
+    };
+    Ok(Setup::new(terrain, water, boundaries, Physics::default()))
+}
+
+/// A channel of 2100 x 100 cells periodic along x over a wavy bed, its surface wavy
+/// everywhere (walls north and south).
+fn wide_channel() -> Result<Setup, Failure> {
+    let grid = Grid::new(2100, 100, 1.0, 1.0, 0.0, 0.0)?;
+    let terrain = Terrain::from_fn(grid, |x, y| 0.1 * (x / 13.0).sin() * (y / 9.0).cos())?;
+    let water = Water::from_surface(&terrain, |x, y| {
+        1.0 + 0.2 * (x / 7.0).sin() * (y / 5.0).cos()
     });
     let boundaries = Boundaries {
         west: Boundary::Periodic,

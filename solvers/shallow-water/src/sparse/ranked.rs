@@ -26,7 +26,7 @@ use crate::Boundaries;
 use crate::{FloodError, Setup, Survey};
 use std::sync::Arc;
 use stencil_ranks::{GhostExchange, Op, RankLayout, Ranks};
-use stencil_runtime::{Backend, BlockField, BlockGrid, BlockList, Real};
+use stencil_runtime::{Backend, BlockField, BlockGrid, BlockKey, BlockList, BlockRegion, Real};
 
 /// Which blocks a run over ranks holds ([`SparseShallowWater::over_ranks`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -63,15 +63,30 @@ pub(super) struct Distribution<T> {
     pub blocks_moved: usize,
 }
 
-/// A rank's blocks in two parts: those whose halos read no ghost (computed while the
-/// ghosts travel) and the others (computed after), each with its launch list and its
-/// halo exchanges.
+/// A rank's points in two parts: those that read no ghost (computed while the ghosts
+/// travel) and the others (computed after), each with its launch lists and its halo
+/// exchanges. With blocks of [`CUT_FROM`] margins or more, the blocks next to ghosts are
+/// cut ([`RankLayout::overlap_regions`]): their cores join the first part, strips along
+/// the sides facing ghosts make the second. Then the first part's exchange fills the
+/// halos of every own block (those facing ghosts with values nobody reads before the
+/// second part's exchange fills them again); otherwise each part's fills its own blocks'.
 struct Parts {
-    /// Inner, then outer.
-    lists: [BlockList; 2],
-    /// Inner, then outer.
+    /// Before the ghosts arrive, then after: lists of one extent each, at least one.
+    lists: [Vec<BlockList>; 2],
+    /// Before, then after.
     exchanges: [Exchanges; 2],
 }
+
+/// Blocks of at least this many margins along every axis are cut into a core and strips
+/// for the overlap (1024 x 64 points and more: the blocks of a rank's whole part, 8192 x
+/// 8192 from [`HUGE_FROM`] cells per rank, are); smaller blocks overlap whole, the inner
+/// ones while the ghosts travel.
+const CUT_FROM: usize = 8;
+
+/// The widths of the strips cut along the sides of large blocks that face ghosts: along
+/// x one thread-block row of the vector launches (32 threads of 4 points), along y one
+/// such launch's rows twice; at least the grid's halo either way.
+const OVERLAP_MARGIN: [usize; 3] = [128, 8, 1];
 
 /// Which fields' ghosts a fill is for.
 #[derive(Clone, Copy)]
@@ -157,16 +172,46 @@ impl<T: Real> Distribution<T> {
     /// Splits this rank's blocks of `grid` (its present layout) into the inner and outer
     /// parts, with their lists and halo exchanges.
     pub fn split(&mut self, grid: &BlockGrid, boundaries: &Boundaries) -> Result<(), FloodError> {
-        let inner = self.layout.inner();
         let outer = self.layout.outer();
+        let g = grid.geometry();
+        let cut = (0..g.dims).all(|a| g.block[a] >= CUT_FROM * OVERLAP_MARGIN[a]);
+        let (regions, first) = if cut {
+            let regions = self.layout.overlap_regions(g, OVERLAP_MARGIN)?;
+            (regions, self.layout.owned().to_vec())
+        } else {
+            let inner = self.layout.inner();
+            let whole = |keys: &[BlockKey]| -> Vec<BlockRegion> {
+                keys.iter()
+                    .map(|&k| BlockRegion::whole(k, g.block))
+                    .collect()
+            };
+            ([whole(&inner), whole(outer)], inner)
+        };
+        let lists = |regions: &[BlockRegion]| -> Result<Vec<BlockList>, FloodError> {
+            let lists = BlockList::grouped(grid, regions)?;
+            // An empty part still launches once (over nothing), as the kept speeds count.
+            Ok(if lists.is_empty() {
+                vec![BlockList::new(grid, &[])?]
+            } else {
+                lists
+            })
+        };
         self.parts = Some(Parts {
-            lists: [BlockList::new(grid, &inner)?, BlockList::new(grid, outer)?],
+            lists: [lists(&regions[0])?, lists(&regions[1])?],
             exchanges: [
-                exchanges(grid, boundaries, Some(&inner))?,
+                exchanges(grid, boundaries, Some(&first))?,
                 exchanges(grid, boundaries, Some(outer))?,
             ],
         });
         Ok(())
+    }
+
+    /// The launches a part of the stages makes per kernel, both parts together (after
+    /// [`Distribution::split`]): the speeds a face pass leaves on a keeping backend.
+    pub fn launches(&self) -> usize {
+        self.parts
+            .as_ref()
+            .map_or(2, |p| p.lists[0].len() + p.lists[1].len())
     }
 
     /// The ghost fill `which`, planned at its first use.
@@ -373,9 +418,9 @@ impl<T: Real> SparseShallowWater<T> {
 
 impl<T: Real> SparseShallowWater<T> {
     /// The faces of a stage over ranks: the state's ghosts sent while the faces of the
-    /// inner blocks are computed, then the outer blocks'. Returns the larger of the two
-    /// parts' speeds (NaN on a backend that keeps them: then each part left its own, inner
-    /// first). [`SparseShallowWater::start_face_ghosts`] follows, so that the faces'
+    /// first part are computed, then the second's. Returns the largest of the launches'
+    /// speeds (NaN on a backend that keeps them: then each launch left its own, the first
+    /// part's first; [`Distribution::launches`] of them). [`SparseShallowWater::start_face_ghosts`] follows, so that the faces'
     /// ghosts travel while [`SparseShallowWater::ranked_advance`] updates the inner
     /// blocks.
     pub(super) fn ranked_faces(
@@ -405,17 +450,18 @@ impl<T: Real> SparseShallowWater<T> {
                     .state
                     .run_paired((w, &self.dry), &mut [u, v])?;
             }
-            let list = &parts.lists[part];
-            let faces = Fluxes::of(self.fluxes.each_mut());
-            let fields = StateFields::of(state.each_ref());
-            let part_speed = kp07::faces::launch_blocks(on, list, fields, &self.bed, faces, s)?;
-            // The larger, a NaN (an instability) kept.
-            speed = Some(match speed {
-                Some(a) if a.is_nan() || a >= part_speed => a,
-                _ => part_speed,
-            });
+            for list in &parts.lists[part] {
+                let faces = Fluxes::of(self.fluxes.each_mut());
+                let fields = StateFields::of(state.each_ref());
+                let launched = kp07::faces::launch_blocks(on, list, fields, &self.bed, faces, s)?;
+                // The larger, a NaN (an instability) kept.
+                speed = Some(match speed {
+                    Some(a) if a.is_nan() || a >= launched => a,
+                    _ => launched,
+                });
+            }
         }
-        Ok(speed.expect("two parts"))
+        Ok(speed.expect("a launch per part at least"))
     }
 
     /// Starts sending the faces' ghosts (after [`SparseShallowWater::ranked_faces`]).
@@ -445,8 +491,10 @@ impl<T: Real> SparseShallowWater<T> {
             parts.exchanges[part]
                 .faces
                 .run_many(&mut [a, b, c, e, f, g])?;
-            let on = (&self.backend, &parts.lists[part]);
-            super::advance_blocks(on, &mut self.progress, &self.fluxes, &self.bed, stage)?;
+            for list in &parts.lists[part] {
+                let on = (&self.backend, list);
+                super::advance_blocks(on, &mut self.progress, &self.fluxes, &self.bed, stage)?;
+            }
         }
         Ok(())
     }

@@ -1,5 +1,5 @@
 //! Steps over ranks decided on the devices: each rank keeps the largest wave speed of its
-//! two parts (inner and outer blocks) on its device, combines them there
+//! face passes' launches (the two parts' lists, see `ranked.rs`) on its device, combines them there
 //! ([`crate::clock::kernels::larger`]), and the ranks' speeds are all-reduced by NCCL on the run's
 //! stream before the tick turns the speed into the step ([`crate::clock`]). No rank's
 //! host waits for a step's speed, so each queues steps while earlier ones run, as one
@@ -40,12 +40,9 @@ impl<T: Real> SparseShallowWater<T> {
         let s = self.scalars(t);
         let keeping = clock.keeping(&self.backend);
         let returned = self.ranked_faces(&keeping, Which::Now, &s)?;
-        let speed = clock.combine_kept(&self.backend, returned)?;
-        let ranks = self
-            .distribution
-            .as_ref()
-            .expect("a run over ranks")
-            .ranks();
+        let distribution = self.distribution.as_ref().expect("a run over ranks");
+        let speed = clock.combine_kept(&self.backend, returned, distribution.launches())?;
+        let ranks = distribution.ranks();
         // One rank holds the answer already (and needs no NCCL).
         if ranks.size() > 1 {
             let nccl = ranks
