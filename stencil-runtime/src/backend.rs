@@ -53,6 +53,14 @@ impl Backend {
         }
     }
 
+    /// This backend on `stream`'s stream ([`Cuda::on_stream_of`]); the CPU stays the CPU.
+    pub fn on_stream_of(&self, stream: &Cuda) -> Backend {
+        match self {
+            Backend::Cpu => Backend::Cpu,
+            Backend::Cuda(c) => Backend::Cuda(c.on_stream_of(stream)),
+        }
+    }
+
     /// A short name for reports: `cpu`, or `cuda:N (device name)`.
     pub fn name(&self) -> String {
         match self {

@@ -121,8 +121,10 @@ impl KeptReductions {
         self.lock().push_back((buf, p));
     }
 
-    /// The oldest kept value, as a value on its device; if none is kept (the launch ran
-    /// on the CPU and returned it), `returned` held on `backend`.
+    /// The oldest kept value, as a value on its device (freed in the order of
+    /// `backend`'s stream, which must have waited for the stream of the launch that left
+    /// it); if none is kept (the launch ran on the CPU and returned it), `returned` held
+    /// on `backend`.
     pub fn take<T: Real>(&self, backend: &Backend, returned: T) -> Result<Value<T>, Error> {
         let Some((buf, p)) = self.lock().pop_front() else {
             return Value::new(backend, returned);
@@ -133,6 +135,12 @@ impl KeptReductions {
                 T::PRECISION
             )));
         }
+        // Freed in the order of the stream that takes it: a launch on another stream
+        // may have left it, and the taker's stream reads it after waiting for that one.
+        let buf = match backend {
+            Backend::Cuda(c) => buf.ordered_on(c.stream()),
+            Backend::Cpu => buf,
+        };
         Value::from_device(buf)
     }
 }

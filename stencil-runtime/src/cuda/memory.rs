@@ -151,6 +151,16 @@ impl DeviceBuffer {
     }
 }
 
+impl DeviceBuffer {
+    /// This buffer, freed in the order of `stream` (of the same device) instead of the
+    /// stream it was allocated on: for a buffer a launch on one stream wrote and another
+    /// stream reads after waiting for it, so that it is freed only after that read.
+    pub(crate) fn ordered_on(mut self, stream: &Arc<Stream>) -> DeviceBuffer {
+        self.stream = stream.clone();
+        self
+    }
+}
+
 impl Drop for DeviceBuffer {
     fn drop(&mut self) {
         // SAFETY: allocated in `new` on this stream, freed once, after the work queued on

@@ -130,6 +130,15 @@ impl Cuda {
         })
     }
 
+    /// This backend's settings (tuning, checks, where reductions go) on `other`'s stream
+    /// (a stream of the same device): work launched through it queues behind `other`'s.
+    pub fn on_stream_of(&self, other: &Cuda) -> Cuda {
+        Cuda {
+            stream: other.stream.clone(),
+            ..self.clone()
+        }
+    }
+
     /// Makes the work queued on this backend's stream from now on wait for the work
     /// queued so far on `other`'s (a stream of the same device, [`Cuda::new_stream`]),
     /// without a wait on the host. Nothing to do where both are one stream.

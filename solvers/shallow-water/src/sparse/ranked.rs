@@ -422,12 +422,13 @@ impl<T: Real> SparseShallowWater<T> {
 }
 
 impl<T: Real> SparseShallowWater<T> {
-    /// The faces of a stage over ranks: the state's ghosts sent while the faces of the
-    /// first part are computed, then the second's. Returns the largest of the launches'
-    /// speeds (NaN on a backend that keeps them: then each launch left its own, the first
-    /// part's first; [`Distribution::launches`] of them). [`SparseShallowWater::start_face_ghosts`] follows, so that the faces'
-    /// ghosts travel while [`SparseShallowWater::ranked_advance`] updates the inner
-    /// blocks.
+    /// The faces of a stage over ranks: the first part's halos filled, the state's ghosts
+    /// sent while the first part's faces are computed, then the second part's faces
+    /// ([`SparseShallowWater::second_part`]). Returns the largest of the launches' speeds
+    /// (NaN on a backend that keeps them: then each launch left its own, the first part's
+    /// first; [`Distribution::launches`] of them). [`SparseShallowWater::start_face_ghosts`]
+    /// follows, so that the faces' ghosts travel while
+    /// [`SparseShallowWater::ranked_advance`] updates the first part.
     pub(super) fn ranked_faces(
         &mut self,
         on: &Backend,
@@ -438,27 +439,41 @@ impl<T: Real> SparseShallowWater<T> {
         let ranks = d.ranks.clone();
         let grid = &self.blocks;
         let state = self.progress.pick(which);
+        // Filled before the messages start, so that the messages' stream, which waits for
+        // the work queued so far, fills the second part's halos after this fill.
+        {
+            let parts = d.parts.as_ref().expect("split at the start");
+            let [w, _, _, u, v] = &mut *state;
+            parts.exchanges[0]
+                .state
+                .run_paired((w, &self.dry), &mut [u, v])?;
+        }
         {
             let [w, _, _, u, v] = &mut *state;
             d.plan(Ghosts::State, grid, 3)?
                 .start(&ranks, grid, &mut [w, u, v])?;
         }
+        let side = d.plan(Ghosts::State, grid, 3)?.side().cloned();
+        let parts = d.parts.as_ref().expect("split at the start");
         let mut speed: Option<T> = None;
         for part in 0..2 {
+            let on = match (part, &side) {
+                (1, Some(side)) => on.on_stream_of(side),
+                _ => on.clone(),
+            };
             if part == 1 {
-                d.plan(Ghosts::State, grid, 3)?.finish(grid)?;
-            }
-            let parts = d.parts.as_ref().expect("split at the start");
-            {
+                if side.is_none() {
+                    started(&mut d.plans, Ghosts::State).finish(grid)?;
+                }
                 let [w, _, _, u, v] = &mut *state;
-                parts.exchanges[part]
+                parts.exchanges[1]
                     .state
-                    .run_paired((w, &self.dry), &mut [u, v])?;
+                    .run_paired_on(Some(&on), (w, &self.dry), &mut [u, v])?;
             }
             for list in &parts.lists[part] {
                 let faces = Fluxes::of(self.fluxes.each_mut());
                 let fields = StateFields::of(state.each_ref());
-                let launched = kp07::faces::launch_blocks(on, list, fields, &self.bed, faces, s)?;
+                let launched = kp07::faces::launch_blocks(&on, list, fields, &self.bed, faces, s)?;
                 // The larger, a NaN (an instability) kept.
                 speed = Some(match speed {
                     Some(a) if a.is_nan() || a >= launched => a,
@@ -466,14 +481,20 @@ impl<T: Real> SparseShallowWater<T> {
                 });
             }
         }
+        if side.is_some() {
+            d.plan(Ghosts::State, grid, 3)?.finish(grid)?;
+        }
         Ok(speed.expect("a launch per part at least"))
     }
 
-    /// Starts sending the faces' ghosts (after [`SparseShallowWater::ranked_faces`]).
+    /// Fills the first part's halos of the face fluxes and starts sending the faces'
+    /// ghosts (after [`SparseShallowWater::ranked_faces`]).
     pub(super) fn start_face_ghosts(&mut self) -> Result<(), FloodError> {
         let d = self.distribution.as_mut().expect("a run over ranks");
         let ranks = d.ranks.clone();
         let [a, b, c, e, f, g] = &mut self.fluxes;
+        let parts = d.parts.as_ref().expect("split at the start");
+        parts.exchanges[0].faces.run_many(&mut [a, b, c, e, f, g])?;
         d.plan(Ghosts::Faces, &self.blocks, 6)?.start(
             &ranks,
             &self.blocks,
@@ -482,25 +503,45 @@ impl<T: Real> SparseShallowWater<T> {
         Ok(())
     }
 
-    /// The update of a stage over ranks: the inner blocks while the faces' ghosts
-    /// travel, then the outer blocks.
+    /// The update of a stage over ranks: the first part while the faces' ghosts travel,
+    /// then the second part, its halos filled ([`SparseShallowWater::second_part`]).
     pub(super) fn ranked_advance(&mut self, stage: &Stage<T>) -> Result<(), FloodError> {
         let d = self.distribution.as_mut().expect("a run over ranks");
         let grid = &self.blocks;
+        let side = d.plan(Ghosts::Faces, grid, 6)?.side().cloned();
+        let parts = d.parts.as_ref().expect("split at the start");
         for part in 0..2 {
+            let on = match (part, &side) {
+                (1, Some(side)) => self.backend.on_stream_of(side),
+                _ => self.backend.clone(),
+            };
             if part == 1 {
-                d.plan(Ghosts::Faces, grid, 6)?.finish(grid)?;
+                if side.is_none() {
+                    started(&mut d.plans, Ghosts::Faces).finish(grid)?;
+                }
+                let [a, b, c, e, f, g] = &mut self.fluxes;
+                parts.exchanges[1]
+                    .faces
+                    .run_many_on(&on, &mut [a, b, c, e, f, g])?;
             }
-            let parts = d.parts.as_ref().expect("split at the start");
-            let [a, b, c, e, f, g] = &mut self.fluxes;
-            parts.exchanges[part]
-                .faces
-                .run_many(&mut [a, b, c, e, f, g])?;
             for list in &parts.lists[part] {
-                let on = (&self.backend, list);
+                let on = (&on, list);
                 super::advance_blocks(on, &mut self.progress, &self.fluxes, &self.bed, stage)?;
             }
         }
+        if side.is_some() {
+            d.plan(Ghosts::Faces, grid, 6)?.finish(grid)?;
+        }
         Ok(())
     }
+}
+
+/// The ghost fill `which` of `plans`, started earlier in the stage (so planned).
+fn started<T: Real>(
+    plans: &mut [Option<GhostExchange<T>>; 2],
+    which: Ghosts,
+) -> &mut GhostExchange<T> {
+    plans[which as usize]
+        .as_mut()
+        .expect("planned when the fill started")
 }

@@ -295,6 +295,18 @@ impl HaloExchange {
         self.fill(fields, None)
     }
 
+    /// [`HaloExchange::run_many`] queued on `on`'s stream (a stream of the fields'
+    /// device, or the CPU for fields on the host) rather than the fields': to fill halos
+    /// beside other work, after work queued there.
+    pub fn run_many_on<T: Real>(
+        &self,
+        on: &Backend,
+        fields: &mut [&mut BlockField<T>],
+    ) -> Result<(), Error> {
+        self.check(fields, None)?;
+        self.fill_each(fields, &vec![None; fields.len()], Some(on))
+    }
+
     /// Fills `field`'s halos, taking the value where a neighbour is absent from
     /// `companion` (a field of the same grid and layout; see [`Absent::Companion`]).
     pub fn run_with<T: Real>(
@@ -313,6 +325,17 @@ impl HaloExchange {
         paired: (&mut BlockField<T>, &BlockField<T>),
         fields: &mut [&mut BlockField<T>],
     ) -> Result<(), Error> {
+        self.run_paired_on(None, paired, fields)
+    }
+
+    /// [`HaloExchange::run_paired`] queued on `on`'s stream where given (see
+    /// [`HaloExchange::run_many_on`]).
+    pub fn run_paired_on<T: Real>(
+        &self,
+        on: Option<&Backend>,
+        paired: (&mut BlockField<T>, &BlockField<T>),
+        fields: &mut [&mut BlockField<T>],
+    ) -> Result<(), Error> {
         let (field, companion) = paired;
         let mut all: Vec<&mut BlockField<T>> = Vec::with_capacity(1 + fields.len());
         all.push(field);
@@ -320,7 +343,7 @@ impl HaloExchange {
         self.check(&all, Some(companion))?;
         let mut companions = vec![None; all.len()];
         companions[0] = Some(companion);
-        self.fill_each(&mut all, &companions)
+        self.fill_each(&mut all, &companions, on)
     }
 
     /// [`HaloExchange::run_many`] and [`HaloExchange::run_with`] (one companion for all
@@ -338,7 +361,7 @@ impl HaloExchange {
                 "the halo rule takes absent neighbours' values from a companion field: use run_with(field, companion)".into(),
             ));
         }
-        self.fill_each(fields, &vec![companion; fields.len()])
+        self.fill_each(fields, &vec![companion; fields.len()], None)
     }
 
     /// Checks that the fields and the companion are of the plan's layout.
@@ -357,11 +380,12 @@ impl HaloExchange {
     }
 
     /// Fills each field's halos, absent values from its companion where it has one and
-    /// the plan asks (checked by the caller).
+    /// the plan asks (checked by the caller), on `on`'s stream where given.
     fn fill_each<T: Real>(
         &self,
         fields: &mut [&mut BlockField<T>],
         companions: &[Option<&BlockField<T>>],
+        on: Option<&Backend>,
     ) -> Result<(), Error> {
         let other_backend = || {
             Error::InvalidField(
@@ -396,7 +420,7 @@ impl HaloExchange {
             .collect::<Result<Vec<u64>, Error>>()?;
         let groups = fields.chunks(crate::cuda::HALO_FIELDS);
         for (group, companions) in groups.zip(companions.chunks(crate::cuda::HALO_FIELDS)) {
-            self.fill_on_device(group, companions)?;
+            self.fill_on_device(group, companions, on)?;
         }
         Ok(())
     }
@@ -407,6 +431,7 @@ impl HaloExchange {
         &self,
         fields: &[&mut BlockField<T>],
         companions: &[u64],
+        on: Option<&Backend>,
     ) -> Result<(), Error> {
         let planned_elsewhere = || {
             Error::InvalidField(
@@ -417,6 +442,15 @@ impl HaloExchange {
             (&self.device, fields.first().map(|f| f.backend()))
         else {
             return Err(planned_elsewhere());
+        };
+        let cuda = match on {
+            None => cuda,
+            Some(Backend::Cuda(c)) if c.ordinal() == cuda.ordinal() => c,
+            Some(_) => {
+                return Err(Error::InvalidField(
+                    "a halo exchange queued on a stream of another device than its fields'".into(),
+                ))
+            }
         };
         let mut arenas = [0; crate::cuda::HALO_FIELDS];
         for (a, f) in arenas.iter_mut().zip(fields) {
