@@ -12,6 +12,9 @@
 # --bin poisson-ranks`:
 #   bash benchmarks/ranks-scaling.sh poisson-check  # slabs on devices equal one device
 #   bash benchmarks/ranks-scaling.sh poisson        # 8193^2 solves on 1 and 2 devices
+#   bash benchmarks/ranks-scaling.sh issue          # the issue's whole set in one call:
+#     the check on 2 ranks, weak and strong (steps on the devices; weak also with blocks
+#     kept whole), Malpasset, the Poisson solve gathered below 513 (all of the above staged)
 # Needs Open MPI's mpirun and NCCL (libnccl.so.2) on the machine. NVLink multicast stays
 # off (NCCL_NVLS_ENABLE=0), as the device notes ask.
 set -u
@@ -53,6 +56,16 @@ for what in "$@"; do
       echo "== Malpasset at 5 m to 4000 s, f32, blocks following the water"
       "$run" $scaling malpasset 3 4000
       mpi -np 2 "$run" $scaling malpasset 3 4000 ;;
+    issue)
+      echo "== sw-ranks-check --device, 2 ranks (rank 0's lines)"
+      mpi -np 2 "$run" $check --device | grep "^rank 0"
+      bash "$0" weak-clocked
+      echo "== weak, 2 devices, blocks next to ghosts kept whole (STENCIL_OVERLAP=whole)"
+      mpi -np 2 -x STENCIL_OVERLAP=whole "$run" $scaling 16384 8192 100 --clocked
+      bash "$0" strong-clocked malpasset
+      echo "== Poisson 8193^2, one device, then two (levels gathered below 513 nodes per axis)"
+      for p in "" --mixed; do "$run" $poisson time 8193 --device $p; done
+      for p in "" --mixed; do mpi -np 2 "$run" $poisson time 8193 --device $p --gather-below 513; done ;;
     poisson-check)
       for n in 1 2; do echo "== poisson-ranks check --device, $n rank(s)"; mpi -np $n "$run" $poisson check --device; done ;;
     poisson)
