@@ -125,12 +125,13 @@ impl<T: Real> GhostExchange<T> {
         self.finish(grid)
     }
 
-    /// Starts [`GhostExchange::run`]: on a device the points to send are packed on the
-    /// grid's stream, and the messages and the unpack into the ghost blocks are queued on
-    /// a stream of their own, so that work queued on the grid's stream until
-    /// [`GhostExchange::finish`] runs while the ghosts travel. That work must not touch
-    /// the ghost blocks, nor write the points other ranks read ([`RankLayout::inner`]
-    /// blocks are safe to compute, and their halos to fill). On the CPU the whole fill
+    /// Starts [`GhostExchange::run`]: on a device the pack of the points to send, the
+    /// messages and the unpack into the ghost blocks are queued on a stream of their own
+    /// ([`GhostExchange::side`]), after the work queued so far on the grid's stream, so
+    /// that work queued on the grid's stream until [`GhostExchange::finish`] runs while
+    /// the ghosts travel. That work must not touch the ghost blocks, nor write the points
+    /// other ranks read ([`RankLayout::inner`] blocks and the first part of
+    /// [`RankLayout::overlap_regions`] are safe to compute). On the CPU the whole fill
     /// happens here.
     pub fn start(
         &mut self,
@@ -142,10 +143,11 @@ impl<T: Real> GhostExchange<T> {
             return Ok(());
         }
         let read: Vec<&BlockField<T>> = fields.iter().map(|f| &**f).collect();
-        self.send.pack(grid, &read)?;
         match (&self.nccl, grid.backend()) {
             (Some((nccl, side)), Backend::Cuda(main)) => {
                 side.wait_for(main).map_err(RanksError::device)?;
+                // Packed on the messages' stream too: the grid's stream goes on at once.
+                self.send.pack_on(Some(side), grid, &read)?;
                 nccl.exchange(
                     side,
                     &self.send,
@@ -158,6 +160,7 @@ impl<T: Real> GhostExchange<T> {
                 self.started = true;
             }
             _ => {
+                self.send.pack(grid, &read)?;
                 self.exchange_on_host(ranks)?;
                 self.receive.unpack(grid, fields)?;
             }

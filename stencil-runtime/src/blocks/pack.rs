@@ -141,6 +141,18 @@ impl<T: Real> PointPack<T> {
     /// Copies the listed points of `fields` (as many as the pack holds, on its grid's
     /// present layout) into the buffer.
     pub fn pack(&mut self, grid: &BlockGrid, fields: &[&BlockField<T>]) -> Result<(), Error> {
+        self.pack_on(None, grid, fields)
+    }
+
+    /// [`PointPack::pack`] on the stream of `on` where given (a stream of the pack's
+    /// device, which the caller orders after the fields' writes and before their next
+    /// ones), else on the pack's own.
+    pub fn pack_on(
+        &mut self,
+        on: Option<&crate::Cuda>,
+        grid: &BlockGrid,
+        fields: &[&BlockField<T>],
+    ) -> Result<(), Error> {
         self.check(grid, fields.iter().copied())?;
         let count = self.count;
         match &mut self.store {
@@ -161,8 +173,10 @@ impl<T: Real> PointPack<T> {
                     unpack: false,
                 };
                 let arenas = device_arenas(fields.iter().map(|f| f.device_arena()))?;
-                let Backend::Cuda(cuda) = &self.backend else {
-                    return Err(moved("PointPack::pack"));
+                let cuda = match (on, &self.backend) {
+                    (Some(c), Backend::Cuda(own)) if c.ordinal() == own.ordinal() => c,
+                    (None, Backend::Cuda(own)) => own,
+                    _ => return Err(moved("PointPack::pack_on")),
                 };
                 // SAFETY: the elements were checked against the slots of this layout
                 // (`check`), and the buffer holds `fields * count` values.
