@@ -1,5 +1,6 @@
 //! Shallow water over ranks: `sw-ranks-check` (lake at rest, the radial dam break, a
-//! periodic channel, Malpasset at 15 m, on every block and on blocks that follow the water,
+//! periodic channel, a wide periodic channel on blocks cut for the overlap, Malpasset at 15 m,
+//! on every block and on blocks that follow the water,
 //! a spreading column, a sloshing beach, one block for three ranks) under `mpirun -np 1,
 //! 2, 3`, every rank's cells equal to the dense run's bit for bit, flood extents to one
 //! rank's, blocks changing rank;
@@ -191,8 +192,8 @@ fn a_bad_input_stops_every_rank() {
 #[test]
 fn ranks_equal_the_dense_run_under_mpirun() {
     let Some(_) = mpirun() else { return };
-    // Nine cases, and Malpasset twice where its data is.
-    let cases = 9 + if malpasset().exists() { 2 } else { 0 };
+    // Ten cases, and Malpasset twice where its data is.
+    let cases = 10 + if malpasset().exists() { 2 } else { 0 };
     for n in [1, 2, 3] {
         let mut c = mpirun().expect("checked above");
         c.args(["-np", &n.to_string(), CHECK]);
