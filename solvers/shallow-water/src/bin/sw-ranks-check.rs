@@ -195,13 +195,18 @@ fn periodic_channel() -> Result<Setup, Failure> {
     let water = Water::from_surface(&terrain, |x, y| {
         1.0 + 0.2 * ((((x - 6.0).powi(2) + (y - 20.0).powi(2)) < 30.0) as i32 as f64)
     });
+    Ok(channel(terrain, water))
+}
+
+/// `water` over `terrain` in a channel periodic along x, walls north and south.
+fn channel(terrain: Terrain, water: Water) -> Setup {
     let boundaries = Boundaries {
         west: Boundary::Periodic,
         east: Boundary::Periodic,
         south: Boundary::Wall,
         north: Boundary::Wall,
     };
-    Ok(Setup::new(terrain, water, boundaries, Physics::default()))
+    Setup::new(terrain, water, boundaries, Physics::default())
 }
 
 /// A channel of 2100 x 100 cells periodic along x over a wavy bed, its surface wavy
@@ -212,13 +217,7 @@ fn wide_channel() -> Result<Setup, Failure> {
     let water = Water::from_surface(&terrain, |x, y| {
         1.0 + 0.2 * (x / 7.0).sin() * (y / 5.0).cos()
     });
-    let boundaries = Boundaries {
-        west: Boundary::Periodic,
-        east: Boundary::Periodic,
-        south: Boundary::Wall,
-        north: Boundary::Wall,
-    };
-    Ok(Setup::new(terrain, water, boundaries, Physics::default()))
+    Ok(channel(terrain, water))
 }
 
 /// A column of water in the south-west of a dry, gently sloping basin of 256 x 192 cells
