@@ -171,9 +171,13 @@ impl<T: Real> GhostExchange<T> {
     /// The stream the messages travel on (devices of several ranks): work queued there
     /// after [`GhostExchange::start`] sees the ghosts and runs beside the work queued on
     /// the grid's stream meanwhile, until [`GhostExchange::finish`] makes the grid's
-    /// stream wait for it. `None` where no messages travel on a stream of their own.
+    /// stream wait for it. `None` where no messages travel on a stream of their own, or
+    /// none were started (a rank that sends and receives nothing).
     pub fn side(&self) -> Option<&Cuda> {
-        self.nccl.as_ref().map(|(_, side)| side)
+        self.nccl
+            .as_ref()
+            .filter(|_| self.started)
+            .map(|(_, side)| side)
     }
 
     /// Ends a [`GhostExchange::start`]: work queued on `grid`'s stream from now on sees

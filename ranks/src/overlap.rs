@@ -213,6 +213,15 @@ mod tests {
                 [true, false, false],
                 [8, 8, 1],
             ),
+            // The last blocks along y hold 36 of 64 rows: a high strip there starts at a
+            // multiple of the margin (24) and runs to the block's end, and a core is left.
+            (
+                vec![200, 100],
+                vec![64, 64],
+                2,
+                [false, true, false],
+                [8, 8, 1],
+            ),
             (
                 vec![64, 48, 32],
                 vec![16, 16, 8],
@@ -309,5 +318,19 @@ mod tests {
         );
         let e = layout.overlap_regions(&g, [1, 8, 1]).unwrap_err();
         assert!(e.to_string().contains("halo"), "{e}");
+        // A block holding 36 of its 64 rows inside the domain, its high y side facing a
+        // ghost: the strip starts at 24, the multiple of the margin at least 8 rows before
+        // the domain's end, and runs to the block's end; the core keeps rows 0 to 23.
+        let g = Geometry::new(&[64, 100], &[64, 64], 2).expect("a geometry");
+        let marked = [[false; 2], [false, true], [false; 2]];
+        let (core, strips) = cut(&g, [8, 8, 1], marked, [64, 36, 1]).expect("a core");
+        assert_eq!((core.start, core.extent), ([0; 3], [64, 24, 1]));
+        assert_eq!(strips.len(), 1);
+        assert_eq!(
+            (strips[0].start, strips[0].extent),
+            ([0, 24, 0], [64, 40, 1])
+        );
+        // 12 rows inside: no multiple of 8 at least 8 rows before the end leaves a core.
+        assert!(cut(&g, [8, 8, 1], marked, [64, 12, 1]).is_none());
     }
 }

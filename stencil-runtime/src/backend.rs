@@ -53,11 +53,11 @@ impl Backend {
         }
     }
 
-    /// This backend on `stream`'s stream ([`Cuda::on_stream_of`]); the CPU stays the CPU.
-    pub fn on_stream_of(&self, stream: &Cuda) -> Backend {
+    /// This backend on `other`'s stream ([`Cuda::on_stream_of`]); the CPU stays the CPU.
+    pub fn on_stream_of(&self, other: &Cuda) -> Backend {
         match self {
             Backend::Cpu => Backend::Cpu,
-            Backend::Cuda(c) => Backend::Cuda(c.on_stream_of(stream)),
+            Backend::Cuda(c) => Backend::Cuda(c.on_stream_of(other)),
         }
     }
 

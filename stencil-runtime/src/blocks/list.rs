@@ -7,6 +7,10 @@ use crate::cpu::BlockRun;
 use crate::cuda::memory::DeviceBuffer;
 use crate::{Backend, Error};
 
+/// Points along x at whose multiples a region starts ([`BlockList::regions`]): the
+/// vectors device launches read rows in (4 values of f32, 2 of f64; 16 bytes) stay aligned.
+pub const REGION_ALIGN: usize = 4;
+
 /// A box of points of one block: its first point within the block and its extent (1 on
 /// unused axes), for a launch over part of each block ([`BlockList::regions`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -62,7 +66,8 @@ impl BlockList {
     }
 
     /// The boxes `regions` of blocks of `grid` (each block present here, all of one level,
-    /// every region of the same extent, inside its block), in that order: a launch over
+    /// every region of the same extent, inside its block, starting at a multiple of
+    /// [`REGION_ALIGN`] along x), in that order: a launch over
     /// the list computes those points only, where a launch over whole blocks would compute
     /// the blocks' points (say, a block's points that read no ghost while the ghosts
     /// travel, its others after). Kernels see the level's domain, as over whole blocks.
@@ -72,6 +77,12 @@ impl BlockList {
         let g = grid.geometry().at_level(level);
         let extent = regions.first().map_or(g.block, |r| r.extent);
         for r in regions {
+            if !r.start[0].is_multiple_of(REGION_ALIGN) {
+                return Err(Error::InvalidField(format!(
+                    "block region {r:?} starts {} points into its block along x: device launches read rows in vectors of up to {REGION_ALIGN} points, so start regions at multiples of {REGION_ALIGN} along x",
+                    r.start[0]
+                )));
+            }
             let fits = (0..3).all(|a| r.extent[a] > 0 && r.start[a] + r.extent[a] <= g.block[a]);
             if r.extent != extent || !fits {
                 return Err(Error::InvalidField(format!(

@@ -46,6 +46,6 @@ pub use geometry::{Geometry, Refinement};
 pub use grid::{BlockGrid, BlockInfo, BlockKey, Owner, Relayout};
 pub use halo::{Absent, HaloExchange, HaloRule, HaloWidths, Side};
 pub use levels::LevelTransfer;
-pub use list::{BlockList, BlockRegion};
+pub use list::{BlockList, BlockRegion, REGION_ALIGN};
 pub use pack::PointPack;
 pub use predict::Predictor;

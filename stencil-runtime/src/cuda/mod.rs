@@ -130,11 +130,14 @@ impl Cuda {
         })
     }
 
-    /// This backend's settings (tuning, checks, where reductions go) on `other`'s stream
-    /// (a stream of the same device): work launched through it queues behind `other`'s.
+    /// This backend's settings (tuning, checks, kept or unread reductions) on `other`'s
+    /// stream (a stream of the same device): work launched through it queues behind
+    /// `other`'s. Deferred reductions ([`Cuda::with_deferred_reductions`]) are read at
+    /// once instead: their queue copies on its own stream.
     pub fn on_stream_of(&self, other: &Cuda) -> Cuda {
         Cuda {
             stream: other.stream.clone(),
+            deferred: None,
             ..self.clone()
         }
     }

@@ -59,8 +59,8 @@ pub fn regions_match_whole_blocks<T: Real>(backend: &Backend) {
     }
 }
 
-/// A list of regions of two extents, a region past its block's end and block flags over
-/// regions are refused, each naming the problem.
+/// A list of regions of two extents, a region past its block's end, one starting off the
+/// vectors' alignment and block flags over regions are refused, each naming the problem.
 pub fn bad_regions_are_refused(backend: &Backend) {
     let grid = random_grid(backend, "bad regions", &[128, 64], &[64, 32], 1.0);
     let key = BlockKey::new([0, 0, 0]);
@@ -71,6 +71,9 @@ pub fn bad_regions_are_refused(backend: &Backend) {
     let past = [at([48, 0, 0], [32, 32, 1])];
     let e = BlockList::regions(&grid, &past).unwrap_err();
     assert!(e.to_string().contains("inside"), "{e}");
+    let unaligned = [at([2, 0, 0], [32, 32, 1])];
+    let e = BlockList::regions(&grid, &unaligned).unwrap_err();
+    assert!(e.to_string().contains("multiples of 4"), "{e}");
     let list = BlockList::regions(&grid, &[at([0, 0, 0], [32, 32, 1])]).expect("a list");
     let field = BlockField::<f64>::new(&grid, 1.0).expect("a field");
     let e = field.flags(&list, 0).unwrap_err();

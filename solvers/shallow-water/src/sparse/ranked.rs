@@ -10,9 +10,11 @@
 //! (`src/bin/sw-ranks-check.rs` under mpirun, `tests/ranks.rs`).
 //!
 //! On devices the ghosts travel through NCCL ([`GhostExchange`]) on a stream of their
-//! own while the blocks whose halos read no ghost (the inner part) get their halos filled
-//! and their faces computed, or their stage update; the blocks next to other ranks (the
-//! outer part) follow once the ghosts are in. On the CPU the ghosts are filled first.
+//! own while the points that read no ghost (the first part: the blocks whose halos read
+//! none, and the cores of blocks of 1024 x 64 points and more next to other ranks) get
+//! their halos filled and their faces computed, or their stage update; the rest (the
+//! second part: the other blocks, or the strips of the cut ones, on the ghosts' stream)
+//! follows once the ghosts are in (see [`Parts`]). On the CPU the ghosts are filled first.
 //! Runs of over a million cells per rank take blocks of 256 x 64, from 64 million 8192 x
 //! 8192 ([`ranked_block`]).
 
@@ -52,7 +54,7 @@ pub(super) struct Distribution<T> {
     /// The ghost fills of the state (surface, velocities) and of the face fluxes, planned
     /// at their first use on the grid's present layout.
     plans: [Option<GhostExchange<T>>; 2],
-    /// The rank's blocks in two parts, for the grid's present layout
+    /// The rank's points in two parts, for the grid's present layout
     /// ([`Distribution::split`]).
     parts: Option<Parts>,
     /// Whether the present blocks follow the water (else every block is present for good).
@@ -77,10 +79,11 @@ struct Parts {
     exchanges: [Exchanges; 2],
     /// Whether blocks were cut: then on devices the second part runs on the ghosts'
     /// stream as soon as they arrive, beside the first (a few large launches, which that
-    /// lets overlap); else on the run's stream after the first, as a step of many small
-    /// blocks, bound by latency, runs fastest (Malpasset at 5 m over two H200s: 44.4 s
-    /// with the second part on the ghosts' stream, 39.7 s before, on another machine start;
-    /// one rank took 35.2 and 34.1 s).
+    /// lets overlap); else on the run's stream after the first, as before the cut
+    /// existed: Malpasset at 5 m over two H200s took 44.4 s with the second part on the
+    /// ghosts' stream (and the first part's fill before the messages) against 39.7 s
+    /// before, but at other commits and machine starts (one rank: 35.2 and 34.1 s); the
+    /// order kept here was not timed again.
     cut: bool,
 }
 
@@ -92,11 +95,12 @@ const CUT_FROM: usize = 8;
 
 /// The environment variable that, set to `whole`, keeps every block whole in the overlap
 /// (the blocks next to ghosts wait for them), for timing the cut against it.
-pub const OVERLAP_ENV: &str = "STENCIL_OVERLAP";
+pub(crate) const OVERLAP_ENV: &str = "STENCIL_OVERLAP";
 
 /// The widths of the strips cut along the sides of large blocks that face ghosts: along
-/// x one thread-block row of the vector launches (32 threads of 4 points), along y one
-/// such launch's rows twice; at least the grid's halo either way.
+/// x one thread-block row of the f32 vector launches (32 threads of 4 points; two rows in
+/// f64, vectors of 2), along y such a launch's rows twice; at least the grid's halo
+/// either way, and multiples of the launch tiles, so that cores and strips are too.
 const OVERLAP_MARGIN: [usize; 3] = [128, 8, 1];
 
 /// Which fields' ghosts a fill is for.
@@ -180,8 +184,9 @@ impl<T: Real> Distribution<T> {
         self.parts = None;
     }
 
-    /// Splits this rank's blocks of `grid` (its present layout) into the inner and outer
-    /// parts, with their lists and halo exchanges.
+    /// Splits this rank's points of `grid` (its present layout) into the two parts (whole
+    /// blocks, or cut ones' cores and strips: [`Parts`]), with their lists and halo
+    /// exchanges.
     pub fn split(&mut self, grid: &BlockGrid, boundaries: &Boundaries) -> Result<(), FloodError> {
         let outer = self.layout.outer();
         let g = grid.geometry();
@@ -222,9 +227,8 @@ impl<T: Real> Distribution<T> {
     /// The launches a part of the stages makes per kernel, both parts together (after
     /// [`Distribution::split`]): the speeds a face pass leaves on a keeping backend.
     pub fn launches(&self) -> usize {
-        self.parts
-            .as_ref()
-            .map_or(2, |p| p.lists[0].len() + p.lists[1].len())
+        let p = self.parts.as_ref().expect("split at the start");
+        p.lists[0].len() + p.lists[1].len()
     }
 
     /// The ghost fill `which`, planned at its first use.
@@ -448,19 +452,22 @@ impl<T: Real> SparseShallowWater<T> {
         let ranks = d.ranks.clone();
         let grid = &self.blocks;
         let state = self.progress.pick(which);
-        // Filled before the messages start, so that the messages' stream, which waits for
-        // the work queued so far, fills the second part's halos after this fill.
-        {
-            let parts = d.parts.as_ref().expect("split at the start");
+        // With cut blocks the first part's fill (which writes the halos facing ghosts too)
+        // goes before the messages start, so that the messages' stream, which waits for
+        // the work queued so far, fills those halos after it; otherwise after the start,
+        // so that the messages leave at once.
+        let cut = d.parts.as_ref().expect("split at the start").cut;
+        for fill_now in [cut, !cut] {
             let [w, _, _, u, v] = &mut *state;
-            parts.exchanges[0]
-                .state
-                .run_paired((w, &self.dry), &mut [u, v])?;
-        }
-        {
-            let [w, _, _, u, v] = &mut *state;
-            d.plan(Ghosts::State, grid, 3)?
-                .start(&ranks, grid, &mut [w, u, v])?;
+            if fill_now {
+                let parts = d.parts.as_ref().expect("split at the start");
+                parts.exchanges[0]
+                    .state
+                    .run_paired((w, &self.dry), &mut [u, v])?;
+            } else {
+                d.plan(Ghosts::State, grid, 3)?
+                    .start(&ranks, grid, &mut [w, u, v])?;
+            }
         }
         let side = d.plan(Ghosts::State, grid, 3)?.side().cloned();
         let parts = d.parts.as_ref().expect("split at the start");
@@ -478,7 +485,7 @@ impl<T: Real> SparseShallowWater<T> {
                 let [w, _, _, u, v] = &mut *state;
                 parts.exchanges[1]
                     .state
-                    .run_paired_on(Some(&on), (w, &self.dry), &mut [u, v])?;
+                    .run_paired_on(&on, (w, &self.dry), &mut [u, v])?;
             }
             for list in &parts.lists[part] {
                 let faces = Fluxes::of(self.fluxes.each_mut());
@@ -503,13 +510,20 @@ impl<T: Real> SparseShallowWater<T> {
         let d = self.distribution.as_mut().expect("a run over ranks");
         let ranks = d.ranks.clone();
         let [a, b, c, e, f, g] = &mut self.fluxes;
-        let parts = d.parts.as_ref().expect("split at the start");
-        parts.exchanges[0].faces.run_many(&mut [a, b, c, e, f, g])?;
-        d.plan(Ghosts::Faces, &self.blocks, 6)?.start(
-            &ranks,
-            &self.blocks,
-            &mut [a, b, c, e, f, g],
-        )?;
+        // In the order `ranked_faces` fills and starts.
+        let cut = d.parts.as_ref().expect("split at the start").cut;
+        for fill_now in [cut, !cut] {
+            if fill_now {
+                let parts = d.parts.as_ref().expect("split at the start");
+                parts.exchanges[0].faces.run_many(&mut [a, b, c, e, f, g])?;
+            } else {
+                d.plan(Ghosts::Faces, &self.blocks, 6)?.start(
+                    &ranks,
+                    &self.blocks,
+                    &mut [a, b, c, e, f, g],
+                )?;
+            }
+        }
         Ok(())
     }
 

@@ -1,6 +1,6 @@
-//! Steps over ranks decided on the devices: each rank keeps the largest wave speed of its
-//! face passes' launches (the two parts' lists, see `ranked.rs`) on its device, combines them there
-//! ([`crate::clock::kernels::larger`]), and the ranks' speeds are all-reduced by NCCL on the run's
+//! Steps over ranks decided on the devices: each rank keeps the wave speeds of its face
+//! passes' launches (a list or more per part, see `ranked.rs`) on its device, combines them
+//! there ([`crate::clock::kernels::larger`]), and the ranks' speeds are all-reduced by NCCL on the run's
 //! stream before the tick turns the speed into the step ([`crate::clock`]). No rank's
 //! host waits for a step's speed, so each queues steps while earlier ones run, as one
 //! device does. The tick's arithmetic is the host's, so the steps equal those of
@@ -23,7 +23,7 @@ impl<T: Real> SparseShallowWater<T> {
     }
 
     /// Queues one step over ranks decided by `clock`: the faces of the present state on
-    /// [`Clock::keeping`], the two parts' speeds combined and all-reduced on the devices,
+    /// [`Clock::keeping`], the launches' speeds combined and all-reduced on the devices,
     /// the tick, the faces' ghosts, the stages.
     pub(super) fn queue_ranked_clocked_stages(
         &mut self,

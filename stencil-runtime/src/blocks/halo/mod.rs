@@ -325,12 +325,22 @@ impl HaloExchange {
         paired: (&mut BlockField<T>, &BlockField<T>),
         fields: &mut [&mut BlockField<T>],
     ) -> Result<(), Error> {
-        self.run_paired_on(None, paired, fields)
+        self.paired(None, paired, fields)
     }
 
-    /// [`HaloExchange::run_paired`] queued on `on`'s stream where given (see
+    /// [`HaloExchange::run_paired`] queued on `on`'s stream (see
     /// [`HaloExchange::run_many_on`]).
     pub fn run_paired_on<T: Real>(
+        &self,
+        on: &Backend,
+        paired: (&mut BlockField<T>, &BlockField<T>),
+        fields: &mut [&mut BlockField<T>],
+    ) -> Result<(), Error> {
+        self.paired(Some(on), paired, fields)
+    }
+
+    /// [`HaloExchange::run_paired`] on `on`'s stream where given, else the fields'.
+    fn paired<T: Real>(
         &self,
         on: Option<&Backend>,
         paired: (&mut BlockField<T>, &BlockField<T>),
