@@ -15,6 +15,7 @@ pub(crate) use setup::{cell_field, corner_field, initial_fields, instability, ke
 pub(crate) use setup::{velocity, with_velocities};
 pub(crate) use stages::{Kp07Steps, Stage, Which};
 pub use step::AfterStep;
+pub(crate) use step::FAR_TARGET;
 
 use crate::kernels::kp07;
 use crate::{Boundaries, FloodError, Grid, Terrain};

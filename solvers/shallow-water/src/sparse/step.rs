@@ -59,6 +59,12 @@ impl<T: Real> SparseShallowWater<T> {
         Ok(())
     }
 
+    /// Takes `steps` steps as [`SparseShallowWater::advance`] does, towards a time they
+    /// do not reach (for timing and comparing runs step by step).
+    pub fn advance_steps(&mut self, steps: u64) -> Result<(), FloodError> {
+        self.advance(crate::model::FAR_TARGET, 0.0, steps)
+    }
+
     /// Steps towards `target` until the time is within `slack` of it or `budget` steps are
     /// taken, recording each in the flood's extent and checking for instability every
     /// hundred steps. With sides whose values do not change, the step is decided on the
