@@ -9,7 +9,7 @@
 use stencil_runtime::blocks::{
     Absent, BlockGrid, HaloExchange, HaloRule, LevelTransfer, Predictor, Refinement, Side,
 };
-use stencil_runtime::{Backend, BlockField, BlockKey, BlockList, Precision, Real};
+use stencil_runtime::{Backend, BlockField, BlockKey, BlockList, KeptReductions, Precision, Real};
 use stencil_tests::blocks::{backend_checks, lap5_refusal};
 use stencil_tests::device::gpu_or_skip;
 use stencil_tests::kernels::suite;
@@ -146,4 +146,49 @@ fn weighted_halos_and_level_transfers_on_the_device_match_the_cpu() {
     let Some(gpu) = gpu_or_skip() else { return };
     level_transfers_match_the_cpu::<f32>(&gpu);
     level_transfers_match_the_cpu::<f64>(&gpu);
+}
+
+/// Work queued on a second stream of the device, ordered by `wait_for` both ways, gives
+/// what the grid's own stream gives, bit for bit: a halo fill
+/// (`HaloExchange::run_many_on`), a kernel over blocks reading the halos and one with a
+/// maximum kept on the device (`Backend::on_stream_of`), taken on the grid's stream
+/// (`KeptReductions::take`) as ranks on devices do with their strips.
+#[test]
+fn work_on_a_second_stream_equals_the_grids_stream() {
+    let Some(gpu) = gpu_or_skip() else { return };
+    let Backend::Cuda(main) = &gpu else { return };
+    let side = main.new_stream().unwrap();
+    let n = [512, 256];
+    let grid = BlockGrid::full(&gpu, &n, &[128, 64], 1).unwrap();
+    let list = BlockList::present(&grid).unwrap();
+    let dense = stencil_runtime::Field::<f64>::from_fn(&n, 1, |[i, j, _]| {
+        ((i * 37 + j * 11) % 997) as f64 / 7.0 - 71.0
+    });
+    let rule = HaloRule::uniform(Side::Mirror(1.0), Absent::Value(0.0));
+    let plan = HaloExchange::new(&grid, &rule).unwrap();
+    // On the grid's stream.
+    let mut a = BlockField::from_dense(&grid, &dense, 0.0).unwrap();
+    let mut out_a = BlockField::<f64>::new(&grid, 0.0).unwrap();
+    plan.run(&mut a).unwrap();
+    suite::lap5::launch_blocks(&gpu, &list, &a, &mut out_a, 1.0).unwrap();
+    let want = suite::maxabs::launch_blocks(&gpu, &list, &out_a).unwrap();
+    // On the second stream, after the uploads queued on the grid's.
+    let mut b = BlockField::from_dense(&grid, &dense, 0.0).unwrap();
+    let mut out_b = BlockField::<f64>::new(&grid, 0.0).unwrap();
+    let on_side = gpu.on_stream_of(&side);
+    let kept = KeptReductions::new();
+    side.wait_for(main).unwrap();
+    plan.run_many_on(&on_side, &mut [&mut b]).unwrap();
+    suite::lap5::launch_blocks(&on_side, &list, &b, &mut out_b, 1.0).unwrap();
+    let keeping = on_side.keeping_reductions(&kept);
+    let returned = suite::maxabs::launch_blocks(&keeping, &list, &out_b).unwrap();
+    main.wait_for(&side).unwrap();
+    let got = kept.take(&gpu, returned).unwrap().get().unwrap();
+    assert_eq!(got, want, "the kept maximum");
+    let values = |f: &BlockField<f64>| f.to_dense(&grid, 0, f64::NAN).unwrap().interior().unwrap();
+    assert_eq!(
+        values(&out_a),
+        values(&out_b),
+        "the kernel over the filled halos"
+    );
 }
