@@ -100,10 +100,10 @@ impl RankLayout {
             let marked = sides_facing_ghosts(g.dims, self.toward_ghosts(key));
             let origin = g.origin(key);
             let inside = [0, 1, 2].map(|a| g.block[a].min(g.domain[a].max(1) - origin[a]));
-            match cut(g, margin, marked, inside) {
+            match cut(g, key, margin, marked, inside) {
                 Some((core, strips)) => {
-                    parts[0].push(BlockRegion { key, ..core });
-                    parts[1].extend(strips.into_iter().map(|s| BlockRegion { key, ..s }));
+                    parts[0].push(core);
+                    parts[1].extend(strips);
                 }
                 None => parts[1].push(BlockRegion::whole(key, g.block)),
             }
@@ -138,14 +138,14 @@ fn sides_facing_ghosts(dims: usize, toward: impl Iterator<Item = [i8; 3]>) -> [[
 /// into its core and the strips along the `marked` sides (the highest axis' strips first,
 /// each spanning what is left of the block; a high side's strip starts at the multiple of
 /// `margin` at least `margin` points before the domain's end and runs to the block's), as
-/// regions of a block yet to be named; `None` where the margins leave no core.
+/// regions of block `key`; `None` where the margins leave no core.
 fn cut(
     g: &Geometry,
+    key: BlockKey,
     margin: [usize; 3],
     marked: [[bool; 2]; 3],
     inside: [usize; 3],
 ) -> Option<(BlockRegion, Vec<BlockRegion>)> {
-    let unnamed = BlockKey::new([0; 3]);
     let (mut lo, mut hi) = ([0usize; 3], g.block);
     // Where the block's points end: the domain's end, or the block's.
     let mut last = inside;
@@ -173,14 +173,14 @@ fn cut(
                 last[a] = start[a];
             }
             strips.push(BlockRegion {
-                key: unnamed,
+                key,
                 start,
                 extent: [0, 1, 2].map(|i| end[i] - start[i]),
             });
         }
     }
     let core = BlockRegion {
-        key: unnamed,
+        key,
         start: lo,
         extent: [0, 1, 2].map(|i| hi[i] - lo[i]),
     };
@@ -323,7 +323,8 @@ mod tests {
         // the domain's end, and runs to the block's end; the core keeps rows 0 to 23.
         let g = Geometry::new(&[64, 100], &[64, 64], 2).expect("a geometry");
         let marked = [[false; 2], [false, true], [false; 2]];
-        let (core, strips) = cut(&g, [8, 8, 1], marked, [64, 36, 1]).expect("a core");
+        let (core, strips) =
+            cut(&g, BlockKey::new([0; 3]), [8, 8, 1], marked, [64, 36, 1]).expect("a core");
         assert_eq!((core.start, core.extent), ([0; 3], [64, 24, 1]));
         assert_eq!(strips.len(), 1);
         assert_eq!(
@@ -331,6 +332,6 @@ mod tests {
             ([0, 24, 0], [64, 40, 1])
         );
         // 12 rows inside: no multiple of 8 at least 8 rows before the end leaves a core.
-        assert!(cut(&g, [8, 8, 1], marked, [64, 12, 1]).is_none());
+        assert!(cut(&g, BlockKey::new([0; 3]), [8, 8, 1], marked, [64, 12, 1]).is_none());
     }
 }

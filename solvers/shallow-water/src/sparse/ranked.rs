@@ -224,6 +224,15 @@ impl<T: Real> Distribution<T> {
         Ok(())
     }
 
+    /// The stream the second part of a pass runs on once the ghost fill `which` (started
+    /// this pass) is in: the messages' own where blocks were cut, else none (the run's
+    /// stream, after the first part; see [`Parts`]).
+    fn second_stream(&self, which: Ghosts) -> Option<stencil_runtime::Cuda> {
+        let cut = self.parts.as_ref().is_some_and(|p| p.cut);
+        let plan = self.plans[which as usize].as_ref().filter(|_| cut)?;
+        plan.side().cloned()
+    }
+
     /// The launches a part of the stages makes per kernel, both parts together (after
     /// [`Distribution::split`]): the speeds a face pass leaves on a keeping backend.
     pub fn launches(&self) -> usize {
@@ -469,9 +478,8 @@ impl<T: Real> SparseShallowWater<T> {
                     .start(&ranks, grid, &mut [w, u, v])?;
             }
         }
-        let side = d.plan(Ghosts::State, grid, 3)?.side().cloned();
+        let side = d.second_stream(Ghosts::State);
         let parts = d.parts.as_ref().expect("split at the start");
-        let side = side.filter(|_| parts.cut);
         let mut speed: Option<T> = None;
         for part in 0..2 {
             let on = match (part, &side) {
@@ -499,7 +507,7 @@ impl<T: Real> SparseShallowWater<T> {
             }
         }
         if side.is_some() {
-            d.plan(Ghosts::State, grid, 3)?.finish(grid)?;
+            started(&mut d.plans, Ghosts::State).finish(grid)?;
         }
         Ok(speed.expect("a launch per part at least"))
     }
@@ -533,9 +541,8 @@ impl<T: Real> SparseShallowWater<T> {
     pub(super) fn ranked_advance(&mut self, stage: &Stage<T>) -> Result<(), FloodError> {
         let d = self.distribution.as_mut().expect("a run over ranks");
         let grid = &self.blocks;
-        let side = d.plan(Ghosts::Faces, grid, 6)?.side().cloned();
+        let side = d.second_stream(Ghosts::Faces);
         let parts = d.parts.as_ref().expect("split at the start");
-        let side = side.filter(|_| parts.cut);
         for part in 0..2 {
             let on = match (part, &side) {
                 (1, Some(side)) => self.backend.on_stream_of(side),
@@ -556,7 +563,7 @@ impl<T: Real> SparseShallowWater<T> {
             }
         }
         if side.is_some() {
-            d.plan(Ghosts::Faces, grid, 6)?.finish(grid)?;
+            started(&mut d.plans, Ghosts::Faces).finish(grid)?;
         }
         Ok(())
     }
