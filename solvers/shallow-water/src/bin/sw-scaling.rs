@@ -22,7 +22,7 @@
 
 use shallow_water::SparseShallowWater;
 use shallow_water::{Boundaries, Boundary, Grid, Physics, RankBlocks, Setup, ShallowWater};
-use shallow_water::{Terrain, Water};
+use shallow_water::{FloodError, Terrain, Water};
 use std::sync::Arc;
 use std::time::Instant;
 use stencil_ranks::{Op, Ranks};
@@ -76,6 +76,51 @@ fn seconds_per_step(
     Ok(t[0])
 }
 
+/// A solver whose steps are timed: the dense one on the whole domain, or the one on blocks
+/// over the ranks.
+trait Stepping {
+    /// Takes `steps` steps decided on the devices (the solver's own `advance_steps`).
+    fn advance_steps(&mut self, steps: u64) -> Result<(), FloodError>;
+
+    /// Takes one step of at most `limit` seconds decided on the host (the solver's own
+    /// `step`); returns the step taken.
+    fn step(&mut self, limit: f64) -> Result<f64, FloodError>;
+
+    /// Takes `k` steps: with `clocked` decided on the devices, else one at a time, each
+    /// step's speed read back and decided on the host.
+    fn take_steps(&mut self, k: usize, clocked: bool) -> Result<(), Failure> {
+        if clocked {
+            self.advance_steps(k as u64)?;
+        } else {
+            for _ in 0..k {
+                self.step(f64::INFINITY)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+// The paths name the solvers' inherent methods, which the trait's share the names of.
+impl<T: Real> Stepping for ShallowWater<T> {
+    fn advance_steps(&mut self, steps: u64) -> Result<(), FloodError> {
+        ShallowWater::advance_steps(self, steps)
+    }
+
+    fn step(&mut self, limit: f64) -> Result<f64, FloodError> {
+        ShallowWater::step(self, limit)
+    }
+}
+
+impl<T: Real> Stepping for SparseShallowWater<T> {
+    fn advance_steps(&mut self, steps: u64) -> Result<(), FloodError> {
+        SparseShallowWater::advance_steps(self, steps)
+    }
+
+    fn step(&mut self, limit: f64) -> Result<f64, FloodError> {
+        SparseShallowWater::step(self, limit)
+    }
+}
+
 fn run<T: Real>(ranks: &Arc<Ranks>, args: &[String]) -> Result<Vec<String>, Failure> {
     let number = |k: usize, default: usize| -> Result<usize, Failure> {
         match args.get(k) {
@@ -115,16 +160,7 @@ fn run<T: Real>(ranks: &Arc<Ranks>, args: &[String]) -> Result<Vec<String>, Fail
     let mut lines = Vec::new();
     if ranks.size() == 1 {
         let mut dense = ShallowWater::<T>::new(&backend, &setup)?;
-        let s = seconds_per_step(ranks, &backend, steps, |k| {
-            if clocked {
-                dense.advance_steps(k as u64)?;
-            } else {
-                for _ in 0..k {
-                    dense.step(f64::INFINITY)?;
-                }
-            }
-            Ok(())
-        })?;
+        let s = seconds_per_step(ranks, &backend, steps, |k| dense.take_steps(k, clocked))?;
         lines.push(line(&format!("dense{how}"), 1, s, None));
     }
     // `--blocks 256x64,1024x512`: the block sizes to time (the default rule without).
@@ -145,16 +181,7 @@ fn run<T: Real>(ranks: &Arc<Ranks>, args: &[String]) -> Result<Vec<String>, Fail
     for blocks in sizes {
         let mut split =
             SparseShallowWater::<T>::over_ranks(&backend, &setup, ranks.clone(), blocks)?;
-        let s = seconds_per_step(ranks, &backend, steps, |k| {
-            if clocked {
-                split.advance_steps(k as u64)?;
-            } else {
-                for _ in 0..k {
-                    split.step(f64::INFINITY)?;
-                }
-            }
-            Ok(())
-        })?;
+        let s = seconds_per_step(ranks, &backend, steps, |k| split.take_steps(k, clocked))?;
         let ghosts = split.ghost_fill_seconds(steps)?;
         let ghosts = ghosts.map(|g| {
             let mut v = [g];
