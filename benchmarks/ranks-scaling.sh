@@ -47,6 +47,9 @@ for what in "$@"; do
     weak-clocked)
       echo "== weak scaling, f32, 8192^2 cells per device, steps decided on the devices"
       "$run" $scaling 8192 8192 100 --clocked
+      echo "-- 2 devices, the domain split across its rows (8192 x 16384: ghosts are rows)"
+      mpi -np 2 "$run" $scaling 8192 16384 100 --clocked
+      echo "-- 2 devices, the domain split across its columns (16384 x 8192: ghosts are columns)"
       mpi -np 2 "$run" $scaling 16384 8192 100 --clocked ;;
     strong-clocked)
       echo "== strong scaling, f32, 16384^2 cells in all, steps decided on the devices"
@@ -65,7 +68,7 @@ for what in "$@"; do
       done
       bash "$0" weak-clocked
       echo "== weak, 2 devices, blocks next to ghosts kept whole (STENCIL_OVERLAP=whole)"
-      mpi -np 2 -x STENCIL_OVERLAP=whole "$run" $scaling 16384 8192 100 --clocked
+      mpi -np 2 -x STENCIL_OVERLAP=whole "$run" $scaling 8192 16384 100 --clocked
       bash "$0" strong-clocked malpasset
       echo "== Poisson 8193^2, one device, then two (levels gathered below 513 nodes per axis)"
       for p in "" --mixed; do "$run" $poisson time 8193 --device $p; done
