@@ -13,8 +13,9 @@
 #   bash benchmarks/ranks-scaling.sh poisson-check  # slabs on devices equal one device
 #   bash benchmarks/ranks-scaling.sh poisson        # 8193^2 solves on 1 and 2 devices
 #   bash benchmarks/ranks-scaling.sh issue          # the issue's whole set in one call:
-#     the check on 2 ranks, weak and strong (steps on the devices; weak also with blocks
-#     kept whole), Malpasset, the Poisson solve gathered below 513 (all of the above staged)
+#     the check on 1 and 2 ranks, weak (split across rows and across columns; also with
+#     blocks kept whole; one rank on the second device alone) and strong (steps on the
+#     devices), Malpasset, the Poisson solve gathered below 513 (all of the above staged)
 # Needs Open MPI's mpirun and NCCL (libnccl.so.2) on the machine. NVLink multicast stays
 # off (NCCL_NVLS_ENABLE=0), as the device notes ask.
 set -u
@@ -69,6 +70,8 @@ for what in "$@"; do
       bash "$0" weak-clocked
       echo "== weak, 2 devices, blocks next to ghosts kept whole (STENCIL_OVERLAP=whole)"
       mpi -np 2 -x STENCIL_OVERLAP=whole "$run" $scaling 8192 16384 100 --clocked
+      echo "== one device alone, the second (CUDA_VISIBLE_DEVICES=1): is it the slower?"
+      CUDA_VISIBLE_DEVICES=1 "$run" $scaling 8192 8192 100 --clocked
       bash "$0" strong-clocked malpasset
       echo "== Poisson 8193^2, one device, then two (levels gathered below 513 nodes per axis)"
       for p in "" --mixed; do "$run" $poisson time 8193 --device $p; done
