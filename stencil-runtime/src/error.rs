@@ -87,6 +87,14 @@ pub enum Error {
         /// What it was for.
         what: String,
     },
+    /// Host memory ran out (or the request exceeds what the machine can address).
+    #[error("out of host memory allocating {bytes} bytes for {what}; use smaller fields (a smaller grid) or a machine with more memory")]
+    HostOutOfMemory {
+        /// The size asked for.
+        bytes: usize,
+        /// What it was for.
+        what: String,
+    },
     /// Another CUDA driver call failed.
     #[error("CUDA error in {op}: {cause}")]
     Cuda {

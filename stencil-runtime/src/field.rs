@@ -66,12 +66,28 @@ impl<T: Element> PartialEq for Field<T> {
     }
 }
 
+/// `len` zeros in host memory for a field of `extent`, or [`Error::HostOutOfMemory`]
+/// where the memory cannot be had (`vec!` alone would abort the process).
+fn host_zeros<T: Element>(len: usize, extent: &[usize]) -> Result<Vec<T>, Error> {
+    // Asked for first without touching it: `vec!` then takes lazily zeroed pages, which the
+    // kernels first touch from their own threads.
+    let mut probe = Vec::<T>::new();
+    probe
+        .try_reserve_exact(len)
+        .map_err(|_| Error::HostOutOfMemory {
+            bytes: len.saturating_mul(std::mem::size_of::<T>()),
+            what: format!("a field of extent {extent:?}"),
+        })?;
+    drop(probe);
+    Ok(vec![T::default(); len])
+}
+
 impl<T: Element> Field<T> {
     /// A host field of zeros with the given interior extent (1 to 3 axes) and halo width.
     pub fn zeros(extent: &[usize], halo: usize) -> Result<Self, Error> {
         let layout = Layout::new(extent, halo, std::mem::size_of::<T>(), false)?;
         Ok(Field {
-            storage: Storage::Host(vec![T::default(); layout.len]),
+            storage: Storage::Host(host_zeros(layout.len, extent)?),
             layout,
         })
     }

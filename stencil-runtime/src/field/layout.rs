@@ -59,6 +59,10 @@ impl Layout {
         let pitch = (row_start + full[0]).div_ceil(align) * align;
         let plane = pitch.checked_mul(full[1]).ok_or_else(too_large)?;
         let len = plane.checked_mul(full[2]).ok_or_else(too_large)?;
+        // No allocation may exceed `isize::MAX` bytes (a larger `Vec` is a panic).
+        len.checked_mul(elem)
+            .filter(|&bytes| bytes <= isize::MAX as usize)
+            .ok_or_else(too_large)?;
         let stride = [1, pitch, plane];
         let origin = (0..3)
             .map(|a| if a < dims { halo * stride[a] } else { 0 })
