@@ -13,7 +13,8 @@ fn launched_size() -> Option<usize> {
 }
 
 /// This rank's index among the ranks on its node (which device it takes), from `mpirun`'s
-/// environment.
+/// environment (with MPI, the ranks ask MPI instead: `World::node_rank`).
+#[cfg(not(feature = "mpi"))]
 fn launched_local_rank() -> Option<usize> {
     [
         "OMPI_COMM_WORLD_LOCAL_RANK",
@@ -148,7 +149,7 @@ impl Ranks {
             Ok(Ranks {
                 rank,
                 size,
-                local_rank: launched_local_rank().unwrap_or(rank),
+                local_rank: world.node_rank(),
                 mpi: Some(world),
                 nccl: Mutex::new(None),
             })
@@ -359,6 +360,13 @@ mod mpi_world {
 
         pub fn rank_and_size(&self) -> (usize, usize) {
             (self.world.rank() as usize, self.world.size() as usize)
+        }
+
+        /// This rank's index among the ranks that share its node's memory (MPI's
+        /// shared-memory split, ordered by world rank): the device it takes, whichever
+        /// launcher started the ranks (`mpirun`, `srun`, `mpiexec` of another MPI).
+        pub fn node_rank(&self) -> usize {
+            self.world.split_shared(self.world.rank()).rank() as usize
         }
 
         pub fn all_reduce(&self, values: &mut [f64], op: Op) {

@@ -124,6 +124,19 @@ fn run(ranks: &Ranks) -> Result<String, Failure> {
         };
         ranks.exchange(&sends, &receives)?;
     }
+    // The device a rank takes: MPI's node rank equals Open MPI's local rank where mpirun
+    // names one.
+    let launched = std::env::var("OMPI_COMM_WORLD_LOCAL_RANK").ok();
+    if let Some(local) = launched.and_then(|v| v.parse::<usize>().ok()) {
+        if local != ranks.local_rank() {
+            return Err(format!(
+                "rank {}: node rank {} where mpirun says local rank {local}",
+                ranks.rank(),
+                ranks.local_rank()
+            )
+            .into());
+        }
+    }
     let mut lines = vec![gathered(ranks)?];
     for case in &CASES {
         lines.push(check(ranks, case)?);
