@@ -66,11 +66,14 @@ impl Raster {
                 lines.next();
                 continue;
             }
-            if !t.starts_with(|c: char| c.is_ascii_alphabetic()) {
+            let mut parts = t.split_whitespace();
+            let first = parts.next().unwrap_or_default();
+            // A value row may start with a letter too (`nan`, `inf`): it ends the header.
+            if !first.starts_with(|c: char| c.is_ascii_alphabetic()) || first.parse::<f64>().is_ok()
+            {
                 break;
             }
-            let mut parts = t.split_whitespace();
-            let key = parts.next().unwrap_or_default().to_ascii_lowercase();
+            let key = first.to_ascii_lowercase();
             let value: f64 = parts
                 .next()
                 .and_then(|v| v.parse().ok())
@@ -112,7 +115,20 @@ impl Raster {
         let grid = Grid::new(nx, ny, size, size, x0, y0)
             .map_err(|e| bad(path, 1, format!("the header describes no valid grid: {e}")))?;
         let nodata = get("nodata_value");
-        let mut values = vec![0.0; nx * ny];
+        // Each value takes a character and a separator at least: a header announcing more
+        // than the file can hold is refused before the memory is asked for.
+        let cells = nx * ny; // `Grid::new` checked it
+        if cells > text.len() / 2 + 1 {
+            return Err(bad(
+                path,
+                1,
+                format!(
+                    "the header announces {nx} x {ny} values, more than the file's {} bytes hold (truncated, or a wrong `ncols` or `nrows`?)",
+                    text.len()
+                ),
+            ));
+        }
+        let mut values = vec![0.0; cells];
         let mut row = 0;
         for (n, line) in lines {
             if line.trim().is_empty() {
@@ -142,6 +158,13 @@ impl Raster {
                         format!("value {} (`{token}`) is not a number", i + 1),
                     )
                 })?;
+                if v.is_infinite() {
+                    return Err(bad(
+                        path,
+                        n,
+                        format!("value {} (`{token}`) is not a finite number", i + 1),
+                    ));
+                }
                 if v.is_nan() || Some(v) == nodata {
                     return Err(bad(
                         path,
@@ -214,6 +237,30 @@ mod tests {
             (format!("{HEADER}1 2 3\n4 x 6\n"), "line 8", "not a number"),
             (format!("{HEADER}1 2 3\n4 -9999 6\n"), "line 8", "missing"),
             (format!("{HEADER}1 2 3\n4 NaN 6\n"), "line 8", "missing"),
+            (
+                format!("{HEADER}nan 2 3\n4 5 6\n"),
+                "line 7",
+                "value 1 is missing",
+            ),
+            (
+                format!("{HEADER}1 2 3\ninf 5 6\n"),
+                "line 8",
+                "not a finite number",
+            ),
+            (
+                "ncols 100000\nnrows 100000\nxllcorner 0\nyllcorner 0\ncellsize 5\n1 2 3\n"
+                    .to_string(),
+                "line 1",
+                "more than the file",
+            ),
+            (
+                format!(
+                    "ncols {0}\nnrows {0}\nxllcorner 0\nyllcorner 0\ncellsize 5\n1\n",
+                    1u64 << 32
+                ),
+                "line 1",
+                "no valid grid",
+            ),
             (
                 "ncols 3\nnrows 2\ncellsize 5\n1 2 3\n".to_string(),
                 "line 1",

@@ -41,6 +41,19 @@ impl Grid {
                 "at least one cell along each axis",
             ));
         }
+        // The bed's `(nx + 1) x (ny + 1)` corners in `f64` must be addressable.
+        let corners = (nx.checked_add(1))
+            .zip(ny.checked_add(1))
+            .and_then(|(a, b)| a.checked_mul(b))
+            .and_then(|c| c.checked_mul(std::mem::size_of::<f64>()))
+            .filter(|&bytes| bytes <= isize::MAX as usize);
+        if corners.is_none() {
+            return Err(bad(
+                "grid",
+                format!("{nx} x {ny}"),
+                "a grid whose cells a machine can hold (fewer cells along each axis)",
+            ));
+        }
         for (name, d) in [("dx", dx), ("dy", dy)] {
             if !(d.is_finite() && d > 0.0) {
                 return Err(bad(name, d.to_string(), "a finite cell size above 0"));
@@ -107,6 +120,21 @@ impl Grid {
     }
 }
 
+/// An empty vector with room for the corners of `grid`, or an error where the memory
+/// cannot be had (`Vec::with_capacity` would abort the process).
+fn corner_vec(grid: &Grid) -> Result<Vec<f64>, FloodError> {
+    // `Grid::new` checked that the count does not overflow.
+    let count = (grid.nx + 1) * (grid.ny + 1);
+    let mut corners = Vec::new();
+    corners
+        .try_reserve_exact(count)
+        .map_err(|_| stencil_runtime::Error::HostOutOfMemory {
+            bytes: count * std::mem::size_of::<f64>(),
+            what: format!("the bed of {} x {} cells", grid.nx, grid.ny),
+        })?;
+    Ok(corners)
+}
+
 /// The bed elevation, continuous and bilinear in each cell: its values at the
 /// `(nx + 1) x (ny + 1)` cell corners (KP07 section 3).
 #[derive(Clone, Debug, PartialEq)]
@@ -118,7 +146,7 @@ pub struct Terrain {
 impl Terrain {
     /// The bed `z(x, y)` sampled at the corners.
     pub fn from_fn(grid: Grid, z: impl Fn(f64, f64) -> f64) -> Result<Terrain, FloodError> {
-        let mut corners = Vec::with_capacity((grid.nx + 1) * (grid.ny + 1));
+        let mut corners = corner_vec(&grid)?;
         for j in 0..=grid.ny {
             for i in 0..=grid.nx {
                 corners.push(z(
@@ -142,7 +170,7 @@ impl Terrain {
             });
         }
         let (nx, ny) = (grid.nx as isize, grid.ny as isize);
-        let mut corners = Vec::with_capacity((grid.nx + 1) * (grid.ny + 1));
+        let mut corners = corner_vec(&grid)?;
         for j in 0..=ny {
             for i in 0..=nx {
                 let (mut sum, mut count) = (0.0, 0.0);

@@ -58,6 +58,15 @@ pub use run::{Run, RunOptions, Summary};
 pub use scenario::{Gauge, Output, Scenario};
 pub use sparse::{RankBlocks, SparseShallowWater};
 
+/// `, line N` of an [`FloodError::Input`], nothing for line 0 (the whole file).
+fn at_line(line: usize) -> String {
+    if line == 0 {
+        String::new()
+    } else {
+        format!(", line {line}")
+    }
+}
+
 /// Why a simulation could not start or stopped early.
 #[derive(Debug, thiserror::Error)]
 pub enum FloodError {
@@ -81,7 +90,7 @@ pub enum FloodError {
     #[error(transparent)]
     Ranks(#[from] stencil_ranks::LayoutError),
     /// An input file is malformed.
-    #[error("{file}, line {line}: {message}")]
+    #[error("{file}{}: {message}", at_line(*.line))]
     Input {
         /// The file.
         file: String,

@@ -209,6 +209,14 @@ fn the_command_line_names_bad_input() {
         channel().replace("east = \"open\"", "east = \"sponge\""),
     )
     .unwrap();
+    // A terrain whose header announces far more values than the file holds.
+    let huge = dir.join("huge");
+    std::fs::create_dir_all(&huge).unwrap();
+    std::fs::write(
+        huge.join("topo.asc"),
+        "ncols 100000\nnrows 100000\nxllcorner 0\nyllcorner 0\ncellsize 15\n1 2 3\n",
+    )
+    .unwrap();
     let cases = [
         (vec!["nowhere".to_string()], "`nowhere`"),
         (vec![bad.display().to_string()], "boundaries.east"),
@@ -221,6 +229,27 @@ fn the_command_line_names_bad_input() {
             "topo.asc",
         ),
         (vec!["thacker".into(), "--n".into(), "0".into()], "grid"),
+        // Too many cells to count, and more than any memory: errors, not aborts.
+        (
+            vec!["thacker".into(), "--n".into(), "5000000000".into()],
+            "`grid` = 5000000000 x 5000000000 is invalid",
+        ),
+        (
+            vec!["radial".into(), "--n".into(), "100000000".into()],
+            "out of host memory",
+        ),
+        (
+            vec!["stoker".into(), "--end-time".into(), "-1".into()],
+            "`--end-time` = -1 is invalid",
+        ),
+        (
+            vec![
+                "malpasset".into(),
+                "--data".into(),
+                huge.display().to_string(),
+            ],
+            "more than the file",
+        ),
     ];
     for (args, expected) in cases {
         let out = std::process::Command::new(flood)

@@ -18,7 +18,8 @@ use stencil_runtime::{Backend, Cuda, Real};
 
 /// Shallow-water flood simulation (Kurganov-Petrova 2007) on the CPU or a CUDA GPU.
 #[derive(Parser, Debug)]
-#[command(version, about)]
+// A negative number is a value (`--end-time -1` is refused by its check, naming it).
+#[command(version, about, allow_negative_numbers = true)]
 struct Args {
     /// A built-in case (see --list) or a scenario file (.toml).
     what: Option<String>,
