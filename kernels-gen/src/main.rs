@@ -72,6 +72,16 @@ fn run(args: &Args) -> Result<(), String> {
         .iter()
         .filter(|k| args.kernel.as_ref().is_none_or(|n| &k.name == n))
         .collect();
+    if kernels.is_empty() {
+        let what = if is_rust {
+            "functions marked `#[stencil]`"
+        } else {
+            "`#[stencil]` functions"
+        };
+        return Err(format!(
+            "{path} holds no kernels: write one or more {what} in it (see kernels-gen/examples/jacobi.stencil)"
+        ));
+    }
     if selected.is_empty() {
         let names: Vec<_> = kernels.iter().map(|k| k.name.as_str()).collect();
         return Err(format!(

@@ -66,5 +66,12 @@ fn reports_errors_with_file_line_and_column() {
     );
     let (ok, _, err) = run(&[FILE, "--kernel", "nope"]);
     assert!(!ok && err.contains("it has: jacobi, cfl, slope"), "{err}");
+    // An empty file, or Rust without kernels, says so (not "no kernel  in ...; it has: ").
+    for (name, text) in [("empty.stencil", ""), ("plain.rs", "fn f() {}\n")] {
+        let file = dir.join(name);
+        std::fs::write(&file, text).unwrap();
+        let (ok, _, err) = run(&[file.to_str().unwrap()]);
+        assert!(!ok && err.contains("holds no kernels"), "{name}: {err}");
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
