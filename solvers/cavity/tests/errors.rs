@@ -118,8 +118,12 @@ fn the_program_names_bad_arguments_before_any_work() {
     let program = env!("CARGO_BIN_EXE_cavity");
     let dir = tempfile::tempdir().expect("temp dir");
     let out = dir.path().join("out");
-    let cases: [(&[&str], &str); 9] = [
+    let cases: [(&[&str], &str); 12] = [
         (&["--re", "0"], "option `re` = 0 is invalid"),
+        (&["--re", "-1"], "option `re` = -1 is invalid"),
+        (&["--t-end", "-2"], "option `t_end` = -2 is invalid"),
+        // More nodes than any memory holds: an error, not a capacity-overflow panic.
+        (&["--n", "1073741825"], "is too large"),
         (&["--n", "100"], "option `n` = 100 is invalid"),
         (&["--tol", "5"], "option `tolerance` = 5 is invalid"),
         (&["--resume"], "reading checkpoint"),
@@ -150,5 +154,6 @@ fn the_program_names_bad_arguments_before_any_work() {
         let stderr = String::from_utf8_lossy(&o.stderr);
         assert!(!o.status.success(), "{args:?} succeeded");
         assert!(stderr.contains(expected), "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
     }
 }

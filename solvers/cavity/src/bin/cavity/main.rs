@@ -26,7 +26,8 @@ use stencil_runtime::{Backend, Cuda};
 
 /// Lid-driven cavity (vorticity-stream function, RK4, multigrid) to steady state.
 #[derive(Parser, Debug)]
-#[command(version, about)]
+// A negative number is a value (`--re -1` is refused by the option's check, naming it).
+#[command(version, about, allow_negative_numbers = true)]
 struct Args {
     /// Reynolds number.
     #[arg(long, default_value_t = 100.0)]
