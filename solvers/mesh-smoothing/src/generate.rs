@@ -20,13 +20,17 @@ pub fn front_metric(x: f64, y: f64, h_min: f64, h_max: f64) -> Metric {
     }
 }
 
+/// The most vertices per side of [`square_with_front`]: `n^2` below 2^32, what a mesh
+/// table can number.
+pub const MAX_SIDE: usize = 65_535;
+
 /// An `n x n`-vertex triangulation of the unit square (each cell split along a diagonal),
 /// interior vertices jittered by up to `jitter` of a cell (below 0.5 keeps every element
 /// positive), with [`front_metric`] sized for `n`.
 pub fn square_with_front(n: usize, jitter: f64) -> Result<Mesh, MeshError> {
-    if n < 3 || !(0.0..0.5).contains(&jitter) {
+    if !(3..=MAX_SIDE).contains(&n) || !(0.0..0.5).contains(&jitter) {
         return Err(MeshError::Invalid(format!(
-            "a generated mesh needs n >= 3 vertices per side and a jitter in [0, 0.5); got n = {n}, jitter = {jitter}"
+            "a generated mesh needs 3 to {MAX_SIDE} vertices per side (a mesh table numbers fewer than 2^32 vertices) and a jitter in [0, 0.5); got n = {n}, jitter = {jitter}"
         )));
     }
     let h = 1.0 / (n - 1) as f64;
@@ -35,7 +39,14 @@ pub fn square_with_front(n: usize, jitter: f64) -> Result<Mesh, MeshError> {
         z = (z ^ (z >> 31)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
         ((z >> 11) as f64 / (1u64 << 53) as f64) - 0.5
     };
-    let mut points = Vec::with_capacity(n * n);
+    let out_of_memory = |_| {
+        MeshError::Runtime(stencil_runtime::Error::HostOutOfMemory {
+            bytes: n * n * std::mem::size_of::<[f64; 2]>(),
+            what: format!("a generated mesh of {n} x {n} vertices"),
+        })
+    };
+    let mut points = Vec::new();
+    points.try_reserve_exact(n * n).map_err(out_of_memory)?;
     for j in 0..n {
         for i in 0..n {
             let k = j * n + i;
@@ -48,7 +59,10 @@ pub fn square_with_front(n: usize, jitter: f64) -> Result<Mesh, MeshError> {
             points.push([i as f64 * h + ox, j as f64 * h + oy]);
         }
     }
-    let mut triangles = Vec::with_capacity(2 * (n - 1) * (n - 1));
+    let mut triangles = Vec::new();
+    triangles
+        .try_reserve_exact(2 * (n - 1) * (n - 1))
+        .map_err(out_of_memory)?;
     for j in 0..n - 1 {
         for i in 0..n - 1 {
             let a = j * n + i;

@@ -23,7 +23,8 @@ use stencil_runtime::Filtering;
 
 /// Smooths a triangular mesh towards unit quality in its metric.
 #[derive(Parser, Debug)]
-#[command(version, about)]
+// A negative number is a value (`--generate -4` is then named as invalid).
+#[command(version, about, allow_negative_numbers = true)]
 struct Args {
     /// The mesh: `.vtu` with a `Metric` point array, or Gmsh 4 ASCII `.msh` with a
     /// `Metric` node-data view.
@@ -78,7 +79,66 @@ fn run(args: Args) -> Result<(), MeshError> {
     smooth(args)
 }
 
+/// The most pixels across a picture, and samples along each axis of `--metric-grid`.
+const MAX_PICTURE: u32 = 16_384;
+const MAX_METRIC_GRID: usize = 16_384;
+
+/// The options that can be checked before any work: each bad one an error naming it, its
+/// value and what it must be.
+fn check(args: &Args) -> Result<(), MeshError> {
+    let bad = |option: &str, value: &dyn std::fmt::Display, expected: &str| {
+        Err(MeshError::Invalid(format!(
+            "{option} {value} is invalid: {expected}"
+        )))
+    };
+    match (args.metric_grid, args.texture) {
+        (Some(n), _) if !(2..=MAX_METRIC_GRID).contains(&n) => {
+            return bad(
+                "--metric-grid",
+                &n,
+                &format!("the grid needs 2 to {MAX_METRIC_GRID} samples per axis"),
+            )
+        }
+        (None, true) => {
+            return Err(MeshError::Invalid(
+                "--texture reads the super-sampled metric: give --metric-grid N too".into(),
+            ))
+        }
+        _ => {}
+    }
+    if args.picture > MAX_PICTURE {
+        return bad(
+            "--picture",
+            &args.picture,
+            &format!("a width of at most {MAX_PICTURE} pixels (0: no pictures)"),
+        );
+    }
+    if args.out.is_dir() {
+        return bad(
+            "--out",
+            &args.out.display(),
+            "the smoothed mesh's file (e.g. smoothed.vtu), not a folder",
+        );
+    }
+    if args.out.extension().is_none_or(|e| e != "vtu") {
+        return bad(
+            "--out",
+            &args.out.display(),
+            "a `.vtu` file (the smoothed mesh is written as VTK XML)",
+        );
+    }
+    // The output's folder is made before the work, so that a bad one costs no sweeps.
+    if let Some(dir) = args.out.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| MeshError::Input {
+            file: dir.display().to_string(),
+            message: format!("cannot create it (the folder of --out): {e}"),
+        })?;
+    }
+    Ok(())
+}
+
 fn smooth(args: Args) -> Result<(), MeshError> {
+    check(&args)?;
     let backend = stencil_runtime::Backend::from_name(&args.backend)?;
     let method: Method = args.method.parse()?;
     let mut mesh: Mesh = match (&args.input, args.generate) {
@@ -112,40 +172,22 @@ fn smooth(args: Args) -> Result<(), MeshError> {
         backend.name()
     );
     let mut smoother = Smoother::new(&mesh, &colouring, &backend)?;
-    match (args.metric_grid, args.texture) {
-        (Some(n), texture) if n >= 2 => {
-            let start = Instant::now();
-            let grid = MetricGrid::sample(&mesh, n);
-            let filtering = if texture {
-                Filtering::Hardware
-            } else {
-                Filtering::Software
-            };
-            smoother = smoother.with_metric_grid(&grid, filtering)?;
-            println!(
-                "metric grid: {n} x {n} samples ({filtering:?} filtering), built in {:.2} s",
-                start.elapsed().as_secs_f64()
-            );
-        }
-        (Some(n), _) => {
-            return Err(MeshError::Invalid(format!(
-                "--metric-grid {n}: the grid needs at least 2 samples per axis"
-            )))
-        }
-        (None, true) => {
-            return Err(MeshError::Invalid(
-                "--texture reads the super-sampled metric: give --metric-grid N too".into(),
-            ))
-        }
-        (None, false) => {}
+    // `check` refused a texture without a grid.
+    if let Some(n) = args.metric_grid {
+        let start = Instant::now();
+        let grid = MetricGrid::sample(&mesh, n);
+        let filtering = if args.texture {
+            Filtering::Hardware
+        } else {
+            Filtering::Software
+        };
+        smoother = smoother.with_metric_grid(&grid, filtering)?;
+        println!(
+            "metric grid: {n} x {n} samples ({filtering:?} filtering), built in {:.2} s",
+            start.elapsed().as_secs_f64()
+        );
     }
     let stem = args.out.with_extension("");
-    if let Some(dir) = args.out.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|e| MeshError::Input {
-            file: dir.display().to_string(),
-            message: format!("cannot create it: {e}"),
-        })?;
-    }
     if args.picture > 0 {
         picture::write_png(&mesh, &q0, args.picture, &stem.with_extension("before.png"))?;
     }
