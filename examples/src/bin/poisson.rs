@@ -37,7 +37,8 @@ mod kernels {
 
 /// Solve the Poisson equation on the unit square with the stencil language.
 #[derive(Parser, Debug)]
-#[command(version, about)]
+// A negative number is a value (`--tol -1` is then refused by its check, naming it).
+#[command(version, about, allow_negative_numbers = true)]
 struct Args {
     /// Interior points per side.
     #[arg(long, default_value_t = 129)]
@@ -73,6 +74,9 @@ fn main() -> Result<()> {
             args.omega
         );
     }
+    if args.max_sweeps == 0 {
+        bail!("--max-sweeps must be at least 1 (got 0)");
+    }
     let backend = match &args.backend {
         Some(name) => Backend::from_name(name)?,
         None => Backend::auto()?,
@@ -83,10 +87,10 @@ fn main() -> Result<()> {
     let n = args.n;
     let h = 1.0 / (n + 1) as f64;
     let x = |i: isize| (i + 1) as f64 * h;
-    let f = Field::<f64>::from_fn(&[n, n], 0, |[i, j, _]| {
-        2.0 * PI * PI * (PI * x(i)).sin() * (PI * x(j)).sin()
-    })
-    .to(&backend)?;
+    // A grid too large for the memory is an error here (`Field::from_fn` would panic).
+    let mut f = Field::<f64>::zeros(&[n, n], 0)?;
+    f.fill_with(|[i, j, _]| 2.0 * PI * PI * (PI * x(i)).sin() * (PI * x(j)).sin())?;
+    let f = f.to(&backend)?;
     // The halo of one cell holds the boundary value u = 0 and is never written.
     let mut u = Field::<f64>::zeros_on(&backend, &[n, n], 1)?;
     let mut next = Field::<f64>::zeros_on(&backend, &[n, n], 1)?;
@@ -110,11 +114,13 @@ fn main() -> Result<()> {
     let mut rel = f64::INFINITY;
     let started = std::time::Instant::now();
     while sweeps < args.max_sweeps {
-        for _ in 0..check_every {
+        // The last check may come sooner: no more than --max-sweeps sweeps.
+        let batch = check_every.min(args.max_sweeps - sweeps);
+        for _ in 0..batch {
             kernels::jacobi::launch(&backend, &u, &f, &mut next, h * h, args.omega)?;
             std::mem::swap(&mut u, &mut next);
         }
-        sweeps += check_every;
+        sweeps += batch;
         let (r2, f2) = kernels::residual::launch(&backend, &u, &f, 1.0 / (h * h))?;
         rel = (r2 / f2).sqrt();
         if !rel.is_finite() {
