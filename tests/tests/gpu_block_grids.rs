@@ -176,6 +176,10 @@ fn work_on_a_second_stream_equals_the_grids_stream() {
     let mut b = BlockField::from_dense(&grid, &dense, 0.0).unwrap();
     let mut out_b = BlockField::<f64>::new(&grid, 0.0).unwrap();
     let on_side = gpu.on_stream_of(&side);
+    assert!(
+        matches!(&on_side, Backend::Cuda(c) if *c == side && c != main),
+        "the work goes on the second stream"
+    );
     let kept = KeptReductions::new();
     side.wait_for(main).unwrap();
     plan.run_many_on(&on_side, &mut [&mut b]).unwrap();

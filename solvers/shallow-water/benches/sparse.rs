@@ -4,11 +4,14 @@
 //! the sparse run finds at each regrid, times the steps until the next one).
 //!
 //! `cargo bench -p shallow-water --bench sparse -- --malpasset ../shared/data/malpasset
-//! [--factor 3] [--end SECONDS] [--cpu] [--f64] [--sparse-only] [--host-steps]` (factor 1:
+//! [--factor 3] [--end SECONDS] [--cpu] [--f64] [--sparse-only] [--host-steps]
+//! [--regrid-every 2,4,7]` (factor 1:
 //! the data's 15 m cells; 3: 5 m, the terrain resampled bilinearly; end: simulated
 //! seconds, default 4000). The steps are decided on the backend (`advance_to`, the
 //! clock); `--host-steps` also times both runs with every step decided on the host
-//! (`step`, a read-back per step), in the same process.
+//! (`step`, a read-back per step), in the same process; `--regrid-every` times the sparse
+//! run once per listed number of steps between updates of its blocks (default
+//! `sparse::REGRID_EVERY`).
 
 use shallow_water::*;
 use std::time::Instant;
@@ -21,6 +24,7 @@ fn run<T: Real>(
     end: f64,
     sparse_only: bool,
     host_steps: bool,
+    cadences: &[u64],
 ) -> R<Vec<String>> {
     let mut rows = Vec::new();
     let gib = |b: usize| b as f64 / (1u64 << 30) as f64;
@@ -47,28 +51,36 @@ fn run<T: Real>(
     let dense_steps = dense.steps();
     drop(dense);
 
-    let mut sparse = SparseShallowWater::<T>::new(backend, &case.setup)?;
-    let sparse_wall = timed(backend, || Ok(sparse.advance_to(end)?))?;
-    let wet = sparse.wet_cell_steps();
-    let blocks = sparse.block_count();
-    rows.extend((!sparse_only).then(|| {
-        format!(
+    // The dense row's rate counts the wet cells the first sparse run finds.
+    let dense_row = rows.len();
+    let mut first_wet = None;
+    for &every in cadences {
+        let mut sparse = SparseShallowWater::<T>::new(backend, &case.setup)?;
+        sparse.set_regrid_every(every)?;
+        let sparse_wall = timed(backend, || Ok(sparse.advance_to(end)?))?;
+        let wet = sparse.wet_cell_steps();
+        first_wet.get_or_insert(wet);
+        let blocks = sparse.block_count();
+        let (changes, changing) = sparse.layout_changes();
+        rows.push(format!(
+            "| sparse, blocks updated every {every} steps ({} of {blocks} blocks at the end; choosing them {:.2} s, {changes} layout changes {:.2} s) | {} | {sparse_wall:.2} | {:.3} ({:.0}% of dense) | {:.0} |",
+            sparse.blocks().len(),
+            sparse.choosing_time().as_secs_f64(),
+            changing.as_secs_f64(),
+            sparse.steps(),
+            gib(sparse.peak_memory()),
+            100.0 * sparse.peak_memory() as f64 / dense_memory as f64,
+            wet / sparse_wall / 1e6
+        ));
+    }
+    if let (false, Some(wet)) = (sparse_only, first_wet) {
+        let row = format!(
             "| dense | {dense_steps} | {dense_wall:.2} | {:.3} | {:.0} |",
             gib(dense_memory),
             wet / dense_wall / 1e6
-        )
-    }));
-    let (changes, changing) = sparse.layout_changes();
-    rows.push(format!(
-        "| sparse ({} of {blocks} blocks at the end; choosing them {:.2} s, {changes} layout changes {:.2} s) | {} | {sparse_wall:.2} | {:.3} ({:.0}% of dense) | {:.0} |",
-        sparse.blocks().len(),
-        sparse.choosing_time().as_secs_f64(),
-        changing.as_secs_f64(),
-        sparse.steps(),
-        gib(sparse.peak_memory()),
-        100.0 * sparse.peak_memory() as f64 / dense_memory as f64,
-        wet / sparse_wall / 1e6
-    ));
+        );
+        rows.insert(dense_row, row);
+    }
     Ok(rows)
 }
 
@@ -129,6 +141,13 @@ fn main() -> R<()> {
     let f64 = std::env::args().any(|a| a == "--f64");
     let sparse_only = std::env::args().any(|a| a == "--sparse-only");
     let host_steps = std::env::args().any(|a| a == "--host-steps");
+    let cadences: Vec<u64> = match arg("--regrid-every") {
+        Some(list) => list
+            .split(',')
+            .map(|k| k.parse())
+            .collect::<Result<_, _>>()?,
+        None => vec![sparse::REGRID_EVERY],
+    };
     let case = cases::malpasset_resampled(std::path::Path::new(&dir), factor)?;
     let g = *case.setup.terrain.grid();
     println!(
@@ -145,9 +164,9 @@ fn main() -> R<()> {
     );
     println!("| --- | --- | --- | --- | --- |");
     let rows = if f64 {
-        run::<f64>(&backend, &case, end, sparse_only, host_steps)?
+        run::<f64>(&backend, &case, end, sparse_only, host_steps, &cadences)?
     } else {
-        run::<f32>(&backend, &case, end, sparse_only, host_steps)?
+        run::<f32>(&backend, &case, end, sparse_only, host_steps, &cadences)?
     };
     for r in rows {
         println!("{r}");

@@ -23,8 +23,19 @@ fn walled(terrain: Terrain, depth: impl Fn(f64, f64) -> f64) -> Setup {
 
 /// Runs `steps` steps dense and sparse and compares the states bit for bit.
 fn same_as_dense(setup: &Setup, steps: usize, label: &str) -> SparseShallowWater<f64> {
+    same_as_dense_updated_every(setup, steps, label, sparse::REGRID_EVERY)
+}
+
+/// [`same_as_dense`] with the present blocks updated every `regrid_every` steps.
+fn same_as_dense_updated_every(
+    setup: &Setup,
+    steps: usize,
+    label: &str,
+    regrid_every: u64,
+) -> SparseShallowWater<f64> {
     let mut dense = ShallowWater::<f64>::new(&Backend::Cpu, setup).unwrap();
     let mut sparse = SparseShallowWater::<f64>::new(&Backend::Cpu, setup).unwrap();
+    sparse.set_regrid_every(regrid_every).unwrap();
     for step in 0..steps {
         let a = dense.step(f64::INFINITY).unwrap();
         let b = sparse.step(f64::INFINITY).unwrap();
@@ -80,6 +91,40 @@ fn a_spreading_pool_adds_blocks_as_it_goes() {
         sparse.blocks().len() > first,
         "blocks were added ({first} at first)"
     );
+}
+
+#[test]
+fn blocks_updated_as_seldom_as_allowed_keep_the_run_as_dense() {
+    // The spreading pool with the present blocks updated every MOST_REGRID_EVERY steps:
+    // the wider margin keeps every block the water reaches before the next update.
+    let grid = Grid::new(192, 160, 1.0, 1.0, 0.0, 0.0).unwrap();
+    let terrain = Terrain::from_fn(grid, |x, y| -0.02 * x - 0.01 * y).unwrap();
+    let setup = walled(terrain, |x, y| if x < 20.0 && y < 20.0 { 2.0 } else { 0.0 });
+    let most = sparse::MOST_REGRID_EVERY;
+    let first = SparseShallowWater::<f64>::new(&Backend::Cpu, &setup)
+        .unwrap()
+        .blocks()
+        .len();
+    let run = same_as_dense_updated_every(&setup, 160, "pool, seldom updates", most);
+    assert!(run.blocks().len() > first, "blocks were added");
+    assert!(
+        run.layout_changes().0 >= 2,
+        "the layout changed as the pool spread"
+    );
+}
+
+#[test]
+fn a_bad_update_cadence_is_refused_with_its_range() {
+    let case = cases::pond(128).unwrap();
+    let mut run = SparseShallowWater::<f64>::new(&Backend::Cpu, &case.setup).unwrap();
+    for bad in [0, sparse::MOST_REGRID_EVERY + 1] {
+        let e = run.set_regrid_every(bad).unwrap_err().to_string();
+        assert!(e.contains("regrid_every") && e.contains("1 to"), "{e}");
+    }
+    run.step(f64::INFINITY).unwrap();
+    let e = run.set_regrid_every(3).unwrap_err().to_string();
+    assert!(e.contains("before the first step"), "{e}");
+    assert_eq!(run.regrid_every(), sparse::REGRID_EVERY);
 }
 
 #[test]

@@ -133,8 +133,14 @@ impl Cuda {
     /// This backend's settings (tuning, checks, kept or unread reductions) on `other`'s
     /// stream (a stream of the same device): work launched through it queues behind
     /// `other`'s. Deferred reductions ([`Cuda::with_deferred_reductions`]) are read at
-    /// once instead: their queue copies on its own stream.
+    /// once instead: their queue copies on its own stream. Not for work recorded into a
+    /// graph: a capture sees only the stream it was begun on.
     pub fn on_stream_of(&self, other: &Cuda) -> Cuda {
+        debug_assert_eq!(
+            self.ordinal(),
+            other.ordinal(),
+            "a backend on the stream of another device"
+        );
         Cuda {
             stream: other.stream.clone(),
             deferred: None,

@@ -3,7 +3,8 @@
 //! come from [`HaloExchange`](stencil_runtime::blocks::HaloExchange)s instead of the
 //! dense fields' memory.
 //!
-//! Every [`REGRID_EVERY`] steps the run finds, on the backend, the blocks that are not in
+//! Every [`REGRID_EVERY`] steps (or as many as [`SparseShallowWater::set_regrid_every`]
+//! sets) the run finds, on the backend, the blocks that are not in
 //! the dry state (surface at the bed, no discharge: `kp07::activity`, then block flags)
 //! and, at the end of the step (its last launches queued, so that the host's choice
 //! overlaps the device's work), chooses to keep them, the neighbours that water may reach
@@ -13,9 +14,11 @@
 //! ([`FlagsReader`]): the device never waits for the host's choice. A step's update of a cell depends on cells at most
 //! [`REACH_PER_STEP`] away (two per stage), and a layout chosen from the state after step
 //! `s` serves the steps up to `s + REGRID_EVERY + 1`, so the wet region it must hold grows
-//! by at most `MARGIN = REACH_PER_STEP * (REGRID_EVERY + 1)` cells: a neighbour is kept
-//! when a wet cell lies within `MARGIN` of the side it shares (both sides for a diagonal
-//! one).
+//! by at most `margin = REACH_PER_STEP * (REGRID_EVERY + 1)` cells: a neighbour is kept
+//! when a wet cell lies within `margin` of the side it shares (both sides for a diagonal
+//! one). The margin may not pass a block's side (the neighbour's neighbour would then be
+//! needed too), which bounds the steps between updates ([`MOST_REGRID_EVERY`]): fewer
+//! updates keep more dry blocks, and on a device each update waits for the flags.
 //! No absent block ever holds water, and a halo point in an absent block holds what a
 //! dense field holds there, the dry state: the bed's height for the surface (from a
 //! companion field computed once from the terrain), zero for the rest. The run then
@@ -44,15 +47,30 @@ use std::sync::Arc;
 use stencil_runtime::blocks::{BlockFlags, BlockGrid, BlockKey, FlagsReader};
 use stencil_runtime::{Backend, BlockField, BlockList, Field, Real, Value};
 
-/// Steps between two updates of the present blocks.
+/// Steps between two updates of the present blocks, unless the run sets another number
+/// ([`SparseShallowWater::set_regrid_every`]).
 pub const REGRID_EVERY: u64 = 2;
+
+/// The most steps between two updates of the present blocks: the margin they need,
+/// `REACH_PER_STEP * (steps + 1)` cells, stays within a block's shorter side.
+pub const MOST_REGRID_EVERY: u64 = {
+    let shorter = if BLOCK[0] < BLOCK[1] {
+        BLOCK[0]
+    } else {
+        BLOCK[1]
+    };
+    (shorter / REACH_PER_STEP) as u64 - 1
+};
 
 /// How far (cells) a step's update of a cell reaches: two per RK stage (the faces read two
 /// cells along).
 pub const REACH_PER_STEP: usize = 4;
 
-/// How near a block's side (cells) water must be for the neighbour across it to be kept.
-const MARGIN: usize = REACH_PER_STEP * (REGRID_EVERY as usize + 1);
+/// How near a block's side (cells) water must be for the neighbour across it to be kept,
+/// with `regrid_every` steps between two updates of the present blocks.
+fn margin(regrid_every: u64) -> usize {
+    REACH_PER_STEP * (regrid_every as usize + 1)
+}
 
 /// The block size of sparse runs (cells along x and y): 64 x 32 ran Malpasset at 5 m on an
 /// H200 in 28.7 s against 29.8 s with 32 x 32 (fewer blocks to choose and move, the same
@@ -95,6 +113,8 @@ pub struct SparseShallowWater<T: Real> {
     progress: Progress<State<T>, T>,
     /// Steps queued (steps of 0 included): what the layout's cadence counts.
     queued: u64,
+    /// Steps between two updates of the present blocks.
+    regrid_every: u64,
     /// The wet cells found at each regrid times the steps until the next one.
     wet_cell_steps: f64,
     /// The largest arena memory so far.
@@ -229,6 +249,7 @@ impl<T: Real> SparseShallowWater<T> {
             measured_wet: 0.0,
             progress: Progress::new(backend, now, stage)?,
             queued: 0,
+            regrid_every: REGRID_EVERY,
             wet_cell_steps: 0.0,
             peak_memory: 0,
             layout_changes: (0, std::time::Duration::ZERO),
@@ -250,6 +271,7 @@ impl<T: Real> SparseShallowWater<T> {
             fields.push(cell_field::<T>(&g, "restored state", values, HALO)?);
         }
         let arrival_depth = self.extent.as_ref().map(|e| e.arrival_depth());
+        let regrid_every = self.regrid_every;
         *self = SparseShallowWater::from_state(
             &self.backend,
             g,
@@ -261,10 +283,45 @@ impl<T: Real> SparseShallowWater<T> {
         )?;
         self.progress.resume_from(saved);
         self.queued = saved.steps;
+        self.regrid_every = regrid_every;
         if let Some(depth) = arrival_depth {
             self.track_flood(depth)?;
         }
         Ok(())
+    }
+
+    /// Updates the present blocks every `steps` steps (1 to [`MOST_REGRID_EVERY`]; the
+    /// default is [`REGRID_EVERY`]), keeping the neighbours that water may reach before the
+    /// update after next (see the module's text). Set it before the first step: the
+    /// blocks present then were chosen for the cadence they started with. A resumed run
+    /// keeps it.
+    pub fn set_regrid_every(&mut self, steps: u64) -> Result<(), FloodError> {
+        let bad = |expected: String| {
+            Err(FloodError::Config {
+                name: "regrid_every".into(),
+                value: steps.to_string(),
+                expected,
+            })
+        };
+        if !(1..=MOST_REGRID_EVERY).contains(&steps) {
+            return bad(format!(
+                "1 to {MOST_REGRID_EVERY} steps between updates of the present blocks (the water may not cross more than one block of {} x {} cells between two)",
+                BLOCK[0], BLOCK[1]
+            ));
+        }
+        if self.progress.steps > 0 {
+            return bad(format!(
+                "a cadence set before the first step (this run has taken {} steps)",
+                self.progress.steps
+            ));
+        }
+        self.regrid_every = steps;
+        Ok(())
+    }
+
+    /// Steps between two updates of the present blocks.
+    pub fn regrid_every(&self) -> u64 {
+        self.regrid_every
     }
 
     /// Starts recording the flood's extent: per cell the largest depth and the time the

@@ -569,6 +569,17 @@ impl<T: Real> SparseShallowWater<T> {
     }
 }
 
+impl<T: Real> Distribution<T> {
+    /// Ends the ghost fills still started (a step that failed between a start and its
+    /// finish): the grid's stream waits for the ghosts' stream again. A failure to queue
+    /// that wait is not reported: the step's own error is.
+    pub(super) fn finish_started(&mut self, grid: &BlockGrid) {
+        for plan in self.plans.iter_mut().flatten() {
+            plan.finish(grid).ok();
+        }
+    }
+}
+
 /// The ghost fill `which` of `plans`, started earlier in the stage (so planned).
 fn started<T: Real>(
     plans: &mut [Option<GhostExchange<T>>; 2],

@@ -3,7 +3,7 @@
 //! field to the new layout (see the parent module's text).
 
 use super::layout::{dry_at, dry_surface, exchanges};
-use super::{SparseShallowWater, MARGIN, REGRID_EVERY};
+use super::{margin, SparseShallowWater};
 use crate::kernels::kp07;
 use crate::FloodError;
 use stencil_runtime::blocks::{BlockKey, Relayout};
@@ -17,7 +17,8 @@ impl<T: Real> SparseShallowWater<T> {
         let away = &mut self.fluxes[0];
         self.measured_wet =
             kp07::activity::launch_blocks(&self.measure_on, &self.list, w, q, p, &self.bed, away)?;
-        self.flags.start(&self.fluxes[0], &self.list, MARGIN)?;
+        self.flags
+            .start(&self.fluxes[0], &self.list, margin(self.regrid_every))?;
         Ok(())
     }
 
@@ -40,7 +41,7 @@ impl<T: Real> SparseShallowWater<T> {
         if let Some(d) = &self.distribution {
             wet_cells = d.all(wet_cells, stencil_ranks::Op::Sum);
         }
-        self.wet_cell_steps += wet_cells * REGRID_EVERY as f64;
+        self.wet_cell_steps += wet_cells * self.regrid_every as f64;
         let (add, remove) = self.chosen_change(flags);
         self.choosing += start.elapsed();
         if !(add.is_empty() && remove.is_empty()) {

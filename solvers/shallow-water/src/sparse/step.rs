@@ -2,7 +2,7 @@
 //! the backend by its clock ([`SparseShallowWater::advance`], see [`crate::clock`]), with
 //! the layout's work at each step's start and end.
 
-use super::{SparseShallowWater, REGRID_EVERY};
+use super::SparseShallowWater;
 use crate::clock::{Clock, Clocked};
 use crate::model::{Integrator, Kp07Steps, Which, CHECK_EVERY};
 use crate::FloodError;
@@ -10,7 +10,7 @@ use stencil_runtime::{Backend, Real};
 
 impl<T: Real> SparseShallowWater<T> {
     /// The layout's work at a step's start: the change chosen at the last step's end, and
-    /// every [`REGRID_EVERY`] steps the measure the next choice reads.
+    /// every [`SparseShallowWater::regrid_every`] steps the measure the next choice reads.
     fn start_step(&mut self) -> Result<(), FloodError> {
         if self.distribution.as_ref().is_some_and(|d| !d.follows) {
             // Over ranks with every block present, every block stays.
@@ -18,15 +18,36 @@ impl<T: Real> SparseShallowWater<T> {
         }
         self.choose()?;
         self.regrid()?;
-        if self.queued.is_multiple_of(REGRID_EVERY) {
+        if self.queued.is_multiple_of(self.regrid_every) {
             self.measure()?;
         }
         Ok(())
     }
 
+    /// Runs `work`; if it fails over ranks on devices, ends the ghost fills it left started
+    /// first, so that the grid's stream waits for the ghosts' stream again (the fields and
+    /// buffers the messages and the unpack use are then safe to free or reuse).
+    fn guarded<R>(
+        &mut self,
+        work: impl FnOnce(&mut Self) -> Result<R, FloodError>,
+    ) -> Result<R, FloodError> {
+        let done = work(self);
+        if done.is_err() {
+            if let Some(d) = &mut self.distribution {
+                d.finish_started(&self.blocks);
+            }
+        }
+        done
+    }
+
     /// Takes one time step of at most `limit` seconds, decided on the host; returns the
     /// step taken.
     pub fn step(&mut self, limit: f64) -> Result<f64, FloodError> {
+        self.guarded(|flow| flow.host_step(limit))
+    }
+
+    /// [`SparseShallowWater::step`], unguarded.
+    fn host_step(&mut self, limit: f64) -> Result<f64, FloodError> {
         self.start_step()?;
         let mut speed = self
             .evaluate_fluxes(Which::Now, self.progress.time, true)?
@@ -71,6 +92,16 @@ impl<T: Real> SparseShallowWater<T> {
     /// backend ([`crate::clock`]): the same steps as [`SparseShallowWater::step`] takes,
     /// without a read-back per step.
     pub fn advance(&mut self, target: f64, slack: f64, budget: u64) -> Result<(), FloodError> {
+        self.guarded(|flow| flow.advance_unguarded(target, slack, budget))
+    }
+
+    /// [`SparseShallowWater::advance`], unguarded.
+    fn advance_unguarded(
+        &mut self,
+        target: f64,
+        slack: f64,
+        budget: u64,
+    ) -> Result<(), FloodError> {
         // Over ranks on the CPU, or following the water, the CFL maximum is all-reduced
         // on the host.
         let host_decides = self.distribution.is_some() && !self.decides_over_ranks_on_devices();
@@ -79,7 +110,7 @@ impl<T: Real> SparseShallowWater<T> {
                 if self.progress.time >= target - slack {
                     break;
                 }
-                self.step(target - self.progress.time)?;
+                self.host_step(target - self.progress.time)?;
                 if self.progress.steps.is_multiple_of(CHECK_EVERY) {
                     self.check()?;
                 }
