@@ -40,7 +40,7 @@ impl Storage {
 
     /// Dense or sparse for `setup` (on any backend). `Auto` is sparse when the blocks a
     /// sparse run would start with (the wet ones and their neighbours) are at most half of
-    /// all blocks. Measured on Malpasset (docs/benchmarks.md): on a 2-core CPU a sparse
+    /// all blocks, and some. Measured on Malpasset (docs/benchmarks.md): on a 2-core CPU a sparse
     /// run takes a third to a sixth of the dense time; on an H200 it took 0.96 times the
     /// time of the dense run with dry-block skipping that it replaced at 5 m (6.4 million
     /// cells), 1.07 times at 15 m (0.7 million, f32).
@@ -48,7 +48,9 @@ impl Storage {
         match self {
             Storage::Auto => {
                 let (present, all) = crate::sparse::starting_blocks(setup)?;
-                Ok(if 2 * present <= all {
+                // With no block at all a sparse run has no step to take (its first time
+                // step is not a number, read as an instability): a dry domain runs dense.
+                Ok(if present > 0 && 2 * present <= all {
                     Storage::Sparse
                 } else {
                     Storage::Dense

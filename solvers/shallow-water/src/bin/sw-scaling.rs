@@ -30,6 +30,9 @@ use stencil_runtime::{Backend, Real};
 
 type Failure = Box<dyn std::error::Error>;
 
+/// How the program is called, for the errors of a bad command line.
+const USAGE: &str = "usage: sw-scaling NX NY [STEPS] [--f64] [--cpu] [--clocked] [--blocks 256x64,...], or sw-scaling malpasset FACTOR END [--f64] [--cpu]";
+
 /// Steps before timing (launch shapes tuned, caches warm).
 const WARMUP: usize = 20;
 
@@ -126,7 +129,7 @@ fn run<T: Real>(ranks: &Arc<Ranks>, args: &[String]) -> Result<Vec<String>, Fail
         match args.get(k) {
             Some(a) => a
                 .parse()
-                .map_err(|_| format!("{a:?} is not a whole number").into()),
+                .map_err(|_| format!("{a:?} is not a whole number; {USAGE}").into()),
             None => Ok(default),
         }
     };
@@ -201,8 +204,14 @@ fn run<T: Real>(ranks: &Arc<Ranks>, args: &[String]) -> Result<Vec<String>, Fail
 
 /// Malpasset on blocks that follow the water: `[FACTOR, END]` after the word `malpasset`.
 fn malpasset<T: Real>(ranks: &Arc<Ranks>, args: &[String]) -> Result<Vec<String>, Failure> {
-    let factor: usize = args.get(1).map_or(Ok(3), |a| a.parse())?;
-    let end: f64 = args.get(2).map_or(Ok(4000.0), |a| a.parse())?;
+    let factor: usize = args.get(1).map_or(Ok(3), |a| {
+        a.parse()
+            .map_err(|_| format!("FACTOR {a:?} is not a whole number; {USAGE}"))
+    })?;
+    let end: f64 = args.get(2).map_or(Ok(4000.0), |a| {
+        a.parse()
+            .map_err(|_| format!("END {a:?} is not a number of seconds; {USAGE}"))
+    })?;
     let backend = if args.iter().any(|a| a == "--cpu") {
         Backend::Cpu
     } else {
