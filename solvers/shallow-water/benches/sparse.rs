@@ -5,13 +5,13 @@
 //!
 //! `cargo bench -p shallow-water --bench sparse -- --malpasset ../shared/data/malpasset
 //! [--factor 3] [--end SECONDS] [--cpu] [--f64] [--sparse-only] [--host-steps]
-//! [--regrid-every 2,4,7]` (factor 1:
+//! [--regrid 2:0,4:3]` (factor 1:
 //! the data's 15 m cells; 3: 5 m, the terrain resampled bilinearly; end: simulated
 //! seconds, default 4000). The steps are decided on the backend (`advance_to`, the
 //! clock); `--host-steps` also times both runs with every step decided on the host
-//! (`step`, a read-back per step), in the same process; `--regrid-every` times the sparse
-//! run once per listed number of steps between updates of its blocks (default
-//! `sparse::REGRID_EVERY`).
+//! (`step`, a read-back per step), in the same process; `--regrid EVERY:LAG,..` times the
+//! sparse run once per listed cadence of its block updates (every EVERY steps, each chosen
+//! LAG steps after its measure; default `sparse::REGRID_EVERY:sparse::REGRID_LAG`).
 
 use shallow_water::*;
 use std::time::Instant;
@@ -24,7 +24,7 @@ fn run<T: Real>(
     end: f64,
     sparse_only: bool,
     host_steps: bool,
-    cadences: &[u64],
+    cadences: &[(u64, u64)],
 ) -> R<Vec<String>> {
     let mut rows = Vec::new();
     let gib = |b: usize| b as f64 / (1u64 << 30) as f64;
@@ -54,16 +54,16 @@ fn run<T: Real>(
     // The dense row's rate counts the wet cells the first sparse run finds.
     let dense_row = rows.len();
     let mut first_wet = None;
-    for &every in cadences {
+    for &(every, lag) in cadences {
         let mut sparse = SparseShallowWater::<T>::new(backend, &case.setup)?;
-        sparse.set_regrid_every(every)?;
+        sparse.set_block_updates(every, lag)?;
         let sparse_wall = timed(backend, || Ok(sparse.advance_to(end)?))?;
         let wet = sparse.wet_cell_steps();
         first_wet.get_or_insert(wet);
         let blocks = sparse.block_count();
         let (changes, changing) = sparse.layout_changes();
         rows.push(format!(
-            "| sparse, blocks updated every {every} steps ({} of {blocks} blocks at the end; choosing them {:.2} s, {changes} layout changes {:.2} s) | {} | {sparse_wall:.2} | {:.3} ({:.0}% of dense) | {:.0} |",
+            "| sparse, blocks updated every {every} steps, {lag} late ({} of {blocks} blocks at the end; choosing them {:.2} s, {changes} layout changes {:.2} s) | {} | {sparse_wall:.2} | {:.3} ({:.0}% of dense) | {:.0} |",
             sparse.blocks().len(),
             sparse.choosing_time().as_secs_f64(),
             changing.as_secs_f64(),
@@ -141,12 +141,17 @@ fn main() -> R<()> {
     let f64 = std::env::args().any(|a| a == "--f64");
     let sparse_only = std::env::args().any(|a| a == "--sparse-only");
     let host_steps = std::env::args().any(|a| a == "--host-steps");
-    let cadences: Vec<u64> = match arg("--regrid-every") {
+    let cadences: Vec<(u64, u64)> = match arg("--regrid") {
         Some(list) => list
             .split(',')
-            .map(|k| k.parse())
-            .collect::<Result<_, _>>()?,
-        None => vec![sparse::REGRID_EVERY],
+            .map(|c| -> R<(u64, u64)> {
+                let (every, lag) = c
+                    .split_once(':')
+                    .ok_or(format!("--regrid takes EVERY:LAG pairs, not {c:?}"))?;
+                Ok((every.parse()?, lag.parse()?))
+            })
+            .collect::<R<_>>()?,
+        None => vec![(sparse::REGRID_EVERY, sparse::REGRID_LAG)],
     };
     let case = cases::malpasset_resampled(std::path::Path::new(&dir), factor)?;
     let g = *case.setup.terrain.grid();

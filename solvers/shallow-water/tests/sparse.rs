@@ -23,19 +23,21 @@ fn walled(terrain: Terrain, depth: impl Fn(f64, f64) -> f64) -> Setup {
 
 /// Runs `steps` steps dense and sparse and compares the states bit for bit.
 fn same_as_dense(setup: &Setup, steps: usize, label: &str) -> SparseShallowWater<f64> {
-    same_as_dense_updated_every(setup, steps, label, sparse::REGRID_EVERY)
+    let cadence = (sparse::REGRID_EVERY, sparse::REGRID_LAG);
+    same_as_dense_updated(setup, steps, label, cadence)
 }
 
-/// [`same_as_dense`] with the present blocks updated every `regrid_every` steps.
-fn same_as_dense_updated_every(
+/// [`same_as_dense`] with the present blocks updated every `cadence.0` steps, each update
+/// chosen `cadence.1` steps after its measure.
+fn same_as_dense_updated(
     setup: &Setup,
     steps: usize,
     label: &str,
-    regrid_every: u64,
+    (every, lag): (u64, u64),
 ) -> SparseShallowWater<f64> {
     let mut dense = ShallowWater::<f64>::new(&Backend::Cpu, setup).unwrap();
     let mut sparse = SparseShallowWater::<f64>::new(&Backend::Cpu, setup).unwrap();
-    sparse.set_regrid_every(regrid_every).unwrap();
+    sparse.set_block_updates(every, lag).unwrap();
     for step in 0..steps {
         let a = dense.step(f64::INFINITY).unwrap();
         let b = sparse.step(f64::INFINITY).unwrap();
@@ -94,9 +96,10 @@ fn a_spreading_pool_adds_blocks_as_it_goes() {
 }
 
 #[test]
-fn blocks_updated_as_seldom_as_allowed_keep_the_run_as_dense() {
-    // The spreading pool with the present blocks updated every MOST_REGRID_EVERY steps:
-    // the wider margin keeps every block the water reaches before the next update.
+fn blocks_updated_as_seldom_and_late_as_allowed_keep_the_run_as_dense() {
+    // The spreading pool with the present blocks updated as seldom as allowed, and with
+    // each update chosen as late after its measure as allowed: the wider margin keeps
+    // every block the water reaches before the next update.
     let grid = Grid::new(192, 160, 1.0, 1.0, 0.0, 0.0).unwrap();
     let terrain = Terrain::from_fn(grid, |x, y| -0.02 * x - 0.01 * y).unwrap();
     let setup = walled(terrain, |x, y| if x < 20.0 && y < 20.0 { 2.0 } else { 0.0 });
@@ -105,26 +108,28 @@ fn blocks_updated_as_seldom_as_allowed_keep_the_run_as_dense() {
         .unwrap()
         .blocks()
         .len();
-    let run = same_as_dense_updated_every(&setup, 160, "pool, seldom updates", most);
-    assert!(run.blocks().len() > first, "blocks were added");
-    assert!(
-        run.layout_changes().0 >= 2,
-        "the layout changed as the pool spread"
-    );
+    for (every, lag) in [(most, 0), (most / 2 + 1, most / 2), (2, 1)] {
+        let label = format!("pool, updates every {every} steps, {lag} late");
+        let run = same_as_dense_updated(&setup, 160, &label, (every, lag));
+        assert!(run.blocks().len() > first, "{label}: blocks were added");
+        assert!(run.layout_changes().0 >= 2, "{label}: the layout changed");
+    }
 }
 
 #[test]
 fn a_bad_update_cadence_is_refused_with_its_range() {
     let case = cases::pond(128).unwrap();
     let mut run = SparseShallowWater::<f64>::new(&Backend::Cpu, &case.setup).unwrap();
-    for bad in [0, sparse::MOST_REGRID_EVERY + 1] {
-        let e = run.set_regrid_every(bad).unwrap_err().to_string();
-        assert!(e.contains("regrid_every") && e.contains("1 to"), "{e}");
+    let most = sparse::MOST_REGRID_EVERY;
+    for (every, lag) in [(0, 0), (most + 1, 0), (3, 3), (most, 1)] {
+        let e = run.set_block_updates(every, lag).unwrap_err().to_string();
+        assert!(e.contains("block updates") && e.contains("at most"), "{e}");
     }
     run.step(f64::INFINITY).unwrap();
-    let e = run.set_regrid_every(3).unwrap_err().to_string();
+    let e = run.set_block_updates(3, 1).unwrap_err().to_string();
     assert!(e.contains("before the first step"), "{e}");
-    assert_eq!(run.regrid_every(), sparse::REGRID_EVERY);
+    let defaults = (sparse::REGRID_EVERY, sparse::REGRID_LAG);
+    assert_eq!(run.block_updates(), defaults);
 }
 
 #[test]

@@ -3,7 +3,7 @@
 //! come from [`HaloExchange`](stencil_runtime::blocks::HaloExchange)s instead of the
 //! dense fields' memory.
 //!
-//! Every [`REGRID_EVERY`] steps (or as many as [`SparseShallowWater::set_regrid_every`]
+//! Every [`REGRID_EVERY`] steps (or as many as [`SparseShallowWater::set_block_updates`]
 //! sets) the run finds, on the backend, the blocks that are not in
 //! the dry state (surface at the bed, no discharge: `kp07::activity`, then block flags)
 //! and, at the end of the step (its last launches queued, so that the host's choice
@@ -16,9 +16,12 @@
 //! `s` serves the steps up to `s + REGRID_EVERY + 1`, so the wet region it must hold grows
 //! by at most `margin = REACH_PER_STEP * (REGRID_EVERY + 1)` cells: a neighbour is kept
 //! when a wet cell lies within `margin` of the side it shares (both sides for a diagonal
-//! one). The margin may not pass a block's side (the neighbour's neighbour would then be
-//! needed too), which bounds the steps between updates ([`MOST_REGRID_EVERY`]): fewer
-//! updates keep more dry blocks, and on a device each update waits for the flags.
+//! one). A run may also choose a number of steps later than the step it measured (a
+//! *lag*, fewer than the steps between updates): on a device the host then reads flags
+//! the device wrote steps ago, instead of waiting for the step it has just queued, and
+//! the margin grows by the lag. The margin may not pass a block's side (the neighbour's
+//! neighbour would then be needed too), which bounds the steps between updates and the
+//! lag together ([`MOST_REGRID_EVERY`]): fewer updates keep more dry blocks.
 //! No absent block ever holds water, and a halo point in an absent block holds what a
 //! dense field holds there, the dry state: the bed's height for the surface (from a
 //! companion field computed once from the terrain), zero for the rest. The run then
@@ -48,11 +51,16 @@ use stencil_runtime::blocks::{BlockFlags, BlockGrid, BlockKey, FlagsReader};
 use stencil_runtime::{Backend, BlockField, BlockList, Field, Real, Value};
 
 /// Steps between two updates of the present blocks, unless the run sets another number
-/// ([`SparseShallowWater::set_regrid_every`]).
+/// ([`SparseShallowWater::set_block_updates`]).
 pub const REGRID_EVERY: u64 = 2;
 
-/// The most steps between two updates of the present blocks: the margin they need,
-/// `REACH_PER_STEP * (steps + 1)` cells, stays within a block's shorter side.
+/// How many steps a choice of the present blocks waits after its measure, unless the run
+/// sets another number ([`SparseShallowWater::set_block_updates`]).
+pub const REGRID_LAG: u64 = 0;
+
+/// The most steps between two updates of the present blocks, the lag included: the margin
+/// they need, `REACH_PER_STEP * (steps + lag + 1)` cells, stays within a block's shorter
+/// side.
 pub const MOST_REGRID_EVERY: u64 = {
     let shorter = if BLOCK[0] < BLOCK[1] {
         BLOCK[0]
@@ -67,9 +75,10 @@ pub const MOST_REGRID_EVERY: u64 = {
 pub const REACH_PER_STEP: usize = 4;
 
 /// How near a block's side (cells) water must be for the neighbour across it to be kept,
-/// with `regrid_every` steps between two updates of the present blocks.
-fn margin(regrid_every: u64) -> usize {
-    REACH_PER_STEP * (regrid_every as usize + 1)
+/// with `every` steps between two updates of the present blocks, each chosen `lag` steps
+/// after its measure.
+fn margin(every: u64, lag: u64) -> usize {
+    REACH_PER_STEP * ((every + lag) as usize + 1)
 }
 
 /// The block size of sparse runs (cells along x and y): 64 x 32 ran Malpasset at 5 m on an
@@ -115,6 +124,10 @@ pub struct SparseShallowWater<T: Real> {
     queued: u64,
     /// Steps between two updates of the present blocks.
     regrid_every: u64,
+    /// Steps between a measure of the blocks and the choice from it.
+    regrid_lag: u64,
+    /// The step (in [`SparseShallowWater::queued`]'s count) of the last measure.
+    measured_at: u64,
     /// The wet cells found at each regrid times the steps until the next one.
     wet_cell_steps: f64,
     /// The largest arena memory so far.
@@ -250,6 +263,8 @@ impl<T: Real> SparseShallowWater<T> {
             progress: Progress::new(backend, now, stage)?,
             queued: 0,
             regrid_every: REGRID_EVERY,
+            regrid_lag: REGRID_LAG,
+            measured_at: 0,
             wet_cell_steps: 0.0,
             peak_memory: 0,
             layout_changes: (0, std::time::Duration::ZERO),
@@ -271,7 +286,7 @@ impl<T: Real> SparseShallowWater<T> {
             fields.push(cell_field::<T>(&g, "restored state", values, HALO)?);
         }
         let arrival_depth = self.extent.as_ref().map(|e| e.arrival_depth());
-        let regrid_every = self.regrid_every;
+        let cadence = (self.regrid_every, self.regrid_lag);
         *self = SparseShallowWater::from_state(
             &self.backend,
             g,
@@ -283,29 +298,30 @@ impl<T: Real> SparseShallowWater<T> {
         )?;
         self.progress.resume_from(saved);
         self.queued = saved.steps;
-        self.regrid_every = regrid_every;
+        (self.regrid_every, self.regrid_lag) = cadence;
         if let Some(depth) = arrival_depth {
             self.track_flood(depth)?;
         }
         Ok(())
     }
 
-    /// Updates the present blocks every `steps` steps (1 to [`MOST_REGRID_EVERY`]; the
-    /// default is [`REGRID_EVERY`]), keeping the neighbours that water may reach before the
-    /// update after next (see the module's text). Set it before the first step: the
-    /// blocks present then were chosen for the cadence they started with. A resumed run
-    /// keeps it.
-    pub fn set_regrid_every(&mut self, steps: u64) -> Result<(), FloodError> {
+    /// Updates the present blocks every `every` steps (default [`REGRID_EVERY`]), each
+    /// update chosen `lag` steps after the step it measures (default [`REGRID_LAG`];
+    /// fewer than `every`), keeping the neighbours that water may reach before the update
+    /// after next (see the module's text); `every + lag` is at most
+    /// [`MOST_REGRID_EVERY`]. Set it before the first step: the blocks present then were
+    /// chosen for the cadence they started with. A resumed run keeps it.
+    pub fn set_block_updates(&mut self, every: u64, lag: u64) -> Result<(), FloodError> {
         let bad = |expected: String| {
             Err(FloodError::Config {
-                name: "regrid_every".into(),
-                value: steps.to_string(),
+                name: "block updates (every, lag)".into(),
+                value: format!("({every}, {lag})"),
                 expected,
             })
         };
-        if !(1..=MOST_REGRID_EVERY).contains(&steps) {
+        if every == 0 || lag >= every || every + lag > MOST_REGRID_EVERY {
             return bad(format!(
-                "1 to {MOST_REGRID_EVERY} steps between updates of the present blocks (the water may not cross more than one block of {} x {} cells between two)",
+                "an update every 1 or more steps, chosen fewer steps than that after its measure, the two together at most {MOST_REGRID_EVERY} (water may not cross more than one block of {} x {} cells between a measure and the update after next)",
                 BLOCK[0], BLOCK[1]
             ));
         }
@@ -315,13 +331,14 @@ impl<T: Real> SparseShallowWater<T> {
                 self.progress.steps
             ));
         }
-        self.regrid_every = steps;
+        (self.regrid_every, self.regrid_lag) = (every, lag);
         Ok(())
     }
 
-    /// Steps between two updates of the present blocks.
-    pub fn regrid_every(&self) -> u64 {
-        self.regrid_every
+    /// Steps between two updates of the present blocks, and between a measure and the
+    /// choice from it.
+    pub fn block_updates(&self) -> (u64, u64) {
+        (self.regrid_every, self.regrid_lag)
     }
 
     /// Starts recording the flood's extent: per cell the largest depth and the time the

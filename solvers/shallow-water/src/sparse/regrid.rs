@@ -17,17 +17,19 @@ impl<T: Real> SparseShallowWater<T> {
         let away = &mut self.fluxes[0];
         self.measured_wet =
             kp07::activity::launch_blocks(&self.measure_on, &self.list, w, q, p, &self.bed, away)?;
-        self.flags
-            .start(&self.fluxes[0], &self.list, margin(self.regrid_every))?;
+        let margin = margin(self.regrid_every, self.regrid_lag);
+        self.flags.start(&self.fluxes[0], &self.list, margin)?;
+        self.measured_at = self.queued;
         Ok(())
     }
 
-    /// After a [`SparseShallowWater::measure`], chooses the blocks to add (those the water
-    /// may reach before the layout after the next one) and to free (see the module's
-    /// text); [`SparseShallowWater::regrid`] makes the change. Called at the end of a step,
-    /// once its last launches are queued, the choice overlaps the device's work.
+    /// After a [`SparseShallowWater::measure`] and the run's lag, chooses the blocks to
+    /// add (those the water may reach before the layout after the next one) and to free
+    /// (see the module's text); [`SparseShallowWater::regrid`] makes the change. Called at
+    /// the end of a step, once its last launches are queued, the choice overlaps the
+    /// device's work.
     pub(super) fn choose(&mut self) -> Result<(), FloodError> {
-        if !self.flags.is_pending() {
+        if !self.flags.is_pending() || self.queued < self.measured_at + self.regrid_lag {
             return Ok(());
         }
         let start = std::time::Instant::now();
