@@ -156,4 +156,31 @@ fn the_program_names_bad_arguments_before_any_work() {
         assert!(stderr.contains(expected), "{args:?}: {stderr}");
         assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
     }
+    // A checkpoint past the asked end time is refused, not reported as that time reached.
+    let past = dir.path().join("past");
+    let o = Command::new(program)
+        .args(["--n", "33", "--t-end", "0.05", "--backend", "cpu", "--out"])
+        .arg(&past)
+        .output()
+        .expect("run cavity");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = Command::new(program)
+        .args([
+            "--n",
+            "33",
+            "--t-end",
+            "0.01",
+            "--resume",
+            "--backend",
+            "cpu",
+        ])
+        .arg("--out")
+        .arg(&past)
+        .output()
+        .expect("run cavity");
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        !o.status.success() && stderr.contains("past --t-end 0.01"),
+        "{stderr}"
+    );
 }

@@ -227,6 +227,16 @@ impl<T: Real> Run<T> {
         // (the list may differ from the saved run's: another end time, other frames).
         let slack = run.scenario.end_time * OUTPUT_SLACK;
         let now = run.flow.time();
+        if now > run.scenario.end_time + slack {
+            return Err(FloodError::Input {
+                file: checkpoint.display().to_string(),
+                line: 0,
+                message: format!(
+                    "it is at t = {now} s, past this run's end time {} s; give a later --end-time, or start afresh without --resume",
+                    run.scenario.end_time
+                ),
+            });
+        }
         run.next_output = run
             .scenario
             .output

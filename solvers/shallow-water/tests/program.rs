@@ -276,6 +276,25 @@ fn the_command_line_names_bad_input() {
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "a dry domain: {stderr}");
+    // A checkpoint past the asked end time is refused, not reported as that time reached.
+    let past = dir.join("past");
+    let stoker = |end: &str, resume: bool| {
+        let mut c = std::process::Command::new(flood);
+        c.args(["stoker", "--n", "50", "--end-time", end, "--quiet"])
+            .args(["--backend", "cpu", "--out"])
+            .arg(&past);
+        if resume {
+            c.arg("--resume").arg(past.join("checkpoint.bin"));
+        }
+        c.output().unwrap()
+    };
+    assert!(stoker("0.01", false).status.success());
+    let out = stoker("0.005", true);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && stderr.contains("past this run's end time"),
+        "{stderr}"
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -151,6 +151,14 @@ fn run(args: Args, ranks: &Arc<Ranks>) -> Result<(), CavityError> {
     let (checkpoint_path, resumed, reference) = start(&args, &config, "checkpoint.bin", |path| {
         let c = Checkpoint::read(path)?;
         c.matches(&config)?;
+        if let Until::Time(end) = config.until {
+            if c.time > end {
+                return Err(CavityError::Checkpoint(format!(
+                    "the checkpoint is at t = {}, past --t-end {end}; give a later --t-end or start afresh without --resume",
+                    c.time
+                )));
+            }
+        }
         Ok(c)
     })?;
     let serve = args.live.address()?;
