@@ -132,9 +132,10 @@ fn run(ranks: &Arc<Ranks>, backend: &Backend) -> Result<Vec<String>, Failure> {
             return Err(format!("{name}: volume {b} over ranks, {a} dense").into());
         }
         // Steps decided where the state lives (the clock): over ranks on devices the
-        // speeds are all-reduced by NCCL on the devices, on the CPU by MPI on the hosts.
-        // The same steps and cells as the dense run's clock.
-        let clocked = if !follows && setup.boundaries.steady() {
+        // speeds are all-reduced by NCCL on the devices, on the CPU by MPI on the hosts
+        // (and so for runs following the water, unless `STENCIL_FOLLOW_CLOCKED=1` lets
+        // their devices decide). The same steps and cells as the dense run's clock.
+        let clocked = if setup.boundaries.steady() {
             let mut dense = ShallowWater::<f64>::new(backend, &setup)?;
             let mut split =
                 SparseShallowWater::<f64>::over_ranks(backend, &setup, ranks.clone(), blocks)?;

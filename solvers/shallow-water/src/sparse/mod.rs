@@ -34,6 +34,7 @@ mod layout;
 mod ranked;
 mod ranked_clock;
 pub use ranked::RankBlocks;
+pub use ranked_clock::FOLLOW_CLOCKED_ENV;
 mod read;
 mod regrid;
 mod step;

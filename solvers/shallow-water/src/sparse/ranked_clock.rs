@@ -13,12 +13,22 @@ use crate::model::{Kp07Steps, Which};
 use crate::FloodError;
 use stencil_runtime::{Backend, Real};
 
+/// The environment variable that, set to `1`, lets runs over ranks on devices that follow
+/// the water decide their steps on the devices too (the layout's work between steps stays
+/// on the hosts). Off by default until `sw-ranks-check --device` has run it bit for bit
+/// against the host-decided steps (its "clocked alike" cases).
+pub const FOLLOW_CLOCKED_ENV: &str = "STENCIL_FOLLOW_CLOCKED";
+
 impl<T: Real> SparseShallowWater<T> {
-    /// Whether a run over ranks decides its steps on the devices: every block present
-    /// for good (a run following the water chooses its blocks on the hosts every second
-    /// step) and the ranks on devices (on the CPU the speed is all-reduced by MPI).
+    /// Whether a run over ranks decides its steps on the devices: the ranks on devices
+    /// (on the CPU the speed is all-reduced by MPI), and every block present for good; a
+    /// run following the water (which chooses its blocks on the hosts between steps) too
+    /// where [`FOLLOW_CLOCKED_ENV`] is `1`, while that path awaits its check on devices.
     pub(super) fn decides_over_ranks_on_devices(&self) -> bool {
-        self.distribution.as_ref().is_some_and(|d| !d.follows)
+        let following_too = std::env::var(FOLLOW_CLOCKED_ENV).is_ok_and(|v| v == "1");
+        self.distribution
+            .as_ref()
+            .is_some_and(|d| !d.follows || following_too)
             && matches!(self.backend, Backend::Cuda(_))
     }
 
