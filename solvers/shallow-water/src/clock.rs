@@ -23,7 +23,7 @@ use stencil_runtime::{Backend, Error, KeptReductions, Real, Value, ValueReader};
 #[stencil_runtime::stencils]
 pub mod kernels {
     /// One point: the step `dt = min(courant / speed, end - time)` (`end - time` where no
-    /// water moves; 0 once `time` is within `slack` of `end`; 0 with the time made NaN
+    /// water moves, or no cell is computed: a speed of minus infinity; 0 once `time` is within `slack` of `end`; 0 with the time made NaN
     /// where `speed` is not a finite number at least 0), the new time in f64 and in `T`,
     /// and the count of steps that moved the time.
     #[stencil(dims = 1)]
@@ -37,7 +37,11 @@ pub mod kernels {
         end: Value<f64>,
         slack: Value<f64>,
     ) {
-        let s = speed as f64;
+        // A speed below zero is minus infinity, the largest over no cells (a sparse run
+        // with no block present): no wave anywhere. A NaN stays NaN (a `max` would drop
+        // it on the devices).
+        let given = speed as f64;
+        let s = if given < 0.0 { 0.0 } else { given };
         let t = time;
         let limit = end - t;
         let finite = s >= 0.0 && s - s == 0.0;

@@ -133,6 +133,27 @@ fn a_bad_update_cadence_is_refused_with_its_range() {
 }
 
 #[test]
+fn a_sparse_run_without_water_steps_as_a_dry_dense_one() {
+    // No water anywhere: no block is present, and the largest speed over no cells is no
+    // wave, as a dry dense run's (it was taken for an instability at step 0).
+    let grid = Grid::new(96, 64, 1.0, 1.0, 0.0, 0.0).unwrap();
+    let terrain = Terrain::from_fn(grid, |x, _| 0.01 * x).unwrap();
+    let setup = walled(terrain, |_, _| 0.0);
+    let mut dense = ShallowWater::<f64>::new(&Backend::Cpu, &setup).unwrap();
+    let mut run = SparseShallowWater::<f64>::new(&Backend::Cpu, &setup).unwrap();
+    assert!(run.blocks().is_empty(), "no block is present");
+    for _ in 0..3 {
+        // Without a wave the step is the limit.
+        assert_eq!(dense.step(0.5).unwrap(), 0.5);
+        assert_eq!(run.step(0.5).unwrap(), 0.5);
+    }
+    assert_eq!(dense.state().unwrap(), run.state().unwrap());
+    let mut clocked = SparseShallowWater::<f64>::new(&Backend::Cpu, &setup).unwrap();
+    clocked.advance_to(5.0).unwrap();
+    assert_eq!(clocked.time(), 5.0, "the clock steps to the end at once");
+}
+
+#[test]
 fn a_wet_domain_runs_as_dense() {
     let case = cases::radial(100).unwrap();
     same_as_dense(&case.setup, 20, "radial");

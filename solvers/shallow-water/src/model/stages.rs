@@ -163,6 +163,13 @@ pub(crate) trait Kp07Steps<T: Real>: Sized {
         unstable: impl FnOnce(&Self) -> FloodError,
         after: impl FnOnce(&mut Self, &Clock<T>) -> Result<(), FloodError>,
     ) -> Result<f64, FloodError> {
+        // Minus infinity is the largest speed over no cells (a sparse run with no block
+        // present): no wave anywhere, as a dry dense run's zero.
+        let speed = if speed == f64::NEG_INFINITY {
+            0.0
+        } else {
+            speed
+        };
         if !(speed >= 0.0 && speed.is_finite()) {
             return Err(unstable(self));
         }
