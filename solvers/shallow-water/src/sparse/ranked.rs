@@ -72,6 +72,10 @@ pub(super) struct Distribution<T> {
 /// the sides facing ghosts make the second. Then the first part's exchange fills the
 /// halos of every own block (those facing ghosts with values nobody reads before the
 /// second part's exchange fills them again); otherwise each part's fills its own blocks'.
+/// The second part's exchange (on the ghosts' stream) fills every halo of the cut blocks
+/// again, beside the cores' reads on the run's stream: on the sides that face no ghost it
+/// stores the values already there (its sources, own blocks, are not written meanwhile),
+/// so no read can see another bit.
 struct Parts {
     /// Before the ghosts arrive, then after: lists of one extent each, at least one.
     lists: [Vec<BlockList>; 2],
