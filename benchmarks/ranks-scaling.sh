@@ -8,6 +8,9 @@
 #   bash benchmarks/ranks-scaling.sh weak-clocked strong-clocked   # the same, steps
 #                                   # decided on the devices (speeds all-reduced by NCCL)
 #   bash benchmarks/ranks-scaling.sh malpasset  # Malpasset at 5 m to 4000 s, 1 and 2 devices
+#   bash benchmarks/ranks-scaling.sh follow-clocked  # runs following the water with steps
+#                                   # decided on the devices (STENCIL_FOLLOW_CLOCKED=1): the
+#                                   # check on 1 and 2 ranks, then Malpasset on 2
 # and the Poisson solver over devices, staged with `-p multigrid --features multigrid/mpi
 # --bin poisson-ranks`:
 #   bash benchmarks/ranks-scaling.sh poisson-check  # slabs on devices equal one device
@@ -60,6 +63,15 @@ for what in "$@"; do
       echo "== Malpasset at 5 m to 4000 s, f32, blocks following the water"
       "$run" $scaling malpasset 3 4000
       mpi -np 2 "$run" $scaling malpasset 3 4000 ;;
+    follow-clocked)
+      # Runs following the water with their steps decided on the devices (off by default
+      # until this check passes): the check's cases, then Malpasset's timing.
+      for n in 1 2; do
+        echo "== sw-ranks-check --device, $n rank(s), STENCIL_FOLLOW_CLOCKED=1 (rank 0's lines)"
+        mpi -np $n -x STENCIL_FOLLOW_CLOCKED=1 "$run" $check --device | grep "^rank 0"
+      done
+      echo "== Malpasset at 5 m to 4000 s on 2 devices, following, steps decided on the devices"
+      mpi -np 2 -x STENCIL_FOLLOW_CLOCKED=1 "$run" $scaling malpasset 3 4000 ;;
     issue)
       # One rank first: two ranks starting the staged binary at once can meet "Text file
       # busy" while the runner puts it in place.
