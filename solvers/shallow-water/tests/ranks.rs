@@ -209,8 +209,12 @@ fn ranks_equal_the_dense_run_under_mpirun() {
             let taken: usize = stdout
                 .lines()
                 .filter_map(|l| {
-                    l.split(", ")
-                        .find_map(|p| p.strip_suffix(" blocks taken over: ok"))
+                    // "..., 2 blocks taken over, clocked alike: ok" (or without the
+                    // clocked check, "..., 2 blocks taken over: ok").
+                    l.split(", ").find_map(|p| {
+                        p.strip_suffix(" blocks taken over")
+                            .or_else(|| p.strip_suffix(" blocks taken over: ok"))
+                    })
                 })
                 .map(|k| k.parse::<usize>().expect("a count"))
                 .sum();
