@@ -4,6 +4,7 @@
 use cavity::{Cavity, CavityError, Config};
 use std::process::Command;
 use stencil_runtime::Backend;
+use stencil_tests::ranks::stderr_of_failure;
 
 fn refused(config: Config, option: &str) {
     match Cavity::new(&Backend::Cpu, &config) {
@@ -164,23 +165,19 @@ fn the_program_names_bad_arguments_before_any_work() {
         .output()
         .expect("run cavity");
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let o = Command::new(program)
-        .args([
-            "--n",
-            "33",
-            "--t-end",
-            "0.01",
-            "--resume",
-            "--backend",
-            "cpu",
-        ])
-        .arg("--out")
-        .arg(&past)
-        .output()
-        .expect("run cavity");
-    let stderr = String::from_utf8_lossy(&o.stderr);
-    assert!(
-        !o.status.success() && stderr.contains("past --t-end 0.01"),
-        "{stderr}"
+    let stderr = stderr_of_failure(
+        Command::new(program)
+            .args([
+                "--n",
+                "33",
+                "--t-end",
+                "0.01",
+                "--resume",
+                "--backend",
+                "cpu",
+            ])
+            .arg("--out")
+            .arg(&past),
     );
+    assert!(stderr.contains("past --t-end 0.01"), "{stderr}");
 }

@@ -2,6 +2,7 @@
 //! panic or an abort.
 
 use std::process::Command;
+use stencil_tests::ranks::stderr_of_failure;
 
 #[test]
 fn bad_options_are_named_before_any_work() {
@@ -55,14 +56,10 @@ fn bad_options_are_named_before_any_work() {
         );
     }
     // A folder given as the output file.
-    let o = Command::new(env!("CARGO_BIN_EXE_smooth"))
-        .args(["--backend", "cpu", "--generate", "10", "--out"])
-        .arg(dir.path())
-        .output()
-        .expect("run smooth");
-    let stderr = String::from_utf8_lossy(&o.stderr);
-    assert!(
-        !o.status.success() && stderr.contains("not a folder"),
-        "{stderr}"
+    let stderr = stderr_of_failure(
+        Command::new(env!("CARGO_BIN_EXE_smooth"))
+            .args(["--backend", "cpu", "--generate", "10", "--out"])
+            .arg(dir.path()),
     );
+    assert!(stderr.contains("not a folder"), "{stderr}");
 }
