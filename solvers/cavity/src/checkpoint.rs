@@ -171,8 +171,13 @@ pub(crate) fn read_checkpoint<T: serde::de::DeserializeOwned>(
 ) -> Result<T, CavityError> {
     let bytes = std::fs::read(path).map_err(|e| CavityError::io("reading checkpoint", path, e))?;
     let not_one = |e: bincode::Error| {
+        // bincode's error for a file that ends before its data has an empty reason.
+        let why = match *e {
+            bincode::ErrorKind::Io(_) => "it ends before its data: truncated?".to_string(),
+            other => other.to_string(),
+        };
         CavityError::Checkpoint(format!(
-            "`{}` is not {what} or is damaged ({e})",
+            "`{}` is not {what} or is damaged ({why})",
             path.display()
         ))
     };

@@ -85,9 +85,14 @@ impl Checkpoint {
     pub fn read(path: &Path) -> Result<Checkpoint, FloodError> {
         let bytes = std::fs::read(path).map_err(|e| bad(path, format!("cannot read it: {e}")))?;
         let c: Checkpoint = bincode::deserialize(&bytes).map_err(|e| {
+            // bincode's error for a file that ends before its data has an empty reason.
+            let why = match *e {
+                bincode::ErrorKind::Io(_) => "it ends before its data: truncated?".to_string(),
+                other => other.to_string(),
+            };
             bad(
                 path,
-                format!("not a shallow-water checkpoint, or a damaged one ({e})"),
+                format!("not a shallow-water checkpoint, or a damaged one ({why})"),
             )
         })?;
         let h = &c.header;
@@ -131,5 +136,27 @@ impl Checkpoint {
             ));
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_truncated_or_foreign_file_is_refused_with_a_reason() {
+        let path = std::env::temp_dir().join(format!("sw-checkpoint-{}.bin", std::process::id()));
+        let files: [&[u8]; 3] = [
+            b"",
+            b"\x05\0\0\0\0\0\0\0abc",
+            b"text, not a checkpoint at all",
+        ];
+        for bytes in files {
+            std::fs::write(&path, bytes).unwrap();
+            let e = Checkpoint::read(&path).unwrap_err().to_string();
+            assert!(e.contains("not a shallow-water checkpoint"), "{e}");
+            assert!(!e.contains("io error: )"), "the reason is said: {e}");
+        }
+        std::fs::remove_file(&path).ok();
     }
 }
