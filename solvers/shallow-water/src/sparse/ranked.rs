@@ -120,8 +120,8 @@ pub(super) enum Ghosts {
 const LARGE_FROM: usize = 64 * LARGE_BLOCK[0] * LARGE_BLOCK[1];
 
 /// Cells per rank from which a run over ranks on the CPU takes [`LARGE_BLOCK`]s (two
-/// each): on the 2-core build machine they stepped 1.24 to 1.52 times as fast as the
-/// sparse runs' blocks from 57 000 to 524 000 cells per rank, over 2 and 3 ranks
+/// each): on the 2-core build machine they stepped 1.19 to 1.52 times as fast as the
+/// sparse runs' blocks from 57 600 to 524 288 cells per rank, over 2 and 3 ranks
 /// (`sw-scaling NX NY STEPS --cpu --blocks 64x32,256x64`, 2026-11-28).
 const LARGE_FROM_ON_CPU: usize = 2 * LARGE_BLOCK[0] * LARGE_BLOCK[1];
 
