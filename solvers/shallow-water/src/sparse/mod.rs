@@ -31,9 +31,10 @@
 mod extent;
 mod following;
 mod layout;
+mod rank_blocks;
 mod ranked;
 mod ranked_clock;
-pub use ranked::RankBlocks;
+pub use rank_blocks::RankBlocks;
 pub use ranked_clock::FOLLOW_CLOCKED_ENV;
 mod read;
 mod regrid;
