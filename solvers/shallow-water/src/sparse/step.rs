@@ -10,7 +10,8 @@ use stencil_runtime::{Backend, Real};
 
 impl<T: Real> SparseShallowWater<T> {
     /// The layout's work at a step's start: the change chosen at the last step's end, and
-    /// every [`SparseShallowWater::regrid_every`] steps the measure the next choice reads.
+    /// every so many steps ([`SparseShallowWater::block_updates`]) the measure the next
+    /// choice reads.
     fn start_step(&mut self) -> Result<(), FloodError> {
         if self.distribution.as_ref().is_some_and(|d| !d.follows) {
             // Over ranks with every block present, every block stays.
