@@ -1,4 +1,4 @@
-//! Fingerprints the compiler's own sources, so that the PTX cache (`llvm::cache`) never
+//! Fingerprints the compiler's own sources, so that the PTX and SASS cache (`cache`) never
 //! serves code that another version of the compiler generated.
 
 use std::path::{Path, PathBuf};
@@ -41,4 +41,11 @@ fn main() {
     println!("cargo:rustc-env=KERNELS_GEN_FINGERPRINT={h:016x}");
     println!("cargo:rerun-if-changed=src");
     println!("cargo:rerun-if-changed=Cargo.toml");
+    // SASS ahead of time (`sass.rs`): the architectures asked for and where ptxas is are
+    // part of the compiler as built, so that changing them re-expands every kernel.
+    for var in ["STENCIL_SASS", "STENCIL_PTXAS"] {
+        println!("cargo:rerun-if-env-changed={var}");
+        let value = std::env::var(var).unwrap_or_default();
+        println!("cargo:rustc-env={var}_AT_BUILD={value}");
+    }
 }

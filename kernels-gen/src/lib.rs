@@ -9,6 +9,7 @@
 pub mod ast;
 pub mod back;
 pub mod branches;
+pub mod cache;
 pub mod compile;
 pub mod front;
 pub mod groups;
@@ -19,6 +20,7 @@ pub mod llvm;
 pub mod lower;
 pub mod ops;
 mod print;
+pub mod sass;
 
 pub use compile::{compile_rust_source, compile_text, CompileError};
 pub use ir::{Kernel, Precision};

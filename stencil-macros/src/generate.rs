@@ -7,7 +7,11 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
 mod consts;
+mod device_code;
 mod launcher;
+pub(crate) use device_code::ptx_tokens;
+pub(crate) use device_code::with_sass;
+use device_code::{device_code, DeviceCode};
 use launcher::{launcher, Parts};
 
 /// The module that replaces a `#[stencil] fn`: constants, the CPU function, the PTX, and
@@ -141,20 +145,13 @@ fn kernel_items(k: &Kernel, f: &syn::ItemFn, source: &str) -> syn::Result<TokenS
     let ir = k.to_string();
     let dims = k.dims as usize;
     let halo = k.halo() as usize;
-    let failed =
-        |e: llvm::LlvmError| syn::Error::new(name.span(), format!("PTX generation failed: {e}"));
-    // The PTX of each precision (and of the texture variants) in a thread of its own,
-    // from the disk cache where the kernel is unchanged.
+    let failed = |e: String| syn::Error::new(name.span(), e);
+    // The PTX (and SASS) of each precision and of the texture variants in a thread of its
+    // own, from the disk cache where the kernel is unchanged.
     let sampled = !k.sampled.is_empty();
-    let [ptx32, ptx64, tex32, tex64] = std::thread::scope(|s| {
+    let [code32, code64, tex32, tex64] = std::thread::scope(|s| {
         let variant = |p: Precision, sampling: llvm::Sampling, wanted: bool| {
-            s.spawn(move || {
-                if wanted {
-                    llvm::cache::cached_ptx(k, p, sampling).map(Some)
-                } else {
-                    Ok(None)
-                }
-            })
+            s.spawn(move || wanted.then(|| device_code(k, p, sampling)).transpose())
         };
         let (soft, tex) = (llvm::Sampling::Software, llvm::Sampling::Texture);
         let handles = [
@@ -165,18 +162,23 @@ fn kernel_items(k: &Kernel, f: &syn::ItemFn, source: &str) -> syn::Result<TokenS
         ];
         handles.map(|h| h.join().expect("PTX generation does not panic"))
     });
-    let (ptx32, ptx64) = (
-        ptx32.map_err(failed)?.unwrap_or_default(),
-        ptx64.map_err(failed)?.unwrap_or_default(),
-    );
+    let missing = || "PTX generation failed: no code".to_string();
+    let code32 = code32
+        .map_err(failed)?
+        .ok_or_else(missing)
+        .map_err(failed)?;
+    let code64 = code64
+        .map_err(failed)?
+        .ok_or_else(missing)
+        .map_err(failed)?;
     let (tex32, tex64) = (tex32.map_err(failed)?, tex64.map_err(failed)?);
+    let (ptx32, ptx64) = (&code32.text, &code64.text);
     let (entry32, entry64) = (
         llvm::entry_name(k, Precision::F32),
         llvm::entry_name(k, Precision::F64),
     );
     let cpu = cpu_function(k, &rt);
     let launch = launcher(k, &rt);
-    let (hash32, hash64) = (llvm::ptx_hash(&ptx32), llvm::ptx_hash(&ptx64));
     let tiles = llvm::tile_variants(k);
     let (scalar_points, vector_points) = (tiles.scalar, tiles.vector);
     let line = match &k.line {
@@ -188,11 +190,10 @@ fn kernel_items(k: &Kernel, f: &syn::ItemFn, source: &str) -> syn::Result<TokenS
     };
     let texture = match (tex32, tex64) {
         (Some(t32), Some(t64)) => {
-            let variant = |p: Precision, text: String| {
+            let variant = |p: Precision, code: DeviceCode| {
                 let entry = llvm::sampled_entry_name(k, p, llvm::Sampling::Texture);
-                let hash = llvm::ptx_hash(&text);
-                let vector = llvm::vector_width(k, p);
-                quote!(#rt::cuda::Ptx { text: #text, entry: #entry, hash: #hash, vector: #vector })
+                let text = &code.text;
+                ptx_tokens(quote!(#text), &code, &entry, llvm::vector_width(k, p))
             };
             let (t32, t64) = (variant(Precision::F32, t32), variant(Precision::F64, t64));
             quote!(Some([#t32, #t64]))
@@ -213,8 +214,16 @@ fn kernel_items(k: &Kernel, f: &syn::ItemFn, source: &str) -> syn::Result<TokenS
         }
         None => quote!(None),
     };
-    let (vec32, vec64) = (
+    let ptx_f32 = ptx_tokens(
+        quote!(PTX_F32),
+        &code32,
+        &entry32,
         llvm::vector_width(k, Precision::F32),
+    );
+    let ptx_f64 = ptx_tokens(
+        quote!(PTX_F64),
+        &code64,
+        &entry64,
         llvm::vector_width(k, Precision::F64),
     );
     Ok(quote! {
@@ -240,8 +249,8 @@ fn kernel_items(k: &Kernel, f: &syn::ItemFn, source: &str) -> syn::Result<TokenS
             pub const CODE: #rt::cuda::KernelCode = #rt::cuda::KernelCode {
                 name: NAME,
                 dims: DIMS,
-                f32: #rt::cuda::Ptx { text: PTX_F32, entry: ENTRY_F32, hash: #hash32, vector: #vec32 },
-                f64: #rt::cuda::Ptx { text: PTX_F64, entry: ENTRY_F64, hash: #hash64, vector: #vec64 },
+                f32: #ptx_f32,
+                f64: #ptx_f64,
                 tiles: #rt::cuda::Tiles { scalar: &[#(#scalar_points),*], vector: &[#(#vector_points),*] },
                 line: #line,
                 in_place: #in_place,

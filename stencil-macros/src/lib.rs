@@ -133,19 +133,17 @@ fn raw_kernel_ptx(
     entry: fn(kernels_gen::ir::Precision) -> &'static str,
 ) -> TokenStream {
     use kernels_gen::ir::Precision;
-    use kernels_gen::llvm::ptx_hash;
     let one = |p: Precision| -> syn::Result<proc_macro2::TokenStream> {
-        let text = ptx(p).map_err(|e| {
-            syn::Error::new(
-                proc_macro2::Span::call_site(),
-                format!("PTX generation failed: {e}"),
-            )
-        })?;
-        let entry = entry(p);
-        let hash = ptx_hash(&text);
-        Ok(
-            quote::quote!(::stencil_runtime::cuda::Ptx { text: #text, entry: #entry, hash: #hash, vector: 1 }),
-        )
+        let failed = |e: String| syn::Error::new(proc_macro2::Span::call_site(), e);
+        let text = ptx(p).map_err(|e| failed(format!("PTX generation failed: {e}")))?;
+        let code = generate::with_sass(text).map_err(failed)?;
+        let text = &code.text;
+        Ok(generate::ptx_tokens(
+            quote::quote!(#text),
+            &code,
+            entry(p),
+            1,
+        ))
     };
     match (one(Precision::F32), one(Precision::F64)) {
         (Ok(a), Ok(b)) => quote::quote!([#a, #b]).into(),

@@ -1,31 +1,18 @@
 //! `ptxas`, to prove that generated PTX assembles without a GPU: where it is, and one
 //! assembly.
 //!
-//! It comes from the PyPI package `nvidia-cuda-nvcc-cu12`; it is found on `PATH`, through
-//! `PTXAS`, or in that package's folder. Callers skip with a printed reason when it is
+//! It comes from the PyPI package `nvidia-cuda-nvcc-cu12`; it is found through
+//! `STENCIL_PTXAS` or `PTXAS`, on `PATH`, or in that package's folder. Callers skip with a printed reason when it is
 //! missing, unless `STENCIL_REQUIRE_PTXAS=1` (CI sets it).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// Where ptxas is, if anywhere.
+/// Where ptxas is, if anywhere: `STENCIL_PTXAS`, `PTXAS`, `PATH` or the
+/// `nvidia-cuda-nvcc-cu12` package ([`kernels_gen::sass::find_ptxas`], where the macro
+/// looks for it when a build asks for SASS).
 pub fn find() -> Option<PathBuf> {
-    if let Ok(p) = std::env::var("PTXAS") {
-        return Some(PathBuf::from(p));
-    }
-    if Command::new("ptxas")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success())
-    {
-        return Some(PathBuf::from("ptxas"));
-    }
-    let out = Command::new("python3")
-        .args(["-c", "import nvidia.cuda_nvcc as m, os; print(os.path.join(list(m.__path__)[0], 'bin', 'ptxas'))"])
-        .output()
-        .ok()?;
-    let p = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
-    p.is_file().then_some(p)
+    kernels_gen::sass::find_ptxas()
 }
 
 /// ptxas, or `None` after printing why a test skips; panics if `STENCIL_REQUIRE_PTXAS=1`

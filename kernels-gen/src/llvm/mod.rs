@@ -27,7 +27,6 @@
 //! `ceil(n_L / (ntid_L * P))` along `L`.
 
 pub mod block_flags;
-pub mod cache;
 pub mod codegen;
 pub use codegen::Sampling;
 pub mod halo;
@@ -52,13 +51,9 @@ pub const PTX_ARCH: &str = "sm_80";
 /// The PTX ISA version requested from LLVM 14.
 pub const PTX_FEATURES: &str = "+ptx70";
 
-/// The first instruction of every PTX entry: a comment in the PTX as generated, which the
-/// runtime replaces on devices with programmatic dependent launch (compute capability 9.0
-/// and later) by `griddepcontrol.launch_dependents; griddepcontrol.wait;` (PTX ISA 7.8).
-/// The grid then lets the next kernel on its stream start launching at once, and waits
-/// until the grids it depends on have finished and their memory is visible before it
-/// touches memory itself.
-pub const GRID_DEPENDENCY_POINT: &str = "// stencil: grid dependency point";
+/// The first instruction of every PTX entry (a comment the run time replaces on devices
+/// with programmatic dependent launch; see [`stencil_ptx::GRID_DEPENDENCY_POINT`]).
+pub use stencil_ptx::GRID_DEPENDENCY_POINT;
 
 /// Where the generated code runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -52,6 +52,9 @@ pub(crate) struct Device {
     /// Whether the device has programmatic dependent launch (compute capability 9.0 and
     /// later): a kernel may start launching while the one before it on the stream runs.
     pub dependent_launch: bool,
+    /// The architecture: compute capability times ten (`90` for an H100 or H200), which
+    /// picks the code assembled ahead of time a kernel may carry ([`crate::cuda::Sass`]).
+    pub arch: u32,
     ctx: sys::CUcontext,
     /// PTX modules loaded on this device.
     pub modules: Mutex<ModuleCache>,
@@ -113,8 +116,17 @@ pub(crate) fn device(ordinal: usize) -> Result<Arc<Device>, Error> {
             * attribute(
                 sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR,
             )?;
-    let dependent_launch =
-        attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)? >= 9;
+    let major = attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?;
+    let dependent_launch = major >= 9;
+    // SAFETY: as above (the minor version may be 0, which `attribute` would raise to 1).
+    let minor = unsafe {
+        result::device::get_attribute(
+            dev,
+            sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
+        )
+    }
+    .map_err(|e| cuda_error("reading its properties", e))?;
+    let arch = (major * 10 + minor.clamp(0, 9) as usize) as u32;
     // SAFETY: `dev` is a valid device handle; the primary context is retained for the
     // rest of the process.
     let ctx = unsafe { result::primary_ctx::retain(dev) }
@@ -125,6 +137,7 @@ pub(crate) fn device(ordinal: usize) -> Result<Arc<Device>, Error> {
         name,
         resident_threads,
         dependent_launch,
+        arch,
         ctx,
         modules: Mutex::new(ModuleCache::default()),
         tuned: Mutex::new(TuneCache::default()),
@@ -149,6 +162,12 @@ const EMPTY_MODULE: &str = ".version 7.0\n.target sm_80\n.address_size 64\n.visi
 fn warm_up_jit(device: Arc<Device>) {
     let spawned = std::thread::Builder::new().spawn(move || {
         if device.bind().is_err() {
+            return;
+        }
+        if crate::cuda::launch::final_passes_have_sass(&device) {
+            // Built with SASS: no compiler to set up, and a compile here would hold the
+            // driver's module lock against the program's first loads.
+            crate::cuda::launch::load_final_passes(&device);
             return;
         }
         let mut module = std::ptr::null_mut();

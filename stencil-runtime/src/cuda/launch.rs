@@ -19,9 +19,9 @@ pub use blocks::{block_flags_code, halo_exchange_code, halo_weighted_code, pack_
 pub(crate) use blocks::{
     queue_block_flags, queue_halo_exchange, queue_points, HaloLaunch, PointLaunch, HALO_FIELDS,
 };
-pub use code::{KernelCode, Ptx, Staging, Tiles, DEFAULT_SHARED_BYTES};
+pub use code::{KernelCode, Ptx, Sass, Staging, Tiles, DEFAULT_SHARED_BYTES};
 use raw::{launch_raw, Params};
-pub(crate) use reduce::load_final_passes;
+pub(crate) use reduce::{final_passes_have_sass, load_final_passes};
 
 /// The operation of a reduction.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -19,7 +19,6 @@ pub(crate) mod memory;
 mod module;
 mod nccl;
 mod partials;
-mod ptx_entry;
 pub(crate) mod readback;
 pub(crate) mod texture;
 mod timer;
@@ -29,14 +28,14 @@ mod tune;
 pub use graph::Graph;
 pub use launch::{
     block_flags_code, halo_exchange_code, halo_weighted_code, pack_points_code, CudaLaunch,
-    KernelCode, Ptx, Reduce, Staging, Tiles, DEFAULT_SHARED_BYTES,
+    KernelCode, Ptx, Reduce, Sass, Staging, Tiles, DEFAULT_SHARED_BYTES,
 };
 pub(crate) use launch::{
     queue_block_flags, queue_halo_exchange, queue_points, HaloLaunch, PointLaunch, HALO_FIELDS,
 };
-pub use module::{for_dependent_launch, GRID_DEPENDENCY_POINT, LOG_LOADS_ENV};
+pub use module::{LOG_LOADS_ENV, PTX_ONLY_ENV};
 pub use nccl::{Nccl, NcclId};
-pub use ptx_entry::only_entry;
+pub use stencil_ptx::{for_dependent_launch, only_entry, GRID_DEPENDENCY_POINT};
 pub use timer::Timer;
 pub use trial::TrialMark;
 pub use tune::{LaunchShape, Tuning, TUNE_CACHE_ENV, TUNE_ENV};
@@ -275,6 +274,12 @@ impl Cuda {
     /// The device's name, e.g. `NVIDIA H200`.
     pub fn device_name(&self) -> &str {
         &self.stream.device.name
+    }
+
+    /// The device's architecture: compute capability times ten (`90` for an H100 or H200),
+    /// as [`Sass::arch`] names it.
+    pub fn arch(&self) -> u32 {
+        self.stream.device.arch
     }
 
     /// Waits for all work queued on this stream; the error of a failed kernel surfaces here.

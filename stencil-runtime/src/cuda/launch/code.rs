@@ -1,5 +1,6 @@
 //! What the `#[stencil]` macro embeds for a kernel's CUDA path: its PTX in each precision
-//! and the tile variants that PTX has entries for.
+//! (and, where the build asked for it, that PTX assembled ahead of time), and the tile
+//! variants that PTX has entries for.
 
 use crate::Precision;
 
@@ -15,6 +16,32 @@ pub struct Ptx {
     pub hash: u64,
     /// The width of the entries with vector accesses along axis 0 (1 if there are none).
     pub vector: u32,
+    /// The text assembled ahead of time for the architectures the build named in
+    /// `STENCIL_SASS` (`kernels_gen::sass`); none by default. A device of one of them
+    /// loads its SASS instead of compiling the text.
+    pub sass: &'static [Sass],
+}
+
+/// A kernel's PTX assembled ahead of time by `ptxas` for one GPU architecture.
+#[derive(Debug)]
+pub struct Sass {
+    /// The architecture as compute capability times ten (`90` for `sm_90`): the devices
+    /// of exactly that compute capability load it.
+    pub arch: u32,
+    /// Whether it was assembled with the grid dependency points made waits
+    /// ([`crate::cuda::for_dependent_launch`]), so that its entries may be launched as
+    /// programmatic dependents.
+    pub dependent: bool,
+    /// The cubin.
+    pub image: &'static [u8],
+}
+
+impl Ptx {
+    /// The code assembled ahead of time for a device of architecture `arch` (compute
+    /// capability times ten), if the build made some.
+    pub fn sass_for(&self, arch: u32) -> Option<&'static Sass> {
+        self.sass.iter().find(|s| s.arch == arch)
+    }
 }
 
 /// What the `#[stencil]` macro embeds for a kernel's CUDA path.

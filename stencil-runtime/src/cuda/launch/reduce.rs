@@ -138,6 +138,13 @@ impl CudaLaunch<'_> {
     }
 }
 
+/// Whether the kernels that combine partials carry SASS for `device` (then so, as a rule,
+/// does every kernel of the program: the build asked for it), so that nothing need wait for
+/// the driver's PTX compiler.
+pub(crate) fn final_passes_have_sass(device: &crate::cuda::driver::Device) -> bool {
+    final_pass(Reduce::Sum).f32.sass_for(device.arch).is_some()
+}
+
 /// Loads the kernels that combine partials, in both precisions, on `device` (ahead of the
 /// first reduction; errors are left for that reduction to report).
 pub(crate) fn load_final_passes(device: &crate::cuda::driver::Device) {

@@ -1,17 +1,21 @@
-//! A disk cache of generated PTX, so that rebuilding a crate costs nothing for the kernels
-//! that did not change: rustc expands every `#[stencil]` of a crate again whenever any of
-//! its files changes, and the LLVM work of a kernel's PTX is most of that expansion.
+//! A disk cache of generated code (PTX, and SASS where asked: [`crate::sass`]), so that
+//! rebuilding a crate costs nothing for the kernels that did not change: rustc expands
+//! every `#[stencil]` of a crate again whenever any of its files changes, and the LLVM work
+//! of a kernel's PTX (and ptxas's, for its SASS) is most of that expansion.
 //!
-//! An entry is keyed by the kernel's checked IR (its full `Debug` form), the precision, the
-//! sampling, and a fingerprint of this compiler's sources (made by the build script), so a
-//! changed kernel or compiler never meets an old entry. Entries live in
+//! A PTX entry is keyed by the kernel's checked IR (its full `Debug` form), the precision,
+//! the sampling, and a fingerprint of this compiler's sources (made by the build script), so
+//! a changed kernel or compiler never meets an old entry; a SASS entry by the PTX text, the
+//! architecture and ptxas's version. Entries live in
 //! `stencil-cache/` under the target directory: `$STENCIL_CACHE_DIR` if set, else
 //! `$CARGO_TARGET_DIR`, else `target/` beside the `Cargo.lock` above the crate being
 //! built. `STENCIL_CACHE=off` turns the cache off; a cache that cannot be read or written
-//! is passed by (the PTX is generated as without one).
+//! is passed by (the code is generated as without one).
 
-use super::{ptx_with, LlvmError, Sampling};
+#[cfg(feature = "llvm")]
 use crate::ir::{Kernel, Precision};
+#[cfg(feature = "llvm")]
+use crate::llvm::{ptx_with, LlvmError, Sampling};
 use std::path::PathBuf;
 
 /// The fingerprint of this compiler's sources.
@@ -19,18 +23,33 @@ const FINGERPRINT: &str = env!("KERNELS_GEN_FINGERPRINT");
 
 /// The PTX of `k` at `p` (see [`ptx_with`]), from the cache when an entry exists, else
 /// generated and stored.
+#[cfg(feature = "llvm")]
 pub fn cached_ptx(k: &Kernel, p: Precision, sampling: Sampling) -> Result<String, LlvmError> {
-    let Some(dir) = cache_dir() else {
-        return ptx_with(k, p, sampling);
-    };
     let key = format!("{FINGERPRINT}\n{p:?}\n{sampling:?}\n{k:?}");
-    let path = dir.join(format!("{}.ptx", entry_name(&key)));
-    if let Ok(text) = std::fs::read_to_string(&path) {
-        return Ok(text);
+    let text = cached(&key, "ptx", || {
+        ptx_with(k, p, sampling).map(String::into_bytes)
+    })?;
+    // A damaged entry (not text) is passed by.
+    String::from_utf8(text).or_else(|_| ptx_with(k, p, sampling))
+}
+
+/// The bytes stored under `key` (a file with the extension `ext`), or those `make` gives,
+/// then stored.
+pub(crate) fn cached<E>(
+    key: &str,
+    ext: &str,
+    make: impl FnOnce() -> Result<Vec<u8>, E>,
+) -> Result<Vec<u8>, E> {
+    let Some(dir) = cache_dir() else {
+        return make();
+    };
+    let path = dir.join(format!("{}.{ext}", entry_name(key)));
+    if let Ok(bytes) = std::fs::read(&path) {
+        return Ok(bytes);
     }
-    let text = ptx_with(k, p, sampling)?;
-    store(&dir, &path, &text);
-    Ok(text)
+    let bytes = make()?;
+    store(&dir, &path, &bytes);
+    Ok(bytes)
 }
 
 /// The cache's directory, or `None` when it is off or no place for it is known.
@@ -73,7 +92,7 @@ fn entry_name(key: &str) -> String {
 
 /// Writes an entry atomically (a temporary file renamed into place, so that a reader in
 /// another rustc never sees half of it); failures leave the cache without the entry.
-fn store(dir: &std::path::Path, path: &std::path::Path, text: &str) {
+fn store(dir: &std::path::Path, path: &std::path::Path, bytes: &[u8]) {
     if std::fs::create_dir_all(dir).is_err() {
         return;
     }
@@ -81,12 +100,12 @@ fn store(dir: &std::path::Path, path: &std::path::Path, text: &str) {
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.subsec_nanos());
     let tmp = path.with_extension(format!("tmp{}-{nanos}", std::process::id()));
-    if std::fs::write(&tmp, text).is_ok() && std::fs::rename(&tmp, path).is_err() {
+    if std::fs::write(&tmp, bytes).is_ok() && std::fs::rename(&tmp, path).is_err() {
         let _ = std::fs::remove_file(&tmp);
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "llvm"))]
 mod tests {
     use super::*;
 

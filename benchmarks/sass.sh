@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# SASS built ahead of time against PTX compiled by the driver (issue 30: first launches),
+# on a GPU machine, from binaries staged on the development machine with SASS for the
+# device's architecture (sm_90 for an H100 or H200):
+#   CARGO_TARGET_DIR=/tmp/tsass STENCIL_SASS=sm_90 ../shared/tools/stage-gpu \
+#       -p stencil-tests -p multigrid -p shallow-water --test gpu_conformance \
+#       --bench first_launch --bench kp07 --bench poisson_solve
+# Every run is a fresh process with empty caches (a new tuning cache, the driver's cache of
+# compiled PTX off); the PTX runs set STENCIL_PTX_ONLY=1, which makes the same binaries
+# compile their PTX. The two alternate, the PTX first in odd rounds.
+set -u
+r=.gpu/run
+out=${OUT:-/tmp}
+rounds=${ROUNDS:-2}
+nvidia-smi --query-gpu=name,clocks.max.sm --format=csv,noheader
+$r gpu_conformance sass_built_ahead 2>&1 | grep -E "test |SKIPPED|result"
+run() { # label ptx_only bench args...
+  local label=$1 only=$2 bench=$3
+  shift 3
+  echo "=== $bench, $label"
+  rm -f "$out/$bench-$label.tsv"
+  CUDA_CACHE_DISABLE=1 STENCIL_PTX_ONLY=$only STENCIL_TUNE_CACHE="$out/$bench-$label.tsv" \
+    $r "$bench" --bench "$@" 2>&1
+}
+for round in $(seq 1 "$rounds"); do
+  order="ptx sass"
+  if [ $((round % 2)) -eq 0 ]; then order="sass ptx"; fi
+  for label in $order; do
+    only=0
+    if [ "$label" = ptx ]; then only=1; fi
+    run "$label" "$only" first_launch | grep -E "^\||^device"
+    run "$label" "$only" kp07 --sizes 8192 | tail -4
+    run "$label" "$only" poisson_solve --sizes 4097 --sizes3d 257 | grep -E "^\| (4097|257)\^" | head -24
+  done
+done
