@@ -7,7 +7,8 @@
 #       --bench first_launch --bench kp07 --bench poisson_solve
 # Every run is a fresh process with empty caches (a new tuning cache, the driver's cache of
 # compiled PTX off); the PTX runs set STENCIL_PTX_ONLY=1, which makes the same binaries
-# compile their PTX. The two alternate, the PTX first in odd rounds.
+# compile their PTX. First launches ROUNDS times (default 2), the steady state (kp07,
+# the Poisson solve) STEADY_ROUNDS times (default 1), each round both ways.
 set -u
 r=.gpu/run
 out=${OUT:-/tmp}
@@ -22,14 +23,17 @@ run() { # label ptx_only bench args...
   CUDA_CACHE_DISABLE=1 STENCIL_PTX_ONLY=$only STENCIL_TUNE_CACHE="$out/$bench-$label.tsv" \
     $r "$bench" --bench "$@" 2>&1
 }
+# Alternating order: the PTX first in odd rounds.
+order() { if [ $(($1 % 2)) -eq 1 ]; then echo "ptx sass"; else echo "sass ptx"; fi; }
+only() { if [ "$1" = ptx ]; then echo 1; else echo 0; fi; }
 for round in $(seq 1 "$rounds"); do
-  order="ptx sass"
-  if [ $((round % 2)) -eq 0 ]; then order="sass ptx"; fi
-  for label in $order; do
-    only=0
-    if [ "$label" = ptx ]; then only=1; fi
-    run "$label" "$only" first_launch | grep -E "^\||^device"
-    run "$label" "$only" kp07 --sizes 8192 | tail -4
-    run "$label" "$only" poisson_solve --sizes 4097 --sizes3d 257 | grep -E "^\| (4097|257)\^" | head -24
+  for label in $(order "$round"); do
+    run "$label" "$(only "$label")" first_launch | grep -E "^\||^device"
+  done
+done
+for round in $(seq 1 "${STEADY_ROUNDS:-1}"); do
+  for label in $(order "$round"); do
+    run "$label" "$(only "$label")" kp07 --sizes 8192 | tail -4
+    run "$label" "$(only "$label")" poisson_solve --sizes 4097 --sizes3d 257 | grep -E "^\| (4097|257)\^" | head -24
   done
 done
