@@ -21,6 +21,10 @@ fn main() {
     let root = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap_or_default());
     let mut paths = vec![root.join("Cargo.toml")];
     files(&root.join("src"), &mut paths);
+    // The PTX text operations the compiler shares with the run time (the grid dependency
+    // point, among others).
+    let shared = root.join("../ptx-text/src");
+    files(&shared, &mut paths);
     paths.sort();
     // FNV-1a over each file's path (relative) and contents.
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
@@ -40,6 +44,7 @@ fn main() {
     }
     println!("cargo:rustc-env=KERNELS_GEN_FINGERPRINT={h:016x}");
     println!("cargo:rerun-if-changed=src");
+    println!("cargo:rerun-if-changed=../ptx-text/src");
     println!("cargo:rerun-if-changed=Cargo.toml");
     // SASS ahead of time (`sass.rs`): the architectures asked for and where ptxas is are
     // part of the compiler as built, so that changing them re-expands every kernel.

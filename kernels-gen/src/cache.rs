@@ -19,25 +19,27 @@ use crate::llvm::{ptx_with, LlvmError, Sampling};
 use std::path::PathBuf;
 
 /// The fingerprint of this compiler's sources.
-const FINGERPRINT: &str = env!("KERNELS_GEN_FINGERPRINT");
+pub(crate) const FINGERPRINT: &str = env!("KERNELS_GEN_FINGERPRINT");
 
 /// The PTX of `k` at `p` (see [`ptx_with`]), from the cache when an entry exists, else
 /// generated and stored.
 #[cfg(feature = "llvm")]
 pub fn cached_ptx(k: &Kernel, p: Precision, sampling: Sampling) -> Result<String, LlvmError> {
     let key = format!("{FINGERPRINT}\n{p:?}\n{sampling:?}\n{k:?}");
-    let text = cached(&key, "ptx", || {
+    let is_text = |b: &[u8]| std::str::from_utf8(b).is_ok();
+    let text = cached(&key, "ptx", is_text, || {
         ptx_with(k, p, sampling).map(String::into_bytes)
     })?;
-    // A damaged entry (not text) is passed by.
+    // (Generated PTX is text; a damaged entry was passed by.)
     String::from_utf8(text).or_else(|_| ptx_with(k, p, sampling))
 }
 
-/// The bytes stored under `key` (a file with the extension `ext`), or those `make` gives,
-/// then stored.
+/// The bytes stored under `key` (a file with the extension `ext`) if they are `valid`,
+/// else those `make` gives, then stored (over a damaged entry).
 pub(crate) fn cached<E>(
     key: &str,
     ext: &str,
+    valid: impl Fn(&[u8]) -> bool,
     make: impl FnOnce() -> Result<Vec<u8>, E>,
 ) -> Result<Vec<u8>, E> {
     let Some(dir) = cache_dir() else {
@@ -45,7 +47,9 @@ pub(crate) fn cached<E>(
     };
     let path = dir.join(format!("{}.{ext}", entry_name(key)));
     if let Ok(bytes) = std::fs::read(&path) {
-        return Ok(bytes);
+        if valid(&bytes) {
+            return Ok(bytes);
+        }
     }
     let bytes = make()?;
     store(&dir, &path, &bytes);
@@ -120,7 +124,12 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("stencil-cache-test-{}", std::process::id()));
         std::env::set_var("STENCIL_CACHE_DIR", &dir);
         let first = cached_ptx(&kernels[0], Precision::F32, Sampling::Software).unwrap();
-        let stored: Vec<_> = std::fs::read_dir(&dir).unwrap().flatten().collect();
+        // (Other tests may store SASS entries in the same folder meanwhile.)
+        let stored: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .flatten()
+            .filter(|e| e.path().extension().is_some_and(|x| x == "ptx"))
+            .collect();
         assert_eq!(stored.len(), 1, "one entry written");
         let again = cached_ptx(&kernels[0], Precision::F32, Sampling::Software).unwrap();
         assert_eq!(first, again);

@@ -11,6 +11,11 @@
 //! For an architecture with programmatic dependent launch (9.0 and later) the SASS is
 //! assembled from the PTX with its grid dependency points made waits
 //! ([`stencil_ptx::for_dependent_launch`]), as the run time would hand the driver.
+//!
+//! Cargo re-expands every kernel when `STENCIL_SASS` or `STENCIL_PTXAS` changes (the build
+//! script bakes them in), not when the ptxas found on `PATH` is upgraded: the cache is
+//! keyed by ptxas's version, so the next expansion uses the new one, but kernels already
+//! built keep their cubins until something re-expands them (`cargo clean -p` the crate).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -46,6 +51,14 @@ pub enum SassError {
     /// No ptxas was found.
     #[error("STENCIL_SASS={0} asks for SASS, but no ptxas was found: put the CUDA toolkit's ptxas on PATH or name it in STENCIL_PTXAS (`pip install nvidia-cuda-nvcc-cu12` brings one), or unset STENCIL_SASS for PTX only")]
     NoPtxas(String),
+    /// The ptxas named or found does not run.
+    #[error("STENCIL_SASS asks for SASS, but `{path} --version` failed: {cause}; name a working ptxas in STENCIL_PTXAS, or unset STENCIL_SASS for PTX only")]
+    PtxasDoesNotRun {
+        /// The ptxas tried.
+        path: String,
+        /// Why it did not run.
+        cause: String,
+    },
     /// ptxas ran and failed, or could not run.
     #[error("ptxas could not assemble the kernel's PTX for sm_{arch}: {log}")]
     Ptxas {
@@ -106,17 +119,33 @@ pub fn find_ptxas() -> Option<PathBuf> {
 }
 
 /// ptxas and its version line, found once per process.
-fn ptxas() -> Option<&'static (PathBuf, String)> {
-    static FOUND: OnceLock<Option<(PathBuf, String)>> = OnceLock::new();
-    FOUND
-        .get_or_init(|| {
-            let path = find_ptxas()?;
-            let out = Command::new(&path).arg("--version").output().ok()?;
-            let version = String::from_utf8_lossy(&out.stdout);
-            let last = version.lines().last().unwrap_or_default().to_string();
-            Some((path, last))
-        })
-        .as_ref()
+fn ptxas() -> Result<&'static (PathBuf, String), SassError> {
+    static FOUND: OnceLock<Result<(PathBuf, String), (String, String)>> = OnceLock::new();
+    let found = FOUND.get_or_init(|| {
+        let path = find_ptxas().ok_or_else(|| (String::new(), String::new()))?;
+        let shown = path.display().to_string();
+        let out = Command::new(&path)
+            .arg("--version")
+            .output()
+            .map_err(|e| (shown.clone(), e.to_string()))?;
+        if !out.status.success() {
+            let said = String::from_utf8_lossy(&out.stderr).trim().to_string();
+            return Err((shown, format!("{} ({said})", out.status)));
+        }
+        let version = String::from_utf8_lossy(&out.stdout);
+        let last = version.lines().last().unwrap_or_default().to_string();
+        Ok((path, last))
+    });
+    found.as_ref().map_err(|(path, cause)| {
+        if path.is_empty() {
+            SassError::NoPtxas(REQUESTED.to_string())
+        } else {
+            SassError::PtxasDoesNotRun {
+                path: path.clone(),
+                cause: cause.clone(),
+            }
+        }
+    })
 }
 
 /// The PTX module `ptx` assembled for every architecture this build asked for (none by
@@ -126,7 +155,7 @@ pub fn for_requested(ptx: &str) -> Result<Vec<Sass>, SassError> {
     if archs.is_empty() {
         return Ok(Vec::new());
     }
-    let (path, version) = ptxas().ok_or_else(|| SassError::NoPtxas(REQUESTED.to_string()))?;
+    let (path, version) = ptxas()?;
     archs
         .into_iter()
         .map(|arch| assembled(path, version, ptx, arch))
@@ -139,8 +168,13 @@ fn assembled(path: &Path, version: &str, ptx: &str, arch: u32) -> Result<Sass, S
         .then(|| stencil_ptx::for_dependent_launch(ptx))
         .flatten();
     let text = waiting.as_deref().unwrap_or(ptx);
-    let key = format!("sass\n{arch}\n{version}\n{text}");
-    let image = crate::cache::cached(&key, "cubin", || run_ptxas(path, text, arch))?;
+    let key = format!(
+        "{}\nsass\n{arch}\n{version}\n{text}",
+        crate::cache::FINGERPRINT
+    );
+    let image = crate::cache::cached(&key, "cubin", stencil_ptx::is_cubin, || {
+        run_ptxas(path, text, arch)
+    })?;
     Ok(Sass {
         arch,
         dependent: waiting.is_some(),
@@ -150,11 +184,8 @@ fn assembled(path: &Path, version: &str, ptx: &str, arch: u32) -> Result<Sass, S
 
 /// One run of ptxas on `text` for `arch`, in a scratch folder of its own.
 fn run_ptxas(path: &Path, text: &str, arch: u32) -> Result<Vec<u8>, SassError> {
-    static RUNS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let failed = |log: String| SassError::Ptxas { arch, log };
-    let run = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let dir = std::env::temp_dir().join(format!("stencil-sass-{}-{run}", std::process::id()));
-    std::fs::create_dir_all(&dir).map_err(|e| failed(format!("no scratch folder: {e}")))?;
+    let dir = scratch_dir().map_err(|e| failed(format!("no scratch folder: {e}")))?;
     let (input, output) = (dir.join("kernel.ptx"), dir.join("kernel.cubin"));
     let result = std::fs::write(&input, text)
         .map_err(|e| failed(format!("cannot write the PTX: {e}")))
@@ -178,7 +209,33 @@ fn run_ptxas(path: &Path, text: &str, arch: u32) -> Result<Vec<u8>, SassError> {
             }
         });
     let _ = std::fs::remove_dir_all(&dir);
-    result
+    let image = result?;
+    if stencil_ptx::is_cubin(&image) {
+        Ok(image)
+    } else {
+        Err(failed(format!(
+            "{} wrote something that is not a whole cubin",
+            path.display()
+        )))
+    }
+}
+
+/// A new folder of this run's own in the temporary folder (several rustc processes, in
+/// containers of their own perhaps, may assemble at once).
+fn scratch_dir() -> std::io::Result<PathBuf> {
+    static RUNS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    loop {
+        let run = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        let dir =
+            std::env::temp_dir().join(format!("stencil-sass-{}-{run}-{nanos}", std::process::id()));
+        match std::fs::create_dir(&dir) {
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            other => return other.map(|()| dir),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -200,7 +257,7 @@ mod tests {
 
     #[test]
     fn ptxas_assembles_a_module_into_a_cubin_and_dependency_points_into_waits() {
-        let Some((path, version)) = ptxas() else {
+        let Ok((path, version)) = ptxas() else {
             println!("SKIPPED: no ptxas on PATH, in STENCIL_PTXAS/PTXAS or in the nvidia-cuda-nvcc-cu12 package");
             return;
         };
@@ -210,7 +267,7 @@ mod tests {
         );
         for arch in [80, 90] {
             let sass = assembled(path, version, &ptx, arch).unwrap();
-            assert_eq!(&sass.image[..4], b"\x7fELF", "a cubin is an ELF file");
+            assert!(stencil_ptx::is_cubin(&sass.image), "a whole cubin");
             assert_eq!(sass.dependent, arch == 90);
         }
         let bad = run_ptxas(path, ".version 7.0\n.target sm_80\nnot ptx\n", 90).unwrap_err();

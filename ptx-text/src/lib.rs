@@ -1,11 +1,13 @@
 //! Operations on the text of the PTX the stencil compiler generates, shared by the compiler
 //! (`kernels-gen`, which also assembles it into SASS ahead of time) and the run time
 //! (`stencil-runtime`, which hands it to the driver): the grid dependency point every entry
-//! starts with and its replacement on devices with programmatic dependent launch, and one
-//! entry of a module on its own.
+//! starts with and its replacement on devices with programmatic dependent launch, one
+//! entry of a module on its own, and whether bytes are a whole cubin (its SASS).
 
+mod cubin;
 mod entry;
 
+pub use cubin::is_cubin;
 pub use entry::only_entry;
 
 /// The comment the compiler puts at the start of every PTX entry.

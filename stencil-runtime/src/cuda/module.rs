@@ -6,12 +6,13 @@
 //! the variants in use.
 
 use crate::cuda::driver::{describe, Device};
-use crate::cuda::launch::Ptx;
+use crate::cuda::launch::{Ptx, Sass};
 use crate::Error;
 use cudarc::driver::sys;
 use std::collections::HashMap;
 use std::ffi::{c_void, CString};
-use stencil_ptx::{for_dependent_launch, only_entry};
+use std::sync::OnceLock;
+use stencil_ptx::{for_dependent_launch, is_cubin, only_entry};
 
 /// Entry points already loaded on one device (each in a module of its own, or from a
 /// kernel's SASS module), keyed by the hash of the kernel's PTX text and the tile variant:
@@ -33,9 +34,9 @@ pub(crate) struct Function {
     pub waits: bool,
 }
 
-/// Environment variable that, when set, makes every load of an entry print its PTX size
-/// and the time the driver took to compile it (to standard error): what a first launch
-/// pays for its code.
+/// Environment variable that, when set, makes every load print (to standard error) its
+/// size and time: an entry's PTX and the driver's compile of it, or a kernel's SASS
+/// module: what a first launch pays for its code.
 pub const LOG_LOADS_ENV: &str = "STENCIL_LOG_LOADS";
 
 /// Environment variable: `1` makes devices compile kernels' PTX even where the build
@@ -83,29 +84,37 @@ pub(crate) fn function(
     }
     let entry = entry_name(ptx.entry, vector, points);
     device.bind()?;
-    let started = std::time::Instant::now();
-    let sass = ptx
-        .sass_for(device.arch)
-        .filter(|_| std::env::var(PTX_ONLY_ENV).map_or(true, |v| v != "1"));
-    let (module, waits, bytes) = match sass {
-        Some(s) => {
-            let module = match cache.sass.get(&ptx.hash) {
-                Some(&m) => m,
-                None => {
-                    if !s.image.starts_with(b"\x7fELF") {
-                        return Err(Error::PtxLoad {
-                            kernel: kernel.into(),
-                            cause: format!("its SASS for sm_{} is not a cubin (an ELF image): rebuild it, or set {PTX_ONLY_ENV}=1 to compile its PTX instead", s.arch),
-                            log: String::new(),
-                        });
+    let log = std::env::var_os(LOG_LOADS_ENV).is_some();
+    let sass = match uses_sass(device, ptx) {
+        Some(s) => match cache.sass.get(&ptx.hash) {
+            Some(&m) => Some((m, s.dependent)),
+            None => {
+                let started = std::time::Instant::now();
+                match load_sass(kernel, s) {
+                    Ok(m) => {
+                        if log {
+                            eprintln!(
+                                "stencil-runtime: loaded {kernel}'s SASS for sm_{} ({} bytes) in {:.1} ms",
+                                s.arch,
+                                s.image.len(),
+                                started.elapsed().as_secs_f64() * 1e3
+                            );
+                        }
+                        cache.sass.insert(ptx.hash, m);
+                        Some((m, s.dependent))
                     }
-                    let m = load(kernel, s.image)?;
-                    cache.sass.insert(ptx.hash, m);
-                    m
+                    Err(e) => {
+                        // Correct code is still at hand: say so, and compile the PTX.
+                        eprintln!("stencil-runtime: {e}; compiling its PTX instead");
+                        None
+                    }
                 }
-            };
-            (module, s.dependent, s.image.len())
-        }
+            }
+        },
+        None => None,
+    };
+    let (module, waits) = match sass {
+        Some(loaded) => loaded,
         None => {
             // A text without the entry is loaded whole: the driver then names what is
             // missing.
@@ -121,17 +130,18 @@ pub(crate) fn function(
                 cause: "the PTX text contains a NUL byte".into(),
                 log: String::new(),
             })?;
+            let started = std::time::Instant::now();
             let module = load(kernel, image.as_bytes_with_nul())?;
-            (module, specialised.is_some(), text.len())
+            if log {
+                eprintln!(
+                    "stencil-runtime: loaded {entry} ({} bytes of PTX) in {:.1} ms",
+                    text.len(),
+                    started.elapsed().as_secs_f64() * 1e3
+                );
+            }
+            (module, specialised.is_some())
         }
     };
-    if std::env::var_os(LOG_LOADS_ENV).is_some() {
-        let what = if sass.is_some() { "SASS" } else { "PTX" };
-        eprintln!(
-            "stencil-runtime: loaded {entry} ({bytes} bytes of {what}) in {:.1} ms",
-            started.elapsed().as_secs_f64() * 1e3
-        );
-    }
     let name = CString::new(entry.as_str()).map_err(|_| Error::PtxLoad {
         kernel: kernel.into(),
         cause: format!("entry name `{entry}` contains a NUL byte"),
@@ -151,8 +161,46 @@ pub(crate) fn function(
     Ok(f)
 }
 
-/// Loads a module image (NUL-terminated PTX text, or a cubin), returning the driver's
-/// error log with any failure.
+/// The code assembled ahead of time that `ptx` carries for `device`'s architecture, unless
+/// [`PTX_ONLY_ENV`] is `1`.
+pub(crate) fn uses_sass(device: &Device, ptx: &Ptx) -> Option<&'static Sass> {
+    static PTX_ONLY: OnceLock<bool> = OnceLock::new();
+    let ptx_only = *PTX_ONLY.get_or_init(|| std::env::var(PTX_ONLY_ENV).is_ok_and(|v| v == "1"));
+    ptx.sass_for(device.arch).filter(|_| !ptx_only)
+}
+
+/// Loads a kernel's SASS (whole: every entry), after checking that it is a whole cubin,
+/// from a copy on an 8-byte boundary.
+fn load_sass(kernel: &str, sass: &Sass) -> Result<sys::CUmodule, Error> {
+    let refused = |cause: String| Error::PtxLoad {
+        kernel: kernel.into(),
+        cause: format!("its SASS for sm_{}: {cause}", sass.arch),
+        log: String::new(),
+    };
+    if !is_cubin(sass.image) {
+        return Err(refused("not a whole cubin".into()));
+    }
+    let mut aligned = vec![0u64; sass.image.len().div_ceil(8)];
+    // SAFETY: `aligned` holds at least `image.len()` bytes; plain bytes into `u64`s.
+    unsafe {
+        std::ptr::copy_nonoverlapping(
+            sass.image.as_ptr(),
+            aligned.as_mut_ptr() as *mut u8,
+            sass.image.len(),
+        );
+    }
+    // SAFETY: the bytes were just checked to be a CUDA ELF image whose headers and
+    // sections lie inside them (`is_cubin`), so the driver reads no further.
+    let bytes =
+        unsafe { std::slice::from_raw_parts(aligned.as_ptr() as *const u8, sass.image.len()) };
+    load(kernel, bytes).map_err(|e| match e {
+        Error::PtxLoad { cause, log, .. } => refused(format!("{cause}{log}")),
+        other => other,
+    })
+}
+
+/// Loads a module image (NUL-terminated PTX text, or a checked cubin), returning the
+/// driver's error log with any failure.
 fn load(kernel: &str, image: &[u8]) -> Result<sys::CUmodule, Error> {
     const LOG: usize = 16 * 1024;
     let mut log = vec![0u8; LOG];
@@ -162,8 +210,8 @@ fn load(kernel: &str, image: &[u8]) -> Result<sys::CUmodule, Error> {
     ];
     let mut values = [log.as_mut_ptr() as *mut c_void, LOG as *mut c_void];
     let mut module = std::ptr::null_mut();
-    // SAFETY: NUL-terminated PTX or a cubin (an ELF image whose header gives its size);
-    // the option arrays have matching lengths and the log buffer outlives the call.
+    // SAFETY: NUL-terminated PTX, or a cubin checked to lie within its bytes; the option
+    // arrays have matching lengths and the log buffer outlives the call.
     let r = unsafe {
         sys::cuModuleLoadDataEx(
             &mut module,

@@ -142,7 +142,7 @@ impl CudaLaunch<'_> {
 /// does every kernel of the program: the build asked for it), so that nothing need wait for
 /// the driver's PTX compiler.
 pub(crate) fn final_passes_have_sass(device: &crate::cuda::driver::Device) -> bool {
-    final_pass(Reduce::Sum).f32.sass_for(device.arch).is_some()
+    crate::cuda::module::uses_sass(device, &final_pass(Reduce::Sum).f32).is_some()
 }
 
 /// Loads the kernels that combine partials, in both precisions, on `device` (ahead of the
