@@ -3,7 +3,8 @@
 # cache of its own, on a GPU machine, from binaries staged on the development machine with
 #   ../shared/tools/stage-gpu -p stencil-tests -p multigrid -p cavity -p shallow-water \
 #       -p mesh-smoothing -p six-kernels --test gpu_conformance --test gpu_kernels \
-#       --test gpu --test gpu_block_grids --test six_kernels
+#       --test gpu --test gpu_block_grids --test six_kernels --test gpu_sass
+# (gpu_sass skips unless built with STENCIL_SASS for the device: benchmarks/sass.sh)
 # Prints each binary's result lines and a summary; exits non-zero if any failed.
 set -u
 r=.gpu/run

@@ -3,7 +3,7 @@
 # on a GPU machine, from binaries staged on the development machine with SASS for the
 # device's architecture (sm_90 for an H100 or H200):
 #   CARGO_TARGET_DIR=/tmp/tsass STENCIL_SASS=sm_90 ../shared/tools/stage-gpu \
-#       -p stencil-tests -p multigrid -p shallow-water --test gpu_conformance \
+#       -p stencil-tests -p multigrid -p shallow-water --test gpu_sass \
 #       --bench first_launch --bench kp07 --bench poisson_solve
 # Every run is a fresh process with empty caches (a new tuning cache, the driver's cache of
 # compiled PTX off); the PTX runs set STENCIL_PTX_ONLY=1, which makes the same binaries
@@ -14,7 +14,7 @@ r=.gpu/run
 out=${OUT:-/tmp}
 rounds=${ROUNDS:-2}
 nvidia-smi --query-gpu=name,clocks.max.sm --format=csv,noheader
-$r gpu_conformance sass_built_ahead 2>&1 | grep -E "test |SKIPPED|result"
+$r gpu_sass 2>&1 | grep -E "test |SKIPPED|result"
 run() { # label ptx_only bench args...
   local label=$1 only=$2 bench=$3
   shift 3
