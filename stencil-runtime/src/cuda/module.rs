@@ -20,8 +20,9 @@ use stencil_ptx::{for_dependent_launch, is_cubin, only_entry};
 #[derive(Default)]
 pub(crate) struct ModuleCache {
     functions: HashMap<(u64, u32, u32), Function>,
-    /// The SASS modules loaded, by the hash of the PTX they were assembled from.
-    sass: HashMap<u64, sys::CUmodule>,
+    /// The SASS modules loaded, by the hash of the PTX they were assembled from (`None`
+    /// where the load failed and the PTX is used instead).
+    sass: HashMap<u64, Option<sys::CUmodule>>,
 }
 
 /// A kernel entry ready to launch.
@@ -87,10 +88,10 @@ pub(crate) fn function(
     let log = std::env::var_os(LOG_LOADS_ENV).is_some();
     let sass = match uses_sass(device, ptx) {
         Some(s) => match cache.sass.get(&ptx.hash) {
-            Some(&m) => Some((m, s.dependent)),
+            Some(&loaded) => loaded.map(|m| (m, s.dependent)),
             None => {
                 let started = std::time::Instant::now();
-                match load_sass(kernel, s) {
+                let loaded = match load_sass(kernel, s) {
                     Ok(m) => {
                         if log {
                             eprintln!(
@@ -100,15 +101,19 @@ pub(crate) fn function(
                                 started.elapsed().as_secs_f64() * 1e3
                             );
                         }
-                        cache.sass.insert(ptx.hash, m);
-                        Some((m, s.dependent))
+                        Some(m)
                     }
-                    Err(e) => {
-                        // Correct code is still at hand: say so, and compile the PTX.
-                        eprintln!("stencil-runtime: {e}; compiling its PTX instead");
+                    Err(cause) => {
+                        // Correct code is still at hand: say so (once), and compile the PTX.
+                        eprintln!(
+                            "stencil-runtime: kernel `{kernel}`: its SASS for sm_{} did not load ({cause}); compiling its PTX instead",
+                            s.arch
+                        );
                         None
                     }
-                }
+                };
+                cache.sass.insert(ptx.hash, loaded);
+                loaded.map(|m| (m, s.dependent))
             }
         },
         None => None,
@@ -153,7 +158,7 @@ pub(crate) fn function(
         .result()
         .map_err(|e| Error::PtxLoad {
             kernel: kernel.into(),
-            cause: format!("no entry `{entry}` in its PTX: {}", describe(e)),
+            cause: format!("no entry `{entry}` in its code: {}", describe(e)),
             log: String::new(),
         })?;
     let f = Function { raw: f, waits };
@@ -170,15 +175,10 @@ pub(crate) fn uses_sass(device: &Device, ptx: &Ptx) -> Option<&'static Sass> {
 }
 
 /// Loads a kernel's SASS (whole: every entry), after checking that it is a whole cubin,
-/// from a copy on an 8-byte boundary.
-fn load_sass(kernel: &str, sass: &Sass) -> Result<sys::CUmodule, Error> {
-    let refused = |cause: String| Error::PtxLoad {
-        kernel: kernel.into(),
-        cause: format!("its SASS for sm_{}: {cause}", sass.arch),
-        log: String::new(),
-    };
+/// from a copy on an 8-byte boundary; the cause of a failure otherwise.
+fn load_sass(kernel: &str, sass: &Sass) -> Result<sys::CUmodule, String> {
     if !is_cubin(sass.image) {
-        return Err(refused("not a whole cubin".into()));
+        return Err("not a whole cubin".into());
     }
     let mut aligned = vec![0u64; sass.image.len().div_ceil(8)];
     // SAFETY: `aligned` holds at least `image.len()` bytes; plain bytes into `u64`s.
@@ -194,8 +194,8 @@ fn load_sass(kernel: &str, sass: &Sass) -> Result<sys::CUmodule, Error> {
     let bytes =
         unsafe { std::slice::from_raw_parts(aligned.as_ptr() as *const u8, sass.image.len()) };
     load(kernel, bytes).map_err(|e| match e {
-        Error::PtxLoad { cause, log, .. } => refused(format!("{cause}{log}")),
-        other => other,
+        Error::PtxLoad { cause, log, .. } => format!("{cause}{log}"),
+        other => other.to_string(),
     })
 }
 
