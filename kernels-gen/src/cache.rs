@@ -5,8 +5,8 @@
 //!
 //! A PTX entry is keyed by the kernel's checked IR (its full `Debug` form), the precision,
 //! the sampling, and a fingerprint of this compiler's sources (made by the build script), so
-//! a changed kernel or compiler never meets an old entry; a SASS entry by the PTX text, the
-//! architecture and ptxas's version. Entries live in
+//! a changed kernel or compiler never meets an old entry; a SASS entry by the PTX text, ptxas's
+//! version and its arguments (the architecture). Entries live in
 //! `stencil-cache/` under the target directory: `$STENCIL_CACHE_DIR` if set, else
 //! `$CARGO_TARGET_DIR`, else `target/` beside the `Cargo.lock` above the crate being
 //! built. `STENCIL_CACHE=off` turns the cache off; a cache that cannot be read or written
@@ -19,7 +19,8 @@ use crate::llvm::{ptx_with, LlvmError, Sampling};
 use std::path::PathBuf;
 
 /// The fingerprint of this compiler's sources.
-pub(crate) const FINGERPRINT: &str = env!("KERNELS_GEN_FINGERPRINT");
+#[cfg(feature = "llvm")]
+const FINGERPRINT: &str = env!("KERNELS_GEN_FINGERPRINT");
 
 /// The PTX of `k` at `p` (see [`ptx_with`]), from the cache when an entry exists, else
 /// generated and stored.

@@ -168,10 +168,8 @@ fn assembled(path: &Path, version: &str, ptx: &str, arch: u32) -> Result<Sass, S
         .then(|| stencil_ptx::for_dependent_launch(ptx))
         .flatten();
     let text = waiting.as_deref().unwrap_or(ptx);
-    let key = format!(
-        "{}\nsass\n{arch}\n{version}\n{text}",
-        crate::cache::FINGERPRINT
-    );
+    // Keyed by what decides the cubin: ptxas's version, its arguments and the text.
+    let key = format!("sass\n{version}\n{:?}\n{text}", ptxas_args(arch));
     let image = crate::cache::cached(&key, "cubin", stencil_ptx::is_cubin, || {
         run_ptxas(path, text, arch)
     })?;
@@ -180,6 +178,11 @@ fn assembled(path: &Path, version: &str, ptx: &str, arch: u32) -> Result<Sass, S
         dependent: waiting.is_some(),
         image,
     })
+}
+
+/// The arguments of a ptxas run for `arch`, beside its input and output.
+fn ptxas_args(arch: u32) -> [String; 2] {
+    ["-arch".into(), format!("sm_{arch}")]
 }
 
 /// One run of ptxas on `text` for `arch`, in a scratch folder of its own.
@@ -191,8 +194,7 @@ fn run_ptxas(path: &Path, text: &str, arch: u32) -> Result<Vec<u8>, SassError> {
         .map_err(|e| failed(format!("cannot write the PTX: {e}")))
         .and_then(|()| {
             Command::new(path)
-                .arg("-arch")
-                .arg(format!("sm_{arch}"))
+                .args(ptxas_args(arch))
                 .arg("-o")
                 .arg(&output)
                 .arg(&input)
