@@ -54,7 +54,7 @@ pub use model::{
     AfterStep, CellFields, Integrator, Physics, SavedState, Setup, ShallowWater, Survey, Water,
     ONE_PASS_MOST_CELLS,
 };
-pub use run::{Run, RunOptions, Summary};
+pub use run::{Run, RunOptions, Summary, WallSplit};
 pub use scenario::{Gauge, Output, Scenario};
 pub use sparse::{RankBlocks, SparseShallowWater};
 

@@ -4,6 +4,9 @@
 pub mod gauges;
 pub mod picture;
 pub mod vtk;
+mod writer;
+
+pub use writer::Writer;
 
 use crate::FloodError;
 use std::path::Path;

@@ -6,7 +6,7 @@
 use crate::checkpoint::{Checkpoint, Header};
 use crate::live::{self, Live};
 use crate::output::gauges::Sample;
-use crate::output::{self, picture, Snapshot};
+use crate::output::{self, picture, Snapshot, Writer};
 use crate::{FloodError, Flow, Raster, SavedState, Scenario, Storage};
 use indicatif::{ProgressBar, ProgressStyle};
 use live_view::Progress;
@@ -15,6 +15,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use stencil_ranks::Ranks;
 use stencil_runtime::{Backend, Real};
+use wall::Part;
+
+mod wall;
+pub use wall::WallSplit;
 
 /// The ranks this process runs among (one, or those mpirun started in a program built
 /// with the `mpi` feature: see [`Ranks::from_env`]), shared for [`Run::start`]. With MPI,
@@ -65,6 +69,8 @@ pub struct Summary {
     pub closed: bool,
     /// The largest depth reached anywhere (m).
     pub max_depth: f64,
+    /// Where this invocation's wall time went.
+    pub split: WallSplit,
 }
 
 impl Summary {
@@ -97,7 +103,8 @@ impl std::fmt::Display for Summary {
             self.final_volume,
             self.relative_volume_change()
         )?;
-        write!(f, "largest depth reached {:.3} m", self.max_depth)
+        writeln!(f, "largest depth reached {:.3} m", self.max_depth)?;
+        write!(f, "{}", self.split)
     }
 }
 
@@ -122,11 +129,12 @@ pub struct Run<T: Real> {
     next_gauge: f64,
     /// The pictures written so far.
     frames: Vec<PathBuf>,
-    /// Each cell's mean bed and the hillshade of the terrain.
-    bed: Vec<f64>,
+    /// Each cell's mean bed and the hillshade of the terrain (shared with the thread
+    /// that writes the pictures).
+    bed: Arc<[f64]>,
     /// Each gauge cell's bed as the kernels compute it.
     gauge_beds: Vec<f64>,
-    shade: Vec<f64>,
+    shade: Arc<[f64]>,
     /// The depth of the darkest blue.
     depth_scale: f64,
     /// The ranks of a run split over several (rank 0 writes every file).
@@ -186,8 +194,8 @@ impl<T: Real> Run<T> {
             scenario,
             options,
             flow,
-            bed,
-            shade,
+            bed: bed.into(),
+            shade: shade.into(),
             depth_scale,
             ranks,
         };
@@ -265,11 +273,14 @@ impl<T: Real> Run<T> {
             &self.flow,
             self.ranks.as_ref(),
             || live::description(&self.scenario, self.flow.grid(), self.depth_scale),
-            &self.shade,
+            &self.shade[..],
         )?;
         let bar = self.progress_bar();
         let mut last_draw = Instant::now();
         let slack = end * OUTPUT_SLACK;
+        let mut split = WallSplit::default();
+        // Pictures, VTK files and checkpoints are written while the run steps on.
+        let mut writer = Writer::start()?;
         while self.flow.time() < end - slack {
             let output_time = self.scenario.output.times.get(self.next_output).copied();
             let target = [Some(end), output_time, self.gauge_time()]
@@ -279,20 +290,23 @@ impl<T: Real> Run<T> {
             // Up to the next time something is due, a few steps at a time so that the
             // progress and the live view follow (the flow checks the state every hundred
             // steps).
-            self.flow.advance(target, slack, STEPS_PER_CALL)?;
+            split.time(Part::Stepping, || {
+                self.flow.advance(target, slack, STEPS_PER_CALL)
+            })?;
             let now = self.flow.time();
             if self.gauge_time().is_some_and(|t| now >= t - slack) {
-                self.sample_gauges()?;
+                split.time(Part::Gauges, || self.sample_gauges())?;
                 self.next_gauge += self.scenario.output.gauge_every;
             }
             if output_time.is_some_and(|t| now >= t - slack) {
-                self.write_outputs()?;
+                split.time(Part::Snapshots, || self.write_outputs(&mut writer))?;
                 self.next_output += 1;
                 self.written += 1;
-                self.save_checkpoint()?;
+                split.time(Part::Checkpoints, || self.save_checkpoint(&mut writer))?;
             }
             let write = || -> Result<String, FloodError> {
-                self.save_checkpoint()?;
+                self.save_checkpoint(&mut writer)?;
+                writer.wait()?;
                 Ok(format!(
                     "checkpoint written at t = {:.2} s: {}",
                     self.flow.time(),
@@ -308,8 +322,11 @@ impl<T: Real> Run<T> {
         self.draw(&bar, start, t_start);
         bar.finish();
         live.finish(&self.flow, self.progress())?;
-        let survey = self.flow.check()?;
-        self.finish()?;
+        let survey = split.time(Part::Stepping, || self.flow.check())?;
+        split.time(Part::Finish, || {
+            writer.finish()?;
+            self.finish()
+        })?;
         let [deepest, _] = self.flow.flood_extent()?;
         let summary = Summary {
             steps: self.flow.steps(),
@@ -320,6 +337,7 @@ impl<T: Real> Run<T> {
             final_volume: survey.volume,
             closed: self.scenario.setup.boundaries.closed(),
             max_depth: deepest.iter().copied().fold(0.0, f64::max),
+            split,
         };
         if self.writes() {
             let path = self.options.out.join("summary.txt");
@@ -358,8 +376,9 @@ impl<T: Real> Run<T> {
         Ok(())
     }
 
-    /// The picture and the VTK file of the present state, as the output settings ask.
-    fn write_outputs(&mut self) -> Result<(), FloodError> {
+    /// The picture and the VTK file of the present state, as the output settings ask:
+    /// the state read here, the files made and written by `writer`.
+    fn write_outputs(&mut self, writer: &mut Writer) -> Result<(), FloodError> {
         let out = &self.scenario.output;
         if !(out.png || out.vtk) {
             return Ok(());
@@ -368,30 +387,37 @@ impl<T: Real> Run<T> {
         if !self.writes() {
             return Ok(());
         }
-        let snapshot = Snapshot {
-            grid: self.flow.grid(),
-            bed: &self.bed,
-            depth,
-            u,
-            v,
-            time: self.flow.time(),
-        };
         let stem = format!("{:04}", self.written + 1);
-        if out.png {
-            let dir = self.options.out.join("pictures");
-            output::create_dir(&dir)?;
-            let path = dir.join(format!("depth_{stem}.png"));
-            let dry = self.flow.physics().dry_depth;
-            let image = picture::render(&snapshot, &self.shade, self.depth_scale, dry);
-            picture::write_png(&image, &path)?;
-            self.frames.push(path);
+        let png = out.png.then(|| self.options.out.join("pictures"));
+        let vtk = out.vtk.then(|| self.options.out.join("vtk"));
+        let png = png.map(|dir| (dir.join(format!("depth_{stem}.png")), dir));
+        let vtk = vtk.map(|dir| (dir.join(format!("state_{stem}.vtk")), dir));
+        if let Some((path, _)) = &png {
+            self.frames.push(path.clone());
         }
-        if out.vtk {
-            let dir = self.options.out.join("vtk");
-            output::create_dir(&dir)?;
-            output::vtk::write(&snapshot, &dir.join(format!("state_{stem}.vtk")))?;
-        }
-        Ok(())
+        let (grid, bed, shade) = (*self.flow.grid(), self.bed.clone(), self.shade.clone());
+        let (time, scale) = (self.flow.time(), self.depth_scale);
+        let dry = self.flow.physics().dry_depth;
+        writer.submit(move || {
+            let snapshot = Snapshot {
+                grid: &grid,
+                bed: &bed,
+                depth,
+                u,
+                v,
+                time,
+            };
+            if let Some((path, dir)) = png {
+                output::create_dir(&dir)?;
+                let image = picture::render(&snapshot, &shade, scale, dry);
+                picture::write_png(&image, &path)?;
+            }
+            if let Some((path, dir)) = vtk {
+                output::create_dir(&dir)?;
+                output::vtk::write(&snapshot, &path)?;
+            }
+            Ok(())
+        })
     }
 
     /// What is written once at the end: grids, gauge series, the GIF.
@@ -434,7 +460,8 @@ impl<T: Real> Run<T> {
         Ok(())
     }
 
-    fn save_checkpoint(&self) -> Result<(), FloodError> {
+    /// Reads what a checkpoint holds and queues it to `writer`.
+    fn save_checkpoint(&self, writer: &mut Writer) -> Result<(), FloodError> {
         let [deepest, arrival] = self.flow.flood_extent()?;
         let checkpoint = Checkpoint {
             header: Header::of::<T>(&self.scenario),
@@ -455,7 +482,8 @@ impl<T: Real> Run<T> {
         if !self.writes() {
             return Ok(());
         }
-        checkpoint.write(&self.options.out.join("checkpoint.bin"))
+        let path = self.options.out.join("checkpoint.bin");
+        writer.submit(move || checkpoint.write(&path))
     }
 
     /// Whether this process writes the files (the only one, or rank 0 of several).
