@@ -178,6 +178,31 @@ impl<T: Element> Field<T> {
         }
     }
 
+    /// The values at `points` (as [`Field::get`]: `None` outside the storage), read on
+    /// a device with one wait for all of them; an error if a device copy fails.
+    pub fn get_many(&self, points: &[[isize; 3]]) -> Result<Vec<Option<T>>, Error> {
+        let inside: Vec<usize> = points
+            .iter()
+            .filter(|&&p| self.layout.contains(p))
+            .map(|&p| self.layout.offset(p))
+            .collect();
+        let mut found = match &self.storage {
+            Storage::Host(v) => inside.iter().map(|&o| v[o]).collect(),
+            Storage::Device(buf) => buf.gather(&inside)?,
+        }
+        .into_iter();
+        Ok(points
+            .iter()
+            .map(|&p| {
+                if self.layout.contains(p) {
+                    found.next()
+                } else {
+                    None
+                }
+            })
+            .collect())
+    }
+
     /// Sets the value at `p`; returns false (and changes nothing) outside the storage (or
     /// if a device copy fails).
     pub fn set(&mut self, p: [isize; 3], v: T) -> bool {

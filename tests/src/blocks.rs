@@ -469,7 +469,8 @@ pub fn fields_follow_the_blocks<T: Real>(backend: &Backend) {
 /// A block field made of zeros where it lives equals one uploaded. A block field copied
 /// into a dense field where both live equals its host copy
 /// (`to_dense`) on the present blocks and leaves the other points alone, also for a domain
-/// that is no whole number of blocks.
+/// that is no whole number of blocks. Points read together (`get_many`) equal points read
+/// one by one, in block fields and dense fields.
 pub fn copies_into_dense_fields<T: Real>(backend: &Backend) {
     for (seed, domain, block) in [
         ("dense-2d", [100, 70], [32, 16]),
@@ -498,6 +499,29 @@ pub fn copies_into_dense_fields<T: Real>(backend: &Backend) {
             .interior()
             .unwrap();
         assert_eq!(got, want, "{seed}: after set_zero");
+        // Points read together (one wait on a device) equal points read one by one,
+        // in absent blocks, outside the domain and outside a dense field's storage too.
+        let points: Vec<[usize; 3]> = (0..40)
+            .map(|k| [(k * 37) % (domain[0] + 3), (k * 11) % (domain[1] + 2), 0])
+            .chain([[domain[0] + 2, domain[1] + 1, 0]])
+            .collect();
+        let one_by_one: Vec<_> = points
+            .iter()
+            .map(|&p| field.get(&grid, p).unwrap())
+            .collect();
+        assert_eq!(
+            field.get_many(&grid, &points).unwrap(),
+            one_by_one,
+            "{seed}"
+        );
+        assert!(one_by_one.contains(&None) && one_by_one.iter().any(Option::is_some));
+        let shifted: Vec<_> = points
+            .iter()
+            .map(|p| [p[0] as isize - 1, p[1] as isize - 1, 0])
+            .collect();
+        let one_by_one: Vec<_> = shifted.iter().map(|&p| dense.get(p)).collect();
+        assert_eq!(dense.get_many(&shifted).unwrap(), one_by_one, "{seed}");
+        assert!(one_by_one.contains(&None) && one_by_one.iter().flatten().any(|&x| x != T::zero()));
         let mut wrong = Field::<T>::zeros_on(backend, &[domain[0] + 1, domain[1]], 0).unwrap();
         let e = field.copy_into_dense(&grid, &mut wrong).unwrap_err();
         assert!(e.to_string().contains("is not the grid's domain"), "{e}");

@@ -324,6 +324,14 @@ impl<T: Real> Flow<T> {
         for_both!(self, flow => flow.probe_over(i, j, bed))
     }
 
+    /// [`Flow::probe_over`] at each of `cells` (`(i, j, bed)`), read together.
+    pub fn probe_many(
+        &self,
+        cells: &[(usize, usize, f64)],
+    ) -> Result<Vec<(f64, f64, f64)>, FloodError> {
+        for_both!(self, flow => flow.probe_many(cells))
+    }
+
     /// The depth and the velocities `(h, u, v)` per cell, row by row from the south.
     pub fn depth_and_velocity(&self) -> Result<CellFields, FloodError> {
         for_both!(self, flow => flow.depth_and_velocity())

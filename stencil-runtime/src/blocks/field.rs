@@ -228,18 +228,45 @@ impl<T: Real> BlockField<T> {
     /// [`BlockField::get`] at point `p` of level `level`.
     pub fn get_at(&self, grid: &BlockGrid, level: u8, p: [usize; 3]) -> Result<Option<T>, Error> {
         self.check(grid, "BlockField::get", "field")?;
+        match self.element_of(grid, level, p) {
+            Some(at) => Ok(Some(self.arena.read(at, 1)?[0])),
+            None => Ok(None),
+        }
+    }
+
+    /// The arena element holding global point `p` of level `level` (`None` where its
+    /// block is absent or `p` is outside the domain).
+    fn element_of(&self, grid: &BlockGrid, level: u8, p: [usize; 3]) -> Option<usize> {
         let g = self.geometry.at_level(level);
         if (0..3).any(|a| p[a] >= g.domain[a]) {
-            return Ok(None);
+            return None;
         }
         let key = g.key_of(p);
-        let Some(slot) = grid.slot(key) else {
-            return Ok(None);
-        };
+        let slot = grid.slot(key)?;
         let o = g.origin(key);
         let local = [0, 1, 2].map(|a| (p[a] - o[a]) as isize);
-        let at = slot * g.slot_len() + g.element(local);
-        Ok(Some(self.arena.read(at, 1)?[0]))
+        Some(slot * g.slot_len() + g.element(local))
+    }
+
+    /// [`BlockField::get`] at each of `points` (level 0), read on a device with one
+    /// wait for all of them.
+    pub fn get_many(
+        &self,
+        grid: &BlockGrid,
+        points: &[[usize; 3]],
+    ) -> Result<Vec<Option<T>>, Error> {
+        self.check(grid, "BlockField::get_many", "field")?;
+        let at: Vec<Option<usize>> = points
+            .iter()
+            .map(|&p| self.element_of(grid, 0, p))
+            .collect();
+        let present: Vec<usize> = at.iter().flatten().copied().collect();
+        let mut found = match &self.arena {
+            Arena::Host(v) => present.iter().map(|&e| v[e]).collect(),
+            Arena::Device(b) => b.gather(&present)?,
+        }
+        .into_iter();
+        Ok(at.iter().map(|e| e.and_then(|_| found.next())).collect())
     }
 
     /// The values of block `key`'s slot (its points and halo, x fastest; see

@@ -27,11 +27,40 @@ impl<T: Real> ShallowWater<T> {
 
     /// [`ShallowWater::probe`] with the cell's bed known (three element copies).
     pub fn probe_over(&self, i: usize, j: usize, bed: f64) -> Result<(f64, f64, f64), FloodError> {
-        let h = self.value_at(&self.progress.now[0], i, j)? - bed;
-        let q = self.value_at(&self.progress.now[1], i, j)?;
-        let p = self.value_at(&self.progress.now[2], i, j)?;
+        Ok(self.probe_many(&[(i, j, bed)])?[0])
+    }
+
+    /// [`ShallowWater::probe_over`] at each of `cells` (`(i, j, bed)`), read from a device
+    /// with one wait per state field for all of them (the gauges).
+    pub fn probe_many(
+        &self,
+        cells: &[(usize, usize, f64)],
+    ) -> Result<Vec<(f64, f64, f64)>, FloodError> {
+        let points: Vec<[isize; 3]> = cells
+            .iter()
+            .map(|&(i, j, _)| [i as isize, j as isize, 0])
+            .collect();
+        let read = |k: usize| -> Result<Vec<f64>, FloodError> {
+            let values = self.progress.now[k].get_many(&points)?;
+            values
+                .into_iter()
+                .zip(cells)
+                .map(|(x, &(i, j, _))| {
+                    x.map(|x| x.as_f64())
+                        .ok_or_else(|| self.grid.not_a_cell(i, j))
+                })
+                .collect()
+        };
+        let [w, q, p] = [read(0)?, read(1)?, read(2)?];
         let dry = self.physics.dry_depth;
-        Ok((h, velocity(q, h, dry), velocity(p, h, dry)))
+        Ok(cells
+            .iter()
+            .enumerate()
+            .map(|(n, &(_, _, bed))| {
+                let h = w[n] - bed;
+                (h, velocity(q[n], h, dry), velocity(p[n], h, dry))
+            })
+            .collect())
     }
 
     /// The value of `f` at `(i, j)` (halo included), or an error naming the cell.

@@ -362,11 +362,16 @@ impl<T: Real> Run<T> {
     }
 
     fn sample_gauges(&mut self) -> Result<(), FloodError> {
-        let gauges = self.scenario.gauges.iter().zip(&self.gauge_beds);
-        for ((g, &bed), samples) in gauges.zip(&mut self.samples) {
-            let (depth, u, v) = self.flow.probe_over(g.i, g.j, bed)?;
+        let cells: Vec<(usize, usize, f64)> = (self.scenario.gauges.iter().zip(&self.gauge_beds))
+            .map(|(g, &bed)| (g.i, g.j, bed))
+            .collect();
+        let probed = self.flow.probe_many(&cells)?;
+        let time = self.flow.time();
+        for ((&(_, _, bed), (depth, u, v)), samples) in
+            cells.iter().zip(probed).zip(&mut self.samples)
+        {
             samples.push(Sample {
-                time: self.flow.time(),
+                time,
                 depth,
                 surface: depth + bed,
                 u,

@@ -141,34 +141,66 @@ impl<T: Real> SparseShallowWater<T> {
     /// copies on a device; a cell of an absent block is dry).
     pub fn probe_over(&self, i: usize, j: usize, bed: f64) -> Result<(f64, f64, f64), FloodError> {
         self.inside(i, j)?;
+        let Some(d) = &self.distribution else {
+            return Ok(self.probe_many(&[(i, j, bed)])?[0]);
+        };
+        // The owner's values (every rank must probe the same cell at the same point; the
+        // others may not hold it). A cell of a block no rank holds is dry, on every rank
+        // as on one.
         let at = [i, j, 0];
-        let now = &self.progress.now;
-        let value = |k: usize| -> Result<Option<f64>, FloodError> {
-            Ok(now[k].get(&self.blocks, at)?.map(|x| x.as_f64()))
+        let key = self.blocks.geometry().key_of(at);
+        if d.follows && d.dealt().present.binary_search(&key).is_err() {
+            return Ok((0.0, 0.0, 0.0));
+        }
+        let mine = self.list.keys().contains(&key);
+        let own = |k: usize| -> Result<Vec<f64>, FloodError> {
+            let value = self.progress.now[k].get(&self.blocks, at)?;
+            Ok(vec![value.map_or(f64::NEG_INFINITY, |x| x.as_f64())])
         };
-        let (w, q, p) = if let Some(d) = &self.distribution {
-            // The owner's values (every rank must probe the same cell at the same point;
-            // the others may not hold it). A cell of a block no rank holds is dry, on
-            // every rank as on one.
-            let key = self.blocks.geometry().key_of(at);
-            if d.follows && d.dealt().present.binary_search(&key).is_err() {
-                return Ok((0.0, 0.0, 0.0));
-            }
-            let mine = self.list.keys().contains(&key);
-            let own = |k: usize| -> Result<Vec<f64>, FloodError> {
-                Ok(vec![value(k)?.unwrap_or(f64::NEG_INFINITY)])
-            };
-            let mut values = [own(0)?, own(1)?, own(2)?];
-            d.gather(&[mine], &mut values);
-            (values[0][0], values[1][0], values[2][0])
-        } else {
-            let Some(w) = value(0)? else {
-                return Ok((0.0, 0.0, 0.0));
-            };
-            (w, value(1)?.unwrap_or(0.0), value(2)?.unwrap_or(0.0))
-        };
+        let mut values = [own(0)?, own(1)?, own(2)?];
+        d.gather(&[mine], &mut values);
+        Ok(self.depth_and_velocity_of(values[0][0], values[1][0], values[2][0], bed))
+    }
+
+    /// [`SparseShallowWater::probe_over`] at each of `cells` (`(i, j, bed)`); on one rank
+    /// read from a device with one wait per state field for all of them (the gauges).
+    pub fn probe_many(
+        &self,
+        cells: &[(usize, usize, f64)],
+    ) -> Result<Vec<(f64, f64, f64)>, FloodError> {
+        if self.distribution.is_some() {
+            return cells
+                .iter()
+                .map(|&(i, j, bed)| self.probe_over(i, j, bed))
+                .collect();
+        }
+        for &(i, j, _) in cells {
+            self.inside(i, j)?;
+        }
+        let points: Vec<[usize; 3]> = cells.iter().map(|&(i, j, _)| [i, j, 0]).collect();
+        let read = |k: usize| self.progress.now[k].get_many(&self.blocks, &points);
+        let [w, q, p] = [read(0)?, read(1)?, read(2)?];
+        Ok(cells
+            .iter()
+            .enumerate()
+            .map(|(n, &(_, _, bed))| match w[n] {
+                // A cell of an absent block is dry.
+                None => (0.0, 0.0, 0.0),
+                Some(w) => {
+                    let (q, p) = (
+                        q[n].map_or(0.0, |x| x.as_f64()),
+                        p[n].map_or(0.0, |x| x.as_f64()),
+                    );
+                    self.depth_and_velocity_of(w.as_f64(), q, p, bed)
+                }
+            })
+            .collect())
+    }
+
+    /// `(h, u, v)` from the surface `w` and the discharges over a cell whose bed is `bed`.
+    fn depth_and_velocity_of(&self, w: f64, q: f64, p: f64, bed: f64) -> (f64, f64, f64) {
         let (h, dry) = (w - bed, self.physics.dry_depth);
-        Ok((h, velocity(q, h, dry), velocity(p, h, dry)))
+        (h, velocity(q, h, dry), velocity(p, h, dry))
     }
 
     /// The depth and the velocities `(h, u, v)` per cell, row by row from the south (as
