@@ -28,6 +28,7 @@
 //! beneath them and predicts new fine blocks from coarse ones.
 
 pub mod adapt;
+mod arena;
 mod dense;
 mod field;
 mod flags;
