@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use stencil_ranks::Ranks;
-use stencil_runtime::{Backend, Real};
+use stencil_runtime::{Backend, Precision, Real};
 use wall::Part;
 
 mod wall;
@@ -403,6 +403,7 @@ impl<T: Real> Run<T> {
         let (grid, bed, shade) = (*self.flow.grid(), self.bed.clone(), self.shade.clone());
         let (time, scale) = (self.flow.time(), self.depth_scale);
         let dry = self.flow.physics().dry_depth;
+        let single = T::PRECISION == Precision::F32;
         writer.submit(move || {
             let snapshot = Snapshot {
                 grid: &grid,
@@ -419,7 +420,7 @@ impl<T: Real> Run<T> {
             }
             if let Some((path, dir)) = vtk {
                 output::create_dir(&dir)?;
-                output::vtk::write(&snapshot, &path)?;
+                output::vtk::write(&snapshot, &path, single)?;
             }
             Ok(())
         })
