@@ -555,6 +555,7 @@ mod tests {
             let mut stepping = DenseStepping {
                 flow: &mut dense,
                 after_step: &mut |_, _| Ok(()),
+                same_after: None,
             };
             stepping.queue_step(&mut clock).expect("a step");
             clock.start_read().expect("a read");

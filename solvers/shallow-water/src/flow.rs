@@ -86,6 +86,10 @@ pub enum Flow<T: Real> {
     Sparse(SparseShallowWater<T>),
 }
 
+/// The key of the dense runs' recorded steps that record the flood's extent
+/// ([`ShallowWater::advance_replaying`]).
+const EXTENT_AFTER_STEP: std::num::NonZeroU64 = std::num::NonZeroU64::MIN;
+
 /// A dense run's flood extent, in two fields of the grid's cells on its backend.
 pub struct DenseExtent<T: Real> {
     /// The largest depth per cell.
@@ -228,9 +232,14 @@ impl<T: Real> Flow<T> {
     /// change, the backend decides the steps).
     pub fn advance(&mut self, target: f64, slack: f64, budget: u64) -> Result<(), FloodError> {
         match self {
-            Flow::Dense { flow, extent } => flow.advance(target, slack, budget, &mut |f, after| {
-                extent.record(f, after)
-            }),
+            // The extent's fields stay put: a recorded step replays from call to call.
+            Flow::Dense { flow, extent } => flow.advance_replaying(
+                target,
+                slack,
+                budget,
+                &mut |f, after| extent.record(f, after),
+                EXTENT_AFTER_STEP,
+            ),
             Flow::Sparse(flow) => flow.advance(target, slack, budget),
         }
     }

@@ -4,18 +4,23 @@
 use super::{Integrator, Kp07Steps, ShallowWater, Which, CHECK_EVERY};
 use crate::clock::{Clock, Clocked};
 use crate::FloodError;
+use std::num::NonZeroU64;
 use stencil_runtime::{Backend, Real, Value};
 
 /// What runs after each step of [`ShallowWater::advance`]: it gets the simulation and the
 /// time after the step, held on the backend. It may only queue launches (e.g. recording
 /// the flood's extent), never read anything back: on a device the step, this included, is
-/// recorded once per call of `advance` and replayed for the later steps of the call.
+/// recorded once per call of `advance` and replayed for the later steps of the call (and
+/// of later calls, with [`ShallowWater::advance_replaying`]).
 pub type AfterStep<'a, T> = dyn FnMut(&ShallowWater<T>, &Value<T>) -> Result<(), FloodError> + 'a;
 
 /// A dense simulation stepped by its clock, with what runs after each step.
 pub(crate) struct DenseStepping<'a, T: Real> {
     pub flow: &'a mut ShallowWater<T>,
     pub after_step: &'a mut AfterStep<'a, T>,
+    /// Set where `after_step` queues the same launches on the same memory in every call
+    /// given this key: a step recorded in one call is replayed in the next.
+    pub same_after: Option<NonZeroU64>,
 }
 
 impl<T: Real> Clocked<T> for DenseStepping<'_, T> {
@@ -24,12 +29,14 @@ impl<T: Real> Clocked<T> for DenseStepping<'_, T> {
     }
 
     fn before_step(&mut self) -> Result<Option<u64>, FloodError> {
-        Ok((self.flow.physics.integrator == Integrator::Rk2).then_some(0))
+        // Recordings are for one call (0), or for every call with the same key.
+        let layout = self.same_after.map_or(0, NonZeroU64::get);
+        Ok((self.flow.physics.integrator == Integrator::Rk2).then_some(layout))
     }
 
     fn recordings_outlive_calls(&self) -> bool {
-        // `after_step` is the caller's, call by call.
-        false
+        // Without a key, `after_step` is the caller's, call by call.
+        self.same_after.is_some()
     }
 
     fn queue_step(&mut self, clock: &mut Clock<T>) -> Result<(), FloodError> {
@@ -99,9 +106,40 @@ impl<T: Real> ShallowWater<T> {
         budget: u64,
         after_step: &mut AfterStep<'_, T>,
     ) -> Result<(), FloodError> {
+        self.advance_after(target, slack, budget, after_step, None)
+    }
+
+    /// [`ShallowWater::advance`] where `after_step` queues the same launches on the same
+    /// memory in every call given `key` (the flood's extent, say): on a device a step
+    /// recorded in one call is replayed in the next calls with that key instead of
+    /// recorded again, which calls of a few steps each (a program sampling gauges) would
+    /// otherwise pay for at every call.
+    pub fn advance_replaying(
+        &mut self,
+        target: f64,
+        slack: f64,
+        budget: u64,
+        after_step: &mut AfterStep<'_, T>,
+        key: NonZeroU64,
+    ) -> Result<(), FloodError> {
+        self.advance_after(target, slack, budget, after_step, Some(key))
+    }
+
+    fn advance_after(
+        &mut self,
+        target: f64,
+        slack: f64,
+        budget: u64,
+        after_step: &mut AfterStep<'_, T>,
+        same_after: Option<NonZeroU64>,
+    ) -> Result<(), FloodError> {
         if self.boundaries.steady() {
             return self.run_on_clock(|flow, clock| {
-                let mut stepping = DenseStepping { flow, after_step };
+                let mut stepping = DenseStepping {
+                    flow,
+                    after_step,
+                    same_after,
+                };
                 crate::clock::run(&mut stepping, clock, target, slack, budget)
             });
         }
