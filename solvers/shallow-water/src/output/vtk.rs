@@ -12,8 +12,8 @@ use vtkio::model::{
 };
 
 /// Writes the depth, the surface elevation, the bed and the velocity `(u, v, 0)` of
-/// every cell of `s` at the cell's centre, as 32-bit floats when `single` (an f32 run: half the bytes, and
-/// every value the run computed), else 64-bit.
+/// every cell of `s` at the cell's centre, as 32-bit floats when `single` (an f32 run:
+/// half the bytes, and every value the run computed), else 64-bit.
 pub fn write(s: &Snapshot, path: &Path, single: bool) -> Result<(), FloodError> {
     let g = s.grid;
     let points = [g.nx as u32, g.ny as u32, 1];
@@ -61,7 +61,6 @@ pub fn write(s: &Snapshot, path: &Path, single: bool) -> Result<(), FloodError> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use vtkio::model::ImageDataPiece;
 
     /// The file reads back (vtkio's legacy parser) with one value per cell of every
     /// attribute, in both precisions, at the cells' centres.
