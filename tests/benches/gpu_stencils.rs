@@ -24,7 +24,7 @@ use stencil_tests::kernels::suite;
 
 #[path = "gpu_stencils/hand.rs"]
 mod hand;
-use hand::{grid, hand_blocks, tuned_grid, vector_width, Arg, Hand, TUNED_POINTS};
+use hand::{best, grid, hand_blocks, tuned_grid, vector_width, Arg, Hand, TUNED_POINTS};
 
 /// Timed launches per measurement (after warm-up); the median is reported.
 const REPS: usize = 15;
@@ -147,7 +147,7 @@ fn against_hand<T: Real>(
     let Some(h) = hand else {
         return Ok((None, None));
     };
-    let (t, shape) = Hand::best(cuda, shapes, |blk| {
+    let (t, shape) = best(cuda, shapes, |blk| {
         h.launch(cuda, name, grid(n, blk), blk, args)
     })?;
     let shape = shape[..n.len()]

@@ -1,4 +1,7 @@
-//! What the benchmarks share: their result type and their command-line options.
+//! What the benchmarks share: their result type and their command-line options, and the
+//! hand-written CUDA kernels they compare with.
+
+pub mod hand;
 
 /// A benchmark's result: any error ends it with its message.
 pub type R<T> = Result<T, Box<dyn std::error::Error>>;

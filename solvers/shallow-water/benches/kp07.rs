@@ -7,17 +7,26 @@
 //!   and the step's effective bandwidth against the device's copy bandwidth.
 //! - Malpasset (`--malpasset DIR`, the folder of `topo.asc` and `eta0.asc`): the wall
 //!   time of the 4000 s simulation, its steps and its volume error.
+//! - The hand-written CUDA reference (`--hand PATH`, the `kp07.cubin` that
+//!   `benchmarks/cuda/build.sh` builds from `benchmarks/cuda/kp07.cu`), on a device: its
+//!   state after some steps against the solver's, and its step time on the same cases
+//!   beside the generated kernels' ([`hand`]).
 //!
 //! `cargo bench -p shallow-water --bench kp07 [-- --cpu] [-- --sizes 4096,8192]
-//! [-- --steps 20] [-- --malpasset ../shared/data/malpasset] [-- --out FILE]`
-//! (on a GPU machine: `../shared/tools/stage-gpu -p shallow-water --bench kp07`).
+//! [-- --steps 20] [-- --malpasset ../shared/data/malpasset] [-- --hand FILE]
+//! [-- --out FILE]` (on a GPU machine: `../shared/tools/stage-gpu -p shallow-water --bench
+//! kp07`).
+
+#[path = "kp07/hand.rs"]
+mod hand;
 
 use shallow_water::{cases, ShallowWater};
 use std::fmt::Write as _;
+use std::path::Path;
 use std::time::Instant;
 use stencil_runtime::cuda::LaunchShape;
-use stencil_runtime::{Backend, Real};
-use stencil_tests::bench::{arg, R};
+use stencil_runtime::{Backend, Cuda, Real};
+use stencil_tests::bench::{arg, median_device_time, R};
 
 /// Values one RK2 step in two passes per stage must move per cell: per stage the face
 /// pass reads `w, u, v` and the bed and writes six face fluxes (10), the update reads
@@ -117,6 +126,8 @@ fn main() -> R<()> {
         "| cells | precision | passes per stage | ms per RK2 step | Mcell updates/s | T_eff GB/s | T_eff / copy |"
     )?;
     writeln!(out, "| --- | --- | --- | --- | --- | --- | --- |")?;
+    // (n, precision, ms per step) of the faster of the two generated schemes.
+    let mut generated: Vec<(usize, &str, f64)> = Vec::new();
     for &n in &sizes {
         for (name, bytes, one, per_step) in [
             ("f32", 4.0, false, dense::<f32>(&backend, n, steps, false)?),
@@ -133,6 +144,10 @@ fn main() -> R<()> {
             let t_eff = values * bytes * cells / per_step;
             let ratio = copy.map_or("".into(), |c| format!("{:.2}", t_eff / c));
             let passes = if one { "1" } else { "2" };
+            match generated.iter_mut().find(|g| g.0 == n && g.1 == name) {
+                Some(g) => g.2 = g.2.min(per_step),
+                None => generated.push((n, name, per_step)),
+            }
             writeln!(
                 out,
                 "| {n}^2 | {name} | {passes} | {:.3} | {:.0} | {:.0} | {ratio} |",
@@ -143,6 +158,12 @@ fn main() -> R<()> {
             eprint!("{}", &out[printed..]);
             printed = out.len();
         }
+    }
+    if let (Some(cubin), Backend::Cuda(cuda)) = (arg("--hand"), &backend) {
+        let copy = copy.unwrap_or(f64::NAN);
+        hand_rows(&mut out, cuda, Path::new(&cubin), &generated, steps, copy)?;
+        eprint!("{}", &out[printed..]);
+        printed = out.len();
     }
     if let Some(dir) = arg("--malpasset") {
         writeln!(
@@ -173,6 +194,73 @@ fn main() -> R<()> {
         std::fs::write(path, out)?;
     }
     Ok(())
+}
+
+/// The hand-written reference against the solver: their states after 20 steps on the
+/// radial case at 256^2, then the reference's step time on each size of `generated` (the
+/// faster generated scheme's time there) and the generated speed over its.
+fn hand_rows(
+    out: &mut String,
+    cuda: &Cuda,
+    cubin: &Path,
+    generated: &[(usize, &str, f64)],
+    steps: usize,
+    copy: f64,
+) -> R<()> {
+    let case = cases::radial(256)?;
+    writeln!(
+        out,
+        "\nThe hand-written reference ({}) against the solver, radial 256^2, 20 steps of half the first Courant step:\n",
+        cubin.display()
+    )?;
+    writeln!(
+        out,
+        "| precision | largest difference w, q, p (over each field's largest value) | first Courant step, hand / solver |"
+    )?;
+    writeln!(out, "| --- | --- | --- |")?;
+    for (name, (d, (dt_hand, dt_solver))) in [
+        ("f32", hand::agreement::<f32>(cubin, cuda, &case.setup, 20)?),
+        ("f64", hand::agreement::<f64>(cubin, cuda, &case.setup, 20)?),
+    ] {
+        writeln!(
+            out,
+            "| {name} | {:.2e}, {:.2e}, {:.2e} | {dt_hand:.9e} / {dt_solver:.9e} |",
+            d[0], d[1], d[2]
+        )?;
+    }
+    writeln!(
+        out,
+        "\n| cells | precision | hand-written ms per RK2 step | Mcell updates/s | T_eff / copy ({} values) | generated (faster scheme) ms | generated speed / hand-written |",
+        hand::VALUES_PER_CELL
+    )?;
+    writeln!(out, "| --- | --- | --- | --- | --- | --- | --- |")?;
+    for &(n, name, gen) in generated {
+        let case = cases::radial(n)?;
+        let (per_step, bytes) = if name == "f32" {
+            (hand_step::<f32>(cuda, cubin, &case, steps)?, 4.0)
+        } else {
+            (hand_step::<f64>(cuda, cubin, &case, steps)?, 8.0)
+        };
+        let cells = (n * n) as f64;
+        let t_eff = hand::VALUES_PER_CELL * bytes * cells / per_step;
+        writeln!(
+            out,
+            "| {n}^2 | {name} | {:.3} | {:.0} | {:.2} | {:.3} | {:.3} |",
+            per_step * 1e3,
+            cells / per_step / 1e6,
+            t_eff / copy,
+            gen * 1e3,
+            per_step / gen
+        )?;
+    }
+    Ok(())
+}
+
+/// Median seconds of one hand-written RK2 step on `case` (each step timed alone with
+/// device events, `steps` of them, after three).
+fn hand_step<T: Real>(cuda: &Cuda, cubin: &Path, case: &cases::Case, steps: usize) -> R<f64> {
+    let mut scheme = hand::HandKp07::<T>::new(cubin, cuda, &case.setup)?;
+    median_device_time(cuda, steps, || scheme.step(f64::INFINITY))
 }
 
 fn rayon_threads() -> usize {

@@ -1,101 +1,27 @@
-//! The hand-written CUDA kernels of the GPU benchmark (`benchmarks/cuda/stencils.cu`):
-//! loading the cubin, launching a kernel with its arguments, the block shapes and grids
+//! The hand-written CUDA kernels of the GPU benchmark (`benchmarks/cuda/stencils.cu`,
+//! loaded and launched through [`stencil_tests::bench::hand`]): the block shapes and grids
 //! they are timed with, and the fastest shape of a set.
 
 use super::median_time;
-use cudarc::driver::{result, sys};
-use std::ffi::{c_void, CString};
-use std::path::PathBuf;
 use stencil_runtime::cuda::{LaunchShape, Tiles};
-use stencil_runtime::{Cuda, Precision, Real};
+use stencil_runtime::{Cuda, Real};
+pub(crate) use stencil_tests::bench::hand::{Arg, Hand};
 use stencil_tests::bench::R;
 
-/// The hand-written kernels, loaded from the nvcc-built cubin.
-pub(crate) struct Hand {
-    module: sys::CUmodule,
-}
-
-/// A launch argument of a hand-written kernel, each in its own 8-byte slot.
-#[derive(Clone, Copy)]
-pub(crate) enum Arg {
-    /// A device pointer.
-    Ptr(u64),
-    /// A 32-bit integer.
-    Int(i32),
-    /// A real of the given precision.
-    Real(f64, Precision),
-}
-
-impl Hand {
-    /// The kernels of the cubin at `path`.
-    pub(crate) fn load(path: &PathBuf) -> R<Hand> {
-        let image = std::fs::read(path)?;
-        let mut module = std::ptr::null_mut();
-        // SAFETY: a cubin image read whole from disk.
-        unsafe { sys::cuModuleLoadData(&mut module, image.as_ptr() as *const c_void) }
-            .result()
-            .map_err(|e| format!("cannot load {}: {e:?}", path.display()))?;
-        Ok(Hand { module })
-    }
-
-    /// Launches kernel `name` over `grid` blocks of `block` threads with `args`.
-    pub(crate) fn launch(
-        &self,
-        cuda: &Cuda,
-        name: &str,
-        grid: [u32; 3],
-        block: [u32; 3],
-        args: &[Arg],
-    ) -> R<()> {
-        let cname = CString::new(name)?;
-        // SAFETY: the module is loaded; the name is NUL-terminated.
-        let f = unsafe { result::module::get_function(self.module, cname) }
-            .map_err(|e| format!("no kernel {name} in the cubin: {e:?}"))?;
-        let mut slots: Vec<u64> = args
-            .iter()
-            .map(|a| match *a {
-                Arg::Ptr(p) => p,
-                Arg::Int(i) => i as u32 as u64,
-                Arg::Real(v, Precision::F32) => (v as f32).to_bits() as u64,
-                Arg::Real(v, Precision::F64) => v.to_bits(),
-            })
-            .collect();
-        let mut ptrs: Vec<*mut c_void> = slots
-            .iter_mut()
-            .map(|s| s as *mut u64 as *mut c_void)
-            .collect();
-        // SAFETY: the arguments match the kernel's signature in stencils.cu (integers and
-        // f32 sit in the low bytes of their slots, little-endian); the fields cover the
-        // domain plus the halo.
-        unsafe {
-            result::launch_kernel(
-                f,
-                (grid[0], grid[1], grid[2]),
-                (block[0], block[1], block[2]),
-                0,
-                cuda.raw_stream(),
-                &mut ptrs,
-            )
+/// The fastest of `shapes` for `run(block)`; returns (seconds, shape).
+pub(crate) fn best(
+    cuda: &Cuda,
+    shapes: &[[u32; 3]],
+    mut run: impl FnMut([u32; 3]) -> R<()>,
+) -> R<(f64, [u32; 3])> {
+    let mut best = (f64::INFINITY, shapes[0]);
+    for &s in shapes {
+        let t = median_time(cuda, || run(s))?;
+        if t < best.0 {
+            best = (t, s);
         }
-        .map_err(|e| format!("{name}: {e:?}"))?;
-        Ok(())
     }
-
-    /// The fastest of `shapes` for `run(block)`; returns (seconds, shape).
-    pub(crate) fn best(
-        cuda: &Cuda,
-        shapes: &[[u32; 3]],
-        mut run: impl FnMut([u32; 3]) -> R<()>,
-    ) -> R<(f64, [u32; 3])> {
-        let mut best = (f64::INFINITY, shapes[0]);
-        for &s in shapes {
-            let t = median_time(cuda, || run(s))?;
-            if t < best.0 {
-                best = (t, s);
-            }
-        }
-        Ok(best)
-    }
+    Ok(best)
 }
 
 /// The block shapes a hand-written kernel is timed with: the blocks the generated
