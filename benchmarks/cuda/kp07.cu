@@ -16,8 +16,10 @@
 // benchmark's radial dam break): the outermost cells are reconstructed as constants and
 // a wall face's outer state mirrors the inner one. Unlike the solver it does not store
 // the velocities with the state: the flux kernel computes them from `w`, `q`, `p` and
-// the bed as it loads its tile (the same bits as the solver's stored ones), so a step
-// moves 37 values per cell (the solver's two passes 53, its one pass 29).
+// the bed as it loads its tile, so a step moves 37 values per cell (the solver's two
+// passes 53, its one pass 29). Built with nvcc's default -fmad=true, which contracts
+// `a + b * c` into fused multiply-adds: the results equal the solver's to rounding, not
+// bit for bit (the bench prints the difference after 20 steps).
 //
 // Conventions as in stencils.cu: every field pointer points at interior cell (0, 0),
 // x is contiguous, `sy` is the row stride in elements; the fields carry a halo of two
@@ -28,6 +30,7 @@
 // the shallow-water package loads kp07.cubin (`--hand PATH`).
 
 #include <cuda_runtime.h>
+#include <math.h>
 
 namespace {
 
@@ -199,6 +202,7 @@ __device__ __forceinline__ void rates(const T* __restrict__ w, const T* __restri
     const T base = cell_bed(s_b[cb][ca], s_b[cb][ca + 1], s_b[cb + 1][ca], s_b[cb + 1][ca + 1]);
     const T depth = s_w[cb][ca] - base;
     T speed = T(0);
+    int nan_seen = 0;  // fmax drops NaN: a NaN speed is carried apart
 
     // x: face values of cells i0 - 1 .. i0 + BX, rows j0 .. j0 + BY - 1.
     for (int k = tid; k < (BX + 2) * BY; k += N) {
@@ -230,7 +234,10 @@ __device__ __forceinline__ void rates(const T* __restrict__ w, const T* __restri
         T fw, fn, ft;
         T a = face_flux(wl, nl, tl, wr, nr, tr, bface, g, fw, fn, ft);
         f_w[k] = fw; f_n[k] = fn; f_t[k] = ft;
-        if (fi <= nx && fj < ny) speed = max_t(speed, a * dx_inv);
+        if (fi <= nx && fj < ny) {
+            nan_seen |= a != a;
+            speed = max_t(speed, a * dx_inv);
+        }
     }
     __syncthreads();
     T x_w, x_q, x_p, ww_in, we_in;
@@ -279,7 +286,10 @@ __device__ __forceinline__ void rates(const T* __restrict__ w, const T* __restri
         T fw, fn, ft;
         T a = face_flux(wl, nl, tl, wr, nr, tr, bface, g, fw, fn, ft);
         f_w[k] = fw; f_n[k] = fn; f_t[k] = ft;
-        if (fj <= ny && fi < nx) speed = max_t(speed, a * dy_inv);
+        if (fj <= ny && fi < nx) {
+            nan_seen |= a != a;
+            speed = max_t(speed, a * dy_inv);
+        }
     }
     __syncthreads();
     if (i < nx && j < ny) {
@@ -297,13 +307,14 @@ __device__ __forceinline__ void rates(const T* __restrict__ w, const T* __restri
     }
 
     if (block_speed != nullptr) {
+        const bool bad = __syncthreads_or(nan_seen);
         for (int o = 16; o > 0; o /= 2) speed = max_t(speed, __shfl_xor_sync(0xffffffffu, speed, o));
         if ((tid & 31) == 0) s_max[tid / 32] = speed;
         __syncthreads();
         if (tid == 0) {
             T m = s_max[0];
             for (int k = 1; k < N / 32; ++k) m = max_t(m, s_max[k]);
-            block_speed[blockIdx.y * gridDim.x + blockIdx.x] = m;
+            block_speed[blockIdx.y * gridDim.x + blockIdx.x] = bad ? T(NAN) : m;
         }
     }
 }
@@ -314,13 +325,21 @@ __device__ __forceinline__ void time_step(const T* __restrict__ block_speed, int
                                           T courant, T limit, T* __restrict__ dt) {
     __shared__ T s_max[32];
     T m = T(0);
-    for (int k = threadIdx.x; k < blocks; k += blockDim.x) m = max_t(m, block_speed[k]);
+    int nan_seen = 0;
+    for (int k = threadIdx.x; k < blocks; k += blockDim.x) {
+        T s = block_speed[k];
+        nan_seen |= s != s;
+        m = max_t(m, s);
+    }
+    const bool bad = __syncthreads_or(nan_seen);
     for (int o = 16; o > 0; o /= 2) m = max_t(m, __shfl_xor_sync(0xffffffffu, m, o));
     if ((threadIdx.x & 31) == 0) s_max[threadIdx.x / 32] = m;
     __syncthreads();
     if (threadIdx.x == 0) {
         for (int k = 1; k < (int)(blockDim.x / 32); ++k) m = max_t(m, s_max[k]);
-        *dt = m > T(0) ? min_t(courant / m, limit) : limit;
+        // The division in double, as the solver's clock does; a NaN speed makes a NaN step.
+        T step = m > T(0) ? T(fmin(double(courant) / double(m), double(limit))) : limit;
+        *dt = bad ? T(NAN) : step;
     }
 }
 
@@ -357,9 +376,12 @@ __device__ __forceinline__ void update(const T* __restrict__ w, const T* __restr
     T h43 = max_t(pow_t(h, T(4.0 / 3.0)), T(1e-30));
     T h2 = h * h;
     T damp = h2 * h2 > eps ? h43 / (h43 + fresh * dt * g_n2 * sqrt_t(un * un + vn * vn)) : T(0);
-    tw[at] = max_t(wn, base);
-    tq[at] = qn * damp;
-    tp[at] = pn * damp;
+    // A step of 0 leaves the state as it was (`from` in a first stage, `to` in a second).
+    bool moves = dt > T(0);
+    bool first = keep == T(0);
+    tw[at] = moves ? max_t(wn, base) : (first ? __ldg(&w[at]) : tw[at]);
+    tq[at] = moves ? qn * damp : (first ? __ldg(&q[at]) : tq[at]);
+    tp[at] = moves ? pn * damp : (first ? __ldg(&p[at]) : tp[at]);
 }
 
 }  // namespace

@@ -64,6 +64,11 @@ impl<T: Real> HandKp07<T> {
             }
         })
         .to(&backend)?;
+        // kp07.cu indexes in 32 bits.
+        let span = bed.strides()[0] * (n[1] + 4);
+        if span >= i32::MAX as usize {
+            return Err(format!("{} x {} cells pass kp07.cu's 32-bit indices", n[0], n[1]).into());
+        }
         let zeros = || Field::<T>::zeros_on(&backend, &n, 2);
         let blocks = Self::grid(n).iter().product::<u32>() as usize;
         let ph = &setup.physics;
