@@ -386,16 +386,20 @@ __device__ __forceinline__ void update(const T* __restrict__ w, const T* __restr
 
 }  // namespace
 
-// Tiles of 32 x 8 cells: 18 KB of shared memory in f32, 36 KB in f64 (under the 48 KB a
-// block has without opting in).
-#define KP07_ENTRIES(T, NAME, BX, BY)                                                       \
+// The rates kernel per tile of BX x BY cells (shared memory: 18 KB for 32 x 8 in f32,
+// 36 KB in f64, under the 48 KB a block has without opting in), named
+// kp07_hand_rates_<precision>_<BX>x<BY>; the time step and the update per precision.
+#define KP07_RATES(T, NAME, BX, BY)                                                         \
     extern "C" __global__ void __launch_bounds__(BX * BY)                                   \
-        kp07_hand_rates_##NAME(const T* w, const T* q, const T* p, const T* bed, T* rw,     \
-                               T* rq, T* rp, T* block_speed, int nx, int ny, int sy, T g,   \
-                               T theta, T eps, T dx_inv, T dy_inv) {                        \
+        kp07_hand_rates_##NAME##_##BX##x##BY(const T* w, const T* q, const T* p,            \
+                                             const T* bed, T* rw, T* rq, T* rp,             \
+                                             T* block_speed, int nx, int ny, int sy, T g,   \
+                                             T theta, T eps, T dx_inv, T dy_inv) {          \
         rates<T, BX, BY>(w, q, p, bed, rw, rq, rp, block_speed, nx, ny, sy, g, theta, eps,  \
                          dx_inv, dy_inv);                                                   \
-    }                                                                                       \
+    }
+
+#define KP07_STEP(T, NAME)                                                                  \
     extern "C" __global__ void kp07_hand_dt_##NAME(const T* block_speed, int blocks,        \
                                                    T courant, T limit, T* dt) {             \
         time_step<T>(block_speed, blocks, courant, limit, dt);                              \
@@ -407,5 +411,14 @@ __device__ __forceinline__ void update(const T* __restrict__ w, const T* __restr
         update<T>(w, q, p, rw, rq, rp, bed, tw, tq, tp, dt, keep, g_n2, eps, nx, ny, sy);   \
     }
 
-KP07_ENTRIES(float, f32, 32, 8)
-KP07_ENTRIES(double, f64, 32, 8)
+// The tiles the bench tries (`TILES` in solvers/shallow-water/benches/kp07/hand.rs).
+KP07_RATES(float, f32, 32, 4)
+KP07_RATES(float, f32, 32, 8)
+KP07_RATES(float, f32, 32, 16)
+KP07_RATES(float, f32, 64, 4)
+KP07_RATES(float, f32, 64, 8)
+KP07_RATES(double, f64, 32, 4)
+KP07_RATES(double, f64, 32, 8)
+KP07_RATES(double, f64, 64, 4)
+KP07_STEP(float, f32)
+KP07_STEP(double, f64)

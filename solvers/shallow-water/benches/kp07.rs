@@ -215,28 +215,30 @@ fn hand_rows(
     )?;
     writeln!(
         out,
-        "| precision | largest difference w, q, p (over each field's largest value) | first Courant step, hand / solver |"
+        "| precision and tile | largest difference w, q, p (over each field's largest value) | first Courant step, hand / solver |"
     )?;
     writeln!(out, "| --- | --- | --- |")?;
-    for (name, (d, (dt_hand, dt_solver))) in [
-        ("f32", hand::agreement::<f32>(cubin, cuda, &case.setup, 20)?),
-        ("f64", hand::agreement::<f64>(cubin, cuda, &case.setup, 20)?),
+    for (name, rows) in [
+        ("f32", agreements::<f32>(cubin, cuda, &case)?),
+        ("f64", agreements::<f64>(cubin, cuda, &case)?),
     ] {
-        writeln!(
-            out,
-            "| {name} | {:.2e}, {:.2e}, {:.2e} | {dt_hand:.9e} / {dt_solver:.9e} |",
-            d[0], d[1], d[2]
-        )?;
+        for (tile, d, (dt_hand, dt_solver)) in rows {
+            writeln!(
+                out,
+                "| {name} {}x{} | {:.2e}, {:.2e}, {:.2e} | {dt_hand:.9e} / {dt_solver:.9e} |",
+                tile[0], tile[1], d[0], d[1], d[2]
+            )?;
+        }
     }
     writeln!(
         out,
-        "\n| cells | precision | hand-written ms per RK2 step | Mcell updates/s | T_eff / copy ({} values) | generated (faster scheme) ms | generated speed / hand-written |",
+        "\n| cells | precision | hand-written ms per RK2 step (fastest tile) | Mcell updates/s | T_eff / copy ({} values) | generated (faster scheme) ms | generated speed / hand-written |",
         hand::VALUES_PER_CELL
     )?;
     writeln!(out, "| --- | --- | --- | --- | --- | --- | --- |")?;
     for &(n, name, gen) in generated {
         let case = cases::radial(n)?;
-        let (per_step, bytes) = if name == "f32" {
+        let ((per_step, tile), bytes) = if name == "f32" {
             (hand_step::<f32>(cuda, cubin, &case, steps)?, 4.0)
         } else {
             (hand_step::<f64>(cuda, cubin, &case, steps)?, 8.0)
@@ -245,8 +247,10 @@ fn hand_rows(
         let t_eff = hand::VALUES_PER_CELL * bytes * cells / per_step;
         writeln!(
             out,
-            "| {n}^2 | {name} | {:.3} | {:.0} | {:.2} | {:.3} | {:.3} |",
+            "| {n}^2 | {name} | {:.3} ({}x{}) | {:.0} | {:.2} | {:.3} | {:.3} |",
             per_step * 1e3,
+            tile[0],
+            tile[1],
             cells / per_step / 1e6,
             t_eff / copy,
             gen * 1e3,
@@ -256,11 +260,36 @@ fn hand_rows(
     Ok(())
 }
 
-/// Median seconds of one hand-written RK2 step on `case` (each step timed alone with
-/// device events, `steps` of them, after three).
-fn hand_step<T: Real>(cuda: &Cuda, cubin: &Path, case: &cases::Case, steps: usize) -> R<f64> {
-    let mut scheme = hand::HandKp07::<T>::new(cubin, cuda, &case.setup)?;
-    median_device_time(cuda, steps, || scheme.step(f64::INFINITY))
+/// The hand-written scheme against the solver on `case`, in each tile kp07.cu has.
+type Agreement = ([u32; 2], [f64; 3], (f64, f64));
+
+fn agreements<T: Real>(cubin: &Path, cuda: &Cuda, case: &cases::Case) -> R<Vec<Agreement>> {
+    hand::tiles::<T>()
+        .iter()
+        .map(|&tile| {
+            let (d, dts) = hand::agreement::<T>(cubin, cuda, &case.setup, tile, 20)?;
+            Ok((tile, d, dts))
+        })
+        .collect()
+}
+
+/// Median seconds of one hand-written RK2 step on `case` in its fastest tile, and that
+/// tile (each step timed alone with device events, `steps` of them, after three).
+fn hand_step<T: Real>(
+    cuda: &Cuda,
+    cubin: &Path,
+    case: &cases::Case,
+    steps: usize,
+) -> R<(f64, [u32; 2])> {
+    let mut best = (f64::INFINITY, [0, 0]);
+    for &tile in hand::tiles::<T>() {
+        let mut scheme = hand::HandKp07::<T>::new(cubin, cuda, &case.setup, tile)?;
+        let t = median_device_time(cuda, steps, || scheme.step(f64::INFINITY))?;
+        if t < best.0 {
+            best = (t, tile);
+        }
+    }
+    Ok(best)
 }
 
 fn rayon_threads() -> usize {

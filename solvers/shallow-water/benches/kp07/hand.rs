@@ -14,8 +14,14 @@ use stencil_tests::bench::R;
 /// the bed and writes `w, q, p` (10), the second also reads the state it averages with (3).
 pub(crate) const VALUES_PER_CELL: f64 = 2.0 * (7.0 + 10.0) + 3.0;
 
-/// The tile of the flux kernel (`KP07_ENTRIES` in kp07.cu) and the update's block.
-const TILE: [u32; 2] = [32, 8];
+/// The tiles (cells along x and y) kp07.cu has a rates kernel for in precision `T`; the
+/// update runs in blocks of the same shape.
+pub(crate) fn tiles<T: Real>() -> &'static [[u32; 2]] {
+    match T::PRECISION {
+        Precision::F32 => &[[32, 4], [32, 8], [32, 16], [64, 4], [64, 8]],
+        Precision::F64 => &[[32, 4], [32, 8], [64, 4]],
+    }
+}
 
 /// The hand-written scheme's fields on a device: the state, the first stage's, the rates,
 /// the bed's corners, the blocks' largest speeds and the time step.
@@ -23,6 +29,7 @@ pub(crate) struct HandKp07<T: Real> {
     hand: Hand,
     cuda: Cuda,
     n: [usize; 2],
+    tile: [u32; 2],
     now: [Field<T>; 3],
     stage: [Field<T>; 3],
     rates: [Field<T>; 3],
@@ -35,8 +42,8 @@ pub(crate) struct HandKp07<T: Real> {
 
 impl<T: Real> HandKp07<T> {
     /// The scheme for `setup` (reflecting walls on every side, as kp07.cu assumes) with its
-    /// initial state, from the kernels of the cubin at `cubin`.
-    pub(crate) fn new(cubin: &Path, cuda: &Cuda, setup: &Setup) -> R<Self> {
+    /// initial state, from the kernels of the cubin at `cubin`, in tiles of `tile` cells.
+    pub(crate) fn new(cubin: &Path, cuda: &Cuda, setup: &Setup, tile: [u32; 2]) -> R<Self> {
         let backend = Backend::Cuda(cuda.clone());
         let grid = *setup.terrain.grid();
         let n = [grid.nx, grid.ny];
@@ -70,12 +77,13 @@ impl<T: Real> HandKp07<T> {
             return Err(format!("{} x {} cells pass kp07.cu's 32-bit indices", n[0], n[1]).into());
         }
         let zeros = || Field::<T>::zeros_on(&backend, &n, 2);
-        let blocks = Self::grid(n).iter().product::<u32>() as usize;
+        let blocks = Self::grid(n, tile).iter().product::<u32>() as usize;
         let ph = &setup.physics;
         Ok(HandKp07 {
             hand: Hand::load(cubin)?,
             cuda: cuda.clone(),
             n,
+            tile,
             now,
             stage: [zeros()?, zeros()?, zeros()?],
             rates: [zeros()?, zeros()?, zeros()?],
@@ -94,27 +102,32 @@ impl<T: Real> HandKp07<T> {
         })
     }
 
-    fn grid(n: [usize; 2]) -> [u32; 3] {
+    fn grid(n: [usize; 2], tile: [u32; 2]) -> [u32; 3] {
         [
-            n[0].div_ceil(TILE[0] as usize) as u32,
-            n[1].div_ceil(TILE[1] as usize) as u32,
+            n[0].div_ceil(tile[0] as usize) as u32,
+            n[1].div_ceil(tile[1] as usize) as u32,
             1,
         ]
     }
 
-    fn name(kernel: &str) -> String {
+    /// The entry point of `kernel` in this precision (the rates kernel's of this tile).
+    fn name(&self, kernel: &str) -> String {
         let p = match T::PRECISION {
             Precision::F32 => "f32",
             Precision::F64 => "f64",
         };
-        format!("kp07_hand_{kernel}_{p}")
+        if kernel == "rates" {
+            format!("kp07_hand_rates_{p}_{}x{}", self.tile[0], self.tile[1])
+        } else {
+            format!("kp07_hand_{kernel}_{p}")
+        }
     }
 
     /// One SSP-RK2 step of at most `limit` seconds (the Courant number's step where it is
     /// shorter), queued on the device's stream: five launches, no read-back.
     pub(crate) fn step(&mut self, limit: f64) -> R<()> {
-        let grid = Self::grid(self.n);
-        let block = [TILE[0], TILE[1], 1];
+        let grid = Self::grid(self.n, self.tile);
+        let block = [self.tile[0], self.tile[1], 1];
         let [g, g_n2, theta, eps, dx_inv, dy_inv, courant] = self.scalars;
         let real = |v: f64| Arg::Real(v, T::PRECISION);
         let ptr = |f: &Field<T>| Arg::Ptr(f.device_args().map_or(0, |(_, p, _)| p));
@@ -134,7 +147,7 @@ impl<T: Real> HandKp07<T> {
             args.extend([speeds, nx, ny, sy, real(g), real(theta), real(eps)]);
             args.extend([real(dx_inv), real(dy_inv)]);
             self.hand
-                .launch(&self.cuda, &Self::name("rates"), grid, block, &args)?;
+                .launch(&self.cuda, &self.name("rates"), grid, block, &args)?;
             if first {
                 let args = [
                     ptr(&self.speeds),
@@ -143,13 +156,8 @@ impl<T: Real> HandKp07<T> {
                     real(limit),
                     ptr(&self.dt),
                 ];
-                self.hand.launch(
-                    &self.cuda,
-                    &Self::name("dt"),
-                    [1, 1, 1],
-                    [1024, 1, 1],
-                    &args,
-                )?;
+                self.hand
+                    .launch(&self.cuda, &self.name("dt"), [1, 1, 1], [1024, 1, 1], &args)?;
             }
             let mut args: Vec<Arg> = from.iter().map(ptr).collect();
             args.extend(self.rates.iter().map(ptr));
@@ -157,7 +165,7 @@ impl<T: Real> HandKp07<T> {
             args.extend(to.iter().map(ptr));
             args.extend([ptr(&self.dt), real(keep), real(g_n2), real(eps), nx, ny, sy]);
             self.hand
-                .launch(&self.cuda, &Self::name("update"), grid, block, &args)?;
+                .launch(&self.cuda, &self.name("update"), grid, block, &args)?;
         }
         Ok(())
     }
@@ -176,7 +184,7 @@ impl<T: Real> HandKp07<T> {
     }
 }
 
-/// How far the hand-written scheme is from the solver on `setup` after `steps` steps of
+/// How far the hand-written scheme in tiles of `tile` is from the solver on `setup` after `steps` steps of
 /// `dt` seconds each (shorter than the Courant number's, so both take exactly it): the
 /// largest difference of the surface, x and y discharge, each over the field's largest
 /// magnitude; and the first step's Courant time step of each (the hand-written one, the
@@ -185,15 +193,16 @@ pub(crate) fn agreement<T: Real>(
     cubin: &Path,
     cuda: &Cuda,
     setup: &Setup,
+    tile: [u32; 2],
     steps: usize,
 ) -> R<([f64; 3], (f64, f64))> {
     let backend = Backend::Cuda(cuda.clone());
     let mut flow = ShallowWater::<T>::new(&backend, setup)?;
-    let mut hand = HandKp07::<T>::new(cubin, cuda, setup)?;
+    let mut hand = HandKp07::<T>::new(cubin, cuda, setup, tile)?;
     // The Courant step of the initial state, each scheme's own.
     let mut probe = ShallowWater::<T>::new(&backend, setup)?;
     let dt_solver = probe.step(f64::INFINITY)?;
-    let mut probe_hand = HandKp07::<T>::new(cubin, cuda, setup)?;
+    let mut probe_hand = HandKp07::<T>::new(cubin, cuda, setup, tile)?;
     probe_hand.step(f64::INFINITY)?;
     let dt_hand = probe_hand.last_dt()?;
     let dt = 0.5 * dt_solver;
