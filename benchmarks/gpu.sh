@@ -17,7 +17,7 @@ out="${1:-$root/target/gpu-bench}"
 mkdir -p "$out"
 cd "$root"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$out/device.txt"
-benchmarks/cuda/build.sh "$out/cuda" | tail -1
+benchmarks/cuda/build.sh "$out/cuda" | grep "^cubin:"
 status=0
 .gpu/run backend_selection --nocapture || status=1
 .gpu/run gpu_conformance --nocapture --test-threads=1 || status=1
