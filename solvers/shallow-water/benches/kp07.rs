@@ -2,8 +2,10 @@
 //!
 //! - Dense, all wet (the [`cases::radial`] case): cell updates per second of a full RK2
 //!   step on n x n cells in f32 and f64, each stage in two passes (a face-flux pass with
-//!   the fused CFL reduction, the first read back, and the update) and in one (the face
-//!   fluxes staged on chip: `kp07::stage_in_one`, after the CFL pass `kp07::face_speeds`),
+//!   the fused CFL reduction, the first read back, and the update), in one (the face
+//!   fluxes staged on chip: `kp07::stage_in_one`, after the CFL pass `kp07::face_speeds`)
+//!   and as rates and their update (`kp07::rates`, the fluxes staged and three rates per
+//!   cell written, then `kp07::apply_rates`),
 //!   and the step's effective bandwidth against the device's copy bandwidth.
 //! - Malpasset (`--malpasset DIR`, the folder of `topo.asc` and `eta0.asc`): the wall
 //!   time of the 4000 s simulation, its steps and its volume error.
@@ -20,7 +22,7 @@
 #[path = "kp07/hand.rs"]
 mod hand;
 
-use shallow_water::{cases, ShallowWater};
+use shallow_water::{cases, Passes, ShallowWater};
 use std::fmt::Write as _;
 use std::path::Path;
 use std::time::Instant;
@@ -39,11 +41,28 @@ const VALUES_PER_CELL: f64 = 2.0 * (10.0 + 15.0) + 3.0;
 /// also the state it averages with (3).
 const VALUES_PER_CELL_ONE_PASS: f64 = 4.0 + 2.0 * 11.0 + 3.0;
 
-/// Seconds per RK2 step of `case`, each stage in one pass or two, after warm-up steps
+/// The same as rates and their update: per stage the rates pass reads `w, u, v` and the
+/// bed and writes three rates (7), the update reads `w, q, p`, the rates and the bed and
+/// writes `w, q, p, u, v` (12), the second also the state it averages with (3).
+const VALUES_PER_CELL_RATES: f64 = 2.0 * (7.0 + 12.0) + 3.0;
+
+/// The values per cell and step of each way to run a stage, and its name in the tables.
+fn scheme(passes: Passes) -> (f64, &'static str) {
+    match passes {
+        Passes::Two => (VALUES_PER_CELL, "2"),
+        Passes::One => (VALUES_PER_CELL_ONE_PASS, "1"),
+        Passes::Rates => (VALUES_PER_CELL_RATES, "rates + update"),
+    }
+}
+
+/// The ways the bench times.
+const SCHEMES: [Passes; 3] = [Passes::Two, Passes::One, Passes::Rates];
+
+/// Seconds per RK2 step of `case`, each stage run as `passes` says, after warm-up steps
 /// (enough for every kernel's launch-shape trial, which takes its first launches).
-fn timed<T: Real>(backend: &Backend, case: &cases::Case, steps: usize, one: bool) -> R<f64> {
+fn timed<T: Real>(backend: &Backend, case: &cases::Case, steps: usize, passes: Passes) -> R<f64> {
     let mut flow = ShallowWater::<T>::new(backend, &case.setup)?;
-    flow.set_one_pass(one)?;
+    flow.set_passes(passes)?;
     for _ in 0..LaunchShape::MOST_TRIAL_LAUNCHES + 2 {
         flow.step(f64::INFINITY)?;
     }
@@ -59,16 +78,16 @@ fn timed<T: Real>(backend: &Backend, case: &cases::Case, steps: usize, one: bool
 }
 
 /// Seconds per RK2 step on the dense (all wet) `n x n` radial case.
-fn dense<T: Real>(backend: &Backend, n: usize, steps: usize, one: bool) -> R<f64> {
-    timed::<T>(backend, &cases::radial(n)?, steps, one)
+fn dense<T: Real>(backend: &Backend, n: usize, steps: usize, passes: Passes) -> R<f64> {
+    timed::<T>(backend, &cases::radial(n)?, steps, passes)
 }
 
 /// Malpasset to 4000 s, dense (every cell computed; `benches/sparse.rs` runs it on a
 /// block grid): wall seconds, steps, relative volume change.
-fn malpasset<T: Real>(backend: &Backend, dir: &str, one: bool) -> R<(f64, u64, f64)> {
+fn malpasset<T: Real>(backend: &Backend, dir: &str, passes: Passes) -> R<(f64, u64, f64)> {
     let case = cases::malpasset(std::path::Path::new(dir))?;
     let mut flow = ShallowWater::<T>::new(backend, &case.setup)?;
-    flow.set_one_pass(one)?;
+    flow.set_passes(passes)?;
     wait(backend)?;
     let start = Instant::now();
     flow.advance_to(case.end_time)?;
@@ -126,24 +145,31 @@ fn main() -> R<()> {
         "| cells | precision | passes per stage | ms per RK2 step | Mcell updates/s | T_eff GB/s | T_eff / copy |"
     )?;
     writeln!(out, "| --- | --- | --- | --- | --- | --- | --- |")?;
-    // (n, precision, ms per step) of the faster of the two generated schemes.
+    // (n, precision, ms per step) of the fastest generated scheme.
     let mut generated: Vec<(usize, &str, f64)> = Vec::new();
     for &n in &sizes {
-        for (name, bytes, one, per_step) in [
-            ("f32", 4.0, false, dense::<f32>(&backend, n, steps, false)?),
-            ("f32", 4.0, true, dense::<f32>(&backend, n, steps, true)?),
-            ("f64", 8.0, false, dense::<f64>(&backend, n, steps, false)?),
-            ("f64", 8.0, true, dense::<f64>(&backend, n, steps, true)?),
-        ] {
+        let mut rows = Vec::new();
+        for passes in SCHEMES {
+            rows.push((
+                "f32",
+                4.0,
+                passes,
+                dense::<f32>(&backend, n, steps, passes)?,
+            ));
+        }
+        for passes in SCHEMES {
+            rows.push((
+                "f64",
+                8.0,
+                passes,
+                dense::<f64>(&backend, n, steps, passes)?,
+            ));
+        }
+        for (name, bytes, way, per_step) in rows {
             let cells = (n * n) as f64;
-            let values = if one {
-                VALUES_PER_CELL_ONE_PASS
-            } else {
-                VALUES_PER_CELL
-            };
+            let (values, passes) = scheme(way);
             let t_eff = values * bytes * cells / per_step;
             let ratio = copy.map_or("".into(), |c| format!("{:.2}", t_eff / c));
-            let passes = if one { "1" } else { "2" };
             match generated.iter_mut().find(|g| g.0 == n && g.1 == name) {
                 Some(g) => g.2 = g.2.min(per_step),
                 None => generated.push((n, name, per_step)),
@@ -175,12 +201,15 @@ fn main() -> R<()> {
             "| precision | passes per stage | wall time s | steps | relative volume change |"
         )?;
         writeln!(out, "| --- | --- | --- | --- | --- |")?;
-        for (name, passes, (wall, steps, drift)) in [
-            ("f32", 2, malpasset::<f32>(&backend, &dir, false)?),
-            ("f32", 1, malpasset::<f32>(&backend, &dir, true)?),
-            ("f64", 2, malpasset::<f64>(&backend, &dir, false)?),
-            ("f64", 1, malpasset::<f64>(&backend, &dir, true)?),
-        ] {
+        let mut rows = Vec::new();
+        for passes in SCHEMES {
+            rows.push(("f32", passes, malpasset::<f32>(&backend, &dir, passes)?));
+        }
+        for passes in SCHEMES {
+            rows.push(("f64", passes, malpasset::<f64>(&backend, &dir, passes)?));
+        }
+        for (name, way, (wall, steps, drift)) in rows {
+            let passes = scheme(way).1;
             writeln!(
                 out,
                 "| {name} | {passes} | {wall:.2} | {steps} | {drift:.2e} |"
@@ -198,7 +227,7 @@ fn main() -> R<()> {
 
 /// The hand-written reference against the solver: their states after 20 steps on the
 /// radial case at 256^2, then the reference's step time on each size of `generated` (the
-/// faster generated scheme's time there) and the generated speed over its.
+/// fastest generated scheme's time there) and the generated speed over its.
 fn hand_rows(
     out: &mut String,
     cuda: &Cuda,
@@ -232,7 +261,7 @@ fn hand_rows(
     }
     writeln!(
         out,
-        "\n| cells | precision | hand-written ms per RK2 step (fastest tile) | Mcell updates/s | T_eff / copy ({} values) | generated (faster scheme) ms | generated speed / hand-written |",
+        "\n| cells | precision | hand-written ms per RK2 step (fastest tile) | Mcell updates/s | T_eff / copy ({} values) | generated (fastest scheme) ms | generated speed / hand-written |",
         hand::VALUES_PER_CELL
     )?;
     writeln!(out, "| --- | --- | --- | --- | --- | --- | --- |")?;

@@ -51,8 +51,8 @@ pub use boundary::{Boundaries, Boundary, Series};
 pub use flow::{Flow, Storage};
 pub use grid::{Grid, Terrain};
 pub use model::{
-    AfterStep, CellFields, Integrator, Physics, SavedState, Setup, ShallowWater, Survey, Water,
-    ONE_PASS_MOST_CELLS,
+    AfterStep, CellFields, Integrator, Passes, Physics, SavedState, Setup, ShallowWater, Survey,
+    Water, ONE_PASS_MOST_CELLS,
 };
 pub use run::{Run, RunOptions, Summary, WallSplit};
 pub use scenario::{Gauge, Output, Scenario};

@@ -1,14 +1,16 @@
 //! A Runge-Kutta stage in one pass (`kp07::stage_in_one`: the face fluxes staged, the
-//! update from them; the time step from `kp07::face_speeds`) takes the steps of two
-//! passes (`faces`, then `advance` from the fluxes in memory) bit for bit: on the CPU
-//! (which computes the staged fluxes into row buffers) and on a device (which keeps them in
-//! shared memory).
+//! update from them; the time step from `kp07::face_speeds`) and as rates and their
+//! update (`kp07::rates`: the face fluxes staged, each cell's rates written;
+//! `kp07::apply_rates`) take the steps of two passes (`faces`, then `advance` from the
+//! fluxes in memory) bit for bit: on the CPU (which computes the staged fluxes into row
+//! buffers) and on a device (which keeps them in shared memory).
 //!
-//! Its PTX assembles with ptxas for sm_90 without spilling registers: every entry of
-//! `kp07::stage_in_one` (1, 2 and 4 points per thread) and of its CFL pass
-//! `kp07::face_speeds`, each entry's registers printed (skipped, saying why, without
-//! ptxas; CI requires it: `STENCIL_REQUIRE_PTXAS=1`). The two-pass `faces` is not
-//! checked: its f64 entry of 2 x 4 points spills.
+//! Their PTX assembles with ptxas for sm_90 without spilling registers: every entry of
+//! `kp07::stage_in_one` and `kp07::rates` (1, 2 and 4 points per thread), of
+//! `kp07::apply_rates` and of the CFL pass `kp07::face_speeds`, each entry's registers
+//! printed (skipped, saying why, without ptxas; CI requires it:
+//! `STENCIL_REQUIRE_PTXAS=1`). The two-pass `faces` is not checked: its f64 entry of 2 x 4
+//! points spills.
 
 mod common;
 
@@ -17,12 +19,13 @@ use shallow_water::*;
 use stencil_runtime::{Backend, Real};
 use stencil_tests::device::gpu_or_skip;
 
-/// The state's bits after `steps` host-decided steps of `setup` on `backend`, in one pass
-/// per stage or in two.
-fn state_bits<T: Real>(backend: &Backend, setup: &Setup, steps: usize, one: bool) -> Vec<u64> {
+/// The state's bits after `steps` host-decided steps of `setup` on `backend`, each stage
+/// run as `passes` says.
+fn state_bits<T: Real>(backend: &Backend, setup: &Setup, steps: usize, passes: Passes) -> Vec<u64> {
     let mut flow = ShallowWater::<T>::new(backend, setup).unwrap();
-    flow.set_one_pass(one).unwrap();
-    assert_eq!(flow.one_pass(), one);
+    flow.set_passes(passes).unwrap();
+    assert_eq!(flow.passes(), passes);
+    assert_eq!(flow.one_pass(), passes == Passes::One);
     for _ in 0..steps {
         flow.step(f64::INFINITY).unwrap();
     }
@@ -73,22 +76,24 @@ fn cases() -> Vec<(&'static str, Setup, usize)> {
 }
 
 #[test]
-fn one_pass_takes_the_steps_of_two_on_the_cpu() {
+fn one_pass_and_rates_take_the_steps_of_two_on_the_cpu() {
     for (name, setup, steps) in cases() {
         let b = &Backend::Cpu;
-        assert!(
-            state_bits::<f64>(b, &setup, steps, true) == state_bits::<f64>(b, &setup, steps, false),
-            "{name}: f64"
-        );
-        assert!(
-            state_bits::<f32>(b, &setup, steps, true) == state_bits::<f32>(b, &setup, steps, false),
-            "{name}: f32"
-        );
+        let two = state_bits::<f64>(b, &setup, steps, Passes::Two);
+        for passes in [Passes::One, Passes::Rates] {
+            let other = state_bits::<f64>(b, &setup, steps, passes);
+            assert!(other == two, "{name}: f64, {passes:?}");
+        }
+        let two = state_bits::<f32>(b, &setup, steps, Passes::Two);
+        for passes in [Passes::One, Passes::Rates] {
+            let other = state_bits::<f32>(b, &setup, steps, passes);
+            assert!(other == two, "{name}: f32, {passes:?}");
+        }
     }
 }
 
 #[test]
-fn a_periodic_side_refuses_one_pass() {
+fn a_periodic_side_refuses_one_pass_and_rates() {
     let case = cases::radial(16).unwrap();
     let setup = Setup {
         boundaries: Boundaries::all(Boundary::Periodic),
@@ -98,34 +103,36 @@ fn a_periodic_side_refuses_one_pass() {
     assert!(!flow.one_pass());
     let e = flow.set_one_pass(true).unwrap_err();
     assert!(e.to_string().contains("periodic"), "{e}");
+    let e = flow.set_passes(Passes::Rates).unwrap_err();
+    assert!(e.to_string().contains("periodic"), "{e}");
     flow.set_one_pass(false).unwrap();
 }
 
 #[test]
-fn on_a_device_one_pass_takes_the_steps_of_two() {
+fn on_a_device_one_pass_and_rates_take_the_steps_of_two() {
     let Some(gpu) = gpu_or_skip() else { return };
     assert!(ShallowWater::<f64>::new(&gpu, &mixed_sides(0.0))
         .unwrap()
         .one_pass());
     for (name, setup, steps) in cases() {
-        let one = state_bits::<f64>(&gpu, &setup, steps, true);
-        assert!(
-            one == state_bits::<f64>(&gpu, &setup, steps, false),
-            "{name}: f64"
-        );
+        let two = state_bits::<f64>(&gpu, &setup, steps, Passes::Two);
+        for passes in [Passes::One, Passes::Rates] {
+            let other = state_bits::<f64>(&gpu, &setup, steps, passes);
+            assert!(other == two, "{name}: f64, {passes:?}");
+        }
         // Without friction the device computes the CPU's bits (no FMA contraction, every
         // operation correctly rounded); friction's `powf` differs in the last bits.
         if setup.physics.manning == 0.0 {
             assert!(
-                one == state_bits::<f64>(&Backend::Cpu, &setup, steps, false),
+                two == state_bits::<f64>(&Backend::Cpu, &setup, steps, Passes::Two),
                 "{name}: device against the CPU"
             );
         }
-        let one = state_bits::<f32>(&gpu, &setup, steps, true);
-        assert!(
-            one == state_bits::<f32>(&gpu, &setup, steps, false),
-            "{name}: f32"
-        );
+        let two = state_bits::<f32>(&gpu, &setup, steps, Passes::Two);
+        for passes in [Passes::One, Passes::Rates] {
+            let other = state_bits::<f32>(&gpu, &setup, steps, passes);
+            assert!(other == two, "{name}: f32, {passes:?}");
+        }
     }
 }
 
@@ -142,6 +149,11 @@ fn the_stage_kernels_assemble_without_spills() {
         (
             "face_speeds",
             [kp07::face_speeds::PTX_F32, kp07::face_speeds::PTX_F64],
+        ),
+        ("rates", [kp07::rates::PTX_F32, kp07::rates::PTX_F64]),
+        (
+            "apply_rates",
+            [kp07::apply_rates::PTX_F32, kp07::apply_rates::PTX_F64],
         ),
     ];
     let mut entries = 0;
@@ -161,6 +173,15 @@ fn the_stage_kernels_assemble_without_spills() {
             entries += spills;
         }
     }
-    // Three entries of the staged kernel and four of the CFL pass, per precision.
-    assert_eq!(entries, 2 * (3 + 4), "entries");
+    // Per precision: three entries of each staged kernel, four of the CFL pass, and
+    // those of the pointwise update.
+    let update = ["f32", "f64"].map(|p| {
+        let ptx = if p == "f32" {
+            kp07::apply_rates::PTX_F32
+        } else {
+            kp07::apply_rates::PTX_F64
+        };
+        ptx.matches(".entry").count()
+    });
+    assert_eq!(entries, 2 * (3 + 4 + 3) + update[0] + update[1], "entries");
 }

@@ -1,5 +1,7 @@
 //! The kernels that step the state: the velocities of a state set from outside, the face
-//! fluxes and the update of two passes per stage, the stage in one pass and its CFL pass.
+//! fluxes and the update of two passes per stage, the stage in one pass and its CFL pass,
+//! and the rates and their update of a stage split the way the "compact stencils" codes
+//! split it.
 
 use stencil_runtime::prelude::*;
 
@@ -112,6 +114,59 @@ pub mod kernels {
             keep,
             s,
         );
+    }
+
+    /// The rates of a Runge-Kutta stage from face fluxes staged on chip, as the "compact
+    /// stencils" shallow-water codes compute them: the west and south face fluxes staged
+    /// as [`stage_in_one`] stages them, each cell's rates `R` of KP07 3.6 written
+    /// ([`rk_rates`]), and the largest `a / dx` over the faces reduced as [`faces`]
+    /// reduces it (the time step, which the rates do not need). [`apply_rates`] then
+    /// takes the stage: the same bits as [`faces`] then [`advance`], three values written
+    /// per cell instead of six fluxes. Not for a periodic side.
+    #[stencil]
+    pub fn rates<T: Real>(
+        from: In<StateFields<T>>,
+        bed: In<T>,
+        rate_w: Out<T>,
+        rate_q: Out<T>,
+        rate_p: Out<T>,
+        speed: Max<T>,
+        s: Kp07<T>,
+    ) {
+        let (ww, wq, wp, west_a, east_a) = stage(west_face(from.w, from.u, from.v, bed, s));
+        let (sw, sp, sq, south_a, north_a) = stage(south_face(from.w, from.u, from.v, bed, s));
+        (rate_w, rate_q, rate_p) = rk_rates(
+            from,
+            bed,
+            Fluxes {
+                west_w: ww,
+                west_q: wq,
+                west_p: wp,
+                south_w: sw,
+                south_q: sq,
+                south_p: sp,
+            },
+            s,
+        );
+        speed.reduce((west_a.max(east_a) * s.dx_inv).max(south_a.max(north_a) * s.dy_inv));
+    }
+
+    /// One Runge-Kutta stage from the rates of [`rates`] ([`rk_apply`]), the new state's
+    /// velocities written for the next stage (`from`'s velocities are not read).
+    #[stencil]
+    pub fn apply_rates<T: Real>(
+        from: In<StateFields<T>>,
+        bed: In<T>,
+        rate_w: In<T>,
+        rate_q: In<T>,
+        rate_p: In<T>,
+        to: InOut<StateFields<T>>,
+        dt: Value<T>,
+        keep: T,
+        s: Kp07<T>,
+    ) {
+        (to.w, to.q, to.p, to.u, to.v) =
+            rk_apply(from, bed, rate_w, rate_q, rate_p, to, dt, keep, s);
     }
 
     /// The largest `a / dx` over the faces, as [`faces`] reduces it, without the fluxes:

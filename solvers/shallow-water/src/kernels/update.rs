@@ -3,18 +3,15 @@
 
 use stencil_runtime::prelude::*;
 
-/// The stage update ([`update::rk_update`]).
+/// The stage update ([`update::rk_update`]), and its two halves ([`update::rk_rates`],
+/// [`update::rk_apply`]).
 #[stencil_helpers(helpers = super::scheme)]
 pub(super) mod update {
     /// One Runge-Kutta stage at a cell from its face fluxes (the west and south ones,
     /// read one cell up for the east and north faces): the new `(w, q, p, u, v)`.
     /// `U_to = keep U_to + (1 - keep) (U + dt R)` (`keep` 0 for a forward Euler step or
     /// the first stage of SSP-RK2, 1/2 for its second), with the rates `R` of KP07 3.6
-    /// (minus the flux differences, plus the well-balanced bed-slope source of 3.12);
-    /// then the surface kept on or above the bed (the depth never negative; dry cells
-    /// lose their discharge), Manning friction applied semi-implicitly,
-    /// `q / (1 + (1 - keep) dt g n^2 |u| / h^(4/3))` with `g_n2 = g n^2`, and the new
-    /// state's velocities for the next faces.
+    /// ([`rk_rates`]), then [`rk_apply`].
     #[stencil_fn]
     fn rk_update<T: Real>(
         from: In<StateFields<T>>,
@@ -25,6 +22,20 @@ pub(super) mod update {
         keep: T,
         s: Kp07<T>,
     ) -> (T, T, T, T, T) {
+        let (rate_w, rate_q, rate_p) = rk_rates(from, bed, faces, s);
+        rk_apply(from, bed, rate_w, rate_q, rate_p, to, dt, keep, s)
+    }
+
+    /// The rates `R = (R_w, R_q, R_p)` of KP07 3.6 at a cell from its face fluxes (the
+    /// west and south ones, read one cell up for the east and north faces): minus the
+    /// flux differences, plus the well-balanced bed-slope source of 3.12.
+    #[stencil_fn]
+    fn rk_rates<T: Real>(
+        from: In<StateFields<T>>,
+        bed: In<T>,
+        faces: In<Fluxes<T>>,
+        s: Kp07<T>,
+    ) -> (T, T, T) {
         let i = index(0);
         let j = index(1);
         let nx = extent(0);
@@ -119,7 +130,28 @@ pub(super) mod update {
         let rate_p = ((faces.south_p - north_p) + (push_n - push_s)) * s.dy_inv
             - s.g * depth * (wn_in - ws_in) * s.dy_inv
             + (faces.west_p - east_p) * s.dx_inv;
+        (rate_w, rate_q, rate_p)
+    }
 
+    /// One Runge-Kutta stage at a cell from its rates ([`rk_rates`]):
+    /// `U_to = keep U_to + (1 - keep) (U + dt R)`; then the surface kept on or above the
+    /// bed (the depth never negative; dry cells lose their discharge), Manning friction
+    /// applied semi-implicitly, `q / (1 + (1 - keep) dt g n^2 |u| / h^(4/3))` with
+    /// `g_n2 = g n^2`, and the new state's velocities for the next faces: the new
+    /// `(w, q, p, u, v)`.
+    #[stencil_fn]
+    fn rk_apply<T: Real>(
+        from: In<StateFields<T>>,
+        bed: In<T>,
+        rate_w: T,
+        rate_q: T,
+        rate_p: T,
+        to: In<StateFields<T>>,
+        dt: T,
+        keep: T,
+        s: Kp07<T>,
+    ) -> (T, T, T, T, T) {
+        let base = cell_bed(bed, bed[(1, 0)], bed[(0, 1)], bed[(1, 1)]);
         let fresh = 1.0 - keep;
         let old_w = if keep > 0.0 { keep * to.w } else { 0.0 };
         let old_q = if keep > 0.0 { keep * to.q } else { 0.0 };

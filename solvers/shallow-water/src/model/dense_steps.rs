@@ -1,8 +1,9 @@
 //! The dense simulation's launches of the KP07 kernels ([`Kp07Steps`]): a stage as two
-//! passes (`kp07::faces`, the fluxes' periodic wraps, `kp07::advance`) or as one
-//! (`kp07::stage_in_one`, its time step from `kp07::face_speeds`).
+//! passes (`kp07::faces`, the fluxes' periodic wraps, `kp07::advance`), as one
+//! (`kp07::stage_in_one`, its time step from `kp07::face_speeds`), or as rates and their
+//! update (`kp07::rates` into the first three flux fields, `kp07::apply_rates`).
 
-use super::{Kp07Steps, Progress, ShallowWater, Stage, State, Which, FLUX_HALO, HALO};
+use super::{Kp07Steps, Passes, Progress, ShallowWater, Stage, State, Which, FLUX_HALO, HALO};
 use crate::kernels::kp07::{self, Fluxes, StateFields};
 use crate::{Boundaries, FloodError, Grid, Physics};
 use stencil_runtime::{Backend, Real};
@@ -14,7 +15,14 @@ impl<T: Real> Kp07Steps<T> for ShallowWater<T> {
 
     fn evaluate_fluxes_on(&mut self, on: &Backend, which: Which, t: f64) -> Result<T, FloodError> {
         let s = self.scalars(t);
-        if self.one_pass {
+        if self.passes == Passes::Rates {
+            let state = StateFields::of(self.progress.pick(which).each_ref());
+            let [rate_w, rate_q, rate_p, ..] = &mut self.fluxes;
+            return Ok(kp07::rates::launch(
+                on, state, &self.bed, rate_w, rate_q, rate_p, &s,
+            )?);
+        }
+        if self.passes == Passes::One {
             // The stage computes its fluxes itself; only the step's speed is wanted, that
             // of the present state (a stage's is never read).
             return match which {
@@ -59,9 +67,18 @@ impl<T: Real> Kp07Steps<T> for ShallowWater<T> {
             StateFields::of(to.each_mut()),
         );
         let (dt, keep, s) = (stage.dt, stage.keep, &stage.scalars);
-        if self.one_pass {
-            kp07::stage_in_one::launch(on, from, &self.bed, to, dt, keep, s)?;
-            return Ok(());
+        match self.passes {
+            Passes::One => {
+                kp07::stage_in_one::launch(on, from, &self.bed, to, dt, keep, s)?;
+                return Ok(());
+            }
+            Passes::Rates => {
+                let [rate_w, rate_q, rate_p, ..] = &self.fluxes;
+                let b = &self.bed;
+                kp07::apply_rates::launch(on, from, b, rate_w, rate_q, rate_p, to, dt, keep, s)?;
+                return Ok(());
+            }
+            Passes::Two => {}
         }
         let faces = Fluxes::of(self.fluxes.each_ref());
         kp07::advance::launch(on, from, &self.bed, faces, to, dt, keep, s)?;

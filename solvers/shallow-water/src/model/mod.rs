@@ -47,6 +47,22 @@ pub(crate) fn own_stream(backend: &Backend) -> Result<Backend, FloodError> {
 /// flux fields' traffic saved.
 pub const ONE_PASS_MOST_CELLS: usize = 1 << 20;
 
+/// How the dense simulation runs a Runge-Kutta stage ([`ShallowWater::set_passes`]); each
+/// gives the same bits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Passes {
+    /// [`kp07::faces`] (the six face fluxes to memory, with the CFL maximum), then
+    /// [`kp07::advance`] from them.
+    Two,
+    /// [`kp07::stage_in_one`]: the face fluxes staged on chip and the update from them in
+    /// one kernel, its time step from the CFL pass [`kp07::face_speeds`].
+    One,
+    /// [`kp07::rates`] (the face fluxes staged on chip, each cell's three rates to memory,
+    /// with the CFL maximum), then [`kp07::apply_rates`]: the "compact stencils" codes'
+    /// split.
+    Rates,
+}
+
 /// Steps between the stability checks of [`ShallowWater::advance_to`] (and of a whole
 /// [`crate::Run`]).
 pub(crate) const CHECK_EVERY: u64 = 100;
@@ -275,9 +291,8 @@ pub struct ShallowWater<T: Real> {
     physics: Physics,
     bed: Field<T>,
     fluxes: Fluxes<T>,
-    /// Whether a stage runs as one pass, [`kp07::stage_in_one`] (its time step from
-    /// [`kp07::face_speeds`]), instead of `faces` then `advance`.
-    one_pass: bool,
+    /// How a stage runs.
+    passes: Passes,
     /// The present state and the RK stage, the clock, the time and the steps.
     progress: Progress<State<T>, T>,
 }
@@ -321,7 +336,7 @@ impl<T: Real> ShallowWater<T> {
                 zeros(FLUX_HALO)?,
                 zeros(FLUX_HALO)?,
             ],
-            one_pass: false,
+            passes: Passes::Two,
             progress: Progress::new(backend, now, stage)?,
         };
         flow.derive_velocities()?;
@@ -329,33 +344,47 @@ impl<T: Real> ShallowWater<T> {
         // See `ONE_PASS_MOST_CELLS`; on the CPU, which computes a staged flux where it is
         // read (twice per face), two passes are faster.
         let periodic = flow.boundaries.periodic(0) || flow.boundaries.periodic(1);
-        flow.one_pass = matches!(flow.backend, Backend::Cuda(_))
+        if matches!(flow.backend, Backend::Cuda(_))
             && !periodic
-            && grid.nx * grid.ny <= ONE_PASS_MOST_CELLS;
+            && grid.nx * grid.ny <= ONE_PASS_MOST_CELLS
+        {
+            flow.passes = Passes::One;
+        }
         Ok(flow)
     }
 
-    /// Runs each stage as one pass ([`kp07::stage_in_one`]: the face fluxes staged on
-    /// chip, the update from them) or as two (`faces`, then `advance` from the fluxes in
-    /// memory). Both give the same bits. By default one pass on a device for grids of at
-    /// most [`ONE_PASS_MOST_CELLS`] cells, two otherwise and on the CPU. A periodic side
-    /// needs two passes (its fluxes are wrapped between them): asking for one is an
-    /// error.
+    /// Runs each stage as one pass ([`Passes::One`]) or as two ([`Passes::Two`]). Both
+    /// give the same bits. By default one pass on a device for grids of at most
+    /// [`ONE_PASS_MOST_CELLS`] cells, two otherwise and on the CPU. A periodic side needs
+    /// two passes (its fluxes are wrapped between them): asking for one is an error.
     pub fn set_one_pass(&mut self, one: bool) -> Result<(), FloodError> {
-        if one && (self.boundaries.periodic(0) || self.boundaries.periodic(1)) {
-            return Err(FloodError::Config {
-                name: "one_pass".into(),
-                value: "true".into(),
-                expected: "two passes (false) on a grid with a periodic side".into(),
-            });
-        }
-        self.one_pass = one;
-        Ok(())
+        self.set_passes(if one { Passes::One } else { Passes::Two })
     }
 
     /// Whether each stage runs as one pass (see [`ShallowWater::set_one_pass`]).
     pub fn one_pass(&self) -> bool {
-        self.one_pass
+        self.passes == Passes::One
+    }
+
+    /// Runs each stage as `passes` says; every way gives the same bits. A periodic side
+    /// needs [`Passes::Two`] (its fluxes are wrapped between the passes): asking for
+    /// another is an error.
+    pub fn set_passes(&mut self, passes: Passes) -> Result<(), FloodError> {
+        let periodic = self.boundaries.periodic(0) || self.boundaries.periodic(1);
+        if passes != Passes::Two && periodic {
+            return Err(FloodError::Config {
+                name: "passes".into(),
+                value: format!("{passes:?}"),
+                expected: "two passes (faces, then advance) on a grid with a periodic side".into(),
+            });
+        }
+        self.passes = passes;
+        Ok(())
+    }
+
+    /// How each stage runs (see [`ShallowWater::set_passes`]).
+    pub fn passes(&self) -> Passes {
+        self.passes
     }
 
     /// Bytes of the fields the simulation keeps on its backend (state, RK stage, fluxes,
