@@ -38,6 +38,29 @@ fn state_bits<T: Real>(backend: &Backend, setup: &Setup, steps: usize, passes: P
         .collect()
 }
 
+/// The state's bits after `setup` on `backend` advanced to `end` by the clock (the steps
+/// decided on the backend; on a device each step a replayed graph), each stage run as
+/// `passes` says.
+fn clocked_bits<T: Real>(backend: &Backend, setup: &Setup, end: f64, passes: Passes) -> Vec<u64> {
+    let mut flow = ShallowWater::<T>::new(backend, setup).unwrap();
+    flow.set_passes(passes).unwrap();
+    flow.advance_to(end).unwrap();
+    flow.state()
+        .unwrap()
+        .concat()
+        .iter()
+        .map(|v| v.to_bits())
+        .collect()
+}
+
+/// The radial dam break with Manning friction and walls: sides whose values do not change,
+/// so that `advance_to` runs on the clock.
+fn clocked_case() -> Setup {
+    let mut setup = cases::radial(40).unwrap().setup;
+    setup.physics.manning = 0.03;
+    setup
+}
+
 /// A partly dry dam break over a bumpy bed, with every side kind but periodic.
 fn mixed_sides(manning: f64) -> Setup {
     let grid = Grid::new(45, 37, 0.5, 0.5, 0.0, 0.0).unwrap();
@@ -93,6 +116,22 @@ fn one_pass_and_rates_take_the_steps_of_two_on_the_cpu() {
 }
 
 #[test]
+fn on_the_clock_one_pass_and_rates_take_the_steps_of_two_on_the_cpu() {
+    let (b, setup) = (&Backend::Cpu, clocked_case());
+    let two = clocked_bits::<f64>(b, &setup, 3.0, Passes::Two);
+    assert!(
+        two != clocked_bits::<f64>(b, &setup, 0.0, Passes::Two),
+        "no step taken"
+    );
+    for passes in [Passes::One, Passes::Rates] {
+        assert!(
+            clocked_bits::<f64>(b, &setup, 3.0, passes) == two,
+            "{passes:?}"
+        );
+    }
+}
+
+#[test]
 fn a_periodic_side_refuses_one_pass_and_rates() {
     let case = cases::radial(16).unwrap();
     let setup = Setup {
@@ -133,6 +172,15 @@ fn on_a_device_one_pass_and_rates_take_the_steps_of_two() {
             let other = state_bits::<f32>(&gpu, &setup, steps, passes);
             assert!(other == two, "{name}: f32, {passes:?}");
         }
+    }
+    // Steps decided on the device and replayed as graphs.
+    let setup = clocked_case();
+    let two = clocked_bits::<f32>(&gpu, &setup, 3.0, Passes::Two);
+    for passes in [Passes::One, Passes::Rates] {
+        assert!(
+            clocked_bits::<f32>(&gpu, &setup, 3.0, passes) == two,
+            "clocked {passes:?}"
+        );
     }
 }
 
