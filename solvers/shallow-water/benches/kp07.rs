@@ -82,9 +82,28 @@ fn dense<T: Real>(backend: &Backend, n: usize, steps: usize, passes: Passes) -> 
     timed::<T>(backend, &cases::radial(n)?, steps, passes)
 }
 
+/// Each way's seconds per RK2 step on the dense `n x n` case (see [`dense`]).
+fn dense_all<T: Real>(backend: &Backend, n: usize, steps: usize) -> R<Vec<(Passes, f64)>> {
+    SCHEMES
+        .iter()
+        .map(|&p| Ok((p, dense::<T>(backend, n, steps, p)?)))
+        .collect()
+}
+
+/// A Malpasset run's wall seconds, steps and relative volume change.
+type Run = (f64, u64, f64);
+
+/// Each way's Malpasset run (see [`malpasset`]).
+fn malpasset_all<T: Real>(backend: &Backend, dir: &str) -> R<Vec<(Passes, Run)>> {
+    SCHEMES
+        .iter()
+        .map(|&p| Ok((p, malpasset::<T>(backend, dir, p)?)))
+        .collect()
+}
+
 /// Malpasset to 4000 s, dense (every cell computed; `benches/sparse.rs` runs it on a
 /// block grid): wall seconds, steps, relative volume change.
-fn malpasset<T: Real>(backend: &Backend, dir: &str, passes: Passes) -> R<(f64, u64, f64)> {
+fn malpasset<T: Real>(backend: &Backend, dir: &str, passes: Passes) -> R<Run> {
     let case = cases::malpasset(std::path::Path::new(dir))?;
     let mut flow = ShallowWater::<T>::new(backend, &case.setup)?;
     flow.set_passes(passes)?;
@@ -148,24 +167,15 @@ fn main() -> R<()> {
     // (n, precision, ms per step) of the fastest generated scheme.
     let mut generated: Vec<(usize, &str, f64)> = Vec::new();
     for &n in &sizes {
-        let mut rows = Vec::new();
-        for passes in SCHEMES {
-            rows.push((
-                "f32",
-                4.0,
-                passes,
-                dense::<f32>(&backend, n, steps, passes)?,
-            ));
-        }
-        for passes in SCHEMES {
-            rows.push((
-                "f64",
-                8.0,
-                passes,
-                dense::<f64>(&backend, n, steps, passes)?,
-            ));
-        }
-        for (name, bytes, way, per_step) in rows {
+        let dense_rows = [
+            ("f32", 4.0, dense_all::<f32>(&backend, n, steps)?),
+            ("f64", 8.0, dense_all::<f64>(&backend, n, steps)?),
+        ];
+        for (name, bytes, way, per_step) in
+            dense_rows.into_iter().flat_map(|(name, bytes, times)| {
+                times.into_iter().map(move |(w, t)| (name, bytes, w, t))
+            })
+        {
             let cells = (n * n) as f64;
             let (values, passes) = scheme(way);
             let t_eff = values * bytes * cells / per_step;
@@ -201,14 +211,14 @@ fn main() -> R<()> {
             "| precision | passes per stage | wall time s | steps | relative volume change |"
         )?;
         writeln!(out, "| --- | --- | --- | --- | --- |")?;
-        let mut rows = Vec::new();
-        for passes in SCHEMES {
-            rows.push(("f32", passes, malpasset::<f32>(&backend, &dir, passes)?));
-        }
-        for passes in SCHEMES {
-            rows.push(("f64", passes, malpasset::<f64>(&backend, &dir, passes)?));
-        }
-        for (name, way, (wall, steps, drift)) in rows {
+        let runs = [
+            ("f32", malpasset_all::<f32>(&backend, &dir)?),
+            ("f64", malpasset_all::<f64>(&backend, &dir)?),
+        ];
+        for (name, way, (wall, steps, drift)) in runs
+            .into_iter()
+            .flat_map(|(name, runs)| runs.into_iter().map(move |(w, r)| (name, w, r)))
+        {
             let passes = scheme(way).1;
             writeln!(
                 out,
