@@ -30,12 +30,13 @@ fn state_bits<T: Real>(backend: &Backend, setup: &Setup, steps: usize, passes: P
         flow.step(f64::INFINITY).unwrap();
     }
     flow.check().unwrap();
-    flow.state()
-        .unwrap()
-        .concat()
-        .iter()
-        .map(|v| v.to_bits())
-        .collect()
+    bits(&flow)
+}
+
+/// The bits of `flow`'s state: surface, then the discharges.
+fn bits<T: Real>(flow: &ShallowWater<T>) -> Vec<u64> {
+    let state = flow.state().unwrap();
+    state.concat().iter().map(|v| v.to_bits()).collect()
 }
 
 /// The state's bits after `setup` on `backend` advanced to `end` by the clock (the steps
@@ -45,12 +46,7 @@ fn clocked_bits<T: Real>(backend: &Backend, setup: &Setup, end: f64, passes: Pas
     let mut flow = ShallowWater::<T>::new(backend, setup).unwrap();
     flow.set_passes(passes).unwrap();
     flow.advance_to(end).unwrap();
-    flow.state()
-        .unwrap()
-        .concat()
-        .iter()
-        .map(|v| v.to_bits())
-        .collect()
+    bits(&flow)
 }
 
 /// The radial dam break with Manning friction and walls: sides whose values do not change,
