@@ -28,6 +28,7 @@ use std::path::Path;
 use std::time::Instant;
 use stencil_runtime::cuda::LaunchShape;
 use stencil_runtime::{Backend, Cuda, Real};
+use stencil_tests::bench::hand::Hand;
 use stencil_tests::bench::{arg, median_device_time, R};
 
 /// Values one RK2 step in two passes per stage must move per cell: per stage the face
@@ -246,6 +247,7 @@ fn hand_rows(
     steps: usize,
     copy: f64,
 ) -> R<()> {
+    let hand = Hand::load(cubin)?;
     let case = cases::radial(256)?;
     writeln!(
         out,
@@ -258,8 +260,8 @@ fn hand_rows(
     )?;
     writeln!(out, "| --- | --- | --- |")?;
     for (name, rows) in [
-        ("f32", agreements::<f32>(cubin, cuda, &case)?),
-        ("f64", agreements::<f64>(cubin, cuda, &case)?),
+        ("f32", agreements::<f32>(&hand, cuda, &case)?),
+        ("f64", agreements::<f64>(&hand, cuda, &case)?),
     ] {
         for (tile, d, (dt_hand, dt_solver)) in rows {
             writeln!(
@@ -278,9 +280,9 @@ fn hand_rows(
     for &(n, name, gen) in generated {
         let case = cases::radial(n)?;
         let ((per_step, tile), bytes) = if name == "f32" {
-            (hand_step::<f32>(cuda, cubin, &case, steps)?, 4.0)
+            (hand_step::<f32>(cuda, &hand, &case, steps)?, 4.0)
         } else {
-            (hand_step::<f64>(cuda, cubin, &case, steps)?, 8.0)
+            (hand_step::<f64>(cuda, &hand, &case, steps)?, 8.0)
         };
         let cells = (n * n) as f64;
         let t_eff = hand::VALUES_PER_CELL * bytes * cells / per_step;
@@ -302,11 +304,11 @@ fn hand_rows(
 /// The hand-written scheme against the solver on `case`, in each tile kp07.cu has.
 type Agreement = ([u32; 2], [f64; 3], (f64, f64));
 
-fn agreements<T: Real>(cubin: &Path, cuda: &Cuda, case: &cases::Case) -> R<Vec<Agreement>> {
+fn agreements<T: Real>(hand: &Hand, cuda: &Cuda, case: &cases::Case) -> R<Vec<Agreement>> {
     hand::tiles::<T>()
         .iter()
         .map(|&tile| {
-            let (d, dts) = hand::agreement::<T>(cubin, cuda, &case.setup, tile, 20)?;
+            let (d, dts) = hand::agreement::<T>(hand, cuda, &case.setup, tile, 20)?;
             Ok((tile, d, dts))
         })
         .collect()
@@ -316,13 +318,13 @@ fn agreements<T: Real>(cubin: &Path, cuda: &Cuda, case: &cases::Case) -> R<Vec<A
 /// tile (each step timed alone with device events, `steps` of them, after three).
 fn hand_step<T: Real>(
     cuda: &Cuda,
-    cubin: &Path,
+    hand: &Hand,
     case: &cases::Case,
     steps: usize,
 ) -> R<(f64, [u32; 2])> {
     let mut best = (f64::INFINITY, [0, 0]);
     for &tile in hand::tiles::<T>() {
-        let mut scheme = hand::HandKp07::<T>::new(cubin, cuda, &case.setup, tile)?;
+        let mut scheme = hand::HandKp07::<T>::new(hand, cuda, &case.setup, tile)?;
         let t = median_device_time(cuda, steps, || scheme.step(f64::INFINITY))?;
         if t < best.0 {
             best = (t, tile);

@@ -4,7 +4,6 @@
 //! fields, one SSP-RK2 step of it, and its state after some steps against the solver's.
 
 use shallow_water::{Setup, ShallowWater};
-use std::path::Path;
 use stencil_runtime::{Backend, Cuda, Field, Precision, Real};
 use stencil_tests::bench::hand::{Arg, Hand};
 use stencil_tests::bench::R;
@@ -25,11 +24,13 @@ pub(crate) fn tiles<T: Real>() -> &'static [[u32; 2]] {
 
 /// The hand-written scheme's fields on a device: the state, the first stage's, the rates,
 /// the bed's corners, the blocks' largest speeds and the time step.
-pub(crate) struct HandKp07<T: Real> {
-    hand: Hand,
+pub(crate) struct HandKp07<'h, T: Real> {
+    hand: &'h Hand,
     cuda: Cuda,
     n: [usize; 2],
     tile: [u32; 2],
+    /// The entry points of the rates kernel of this tile, the time step and the update.
+    names: [String; 3],
     now: [Field<T>; 3],
     stage: [Field<T>; 3],
     rates: [Field<T>; 3],
@@ -40,10 +41,10 @@ pub(crate) struct HandKp07<T: Real> {
     scalars: [f64; 7],
 }
 
-impl<T: Real> HandKp07<T> {
+impl<'h, T: Real> HandKp07<'h, T> {
     /// The scheme for `setup` (reflecting walls on every side, as kp07.cu assumes) with its
-    /// initial state, from the kernels of the cubin at `cubin`, in tiles of `tile` cells.
-    pub(crate) fn new(cubin: &Path, cuda: &Cuda, setup: &Setup, tile: [u32; 2]) -> R<Self> {
+    /// initial state, from kp07.cu's kernels in `hand`, in tiles of `tile` cells.
+    pub(crate) fn new(hand: &'h Hand, cuda: &Cuda, setup: &Setup, tile: [u32; 2]) -> R<Self> {
         let backend = Backend::Cuda(cuda.clone());
         let grid = *setup.terrain.grid();
         let n = [grid.nx, grid.ny];
@@ -79,11 +80,20 @@ impl<T: Real> HandKp07<T> {
         let zeros = || Field::<T>::zeros_on(&backend, &n, 2);
         let blocks = Self::grid(n, tile).iter().product::<u32>() as usize;
         let ph = &setup.physics;
+        let p = match T::PRECISION {
+            Precision::F32 => "f32",
+            Precision::F64 => "f64",
+        };
         Ok(HandKp07 {
-            hand: Hand::load(cubin)?,
+            hand,
             cuda: cuda.clone(),
             n,
             tile,
+            names: [
+                format!("kp07_hand_rates_{p}_{}x{}", tile[0], tile[1]),
+                format!("kp07_hand_dt_{p}"),
+                format!("kp07_hand_update_{p}"),
+            ],
             now,
             stage: [zeros()?, zeros()?, zeros()?],
             rates: [zeros()?, zeros()?, zeros()?],
@@ -110,19 +120,6 @@ impl<T: Real> HandKp07<T> {
         ]
     }
 
-    /// The entry point of `kernel` in this precision (the rates kernel's of this tile).
-    fn name(&self, kernel: &str) -> String {
-        let p = match T::PRECISION {
-            Precision::F32 => "f32",
-            Precision::F64 => "f64",
-        };
-        if kernel == "rates" {
-            format!("kp07_hand_rates_{p}_{}x{}", self.tile[0], self.tile[1])
-        } else {
-            format!("kp07_hand_{kernel}_{p}")
-        }
-    }
-
     /// One SSP-RK2 step of at most `limit` seconds (the Courant number's step where it is
     /// shorter), queued on the device's stream: five launches, no read-back.
     pub(crate) fn step(&mut self, limit: f64) -> R<()> {
@@ -134,6 +131,7 @@ impl<T: Real> HandKp07<T> {
         let (nx, ny) = (Arg::Int(self.n[0] as i32), Arg::Int(self.n[1] as i32));
         let sy = Arg::Int(self.bed.strides()[0] as i32);
         let blocks = grid[0] * grid[1];
+        let [rates, dt, update] = &self.names;
         for (keep, from, to) in [(0.0, &self.now, &self.stage), (0.5, &self.stage, &self.now)] {
             let first = keep == 0.0;
             let speeds = if first {
@@ -146,8 +144,7 @@ impl<T: Real> HandKp07<T> {
             args.extend(self.rates.iter().map(ptr));
             args.extend([speeds, nx, ny, sy, real(g), real(theta), real(eps)]);
             args.extend([real(dx_inv), real(dy_inv)]);
-            self.hand
-                .launch(&self.cuda, &self.name("rates"), grid, block, &args)?;
+            self.hand.launch(&self.cuda, rates, grid, block, &args)?;
             if first {
                 let args = [
                     ptr(&self.speeds),
@@ -157,15 +154,14 @@ impl<T: Real> HandKp07<T> {
                     ptr(&self.dt),
                 ];
                 self.hand
-                    .launch(&self.cuda, &self.name("dt"), [1, 1, 1], [1024, 1, 1], &args)?;
+                    .launch(&self.cuda, dt, [1, 1, 1], [1024, 1, 1], &args)?;
             }
             let mut args: Vec<Arg> = from.iter().map(ptr).collect();
             args.extend(self.rates.iter().map(ptr));
             args.push(ptr(&self.bed));
             args.extend(to.iter().map(ptr));
             args.extend([ptr(&self.dt), real(keep), real(g_n2), real(eps), nx, ny, sy]);
-            self.hand
-                .launch(&self.cuda, &self.name("update"), grid, block, &args)?;
+            self.hand.launch(&self.cuda, update, grid, block, &args)?;
         }
         Ok(())
     }
@@ -190,7 +186,7 @@ impl<T: Real> HandKp07<T> {
 /// magnitude; and the first step's Courant time step of each (the hand-written one, the
 /// solver's).
 pub(crate) fn agreement<T: Real>(
-    cubin: &Path,
+    hand: &Hand,
     cuda: &Cuda,
     setup: &Setup,
     tile: [u32; 2],
@@ -198,19 +194,19 @@ pub(crate) fn agreement<T: Real>(
 ) -> R<([f64; 3], (f64, f64))> {
     let backend = Backend::Cuda(cuda.clone());
     let mut flow = ShallowWater::<T>::new(&backend, setup)?;
-    let mut hand = HandKp07::<T>::new(cubin, cuda, setup, tile)?;
+    let mut scheme = HandKp07::<T>::new(hand, cuda, setup, tile)?;
     // The Courant step of the initial state, each scheme's own.
     let mut probe = ShallowWater::<T>::new(&backend, setup)?;
     let dt_solver = probe.step(f64::INFINITY)?;
-    let mut probe_hand = HandKp07::<T>::new(cubin, cuda, setup, tile)?;
+    let mut probe_hand = HandKp07::<T>::new(hand, cuda, setup, tile)?;
     probe_hand.step(f64::INFINITY)?;
     let dt_hand = probe_hand.last_dt()?;
     let dt = 0.5 * dt_solver;
     for _ in 0..steps {
         flow.step(dt)?;
-        hand.step(dt)?;
+        scheme.step(dt)?;
     }
-    let (a, b) = (flow.state()?, hand.state()?);
+    let (a, b) = (flow.state()?, scheme.state()?);
     let mut worst = [0.0; 3];
     for k in 0..3 {
         let scale = a[k].iter().fold(0.0f64, |m, v| m.max(v.abs()));
