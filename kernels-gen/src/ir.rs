@@ -22,7 +22,7 @@ pub use analysis::{operands, OpCounts, Step};
 pub use builder::KernelBuilder;
 pub(crate) use fold::fold_binary;
 pub use fold::Const;
-pub use stages::{Stage, StageLayout};
+pub use stages::{Stage, StageGroup, StageLayout};
 use std::collections::HashMap;
 pub use types::{Precision, Ty};
 

@@ -1,6 +1,8 @@
 //! Staged values (`let f = stage(..)`): a kernel that stages its face fluxes computes what
 //! the same kernel with both faces written out computes, bit for bit, on the CPU and on a
-//! device for every launch shape; the device keeps the stage in shared memory.
+//! device for every launch shape; the device keeps the stage in shared memory. So does a
+//! chain of stages (cells' sides staged, faces' fluxes staged from them, a third call
+//! from both), which the device computes a level at a time.
 
 use stencil_runtime::cuda::{LaunchShape, Tuning};
 use stencil_runtime::prelude::*;
@@ -60,11 +62,96 @@ mod kernels {
         let d = q * q + (i - 2 * j) as T;
         out = a + 2.0 * b - c + d;
     }
+
+    /// The limited sides `(low, high)` of a cell from the values below, at and above it.
+    #[stencil_fn]
+    fn sides<T: Real>(below: T, centre: T, above: T) -> (T, T) {
+        let (l, r) = (centre - below, above - centre);
+        let d = if l * r > 0.0 {
+            l.abs().min(r.abs()).copysign(l)
+        } else {
+            0.0
+        };
+        (centre - 0.5 * d, centre + 0.5 * d)
+    }
+
+    /// The upwind flux through a face of speed `s` between a cell's high side `left` and
+    /// the next cell's low side `right`.
+    #[stencil_fn]
+    fn upwind<T: Real>(s: T, left: T, right: T) -> T {
+        if s > 0.0 {
+            s * left
+        } else {
+            s * right
+        }
+    }
+
+    /// MUSCL transport as a chain of stages: each cell's sides staged once per axis, each
+    /// low face's flux staged from the sides of its two cells, and a third call that reads
+    /// both levels below it.
+    #[stencil]
+    pub fn chained<T: Real>(q: In<T>, c: In<T>, out: Out<T>, dt: T) {
+        let (lo, hi) = stage(sides(q[(-1, 0)], q, q[(1, 0)]));
+        let (ylo, yhi) = stage(sides(q[(0, -1)], q, q[(0, 1)]));
+        let fx = stage(upwind(0.5 * (c[(-1, 0)] + c), hi[(-1, 0)], lo));
+        let fy = stage(upwind(0.5 * (c[(0, -1)] + c), yhi[(0, -1)], ylo));
+        let mix = stage(fx[(0, 1)] - fy[(1, 0)] + lo * (index(0) - index(1)) as T);
+        out = q - dt * (fx[(1, 0)] - fx + fy[(0, 1)] - fy) + 1e-3 * (mix[(1, 0)] - mix);
+    }
+
+    /// The sides of the cell at `d` along axis `a`.
+    #[stencil_fn]
+    fn sides_at<T: Real>(q: In<T>, d: (i64, i64), a: i64) -> (T, T) {
+        let n = unit(a);
+        sides(q[d - n], q[d], q[d + n])
+    }
+
+    /// The flux through the low face along axis `a` of the cell at `d`.
+    #[stencil_fn]
+    fn flux_at<T: Real>(q: In<T>, c: In<T>, d: (i64, i64), a: i64) -> T {
+        let n = unit(a);
+        let (_, hi) = sides_at(q, d - n, a);
+        let (lo, _) = sides_at(q, d, a);
+        upwind(0.5 * (c[d - n] + c[d]), hi, lo)
+    }
+
+    /// `mix` of [`chained`] at `d`.
+    #[stencil_fn]
+    fn mix_at<T: Real>(q: In<T>, c: In<T>, d: (i64, i64)) -> T {
+        let (lo, _) = sides_at(q, d, 0);
+        let ramp = ((index(0) + d[0]) - (index(1) + d[1])) as T;
+        flux_at(q, c, d + unit(1), 0) - flux_at(q, c, d + unit(0), 1) + lo * ramp
+    }
+
+    /// [`chained`] written out: every cell's sides computed for each face that reads them.
+    #[stencil]
+    pub fn chained_written_out<T: Real>(q: In<T>, c: In<T>, out: Out<T>, dt: T) {
+        let (o, e, n) = ((0, 0), unit(0), unit(1));
+        let fluxes =
+            flux_at(q, c, e, 0) - flux_at(q, c, o, 0) + flux_at(q, c, n, 1) - flux_at(q, c, o, 1);
+        out = q - dt * fluxes + 1e-3 * (mix_at(q, c, e) - mix_at(q, c, o));
+    }
 }
 
-/// `staged` and `corners` and their written-out forms on `backend` over a `n` grid, the
-/// outputs' bits: (staged, written out) for each.
-fn both_on<T: Real>(backend: &Backend, n: &[usize]) -> [(Vec<u64>, Vec<u64>); 2] {
+/// `chained` and its written-out form on `backend` over a `n` grid (fields with a halo of
+/// 2), the output's bits.
+fn chained_on<T: Real>(backend: &Backend, n: &[usize]) -> (Vec<u64>, Vec<u64>) {
+    let mut r = rng(&format!("chained {n:?}"));
+    let [q, c] = [(); 2].map(|_| {
+        random_field::<T>(&mut r, n, 2, -1.0, 1.0)
+            .to(backend)
+            .expect("a field on the backend")
+    });
+    let [mut a, mut b] = poisoned_on::<T, 2>(backend, n);
+    let dt = T::from_f64(0.3);
+    kernels::chained::launch(backend, &q, &c, &mut a, dt).unwrap();
+    kernels::chained_written_out::launch(backend, &q, &c, &mut b, dt).unwrap();
+    (bits(&a), bits(&b))
+}
+
+/// `staged`, `corners` and `chained` and their written-out forms on `backend` over a `n`
+/// grid, the outputs' bits: (staged, written out) for each.
+fn both_on<T: Real>(backend: &Backend, n: &[usize]) -> [(Vec<u64>, Vec<u64>); 3] {
     let [q, c] = random_fields_on::<T, 2>(&mut rng(&format!("staging {n:?}")), backend, n);
     let [mut a, mut b] = poisoned_on::<T, 2>(backend, n);
     let dt = T::from_f64(0.3);
@@ -73,7 +160,8 @@ fn both_on<T: Real>(backend: &Backend, n: &[usize]) -> [(Vec<u64>, Vec<u64>); 2]
     let upwind = (bits(&a), bits(&b));
     kernels::corners::launch(backend, &q, &mut a).unwrap();
     kernels::corners_written_out::launch(backend, &q, &mut b).unwrap();
-    [upwind, (bits(&a), bits(&b))]
+    let corners = (bits(&a), bits(&b));
+    [upwind, corners, chained_on::<T>(backend, n)]
 }
 
 #[test]
@@ -117,6 +205,49 @@ fn the_device_keeps_a_stage_in_shared_memory() {
     }
     assert!(kernels::staged::CODE.staging.is_some());
     assert!(kernels::written_out::CODE.staging.is_none());
+}
+
+#[test]
+fn a_chain_of_stages_is_computed_a_level_at_a_time() {
+    let k = kernel_ir(kernels::chained::SOURCE, "chained");
+    let layout = k.stage_layout().expect("staged");
+    // Five calls: the two axes' sides, the two fluxes, `mix`.
+    let levels: Vec<usize> = layout.groups.iter().map(|g| g.level).collect();
+    assert_eq!(levels, [0, 0, 1, 1, 2]);
+    // The cells' sides along x are read from x - 1 (the face) to x + 1 (the kernel's read
+    // of the next face), along y from y to y + 1 (`mix` reads `fx` one row up).
+    assert_eq!(
+        (layout.groups[0].lo, layout.groups[0].hi),
+        ([-1, 0, 0], [1, 1, 0])
+    );
+    assert_eq!(kernels::chained::HALO, kernels::chained_written_out::HALO);
+    // Inlined, the chain is the written-out kernel's work.
+    assert_eq!(
+        k.unstaged().op_counts(),
+        kernel_ir(kernels::chained_written_out::SOURCE, "chained_written_out").op_counts()
+    );
+    // The CPU's row buffers compute the stages the kernel reads, each from fields alone.
+    let cpu = k.chains_inlined();
+    let read: Vec<u32> = cpu
+        .stage_layout()
+        .expect("staged")
+        .stages
+        .iter()
+        .map(|s| s.0)
+        .collect();
+    assert_eq!(read, [4, 5, 6], "fx, fy and mix");
+    assert!(cpu.stage_levels().iter().all(|&l| l == 0));
+    for (ptx, entry) in [
+        (kernels::chained::PTX_F32, kernels::chained::ENTRY_F32),
+        (kernels::chained::PTX_F64, kernels::chained::ENTRY_F64),
+    ] {
+        let text = stencil_runtime::cuda::only_entry(ptx, entry).expect("the entry");
+        assert_eq!(
+            text.matches("bar.sync").count(),
+            3,
+            "a barrier after each level:\n{text}"
+        );
+    }
 }
 
 #[test]

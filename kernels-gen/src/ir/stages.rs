@@ -1,20 +1,26 @@
 //! Staged values: `let f = stage(e);` computes `e` at every point a thread block's points
 //! read it from (its tile plus a halo) and keeps it on chip, so that the kernel reads `f`
 //! at offsets like a field (`f[(-1, 0)]`) without recomputing it or going through device
-//! memory.
+//! memory. A stage may read earlier stages at offsets (a chain: the cells' reconstructions
+//! staged, then the faces' fluxes from them), so that a value read by several later ones
+//! is computed once.
 //!
 //! In the IR a stage is a value node of its own ([`Stage::value`]) computed at the point
 //! where it is read: [`Node::Staged`] reads it at an offset from the current point. The
-//! PTX entry (`llvm/codegen/staged.rs`) computes the stage's nodes over a thread block's
-//! tile first, the CPU along the rows its points read (`back/rust/staged.rs`); the
-//! interpreter and the host JIT run [`Kernel::unstaged`], the same kernel with each
-//! staged read replaced by the stage's nodes shifted to its offset, which computes the
-//! same operations on the same values.
+//! PTX entry (`llvm/codegen/staged.rs`) computes the stages over a thread block's tile
+//! first, a [`StageLevel`] at a time with a barrier between levels; the CPU computes them
+//! along the rows its points read (`back/rust/staged.rs`), with chains inlined
+//! ([`Kernel::chains_inlined`]); the interpreter and the host JIT run
+//! [`Kernel::unstaged`], the same kernel with each staged read replaced by the stage's
+//! nodes shifted to its offset, which computes the same operations on the same values.
 
 use super::*;
 
+mod inline;
+
 /// A staged value of a kernel: `value` evaluated at any point, read at the offsets
-/// `reach_lo ..= reach_hi` (per axis) from the current point.
+/// `reach_lo ..= reach_hi` (per axis) from the current point, by the kernel or by the
+/// stages that read it (their reach moved by their reads' offsets).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Stage {
     /// The name it is bound to in the kernel (`f` of `let f = stage(..)`; `f.1` for a
@@ -22,15 +28,19 @@ pub struct Stage {
     pub name: String,
     /// The node of its value at the point it is evaluated at.
     pub value: NodeId,
+    /// Which `stage(..)` call it comes from, numbered in the kernel's order: a tuple's
+    /// parts share their call's number and are computed together.
+    pub call: u32,
     /// Smallest offset it is read at, per axis (<= 0 on the axes it is read along; 0 on
-    /// the others).
+    /// the others), by the kernel and through the stages that read it.
     pub reach_lo: [i32; 3],
     /// Largest offset it is read at, per axis.
     pub reach_hi: [i32; 3],
 }
 
-/// What a staging back end keeps on chip: the stages the kernel reads and the box of
-/// offsets, the union of their reaches, over which each is computed around a tile.
+/// What a staging back end keeps on chip: the stages the kernel reads (directly or
+/// through other stages) and the box of offsets, the union of their reaches, around a
+/// tile over which their arrays are laid out.
 #[derive(Clone, Debug, PartialEq)]
 pub struct StageLayout {
     /// The stages read, in stage order, with their value types.
@@ -39,6 +49,25 @@ pub struct StageLayout {
     pub lo: [i32; 3],
     /// The box's high corner (>= 0 per axis).
     pub hi: [i32; 3],
+    /// The stages by `stage(..)` call, in the order they are computed: by level, then
+    /// as written.
+    pub groups: Vec<StageGroup>,
+}
+
+/// The read stages of one `stage(..)` call (a tuple's parts, or one value): computed
+/// together, over the box `lo ..= hi` of their reaches around the tile (within the
+/// layout's box), after the groups of lower levels.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StageGroup {
+    /// The group's stages, as positions in [`StageLayout::stages`].
+    pub stages: Vec<usize>,
+    /// The low corner of the box of its stages' reaches.
+    pub lo: [i32; 3],
+    /// The high corner.
+    pub hi: [i32; 3],
+    /// 0 for stages that read no stage, else one more than the highest level they read:
+    /// a group is computed after every group of a lower level is stored.
+    pub level: usize,
 }
 
 impl StageLayout {
@@ -99,15 +128,51 @@ impl Kernel {
         !self.stages.is_empty() && self.stage_layout().is_some()
     }
 
-    /// The stages the kernel reads and the box they are computed over (`None`: it reads
-    /// none).
-    pub fn stage_layout(&self) -> Option<StageLayout> {
+    /// The staged reads among the nodes `roots` need: `(stage, offset)` of each
+    /// [`Node::Staged`].
+    pub fn staged_reads(&self, roots: &[NodeId]) -> Vec<(u32, [i32; 3])> {
+        self.reachable(roots)
+            .into_iter()
+            .filter_map(|n| match self.nodes[n as usize] {
+                Node::Staged { stage, offset } => Some((stage, offset)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Which stages are read: by the kernel's live nodes, or by a stage that is read.
+    pub fn stages_read(&self) -> Vec<bool> {
         let mut read = vec![false; self.stages.len()];
-        for n in self.live_nodes() {
-            if let Node::Staged { stage, .. } = self.nodes[n as usize] {
-                read[stage as usize] = true;
+        for (s, _) in self.staged_reads(&self.live_nodes()) {
+            read[s as usize] = true;
+        }
+        // A stage reads only earlier ones: one pass from the last marks every chain.
+        for s in (0..self.stages.len()).rev() {
+            if read[s] {
+                for (t, _) in self.staged_reads(&[self.stages[s].value]) {
+                    read[t as usize] = true;
+                }
             }
         }
+        read
+    }
+
+    /// Each stage's level: 0 for a stage that reads no stage, else one more than the
+    /// highest level it reads.
+    pub fn stage_levels(&self) -> Vec<usize> {
+        let mut level = vec![0; self.stages.len()];
+        for s in 0..self.stages.len() {
+            for (t, _) in self.staged_reads(&[self.stages[s].value]) {
+                level[s] = level[s].max(level[t as usize] + 1);
+            }
+        }
+        level
+    }
+
+    /// The stages the kernel reads, their groups and the box they are computed over
+    /// (`None`: it reads none).
+    pub fn stage_layout(&self) -> Option<StageLayout> {
+        let read = self.stages_read();
         let stages: Vec<(u32, Ty)> = (0..self.stages.len() as u32)
             .filter(|&s| read[s as usize])
             .map(|s| (s, self.types[self.stages[s as usize].value as usize]))
@@ -115,119 +180,43 @@ impl Kernel {
         if stages.is_empty() {
             return None;
         }
-        let mut lo = [0; 3];
-        let mut hi = [0; 3];
-        for &(s, _) in &stages {
+        let level_of = self.stage_levels();
+        let mut groups: Vec<StageGroup> = Vec::new();
+        let (mut lo, mut hi) = ([0; 3], [0; 3]);
+        for (i, &(s, _)) in stages.iter().enumerate() {
             let st = &self.stages[s as usize];
+            let call = st.call;
+            let same_call =
+                |g: &StageGroup| self.stages[stages[g.stages[0]].0 as usize].call == call;
+            let g = match groups.iter().position(same_call) {
+                Some(g) => g,
+                None => {
+                    groups.push(StageGroup {
+                        stages: Vec::new(),
+                        lo: [0; 3],
+                        hi: [0; 3],
+                        level: 0,
+                    });
+                    groups.len() - 1
+                }
+            };
+            let group = &mut groups[g];
+            group.stages.push(i);
+            group.level = group.level.max(level_of[s as usize]);
             for a in 0..3 {
+                group.lo[a] = group.lo[a].min(st.reach_lo[a]);
+                group.hi[a] = group.hi[a].max(st.reach_hi[a]);
                 lo[a] = lo[a].min(st.reach_lo[a]);
                 hi[a] = hi[a].max(st.reach_hi[a]);
             }
         }
-        Some(StageLayout { stages, lo, hi })
-    }
-
-    /// The same kernel with every staged read replaced by the stage's nodes shifted to the
-    /// read's offset (field reads moved by it, indices advanced by it): what a back end
-    /// that keeps nothing on chip runs. The shifted nodes are the stage's operations on
-    /// the values the staged read stands for, so the results are the same bits. A kernel
-    /// without stages is returned as it is.
-    pub fn unstaged(&self) -> Kernel {
-        if self.stages.is_empty() {
-            return self.clone();
-        }
-        let mut b = KernelBuilder::new();
-        // The new node of each old node at the current point.
-        let mut here: Vec<NodeId> = Vec::with_capacity(self.nodes.len());
-        // The new nodes of each stage's nodes shifted by an offset.
-        let mut shifted: HashMap<[i32; 3], HashMap<NodeId, NodeId>> = HashMap::new();
-        for n in 0..self.nodes.len() {
-            let ty = self.types[n];
-            let new = match self.nodes[n] {
-                Node::Staged { stage, offset } => {
-                    let value = self.stages[stage as usize].value;
-                    let memo = shifted.entry(offset).or_default();
-                    self.shift(&mut b, value, offset, &here, memo)
-                }
-                node => b.add(with_operands(node, |o| here[o as usize]), ty),
-            };
-            here.push(new);
-        }
-        let (nodes, types) = b.finish();
-        let map = |n: NodeId| here[n as usize];
-        Kernel {
-            nodes,
-            types,
-            stores: self
-                .stores
-                .iter()
-                .map(|s| Store {
-                    field: s.field,
-                    value: map(s.value),
-                    mask: s.mask.map(map),
-                })
-                .collect(),
-            contributions: self
-                .contributions
-                .iter()
-                .map(|&(r, n)| (r, map(n)))
-                .collect(),
-            line: self.line.map(|l| LineSolve {
-                lower: map(l.lower),
-                diag: map(l.diag),
-                upper: map(l.upper),
-                rhs: map(l.rhs),
-                mask: l.mask.map(map),
-                ..l
-            }),
-            loops: self
-                .loops
-                .iter()
-                .map(|l| RuntimeLoop {
-                    init: l.init.iter().map(|&n| map(n)).collect(),
-                    next: l.next.iter().map(|&n| map(n)).collect(),
-                    ..l.clone()
-                })
-                .collect(),
-            stages: Vec::new(),
-            ..self.clone()
-        }
-    }
-
-    /// The new node of `root` (a stage's node) evaluated `offset` away from the current
-    /// point: its field reads moved and its indices advanced by the offset.
-    fn shift(
-        &self,
-        b: &mut KernelBuilder,
-        root: NodeId,
-        offset: [i32; 3],
-        here: &[NodeId],
-        memo: &mut HashMap<NodeId, NodeId>,
-    ) -> NodeId {
-        for n in self.reachable(&[root]) {
-            if memo.contains_key(&n) {
-                continue;
-            }
-            let ty = self.types[n as usize];
-            let new = match self.nodes[n as usize] {
-                Node::Load { field, offset: o } => b.add(
-                    Node::Load {
-                        field,
-                        offset: [0, 1, 2].map(|a| o[a] + offset[a]),
-                    },
-                    ty,
-                ),
-                Node::Index(a) if offset[a as usize] != 0 => {
-                    let i = b.add(Node::Index(a), Ty::Int);
-                    let d = b.int(offset[a as usize] as i64);
-                    b.binary(Binary::Add, i, d)
-                }
-                // Nodes that do not depend on the point are the same everywhere.
-                node if operands(&node).is_empty() => here[n as usize],
-                node => b.add(with_operands(node, |o| memo[&o]), ty),
-            };
-            memo.insert(n, new);
-        }
-        memo[&root]
+        // Stable: groups of one level stay in the order written.
+        groups.sort_by_key(|g| g.level);
+        Some(StageLayout {
+            stages,
+            lo,
+            hi,
+            groups,
+        })
     }
 }

@@ -96,12 +96,12 @@ impl Lowerer<'_> {
             stages: self.stages,
         };
         recompute_reach(&mut kernel);
-        // The stages are computed over one box around the tile, which may move a stage's
-        // reads further than its own reads do.
+        // A `stage(..)` call's values are computed together over one box around the tile,
+        // which may move a value's reads further than its own reads do.
         let limit = self.declared_halo.map_or(MAX_OFFSET as u32, |h| h);
         let staged = kernel.is_staged();
         if let Some(far) = kernel.fields.iter().find(|p| staged && p.halo() > limit) {
-            return err(f.name.span, format!("the staged values of `{}` reach field `{}` {} points away, beyond {}", f.name.name, far.name, far.halo(), match self.declared_halo { Some(h) => format!("the declared halo ({h})"), None => format!("the largest supported offset ({MAX_OFFSET})") }), Some("the stages are computed over the box of all their reads: read them closer, or split the kernel"));
+            return err(f.name.span, format!("the staged values of `{}` reach field `{}` {} points away, beyond {}", f.name.name, far.name, far.halo(), match self.declared_halo { Some(h) => format!("the declared halo ({h})"), None => format!("the largest supported offset ({MAX_OFFSET})") }), Some("the values of one `stage(..)` call are computed over the box of all their reads: read them closer, stage them in separate calls, or split the kernel"));
         }
         if let Some((_, at)) = self.tridiagonal {
             let live = kernel.live_nodes();
@@ -283,10 +283,10 @@ impl Lowerer<'_> {
 }
 
 /// Recomputes each field's reach from the loads that are live (dead reads need no halo),
-/// and each stage's from its live reads. A field read by a stage reaches that read's
-/// offset moved to each corner of the box of offsets the stages are read at
-/// ([`crate::ir::StageLayout`]): a staging back end computes the stages together over
-/// their tile and that box.
+/// and each stage's from its live reads and the stages that read it. A field read by a
+/// stage reaches that read's offset moved to each corner of the box of offsets its
+/// `stage(..)` call's values are read at ([`crate::ir::StageGroup`]): a staging back end
+/// computes them together over their tile and that box.
 pub(super) fn recompute_reach(k: &mut Kernel) {
     for s in &mut k.stages {
         s.reach_lo = [0; 3];
@@ -301,6 +301,22 @@ pub(super) fn recompute_reach(k: &mut Kernel) {
             }
         }
     }
+    // A stage read by another is read over that one's reach moved by the read's offset
+    // (a stage reads only earlier ones: one pass from the last covers every chain).
+    let read = k.stages_read();
+    for s in (0..k.stages.len()).rev() {
+        if !read[s] {
+            continue;
+        }
+        let (lo, hi) = (k.stages[s].reach_lo, k.stages[s].reach_hi);
+        for (t, o) in k.staged_reads(&[k.stages[s].value]) {
+            let t = &mut k.stages[t as usize];
+            for a in 0..3 {
+                t.reach_lo[a] = t.reach_lo[a].min(lo[a] + o[a]);
+                t.reach_hi[a] = t.reach_hi[a].max(hi[a] + o[a]);
+            }
+        }
+    }
     for f in &mut k.fields {
         f.reach_lo = [0; 3];
         f.reach_hi = [0; 3];
@@ -311,16 +327,18 @@ pub(super) fn recompute_reach(k: &mut Kernel) {
         .map(|n| k.nodes[n as usize])
         .collect();
     if let Some(layout) = k.stage_layout() {
-        let roots: Vec<NodeId> = layout
-            .stages
-            .iter()
-            .map(|&(s, _)| k.stages[s as usize].value)
-            .collect();
-        for n in k.reachable(&roots) {
-            if let Node::Load { field, offset } = k.nodes[n as usize] {
-                for corner in [layout.lo, layout.hi] {
-                    let offset = [0, 1, 2].map(|a| offset[a] + corner[a]);
-                    loads.push(Node::Load { field, offset });
+        for group in &layout.groups {
+            let roots: Vec<NodeId> = group
+                .stages
+                .iter()
+                .map(|&i| k.stages[layout.stages[i].0 as usize].value)
+                .collect();
+            for n in k.reachable(&roots) {
+                if let Node::Load { field, offset } = k.nodes[n as usize] {
+                    for corner in [group.lo, group.hi] {
+                        let offset = [0, 1, 2].map(|a| offset[a] + corner[a]);
+                        loads.push(Node::Load { field, offset });
+                    }
                 }
             }
         }

@@ -5,9 +5,9 @@
 //! read it at offsets as it reads a field.
 //!
 //! The staged expression is any expression of the point (fields, scalars, `index`, helper
-//! calls, locals computed before it). It may not read an in-place field (another thread may
-//! write it before the stage is read), a field on another grid (`Fine`, `Coarse`), or
-//! another staged value.
+//! calls, locals computed before it, earlier staged values at offsets). It may not read an
+//! in-place field (another thread may write it before the stage is read) or a field on
+//! another grid (`Fine`, `Coarse`).
 
 use super::*;
 use crate::ir::Stage;
@@ -76,6 +76,7 @@ impl Lowerer<'_> {
                 Some("name every part, `_` for those not needed"),
             );
         }
+        let call = self.stages.last().map_or(0, |s| s.call + 1);
         for (part, (name, _)) in parts.into_iter().zip(names) {
             if name.name == "_" {
                 continue;
@@ -88,6 +89,7 @@ impl Lowerer<'_> {
             self.stages.push(Stage {
                 name: name.name.clone(),
                 value: node,
+                call,
                 reach_lo: [0; 3],
                 reach_hi: [0; 3],
             });
@@ -143,16 +145,6 @@ impl Lowerer<'_> {
                         return err(span, format!("this staged value reads `{}`, a field on another grid", f.name), Some("stage values of fields on the kernel's own grid; read `Fine` and `Coarse` fields in the kernel"));
                     }
                 }
-                Node::Staged { stage, .. } => {
-                    return err(
-                        span,
-                        format!(
-                            "this staged value reads staged value `{}`",
-                            self.stages[stage as usize].name
-                        ),
-                        Some("a stage is computed from fields and scalars; compute both in one stage (a tuple) or read the other in the kernel"),
-                    )
-                }
                 _ => {}
             }
         }
@@ -178,30 +170,45 @@ impl Lowerer<'_> {
     /// the read reaches through the stage's field reads.
     pub(super) fn staged_read(&mut self, s: u32, offset: [i32; 3], span: SpanId) -> Result<NodeId> {
         let stage = &self.stages[s as usize];
-        for node in self.nodes_of(stage.value) {
-            if let Node::Load { field, offset: o } = node {
-                for a in 0..3 {
-                    let k = o[a] + offset[a];
-                    let limit = self.declared_halo.map_or(MAX_OFFSET, |h| h as i32);
-                    if k.abs() > limit {
-                        let what = match self.declared_halo {
-                            Some(h) => format!("the declared halo ({h})"),
-                            None => format!("the largest supported offset ({MAX_OFFSET})"),
-                        };
-                        return err(
-                            span,
-                            format!(
-                                "this read of `{}` reaches field `{}` at offset {k} along axis {a}, beyond {what}",
-                                stage.name, self.fields[field as usize].name
-                            ),
-                            Some("the stage reads its fields at offsets from the point it is read at; read it closer"),
-                        );
-                    }
+        for (field, o) in self.stage_loads(s, offset) {
+            for (a, &k) in o.iter().enumerate() {
+                let limit = self.declared_halo.map_or(MAX_OFFSET, |h| h as i32);
+                if k.abs() > limit {
+                    let what = match self.declared_halo {
+                        Some(h) => format!("the declared halo ({h})"),
+                        None => format!("the largest supported offset ({MAX_OFFSET})"),
+                    };
+                    return err(
+                        span,
+                        format!(
+                            "this read of `{}` reaches field `{}` at offset {k} along axis {a}, beyond {what}",
+                            stage.name, self.fields[field as usize].name
+                        ),
+                        Some("the stage reads its fields at offsets from the point it is read at; read it closer"),
+                    );
                 }
             }
         }
         // (The stage's reach is taken from its live reads when the kernel is finished.)
         let ty = self.b.ty(stage.value);
         Ok(self.b.add(Node::Staged { stage: s, offset }, ty))
+    }
+
+    /// The field reads of stage `s` read at `offset`: `(field, offset)` of each, through
+    /// the stages it reads.
+    fn stage_loads(&self, s: u32, offset: [i32; 3]) -> Vec<(u32, [i32; 3])> {
+        let mut out = Vec::new();
+        for node in self.nodes_of(self.stages[s as usize].value) {
+            match node {
+                Node::Load { field, offset: o } => {
+                    out.push((field, [0, 1, 2].map(|a| o[a] + offset[a])))
+                }
+                Node::Staged { stage, offset: o } => {
+                    out.extend(self.stage_loads(stage, [0, 1, 2].map(|a| o[a] + offset[a])))
+                }
+                _ => {}
+            }
+        }
+        out
     }
 }

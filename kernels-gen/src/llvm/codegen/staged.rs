@@ -4,13 +4,16 @@
 //! points, in two phases:
 //!
 //! 1. The block's threads compute every staged value over the tile extended by the box of
-//!    offsets the kernel reads them at ([`crate::ir::StageLayout`]): the region, of
-//!    `(ntid.x + hi.x - lo.x) x ..` points, visited by the threads in turn. Each value goes
-//!    to an array of the region's points in dynamic shared memory, the arrays one after
-//!    the other in stage order, each starting on an 8-byte boundary (the run time sizes
-//!    the shared memory the same way: `stencil_runtime::cuda::Staging`). A stage is
-//!    computed only at the points whose reads stay within what the kernel's halo allows:
-//!    from `lo` to `n - 1 + hi` of its own reach along each axis.
+//!    offsets it is read at ([`crate::ir::StageLayout`]). Each value goes to an array of
+//!    the region's points in dynamic shared memory: the region is the tile and the
+//!    layout's box around it, `(ntid.x + hi.x - lo.x) x ..` points, and the arrays lie one
+//!    after the other in stage order, each starting on an 8-byte boundary (the run time
+//!    sizes the shared memory the same way: `stencil_runtime::cuda::Staging`). The values
+//!    of one `stage(..)` call are computed together ([`crate::ir::StageGroup`]), the
+//!    points of the group's box around the tile visited by the threads in turn; a group
+//!    that reads another's values (a chain) reads them from their arrays after a barrier.
+//!    A group is computed only at the points whose reads stay within what the kernel's
+//!    halo allows: from `lo` to `n - 1 + hi` of its box along each axis.
 //! 2. After a barrier, each thread computes its point, reading a staged value at an offset
 //!    from the region's arrays ([`Gen::staged_value`]).
 //!
@@ -19,7 +22,7 @@
 
 use super::point::LoopHead;
 use super::*;
-use crate::ir::StageLayout;
+use crate::ir::{StageGroup, StageLayout};
 
 /// What phase 1 works over: a thread block's region of points around its tile.
 struct Region<'r, 'ctx> {
@@ -31,14 +34,19 @@ struct Region<'r, 'ctx> {
     layout: &'r StageLayout,
     /// Each read stage's array, in the order of `layout.stages`.
     arrays: &'r [PointerValue<'ctx>],
+    /// The same arrays by stage number (`None` for a stage not read).
+    by_stage: &'r [Option<PointerValue<'ctx>>],
     /// The fields, their pointers in the block's slot.
     fields: &'r [FieldArgs<'ctx>],
     /// Where the thread block's tile lies.
     place: &'r blocks::BlockPlace<'ctx>,
     /// The local index of the tile's first point.
     corner: [IntValue<'ctx>; 3],
-    /// The region's extent per axis (`i32`; 1 past the kernel's axes).
-    extent: [IntValue<'ctx>; 3],
+    /// The tile's span per axis (`i32`; 1 past the kernel's axes).
+    span: [IntValue<'ctx>; 3],
+    /// The region's row length and plane size (`i32`).
+    row: IntValue<'ctx>,
+    plane: IntValue<'ctx>,
 }
 
 /// Where a thread finds the staged values in shared memory during phase 2.
@@ -108,24 +116,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             .b
             .build_int_nuw_mul(plane, extent[2], "region_points")?;
         let arrays = self.stage_arrays(&layout, region)?;
-        let fields = self.shifted(&args.fields, place.shift)?;
-
-        let region = Region {
-            f,
-            args: &args,
-            layout: &layout,
-            arrays: &arrays,
-            fields: &fields,
-            place: &place,
-            corner,
-            extent,
-        };
-        self.compute_stages(&region)?;
-        let barrier = self.intrinsic("llvm.nvvm.barrier0", &[])?;
-        self.call_void(barrier, &[])?;
-
-        // Phase 2: the thread's points.
-        let arrays: Vec<Option<PointerValue<'ctx>>> = (0..self.k.stages.len() as u32)
+        let by_stage: Vec<Option<PointerValue<'ctx>>> = (0..self.k.stages.len() as u32)
             .map(|s| {
                 layout
                     .stages
@@ -134,6 +125,33 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                     .map(|i| arrays[i])
             })
             .collect();
+        let fields = self.shifted(&args.fields, place.shift)?;
+
+        let region = Region {
+            f,
+            args: &args,
+            layout: &layout,
+            arrays: &arrays,
+            by_stage: &by_stage,
+            fields: &fields,
+            place: &place,
+            corner,
+            span,
+            row,
+            plane,
+        };
+        let barrier = self.intrinsic("llvm.nvvm.barrier0", &[])?;
+        for (g, group) in layout.groups.iter().enumerate() {
+            if g > 0 && layout.groups[g - 1].level < group.level {
+                self.call_void(barrier, &[])?;
+            }
+            self.compute_stages(&region, group)?;
+        }
+        self.call_void(barrier, &[])?;
+        *self.staged.borrow_mut() = None;
+
+        // Phase 2: the thread's points.
+        let arrays = by_stage;
         let join = self.ctx.append_basic_block(f, "join");
         for p in 0..points {
             // The point's position in the tile along each axis.
@@ -240,13 +258,20 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         Ok(arrays)
     }
 
-    /// Phase 1: the block's threads compute the read stages over the region, a point per
-    /// thread in turn (points numbered along x first: a warp's points are consecutive), at
-    /// the points from `lo` to `n - 1 + hi` (whose reads the kernel's halo covers).
-    fn compute_stages(&self, region: &Region<'_, 'ctx>) -> R<()> {
+    /// Phase 1 for one group: the block's threads compute the group's stages over its box
+    /// around the tile, a point per thread in turn (points numbered along x first: a
+    /// warp's points are consecutive), at the points from `lo` to `n - 1 + hi` of the box
+    /// (whose reads the kernel's halo covers).
+    fn compute_stages(&self, region: &Region<'_, 'ctx>, group: &StageGroup) -> R<()> {
         let dims = self.k.dims as usize;
         let i32t = self.ctx.i32_type();
-        let extent = region.extent;
+        let mut extent = region.span;
+        for (a, e) in extent.iter_mut().enumerate().take(dims) {
+            let more = (group.hi[a] - group.lo[a]) as u64;
+            *e = self
+                .b
+                .build_int_nuw_add(*e, i32t.const_int(more, false), "")?;
+        }
         let [tx, ty, tz] = self.sregs("tid")?;
         let [nx, ny, nz] = self.sregs("ntid")?;
         let nxy = self.b.build_int_nuw_mul(nx, ny, "")?;
@@ -262,7 +287,8 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         }
         let l = self.open_strided_loop(region.f, linear, points)?;
         let r = l.var.as_basic_value().into_int_value();
-        // The point's position along each axis: `r` in mixed radix of the extents.
+        // The point's position in the group's box along each axis: `r` in mixed radix of
+        // the extents.
         let mut along = Vec::with_capacity(dims);
         let mut rest = r;
         for (a, e) in extent.iter().enumerate().take(dims) {
@@ -273,7 +299,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                 rest = self.b.build_int_unsigned_div(rest, *e, "")?;
             }
         }
-        self.stage_point(region, r, &along)?;
+        self.stage_point(region, group, &along)?;
         let next = self.b.build_int_nuw_add(r, threads, "")?;
         let latch = self.b.get_insert_block().expect("positioned");
         l.var.add_incoming(&[(&next, latch)]);
@@ -298,12 +324,13 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         Ok(l)
     }
 
-    /// The read stages at the region point `along` (positions per axis), stored into
-    /// their arrays, where the point is within `lo ..= n - 1 + hi` of the domain.
+    /// The group's stages at the point `along` (positions per axis in the group's box),
+    /// stored into their arrays, where the point is within `lo ..= n - 1 + hi` of the
+    /// domain.
     fn stage_point(
         &self,
         region: &Region<'_, 'ctx>,
-        linear: IntValue<'ctx>,
+        group: &StageGroup,
         along: &[IntValue<'ctx>],
     ) -> R<()> {
         let Region {
@@ -311,31 +338,44 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             args,
             layout,
             arrays,
+            by_stage,
             fields,
             place,
             corner,
+            row,
+            plane,
             ..
         } = *region;
-        let i64t = self.ctx.i64_type();
+        let (i32t, i64t) = (self.ctx.i32_type(), self.ctx.i64_type());
         let mut local = [self.i64c(0); 3];
         let mut global = local;
         let mut inside = self.ctx.bool_type().const_int(1, false);
-        for (a, &p) in along.iter().enumerate() {
+        // The point's index in the region's arrays.
+        let mut at = i32t.const_zero();
+        for (a, (&p, step)) in along
+            .iter()
+            .zip([i32t.const_int(1, false), row, plane])
+            .enumerate()
+        {
+            let from_region_low = (group.lo[a] - layout.lo[a]) as u64;
+            let in_region =
+                self.b
+                    .build_int_nuw_add(p, i32t.const_int(from_region_low, false), "")?;
+            let term = self.b.build_int_nuw_mul(in_region, step, "")?;
+            at = self.b.build_int_nuw_add(at, term, "")?;
             let p = self.b.build_int_z_extend(p, i64t, "")?;
-            let shifted = self
-                .b
-                .build_int_add(p, self.i64c(layout.lo[a] as i64), "")?;
+            let shifted = self.b.build_int_add(p, self.i64c(group.lo[a] as i64), "")?;
             local[a] = self.b.build_int_add(corner[a], shifted, "")?;
             global[a] = self.b.build_int_add(local[a], place.origin[a], "")?;
             let low = self.b.build_int_compare(
                 IntPredicate::SGE,
                 global[a],
-                self.i64c(layout.lo[a] as i64),
+                self.i64c(group.lo[a] as i64),
                 "",
             )?;
             let end = self
                 .b
-                .build_int_add(args.n[a], self.i64c(layout.hi[a] as i64), "")?;
+                .build_int_add(args.n[a], self.i64c(group.hi[a] as i64), "")?;
             let high = self
                 .b
                 .build_int_compare(IntPredicate::SLT, global[a], end, "")?;
@@ -347,34 +387,43 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         let next = self.ctx.append_basic_block(f, "stage_values_done");
         self.b.build_conditional_branch(inside, compute, next)?;
         self.b.position_at_end(compute);
+        // A chained stage reads the groups before from their arrays around this point.
+        *self.staged.borrow_mut() = Some(StagedTile {
+            arrays: by_stage.to_vec(),
+            centre: at,
+            row,
+            plane,
+        });
         let bases = self.bases(fields, local)?;
-        let at = PointAt {
+        let point = PointAt {
             idx: global,
             bases: &bases,
             shift: [0; 3],
         };
-        let roots: Vec<NodeId> = layout
+        let roots: Vec<NodeId> = group
             .stages
             .iter()
-            .map(|&(s, _)| self.k.stages[s as usize].value)
+            .map(|&i| self.k.stages[layout.stages[i].0 as usize].value)
             .collect();
         // Costly arms computed only where taken, as at a point (`crate::branches`).
         let live = self.k.reachable(&roots);
         let mut vals: Vec<Option<BasicValueEnum<'ctx>>> = vec![None; self.k.nodes.len()];
         match crate::branches::plan_for(self.k, &live, &roots) {
-            Some(plan) => self.guarded_values(args, &at, &mut None, &mut vals, &plan, &plan.top)?,
+            Some(plan) => {
+                self.guarded_values(args, &point, &mut None, &mut vals, &plan, &plan.top)?
+            }
             None => {
                 for n in live {
-                    let v = self.node_value(args, &at, &mut None, &vals, n)?;
+                    let v = self.node_value(args, &point, &mut None, &vals, n)?;
                     vals[n as usize] = Some(v);
                 }
             }
         }
-        for (&(_, ty), (&root, &array)) in layout.stages.iter().zip(roots.iter().zip(arrays)) {
+        for (&i, &root) in group.stages.iter().zip(&roots) {
             let value = vals[root as usize].expect("a stage's value is computed with its nodes");
-            let value = self.narrowed_to_memory(value, ty)?;
-            // SAFETY (of the generated code): `linear` is below the region's points.
-            let ptr = unsafe { self.b.build_in_bounds_gep(array, &[linear], "")? };
+            let value = self.narrowed_to_memory(value, layout.stages[i].1)?;
+            // SAFETY (of the generated code): the group's box lies within the region's.
+            let ptr = unsafe { self.b.build_in_bounds_gep(arrays[i], &[at], "")? };
             self.b.build_store(ptr, value)?;
         }
         self.b.build_unconditional_branch(next)?;
