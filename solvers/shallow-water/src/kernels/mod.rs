@@ -371,45 +371,137 @@ mod scheme {
         eps: T,
         g: T,
     ) -> (T, T, T, T, T) {
+        let n = unit(a);
+        let (_, _, _, w_out, n_out, t_out) =
+            cell_sides(w, normal, tangent, bed, a, lo, hi, theta, -n);
+        let (w_in, n_in, t_in, w_hi, _, _) =
+            cell_sides(w, normal, tangent, bed, a, lo, hi, theta, (0, 0));
+        let (below, above) = ((w_out, n_out, t_out), (w_in, n_in, t_in));
+        face_of_sides(below, above, w_hi, normal, tangent, bed, a, lo, hi, lo_value, hi_value, eps, g)
+    }
+
+    /// The sides of the cell `d` away along axis `a` (KP07 3.9-3.11, the surface corrected
+    /// by 2.14): `(w, normal, tangent)` at its low face, then at its high face, from its
+    /// limited slopes. `normal` and `tangent` are the velocity fields along and across the
+    /// axis, `lo` and `hi` the kinds of the axis's two sides.
+    #[stencil_fn]
+    fn cell_sides<T: Real>(
+        w: In<T>,
+        normal: In<T>,
+        tangent: In<T>,
+        bed: In<T>,
+        a: i64,
+        lo: i64,
+        hi: i64,
+        theta: T,
+        d: (i64, i64),
+    ) -> (T, T, T, T, T, T) {
         // The offsets one cell along the axis and one across it.
         let (n, t) = (unit(a), unit(1 - a));
+        let base = cell_bed(bed[d], bed[d + unit(0)], bed[d + unit(1)], bed[d + unit(0) + unit(1)]);
+        // The bed at the cell's low and high faces: the corners summed in the same order
+        // wherever a face is computed.
+        let (b_lo, b_hi) = (0.5 * (bed[d] + bed[d + t]), 0.5 * (bed[d + n] + bed[d + n + t]));
+        let f = flat(index(a) + d[a], extent(a), lo, hi);
+        let sw = slope(w[d - n], w[d], w[d + n], theta, f);
+        let sn = slope(normal[d - n], normal[d], normal[d + n], theta, f);
+        let st = slope(tangent[d - n], tangent[d], tangent[d + n], theta, f);
+        (
+            lower_surface(w[d], sw, base, b_lo, b_hi),
+            normal[d] - 0.5 * sn,
+            tangent[d] - 0.5 * st,
+            upper_surface(w[d], sw, base, b_lo, b_hi),
+            normal[d] + 0.5 * sn,
+            tangent[d] + 0.5 * st,
+        )
+    }
+
+    /// The low face along axis `a` from the cells' sides staged along it ([`cell_sides`]:
+    /// `(lw, ln, lt)` the surface, normal and tangential velocity at a cell's low face,
+    /// `(hw, hn, ht)` at its high face, the cell below read at `-unit(a)`),
+    /// as [`low_face`] gives it, with the larger of its two speeds: `(flux of w, of the
+    /// normal discharge, of the tangential one, speed)`. `lo` and `hi` are the kinds of
+    /// the axis's two sides, with their values.
+    #[stencil_fn]
+    fn face_of_staged_sides<T: Real>(
+        lw: In<T>,
+        ln: In<T>,
+        lt: In<T>,
+        hw: In<T>,
+        hn: In<T>,
+        ht: In<T>,
+        normal: In<T>,
+        tangent: In<T>,
+        bed: In<T>,
+        a: i64,
+        lo: i64,
+        hi: i64,
+        lo_value: T,
+        hi_value: T,
+        s: Kp07<T>,
+    ) -> (T, T, T, T) {
+        let n = unit(a);
+        let below = (hw[-n], hn[-n], ht[-n]);
+        let (f0, f1, f2, speed_lo, speed_hi) = face_of_sides(
+            below,
+            (lw, ln, lt),
+            hw,
+            normal,
+            tangent,
+            bed,
+            a,
+            lo,
+            hi,
+            lo_value,
+            hi_value,
+            s.eps,
+            s.g,
+        );
+        (f0, f1, f2, speed_lo.max(speed_hi))
+    }
+
+    /// The low face along axis `a` from the sides of the cells either side of it
+    /// ([`cell_sides`]: `below`'s high side, `above`'s low side, each `(w, normal,
+    /// tangent)`), as [`low_face`] gives it; `w_hi`, `normal` and `tangent` are the cell
+    /// above's surface at its high face and its velocities (for the speed at the high
+    /// face of the domain's last cell).
+    #[stencil_fn]
+    fn face_of_sides<T: Real>(
+        below: (T, T, T),
+        above: (T, T, T),
+        w_hi: T,
+        normal: T,
+        tangent: T,
+        bed: In<T>,
+        a: i64,
+        lo: i64,
+        hi: i64,
+        lo_value: T,
+        hi_value: T,
+        eps: T,
+        g: T,
+    ) -> (T, T, T, T, T) {
+        let (n, t) = (unit(a), unit(1 - a));
         let i = index(a);
-        let base = cell_bed(bed, bed[(1, 0)], bed[(0, 1)], bed[(1, 1)]);
-        // The bed at the faces i - 3/2, i - 1/2 and i + 1/2 along the axis; the corners of
-        // the cell below summed south-west, south-east, north-west, north-east.
-        let (b0, b1) = (0.5 * (bed[-n] + bed[t - n]), 0.5 * (bed + bed[t]));
-        let b2 = 0.5 * (bed[n] + bed[n + t]);
-        let base_lo = if a == 0 {
-            cell_bed(bed[-n], bed, bed[t - n], bed[t])
-        } else {
-            cell_bed(bed[-n], bed[t - n], bed, bed[t])
-        };
-        let (fm, fc) = (flat(i - 1, extent(a), lo, hi), flat(i, extent(a), lo, hi));
-        let swm = slope(w[-2 * n], w[-n], w, theta, fm);
-        let swc = slope(w[-n], w, w[n], theta, fc);
-        let snm = slope(normal[-2 * n], normal[-n], normal, theta, fm);
-        let snc = slope(normal[-n], normal, normal[n], theta, fc);
-        let stm = slope(tangent[-2 * n], tangent[-n], tangent, theta, fm);
-        let stc = slope(tangent[-n], tangent, tangent[n], theta, fc);
-        let w_in = lower_surface(w, swc, base, b1, b2);
-        let (n_in, t_in) = (normal - 0.5 * snc, tangent - 0.5 * stc);
+        let (b1, b2) = (0.5 * (bed + bed[t]), 0.5 * (bed[n] + bed[n + t]));
+        let (w_in, n_in, t_in) = above;
+        let (w_below, n_below, t_below) = below;
         let edge = i == 0 && lo != 4;
         let w_out = if edge {
             outer_surface(lo, w_in, b1, lo_value)
         } else {
-            upper_surface(w[-n], swm, base_lo, b0, b1)
+            w_below
         };
         let n_out = if edge {
             outer_normal(lo, n_in, (w_in - b1).max(0.0), lo_value, 1.0, eps)
         } else {
-            normal[-n] + 0.5 * snm
+            n_below
         };
-        let t_out = if edge { t_in } else { tangent[-n] + 0.5 * stm };
+        let t_out = if edge { t_in } else { t_below };
         let f0 = face_flux(0, w_out, n_out, t_out, w_in, n_in, t_in, b1, g);
         let f1 = face_flux(1, w_out, n_out, t_out, w_in, n_in, t_in, b1, g);
         let f2 = face_flux(2, w_out, n_out, t_out, w_in, n_in, t_in, b1, g);
         let speed_lo = face_flux(3, w_out, n_out, t_out, w_in, n_in, t_in, b1, g);
-        let w_hi = upper_surface(w, swc, base, b1, b2);
         let speed_hi = if i == extent(a) - 1 && hi != 4 {
             boundary_flux(3, hi, hi_value, -1.0, w_hi, normal, tangent, b2, g, eps)
         } else {

@@ -98,22 +98,10 @@ pub mod kernels {
         let (ww, wq, wp, _, _) = stage(west_face(from.w, from.u, from.v, bed, s));
         let (sw, sp, sq, _, _) = stage(south_face(from.w, from.u, from.v, bed, s));
         // The update reads the staged faces as `advance` reads the flux fields.
-        (to.w, to.q, to.p, to.u, to.v) = rk_update(
-            from,
-            bed,
-            Fluxes {
-                west_w: ww,
-                west_q: wq,
-                west_p: wp,
-                south_w: sw,
-                south_q: sq,
-                south_p: sp,
-            },
-            to,
-            dt,
-            keep,
-            s,
-        );
+        let own = own_surfaces(from, bed, s);
+        let (rate_w, rate_q, rate_p) = staged_rates(from, bed, ww, wq, wp, sw, sq, sp, own, s);
+        (to.w, to.q, to.p, to.u, to.v) =
+            rk_apply(from, bed, rate_w, rate_q, rate_p, to, dt, keep, s);
     }
 
     /// The rates of a Runge-Kutta stage from face fluxes staged on chip, as the "compact
@@ -135,20 +123,69 @@ pub mod kernels {
     ) {
         let (ww, wq, wp, west_a, east_a) = stage(west_face(from.w, from.u, from.v, bed, s));
         let (sw, sp, sq, south_a, north_a) = stage(south_face(from.w, from.u, from.v, bed, s));
-        (rate_w, rate_q, rate_p) = rk_rates(
-            from,
-            bed,
-            Fluxes {
-                west_w: ww,
-                west_q: wq,
-                west_p: wp,
-                south_w: sw,
-                south_q: sq,
-                south_p: sp,
-            },
-            s,
-        );
+        let own = own_surfaces(from, bed, s);
+        (rate_w, rate_q, rate_p) = staged_rates(from, bed, ww, wq, wp, sw, sq, sp, own, s);
         speed.reduce((west_a.max(east_a) * s.dx_inv).max(south_a.max(north_a) * s.dy_inv));
+    }
+
+    /// [`rates`] with each cell reconstructed once, as the hand-written "compact stencils"
+    /// kernels do: each cell's sides along x and along y staged ([`cell_sides`]), each
+    /// west and south face's fluxes staged from the sides of the cells either side of it,
+    /// and the rates from the faces and the cell's own sides. The same bits as [`rates`]
+    /// (the same operations on the same values); on the GPU three levels of stages with a
+    /// barrier between them, where [`rates`] reconstructs a cell for each face that reads
+    /// it. Not for a periodic side.
+    #[stencil]
+    pub fn cell_rates<T: Real>(
+        from: In<StateFields<T>>,
+        bed: In<T>,
+        rate_w: Out<T>,
+        rate_q: Out<T>,
+        rate_p: Out<T>,
+        speed: Max<T>,
+        s: Kp07<T>,
+    ) {
+        let (xlw, xln, xlt, xhw, xhn, xht) =
+            stage(cell_sides(from.w, from.u, from.v, bed, 0, s.west, s.east, s.theta, (0, 0)));
+        let (ylw, yln, ylt, yhw, yhn, yht) =
+            stage(cell_sides(from.w, from.v, from.u, bed, 1, s.south, s.north, s.theta, (0, 0)));
+        let (ww, wq, wp, wa) = stage(face_of_staged_sides(
+            xlw,
+            xln,
+            xlt,
+            xhw,
+            xhn,
+            xht,
+            from.u,
+            from.v,
+            bed,
+            0,
+            s.west,
+            s.east,
+            s.west_value,
+            s.east_value,
+            s,
+        ));
+        let (sw, sp, sq, sa) = stage(face_of_staged_sides(
+            ylw,
+            yln,
+            ylt,
+            yhw,
+            yhn,
+            yht,
+            from.v,
+            from.u,
+            bed,
+            1,
+            s.south,
+            s.north,
+            s.south_value,
+            s.north_value,
+            s,
+        ));
+        let own = (xlw, xhw, ylw, yhw);
+        (rate_w, rate_q, rate_p) = staged_rates(from, bed, ww, wq, wp, sw, sq, sp, own, s);
+        speed.reduce((wa * s.dx_inv).max(sa * s.dy_inv));
     }
 
     /// One Runge-Kutta stage from the rates of [`rates`] ([`rk_apply`]), the new state's

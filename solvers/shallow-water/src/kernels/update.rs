@@ -36,35 +36,72 @@ pub(super) mod update {
         faces: In<Fluxes<T>>,
         s: Kp07<T>,
     ) -> (T, T, T) {
+        rk_rates_with(from, bed, faces, own_surfaces(from, bed, s), s)
+    }
+
+    /// The surface at a cell's own faces `(west, east, south, north)`, as the faces
+    /// reconstruct it ([`cell_sides`]).
+    #[stencil_fn]
+    fn own_surfaces<T: Real>(from: In<StateFields<T>>, bed: In<T>, s: Kp07<T>) -> (T, T, T, T) {
+        let (ww_in, _, _, we_in, _, _) =
+            cell_sides(from.w, from.u, from.v, bed, 0, s.west, s.east, s.theta, (0, 0));
+        let (ws_in, _, _, wn_in, _, _) =
+            cell_sides(from.w, from.v, from.u, bed, 1, s.south, s.north, s.theta, (0, 0));
+        (ww_in, we_in, ws_in, wn_in)
+    }
+
+    /// [`rk_rates`] from the six face fluxes one by one (staged values, named as the
+    /// members of [`Fluxes`]) and the surface at the cell's own faces (`own`, as
+    /// [`own_surfaces`] gives it).
+    #[stencil_fn]
+    fn staged_rates<T: Real>(
+        from: In<StateFields<T>>,
+        bed: In<T>,
+        ww: In<T>,
+        wq: In<T>,
+        wp: In<T>,
+        sw: In<T>,
+        sq: In<T>,
+        sp: In<T>,
+        own: (T, T, T, T),
+        s: Kp07<T>,
+    ) -> (T, T, T) {
+        rk_rates_with(
+            from,
+            bed,
+            Fluxes {
+                west_w: ww,
+                west_q: wq,
+                west_p: wp,
+                south_w: sw,
+                south_q: sq,
+                south_p: sp,
+            },
+            own,
+            s,
+        )
+    }
+
+    /// [`rk_rates`] with the surface at the cell's own faces given (`own`, as
+    /// [`own_surfaces`] gives it).
+    #[stencil_fn]
+    fn rk_rates_with<T: Real>(
+        from: In<StateFields<T>>,
+        bed: In<T>,
+        faces: In<Fluxes<T>>,
+        own: (T, T, T, T),
+        s: Kp07<T>,
+    ) -> (T, T, T) {
         let i = index(0);
         let j = index(1);
         let nx = extent(0);
         let ny = extent(1);
         let base = cell_bed(bed, bed[(1, 0)], bed[(0, 1)], bed[(1, 1)]);
-
-        // The surface at this cell's own faces, as [`faces`] reconstructs it.
         let bx1 = 0.5 * (bed + bed[(0, 1)]);
         let bx2 = 0.5 * (bed[(1, 0)] + bed[(1, 1)]);
         let by1 = 0.5 * (bed + bed[(1, 0)]);
         let by2 = 0.5 * (bed[(0, 1)] + bed[(1, 1)]);
-        let swc = slope(
-            from.w[(-1, 0)],
-            from.w,
-            from.w[(1, 0)],
-            s.theta,
-            flat(i, nx, s.west, s.east),
-        );
-        let twc = slope(
-            from.w[(0, -1)],
-            from.w,
-            from.w[(0, 1)],
-            s.theta,
-            flat(j, ny, s.south, s.north),
-        );
-        let ww_in = lower_surface(from.w, swc, base, bx1, bx2);
-        let we_in = upper_surface(from.w, swc, base, bx1, bx2);
-        let ws_in = lower_surface(from.w, twc, base, by1, by2);
-        let wn_in = upper_surface(from.w, twc, base, by1, by2);
+        let (ww_in, we_in, ws_in, wn_in) = own;
 
         // The east and north faces: the next cells' west and south faces, or boundary
         // faces computed here from this cell's velocities (as [`velocities`] gives them;

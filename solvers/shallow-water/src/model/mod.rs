@@ -61,6 +61,11 @@ pub enum Passes {
     /// with the CFL maximum), then [`kp07::apply_rates`]: the "compact stencils" codes'
     /// split.
     Rates,
+    /// [`kp07::cell_rates`] (each cell reconstructed once, its sides staged, the face
+    /// fluxes staged from them, the rates and the CFL maximum as [`Passes::Rates`]), then
+    /// [`kp07::apply_rates`]: the split of the hand-written "compact stencils" kernels,
+    /// stage for stage.
+    CellRates,
 }
 
 /// Steps between the stability checks of [`ShallowWater::advance_to`] (and of a whole
