@@ -296,8 +296,40 @@ fn lower_instance(
     early::no_unsupported_constructs(module, f)?;
     let dims = match vertex::mesh_param(f) {
         Some(_) => vertex::check_attrs(f)?,
-        None => infer_dims(module, f)?,
+        None => match infer_dims(module, f) {
+            Ok(dims) => dims,
+            // The body may hold the real error (a helper's bad parameter, an unknown
+            // name): one that lowering reports whatever the dimension is comes first.
+            Err(unknown) if f.attrs.dims.is_none() => {
+                let mut errors =
+                    (1..=3).map(|d| lower_with_dims(module, f, bound, generic.clone(), d));
+                let first = errors.next().and_then(|r| r.err());
+                return Err(match first {
+                    Some(e)
+                        if errors.all(|r| {
+                            r.err()
+                                .is_some_and(|o| o.span == e.span && o.message == e.message)
+                        }) =>
+                    {
+                        e
+                    }
+                    _ => unknown,
+                });
+            }
+            Err(e) => return Err(e),
+        },
     };
+    lower_with_dims(module, f, bound, generic, dims)
+}
+
+/// Lowers kernel `f` as [`lower_instance`] does, once it is known to have `dims` axes.
+fn lower_with_dims(
+    module: &Module,
+    f: &FnDef,
+    bound: &[(String, ast::ConstValue)],
+    generic: Option<String>,
+    dims: u8,
+) -> Result<Kernel> {
     let declared_halo = match f.attrs.halo {
         Some((h, span)) if h as i32 > MAX_OFFSET => {
             return err(

@@ -249,8 +249,8 @@ impl Lowerer<'_> {
                 ) {
                     err(
                         *span,
-                        format!("`{}<..>` is only allowed as a kernel parameter", head.name),
-                        Some("locals and helper parameters are scalars"),
+                        format!("`{}<..>` is only allowed as a parameter's whole type", head.name),
+                        Some("a kernel or helper takes each field as a parameter of its own (`a: In<T>, b: In<T>`) or a group of them (`p: In<Pair<T>>`); locals, tuples and results hold values"),
                     )
                 } else {
                     err(

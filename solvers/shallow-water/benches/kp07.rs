@@ -58,12 +58,7 @@ fn scheme(passes: Passes) -> (f64, &'static str) {
 }
 
 /// The ways the bench times.
-const SCHEMES: [Passes; 4] = [
-    Passes::Two,
-    Passes::One,
-    Passes::Rates,
-    Passes::CellRates,
-];
+const SCHEMES: [Passes; 4] = [Passes::Two, Passes::One, Passes::Rates, Passes::CellRates];
 
 /// Seconds per RK2 step of `case`, each stage run as `passes` says, after warm-up steps
 /// (enough for every kernel's launch-shape trial, which takes its first launches).

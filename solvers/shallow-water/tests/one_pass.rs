@@ -235,5 +235,9 @@ fn the_stage_kernels_assemble_without_spills() {
         };
         ptx.matches(".entry").count()
     });
-    assert_eq!(entries, 2 * (3 + 4 + 3 + 3) + update[0] + update[1], "entries");
+    assert_eq!(
+        entries,
+        2 * (3 + 4 + 3 + 3) + update[0] + update[1],
+        "entries"
+    );
 }

@@ -377,7 +377,9 @@ mod scheme {
         let (w_in, n_in, t_in, w_hi, _, _) =
             cell_sides(w, normal, tangent, bed, a, lo, hi, theta, (0, 0));
         let (below, above) = ((w_out, n_out, t_out), (w_in, n_in, t_in));
-        face_of_sides(below, above, w_hi, normal, tangent, bed, a, lo, hi, lo_value, hi_value, eps, g)
+        face_of_sides(
+            below, above, w_hi, normal, tangent, bed, a, lo, hi, lo_value, hi_value, eps, g,
+        )
     }
 
     /// The sides of the cell `d` away along axis `a` (KP07 3.9-3.11, the surface corrected
@@ -398,10 +400,18 @@ mod scheme {
     ) -> (T, T, T, T, T, T) {
         // The offsets one cell along the axis and one across it.
         let (n, t) = (unit(a), unit(1 - a));
-        let base = cell_bed(bed[d], bed[d + unit(0)], bed[d + unit(1)], bed[d + unit(0) + unit(1)]);
+        let base = cell_bed(
+            bed[d],
+            bed[d + unit(0)],
+            bed[d + unit(1)],
+            bed[d + unit(0) + unit(1)],
+        );
         // The bed at the cell's low and high faces: the corners summed in the same order
         // wherever a face is computed.
-        let (b_lo, b_hi) = (0.5 * (bed[d] + bed[d + t]), 0.5 * (bed[d + n] + bed[d + n + t]));
+        let (b_lo, b_hi) = (
+            0.5 * (bed[d] + bed[d + t]),
+            0.5 * (bed[d + n] + bed[d + n + t]),
+        );
         let f = flat(index(a) + d[a], extent(a), lo, hi);
         let sw = slope(w[d - n], w[d], w[d + n], theta, f);
         let sn = slope(normal[d - n], normal[d], normal[d + n], theta, f);

@@ -145,10 +145,28 @@ pub mod kernels {
         speed: Max<T>,
         s: Kp07<T>,
     ) {
-        let (xlw, xln, xlt, xhw, xhn, xht) =
-            stage(cell_sides(from.w, from.u, from.v, bed, 0, s.west, s.east, s.theta, (0, 0)));
-        let (ylw, yln, ylt, yhw, yhn, yht) =
-            stage(cell_sides(from.w, from.v, from.u, bed, 1, s.south, s.north, s.theta, (0, 0)));
+        let (xlw, xln, xlt, xhw, xhn, xht) = stage(cell_sides(
+            from.w,
+            from.u,
+            from.v,
+            bed,
+            0,
+            s.west,
+            s.east,
+            s.theta,
+            (0, 0),
+        ));
+        let (ylw, yln, ylt, yhw, yhn, yht) = stage(cell_sides(
+            from.w,
+            from.v,
+            from.u,
+            bed,
+            1,
+            s.south,
+            s.north,
+            s.theta,
+            (0, 0),
+        ));
         let (ww, wq, wp, wa) = stage(face_of_staged_sides(
             xlw,
             xln,
