@@ -135,17 +135,14 @@ impl Lowerer<'_> {
     /// A staged value reads only what every point of a tile may read at any time.
     fn check_stageable(&self, value: NodeId, span: SpanId) -> Result<()> {
         for node in self.nodes_of(value) {
-            match node {
-                Node::Load { field, .. } => {
-                    let f = &self.fields[field as usize];
-                    if f.access == Access::InOut {
-                        return err(span, format!("this staged value reads in-place field `{}`, which other points of the tile write during the launch", f.name), Some("stage values of `In<T>` fields only; read the in-place field in the kernel"));
-                    }
-                    if f.map != IndexMap::Same {
-                        return err(span, format!("this staged value reads `{}`, a field on another grid", f.name), Some("stage values of fields on the kernel's own grid; read `Fine` and `Coarse` fields in the kernel"));
-                    }
+            if let Node::Load { field, .. } = node {
+                let f = &self.fields[field as usize];
+                if f.access == Access::InOut {
+                    return err(span, format!("this staged value reads in-place field `{}`, which other points of the tile write during the launch", f.name), Some("stage values of `In<T>` fields only; read the in-place field in the kernel"));
                 }
-                _ => {}
+                if f.map != IndexMap::Same {
+                    return err(span, format!("this staged value reads `{}`, a field on another grid", f.name), Some("stage values of fields on the kernel's own grid; read `Fine` and `Coarse` fields in the kernel"));
+                }
             }
         }
         Ok(())

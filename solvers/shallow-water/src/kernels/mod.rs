@@ -426,12 +426,45 @@ mod scheme {
         )
     }
 
-    /// The low face along axis `a` from the cells' sides staged along it ([`cell_sides`]:
-    /// `(lw, ln, lt)` the surface, normal and tangential velocity at a cell's low face,
-    /// `(hw, hn, ht)` at its high face, the cell below read at `-unit(a)`),
-    /// as [`low_face`] gives it, with the larger of its two speeds: `(flux of w, of the
-    /// normal discharge, of the tangential one, speed)`. `lo` and `hi` are the kinds of
-    /// the axis's two sides, with their values.
+    /// The sides of a cell along x ([`cell_sides`] with `u` the normal velocity): its
+    /// low (west) face's `(w, u, v)`, then its high (east) face's.
+    #[stencil_fn]
+    fn x_sides<T: Real>(from: In<StateFields<T>>, bed: In<T>, s: Kp07<T>) -> (T, T, T, T, T, T) {
+        cell_sides(
+            from.w,
+            from.u,
+            from.v,
+            bed,
+            0,
+            s.west,
+            s.east,
+            s.theta,
+            (0, 0),
+        )
+    }
+
+    /// The sides of a cell along y ([`cell_sides`] with `v` the normal velocity): its
+    /// low (south) face's `(w, v, u)`, then its high (north) face's.
+    #[stencil_fn]
+    fn y_sides<T: Real>(from: In<StateFields<T>>, bed: In<T>, s: Kp07<T>) -> (T, T, T, T, T, T) {
+        cell_sides(
+            from.w,
+            from.v,
+            from.u,
+            bed,
+            1,
+            s.south,
+            s.north,
+            s.theta,
+            (0, 0),
+        )
+    }
+
+    /// The low face along axis `a` from the cells' sides staged along it ([`x_sides`],
+    /// [`y_sides`]: `(lw, ln, lt)` the surface, normal and tangential velocity at a cell's
+    /// low face, `(hw, hn, ht)` at its high face, the cell below read at `-unit(a)`), as
+    /// [`low_face`] gives it, with the larger of its two speeds: `(flux of w, of the
+    /// normal discharge, of the tangential one, speed)`.
     #[stencil_fn]
     fn face_of_staged_sides<T: Real>(
         lw: In<T>,
@@ -440,17 +473,24 @@ mod scheme {
         hw: In<T>,
         hn: In<T>,
         ht: In<T>,
-        normal: In<T>,
-        tangent: In<T>,
+        from: In<StateFields<T>>,
         bed: In<T>,
         a: i64,
-        lo: i64,
-        hi: i64,
-        lo_value: T,
-        hi_value: T,
         s: Kp07<T>,
     ) -> (T, T, T, T) {
         let n = unit(a);
+        // The axis's two sides, and the cell's velocities along and across it.
+        let x = a == 0;
+        let (lo, hi) = (
+            if x { s.west } else { s.south },
+            if x { s.east } else { s.north },
+        );
+        let lo_value = if x { s.west_value } else { s.south_value };
+        let hi_value = if x { s.east_value } else { s.north_value };
+        let (normal, tangent) = (
+            if x { from.u } else { from.v },
+            if x { from.v } else { from.u },
+        );
         let below = (hw[-n], hn[-n], ht[-n]);
         let (f0, f1, f2, speed_lo, speed_hi) = face_of_sides(
             below,

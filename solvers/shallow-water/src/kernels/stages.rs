@@ -129,12 +129,12 @@ pub mod kernels {
     }
 
     /// [`rates`] with each cell reconstructed once, as the hand-written "compact stencils"
-    /// kernels do: each cell's sides along x and along y staged ([`cell_sides`]), each
-    /// west and south face's fluxes staged from the sides of the cells either side of it,
-    /// and the rates from the faces and the cell's own sides. The same bits as [`rates`]
-    /// (the same operations on the same values); on the GPU three levels of stages with a
-    /// barrier between them, where [`rates`] reconstructs a cell for each face that reads
-    /// it. Not for a periodic side.
+    /// kernels do: each cell's sides along x and along y staged ([`x_sides`],
+    /// [`y_sides`]), each west and south face's fluxes staged from the sides of the cells
+    /// either side of it, and the rates from the faces and the cell's own sides. The same
+    /// bits as [`rates`] (the same operations on the same values); on the GPU two levels
+    /// of stages with a barrier after each, where [`rates`] reconstructs a cell for each
+    /// face that reads it. Not for a periodic side.
     #[stencil]
     pub fn cell_rates<T: Real>(
         from: In<StateFields<T>>,
@@ -145,61 +145,13 @@ pub mod kernels {
         speed: Max<T>,
         s: Kp07<T>,
     ) {
-        let (xlw, xln, xlt, xhw, xhn, xht) = stage(cell_sides(
-            from.w,
-            from.u,
-            from.v,
-            bed,
-            0,
-            s.west,
-            s.east,
-            s.theta,
-            (0, 0),
-        ));
-        let (ylw, yln, ylt, yhw, yhn, yht) = stage(cell_sides(
-            from.w,
-            from.v,
-            from.u,
-            bed,
-            1,
-            s.south,
-            s.north,
-            s.theta,
-            (0, 0),
-        ));
+        let (xlw, xln, xlt, xhw, xhn, xht) = stage(x_sides(from, bed, s));
+        let (ylw, yln, ylt, yhw, yhn, yht) = stage(y_sides(from, bed, s));
         let (ww, wq, wp, wa) = stage(face_of_staged_sides(
-            xlw,
-            xln,
-            xlt,
-            xhw,
-            xhn,
-            xht,
-            from.u,
-            from.v,
-            bed,
-            0,
-            s.west,
-            s.east,
-            s.west_value,
-            s.east_value,
-            s,
+            xlw, xln, xlt, xhw, xhn, xht, from, bed, 0, s,
         ));
         let (sw, sp, sq, sa) = stage(face_of_staged_sides(
-            ylw,
-            yln,
-            ylt,
-            yhw,
-            yhn,
-            yht,
-            from.v,
-            from.u,
-            bed,
-            1,
-            s.south,
-            s.north,
-            s.south_value,
-            s.north_value,
-            s,
+            ylw, yln, ylt, yhw, yhn, yht, from, bed, 1, s,
         ));
         let own = (xlw, xhw, ylw, yhw);
         (rate_w, rate_q, rate_p) = staged_rates(from, bed, ww, wq, wp, sw, sq, sp, own, s);

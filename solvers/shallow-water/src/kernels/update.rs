@@ -40,31 +40,11 @@ pub(super) mod update {
     }
 
     /// The surface at a cell's own faces `(west, east, south, north)`, as the faces
-    /// reconstruct it ([`cell_sides`]).
+    /// reconstruct it ([`x_sides`], [`y_sides`]).
     #[stencil_fn]
     fn own_surfaces<T: Real>(from: In<StateFields<T>>, bed: In<T>, s: Kp07<T>) -> (T, T, T, T) {
-        let (ww_in, _, _, we_in, _, _) = cell_sides(
-            from.w,
-            from.u,
-            from.v,
-            bed,
-            0,
-            s.west,
-            s.east,
-            s.theta,
-            (0, 0),
-        );
-        let (ws_in, _, _, wn_in, _, _) = cell_sides(
-            from.w,
-            from.v,
-            from.u,
-            bed,
-            1,
-            s.south,
-            s.north,
-            s.theta,
-            (0, 0),
-        );
+        let (ww_in, _, _, we_in, _, _) = x_sides(from, bed, s);
+        let (ws_in, _, _, wn_in, _, _) = y_sides(from, bed, s);
         (ww_in, we_in, ws_in, wn_in)
     }
 
