@@ -121,8 +121,7 @@ mod scheme {
     /// its two sides, with `u` the normal velocity.
     #[stencil_fn]
     fn west_face<T: Real>(w: In<T>, u: In<T>, v: In<T>, bed: In<T>, s: Kp07<T>) -> (T, T, T, T, T) {
-        let (lo, hi) = (s.west_value, s.east_value);
-        low_face(w, u, v, bed, 0, s.west, s.east, lo, hi, s.theta, s.eps, s.g)
+        low_face(w, u, v, bed, 0, s)
     }
 
     /// [`low_face`] along y: the south face's fluxes `(w, p, q)` (the normal discharge
@@ -135,9 +134,19 @@ mod scheme {
         bed: In<T>,
         s: Kp07<T>,
     ) -> (T, T, T, T, T) {
-        let (lo, hi) = (s.south_value, s.north_value);
-        low_face(
-            w, v, u, bed, 1, s.south, s.north, lo, hi, s.theta, s.eps, s.g,
+        low_face(w, v, u, bed, 1, s)
+    }
+
+    /// The kinds of axis `a`'s low and high sides (west and east, or south and north),
+    /// then their values.
+    #[stencil_fn]
+    fn axis_sides<T: Real>(a: i64, s: Kp07<T>) -> (i64, i64, T, T) {
+        let x = a == 0;
+        (
+            if x { s.west } else { s.south },
+            if x { s.east } else { s.north },
+            if x { s.west_value } else { s.south_value },
+            if x { s.east_value } else { s.north_value },
         )
     }
 
@@ -354,8 +363,7 @@ mod scheme {
     /// one, KP07 3.7 on the reconstruction of 3.9-3.11) and the largest wave speeds at it
     /// and, where it is a domain side not periodic, at the high face: `(flux of w, of the
     /// normal discharge, of the tangential one, speed low, speed high)`. `normal` and
-    /// `tangent` are the velocity fields along and across the axis, `lo` and `hi` the
-    /// kinds of the axis's two sides, with their values.
+    /// `tangent` are the velocity fields along and across the axis.
     #[stencil_fn]
     fn low_face<T: Real>(
         w: In<T>,
@@ -363,23 +371,13 @@ mod scheme {
         tangent: In<T>,
         bed: In<T>,
         a: i64,
-        lo: i64,
-        hi: i64,
-        lo_value: T,
-        hi_value: T,
-        theta: T,
-        eps: T,
-        g: T,
+        s: Kp07<T>,
     ) -> (T, T, T, T, T) {
         let n = unit(a);
-        let (_, _, _, w_out, n_out, t_out) =
-            cell_sides(w, normal, tangent, bed, a, lo, hi, theta, -n);
-        let (w_in, n_in, t_in, w_hi, _, _) =
-            cell_sides(w, normal, tangent, bed, a, lo, hi, theta, (0, 0));
+        let (_, _, _, w_out, n_out, t_out) = cell_sides(w, normal, tangent, bed, -n, a, s);
+        let (w_in, n_in, t_in, w_hi, _, _) = cell_sides(w, normal, tangent, bed, (0, 0), a, s);
         let (below, above) = ((w_out, n_out, t_out), (w_in, n_in, t_in));
-        face_of_sides(
-            below, above, w_hi, normal, tangent, bed, a, lo, hi, lo_value, hi_value, eps, g,
-        )
+        face_of_sides(below, above, w_hi, normal, tangent, bed, a, s)
     }
 
     /// The sides of the cell `d` away along axis `a` (KP07 3.9-3.11, the surface corrected
@@ -392,14 +390,13 @@ mod scheme {
         normal: In<T>,
         tangent: In<T>,
         bed: In<T>,
-        a: i64,
-        lo: i64,
-        hi: i64,
-        theta: T,
         d: (i64, i64),
+        a: i64,
+        s: Kp07<T>,
     ) -> (T, T, T, T, T, T) {
         // The offsets one cell along the axis and one across it.
         let (n, t) = (unit(a), unit(1 - a));
+        let (lo, hi, _, _) = axis_sides(a, s);
         let base = cell_bed(
             bed[d],
             bed[d + unit(0)],
@@ -413,9 +410,9 @@ mod scheme {
             0.5 * (bed[d + n] + bed[d + n + t]),
         );
         let f = flat(index(a) + d[a], extent(a), lo, hi);
-        let sw = slope(w[d - n], w[d], w[d + n], theta, f);
-        let sn = slope(normal[d - n], normal[d], normal[d + n], theta, f);
-        let st = slope(tangent[d - n], tangent[d], tangent[d + n], theta, f);
+        let sw = slope(w[d - n], w[d], w[d + n], s.theta, f);
+        let sn = slope(normal[d - n], normal[d], normal[d + n], s.theta, f);
+        let st = slope(tangent[d - n], tangent[d], tangent[d + n], s.theta, f);
         (
             lower_surface(w[d], sw, base, b_lo, b_hi),
             normal[d] - 0.5 * sn,
@@ -430,34 +427,14 @@ mod scheme {
     /// low (west) face's `(w, u, v)`, then its high (east) face's.
     #[stencil_fn]
     fn x_sides<T: Real>(from: In<StateFields<T>>, bed: In<T>, s: Kp07<T>) -> (T, T, T, T, T, T) {
-        cell_sides(
-            from.w,
-            from.u,
-            from.v,
-            bed,
-            0,
-            s.west,
-            s.east,
-            s.theta,
-            (0, 0),
-        )
+        cell_sides(from.w, from.u, from.v, bed, (0, 0), 0, s)
     }
 
     /// The sides of a cell along y ([`cell_sides`] with `v` the normal velocity): its
     /// low (south) face's `(w, v, u)`, then its high (north) face's.
     #[stencil_fn]
     fn y_sides<T: Real>(from: In<StateFields<T>>, bed: In<T>, s: Kp07<T>) -> (T, T, T, T, T, T) {
-        cell_sides(
-            from.w,
-            from.v,
-            from.u,
-            bed,
-            1,
-            s.south,
-            s.north,
-            s.theta,
-            (0, 0),
-        )
+        cell_sides(from.w, from.v, from.u, bed, (0, 0), 1, s)
     }
 
     /// The low face along axis `a` from the cells' sides staged along it ([`x_sides`],
@@ -479,34 +456,15 @@ mod scheme {
         s: Kp07<T>,
     ) -> (T, T, T, T) {
         let n = unit(a);
-        // The axis's two sides, and the cell's velocities along and across it.
+        // The cell's velocities along and across the axis.
         let x = a == 0;
-        let (lo, hi) = (
-            if x { s.west } else { s.south },
-            if x { s.east } else { s.north },
-        );
-        let lo_value = if x { s.west_value } else { s.south_value };
-        let hi_value = if x { s.east_value } else { s.north_value };
         let (normal, tangent) = (
             if x { from.u } else { from.v },
             if x { from.v } else { from.u },
         );
         let below = (hw[-n], hn[-n], ht[-n]);
-        let (f0, f1, f2, speed_lo, speed_hi) = face_of_sides(
-            below,
-            (lw, ln, lt),
-            hw,
-            normal,
-            tangent,
-            bed,
-            a,
-            lo,
-            hi,
-            lo_value,
-            hi_value,
-            s.eps,
-            s.g,
-        );
+        let (f0, f1, f2, speed_lo, speed_hi) =
+            face_of_sides(below, (lw, ln, lt), hw, normal, tangent, bed, a, s);
         (f0, f1, f2, speed_lo.max(speed_hi))
     }
 
@@ -524,15 +482,12 @@ mod scheme {
         tangent: T,
         bed: In<T>,
         a: i64,
-        lo: i64,
-        hi: i64,
-        lo_value: T,
-        hi_value: T,
-        eps: T,
-        g: T,
+        s: Kp07<T>,
     ) -> (T, T, T, T, T) {
         let (n, t) = (unit(a), unit(1 - a));
         let i = index(a);
+        let (lo, hi, lo_value, hi_value) = axis_sides(a, s);
+        let (eps, g) = (s.eps, s.g);
         let (b1, b2) = (0.5 * (bed + bed[t]), 0.5 * (bed[n] + bed[n + t]));
         let (w_in, n_in, t_in) = above;
         let (w_below, n_below, t_below) = below;
