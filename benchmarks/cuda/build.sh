@@ -12,6 +12,8 @@
 #     OUT_DIR/NAME.sass       the SASS listing, if cuobjdump is available
 #
 # nvcc is taken from $NVCC if set, else from PATH, else /usr/local/cuda/bin/nvcc.
+# $NVCC_FLAGS, if set, adds flags to every compilation (e.g. NVCC_FLAGS=-fmad=false for
+# code without contracted multiply-adds, as the generated kernels are).
 # Works from any current directory.
 set -euo pipefail
 
@@ -55,7 +57,8 @@ for name in stencils kp07; do
     cubin="$out_dir/$name.cubin"
     # One compilation: the cubin, with ptxas's resource report (it goes to stderr)
     # shown and saved. pipefail makes a failed nvcc fail the script.
-    "$nvcc" -O3 -arch=sm_90 -cubin -Xptxas -v -o "$cubin" "$src" 2>&1 | tee "$out_dir/$name.ptxas.txt"
+    # shellcheck disable=SC2086 # the extra flags are words
+    "$nvcc" -O3 -arch=sm_90 ${NVCC_FLAGS:-} -cubin -Xptxas -v -o "$cubin" "$src" 2>&1 | tee "$out_dir/$name.ptxas.txt"
     if [[ -n "$cuobjdump" ]]; then
         "$cuobjdump" -sass "$cubin" >"$out_dir/$name.sass"
         echo "sass:  $out_dir/$name.sass"
