@@ -53,12 +53,11 @@ fn scheme(passes: Passes) -> (f64, &'static str) {
         Passes::Two => (VALUES_PER_CELL, "2"),
         Passes::One => (VALUES_PER_CELL_ONE_PASS, "1"),
         Passes::Rates => (VALUES_PER_CELL_RATES, "rates + update"),
-        Passes::CellRates => (VALUES_PER_CELL_RATES, "cell rates + update"),
     }
 }
 
 /// The ways the bench times.
-const SCHEMES: [Passes; 4] = [Passes::Two, Passes::One, Passes::Rates, Passes::CellRates];
+const SCHEMES: [Passes; 3] = [Passes::Two, Passes::One, Passes::Rates];
 
 /// Seconds per RK2 step of `case`, each stage run as `passes` says, after warm-up steps
 /// (enough for every kernel's launch-shape trial, which takes its first launches).

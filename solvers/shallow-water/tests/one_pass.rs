@@ -1,14 +1,12 @@
 //! A Runge-Kutta stage in one pass (`kp07::stage_in_one`: the face fluxes staged, the
 //! update from them; the time step from `kp07::face_speeds`) and as rates and their
-//! update (`kp07::rates`: the face fluxes staged, each cell's rates written;
-//! `kp07::cell_rates`: the same from each cell's sides staged once, a chain of stages;
-//! `kp07::apply_rates`) take the steps of two passes (`faces`, then `advance` from the
+//! update (`kp07::rates`: each cell's sides staged once, the face fluxes staged from
+//! them, each cell's rates written; `kp07::apply_rates`) take the steps of two passes (`faces`, then `advance` from the
 //! fluxes in memory) bit for bit: on the CPU (which computes the staged fluxes into row
 //! buffers) and on a device (which keeps them in shared memory).
 //!
 //! Their PTX assembles with ptxas for sm_90 without spilling registers: every entry of
-//! `kp07::stage_in_one`, `kp07::rates` and `kp07::cell_rates` (1, 2 and 4 points per
-//! thread), of
+//! `kp07::stage_in_one` and `kp07::rates` (1, 2 and 4 points per thread), of
 //! `kp07::apply_rates` and of the CFL pass `kp07::face_speeds`, each entry's registers
 //! printed (skipped, saying why, without ptxas; CI requires it:
 //! `STENCIL_REQUIRE_PTXAS=1`). The two-pass `faces` is not checked: its f64 entry of 2 x 4
@@ -101,12 +99,12 @@ fn one_pass_and_rates_take_the_steps_of_two_on_the_cpu() {
     for (name, setup, steps) in cases() {
         let b = &Backend::Cpu;
         let two = state_bits::<f64>(b, &setup, steps, Passes::Two);
-        for passes in [Passes::One, Passes::Rates, Passes::CellRates] {
+        for passes in [Passes::One, Passes::Rates] {
             let other = state_bits::<f64>(b, &setup, steps, passes);
             assert!(other == two, "{name}: f64, {passes:?}");
         }
         let two = state_bits::<f32>(b, &setup, steps, Passes::Two);
-        for passes in [Passes::One, Passes::Rates, Passes::CellRates] {
+        for passes in [Passes::One, Passes::Rates] {
             let other = state_bits::<f32>(b, &setup, steps, passes);
             assert!(other == two, "{name}: f32, {passes:?}");
         }
@@ -121,7 +119,7 @@ fn on_the_clock_one_pass_and_rates_take_the_steps_of_two_on_the_cpu() {
         two != clocked_bits::<f64>(b, &setup, 0.0, Passes::Two),
         "no step taken"
     );
-    for passes in [Passes::One, Passes::Rates, Passes::CellRates] {
+    for passes in [Passes::One, Passes::Rates] {
         assert!(
             clocked_bits::<f64>(b, &setup, 3.0, passes) == two,
             "{passes:?}"
@@ -140,10 +138,8 @@ fn a_periodic_side_refuses_one_pass_and_rates() {
     assert!(!flow.one_pass());
     let e = flow.set_one_pass(true).unwrap_err();
     assert!(e.to_string().contains("periodic"), "{e}");
-    for passes in [Passes::Rates, Passes::CellRates] {
-        let e = flow.set_passes(passes).unwrap_err();
-        assert!(e.to_string().contains("periodic"), "{e}");
-    }
+    let e = flow.set_passes(Passes::Rates).unwrap_err();
+    assert!(e.to_string().contains("periodic"), "{e}");
     flow.set_one_pass(false).unwrap();
 }
 
@@ -155,7 +151,7 @@ fn on_a_device_one_pass_and_rates_take_the_steps_of_two() {
         .one_pass());
     for (name, setup, steps) in cases() {
         let two = state_bits::<f64>(&gpu, &setup, steps, Passes::Two);
-        for passes in [Passes::One, Passes::Rates, Passes::CellRates] {
+        for passes in [Passes::One, Passes::Rates] {
             let other = state_bits::<f64>(&gpu, &setup, steps, passes);
             assert!(other == two, "{name}: f64, {passes:?}");
         }
@@ -168,7 +164,7 @@ fn on_a_device_one_pass_and_rates_take_the_steps_of_two() {
             );
         }
         let two = state_bits::<f32>(&gpu, &setup, steps, Passes::Two);
-        for passes in [Passes::One, Passes::Rates, Passes::CellRates] {
+        for passes in [Passes::One, Passes::Rates] {
             let other = state_bits::<f32>(&gpu, &setup, steps, passes);
             assert!(other == two, "{name}: f32, {passes:?}");
         }
@@ -176,7 +172,7 @@ fn on_a_device_one_pass_and_rates_take_the_steps_of_two() {
     // Steps decided on the device and replayed as graphs.
     let setup = clocked_case();
     let two = clocked_bits::<f32>(&gpu, &setup, 3.0, Passes::Two);
-    for passes in [Passes::One, Passes::Rates, Passes::CellRates] {
+    for passes in [Passes::One, Passes::Rates] {
         assert!(
             clocked_bits::<f32>(&gpu, &setup, 3.0, passes) == two,
             "clocked {passes:?}"
@@ -199,10 +195,6 @@ fn the_stage_kernels_assemble_without_spills() {
             [kp07::face_speeds::PTX_F32, kp07::face_speeds::PTX_F64],
         ),
         ("rates", [kp07::rates::PTX_F32, kp07::rates::PTX_F64]),
-        (
-            "cell_rates",
-            [kp07::cell_rates::PTX_F32, kp07::cell_rates::PTX_F64],
-        ),
         (
             "apply_rates",
             [kp07::apply_rates::PTX_F32, kp07::apply_rates::PTX_F64],
@@ -235,9 +227,5 @@ fn the_stage_kernels_assemble_without_spills() {
         };
         ptx.matches(".entry").count()
     });
-    assert_eq!(
-        entries,
-        2 * (3 + 4 + 3 + 3) + update[0] + update[1],
-        "entries"
-    );
+    assert_eq!(entries, 2 * (3 + 4 + 3) + update[0] + update[1], "entries");
 }

@@ -104,39 +104,18 @@ pub mod kernels {
             rk_apply(from, bed, rate_w, rate_q, rate_p, to, dt, keep, s);
     }
 
-    /// The rates of a Runge-Kutta stage from face fluxes staged on chip, as the "compact
-    /// stencils" shallow-water codes compute them: the west and south face fluxes staged
-    /// as [`stage_in_one`] stages them, each cell's rates `R` of KP07 3.6 written
+    /// The rates of a Runge-Kutta stage from values staged on chip, as the hand-written
+    /// "compact stencils" shallow-water kernels compute them: each cell reconstructed
+    /// once (its sides along x and along y staged: [`x_sides`], [`y_sides`]), each west
+    /// and south face's fluxes staged from the sides of the cells either side of it, each
+    /// cell's rates `R` of KP07 3.6 written from the faces and its own sides
     /// ([`rk_rates`]), and the largest `a / dx` over the faces reduced as [`faces`]
     /// reduces it (the time step, which the rates do not need). [`apply_rates`] then
     /// takes the stage: the same bits as [`faces`] then [`advance`], three values written
-    /// per cell instead of six fluxes. Not for a periodic side.
+    /// per cell instead of six fluxes. On the GPU two levels of stages (a chain: the
+    /// faces read the cells' sides) with a barrier after each. Not for a periodic side.
     #[stencil]
     pub fn rates<T: Real>(
-        from: In<StateFields<T>>,
-        bed: In<T>,
-        rate_w: Out<T>,
-        rate_q: Out<T>,
-        rate_p: Out<T>,
-        speed: Max<T>,
-        s: Kp07<T>,
-    ) {
-        let (ww, wq, wp, west_a, east_a) = stage(west_face(from.w, from.u, from.v, bed, s));
-        let (sw, sp, sq, south_a, north_a) = stage(south_face(from.w, from.u, from.v, bed, s));
-        let own = own_surfaces(from, bed, s);
-        (rate_w, rate_q, rate_p) = staged_rates(from, bed, ww, wq, wp, sw, sq, sp, own, s);
-        speed.reduce((west_a.max(east_a) * s.dx_inv).max(south_a.max(north_a) * s.dy_inv));
-    }
-
-    /// [`rates`] with each cell reconstructed once, as the hand-written "compact stencils"
-    /// kernels do: each cell's sides along x and along y staged ([`x_sides`],
-    /// [`y_sides`]), each west and south face's fluxes staged from the sides of the cells
-    /// either side of it, and the rates from the faces and the cell's own sides. The same
-    /// bits as [`rates`] (the same operations on the same values); on the GPU two levels
-    /// of stages with a barrier after each, where [`rates`] reconstructs a cell for each
-    /// face that reads it. Not for a periodic side.
-    #[stencil]
-    pub fn cell_rates<T: Real>(
         from: In<StateFields<T>>,
         bed: In<T>,
         rate_w: Out<T>,

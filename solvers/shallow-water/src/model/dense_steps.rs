@@ -1,8 +1,7 @@
 //! The dense simulation's launches of the KP07 kernels ([`Kp07Steps`]): a stage as two
 //! passes (`kp07::faces`, the fluxes' periodic wraps, `kp07::advance`), as one
 //! (`kp07::stage_in_one`, its time step from `kp07::face_speeds`), or as rates and their
-//! update (`kp07::rates` or `kp07::cell_rates` into the first three flux fields,
-//! `kp07::apply_rates`).
+//! update (`kp07::rates` into the first three flux fields, `kp07::apply_rates`).
 
 use super::{Kp07Steps, Passes, Progress, ShallowWater, Stage, State, Which, FLUX_HALO, HALO};
 use crate::kernels::kp07::{self, Fluxes, StateFields};
@@ -16,15 +15,12 @@ impl<T: Real> Kp07Steps<T> for ShallowWater<T> {
 
     fn evaluate_fluxes_on(&mut self, on: &Backend, which: Which, t: f64) -> Result<T, FloodError> {
         let s = self.scalars(t);
-        if matches!(self.passes, Passes::Rates | Passes::CellRates) {
+        if self.passes == Passes::Rates {
             let state = StateFields::of(self.progress.pick(which).each_ref());
             let [rate_w, rate_q, rate_p, ..] = &mut self.fluxes;
-            let launch = if self.passes == Passes::Rates {
-                kp07::rates::launch
-            } else {
-                kp07::cell_rates::launch
-            };
-            return Ok(launch(on, state, &self.bed, rate_w, rate_q, rate_p, &s)?);
+            return Ok(kp07::rates::launch(
+                on, state, &self.bed, rate_w, rate_q, rate_p, &s,
+            )?);
         }
         if self.passes == Passes::One {
             // The stage computes its fluxes itself; only the step's speed is wanted, that
@@ -76,7 +72,7 @@ impl<T: Real> Kp07Steps<T> for ShallowWater<T> {
                 kp07::stage_in_one::launch(on, from, &self.bed, to, dt, keep, s)?;
                 return Ok(());
             }
-            Passes::Rates | Passes::CellRates => {
+            Passes::Rates => {
                 let [rate_w, rate_q, rate_p, ..] = &self.fluxes;
                 let b = &self.bed;
                 kp07::apply_rates::launch(on, from, b, rate_w, rate_q, rate_p, to, dt, keep, s)?;

@@ -57,15 +57,10 @@ pub enum Passes {
     /// [`kp07::stage_in_one`]: the face fluxes staged on chip and the update from them in
     /// one kernel, its time step from the CFL pass [`kp07::face_speeds`].
     One,
-    /// [`kp07::rates`] (the face fluxes staged on chip, each cell's three rates to memory,
-    /// with the CFL maximum), then [`kp07::apply_rates`]: the "compact stencils" codes'
-    /// split.
+    /// [`kp07::rates`] (each cell reconstructed once and the face fluxes from it, staged
+    /// on chip; each cell's three rates to memory, with the CFL maximum), then
+    /// [`kp07::apply_rates`]: the "compact stencils" codes' split.
     Rates,
-    /// [`kp07::cell_rates`] (each cell reconstructed once, its sides staged, the face
-    /// fluxes staged from them, the rates and the CFL maximum as [`Passes::Rates`]), then
-    /// [`kp07::apply_rates`]: the split of the hand-written "compact stencils" kernels,
-    /// stage for stage.
-    CellRates,
 }
 
 /// Steps between the stability checks of [`ShallowWater::advance_to`] (and of a whole
