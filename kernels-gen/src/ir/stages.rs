@@ -28,14 +28,14 @@ pub struct Stage {
     pub name: String,
     /// The node of its value at the point it is evaluated at.
     pub value: NodeId,
-    /// Which `stage(..)` call it comes from, numbered in the kernel's order: a tuple's
-    /// parts share their call's number and are computed together.
-    pub call: u32,
     /// Smallest offset it is read at, per axis (<= 0 on the axes it is read along; 0 on
     /// the others), by the kernel and through the stages that read it.
     pub reach_lo: [i32; 3],
     /// Largest offset it is read at, per axis.
     pub reach_hi: [i32; 3],
+    /// Which `stage(..)` call it comes from, numbered in the kernel's order: a tuple's
+    /// parts share their call's number and are computed together.
+    pub call: u32,
 }
 
 /// What a staging back end keeps on chip: the stages the kernel reads (directly or

@@ -89,9 +89,9 @@ impl Lowerer<'_> {
             self.stages.push(Stage {
                 name: name.name.clone(),
                 value: node,
-                call,
                 reach_lo: [0; 3],
                 reach_hi: [0; 3],
+                call,
             });
             let binding = Binding::Staged(self.stages.len() as u32 - 1);
             self.scopes
