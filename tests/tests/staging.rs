@@ -131,6 +131,68 @@ mod kernels {
             flux_at(q, c, e, 0) - flux_at(q, c, o, 0) + flux_at(q, c, n, 1) - flux_at(q, c, o, 1);
         out = q - dt * fluxes + 1e-3 * (mix_at(q, c, e) - mix_at(q, c, o));
     }
+
+    /// A 1D chain: the differences staged, their differences (the curvature) staged from
+    /// them.
+    #[stencil]
+    pub fn chained_1d<T: Real>(u: In<T>, out: Out<T>) {
+        let d = stage(u[1] - u);
+        let c = stage(d - d[-1]);
+        out = u + 0.25 * (c[1] + c[-1]) - 0.1 * d;
+    }
+
+    /// [`chained_1d`] written out.
+    #[stencil]
+    pub fn chained_1d_written_out<T: Real>(u: In<T>, out: Out<T>) {
+        let c_east = (u[2] - u[1]) - (u[1] - u);
+        let c_west = (u - u[-1]) - (u[-1] - u[-2]);
+        out = u + 0.25 * (c_east + c_west) - 0.1 * (u[1] - u);
+    }
+
+    /// A 3D chain: the forward differences staged, the Laplacian staged from them, and
+    /// its second difference along z.
+    #[stencil(dims = 3)]
+    pub fn chained_3d<T: Real>(u: In<T>, out: Out<T>) {
+        let (gx, gy, gz) = stage((u[(1, 0, 0)] - u, u[(0, 1, 0)] - u, u[(0, 0, 1)] - u));
+        let lap = stage(gx - gx[(-1, 0, 0)] + gy - gy[(0, -1, 0)] + gz - gz[(0, 0, -1)]);
+        out = lap[(0, 0, 1)] + lap[(0, 0, -1)] - 2.0 * lap;
+    }
+
+    /// `lap` of [`chained_3d`] at `d`.
+    #[stencil_fn]
+    fn lap_at<T: Real>(u: In<T>, d: (i64, i64, i64)) -> T {
+        let (x, y, z) = (unit(0), unit(1), unit(2));
+        (u[d + x] - u[d]) - (u[d] - u[d - x]) + (u[d + y] - u[d]) - (u[d] - u[d - y])
+            + (u[d + z] - u[d])
+            - (u[d] - u[d - z])
+    }
+
+    /// [`chained_3d`] written out.
+    #[stencil(dims = 3)]
+    pub fn chained_3d_written_out<T: Real>(u: In<T>, out: Out<T>) {
+        out = lap_at(u, (0, 0, 1)) + lap_at(u, (0, 0, -1)) - 2.0 * lap_at(u, (0, 0, 0));
+    }
+}
+
+/// `chained_1d` on `n[0] + n[1]` points and `chained_3d` on `n[0] x n[1] x 4`, and their
+/// written-out forms, on `backend` (fields with a halo of 2): the outputs' bits.
+fn chains_in_1d_and_3d_on<T: Real>(backend: &Backend, n: &[usize]) -> [(Vec<u64>, Vec<u64>); 2] {
+    let mut r = rng(&format!("chains 1D, 3D {n:?}"));
+    let mut field = |extent: &[usize]| {
+        random_field::<T>(&mut r, extent, 2, -1.0, 1.0)
+            .to(backend)
+            .expect("a field on the backend")
+    };
+    let (line, block) = ([n[0] + n[1]], [n[0], n[1], 4]);
+    let (u1, u3) = (field(&line), field(&block));
+    let [mut a, mut b] = poisoned_on::<T, 2>(backend, &line);
+    kernels::chained_1d::launch(backend, &u1, &mut a).unwrap();
+    kernels::chained_1d_written_out::launch(backend, &u1, &mut b).unwrap();
+    let in_1d = (bits(&a), bits(&b));
+    let [mut a, mut b] = poisoned_on::<T, 2>(backend, &block);
+    kernels::chained_3d::launch(backend, &u3, &mut a).unwrap();
+    kernels::chained_3d_written_out::launch(backend, &u3, &mut b).unwrap();
+    [in_1d, (bits(&a), bits(&b))]
 }
 
 /// `chained` and its written-out form on `backend` over a `n` grid (fields with a halo of
@@ -166,7 +228,14 @@ fn both_on<T: Real>(backend: &Backend, n: &[usize]) -> [(Vec<u64>, Vec<u64>); 3]
 
 #[test]
 fn a_staged_kernel_computes_the_written_out_kernel_on_the_cpu() {
-    assert_written_out_alike_on_the_cpu!(both_on);
+    assert_written_out_alike_on_the_cpu!(both_on, chains_in_1d_and_3d_on);
+}
+
+#[test]
+fn on_a_device_chains_in_1d_and_3d_compute_their_written_out_forms() {
+    let Some(cuda) = cuda_or_skip() else { return };
+    let gpu = Backend::Cuda(cuda);
+    stencil_tests::assert_written_out_alike_on_the_device!(&gpu, chains_in_1d_and_3d_on);
 }
 
 #[test]
@@ -353,5 +422,26 @@ fn staged_edge_tests_hold_on_grids_of_every_small_size() {
                 "{n:?}: the fastest face"
             );
         }
+    }
+}
+
+#[test]
+fn the_interpreter_computes_a_chain_where_it_is_read() {
+    // The interpreter runs the kernel with every staged read inlined, the reads of a
+    // stage inside another shifted by both offsets: `chained` against the CPU's buffers.
+    use stencil_tests::harness::{run, Path};
+    let k = kernel_ir(kernels::chained::SOURCE, "chained");
+    let mut r = rng("chain in the interpreter");
+    for n in [[1usize, 1], [5, 4], [23, 9]] {
+        let q = random_field::<f64>(&mut r, &n, 2, -1.0, 1.0);
+        let c = random_field::<f64>(&mut r, &n, 2, -1.0, 1.0);
+        let mut cpu = poisoned::<f64>(&n);
+        kernels::chained::launch(&Backend::Cpu, &q, &c, &mut cpu, 0.3).unwrap();
+        let mut want = vec![poisoned::<f64>(&n)];
+        run(Path::Interpreter, &k, &[&q, &c], &mut want, &[0.3]);
+        assert!(
+            bits(&cpu) == bits(&want[0]),
+            "{n:?}: the CPU against the interpreter"
+        );
     }
 }
