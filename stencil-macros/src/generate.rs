@@ -204,13 +204,16 @@ fn kernel_items(k: &Kernel, f: &syn::ItemFn, source: &str) -> syn::Result<TokenS
     let vertex = k.is_vertex();
     let staging = match k.stage_layout() {
         Some(l) => {
-            let (lo, hi) = (l.lo, l.hi);
+            let boxes = l
+                .array_boxes()
+                .into_iter()
+                .map(|(lo, hi)| quote!(([#(#lo),*], [#(#hi),*])));
             let (b32, b64) = (l.value_bytes(Precision::F32), l.value_bytes(Precision::F64));
             let fixed = [
                 llvm::static_shared_bytes(k, Precision::F32),
                 llvm::static_shared_bytes(k, Precision::F64),
             ];
-            quote!(Some(#rt::cuda::Staging { lo: [#(#lo),*], hi: [#(#hi),*], bytes_f32: &[#(#b32),*], bytes_f64: &[#(#b64),*], static_bytes: [#(#fixed),*] }))
+            quote!(Some(#rt::cuda::Staging { boxes: &[#(#boxes),*], bytes_f32: &[#(#b32),*], bytes_f64: &[#(#b64),*], static_bytes: [#(#fixed),*] }))
         }
         None => quote!(None),
     };

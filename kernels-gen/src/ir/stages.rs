@@ -39,8 +39,8 @@ pub struct Stage {
 }
 
 /// What a staging back end keeps on chip: the stages the kernel reads (directly or
-/// through other stages) and the box of offsets, the union of their reaches, around a
-/// tile over which their arrays are laid out.
+/// through other stages), the box of offsets around a tile, the union of their reaches,
+/// and their groups, each with its own box, over which its arrays are laid out.
 #[derive(Clone, Debug, PartialEq)]
 pub struct StageLayout {
     /// The stages read, in stage order, with their value types.
@@ -71,6 +71,18 @@ pub struct StageGroup {
 }
 
 impl StageLayout {
+    /// The box of offsets around the tile over which each stage's array is laid out (that
+    /// of its group), in the order of [`StageLayout::stages`].
+    pub fn array_boxes(&self) -> Vec<([i32; 3], [i32; 3])> {
+        let mut boxes = vec![([0; 3], [0; 3]); self.stages.len()];
+        for g in &self.groups {
+            for &i in &g.stages {
+                boxes[i] = (g.lo, g.hi);
+            }
+        }
+        boxes
+    }
+
     /// The bytes one value of each stage takes on chip at precision `p`, in the order of
     /// [`StageLayout::stages`].
     pub fn value_bytes(&self, p: Precision) -> Vec<u32> {

@@ -4,14 +4,14 @@
 //! points, in two phases:
 //!
 //! 1. The block's threads compute every staged value over the tile extended by the box of
-//!    offsets it is read at ([`crate::ir::StageLayout`]). Each value goes to an array of
-//!    the region's points in dynamic shared memory: the region is the tile and the
-//!    layout's box around it, `(ntid.x + hi.x - lo.x) x ..` points, and the arrays lie one
-//!    after the other in stage order, each starting on an 8-byte boundary (the run time
-//!    sizes the shared memory the same way: `stencil_runtime::cuda::Staging`). The values
-//!    of one `stage(..)` call are computed together ([`crate::ir::StageGroup`]), the
-//!    points of the group's box around the tile visited by the threads in turn; a group
-//!    that reads another's values (a chain) reads them from their arrays after a barrier.
+//!    offsets it is read at ([`crate::ir::StageLayout`]). The values of one `stage(..)`
+//!    call are computed together ([`crate::ir::StageGroup`]), the points of the group's
+//!    box around the tile visited by the threads in turn, each value into an array of
+//!    those points in dynamic shared memory (`(ntid.x + hi.x - lo.x) x ..` points of the
+//!    group's box), the arrays one after the other in stage order, each starting on an
+//!    8-byte boundary (the run time sizes the shared memory the same way:
+//!    `stencil_runtime::cuda::Staging`). A group that reads another's values (a chain)
+//!    reads them from their arrays after a barrier.
 //!    A group is computed only at the points whose reads stay within what the kernel's
 //!    halo allows: from `lo` to `n - 1 + hi` of its box along each axis.
 //! 2. After a barrier, each thread computes its point, reading a staged value at an offset
@@ -33,9 +33,9 @@ struct Region<'r, 'ctx> {
     /// The stages read and the box of their reads.
     layout: &'r StageLayout,
     /// Each read stage's array, in the order of `layout.stages`.
-    arrays: &'r [PointerValue<'ctx>],
+    arrays: &'r [StagedArray<'ctx>],
     /// The same arrays by stage number (`None` for a stage not read).
-    by_stage: &'r [Option<PointerValue<'ctx>>],
+    by_stage: &'r [Option<StagedArray<'ctx>>],
     /// The fields, their pointers in the block's slot.
     fields: &'r [FieldArgs<'ctx>],
     /// Where the thread block's tile lies.
@@ -44,21 +44,28 @@ struct Region<'r, 'ctx> {
     corner: [IntValue<'ctx>; 3],
     /// The tile's span per axis (`i32`; 1 past the kernel's axes).
     span: [IntValue<'ctx>; 3],
-    /// The region's row length and plane size (`i32`).
+}
+
+/// A read stage's array in shared memory, laid out over its group's box around the tile.
+#[derive(Clone, Copy)]
+pub(super) struct StagedArray<'ctx> {
+    /// The first value, typed as the values are held.
+    ptr: PointerValue<'ctx>,
+    /// The box's low corner: the array's first point is this far from the tile's.
+    lo: [i32; 3],
+    /// The array's row length and plane size (`i32`).
     row: IntValue<'ctx>,
     plane: IntValue<'ctx>,
 }
 
-/// Where a thread finds the staged values in shared memory during phase 2.
+/// Where a thread finds the staged values in shared memory: during phase 1 for a chain,
+/// during phase 2 for its points.
 pub(super) struct StagedTile<'ctx> {
-    /// Each stage's array (by stage number; `None` for a stage the kernel does not read),
-    /// typed as its values are held.
-    arrays: Vec<Option<PointerValue<'ctx>>>,
-    /// The thread's own point's position in the region (`i32`).
-    centre: IntValue<'ctx>,
-    /// The region's row length and plane size (`i32`).
-    row: IntValue<'ctx>,
-    plane: IntValue<'ctx>,
+    /// Each stage's array (by stage number; `None` for a stage the kernel does not read).
+    arrays: Vec<Option<StagedArray<'ctx>>>,
+    /// The current point's position from the tile's first point, per axis of the kernel
+    /// (`i32`; below 0 in the box around the tile).
+    at: Vec<IntValue<'ctx>>,
 }
 
 impl<'a, 'ctx> Gen<'a, 'ctx> {
@@ -84,11 +91,10 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         let last = dims.max(1) - 1;
         let mut tid = [i32t.const_zero(); 3];
         let mut ntid = [i32t.const_int(1, false); 3];
-        // The tile's span along each axis, the local index (in the block's slot) of its
-        // first point, and the region: the tile and the box around it.
+        // The tile's span along each axis and the local index (in the block's slot) of
+        // its first point.
         let mut span = ntid;
         let mut corner = [self.i64c(0); 3];
-        let mut extent = [i32t.const_int(1, false); 3];
         for (a, axis) in ["x", "y", "z"].iter().enumerate().take(dims) {
             let ctaid = if a == 2 {
                 place.tile_z
@@ -105,18 +111,9 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             };
             let c = self.b.build_int_nuw_mul(ctaid, span[a], "")?;
             corner[a] = self.b.build_int_z_extend(c, i64t, "")?;
-            let more = (layout.hi[a] - layout.lo[a]) as u64;
-            extent[a] = self
-                .b
-                .build_int_nuw_add(span[a], i32t.const_int(more, false), "")?;
         }
-        let row = extent[0];
-        let plane = self.b.build_int_nuw_mul(extent[0], extent[1], "")?;
-        let region = self
-            .b
-            .build_int_nuw_mul(plane, extent[2], "region_points")?;
-        let arrays = self.stage_arrays(&layout, region)?;
-        let by_stage: Vec<Option<PointerValue<'ctx>>> = (0..self.k.stages.len() as u32)
+        let arrays = self.stage_arrays(&layout, span)?;
+        let by_stage: Vec<Option<StagedArray<'ctx>>> = (0..self.k.stages.len() as u32)
             .map(|s| {
                 layout
                     .stages
@@ -137,8 +134,6 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             place: &place,
             corner,
             span,
-            row,
-            plane,
         };
         let barrier = self.intrinsic("llvm.nvvm.barrier0", &[])?;
         for (g, group) in layout.groups.iter().enumerate() {
@@ -151,7 +146,6 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         *self.staged.borrow_mut() = None;
 
         // Phase 2: the thread's points.
-        let arrays = by_stage;
         let join = self.ctx.append_basic_block(f, "join");
         for p in 0..points {
             // The point's position in the tile along each axis.
@@ -163,15 +157,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             let mut local = [self.i64c(0); 3];
             let mut first = local;
             let mut inside = self.ctx.bool_type().const_int(1, false);
-            let mut centre = i32t.const_zero();
-            for (a, step) in [i32t.const_int(1, false), row, plane]
-                .into_iter()
-                .enumerate()
-            {
-                let from_low = i32t.const_int((-layout.lo[a]) as u64, false);
-                let in_region = self.b.build_int_nuw_add(at_tile[a], from_low, "")?;
-                let term = self.b.build_int_nuw_mul(in_region, step, "")?;
-                centre = self.b.build_int_nuw_add(centre, term, "")?;
+            for a in 0..3 {
                 if a < dims {
                     let t = self.b.build_int_z_extend(at_tile[a], i64t, "")?;
                     local[a] = self.b.build_int_nuw_add(corner[a], t, "")?;
@@ -191,10 +177,8 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                 }
             }
             *self.staged.borrow_mut() = Some(StagedTile {
-                arrays: arrays.clone(),
-                centre,
-                row,
-                plane,
+                arrays: by_stage.clone(),
+                at: at_tile[..dims].to_vec(),
             });
             let body = self.ctx.append_basic_block(f, "point");
             let next = self.ctx.append_basic_block(f, "next_point");
@@ -215,13 +199,14 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         Ok(())
     }
 
-    /// Each read stage's array in the dynamic shared memory, for a region of `points`
-    /// points: one after the other in stage order, each on an 8-byte boundary.
+    /// Each read stage's array in the dynamic shared memory, over its group's box around a
+    /// tile of `span` points per axis: one after the other in stage order, each on an
+    /// 8-byte boundary.
     fn stage_arrays(
         &self,
         layout: &StageLayout,
-        points: IntValue<'ctx>,
-    ) -> R<Vec<PointerValue<'ctx>>> {
+        span: [IntValue<'ctx>; 3],
+    ) -> R<Vec<StagedArray<'ctx>>> {
         let i8t = self.ctx.i8_type();
         let shared = AddressSpace::from(3u16);
         let tile = self
@@ -233,17 +218,36 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             .b
             .build_pointer_cast(tile.as_pointer_value(), i8t.ptr_type(shared), "")?;
         let i32t = self.ctx.i32_type();
+        let dims = self.k.dims as usize;
         let mut offset = i32t.const_zero();
         let mut arrays = Vec::new();
-        for (&(_, ty), bytes) in layout.stages.iter().zip(layout.value_bytes(self.p)) {
+        let boxes = layout.array_boxes();
+        for ((&(_, ty), bytes), (lo, hi)) in layout
+            .stages
+            .iter()
+            .zip(layout.value_bytes(self.p))
+            .zip(boxes)
+        {
+            let mut extent = [i32t.const_int(1, false); 3];
+            for a in 0..dims {
+                let more = i32t.const_int((hi[a] - lo[a]) as u64, false);
+                extent[a] = self.b.build_int_nuw_add(span[a], more, "")?;
+            }
+            let plane = self.b.build_int_nuw_mul(extent[0], extent[1], "")?;
+            let points = self.b.build_int_nuw_mul(plane, extent[2], "")?;
             // SAFETY (of the generated code): the launch gives the entry as many bytes of
             // shared memory as the arrays take (`Staging::shared_bytes`).
             let start = unsafe { self.b.build_in_bounds_gep(base, &[offset], "")? };
             let elem = self.memory_ty(ty);
-            arrays.push(
-                self.b
-                    .build_pointer_cast(start, elem.ptr_type(shared), "stage")?,
-            );
+            let ptr = self
+                .b
+                .build_pointer_cast(start, elem.ptr_type(shared), "stage")?;
+            arrays.push(StagedArray {
+                ptr,
+                lo,
+                row: extent[0],
+                plane,
+            });
             let size = self
                 .b
                 .build_int_nuw_mul(points, i32t.const_int(bytes as u64, false), "")?;
@@ -256,6 +260,30 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             offset = self.b.build_int_nuw_add(offset, padded, "")?;
         }
         Ok(arrays)
+    }
+
+    /// The index in `array` of the point `offset` away from the point `at` (positions
+    /// from the tile's first point, per axis of the kernel).
+    fn array_index(
+        &self,
+        array: &StagedArray<'ctx>,
+        at: &[IntValue<'ctx>],
+        offset: [i32; 3],
+    ) -> R<IntValue<'ctx>> {
+        let i32t = self.ctx.i32_type();
+        let mut index = i32t.const_zero();
+        for (a, (&p, step)) in at
+            .iter()
+            .zip([i32t.const_int(1, false), array.row, array.plane])
+            .enumerate()
+        {
+            // From the array's first point: at least 0 for every read the box covers.
+            let shift = i32t.const_int((offset[a] - array.lo[a]) as i64 as u64, true);
+            let along = self.b.build_int_add(p, shift, "")?;
+            let term = self.b.build_int_mul(along, step, "")?;
+            index = self.b.build_int_add(index, term, "")?;
+        }
+        Ok(index)
     }
 
     /// Phase 1 for one group: the block's threads compute the group's stages over its box
@@ -342,27 +370,17 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             fields,
             place,
             corner,
-            row,
-            plane,
             ..
         } = *region;
         let (i32t, i64t) = (self.ctx.i32_type(), self.ctx.i64_type());
         let mut local = [self.i64c(0); 3];
         let mut global = local;
         let mut inside = self.ctx.bool_type().const_int(1, false);
-        // The point's index in the region's arrays.
-        let mut at = i32t.const_zero();
-        for (a, (&p, step)) in along
-            .iter()
-            .zip([i32t.const_int(1, false), row, plane])
-            .enumerate()
-        {
-            let from_region_low = (group.lo[a] - layout.lo[a]) as u64;
-            let in_region =
-                self.b
-                    .build_int_nuw_add(p, i32t.const_int(from_region_low, false), "")?;
-            let term = self.b.build_int_nuw_mul(in_region, step, "")?;
-            at = self.b.build_int_nuw_add(at, term, "")?;
+        // The point's position from the tile's first point.
+        let mut at = Vec::with_capacity(along.len());
+        for (a, &p) in along.iter().enumerate() {
+            let low = i32t.const_int(group.lo[a] as i64 as u64, true);
+            at.push(self.b.build_int_add(p, low, "")?);
             let p = self.b.build_int_z_extend(p, i64t, "")?;
             let shifted = self.b.build_int_add(p, self.i64c(group.lo[a] as i64), "")?;
             local[a] = self.b.build_int_add(corner[a], shifted, "")?;
@@ -390,9 +408,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         // A chained stage reads the groups before from their arrays around this point.
         *self.staged.borrow_mut() = Some(StagedTile {
             arrays: by_stage.to_vec(),
-            centre: at,
-            row,
-            plane,
+            at: at.clone(),
         });
         let bases = self.bases(fields, local)?;
         let point = PointAt {
@@ -422,8 +438,9 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         for (&i, &root) in group.stages.iter().zip(&roots) {
             let value = vals[root as usize].expect("a stage's value is computed with its nodes");
             let value = self.narrowed_to_memory(value, layout.stages[i].1)?;
-            // SAFETY (of the generated code): the group's box lies within the region's.
-            let ptr = unsafe { self.b.build_in_bounds_gep(arrays[i], &[at], "")? };
+            let index = self.array_index(&arrays[i], &at, [0; 3])?;
+            // SAFETY (of the generated code): the point lies in the array's box.
+            let ptr = unsafe { self.b.build_in_bounds_gep(arrays[i].ptr, &[index], "")? };
             self.b.build_store(ptr, value)?;
         }
         self.b.build_unconditional_branch(next)?;
@@ -445,22 +462,10 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         };
         let tile = tile.as_ref().ok_or_else(missing)?;
         let array = tile.arrays[stage as usize].ok_or_else(missing)?;
-        let i32t = self.ctx.i32_type();
-        let mut at = tile.centre;
-        for (o, step) in offset
-            .into_iter()
-            .zip([i32t.const_int(1, false), tile.row, tile.plane])
-        {
-            if o != 0 {
-                let d = self
-                    .b
-                    .build_int_mul(step, i32t.const_int(o as i64 as u64, true), "")?;
-                at = self.b.build_int_add(at, d, "")?;
-            }
-        }
-        // SAFETY (of the generated code): the offset is within the box the region adds
+        let index = self.array_index(&array, &tile.at, offset)?;
+        // SAFETY (of the generated code): the offset is within the box the array covers
         // around the tile.
-        let ptr = unsafe { self.b.build_in_bounds_gep(array, &[at], "")? };
+        let ptr = unsafe { self.b.build_in_bounds_gep(array.ptr, &[index], "")? };
         let raw = self.b.build_load(ptr, "")?;
         self.widened_from_memory(raw, ty)
     }

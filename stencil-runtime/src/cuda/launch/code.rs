@@ -75,16 +75,15 @@ pub struct KernelCode {
     pub staging: Option<Staging>,
 }
 
-/// The shared memory of a staged kernel's entry (`kernels_gen::ir::StageLayout`): each
-/// read stage's values over a thread block's tile extended by the box `lo ..= hi` of
-/// offsets, one array per stage after the other, each on an 8-byte boundary.
+/// The shared memory of a staged kernel's entry (`kernels_gen::ir::StageLayout`): one
+/// array per read stage, one after the other, each on an 8-byte boundary, each over a
+/// thread block's tile extended by its own box of offsets (that of its `stage(..)` call).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Staging {
-    /// The box's low corner (<= 0 per axis).
-    pub lo: [i32; 3],
-    /// The box's high corner (>= 0 per axis).
-    pub hi: [i32; 3],
-    /// The bytes of one value of each stage with `T = f32`.
+    /// Each array's box of offsets around the tile: its low corner (<= 0 per axis) and
+    /// its high corner (>= 0), in the order of the arrays.
+    pub boxes: &'static [([i32; 3], [i32; 3])],
+    /// The bytes of one value of each array with `T = f32`.
     pub bytes_f32: &'static [u32],
     /// The same with `T = f64`.
     pub bytes_f64: &'static [u32],
@@ -100,21 +99,25 @@ impl Staging {
     /// `points` points along the last of the kernel's `dims` axes, needs at precision `p`.
     pub fn shared_bytes(&self, block: [u32; 3], points: u32, dims: usize, p: Precision) -> u32 {
         let last = dims.max(1) - 1;
-        let points: u32 = (0..3)
-            .map(|a| {
-                let span = if a == last {
-                    block[a] * points
-                } else {
-                    block[a]
-                };
-                span + (self.hi[a] - self.lo[a]) as u32
-            })
-            .product();
+        let span = |a: usize| {
+            if a == last {
+                block[a] * points
+            } else {
+                block[a]
+            }
+        };
         let sizes = match p {
             Precision::F32 => self.bytes_f32,
             Precision::F64 => self.bytes_f64,
         };
-        sizes.iter().map(|&b| (points * b).div_ceil(8) * 8).sum()
+        self.boxes
+            .iter()
+            .zip(sizes)
+            .map(|((lo, hi), &b)| {
+                let points: u32 = (0..3).map(|a| span(a) + (hi[a] - lo[a]) as u32).product();
+                (points * b).div_ceil(8) * 8
+            })
+            .sum()
     }
 
     /// Whether a launch of that shape fits the shared memory a launch may use without
@@ -168,29 +171,27 @@ mod tests {
     use super::*;
 
     #[test]
-    fn staged_shared_memory_covers_the_tile_and_the_box() {
+    fn staged_shared_memory_covers_the_tile_and_each_box() {
         let s = Staging {
-            lo: [-1, 0, 0],
-            hi: [1, 1, 0],
+            boxes: &[([-1, 0, 0], [1, 1, 0]), ([0, 0, 0], [1, 0, 0])],
             bytes_f32: &[4, 1],
             bytes_f64: &[8, 1],
             static_bytes: [4096, 8192],
         };
-        // 2D, 32 x 8 threads of 2 points along y: a region of 34 x 17 points; each array
-        // on an 8-byte boundary.
-        let points = 34 * 17;
+        // 2D, 32 x 8 threads of 2 points along y: the first array over 34 x 17 points, the
+        // second over 33 x 16; each on an 8-byte boundary.
+        let (first, second) = (34 * 17, 33 * 16);
         assert_eq!(
             s.shared_bytes([32, 8, 1], 2, 2, Precision::F64),
-            points * 8 + 584
+            first * 8 + second
         );
         assert_eq!(
             s.shared_bytes([32, 8, 1], 2, 2, Precision::F32),
-            points * 4 + 584
+            first * 4 + second
         );
         // 1D: the box and the points per thread lie along axis 0.
         let line = Staging {
-            lo: [-2, 0, 0],
-            hi: [1, 0, 0],
+            boxes: &[([-2, 0, 0], [1, 0, 0]), ([-2, 0, 0], [1, 0, 0])],
             ..s
         };
         assert_eq!(
@@ -198,7 +199,8 @@ mod tests {
             1040 + 264
         );
         assert!(s.fits([32, 8, 1], 2, 2, Precision::F64));
-        // 34 x 129 points of 9 bytes fit beside 8 KiB of reductions; 66 x 129 do not.
+        // 34 x 129 and 33 x 128 points fit beside 8 KiB of reductions; 66 x 129 and 65 x
+        // 128 do not.
         assert!(s.fits([32, 32, 1], 4, 2, Precision::F64));
         assert!(!s.fits([64, 32, 1], 4, 2, Precision::F64));
     }
