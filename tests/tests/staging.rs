@@ -149,6 +149,41 @@ mod kernels {
         out = u + 0.25 * (c_east + c_west) - 0.1 * (u[1] - u);
     }
 
+    /// A tuple whose parts are of two levels (`t2` reads `a`, `t1` reads nothing): the
+    /// call is computed after `a`, and `b`, which reads `t1`, after the call.
+    #[stencil]
+    pub fn mixed_levels<T: Real>(u: In<T>, v: In<T>, out: Out<T>) {
+        let a = stage(u[1] - u);
+        let (t1, t2) = stage((2.0 * v, a[-1]));
+        let b = stage(t1[1] + t1);
+        out = b + t2;
+    }
+
+    /// [`mixed_levels`] written out.
+    #[stencil]
+    pub fn mixed_levels_written_out<T: Real>(u: In<T>, v: In<T>, out: Out<T>) {
+        out = (2.0 * v[1] + 2.0 * v) + (u - u[-1]);
+    }
+
+    /// A tuple whose parts are read at different offsets: `d` is read by `c` over the
+    /// whole call's box (`e` is read two points back), not over `c`'s reads alone; `f`
+    /// and `g`, read at other offsets at the same row, each over its own reach (`f` reads
+    /// two points back itself, so computed over `g`'s reach it would read past the halo).
+    #[stencil]
+    pub fn parts_apart<T: Real>(u: In<T>, out: Out<T>) {
+        let d = stage(u[1] - u);
+        let (c, e) = stage((d[1], 2.0 * u));
+        let f = stage(u[-2]);
+        let g = stage(0.5 * u);
+        out = c + e[-2] + f + g[-1];
+    }
+
+    /// [`parts_apart`] written out.
+    #[stencil]
+    pub fn parts_apart_written_out<T: Real>(u: In<T>, out: Out<T>) {
+        out = (u[2] - u[1]) + 2.0 * u[-2] + u[-2] + 0.5 * u[-1];
+    }
+
     /// A 3D chain: the forward differences staged, the Laplacian staged from them, and
     /// its second difference along z.
     #[stencil(dims = 3)]
@@ -195,6 +230,25 @@ fn chains_in_1d_and_3d_on<T: Real>(backend: &Backend, n: &[usize]) -> [(Vec<u64>
     [in_1d, (bits(&a), bits(&b))]
 }
 
+/// `mixed_levels` and `parts_apart` on `n[0] * n[1]` points and their written-out forms
+/// on `backend` (fields with a halo of 2, as the kernels need): the outputs' bits.
+fn tuples_in_chains_on<T: Real>(backend: &Backend, n: &[usize]) -> [(Vec<u64>, Vec<u64>); 2] {
+    let line = [n[0] * n[1]];
+    let mut r = rng(&format!("tuples in chains {n:?}"));
+    let [u, v] = [(); 2].map(|_| {
+        random_field::<T>(&mut r, &line, 2, -1.0, 1.0)
+            .to(backend)
+            .expect("a field on the backend")
+    });
+    let [mut a, mut b] = poisoned_on::<T, 2>(backend, &line);
+    kernels::mixed_levels::launch(backend, &u, &v, &mut a).unwrap();
+    kernels::mixed_levels_written_out::launch(backend, &u, &v, &mut b).unwrap();
+    let mixed = (bits(&a), bits(&b));
+    kernels::parts_apart::launch(backend, &u, &mut a).unwrap();
+    kernels::parts_apart_written_out::launch(backend, &u, &mut b).unwrap();
+    [mixed, (bits(&a), bits(&b))]
+}
+
 /// `chained` and its written-out form on `backend` over a `n` grid (fields with a halo of
 /// 2), the output's bits.
 fn chained_on<T: Real>(backend: &Backend, n: &[usize]) -> (Vec<u64>, Vec<u64>) {
@@ -228,14 +282,18 @@ fn both_on<T: Real>(backend: &Backend, n: &[usize]) -> [(Vec<u64>, Vec<u64>); 3]
 
 #[test]
 fn a_staged_kernel_computes_the_written_out_kernel_on_the_cpu() {
-    assert_written_out_alike_on_the_cpu!(both_on, chains_in_1d_and_3d_on);
+    assert_written_out_alike_on_the_cpu!(both_on, chains_in_1d_and_3d_on, tuples_in_chains_on);
 }
 
 #[test]
 fn on_a_device_chains_in_1d_and_3d_compute_their_written_out_forms() {
     let Some(cuda) = cuda_or_skip() else { return };
     let gpu = Backend::Cuda(cuda);
-    stencil_tests::assert_written_out_alike_on_the_device!(&gpu, chains_in_1d_and_3d_on);
+    stencil_tests::assert_written_out_alike_on_the_device!(
+        &gpu,
+        chains_in_1d_and_3d_on,
+        tuples_in_chains_on
+    );
 }
 
 #[test]
@@ -317,6 +375,42 @@ fn a_chain_of_stages_is_computed_a_level_at_a_time() {
             "a barrier after each level:\n{text}"
         );
     }
+}
+
+#[test]
+fn a_call_is_computed_after_every_call_its_values_read() {
+    // `(t1, t2)` reads `a`, so it is of level 1 though `t1` reads nothing, and `b`, which
+    // reads `t1`, of level 2: a barrier between each.
+    let k = kernel_ir(kernels::mixed_levels::SOURCE, "mixed_levels");
+    let levels: Vec<usize> = k
+        .stage_layout()
+        .expect("staged")
+        .groups
+        .iter()
+        .map(|g| g.level)
+        .collect();
+    assert_eq!(levels, [0, 1, 2]);
+    for (ptx, entry) in [
+        (
+            kernels::mixed_levels::PTX_F32,
+            kernels::mixed_levels::ENTRY_F32,
+        ),
+        (
+            kernels::mixed_levels::PTX_F64,
+            kernels::mixed_levels::ENTRY_F64,
+        ),
+    ] {
+        let text = stencil_runtime::cuda::only_entry(ptx, entry).expect("the entry");
+        assert_eq!(text.matches("bar.sync").count(), 3, "{text}");
+    }
+    // `d` is read by `c` at 1 over the box of `(c, e)`, -2 ..= 0: from -1 to 1.
+    let k = kernel_ir(kernels::parts_apart::SOURCE, "parts_apart");
+    let layout = k.stage_layout().expect("staged");
+    assert_eq!((layout.groups[0].lo[0], layout.groups[0].hi[0]), (-1, 1));
+    assert_eq!(
+        kernels::parts_apart::HALO,
+        kernels::parts_apart_written_out::HALO
+    );
 }
 
 #[test]

@@ -20,7 +20,8 @@ mod inline;
 
 /// A staged value of a kernel: `value` evaluated at any point, read at the offsets
 /// `reach_lo ..= reach_hi` (per axis) from the current point, by the kernel or by the
-/// stages that read it (their reach moved by their reads' offsets).
+/// stages that read it (the box their `stage(..)` call is computed over, moved by their
+/// reads' offsets).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Stage {
     /// The name it is bound to in the kernel (`f` of `let f = stage(..)`; `f.1` for a
@@ -39,8 +40,9 @@ pub struct Stage {
 }
 
 /// What a staging back end keeps on chip: the stages the kernel reads (directly or
-/// through other stages), the box of offsets around a tile, the union of their reaches,
-/// and their groups, each with its own box, over which its arrays are laid out.
+/// through other stages), the box of offsets around a tile that covers all their reaches
+/// (a summary: the back ends use each group's own box), and their groups, each with its
+/// own box, over which its arrays are laid out.
 #[derive(Clone, Debug, PartialEq)]
 pub struct StageLayout {
     /// The stages read, in stage order, with their value types.
@@ -169,14 +171,22 @@ impl Kernel {
         read
     }
 
-    /// Each stage's level: 0 for a stage that reads no stage, else one more than the
-    /// highest level it reads.
+    /// Each stage's level, that of its `stage(..)` call: 0 for a call whose values read no
+    /// stage, else one more than the highest level of the calls they read (a call's
+    /// values are computed together, so a value that reads nothing waits with its call,
+    /// and whatever reads it waits for the whole call).
     pub fn stage_levels(&self) -> Vec<usize> {
         let mut level = vec![0; self.stages.len()];
+        // Calls are numbered in order and read only earlier calls.
         for s in 0..self.stages.len() {
-            for (t, _) in self.staged_reads(&[self.stages[s].value]) {
-                level[s] = level[s].max(level[t as usize] + 1);
+            let call = self.stages[s].call;
+            let mut l = 0;
+            for part in (0..self.stages.len()).filter(|&p| self.stages[p].call == call) {
+                for (t, _) in self.staged_reads(&[self.stages[part].value]) {
+                    l = l.max(level[t as usize] + 1);
+                }
             }
+            level[s] = l;
         }
         level
     }

@@ -301,19 +301,31 @@ pub(super) fn recompute_reach(k: &mut Kernel) {
             }
         }
     }
-    // A stage read by another is read over that one's reach moved by the read's offset
-    // (a stage reads only earlier ones: one pass from the last covers every chain).
+    // A stage read by another is read over the box that one's `stage(..)` call is
+    // computed over (the union of its values' reaches) moved by the read's offset. Calls
+    // read only earlier calls: one pass from the last call covers every chain, each
+    // call's box final before it is passed on.
     let read = k.stages_read();
-    for s in (0..k.stages.len()).rev() {
-        if !read[s] {
-            continue;
-        }
-        let (lo, hi) = (k.stages[s].reach_lo, k.stages[s].reach_hi);
-        for (t, o) in k.staged_reads(&[k.stages[s].value]) {
-            let t = &mut k.stages[t as usize];
+    let mut calls: Vec<u32> = k.stages.iter().map(|s| s.call).collect();
+    calls.dedup();
+    for &call in calls.iter().rev() {
+        let parts: Vec<usize> = (0..k.stages.len())
+            .filter(|&p| k.stages[p].call == call && read[p])
+            .collect();
+        let (mut lo, mut hi) = ([0; 3], [0; 3]);
+        for &p in &parts {
             for a in 0..3 {
-                t.reach_lo[a] = t.reach_lo[a].min(lo[a] + o[a]);
-                t.reach_hi[a] = t.reach_hi[a].max(hi[a] + o[a]);
+                lo[a] = lo[a].min(k.stages[p].reach_lo[a]);
+                hi[a] = hi[a].max(k.stages[p].reach_hi[a]);
+            }
+        }
+        for &p in &parts {
+            for (t, o) in k.staged_reads(&[k.stages[p].value]) {
+                let t = &mut k.stages[t as usize];
+                for a in 0..3 {
+                    t.reach_lo[a] = t.reach_lo[a].min(lo[a] + o[a]);
+                    t.reach_hi[a] = t.reach_hi[a].max(hi[a] + o[a]);
+                }
             }
         }
     }

@@ -242,7 +242,8 @@ pub(super) fn node_let(k: &Kernel, n: u32, real: &TokenStream, form: LoadForm) -
         Node::Staged { stage, offset } => {
             // From the row's buffer (`staged.rs`).
             let buf = super::staged::buffer_ident(stage, offset[1], offset[2]);
-            let base = super::staged::base_ident(offset[1], offset[2]);
+            let call = k.stages[stage as usize].call;
+            let base = super::staged::base_ident(call, offset[1], offset[2]);
             let dx = offset[0] as isize;
             quote!(*#buf.get_unchecked((i + #dx - #base) as usize))
         }

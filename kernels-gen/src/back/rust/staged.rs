@@ -1,9 +1,10 @@
 //! Staged values on the CPU: a row buffer per stage and row offset.
 //!
-//! Before a row's points, each stage the kernel reads at row offset `(dy, dz)` is
-//! computed along the row `j + dy`, `k + dz` over the points its reads reach (from the
-//! row's first point plus the smallest `dx` read to its last plus the largest) into a
-//! buffer; the points then read `f[(dx, dy, dz)]` from it. So a value read by several
+//! Before a row's points, the stages of each `stage(..)` call the kernel reads at row
+//! offset `(dy, dz)` are computed together along the row `j + dy`, `k + dz` over the
+//! points their reads reach (from the row's first point plus the smallest `dx` the kernel
+//! reads them at there to its last plus the largest: within the call's box, which the
+//! fields' halos cover) into a buffer each; the points then read `f[(dx, dy, dz)]` from it. So a value read by several
 //! points of a row (a face flux read by the cells on both sides) is computed once per
 //! row it is read from, with the operations the point would compute (the same bits as
 //! [`Kernel::unstaged`]). The stage's nodes are the point's code with the row's indices
@@ -35,24 +36,27 @@ pub(super) fn buffer_ident(s: u32, dy: i32, dz: i32) -> Ident {
     format_ident!("stage_{}_{}_{}", s, part(dy), part(dz))
 }
 
-/// The index along axis 0 of the first point of the buffers of row offset `(dy, dz)`.
-pub(super) fn base_ident(dy: i32, dz: i32) -> Ident {
-    format_ident!("stage_first_{}_{}", part(dy), part(dz))
+/// The index along axis 0 of the first point of the buffers of `stage(..)` call `call` at
+/// row offset `(dy, dz)`.
+pub(super) fn base_ident(call: u32, dy: i32, dz: i32) -> Ident {
+    format_ident!("stage_first_{}_{}_{}", call, part(dy), part(dz))
 }
 
-/// What the points read at one row offset: the stages and the smallest and largest `dx`.
+/// What the points read of one `stage(..)` call at one row offset: the stages and the
+/// smallest and largest `dx`.
 struct RowReads {
     stages: BTreeSet<u32>,
     lo: i32,
     hi: i32,
 }
 
-/// The staged reads of the kernel's points (`live`), by row offset `(dy, dz)`.
-fn reads(k: &Kernel, live: &[NodeId]) -> BTreeMap<(i32, i32), RowReads> {
-    let mut out: BTreeMap<(i32, i32), RowReads> = BTreeMap::new();
+/// The staged reads of the kernel's points (`live`), by row offset `(dy, dz)` and call.
+fn reads(k: &Kernel, live: &[NodeId]) -> BTreeMap<(i32, i32, u32), RowReads> {
+    let mut out: BTreeMap<(i32, i32, u32), RowReads> = BTreeMap::new();
     for &n in live {
         if let Node::Staged { stage, offset } = k.nodes[n as usize] {
-            let e = out.entry((offset[1], offset[2])).or_insert(RowReads {
+            let call = k.stages[stage as usize].call;
+            let e = out.entry((offset[1], offset[2], call)).or_insert(RowReads {
                 stages: BTreeSet::new(),
                 lo: offset[0],
                 hi: offset[0],
@@ -78,7 +82,7 @@ fn stage_nodes(k: &Kernel, reads: &RowReads) -> Vec<NodeId> {
 /// The rows (field, dy, dz) the buffers' computation reads, beside the points' own.
 pub(super) fn rows(k: &Kernel, live: &[NodeId]) -> BTreeSet<(u32, i32, i32)> {
     let mut rows = BTreeSet::new();
-    for ((dy, dz), r) in reads(k, live) {
+    for ((dy, dz, _), r) in reads(k, live) {
         for n in stage_nodes(k, &r) {
             if let Node::Load { field, offset } = k.nodes[n as usize] {
                 rows.insert((field, offset[1] + dy, offset[2] + dz));
@@ -98,8 +102,8 @@ pub(super) fn fill(
     real: &TokenStream,
 ) -> TokenStream {
     let mut out = TokenStream::new();
-    for ((dy, dz), r) in reads(k, live) {
-        let base = base_ident(dy, dz);
+    for ((dy, dz, call), r) in reads(k, live) {
+        let base = base_ident(call, dy, dz);
         let nodes = stage_nodes(k, &r);
         // The row pointers the stage's loads name, moved to the row `(dy, dz)` away.
         let mut named = BTreeSet::new();

@@ -11,10 +11,11 @@
 //!    group's box), the arrays one after the other in stage order, each starting on an
 //!    8-byte boundary (the run time sizes the shared memory the same way:
 //!    `stencil_runtime::cuda::Staging`). A group that reads another's values (a chain)
-//!    reads them from their arrays after a barrier.
+//!    is of a higher level ([`crate::ir::StageGroup::level`]) and reads them from their
+//!    arrays: the groups are computed by level with a barrier between two levels.
 //!    A group is computed only at the points whose reads stay within what the kernel's
 //!    halo allows: from `lo` to `n - 1 + hi` of its box along each axis.
-//! 2. After a barrier, each thread computes its point, reading a staged value at an offset
+//! 2. After a barrier, each thread computes its points, reading a staged value at an offset
 //!    from the region's arrays ([`Gen::staged_value`]).
 //!
 //! No thread leaves before the barrier: threads past the domain's end take part in phase
