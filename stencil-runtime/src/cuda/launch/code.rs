@@ -99,8 +99,12 @@ impl Staging {
     /// `points` points along the last of the kernel's `dims` axes, needs at precision `p`.
     pub fn shared_bytes(&self, block: [u32; 3], points: u32, dims: usize, p: Precision) -> u32 {
         let last = dims.max(1) - 1;
+        // Along an axis the kernel lacks the arrays have one layer, whatever the block
+        // (its other layers help compute the stages and read none).
         let span = |a: usize| {
-            if a == last {
+            if a >= dims.max(1) {
+                1
+            } else if a == last {
                 block[a] * points
             } else {
                 block[a]
@@ -199,6 +203,11 @@ mod tests {
             1040 + 264
         );
         assert!(s.fits([32, 8, 1], 2, 2, Precision::F64));
+        // A 2D kernel's block two threads deep along z: the arrays are as for one layer.
+        assert_eq!(
+            s.shared_bytes([32, 8, 2], 2, 2, Precision::F64),
+            s.shared_bytes([32, 8, 1], 2, 2, Precision::F64)
+        );
         // 34 x 129 and 33 x 128 points fit beside 8 KiB of reductions; 66 x 129 and 65 x
         // 128 do not.
         assert!(s.fits([32, 32, 1], 4, 2, Precision::F64));
