@@ -92,12 +92,18 @@ impl fmt::Display for Kernel {
         let mut shown = self.live_nodes();
         if let Some(layout) = self.stage_layout() {
             let d = self.dims as usize;
+            let levels = self.stage_levels();
             let mut roots = Vec::new();
             for &(s, _) in &layout.stages {
                 let st = &self.stages[s as usize];
+                // A chain's later stages say their level (the barriers before them).
+                let level = match levels[s as usize] {
+                    0 => String::new(),
+                    l => format!(", level {l}"),
+                };
                 writeln!(
                     f,
-                    "  ; stage {} = %{} read at {:?}..={:?}",
+                    "  ; stage {} = %{} read at {:?}..={:?}{level}",
                     st.name,
                     st.value,
                     &st.reach_lo[..d],

@@ -348,6 +348,17 @@ fn a_chain_of_stages_is_computed_a_level_at_a_time() {
         ([-1, 0, 0], [1, 1, 0])
     );
     assert_eq!(kernels::chained::HALO, kernels::chained_written_out::HALO);
+    // The printed IR says each chained stage's level.
+    let ir = kernels::chained::IR;
+    assert!(
+        ir.contains("; stage fx = ") && ir.contains(", level 1") && ir.contains("; stage mix = "),
+        "{ir}"
+    );
+    assert!(
+        ir.lines()
+            .any(|l| l.contains("; stage mix = ") && l.ends_with(", level 2")),
+        "{ir}"
+    );
     // Inlined, the chain is the written-out kernel's work.
     assert_eq!(
         k.unstaged().op_counts(),
