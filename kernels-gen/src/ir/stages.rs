@@ -8,7 +8,8 @@
 //! In the IR a stage is a value node of its own ([`Stage::value`]) computed at the point
 //! where it is read: [`Node::Staged`] reads it at an offset from the current point. The
 //! PTX entry (`llvm/codegen/staged.rs`) computes the stages over a thread block's tile
-//! first, a [`StageLevel`] at a time with a barrier between levels; the CPU computes them
+//! first, a [`StageGroup`] (a `stage(..)` call) at a time, by level with a barrier between
+//! levels; the CPU computes them
 //! along the rows its points read (`back/rust/staged.rs`), with chains inlined
 //! ([`Kernel::chains_inlined`]); the interpreter and the host JIT run
 //! [`Kernel::unstaged`], the same kernel with each staged read replaced by the stage's
@@ -176,19 +177,26 @@ impl Kernel {
     /// values are computed together, so a value that reads nothing waits with its call,
     /// and whatever reads it waits for the whole call).
     pub fn stage_levels(&self) -> Vec<usize> {
-        let mut level = vec![0; self.stages.len()];
-        // Calls are numbered in order and read only earlier calls.
-        for s in 0..self.stages.len() {
-            let call = self.stages[s].call;
-            let mut l = 0;
-            for part in (0..self.stages.len()).filter(|&p| self.stages[p].call == call) {
-                for (t, _) in self.staged_reads(&[self.stages[part].value]) {
-                    l = l.max(level[t as usize] + 1);
-                }
+        // Calls are numbered in order and read only earlier calls, whose levels are final
+        // by the time a later call's parts are met.
+        let calls = self
+            .stages
+            .iter()
+            .map(|s| s.call as usize + 1)
+            .max()
+            .unwrap_or(0);
+        let mut call_level = vec![0; calls];
+        for st in &self.stages {
+            for (t, _) in self.staged_reads(&[st.value]) {
+                let read = call_level[self.stages[t as usize].call as usize];
+                let l = &mut call_level[st.call as usize];
+                *l = (*l).max(read + 1);
             }
-            level[s] = l;
         }
-        level
+        self.stages
+            .iter()
+            .map(|s| call_level[s.call as usize])
+            .collect()
     }
 
     /// The stages the kernel reads, their groups and the box they are computed over
