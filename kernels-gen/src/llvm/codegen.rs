@@ -34,8 +34,11 @@ mod tile;
 pub use sample::Sampling;
 use sample::{SampledArgs, SAMPLED_PARAMS};
 
-/// Largest thread block the reduction's shared-memory buffer supports.
+/// Largest thread block a kernel is launched with (CUDA's limit).
 pub const MAX_BLOCK_THREADS: u32 = 1024;
+
+/// Warps in the largest thread block: the values of shared memory a reduction needs.
+pub const WARPS_PER_BLOCK: u32 = MAX_BLOCK_THREADS / 32;
 
 impl From<BuilderError> for LlvmError {
     fn from(e: BuilderError) -> Self {

@@ -193,8 +193,8 @@ pub fn vector_width(k: &Kernel, p: Precision) -> u32 {
     16 / widest
 }
 
-/// The static shared memory of a kernel's PTX entries at precision `p`: a tree of
-/// [`codegen::MAX_BLOCK_THREADS`] values per reduction.
+/// The static shared memory of a kernel's PTX entries at precision `p`: one value per
+/// warp of the largest block ([`codegen::WARPS_PER_BLOCK`]) per reduction.
 pub fn static_shared_bytes(k: &Kernel, p: Precision) -> u32 {
     k.reductions
         .iter()
@@ -203,7 +203,7 @@ pub fn static_shared_bytes(k: &Kernel, p: Precision) -> u32 {
                 crate::ir::Ty::F32 => 4,
                 _ => 8,
             };
-            codegen::MAX_BLOCK_THREADS * size
+            codegen::WARPS_PER_BLOCK * size
         })
         .sum()
 }

@@ -33,7 +33,7 @@ pub use launch::{
 pub(crate) use launch::{
     queue_block_flags, queue_halo_exchange, queue_points, HaloLaunch, PointLaunch, HALO_FIELDS,
 };
-pub use module::{LOG_LOADS_ENV, PTX_ONLY_ENV};
+pub use module::{LOG_LOADS_ENV, MAX_REGISTERS_ENV, PTX_ONLY_ENV};
 pub use nccl::{Nccl, NcclId};
 pub use stencil_ptx::{for_dependent_launch, only_entry, GRID_DEPENDENCY_POINT};
 pub use timer::Timer;

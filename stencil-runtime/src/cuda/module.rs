@@ -44,6 +44,28 @@ pub const LOG_LOADS_ENV: &str = "STENCIL_LOG_LOADS";
 /// embedded SASS for them (to compare the two).
 pub const PTX_ONLY_ENV: &str = "STENCIL_PTX_ONLY";
 
+/// Environment variable for experiments with occupancy: a number of registers per thread
+/// (16 to 255) that the driver's compile of PTX may use at most (its
+/// `CU_JIT_MAX_REGISTERS`). SASS built ahead of time is not recompiled, so set
+/// [`PTX_ONLY_ENV`] too. Unset, the compiler chooses, as by default.
+pub const MAX_REGISTERS_ENV: &str = "STENCIL_MAX_REGISTERS";
+
+/// The register cap [`MAX_REGISTERS_ENV`] asks for, read once; a value that is not a
+/// number from 16 to 255 is an error naming it.
+fn max_registers() -> Result<Option<u32>, Error> {
+    static CAP: OnceLock<Result<Option<u32>, String>> = OnceLock::new();
+    let cap = CAP.get_or_init(|| match std::env::var(MAX_REGISTERS_ENV) {
+        Err(_) => Ok(None),
+        Ok(v) => match v.trim().parse::<u32>() {
+            Ok(n) if (16..=255).contains(&n) => Ok(Some(n)),
+            _ => Err(format!(
+                "{MAX_REGISTERS_ENV}={v} is not a number of registers from 16 to 255; give one, or unset it"
+            )),
+        },
+    });
+    cap.clone().map_err(Error::Backend)
+}
+
 // SAFETY: function handles stay valid for the process (modules are never unloaded) and
 // may be launched from any thread with the context current.
 unsafe impl Send for Function {}
@@ -161,6 +183,20 @@ pub(crate) fn function(
             cause: format!("no entry `{entry}` in its code: {}", describe(e)),
             log: String::new(),
         })?;
+    if log {
+        let mut registers = 0i32;
+        // SAFETY: `f` is a function of a loaded module; the attribute is an int.
+        let r = unsafe {
+            sys::cuFuncGetAttribute(
+                &mut registers,
+                sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_NUM_REGS,
+                f,
+            )
+        };
+        if r.result().is_ok() {
+            eprintln!("stencil-runtime: {entry} uses {registers} registers per thread");
+        }
+    }
     let f = Function { raw: f, waits };
     cache.functions.insert(key, f);
     Ok(f)
@@ -204,11 +240,15 @@ fn load_sass(kernel: &str, sass: &Sass) -> Result<sys::CUmodule, String> {
 fn load(kernel: &str, image: &[u8]) -> Result<sys::CUmodule, Error> {
     const LOG: usize = 16 * 1024;
     let mut log = vec![0u8; LOG];
-    let mut options = [
+    let mut options = vec![
         sys::CUjit_option::CU_JIT_ERROR_LOG_BUFFER,
         sys::CUjit_option::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
     ];
-    let mut values = [log.as_mut_ptr() as *mut c_void, LOG as *mut c_void];
+    let mut values = vec![log.as_mut_ptr() as *mut c_void, LOG as *mut c_void];
+    if let Some(cap) = max_registers()? {
+        options.push(sys::CUjit_option::CU_JIT_MAX_REGISTERS);
+        values.push(cap as usize as *mut c_void);
+    }
     let mut module = std::ptr::null_mut();
     // SAFETY: NUL-terminated PTX, or a cubin checked to lie within its bytes; the option
     // arrays have matching lengths and the log buffer outlives the call.

@@ -173,8 +173,6 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         Ok(args)
     }
 
-    /// Declares a CUDA kernel entry `name` with the kernel's parameters, marked as a
-    /// kernel in `nvvm.annotations`.
     /// Declares the PTX entry `name`, positions the builder in its entry block and emits
     /// the grid dependency point ([`crate::llvm::GRID_DEPENDENCY_POINT`]) as its first instruction:
     /// nothing the kernel reads or writes in memory may move above it.
@@ -209,6 +207,8 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         Ok(f)
     }
 
+    /// Declares a CUDA kernel entry `name` with the kernel's parameters, marked as a
+    /// kernel in `nvvm.annotations`.
     pub(super) fn declare_kernel(&self, name: &str) -> R<FunctionValue<'ctx>> {
         let fn_ty = self
             .ctx

@@ -111,8 +111,12 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         Ok(b.build_int_add(row, b.build_int_mul(z, nxy, "")?, name)?)
     }
 
-    /// Tree reduction of each contribution over the thread block in shared memory; thread
-    /// 0 writes the block's partial. Fixed order: deterministic for a given launch shape.
+    /// Reduction of each contribution over the thread block: within each warp by
+    /// shuffles (lane `l` combines lane `l + 16`'s value, then `l + 8`'s, ... `l + 1`'s),
+    /// the warps' results through shared memory (one value per warp), and those again by
+    /// shuffles in every warp; thread 0 writes the block's partial. Fixed order:
+    /// deterministic for a given launch shape. One barrier, and [`WARPS_PER_BLOCK`] values
+    /// of shared memory per reduction.
     pub(super) fn block_reduce(
         &self,
         f: FunctionValue<'ctx>,
@@ -122,11 +126,14 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         let b = &self.b;
         let i32t = self.ctx.i32_type();
         let i64t = self.ctx.i64_type();
+        let c32 = |v: u64| i32t.const_int(v, false);
         let t = self.sregs("tid")?;
         let [nx, ny, nz] = self.sregs("ntid")?;
         let nxy = b.build_int_mul(nx, ny, "")?;
         let nthreads = b.build_int_mul(nxy, nz, "")?;
         let tid = self.linear_index(t, nx, nxy, "tid")?;
+        let lane = b.build_and(tid, c32(31), "lane")?;
+        let warp = b.build_right_shift(tid, c32(5), false, "warp")?;
         let barrier = self.intrinsic("llvm.nvvm.barrier0", &[])?;
         let shared: Vec<PointerValue> = self
             .k
@@ -134,8 +141,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             .iter()
             .enumerate()
             .map(|(r, red)| {
-                let t = self.ty(red.ty);
-                let arr = t.array_type(MAX_BLOCK_THREADS);
+                let arr = self.ty(red.ty).array_type(WARPS_PER_BLOCK);
                 let g = self.module.add_global(
                     arr,
                     Some(AddressSpace::from(3u16)),
@@ -151,68 +157,48 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             let zero = i32t.const_zero();
             Ok(unsafe { b.build_in_bounds_gep(shared[r], &[zero, index], "")? })
         };
-        for (r, slot) in slots.iter().enumerate() {
-            let v = b.build_load(*slot, "")?;
-            b.build_store(elem(r, tid)?, v)?;
-        }
-        self.call_void(barrier, &[])?;
-        // s = largest power of two below nthreads; halve until 0.
-        let nm1 = b.build_int_sub(nthreads, i32t.const_int(1, false), "")?;
-        let ctlz = self.intrinsic("llvm.ctlz", &[i32t.into()])?;
-        let lz = self
-            .call(
-                ctlz,
-                &[nm1.into(), self.ctx.bool_type().const_zero().into()],
-            )?
-            .into_int_value();
-        let shift = b.build_int_sub(i32t.const_int(31, false), lz, "")?;
-        let start = b.build_left_shift(i32t.const_int(1, false), shift, "")?;
-        let one_thread =
-            b.build_int_compare(IntPredicate::ULE, nthreads, i32t.const_int(1, false), "")?;
-        let start = b.build_select(one_thread, i32t.const_zero(), start, "")?;
 
-        let pre = b.get_insert_block().expect("positioned");
-        let head = self.ctx.append_basic_block(f, "reduce_head");
-        let step = self.ctx.append_basic_block(f, "reduce_step");
-        let add = self.ctx.append_basic_block(f, "reduce_add");
-        let sync = self.ctx.append_basic_block(f, "reduce_sync");
-        let done = self.ctx.append_basic_block(f, "reduce_done");
+        // Each warp's result into `shared[r][warp]` (by its lane 0).
+        let warp_first = b.build_int_sub(tid, lane, "")?;
+        let mut values = Vec::with_capacity(slots.len());
+        for slot in slots {
+            values.push(b.build_load(*slot, "")?);
+        }
+        let values = self.warp_reduce(values, lane, warp_first, nthreads)?;
+        let store = self.ctx.append_basic_block(f, "reduce_store");
+        let stored = self.ctx.append_basic_block(f, "reduce_stored");
+        let first_lane = b.build_int_compare(IntPredicate::EQ, lane, c32(0), "")?;
+        b.build_conditional_branch(first_lane, store, stored)?;
+        b.position_at_end(store);
+        for (r, v) in values.into_iter().enumerate() {
+            b.build_store(elem(r, warp)?, v)?;
+        }
+        b.build_unconditional_branch(stored)?;
+        b.position_at_end(stored);
+        self.call_void(barrier, &[])?;
+
+        // Every warp combines the warps' results (lanes past the last warp hold the
+        // identity); thread 0's is the block's.
+        let warps = b.build_right_shift(
+            b.build_int_add(nthreads, c32(31), "")?,
+            c32(5),
+            false,
+            "warps",
+        )?;
+        let has_warp = b.build_int_compare(IntPredicate::ULT, lane, warps, "")?;
+        // A lane past the last warp reads element 0 (in bounds) and uses the identity.
+        let index = b.build_select(has_warp, lane, c32(0), "")?.into_int_value();
+        let mut values = Vec::with_capacity(slots.len());
+        for r in 0..slots.len() {
+            let v = b.build_load(elem(r, index)?, "")?;
+            values.push(b.build_select(has_warp, v, self.identity(r), "")?);
+        }
+        let values = self.warp_reduce(values, lane, warp_first, nthreads)?;
+
         let write = self.ctx.append_basic_block(f, "reduce_write");
         let exit = self.ctx.append_basic_block(f, "reduce_exit");
-        b.build_unconditional_branch(head)?;
-        b.position_at_end(head);
-        let s = b.build_phi(i32t, "s")?;
-        s.add_incoming(&[(&start, pre)]);
-        let sv = s.as_basic_value().into_int_value();
-        let more = b.build_int_compare(IntPredicate::NE, sv, i32t.const_zero(), "")?;
-        b.build_conditional_branch(more, step, done)?;
-
-        b.position_at_end(step);
-        let partner = b.build_int_add(tid, sv, "")?;
-        let lower = b.build_int_compare(IntPredicate::ULT, tid, sv, "")?;
-        let valid = b.build_int_compare(IntPredicate::ULT, partner, nthreads, "")?;
-        let active = b.build_and(lower, valid, "")?;
-        b.build_conditional_branch(active, add, sync)?;
-
-        b.position_at_end(add);
-        for (r, red) in self.k.reductions.iter().enumerate() {
-            let mine = b.build_load(elem(r, tid)?, "")?;
-            let theirs = b.build_load(elem(r, partner)?, "")?;
-            let c = self.combine(red.op, red.ty, mine, theirs)?;
-            b.build_store(elem(r, tid)?, c)?;
-        }
-        b.build_unconditional_branch(sync)?;
-
-        b.position_at_end(sync);
-        self.call_void(barrier, &[])?;
-        let next = b.build_right_shift(sv, i32t.const_int(1, false), false, "")?;
-        s.add_incoming(&[(&next, sync)]);
-        b.build_unconditional_branch(head)?;
-
-        b.position_at_end(done);
-        let first = b.build_int_compare(IntPredicate::EQ, tid, i32t.const_zero(), "")?;
+        let first = b.build_int_compare(IntPredicate::EQ, tid, c32(0), "")?;
         b.build_conditional_branch(first, write, exit)?;
-
         b.position_at_end(write);
         let [bx, by, bz] = self.sregs("ctaid")?;
         let (gx, gy) = (self.sreg("nctaid.x")?, self.sreg("nctaid.y")?);
@@ -220,13 +206,81 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         let (bx, by, bz, gx, gy) = (ext(bx)?, ext(by)?, ext(bz)?, ext(gx)?, ext(gy)?);
         let gxy = b.build_int_mul(gx, gy, "")?;
         let block = self.linear_index([bx, by, bz], gx, gxy, "")?;
-        for (r, out) in args.reductions.iter().enumerate() {
-            let v = b.build_load(elem(r, i32t.const_zero())?, "")?;
+        for (out, v) in args.reductions.iter().zip(values) {
             let dst = unsafe { b.build_in_bounds_gep(*out, &[block], "")? };
             b.build_store(dst, v)?;
         }
         b.build_unconditional_branch(exit)?;
         b.position_at_end(exit);
         Ok(())
+    }
+
+    /// Each reduction's `values` combined over the lanes of the calling warp, whose first
+    /// thread is `warp_first` of the block's `nthreads`: lane 0 ends with the warp's
+    /// result. A last warp of fewer than 32 threads shuffles among its own threads only
+    /// and skips the lanes it lacks.
+    fn warp_reduce(
+        &self,
+        mut values: Vec<BasicValueEnum<'ctx>>,
+        lane: IntValue<'ctx>,
+        warp_first: IntValue<'ctx>,
+        nthreads: IntValue<'ctx>,
+    ) -> R<Vec<BasicValueEnum<'ctx>>> {
+        let b = &self.b;
+        let i32t = self.ctx.i32_type();
+        let c32 = |v: u64| i32t.const_int(v, false);
+        let left = b.build_int_sub(nthreads, warp_first, "")?;
+        let whole = b.build_int_compare(IntPredicate::UGE, left, c32(32), "")?;
+        let present = b.build_select(whole, c32(32), left, "")?.into_int_value();
+        // (1 << present) - 1, without the undefined shift by 32.
+        let low = b.build_int_sub(b.build_left_shift(c32(1), present, "")?, c32(1), "")?;
+        let mask = b.build_select(whole, c32(u32::MAX as u64), low, "mask")?;
+        let mask = mask.into_int_value();
+        for delta in [16, 8, 4, 2, 1] {
+            let from = b.build_int_add(lane, c32(delta), "")?;
+            let there = b.build_int_compare(IntPredicate::ULT, from, present, "")?;
+            for (r, v) in values.iter_mut().enumerate() {
+                let red = &self.k.reductions[r];
+                let theirs = self.shuffle_down(*v, c32(delta), mask)?;
+                let combined = self.combine(red.op, red.ty, *v, theirs)?;
+                *v = b.build_select(there, combined, *v, "")?;
+            }
+        }
+        Ok(values)
+    }
+
+    /// `v` of the lane `delta` above the calling one (`shfl.sync.down` among the lanes in
+    /// `mask`); a 64-bit value moves as two 32-bit halves.
+    fn shuffle_down(
+        &self,
+        v: BasicValueEnum<'ctx>,
+        delta: IntValue<'ctx>,
+        mask: IntValue<'ctx>,
+    ) -> R<BasicValueEnum<'ctx>> {
+        let b = &self.b;
+        let i32t = self.ctx.i32_type();
+        let i64t = self.ctx.i64_type();
+        let shfl = self.intrinsic("llvm.nvvm.shfl.sync.down.i32", &[])?;
+        // Lanes beyond the last read their own value (the caller ignores it).
+        let clamp = i32t.const_int(31, false);
+        let word = |w: IntValue<'ctx>| -> R<IntValue<'ctx>> {
+            Ok(self
+                .call(shfl, &[mask.into(), w.into(), delta.into(), clamp.into()])?
+                .into_int_value())
+        };
+        if v.get_type() == self.ctx.f32_type().into() {
+            let bits = b.build_bit_cast(v, i32t, "")?.into_int_value();
+            return Ok(b.build_bit_cast(word(bits)?, self.ctx.f32_type(), "")?);
+        }
+        let bits = b.build_bit_cast(v, i64t, "")?.into_int_value();
+        let lo = b.build_int_truncate(bits, i32t, "")?;
+        let hi = b.build_right_shift(bits, i64t.const_int(32, false), false, "")?;
+        let hi = b.build_int_truncate(hi, i32t, "")?;
+        let (lo, hi) = (word(lo)?, word(hi)?);
+        let lo = b.build_int_z_extend(lo, i64t, "")?;
+        let hi = b.build_int_z_extend(hi, i64t, "")?;
+        let hi = b.build_left_shift(hi, i64t.const_int(32, false), "")?;
+        let bits = b.build_or(hi, lo, "")?;
+        Ok(b.build_bit_cast(bits, v.get_type(), "")?)
     }
 }
