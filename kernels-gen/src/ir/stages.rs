@@ -10,8 +10,8 @@
 //! PTX entry (`llvm/codegen/staged.rs`) computes the stages over a thread block's tile
 //! first, a [`StageGroup`] (a `stage(..)` call) at a time, by level with a barrier between
 //! levels; the CPU computes them
-//! along the rows its points read (`back/rust/staged.rs`), with chains inlined
-//! ([`Kernel::chains_inlined`]); the interpreter and the host JIT run
+//! along the rows its points read (`back/rust/staged.rs`), a chain's lower levels along
+//! the rows its higher levels read; the interpreter and the host JIT run
 //! [`Kernel::unstaged`], the same kernel with each staged read replaced by the stage's
 //! nodes shifted to its offset, which computes the same operations on the same values.
 

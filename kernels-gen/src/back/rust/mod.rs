@@ -74,10 +74,8 @@ fn row_ident(field: u32, dy: i32, dz: i32) -> Ident {
 
 /// The `cpu` function of a kernel. `rt` is the path of the runtime crate. A kernel with
 /// staged values computes them into row buffers first (`staged.rs`), a chain of stages
-/// with the earlier ones inlined into the later ([`Kernel::chains_inlined`]).
+/// level by level, each level's buffers from the fields and the lower levels' buffers.
 pub fn cpu_function(k: &Kernel, rt: &TokenStream) -> TokenStream {
-    let inlined = k.chains_inlined();
-    let k = &inlined;
     let real = quote!(#rt::Real);
     let generics = if k.is_generic() {
         quote!(<T: #real>)

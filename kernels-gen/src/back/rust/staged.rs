@@ -13,6 +13,12 @@
 //! index along axis 0 against the ends decided, and, on rows at least that far from the
 //! ends of axes 1 and 2, those of `j` and `k` too: what a boundary branch guards then
 //! folds away.
+//!
+//! A chain (stages that read earlier stages) fills its buffers level by level: the
+//! buffers of a call that later buffers read are filled first, along the rows and over
+//! the stretch those read them at, and a later buffer's nodes name them as if at row
+//! offset 0 (its block rebinds each name to the buffer of the row it stands for, as it
+//! does the row pointers).
 
 use super::nodes::{point_body, LoadForm};
 use super::{row_ident, ty_tokens, v};
@@ -42,31 +48,65 @@ pub(super) fn base_ident(call: u32, dy: i32, dz: i32) -> Ident {
     format_ident!("stage_first_{}_{}_{}", call, part(dy), part(dz))
 }
 
-/// What the points read of one `stage(..)` call at one row offset: the stages and the
-/// smallest and largest `dx`.
+/// What is read of one `stage(..)` call at one row offset: the stages and the smallest
+/// and largest `dx`, and the call's level (a buffer of a chain is filled after those of
+/// the lower levels it reads).
 struct RowReads {
     stages: BTreeSet<u32>,
     lo: i32,
     hi: i32,
+    level: usize,
 }
 
-/// The staged reads of the kernel's points (`live`), by row offset `(dy, dz)` and call.
-fn reads(k: &Kernel, live: &[NodeId]) -> BTreeMap<(i32, i32, u32), RowReads> {
-    let mut out: BTreeMap<(i32, i32, u32), RowReads> = BTreeMap::new();
-    for &n in live {
-        if let Node::Staged { stage, offset } = k.nodes[n as usize] {
+/// A call's buffers at one row offset: `(dy, dz, call)`.
+type RowKey = (i32, i32, u32);
+
+/// The buffers a row fills: those of the stages the kernel's points (`live`) read, by row
+/// offset `(dy, dz)` and call, and, for a chain, those of the stages that those buffers'
+/// own computation reads, at the row offsets and along the stretch of the row it reads
+/// them at. In the order they are filled: by level, then by row offset and call.
+fn reads(k: &Kernel, live: &[NodeId]) -> Vec<(RowKey, RowReads)> {
+    let levels = k.stage_levels();
+    let mut out: BTreeMap<RowKey, RowReads> = BTreeMap::new();
+    let add =
+        |out: &mut BTreeMap<RowKey, RowReads>, stage: u32, offset: [i32; 3], lo: i32, hi: i32| {
             let call = k.stages[stage as usize].call;
             let e = out.entry((offset[1], offset[2], call)).or_insert(RowReads {
                 stages: BTreeSet::new(),
-                lo: offset[0],
-                hi: offset[0],
+                lo: offset[0] + lo,
+                hi: offset[0] + hi,
+                level: levels[stage as usize],
             });
             e.stages.insert(stage);
-            e.lo = e.lo.min(offset[0]);
-            e.hi = e.hi.max(offset[0]);
+            e.lo = e.lo.min(offset[0] + lo);
+            e.hi = e.hi.max(offset[0] + hi);
+        };
+    for &n in live {
+        if let Node::Staged { stage, offset } = k.nodes[n as usize] {
+            add(&mut out, stage, offset, 0, 0);
         }
     }
-    out
+    // A buffer's stages read only lower levels: from the highest down, each level's
+    // buffers add what they read before that level is met.
+    let top = levels.iter().copied().max().unwrap_or(0);
+    for level in (1..=top).rev() {
+        let here: Vec<(RowKey, Vec<NodeId>, i32, i32)> = out
+            .iter()
+            .filter(|(_, r)| r.level == level)
+            .map(|(&key, r)| (key, stage_nodes(k, r), r.lo, r.hi))
+            .collect();
+        for ((dy, dz, _), nodes, lo, hi) in here {
+            for n in nodes {
+                if let Node::Staged { stage, offset } = k.nodes[n as usize] {
+                    let moved = [offset[0], offset[1] + dy, offset[2] + dz];
+                    add(&mut out, stage, moved, lo, hi);
+                }
+            }
+        }
+    }
+    let mut ordered: Vec<(RowKey, RowReads)> = out.into_iter().collect();
+    ordered.sort_by_key(|(key, r)| (r.level, *key));
+    ordered
 }
 
 /// The nodes that compute the stages of one row offset.
@@ -118,6 +158,35 @@ pub(super) fn fill(
             .map(|(f, oy, oz)| (row_ident(f, oy, oz), row_ident(f, oy + dy, oz + dz)))
             .unzip();
         let moved = quote!(let (#(#here,)*) = (#(#there,)*););
+        // The buffers of lower levels this one reads, named as at row offset 0: a read
+        // at `(dx, oy, oz)` is the buffer of the row `(dy + oy, dz + oz)` away.
+        let mut lower = BTreeSet::new();
+        for &n in &nodes {
+            if let Node::Staged { stage, offset } = k.nodes[n as usize] {
+                let call = k.stages[stage as usize].call;
+                lower.insert((stage, call, offset[1], offset[2]));
+            }
+        }
+        let (read_here, read_there): (Vec<TokenStream>, Vec<TokenStream>) = lower
+            .iter()
+            .flat_map(|&(s, call, oy, oz)| {
+                let (buf, buf_there) = (buffer_ident(s, oy, oz), buffer_ident(s, oy + dy, oz + dz));
+                let (first, first_there) =
+                    (base_ident(call, oy, oz), base_ident(call, oy + dy, oz + dz));
+                [
+                    (quote!(#buf), quote!(&#buf_there)),
+                    (quote!(#first), quote!(#first_there)),
+                ]
+            })
+            .unzip();
+        // A base is named once per call and row offset, though several stages share it.
+        let mut seen = BTreeSet::new();
+        let (read_here, read_there): (Vec<TokenStream>, Vec<TokenStream>) = read_here
+            .into_iter()
+            .zip(read_there)
+            .filter(|(h, _)| seen.insert(h.to_string()))
+            .unzip();
+        let lower_moved = quote!(let (#(#read_here,)*) = (#(#read_there,)*););
         let along_row = edges::decided_in_middle(k, &nodes);
         let across = edges::decided_in_interior_rows(k, &nodes);
         let known_inside: Vec<(NodeId, bool)> = along_row.iter().chain(&across).copied().collect();
@@ -171,6 +240,7 @@ pub(super) fn fill(
                 let j = j + #dy;
                 let k = k + #dz;
                 #moved
+                #lower_moved
                 // The buffer's points in order: the low edge, the middle, the high edge.
                 let [low, middle, high] = #rt::cpu::split_row(
                     #base, r.i1 as isize + #hi, 1, n[0] as isize, #m,

@@ -1,8 +1,7 @@
 //! Staged reads replaced by the stage's nodes shifted to the read's offset: what a back
-//! end that keeps nothing on chip runs ([`Kernel::unstaged`]), and what the CPU's row
-//! buffers run for a chain of stages ([`Kernel::chains_inlined`]). The shifted nodes are
-//! the stage's operations on the values the staged read stands for, so the results are
-//! the same bits.
+//! end that keeps nothing on chip runs ([`Kernel::unstaged`]). The shifted nodes are the
+//! stage's operations on the values the staged read stands for, so the results are the
+//! same bits.
 
 use super::*;
 
@@ -18,27 +17,12 @@ impl Kernel {
         if self.stages.is_empty() {
             return self.clone();
         }
-        let mut inlined = self.rebuilt(true);
-        inlined.stages = Vec::new();
-        inlined
+        self.rebuilt()
     }
 
-    /// The same kernel with the stages' reads of other stages inlined (as
-    /// [`Kernel::unstaged`] inlines them) and the kernel's own staged reads kept: every
-    /// stage the kernel reads is then computed from fields alone, as the CPU's row buffers
-    /// compute them. A stage read only by others is no longer read. A kernel without
-    /// chains is returned as it is.
-    pub fn chains_inlined(&self) -> Kernel {
-        if self.stage_levels().iter().all(|&l| l == 0) {
-            return self.clone();
-        }
-        self.rebuilt(false)
-    }
-
-    /// The kernel rebuilt node by node: with `all`, every staged read replaced by the
-    /// stage's nodes shifted to its offset; without, only those inside stages' values
-    /// (each stage's value rebuilt at offset 0).
-    fn rebuilt(&self, all: bool) -> Kernel {
+    /// The kernel rebuilt node by node, every staged read replaced by the stage's nodes
+    /// shifted to its offset, and no stages.
+    fn rebuilt(&self) -> Kernel {
         let mut b = KernelBuilder::new();
         // The new node of each old node at the current point.
         let mut here: Vec<NodeId> = Vec::with_capacity(self.nodes.len());
@@ -46,7 +30,7 @@ impl Kernel {
         for n in 0..self.nodes.len() {
             let ty = self.types[n];
             let new = match self.nodes[n] {
-                Node::Staged { stage, offset } if all => {
+                Node::Staged { stage, offset } => {
                     let value = self.stages[stage as usize].value;
                     self.shift(&mut b, value, offset, &here, &mut shifted)
                 }
@@ -54,17 +38,6 @@ impl Kernel {
             };
             here.push(new);
         }
-        let stages = if all {
-            Vec::new()
-        } else {
-            self.stages
-                .iter()
-                .map(|s| Stage {
-                    value: self.shift(&mut b, s.value, [0; 3], &here, &mut shifted),
-                    ..s.clone()
-                })
-                .collect()
-        };
         let (nodes, types) = b.finish();
         let map = |n: NodeId| here[n as usize];
         Kernel {
@@ -101,7 +74,7 @@ impl Kernel {
                     ..l.clone()
                 })
                 .collect(),
-            stages,
+            stages: Vec::new(),
             ..self.clone()
         }
     }
