@@ -341,21 +341,26 @@ impl<T: Real> ShallowWater<T> {
         };
         flow.derive_velocities()?;
         flow.progress.initial_volume = flow.survey()?.volume;
-        // See `ONE_PASS_MOST_CELLS`; on the CPU, which computes a staged flux where it is
-        // read (twice per face), two passes are faster.
+        // On a device see `ONE_PASS_MOST_CELLS`. On the CPU rates and their update were
+        // 1 to 20% faster than two passes in 11 of 12 rows of the `kp07` bench (512^2 and
+        // 1024^2, f32 and f64, three runs; docs/benchmarks.md).
         let periodic = flow.boundaries.periodic(0) || flow.boundaries.periodic(1);
-        if matches!(flow.backend, Backend::Cuda(_))
-            && !periodic
-            && grid.nx * grid.ny <= ONE_PASS_MOST_CELLS
-        {
-            flow.passes = Passes::One;
+        if !periodic {
+            match flow.backend {
+                Backend::Cuda(_) if grid.nx * grid.ny <= ONE_PASS_MOST_CELLS => {
+                    flow.passes = Passes::One
+                }
+                Backend::Cpu => flow.passes = Passes::Rates,
+                _ => {}
+            }
         }
         Ok(flow)
     }
 
     /// Runs each stage as one pass ([`Passes::One`]) or as two ([`Passes::Two`]). Both
     /// give the same bits. By default one pass on a device for grids of at most
-    /// [`ONE_PASS_MOST_CELLS`] cells, two otherwise and on the CPU. A periodic side needs
+    /// [`ONE_PASS_MOST_CELLS`] cells, two otherwise, and rates ([`Passes::Rates`]) on the
+    /// CPU. A periodic side needs
     /// two passes (its fluxes are wrapped between them): asking for one is an error.
     pub fn set_one_pass(&mut self, one: bool) -> Result<(), FloodError> {
         self.set_passes(if one { Passes::One } else { Passes::Two })
