@@ -232,7 +232,8 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         let left = b.build_int_sub(nthreads, warp_first, "")?;
         let whole = b.build_int_compare(IntPredicate::UGE, left, c32(32), "")?;
         let present = b.build_select(whole, c32(32), left, "")?.into_int_value();
-        // (1 << present) - 1, without the undefined shift by 32.
+        // (1 << present) - 1 for a partial warp; a whole one takes all lanes (the shift by
+        // 32 is computed then too, but the select does not take it).
         let low = b.build_int_sub(b.build_left_shift(c32(1), present, "")?, c32(1), "")?;
         let mask = b.build_select(whole, c32(u32::MAX as u64), low, "mask")?;
         let mask = mask.into_int_value();

@@ -180,7 +180,7 @@ mod tests {
             boxes: &[([-1, 0, 0], [1, 1, 0]), ([0, 0, 0], [1, 0, 0])],
             bytes_f32: &[4, 1],
             bytes_f64: &[8, 1],
-            static_bytes: [4096, 8192],
+            static_bytes: [128, 256],
         };
         // 2D, 32 x 8 threads of 2 points along y: the first array over 34 x 17 points, the
         // second over 33 x 16; each on an 8-byte boundary.
@@ -208,8 +208,8 @@ mod tests {
             s.shared_bytes([32, 8, 2], 2, 2, Precision::F64),
             s.shared_bytes([32, 8, 1], 2, 2, Precision::F64)
         );
-        // 34 x 129 and 33 x 128 points fit beside 8 KiB of reductions; 66 x 129 and 65 x
-        // 128 do not.
+        // 34 x 129 and 33 x 128 points fit beside a reduction's value per warp; 66 x 129
+        // and 65 x 128 do not.
         assert!(s.fits([32, 32, 1], 4, 2, Precision::F64));
         assert!(!s.fits([64, 32, 1], 4, 2, Precision::F64));
     }
