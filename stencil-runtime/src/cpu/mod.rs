@@ -6,8 +6,10 @@
 //! not depend on the number of threads.
 
 mod rows;
+mod stage_buffers;
 
 pub use rows::{for_each_row, reduce_rows, BlockRun, Over, Row, CHUNK_1D};
+pub use stage_buffers::StageBuffers;
 
 use crate::team::Team;
 use crate::Real;

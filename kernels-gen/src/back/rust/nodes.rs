@@ -245,7 +245,7 @@ pub(super) fn node_let(k: &Kernel, n: u32, real: &TokenStream, form: LoadForm) -
             let call = k.stages[stage as usize].call;
             let base = super::staged::base_ident(call, offset[1], offset[2]);
             let dx = offset[0] as isize;
-            quote!(*#buf.get_unchecked((i + #dx - #base) as usize))
+            quote!(*#buf.add((i + #dx - #base) as usize))
         }
         Node::Gather { field, vertex } => {
             let row = row_ident(field, 0, 0);

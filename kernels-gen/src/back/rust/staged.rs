@@ -1,4 +1,5 @@
-//! Staged values on the CPU: a row buffer per stage and row offset.
+//! Staged values on the CPU: a row buffer per stage and row offset (the thread's, kept and
+//! reused from row to row: `stencil_runtime::cpu::StageBuffers`).
 //!
 //! Before a row's points, the stages of each `stage(..)` call the kernel reads at row
 //! offset `(dy, dz)` are computed together along the row `j + dy`, `k + dz` over the
@@ -142,6 +143,8 @@ pub(super) fn fill(
     real: &TokenStream,
 ) -> TokenStream {
     let mut out = TokenStream::new();
+    // Each buffer's index among the row's (its place in the thread's `StageBuffers`).
+    let mut index = 0usize;
     for ((dy, dz, call), r) in reads(k, live) {
         let base = base_ident(call, dy, dz);
         let nodes = stage_nodes(k, &r);
@@ -174,7 +177,7 @@ pub(super) fn fill(
                 let (first, first_there) =
                     (base_ident(call, oy, oz), base_ident(call, oy + dy, oz + dz));
                 [
-                    (quote!(#buf), quote!(&#buf_there)),
+                    (quote!(#buf), quote!(#buf_there)),
                     (quote!(#first), quote!(#first_there)),
                 ]
             })
@@ -200,10 +203,11 @@ pub(super) fn fill(
             let value = k.stages[s as usize].value;
             let t = ty_tokens(k.types[value as usize]);
             let val = v(value);
-            // Sized first and written by index (a `push` checks the capacity at every
-            // point, which keeps the loop from vectorising).
-            decls.push(quote!(let mut #buf: ::std::vec::Vec<#t> = ::std::vec![<#t as ::core::default::Default>::default(); stage_len];));
-            pushes.push(quote!(*#buf.get_unchecked_mut((t - #base) as usize) = #val;));
+            // The thread's buffer, sized first and written by index (a `push` checks the
+            // capacity at every point, which keeps the loop from vectorising).
+            decls.push(quote!(let #buf: *mut #t = stage_buffers.buffer::<#t>(#index, stage_len);));
+            pushes.push(quote!(*#buf.add((t - #base) as usize) = #val;));
+            index += 1;
         }
         let (dy, dz, lo, hi) = (dy as isize, dz as isize, r.lo as isize, r.hi as isize);
         let m = EDGE_MARGIN as isize;
@@ -255,5 +259,11 @@ pub(super) fn fill(
             }
         });
     }
-    out
+    if index == 0 {
+        return out;
+    }
+    quote! {
+        let mut stage_buffers = #rt::cpu::StageBuffers::take();
+        #out
+    }
 }
