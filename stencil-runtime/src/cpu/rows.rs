@@ -6,6 +6,7 @@
 //! its points live in the views (a block's slot), so generated code is the same for both.
 
 use crate::team::Team;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Points per chunk when a 1D domain is split for parallel work.
 pub const CHUNK_1D: usize = 4096;
@@ -30,7 +31,13 @@ pub struct Row {
     pub origin: [usize; 3],
     /// The element offset of that storage from the views' pointers.
     pub shift: isize,
+    /// The launch the row belongs to: a number of its own for each launch cut into rows
+    /// ([`for_each_row`], [`reduce_rows`]), 0 for rows cut otherwise.
+    pub launch: u64,
 }
+
+/// The launches cut into rows so far: each takes the next number ([`Row::launch`]).
+static LAUNCHES: AtomicU64 = AtomicU64::new(0);
 
 impl Row {
     /// Points `i0..i1` of row (j, k) of a dense launch (origin and shift 0).
@@ -42,6 +49,7 @@ impl Row {
             k,
             origin: [0; 3],
             shift: 0,
+            launch: 0,
         }
     }
 
@@ -88,9 +96,16 @@ fn rows(n: [usize; 3], over: Over<'_>) -> (usize, impl Fn(usize) -> Row + Sync +
         }
         Over::Blocks { block, runs } => (runs.len() * block[1] * block[2], Some(block), runs),
     };
+    let launch = LAUNCHES.fetch_add(1, Ordering::Relaxed) + 1;
     let row = move |r: usize| match block {
-        None if n[1] * n[2] == 1 => Row::chunk(r, CHUNK_1D, n[0]),
-        None => Row::dense(0, n[0], r % n[1], r / n[1]),
+        None if n[1] * n[2] == 1 => Row {
+            launch,
+            ..Row::chunk(r, CHUNK_1D, n[0])
+        },
+        None => Row {
+            launch,
+            ..Row::dense(0, n[0], r % n[1], r / n[1])
+        },
         Some(b) => {
             let per_block = b[1] * b[2];
             let run = runs[r / per_block];
@@ -110,6 +125,7 @@ fn rows(n: [usize; 3], over: Over<'_>) -> (usize, impl Fn(usize) -> Row + Sync +
                 k,
                 origin: run.origin,
                 shift: run.shift,
+                launch,
             }
         }
     };

@@ -1,26 +1,87 @@
 //! The row buffers of staged values (`back/rust/staged.rs` in the compiler), kept per
 //! thread and reused from row to row: a row takes its thread's buffers, fills and reads
 //! them, and gives them back when it ends, so that a launch allocates and clears them once
-//! per thread instead of once per row.
+//! per thread instead of once per row. A row that follows the thread's last one along
+//! axis 1 in the same launch may take some of that row's buffers as they are
+//! ([`StageBuffers::follows`]): a stage read at row offsets 0 and 1 is computed once per
+//! row, not twice.
 
+use super::Row;
 use std::cell::Cell;
 
+/// Where a row lies: what a following row is compared with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Place {
+    launch: u64,
+    i: [usize; 2],
+    j: usize,
+    k: usize,
+    origin: [usize; 3],
+    shift: isize,
+}
+
+impl Place {
+    fn of(r: &Row) -> Place {
+        Place {
+            launch: r.launch,
+            i: [r.i0, r.i1],
+            j: r.j,
+            k: r.k,
+            origin: r.origin,
+            shift: r.shift,
+        }
+    }
+}
+
+/// A thread's buffers, and the row whose values they hold.
+#[derive(Default)]
+struct Pool {
+    buffers: Vec<Vec<u64>>,
+    holds: Option<Place>,
+}
+
 thread_local! {
-    /// The buffers of this thread's last row, or none.
-    static POOL: Cell<Vec<Vec<u64>>> = const { Cell::new(Vec::new()) };
+    /// The buffers of this thread's last row.
+    static POOL: Cell<Pool> = Cell::new(Pool::default());
 }
 
 /// A row's staged buffers, taken from the thread's pool and given back on drop.
 pub struct StageBuffers {
     buffers: Vec<Vec<u64>>,
+    holds: Option<Place>,
 }
 
 impl StageBuffers {
     /// The calling thread's buffers (empty the first time).
     pub fn take() -> StageBuffers {
+        let pool = POOL.with(Cell::take);
         StageBuffers {
-            buffers: POOL.with(Cell::take),
+            buffers: pool.buffers,
+            holds: pool.holds,
         }
+    }
+
+    /// Records that the buffers will hold row `r`'s values, and says whether they held
+    /// those of the row before it along axis 1 in the same launch (same stretch, same
+    /// plane, same block); then each pair `(to, from)` of `rolls` is swapped, in order, so
+    /// that buffer `to` holds what `from` held. The compiler lists a buffer of row offset
+    /// `dy` with the same stage's at `dy + 1`, over the same stretch. Rows of no launch
+    /// (`launch` 0) follow none.
+    pub fn follows(&mut self, r: &Row, rolls: &[(usize, usize)]) -> bool {
+        let here = Place::of(r);
+        let before = self.holds.replace(here);
+        let follows = r.launch != 0
+            && r.j > 0
+            && before == Some(Place { j: r.j - 1, ..here })
+            && rolls
+                .iter()
+                .all(|&(to, from)| to.max(from) < self.buffers.len());
+        if follows {
+            for &(to, from) in rolls {
+                self.buffers.swap(to, from);
+            }
+        }
+        follows
     }
 
     /// The start of buffer `index`, with room for `len` values of `T` (a value of at most
@@ -46,8 +107,11 @@ impl StageBuffers {
 
 impl Drop for StageBuffers {
     fn drop(&mut self) {
-        let buffers = std::mem::take(&mut self.buffers);
-        POOL.with(|pool| pool.set(buffers));
+        let pool = Pool {
+            buffers: std::mem::take(&mut self.buffers),
+            holds: self.holds,
+        };
+        POOL.with(|p| p.set(pool));
     }
 }
 
@@ -76,5 +140,42 @@ mod tests {
         let p = b.buffer::<f64>(1, 1000);
         // SAFETY: room for 1000 values, the new ones zeroed.
         assert_eq!(unsafe { *p.add(999) }, 0.0);
+    }
+
+    fn row(launch: u64, j: usize) -> Row {
+        Row {
+            i0: 0,
+            i1: 8,
+            j,
+            k: 0,
+            origin: [0; 3],
+            shift: 0,
+            launch,
+        }
+    }
+
+    #[test]
+    fn only_the_next_row_of_the_same_launch_takes_the_buffers_before() {
+        {
+            let mut b = StageBuffers::take();
+            b.follows(&row(7, 3), &[]);
+            let (low, high) = (b.buffer::<f32>(0, 8), b.buffer::<f32>(1, 8));
+            // SAFETY: room for 8 values each.
+            unsafe { (*low, *high) = (1.0, 2.0) };
+        }
+        {
+            let mut b = StageBuffers::take();
+            assert!(b.follows(&row(7, 4), &[(0, 1)]));
+            let low = b.buffer::<f32>(0, 8);
+            // SAFETY: room for 8 values; the row before wrote the first of buffer 1.
+            assert_eq!(unsafe { *low }, 2.0, "buffer 0 holds what buffer 1 held");
+        }
+        for (launch, j) in [(7, 6), (8, 6)] {
+            let mut b = StageBuffers::take();
+            assert!(!b.follows(&row(launch, j), &[(0, 1)]), "{launch} {j}");
+        }
+        let mut b = StageBuffers::take();
+        assert!(!b.follows(&row(0, 1), &[]), "rows of no launch follow none");
+        assert!(!b.follows(&row(0, 2), &[]));
     }
 }

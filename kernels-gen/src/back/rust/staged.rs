@@ -120,6 +120,49 @@ fn stage_nodes(k: &Kernel, reads: &RowReads) -> Vec<NodeId> {
     k.reachable(&roots)
 }
 
+/// Where each buffer lives among the row's (`(stage, dy, dz)` -> its index in the
+/// thread's `StageBuffers`), and which buffers the next row along axis 1 takes from this
+/// one instead of computing them: a call's buffers at row offset `dy` are its buffers at
+/// `dy + 1` of the row before when those hold the same stages over the same stretch
+/// (`rolls`: the pairs (index at `dy`, index at `dy + 1`), in the order to swap them;
+/// `taken`: the buffers' calls and row offsets).
+struct Plan {
+    index: BTreeMap<(u32, i32, i32), usize>,
+    rolls: Vec<(usize, usize)>,
+    taken: BTreeSet<RowKey>,
+}
+
+fn plan(groups: &[(RowKey, RowReads)]) -> Plan {
+    let mut index = BTreeMap::new();
+    for ((dy, dz, _), r) in groups {
+        for &s in &r.stages {
+            let next = index.len();
+            index.insert((s, *dy, *dz), next);
+        }
+    }
+    let mut taken = BTreeSet::new();
+    let mut rolls = Vec::new();
+    for &((dy, dz, call), ref r) in groups {
+        let above = groups.iter().find(|(key, _)| *key == (dy + 1, dz, call));
+        let Some((_, a)) = above else { continue };
+        if a.lo != r.lo || a.hi != r.hi || !r.stages.is_subset(&a.stages) {
+            continue;
+        }
+        taken.insert((dy, dz, call));
+        for &s in &r.stages {
+            rolls.push(((dz, dy), (index[&(s, dy, dz)], index[&(s, dy + 1, dz)])));
+        }
+    }
+    // Along each column of row offsets upwards: the buffer at `dy` takes `dy + 1`'s
+    // before that one takes `dy + 2`'s.
+    rolls.sort_by_key(|&(order, _)| order);
+    Plan {
+        index,
+        rolls: rolls.into_iter().map(|(_, pair)| pair).collect(),
+        taken,
+    }
+}
+
 /// The rows (field, dy, dz) the buffers' computation reads, beside the points' own.
 pub(super) fn rows(k: &Kernel, live: &[NodeId]) -> BTreeSet<(u32, i32, i32)> {
     let mut rows = BTreeSet::new();
@@ -143,9 +186,12 @@ pub(super) fn fill(
     real: &TokenStream,
 ) -> TokenStream {
     let mut out = TokenStream::new();
-    // Each buffer's index among the row's (its place in the thread's `StageBuffers`).
-    let mut index = 0usize;
-    for ((dy, dz, call), r) in reads(k, live) {
+    let groups = reads(k, live);
+    if groups.is_empty() {
+        return out;
+    }
+    let plan = plan(&groups);
+    for ((dy, dz, call), r) in groups {
         let base = base_ident(call, dy, dz);
         let nodes = stage_nodes(k, &r);
         // The row pointers the stage's loads name, moved to the row `(dy, dz)` away.
@@ -205,10 +251,16 @@ pub(super) fn fill(
             let val = v(value);
             // The thread's buffer, sized first and written by index (a `push` checks the
             // capacity at every point, which keeps the loop from vectorising).
+            let index = plan.index[&(s, dy, dz)];
             decls.push(quote!(let #buf: *mut #t = stage_buffers.buffer::<#t>(#index, stage_len);));
             pushes.push(quote!(*#buf.add((t - #base) as usize) = #val;));
-            index += 1;
         }
+        // A buffer the row before computed is taken as it is.
+        let compute = if plan.taken.contains(&(dy, dz, call)) {
+            quote!(!rolled)
+        } else {
+            quote!(true)
+        };
         let (dy, dz, lo, hi) = (dy as isize, dz as isize, r.lo as isize, r.hi as isize);
         let m = EDGE_MARGIN as isize;
         let points = |body: &[TokenStream], range: TokenStream| {
@@ -240,7 +292,7 @@ pub(super) fn fill(
             let #base: isize = r.i0 as isize + #lo;
             let stage_len = (r.i1 as isize + #hi - #base).max(0) as usize;
             #(#decls)*
-            {
+            if #compute {
                 let j = j + #dy;
                 let k = k + #dz;
                 #moved
@@ -259,11 +311,10 @@ pub(super) fn fill(
             }
         });
     }
-    if index == 0 {
-        return out;
-    }
+    let rolls = plan.rolls.iter().map(|&(to, from)| quote!((#to, #from)));
     quote! {
         let mut stage_buffers = #rt::cpu::StageBuffers::take();
+        let rolled = stage_buffers.follows(&r, &[#(#rolls),*]);
         #out
     }
 }
