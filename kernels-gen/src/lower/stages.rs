@@ -132,7 +132,10 @@ impl Lowerer<'_> {
         Ok(())
     }
 
-    /// A staged value reads only what every point of a tile may read at any time.
+    /// A staged value reads only what every point of a tile may read at any time. The CPU
+    /// relies on it too: a stage's values are a function of the launch and the point
+    /// alone, so a row may take the buffers the row before computed
+    /// (`stencil_runtime::cpu::StageBuffers::follows`).
     fn check_stageable(&self, value: NodeId, span: SpanId) -> Result<()> {
         for node in self.nodes_of(value) {
             if let Node::Load { field, .. } = node {

@@ -85,8 +85,10 @@ impl StageBuffers {
     }
 
     /// The start of buffer `index`, with room for `len` values of `T` (a value of at most
-    /// 8 bytes: a real, an integer or a boolean). Memory that a buffer gains is zeroed
-    /// (a valid value of each of those types), and what a row writes stays for the next.
+    /// 8 bytes: a real, an integer or a boolean). Memory that a buffer gains is zeroed,
+    /// and what a row writes stays for the next, whatever kernel that runs: a caller must
+    /// write each value before it reads it (the generated code fills a buffer's whole
+    /// stretch first, or takes it whole from the row before in the same launch).
     /// The pointer stays valid until this `StageBuffers` is dropped, provided each index
     /// is asked for once.
     pub fn buffer<T: Copy>(&mut self, index: usize, len: usize) -> *mut T {
