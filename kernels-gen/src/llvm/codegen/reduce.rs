@@ -160,21 +160,15 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
 
         // Each warp's result into `shared[r][warp]` (by its lane 0).
         let warp_first = b.build_int_sub(tid, lane, "")?;
-        let mut values = Vec::with_capacity(slots.len());
-        for slot in slots {
-            values.push(b.build_load(*slot, "")?);
-        }
-        let values = self.warp_reduce(values, lane, warp_first, nthreads)?;
-        let store = self.ctx.append_basic_block(f, "reduce_store");
-        let stored = self.ctx.append_basic_block(f, "reduce_stored");
+        let mine = slots.iter().map(|slot| b.build_load(*slot, ""));
+        let mine = mine.collect::<Result<Vec<_>, _>>()?;
+        let values = self.warp_reduce(mine, lane, warp_first, nthreads)?;
         let first_lane = b.build_int_compare(IntPredicate::EQ, lane, c32(0), "")?;
-        b.build_conditional_branch(first_lane, store, stored)?;
-        b.position_at_end(store);
+        let stored = self.open_if(f, first_lane, "reduce_store")?;
         for (r, v) in values.into_iter().enumerate() {
             b.build_store(elem(r, warp)?, v)?;
         }
-        b.build_unconditional_branch(stored)?;
-        b.position_at_end(stored);
+        self.close_if(stored)?;
         self.call_void(barrier, &[])?;
 
         // Every warp combines the warps' results (lanes past the last warp hold the
@@ -188,18 +182,15 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         let has_warp = b.build_int_compare(IntPredicate::ULT, lane, warps, "")?;
         // A lane past the last warp reads element 0 (in bounds) and uses the identity.
         let index = b.build_select(has_warp, lane, c32(0), "")?.into_int_value();
-        let mut values = Vec::with_capacity(slots.len());
-        for r in 0..slots.len() {
+        let warps_values = (0..slots.len()).map(|r| -> R<BasicValueEnum<'ctx>> {
             let v = b.build_load(elem(r, index)?, "")?;
-            values.push(b.build_select(has_warp, v, self.identity(r), "")?);
-        }
-        let values = self.warp_reduce(values, lane, warp_first, nthreads)?;
+            Ok(b.build_select(has_warp, v, self.identity(r), "")?)
+        });
+        let warps_values = warps_values.collect::<R<Vec<_>>>()?;
+        let values = self.warp_reduce(warps_values, lane, warp_first, nthreads)?;
 
-        let write = self.ctx.append_basic_block(f, "reduce_write");
-        let exit = self.ctx.append_basic_block(f, "reduce_exit");
         let first = b.build_int_compare(IntPredicate::EQ, tid, c32(0), "")?;
-        b.build_conditional_branch(first, write, exit)?;
-        b.position_at_end(write);
+        let exit = self.open_if(f, first, "reduce_write")?;
         let [bx, by, bz] = self.sregs("ctaid")?;
         let (gx, gy) = (self.sreg("nctaid.x")?, self.sreg("nctaid.y")?);
         let ext = |v| b.build_int_z_extend(v, i64t, "");
@@ -210,8 +201,28 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             let dst = unsafe { b.build_in_bounds_gep(*out, &[block], "")? };
             b.build_store(dst, v)?;
         }
-        b.build_unconditional_branch(exit)?;
-        b.position_at_end(exit);
+        self.close_if(exit)
+    }
+
+    /// Opens `if cond { .. }`: a block `name` that the builder is left in, and the block
+    /// after it, returned for [`Gen::close_if`].
+    fn open_if(
+        &self,
+        f: FunctionValue<'ctx>,
+        cond: IntValue<'ctx>,
+        name: &str,
+    ) -> R<BasicBlock<'ctx>> {
+        let then = self.ctx.append_basic_block(f, name);
+        let after = self.ctx.append_basic_block(f, &format!("{name}_done"));
+        self.b.build_conditional_branch(cond, then, after)?;
+        self.b.position_at_end(then);
+        Ok(after)
+    }
+
+    /// Closes what [`Gen::open_if`] opened: on to `after`, where the builder is left.
+    fn close_if(&self, after: BasicBlock<'ctx>) -> R<()> {
+        self.b.build_unconditional_branch(after)?;
+        self.b.position_at_end(after);
         Ok(())
     }
 
