@@ -9,35 +9,11 @@
 use super::Row;
 use std::cell::Cell;
 
-/// Where a row lies: what a following row is compared with.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Place {
-    launch: u64,
-    i: [usize; 2],
-    j: usize,
-    k: usize,
-    origin: [usize; 3],
-    shift: isize,
-}
-
-impl Place {
-    fn of(r: &Row) -> Place {
-        Place {
-            launch: r.launch,
-            i: [r.i0, r.i1],
-            j: r.j,
-            k: r.k,
-            origin: r.origin,
-            shift: r.shift,
-        }
-    }
-}
-
 /// A thread's buffers, and the row whose values they hold.
 #[derive(Default)]
 struct Pool {
     buffers: Vec<Vec<u64>>,
-    holds: Option<Place>,
+    holds: Option<Row>,
 }
 
 thread_local! {
@@ -47,17 +23,14 @@ thread_local! {
 
 /// A row's staged buffers, taken from the thread's pool and given back on drop.
 pub struct StageBuffers {
-    buffers: Vec<Vec<u64>>,
-    holds: Option<Place>,
+    pool: Pool,
 }
 
 impl StageBuffers {
     /// The calling thread's buffers (empty the first time).
     pub fn take() -> StageBuffers {
-        let pool = POOL.with(Cell::take);
         StageBuffers {
-            buffers: pool.buffers,
-            holds: pool.holds,
+            pool: POOL.with(Cell::take),
         }
     }
 
@@ -68,17 +41,15 @@ impl StageBuffers {
     /// `dy` with the same stage's at `dy + 1`, over the same stretch. Rows of no launch
     /// (`launch` 0) follow none.
     pub fn follows(&mut self, r: &Row, rolls: &[(usize, usize)]) -> bool {
-        let here = Place::of(r);
-        let before = self.holds.replace(here);
+        let before = self.pool.holds.replace(*r);
+        let buffers = &mut self.pool.buffers;
         let follows = r.launch != 0
             && r.j > 0
-            && before == Some(Place { j: r.j - 1, ..here })
-            && rolls
-                .iter()
-                .all(|&(to, from)| to.max(from) < self.buffers.len());
+            && before == Some(Row { j: r.j - 1, ..*r })
+            && rolls.iter().all(|&(to, from)| to.max(from) < buffers.len());
         if follows {
             for &(to, from) in rolls {
-                self.buffers.swap(to, from);
+                buffers.swap(to, from);
             }
         }
         follows
@@ -95,11 +66,12 @@ impl StageBuffers {
         const {
             assert!(std::mem::size_of::<T>() <= 8 && std::mem::align_of::<T>() <= 8);
         }
-        if self.buffers.len() <= index {
-            self.buffers.resize_with(index + 1, Vec::new);
+        let buffers = &mut self.pool.buffers;
+        if buffers.len() <= index {
+            buffers.resize_with(index + 1, Vec::new);
         }
         let words = (len * std::mem::size_of::<T>()).div_ceil(8);
-        let buffer = &mut self.buffers[index];
+        let buffer = &mut buffers[index];
         if buffer.len() < words {
             buffer.resize(words, 0);
         }
@@ -109,10 +81,7 @@ impl StageBuffers {
 
 impl Drop for StageBuffers {
     fn drop(&mut self) {
-        let pool = Pool {
-            buffers: std::mem::take(&mut self.buffers),
-            holds: self.holds,
-        };
+        let pool = std::mem::take(&mut self.pool);
         POOL.with(|p| p.set(pool));
     }
 }

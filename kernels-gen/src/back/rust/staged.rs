@@ -216,25 +216,19 @@ pub(super) fn fill(
                 lower.insert((stage, call, offset[1], offset[2]));
             }
         }
-        let (read_here, read_there): (Vec<TokenStream>, Vec<TokenStream>) = lower
+        // Each buffer's name, and its base's, once per call and row offset (the stages of
+        // a call share a base).
+        let bases: BTreeSet<(u32, i32, i32)> = lower
             .iter()
-            .flat_map(|&(s, call, oy, oz)| {
-                let (buf, buf_there) = (buffer_ident(s, oy, oz), buffer_ident(s, oy + dy, oz + dz));
-                let (first, first_there) =
-                    (base_ident(call, oy, oz), base_ident(call, oy + dy, oz + dz));
-                [
-                    (quote!(#buf), quote!(#buf_there)),
-                    (quote!(#first), quote!(#first_there)),
-                ]
-            })
-            .unzip();
-        // A base is named once per call and row offset, though several stages share it.
-        let mut seen = BTreeSet::new();
-        let (read_here, read_there): (Vec<TokenStream>, Vec<TokenStream>) = read_here
-            .into_iter()
-            .zip(read_there)
-            .filter(|(h, _)| seen.insert(h.to_string()))
-            .unzip();
+            .map(|&(_, call, oy, oz)| (call, oy, oz))
+            .collect();
+        let buffers = lower
+            .iter()
+            .map(|&(s, _, oy, oz)| (buffer_ident(s, oy, oz), buffer_ident(s, oy + dy, oz + dz)));
+        let bases = bases
+            .iter()
+            .map(|&(call, oy, oz)| (base_ident(call, oy, oz), base_ident(call, oy + dy, oz + dz)));
+        let (read_here, read_there): (Vec<Ident>, Vec<Ident>) = buffers.chain(bases).unzip();
         let lower_moved = quote!(let (#(#read_here,)*) = (#(#read_there,)*););
         let along_row = edges::decided_in_middle(k, &nodes);
         let across = edges::decided_in_interior_rows(k, &nodes);
