@@ -6,8 +6,8 @@ use stencil_runtime::{Backend, Field, Real};
 use stencil_tests::dispatch;
 use stencil_tests::for_precisions;
 use stencil_tests::harness::{
-    assert_close, kernel_ir, kernel_ir_of_dims, poisoned, random_field, rng, run, tolerance,
-    values, Path,
+    assert_close, assert_same_bits, bits, kernel_ir, kernel_ir_of_dims, poisoned, random_field,
+    rng, run, tolerance, values, Path,
 };
 use stencil_tests::kernels::{suite, ALL};
 
@@ -45,6 +45,24 @@ fn check_ir<T: Real>(
     let tol = tolerance::<T>();
     let mut cpu_out: Vec<Field<T>> = (0..n_out).map(|_| poisoned(out_extent)).collect();
     let cpu_red = cpu(&mut cpu_out);
+    // On x86-64 the CPU path above ran the kernel's AVX copy where the machine has it;
+    // its plain copy must give the same bits.
+    static SAID: std::sync::Once = std::sync::Once::new();
+    if !stencil_runtime::cpu::wide_vectors() {
+        SAID.call_once(|| {
+            println!("no AVX copy runs here: the plain rows are compared with themselves")
+        });
+    }
+    let mut plain_out: Vec<Field<T>> = (0..n_out).map(|_| poisoned(out_extent)).collect();
+    let plain_red = stencil_runtime::cpu::on_plain_rows(|| cpu(&mut plain_out));
+    let plain_pairs = plain_out
+        .iter()
+        .zip(&cpu_out)
+        .map(|(p, c)| (bits(p), bits(c)));
+    let reduced_bits = |r: &[f64]| r.iter().map(|x| x.to_bits()).collect::<Vec<u64>>();
+    let red_pair = (reduced_bits(&plain_red), reduced_bits(&cpu_red));
+    let pairs: Vec<_> = plain_pairs.chain([red_pair]).collect();
+    assert_same_bits(&format!("{name} {:?} plain rows", T::PRECISION), &pairs);
     for path in [Path::Interpreter, Path::HostJit] {
         let mut out: Vec<Field<T>> = (0..n_out).map(|_| poisoned(out_extent)).collect();
         let red = run(path, k, inputs, &mut out, scalars);

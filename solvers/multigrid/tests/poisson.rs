@@ -433,3 +433,34 @@ fn fused_launches_give_the_same_iterates() {
         }
     }
 }
+
+/// Every smoother's solve (red-black points, zebra lines, Jacobi, in f64 and mixed
+/// precision) gives the same bits on the kernels' plain rows as on their AVX copies
+/// (`stencil_runtime::cpu::on_plain_rows`; the same copy twice where the CPU lacks AVX).
+#[test]
+fn solves_on_the_plain_rows_equal_the_avx_rows_bit_for_bit() {
+    let smoothers = [
+        Smoother::RedBlack,
+        Smoother::Zebra,
+        Smoother::Jacobi { omega: 0.8 },
+    ];
+    for smoother in smoothers {
+        for precision in [Precision::F64, Precision::Mixed] {
+            let options = Options {
+                smoother: smoother.clone(),
+                precision,
+                ..Options::default()
+            };
+            let bits = |p: &Problem| -> Vec<u64> {
+                let u = p.u.interior().expect("u");
+                u.iter().map(|v| v.to_bits()).collect()
+            };
+            let (wide, _) = solved(65, &options);
+            let (plain, _) = stencil_runtime::cpu::on_plain_rows(|| solved(65, &options));
+            assert!(
+                bits(&wide) == bits(&plain),
+                "{smoother:?} {precision:?}: the plain rows' solution differs"
+            );
+        }
+    }
+}

@@ -42,6 +42,7 @@ pub mod kernels;
 pub mod live;
 mod model;
 pub mod output;
+pub mod programs;
 pub mod run;
 pub mod scenario;
 pub mod sparse;

@@ -98,11 +98,16 @@ impl<T> ViewMut<T> {
 
 /// Whether generated kernels run their AVX copies (8 f32 or 4 f64 lanes per instruction,
 /// where x86-64's baseline SSE2 has 4 and 2, and fused multiply-adds): where the CPU has
-/// AVX and FMA, unless the
-/// environment variable `STENCIL_CPU_AVX` is `0` (to compare). Decided once per process.
+/// AVX and FMA, unless the environment variable `STENCIL_CPU_AVX` is `0` (to compare),
+/// and not inside [`on_plain_rows`] on this thread. Decided once per process otherwise.
+///
+/// On x86-64 the other copy is the plain one: each row one loop of the general code,
+/// without the copies of the middle points that decide the edge and parity tests (a
+/// CPU without AVX and FMA is rare, and one copy of a kernel's rows is cheaper to build).
+/// Both copies compute every point alike, bit for bit.
 pub fn wide_vectors() -> bool {
     static WIDE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *WIDE.get_or_init(|| {
+    let wide = *WIDE.get_or_init(|| {
         let allowed = std::env::var("STENCIL_CPU_AVX").map_or(true, |v| v.trim() != "0");
         #[cfg(target_arch = "x86_64")]
         let present = std::arch::is_x86_feature_detected!("avx")
@@ -110,7 +115,28 @@ pub fn wide_vectors() -> bool {
         #[cfg(not(target_arch = "x86_64"))]
         let present = false;
         allowed && present
-    })
+    });
+    wide && !PLAIN_ROWS_HERE.with(std::cell::Cell::get)
+}
+
+thread_local! {
+    /// Whether launches from this thread run the plain copy ([`on_plain_rows`]).
+    static PLAIN_ROWS_HERE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `work` with the kernels it launches from this thread on their plain copies, not
+/// their AVX copies ([`wide_vectors`]): to compare the two, as the conformance tests do.
+/// Other threads' launches are not affected.
+pub fn on_plain_rows<R>(work: impl FnOnce() -> R) -> R {
+    /// Puts the thread's choice back, also when `work` panics.
+    struct Restore(bool);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            PLAIN_ROWS_HERE.with(|p| p.set(self.0));
+        }
+    }
+    let _restore = Restore(PLAIN_ROWS_HERE.with(|p| p.replace(true)));
+    work()
 }
 
 /// `value` as `B`, which is its own type written another way: a generated `cpu::<T>`

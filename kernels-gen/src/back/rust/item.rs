@@ -83,13 +83,16 @@ impl Signature<'_> {
     }
 
     /// `unsafe fn cpu(n, params..) ret { body }` for one precision, with its AVX copy;
-    /// with `row`, each copy with the function `row` that its `body` calls per row.
+    /// with `row`, each copy with the function `row` that its `body` calls per row. On
+    /// x86-64 the copy without AVX has the row's plain code where it has one
+    /// ([`RowFn::plain`]); elsewhere it is the only copy and has the full code.
     fn code(&self, ret: TokenStream, body: TokenStream, row: Option<&RowFn>) -> TokenStream {
         let Signature {
             rt, params, args, ..
         } = self;
-        let row_fn = |features: TokenStream| {
-            row.map(|RowFn { ret, body }| {
+        let row_fn = |features: TokenStream, plain: bool| {
+            row.map(|r| {
+                let (ret, body) = (&r.ret, if plain { r.plain_body() } else { &r.body });
                 quote! {
                     #features
                     #[inline(never)]
@@ -99,13 +102,15 @@ impl Signature<'_> {
                 }
             })
         };
-        let (wide_row, row) = (
-            row_fn(quote!(#[target_feature(enable = "avx,fma")])),
-            row_fn(quote!()),
+        let x86 = quote!(target_arch = "x86_64");
+        let (wide_row, plain_row, row) = (
+            row_fn(quote!(#[target_feature(enable = "avx,fma")]), false),
+            row_fn(quote!(#[cfg(#x86)]), true),
+            row_fn(quote!(#[cfg(not(#x86))]), false),
         );
         quote! {
             unsafe fn cpu(n: [usize; 3], over: #rt::cpu::Over<'_>, #(#params),*) #ret {
-                #[cfg(target_arch = "x86_64")]
+                #[cfg(#x86)]
                 {
                     #[target_feature(enable = "avx,fma")]
                     unsafe fn wide(n: [usize; 3], over: #rt::cpu::Over<'_>, #(#params),*) #ret {
@@ -116,6 +121,7 @@ impl Signature<'_> {
                         return wide(n, over, #(#args),*);
                     }
                 }
+                #plain_row
                 #row
                 #body
             }
@@ -138,4 +144,16 @@ pub(super) struct RowFn {
     pub ret: TokenStream,
     /// The row's code, from `r: Row`, `n` and the kernel's parameters.
     pub body: TokenStream,
+    /// The same row as one loop of the general code, where `body` has copies of the
+    /// middle points with the edge and parity tests decided: the x86-64 copy without AVX
+    /// (`cpu::wide_vectors`) runs it. It computes every point as `body` does, and a
+    /// reduction's points in the same tiles, so the two agree bit for bit.
+    pub plain: Option<TokenStream>,
+}
+
+impl RowFn {
+    /// The plain code of the row, or its only code.
+    fn plain_body(&self) -> &TokenStream {
+        self.plain.as_ref().unwrap_or(&self.body)
+    }
 }

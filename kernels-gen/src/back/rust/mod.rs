@@ -257,31 +257,42 @@ pub fn cpu_function(k: &Kernel, rt: &TokenStream) -> TokenStream {
         stores: &stores,
         step,
     };
+    // The row's code around its loops: where it is, the locals, the row pointers, the
+    // staged values.
+    let row_ptrs: Vec<TokenStream> = row_ptrs.collect();
+    let row_code = |loops: &TokenStream| {
+        quote! {
+            #row_place
+            #locals
+            #(#row_ptrs)*
+            #stage_fill
+            #loops
+        }
+    };
     if k.reductions.is_empty() {
-        let row_loops = if has_middle {
+        let all_points = quote! {
+            for t in #points {
+                #point
+            }
+        };
+        let (row_loops, plain_loops) = if has_middle {
             let edge = stepped(quote!(from..to));
             let edge = quote! {
                 for t in #edge {
                     #point
                 }
             };
-            row_parts(rt, &first, step, middle.row_loop(), edge)
+            (
+                row_parts(rt, &first, step, middle.row_loop(), edge),
+                Some(all_points),
+            )
         } else {
-            quote! {
-                for t in #points {
-                    #point
-                }
-            }
+            (all_points, None)
         };
         let row = RowFn {
             ret: quote!(),
-            body: quote! {
-                #row_place
-                #locals
-                #(#row_ptrs)*
-                #stage_fill
-                #row_loops
-            },
+            body: row_code(&row_loops),
+            plain: plain_loops.as_ref().map(row_code),
         };
         let call_row = sig.call_row();
         let item = sig.item(
@@ -334,10 +345,15 @@ pub fn cpu_function(k: &Kernel, rt: &TokenStream) -> TokenStream {
         let parts: Vec<Ident> = (0..k.contributions.len())
             .map(|c| format_ident!("part{}", c))
             .collect();
-        let part_decls = k.contributions.iter().zip(&parts).map(|(&(r, _), part)| {
-            let id = &identities[r as usize];
-            quote!(let mut #part = [#id; #rt::cpu::REDUCTION_TILE];)
-        });
+        let part_decls: Vec<TokenStream> = k
+            .contributions
+            .iter()
+            .zip(&parts)
+            .map(|(&(r, _), part)| {
+                let id = &identities[r as usize];
+                quote!(let mut #part = [#id; #rt::cpu::REDUCTION_TILE];)
+            })
+            .collect();
         let part_writes = k.contributions.iter().zip(&parts).map(|(&(_, n), part)| {
             let val = v(n);
             quote!(*#part.get_unchecked_mut((t - t0) as usize) = #val;)
@@ -371,8 +387,9 @@ pub fn cpu_function(k: &Kernel, rt: &TokenStream) -> TokenStream {
                 }
             }
         };
-        // As without reductions: the middle points with the edge tests decided.
-        let tile_loops = match has_middle.then(|| middle.point(&[])) {
+        // As without reductions: the middle points with the edge tests decided. The plain
+        // code runs the same tiles of the general code.
+        let (tile_loops, plain_loops) = match has_middle.then(|| middle.point(&[])) {
             Some(middle_point) => {
                 let m = edges::EDGE_MARGIN as isize;
                 let edge = tiles(quote!(from), quote!(to), &point);
@@ -381,14 +398,21 @@ pub fn cpu_function(k: &Kernel, rt: &TokenStream) -> TokenStream {
                     quote!(to.min(n[0] as isize - #m)),
                     &middle_point,
                 );
-                row_parts(rt, &first, step, middle, edge)
+                let plain = quote! {
+                    let parts = #rt::cpu::split_row(#first, r.i1 as isize, #step, n[0] as isize, #m);
+                    for (from, to) in parts {
+                        #edge
+                    }
+                };
+                (row_parts(rt, &first, step, middle, edge), Some(plain))
             }
             None => {
                 let all = tiles(quote!(points.start), quote!(points.end), &point);
-                quote! {
+                let loops = quote! {
                     let points = #points;
                     #all
-                }
+                };
+                (loops, None)
             }
         };
         let combine_tuple = (0..k.reductions.len()).map(|r| {
@@ -405,18 +429,18 @@ pub fn cpu_function(k: &Kernel, rt: &TokenStream) -> TokenStream {
         } else {
             quote!(total)
         };
-        let row = RowFn {
-            ret: quote!(-> (#(#red_types,)*)),
-            body: quote! {
-                #row_place
-                #locals
-                #(#row_ptrs)*
-                #stage_fill
+        let reduced_rows = |loops: &TokenStream| {
+            row_code(&quote! {
                 let (#(mut #accs,)*) = (#(#identities,)*);
                 #(#part_decls)*
-                #tile_loops
+                #loops
                 (#(#accs,)*)
-            },
+            })
+        };
+        let row = RowFn {
+            ret: quote!(-> (#(#red_types,)*)),
+            body: reduced_rows(&tile_loops),
+            plain: plain_loops.as_ref().map(reduced_rows),
         };
         let call_row = sig.call_row();
         let item = sig.item(

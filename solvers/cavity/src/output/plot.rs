@@ -30,8 +30,22 @@ pub fn centre_lines(
     })
 }
 
+/// The picture's width and height in pixels.
+const SIZE: (u32, u32) = (1100, 520);
+
+/// Draws the picture into an RGB buffer and writes that as a PNG (plotters draws, the
+/// `image` crate encodes).
 fn draw(p: &Profiles, reference: Option<&Reference>, re: f64, path: &Path) -> Drawn {
-    let root = BitMapBackend::new(path, (1100, 520)).into_drawing_area();
+    let mut rgb = vec![0u8; SIZE.0 as usize * SIZE.1 as usize * 3];
+    draw_into(&mut rgb, p, reference, re)?;
+    let picture =
+        image::RgbImage::from_raw(SIZE.0, SIZE.1, rgb).ok_or("a buffer of the wrong size")?;
+    picture.save(path)?;
+    Ok(())
+}
+
+fn draw_into(rgb: &mut [u8], p: &Profiles, reference: Option<&Reference>, re: f64) -> Drawn {
+    let root = BitMapBackend::with_buffer(rgb, SIZE).into_drawing_area();
     root.fill(&WHITE)?;
     let (left, right) = root.split_horizontally(550);
     let none = Vec::new();
@@ -118,4 +132,33 @@ fn panel(
         .position(SeriesLabelPosition::UpperLeft)
         .draw()?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The plot is a PNG of its size with the curves drawn in colour on white.
+    #[test]
+    fn the_plot_is_a_png_with_its_curves() {
+        let coords: Vec<f64> = (0..=32).map(|k| k as f64 / 32.0).collect();
+        let profiles = Profiles {
+            u: coords.iter().map(|y| 2.0 * y - 1.0).collect(),
+            v: coords.iter().map(|x| (6.0 * x).sin() * 0.3).collect(),
+            coords,
+        };
+        let path = std::env::temp_dir().join(format!("cavity-plot-{}.png", std::process::id()));
+        centre_lines(&profiles, None, 100.0, &path).unwrap();
+        let picture = image::open(&path).unwrap().to_rgb8();
+        std::fs::remove_file(&path).unwrap();
+        assert_eq!(picture.dimensions(), SIZE);
+        let coloured = picture
+            .pixels()
+            .filter(|p| p.0.iter().max().unwrap() - p.0.iter().min().unwrap() > 60)
+            .count();
+        assert!(
+            coloured > 500,
+            "{coloured} coloured pixels: no curves drawn"
+        );
+    }
 }

@@ -9,7 +9,7 @@
 //! The choice is the single-rank run's ([`super::regrid`]): the ranks' flags of their own
 //! blocks are all-reduced into the flags of every present block, and the same
 //! [`wanted_map`] gives the same blocks. The run therefore equals the run on one rank, and
-//! so the dense run, bit for bit (`src/bin/sw-ranks-check.rs` under mpirun).
+//! so the dense run, bit for bit (`sw-ranks-check`, `src/programs/ranks_check.rs`, under mpirun).
 
 use super::layout::{exchanges, wanted_map};
 use super::ranked::Distribution;

@@ -7,7 +7,7 @@
 //! survey all-reduced.
 //! The steps are decided on the host, or, on devices with every block present, on the
 //! devices (`ranked_clock.rs`). A rank's cells equal one rank's bit for bit
-//! (`src/bin/sw-ranks-check.rs` under mpirun, `tests/ranks.rs`).
+//! (`sw-ranks-check`, `src/programs/ranks_check.rs`, under mpirun, `tests/ranks.rs`).
 //!
 //! On devices the ghosts travel through NCCL ([`GhostExchange`]) on a stream of their
 //! own while the points that read no ghost (the first part: the blocks whose halos read
