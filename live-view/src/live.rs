@@ -237,16 +237,14 @@ impl LiveView {
     fn publish_frame(&mut self, frame: &Frame) -> Result<(), Error> {
         self.status.seq += 1;
         let bytes = frame.encode(&self.status)?;
-        self.shared.frames.send_replace(Some(bytes.into()));
+        self.shared.frames.publish(Some(bytes.into()));
         self.last_status = Instant::now();
         Ok(())
     }
 
     fn publish_status(&mut self) {
         self.status.seq += 1;
-        self.shared
-            .status
-            .send_replace(status_message(&self.status));
+        self.shared.status.publish(status_message(&self.status));
         self.last_status = Instant::now();
     }
 }

@@ -1,24 +1,27 @@
 //! The HTTP and WebSocket server: the page and its two assets, compiled into the binary,
 //! and the frame stream at `/stream`. Nothing else is served (every other path is 404,
-//! every other method 405), nothing is read from the file system, requests with huge
-//! heads are refused by hyper (431), and a stream from another origin is refused (403),
-//! so that no other web site the user visits can drive the run; requests that name their
-//! host other than by an IP address or `localhost` are refused (421), so that a web site
-//! whose name resolves to this machine gets nothing either, and the page may not be
+//! every other method 405), nothing is read from the file system, request heads that are
+//! too large get 431 and malformed ones 400, and a stream from another origin is refused
+//! (403), so that no other web site the user visits can drive the run; requests that name
+//! their host other than by an IP address or `localhost` are refused (421), so that a web
+//! site whose name resolves to this machine gets nothing either, and the page may not be
 //! framed by another site.
+//!
+//! One thread accepts connections; each connection has a thread of its own, answers one
+//! request and closes, or becomes a page's stream (`watch`). Request heads are parsed by
+//! `httparse` and the WebSocket is `tungstenite`'s.
 
 use crate::protocol::Command;
-use crate::shared::Shared;
+use crate::shared::{Shared, UNSEEN};
 use crate::Error;
-use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
-use axum::extract::State;
-use axum::http::{header, HeaderMap, StatusCode};
-use axum::response::{IntoResponse, Response};
-use axum::routing::get;
-use axum::Router;
-use std::net::SocketAddr;
+use std::io::{ErrorKind, Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
+use tungstenite::http::{self, StatusCode};
+use tungstenite::protocol::{Role, WebSocketConfig};
+use tungstenite::{Message, WebSocket};
 
 const PAGE: &str = include_str!("../assets/index.html");
 const SCRIPT: &str = include_str!("../assets/view.js");
@@ -30,55 +33,42 @@ const MOST_VIEWERS: usize = 8;
 const LARGEST_COMMAND: usize = 4096;
 /// How long a page may take to accept one message before it is dropped.
 const SEND_TIMEOUT: Duration = Duration::from_secs(5);
+/// The largest request head (request line and headers) read; a larger one gets 431.
+const LARGEST_HEAD: usize = 16 * 1024;
+/// The most headers a request may have; more get 431.
+const MOST_HEADERS: usize = 64;
+/// How long a client may take to send its request head.
+const HEAD_TIMEOUT: Duration = Duration::from_secs(5);
+/// The most connections open at once (pages, assets and streams); more are closed
+/// unanswered.
+const MOST_CONNECTIONS: usize = 64;
+/// How often the accepting thread and the streams look for work (a connection, a frame,
+/// a status, the server's stop) when there is none.
+const POLL: Duration = Duration::from_millis(20);
 
 /// A running server; dropping it stops it.
 pub(crate) struct Server {
     address: SocketAddr,
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    stop: Arc<AtomicBool>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
 impl Server {
-    /// Binds `address` and serves on a thread of its own.
+    /// Binds `address` and serves on threads of its own.
     pub fn start(address: SocketAddr, shared: Arc<Shared>) -> Result<Server, Error> {
         let bind = |e: std::io::Error| Error::Bind { address, source: e };
-        let listener = std::net::TcpListener::bind(address).map_err(bind)?;
+        let listener = TcpListener::bind(address).map_err(bind)?;
         listener.set_nonblocking(true).map_err(bind)?;
         let bound = listener.local_addr().map_err(bind)?;
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_io()
-            .enable_time()
-            .build()
-            .map_err(bind)?;
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let app = Router::new()
-            .route("/", get(page))
-            .route("/view.js", get(script))
-            .route("/view.css", get(style))
-            .route("/stream", get(stream))
-            .fallback(not_found)
-            .layer(axum::middleware::from_fn(check_host))
-            .with_state(shared);
+        let stop = Arc::new(AtomicBool::new(false));
+        let stopped = stop.clone();
         let thread = std::thread::Builder::new()
             .name("live-view".into())
-            .spawn(move || {
-                runtime.block_on(async move {
-                    let Ok(listener) = tokio::net::TcpListener::from_std(listener) else {
-                        return;
-                    };
-                    let serve = std::future::IntoFuture::into_future(axum::serve(listener, app));
-                    tokio::select! {
-                        _ = serve => {}
-                        _ = stopped => {}
-                    }
-                });
-                // Streams to pages that stopped reading end here, not with the run.
-                runtime.shutdown_timeout(Duration::from_millis(200));
-            })
+            .spawn(move || accept(&listener, &shared, &stopped))
             .map_err(bind)?;
         Ok(Server {
             address: bound,
-            stop: Some(stop),
+            stop,
             thread: Some(thread),
         })
     }
@@ -91,87 +81,199 @@ impl Server {
 
 impl Drop for Server {
     fn drop(&mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
+        // Streams see the stop within `POLL` and close; nothing waits for them.
+        self.stop.store(true, Ordering::SeqCst);
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
         }
     }
 }
 
-fn asset(kind: &'static str, body: &'static str) -> Response {
-    (
-        [
-            (header::CONTENT_TYPE, kind),
-            (header::CACHE_CONTROL, "no-store"),
-            (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
-            (
-                header::CONTENT_SECURITY_POLICY,
-                "default-src 'self'; connect-src 'self'; img-src 'self' data:; frame-ancestors 'none'",
-            ),
-            (header::X_FRAME_OPTIONS, "DENY"),
-        ],
-        body,
-    )
-        .into_response()
+/// Accepts connections until `stop`, each served on a thread of its own.
+fn accept(listener: &TcpListener, shared: &Arc<Shared>, stop: &Arc<AtomicBool>) {
+    let open = Arc::new(AtomicUsize::new(0));
+    while !stop.load(Ordering::SeqCst) {
+        let Ok((stream, _)) = listener.accept() else {
+            // None waiting (or none to be had now, e.g. out of file descriptors).
+            std::thread::sleep(POLL);
+            continue;
+        };
+        let Some(place) = Place::take(&open, MOST_CONNECTIONS) else {
+            continue;
+        };
+        let (shared, stop) = (shared.clone(), stop.clone());
+        let _ = std::thread::Builder::new()
+            .name("live-view connection".into())
+            .spawn(move || {
+                let _place = place;
+                let _ = serve(stream, &shared, &stop);
+            });
+    }
 }
 
-async fn page() -> Response {
-    asset("text/html; charset=utf-8", PAGE)
+/// One of a limited number of places (connections, pages), given back when dropped.
+struct Place(Arc<AtomicUsize>);
+
+impl Place {
+    /// Takes one of `most` places counted by `taken`; `None` when all are taken.
+    fn take(taken: &Arc<AtomicUsize>, most: usize) -> Option<Place> {
+        taken
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
+                (n < most).then_some(n + 1)
+            })
+            .ok()
+            .map(|_| Place(taken.clone()))
+    }
 }
 
-async fn script() -> Response {
-    asset("text/javascript; charset=utf-8", SCRIPT)
+impl Drop for Place {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
-async fn style() -> Response {
-    asset("text/css; charset=utf-8", STYLE)
+/// What the server needs of a request's head.
+struct Head {
+    method: String,
+    path: String,
+    /// Every header, as sent.
+    headers: Vec<(String, Vec<u8>)>,
 }
 
-async fn not_found() -> Response {
-    (
-        StatusCode::NOT_FOUND,
-        "not found: the live view serves /, its assets and /stream\n",
-    )
-        .into_response()
+impl Head {
+    /// A header's value as text, if it has one.
+    fn header(&self, name: &str) -> Option<&str> {
+        let (_, value) = self
+            .headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))?;
+        std::str::from_utf8(value).ok()
+    }
+}
+
+/// Answers one connection: reads its request head and serves it.
+fn serve(mut stream: TcpStream, shared: &Arc<Shared>, stop: &AtomicBool) -> std::io::Result<()> {
+    stream.set_nonblocking(false)?;
+    stream.set_read_timeout(Some(HEAD_TIMEOUT))?;
+    stream.set_write_timeout(Some(SEND_TIMEOUT))?;
+    let (bytes, rest) = match read_head(&mut stream)? {
+        Some(read) => read,
+        None => {
+            return refuse(
+                stream,
+                StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
+                "the request's head is too large\n",
+            )
+        }
+    };
+    let head = match parse_head(&bytes) {
+        Ok(head) => head,
+        Err(status) => return refuse(stream, status, "a malformed request\n"),
+    };
+    if !host_allowed(head.header("host")) {
+        return refuse(
+            stream,
+            StatusCode::MISDIRECTED_REQUEST,
+            "the live view answers to IP addresses and localhost only\n",
+        );
+    }
+    let asset = match head.path.as_str() {
+        "/" => Some(("text/html; charset=utf-8", PAGE)),
+        "/view.js" => Some(("text/javascript; charset=utf-8", SCRIPT)),
+        "/view.css" => Some(("text/css; charset=utf-8", STYLE)),
+        "/stream" => None,
+        _ => {
+            return refuse(
+                stream,
+                StatusCode::NOT_FOUND,
+                "not found: the live view serves /, its assets and /stream\n",
+            )
+        }
+    };
+    if head.method != "GET" {
+        return refuse(
+            stream,
+            StatusCode::METHOD_NOT_ALLOWED,
+            "the live view answers GET only\n",
+        );
+    }
+    match asset {
+        Some((kind, body)) => send_asset(stream, kind, body),
+        None => open_stream(stream, &head, rest, shared, stop),
+    }
+}
+
+/// Reads a request's head (to its blank line, included) and what came after it in the
+/// same reads; `None` when it is larger than [`LARGEST_HEAD`].
+fn read_head(stream: &mut TcpStream) -> std::io::Result<Option<(Vec<u8>, Vec<u8>)>> {
+    let mut bytes = Vec::with_capacity(1024);
+    let mut chunk = [0u8; 4096];
+    loop {
+        let n = stream.read(&mut chunk)?;
+        if n == 0 {
+            return Err(ErrorKind::UnexpectedEof.into());
+        }
+        let searched = bytes.len().saturating_sub(3);
+        bytes.extend_from_slice(&chunk[..n]);
+        if let Some(end) = bytes[searched..].windows(4).position(|w| w == b"\r\n\r\n") {
+            let rest = bytes.split_off(searched + end + 4);
+            return Ok(Some((bytes, rest)));
+        }
+        if bytes.len() > LARGEST_HEAD {
+            return Ok(None);
+        }
+    }
+}
+
+/// The request's method, path and headers, or the status that refuses it.
+fn parse_head(bytes: &[u8]) -> Result<Head, StatusCode> {
+    let mut headers = [httparse::EMPTY_HEADER; MOST_HEADERS];
+    let mut request = httparse::Request::new(&mut headers);
+    match request.parse(bytes) {
+        Ok(httparse::Status::Complete(_)) => {}
+        Err(httparse::Error::TooManyHeaders) => {
+            return Err(StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE)
+        }
+        _ => return Err(StatusCode::BAD_REQUEST),
+    }
+    let (Some(method), Some(path)) = (request.method, request.path) else {
+        return Err(StatusCode::BAD_REQUEST);
+    };
+    Ok(Head {
+        method: method.to_string(),
+        path: path.to_string(),
+        headers: request
+            .headers
+            .iter()
+            .map(|h| (h.name.to_string(), h.value.to_vec()))
+            .collect(),
+    })
 }
 
 /// The host a request names, without its port (`[::1]` keeps its brackets).
-fn host_name(headers: &HeaderMap) -> Option<&str> {
-    let host = headers.get(header::HOST)?.to_str().ok()?;
+fn host_name(host: &str) -> &str {
     if host.starts_with('[') {
-        return host.find(']').map(|end| &host[..=end]);
+        return host.find(']').map_or(host, |end| &host[..=end]);
     }
-    Some(host.rsplit_once(':').map_or(host, |(name, _)| name))
+    host.rsplit_once(':').map_or(host, |(name, _)| name)
 }
 
-/// Refuses (421) a request that names its host by anything but an IP address or
-/// `localhost`: a web site whose name was pointed at this machine ("DNS rebinding") gets
-/// nothing, whatever address the server is bound to.
-async fn check_host(request: axum::extract::Request, next: axum::middleware::Next) -> Response {
-    let allowed = host_name(request.headers()).is_some_and(|h| {
+/// Whether a request's `Host` is an IP address or `localhost`: a web site whose name was
+/// pointed at this machine ("DNS rebinding") gets nothing, whatever address the server is
+/// bound to.
+fn host_allowed(host: Option<&str>) -> bool {
+    host.map(host_name).is_some_and(|h| {
         h == "localhost"
             || h.trim_start_matches('[')
                 .trim_end_matches(']')
                 .parse::<std::net::IpAddr>()
                 .is_ok()
-    });
-    if !allowed {
-        return (
-            StatusCode::MISDIRECTED_REQUEST,
-            "the live view answers to IP addresses and localhost only\n",
-        )
-            .into_response();
-    }
-    next.run(request).await
+    })
 }
 
 /// Whether the request comes from the page itself: its `Origin` names the host it asked.
-fn same_origin(headers: &HeaderMap) -> bool {
-    let host = headers.get(header::HOST).and_then(|h| h.to_str().ok());
-    let origin = headers.get(header::ORIGIN).and_then(|h| h.to_str().ok());
-    match (host, origin) {
+fn same_origin(head: &Head) -> bool {
+    match (head.header("host"), head.header("origin")) {
         (Some(host), Some(origin)) => {
             origin.strip_prefix("http://").is_some_and(|o| o == host)
                 || origin.strip_prefix("https://").is_some_and(|o| o == host)
@@ -182,97 +284,184 @@ fn same_origin(headers: &HeaderMap) -> bool {
     }
 }
 
-async fn stream(
-    State(shared): State<Arc<Shared>>,
-    headers: HeaderMap,
-    upgrade: WebSocketUpgrade,
-) -> Response {
-    if !same_origin(&headers) {
-        return (
+/// Writes a response's status line and headers (and the blank line after them).
+fn write_head(
+    stream: &mut TcpStream,
+    status: StatusCode,
+    headers: &[(&str, &str)],
+) -> std::io::Result<()> {
+    let mut head = format!(
+        "HTTP/1.1 {} {}\r\n",
+        status.as_u16(),
+        status.canonical_reason().unwrap_or("")
+    );
+    for (name, value) in headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    head.push_str("\r\n");
+    stream.write_all(head.as_bytes())
+}
+
+/// Answers with one of the assets compiled in, then closes.
+fn send_asset(mut stream: TcpStream, kind: &str, body: &str) -> std::io::Result<()> {
+    let length = body.len().to_string();
+    write_head(
+        &mut stream,
+        StatusCode::OK,
+        &[
+            ("Content-Type", kind),
+            ("Content-Length", &length),
+            ("Cache-Control", "no-store"),
+            ("X-Content-Type-Options", "nosniff"),
+            (
+                "Content-Security-Policy",
+                "default-src 'self'; connect-src 'self'; img-src 'self' data:; frame-ancestors 'none'",
+            ),
+            ("X-Frame-Options", "DENY"),
+            ("Connection", "close"),
+        ],
+    )?;
+    stream.write_all(body.as_bytes())?;
+    stream.flush()
+}
+
+/// Answers with an error `status` and a line of text saying why, then closes once the
+/// client has stopped sending (or after a second), so that it reads the answer rather
+/// than a reset connection.
+fn refuse(mut stream: TcpStream, status: StatusCode, why: &str) -> std::io::Result<()> {
+    let length = why.len().to_string();
+    let mut headers = vec![
+        ("Content-Type", "text/plain; charset=utf-8"),
+        ("Content-Length", length.as_str()),
+        ("Connection", "close"),
+    ];
+    if status == StatusCode::METHOD_NOT_ALLOWED {
+        headers.push(("Allow", "GET"));
+    }
+    write_head(&mut stream, status, &headers)?;
+    stream.write_all(why.as_bytes())?;
+    stream.flush()?;
+    stream.shutdown(std::net::Shutdown::Write)?;
+    let until = Instant::now() + Duration::from_secs(1);
+    stream.set_read_timeout(Some(Duration::from_millis(100)))?;
+    let mut sink = [0u8; 16 * 1024];
+    while Instant::now() < until {
+        match stream.read(&mut sink) {
+            Ok(0) => break,
+            Ok(_) => {}
+            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {}
+            Err(_) => break,
+        }
+    }
+    Ok(())
+}
+
+/// Turns the connection into a page's stream: checks the upgrade, the origin and that a
+/// place is free, answers the handshake and streams until the page leaves.
+fn open_stream(
+    mut stream: TcpStream,
+    head: &Head,
+    rest: Vec<u8>,
+    shared: &Arc<Shared>,
+    stop: &AtomicBool,
+) -> std::io::Result<()> {
+    let mut request = http::Request::builder().method("GET").uri(&head.path);
+    for (name, value) in &head.headers {
+        request = request.header(name.as_str(), value.as_slice());
+    }
+    let handshake = request
+        .body(())
+        .ok()
+        .and_then(|r| tungstenite::handshake::server::create_response(&r).ok());
+    let Some(answer) = handshake else {
+        return refuse(
+            stream,
+            StatusCode::BAD_REQUEST,
+            "/stream is a WebSocket: a page opens it with an upgrade\n",
+        );
+    };
+    if !same_origin(head) {
+        return refuse(
+            stream,
             StatusCode::FORBIDDEN,
             "the stream is for the live view's own page\n",
-        )
-            .into_response();
+        );
     }
-    let Some(slot) = Viewer::reserve(&shared) else {
-        return (
+    let Some(_viewer) = Viewer::reserve(shared) else {
+        return refuse(
+            stream,
             StatusCode::SERVICE_UNAVAILABLE,
             "too many pages are watching\n",
-        )
-            .into_response();
+        );
     };
-    upgrade
-        .max_message_size(LARGEST_COMMAND)
-        .max_frame_size(LARGEST_COMMAND)
-        .on_upgrade(move |socket| watch(socket, shared, slot))
+    let headers: Vec<(&str, &str)> = answer
+        .headers()
+        .iter()
+        .filter_map(|(n, v)| Some((n.as_str(), v.to_str().ok()?)))
+        .collect();
+    write_head(&mut stream, answer.status(), &headers)?;
+    stream.flush()?;
+    stream.set_read_timeout(Some(POLL))?;
+    let config = WebSocketConfig::default()
+        .max_message_size(Some(LARGEST_COMMAND))
+        .max_frame_size(Some(LARGEST_COMMAND));
+    let socket = WebSocket::from_partially_read(stream, rest, Role::Server, Some(config));
+    watch(socket, shared, stop);
+    Ok(())
 }
 
 /// Streams the hello, the status and the frames to one page and applies its commands,
-/// until it leaves or stops accepting messages.
-async fn watch(mut socket: WebSocket, shared: Arc<Shared>, _slot: Viewer) {
+/// until it leaves, stops accepting messages or the server stops.
+fn watch(mut socket: WebSocket<TcpStream>, shared: &Shared, stop: &AtomicBool) {
     shared.connected();
-    let mut frames = shared.frames.subscribe();
-    let mut status = shared.status.subscribe();
-    let first = [
-        Some(Message::Text(shared.hello.clone().into())),
-        Some(Message::Text(status.borrow_and_update().clone().into())),
-        frames.borrow_and_update().clone().map(Message::Binary),
-    ];
-    let mut open = true;
-    for m in first.into_iter().flatten() {
-        open = open && send(&mut socket, m).await;
+    let (mut frames_seen, mut status_seen) = (UNSEEN, UNSEEN);
+    if socket
+        .send(Message::Text(shared.hello.clone().into()))
+        .is_err()
+    {
+        return;
     }
-    while open {
-        open = tokio::select! {
-            message = socket.recv() => match message {
-                Some(Ok(Message::Text(text))) => {
-                    // A command that does not parse is ignored, as a browser would.
-                    if let Ok(command) = serde_json::from_str::<Command>(&text) {
-                        shared.apply(&command);
-                    }
-                    true
-                }
-                Some(Ok(Message::Close(_))) | None | Some(Err(_)) => false,
-                Some(Ok(_)) => true,
-            },
-            changed = frames.changed() => {
-                let frame = frames.borrow_and_update().clone();
-                match (changed, frame) {
-                    (Ok(()), Some(f)) => send(&mut socket, Message::Binary(f)).await,
-                    (Ok(()), None) => true,
-                    (Err(_), _) => false,
+    while !stop.load(Ordering::SeqCst) {
+        // Each send waits at most `SEND_TIMEOUT` (the socket's write timeout).
+        if let Some(status) = shared.status.newer(&mut status_seen) {
+            if socket.send(Message::Text(status.into())).is_err() {
+                return;
+            }
+        }
+        if let Some(Some(frame)) = shared.frames.newer(&mut frames_seen) {
+            if socket.send(Message::Binary(frame)).is_err() {
+                return;
+            }
+        }
+        // Waits at most `POLL` (the socket's read timeout) for the page's next message.
+        match socket.read() {
+            Ok(Message::Text(text)) => {
+                // A command that does not parse is ignored, as a browser would.
+                if let Ok(command) = serde_json::from_str::<Command>(&text) {
+                    shared.apply(&command);
                 }
             }
-            changed = status.changed() => {
-                let text = status.borrow_and_update().clone();
-                changed.is_ok() && send(&mut socket, Message::Text(text.into())).await
-            }
-        };
+            Ok(Message::Close(_)) => return,
+            Ok(_) => {}
+            Err(tungstenite::Error::Io(e))
+                if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {}
+            Err(_) => return,
+        }
     }
 }
 
 /// A page's place among the [`MOST_VIEWERS`], taken before the upgrade and given back when
 /// dropped (the page left, or the upgrade failed).
-struct Viewer(Arc<Shared>);
+struct Viewer<'a>(&'a Shared);
 
-impl Viewer {
-    fn reserve(shared: &Arc<Shared>) -> Option<Viewer> {
-        shared
-            .take_viewer(MOST_VIEWERS)
-            .then(|| Viewer(shared.clone()))
+impl Viewer<'_> {
+    fn reserve(shared: &Shared) -> Option<Viewer<'_>> {
+        shared.take_viewer(MOST_VIEWERS).then_some(Viewer(shared))
     }
 }
 
-impl Drop for Viewer {
+impl Drop for Viewer<'_> {
     fn drop(&mut self) {
         self.0.disconnected();
     }
-}
-
-/// Sends `message`, giving up on a page that does not take it within [`SEND_TIMEOUT`].
-async fn send(socket: &mut WebSocket, message: Message) -> bool {
-    matches!(
-        tokio::time::timeout(SEND_TIMEOUT, socket.send(message)).await,
-        Ok(Ok(()))
-    )
 }

@@ -1,12 +1,12 @@
 //! The state the run and the server share: what the pages ask for (behind a mutex, with a
 //! condition variable the paused run waits on) and what the run publishes (the latest
-//! frame and status, in watch channels that keep only the newest value: a page that falls
+//! frame and status, each a [`Latest`] that keeps only the newest value: a page that falls
 //! behind skips frames, the run never waits for it).
 
 use crate::protocol::{Command, Status};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard};
-use tokio::sync::watch;
+use tungstenite::Bytes;
 
 /// What the pages have asked for.
 #[derive(Clone, Debug)]
@@ -31,9 +31,9 @@ pub(crate) struct Shared {
     /// Wakes a paused run when a page sends a command.
     pub woken: Condvar,
     /// The newest encoded frame.
-    pub frames: watch::Sender<Option<axum::body::Bytes>>,
+    pub frames: Latest<Option<Bytes>>,
     /// The newest status, as its JSON message.
-    pub status: watch::Sender<String>,
+    pub status: Latest<String>,
     /// The hello message (the run's description as JSON).
     pub hello: String,
     /// How many pages are connected.
@@ -60,8 +60,8 @@ impl Shared {
                 full: true,
             }),
             woken: Condvar::new(),
-            frames: watch::channel(None).0,
-            status: watch::channel(status_message(&Status::default())).0,
+            frames: Latest::new(None),
+            status: Latest::new(status_message(&Status::default())),
             hello,
             viewers: AtomicUsize::new(0),
             fields,
@@ -133,3 +133,37 @@ impl Shared {
 pub(crate) fn status_message(status: &Status) -> String {
     serde_json::json!({ "kind": "status", "status": status }).to_string()
 }
+
+/// The newest value of something the run publishes, numbered: a reader remembers the
+/// number it last took and gets only newer values, the newest, skipping those between.
+pub(crate) struct Latest<T> {
+    numbered: Mutex<(u64, T)>,
+}
+
+impl<T: Clone> Latest<T> {
+    /// Holds `value`, numbered 0.
+    pub fn new(value: T) -> Latest<T> {
+        Latest {
+            numbered: Mutex::new((0, value)),
+        }
+    }
+
+    /// Replaces the value with a newer one; never waits for readers.
+    pub fn publish(&self, value: T) {
+        let mut n = self.numbered.lock().unwrap_or_else(|p| p.into_inner());
+        *n = (n.0 + 1, value);
+    }
+
+    /// The value, if its number is not `seen` (which becomes its number). A reader that
+    /// starts with [`UNSEEN`] gets the value held then.
+    pub fn newer(&self, seen: &mut u64) -> Option<T> {
+        let n = self.numbered.lock().unwrap_or_else(|p| p.into_inner());
+        (n.0 != *seen).then(|| {
+            *seen = n.0;
+            n.1.clone()
+        })
+    }
+}
+
+/// What a reader of a [`Latest`] that has taken nothing yet remembers.
+pub(crate) const UNSEEN: u64 = u64::MAX;

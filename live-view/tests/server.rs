@@ -1,14 +1,13 @@
 //! The live view's server against a scripted run and scripted pages: what it serves, what
 //! it refuses, pausing, checkpoints, and that a page that never reads never slows the run.
 
-use futures_util::{SinkExt, StreamExt};
 use live_view::{Description, FieldInfo, Frame, LiveView, Palette, Progress};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tokio_tungstenite::tungstenite::Message;
+use tungstenite::Message;
 
 fn description() -> Description {
     Description {
@@ -175,31 +174,69 @@ fn malformed_and_oversized_requests_get_an_error_status_and_the_run_goes_on() {
     assert!(run.steps.load(Ordering::SeqCst) > before, "the run stopped");
 }
 
-/// A page: the messages it receives, and commands it sends.
-async fn page(
-    address: SocketAddr,
-) -> tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>> {
-    let (ws, _) = tokio_tungstenite::connect_async(format!("ws://{address}/stream"))
-        .await
+#[test]
+fn the_stream_takes_eight_pages_and_a_websocket_upgrade() {
+    let run = Run::start(4, 2);
+    let plain = "GET /stream HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
+    assert_eq!(
+        status_line(&http(run.address, plain.as_bytes())),
+        "HTTP/1.1 400 Bad Request"
+    );
+    let mut pages: Vec<Page> = (0..8).map(|_| page(run.address)).collect();
+    for p in &mut pages {
+        next(p, "hello");
+    }
+    let ninth = "GET /stream HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n";
+    assert_eq!(
+        status_line(&http(run.address, ninth.as_bytes())),
+        "HTTP/1.1 503 Service Unavailable"
+    );
+    // A page that leaves frees its place.
+    drop(pages.pop());
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let mut s = TcpStream::connect(run.address).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        s.write_all(ninth.as_bytes()).unwrap();
+        let mut line = [0u8; 12];
+        s.read_exact(&mut line).unwrap();
+        if &line == b"HTTP/1.1 101" {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "a page's place was not given back"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// A page's stream: the messages it receives, and commands it sends.
+type Page = tungstenite::WebSocket<TcpStream>;
+
+/// Opens a page's stream; each read waits at most 10 s.
+fn page(address: SocketAddr) -> Page {
+    let stream = TcpStream::connect(address).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
         .unwrap();
-    ws
+    tungstenite::client(format!("ws://{address}/stream"), stream)
+        .unwrap()
+        .0
+}
+
+/// Sends a command.
+fn send(ws: &mut Page, text: &str) {
+    ws.send(Message::Text(text.into())).unwrap();
 }
 
 /// The next text message of `kind`, or the next frame's header (`kind == "frame"`) and
 /// first value.
-async fn next<S>(ws: &mut S, kind: &str) -> (serde_json::Value, f32)
-where
-    S: futures_util::Stream<Item = Result<Message, tokio_tungstenite::tungstenite::Error>> + Unpin,
-{
+fn next(ws: &mut Page, kind: &str) -> (serde_json::Value, f32) {
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
         assert!(Instant::now() < deadline, "no {kind} message in 10 s");
-        let m = tokio::time::timeout(Duration::from_secs(10), ws.next())
-            .await
-            .unwrap()
-            .unwrap()
-            .unwrap();
-        match m {
+        match ws.read().unwrap() {
             Message::Text(t) => {
                 let v: serde_json::Value = serde_json::from_str(&t).unwrap();
                 if v["kind"] == kind {
@@ -223,87 +260,78 @@ where
 #[test]
 fn a_page_gets_frames_pauses_resumes_and_asks_for_checkpoints() {
     let run = Run::start(4, 2);
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    rt.block_on(async {
-        let mut ws = page(run.address).await;
-        let (hello, _) = next(&mut ws, "hello").await;
-        assert_eq!(hello["title"], "scripted run");
-        assert_eq!(hello["fields"][0]["palette"], "sequential");
-        let (a, first_a) = next(&mut ws, "frame").await;
-        let (b, first_b) = next(&mut ws, "frame").await;
-        assert_eq!(
-            (a["width"].as_u64(), a["height"].as_u64()),
-            (Some(4), Some(2))
-        );
-        assert!(first_b > first_a, "frames show the run advancing");
-        assert!(b["status"]["time"].as_f64() > a["status"]["time"].as_f64());
+    let mut ws = page(run.address);
+    let (hello, _) = next(&mut ws, "hello");
+    assert_eq!(hello["title"], "scripted run");
+    assert_eq!(hello["fields"][0]["palette"], "sequential");
+    let (a, first_a) = next(&mut ws, "frame");
+    let (b, first_b) = next(&mut ws, "frame");
+    assert_eq!(
+        (a["width"].as_u64(), a["height"].as_u64()),
+        (Some(4), Some(2))
+    );
+    assert!(first_b > first_a, "frames show the run advancing");
+    assert!(b["status"]["time"].as_f64() > a["status"]["time"].as_f64());
 
-        ws.send(Message::Text(r#"{"pause": true}"#.into()))
-            .await
-            .unwrap();
-        loop {
-            let (s, _) = next(&mut ws, "status").await;
-            if s["status"]["paused"] == true {
-                break;
-            }
+    send(&mut ws, r#"{"pause": true}"#);
+    loop {
+        let (s, _) = next(&mut ws, "status");
+        if s["status"]["paused"] == true {
+            break;
         }
-        let held = run.steps.load(Ordering::SeqCst);
-        tokio::time::sleep(Duration::from_millis(400)).await;
-        assert!(
-            run.steps.load(Ordering::SeqCst) <= held + 1,
-            "the run went on while paused"
-        );
+    }
+    let held = run.steps.load(Ordering::SeqCst);
+    std::thread::sleep(Duration::from_millis(400));
+    assert!(
+        run.steps.load(Ordering::SeqCst) <= held + 1,
+        "the run went on while paused"
+    );
 
-        // A checkpoint while paused.
-        ws.send(Message::Text(r#"{"checkpoint": true}"#.into()))
-            .await
-            .unwrap();
-        loop {
-            let (s, _) = next(&mut ws, "status").await;
-            if s["status"]["notice"] == "checkpoint written" {
-                break;
-            }
+    // A checkpoint while paused.
+    send(&mut ws, r#"{"checkpoint": true}"#);
+    loop {
+        let (s, _) = next(&mut ws, "status");
+        if s["status"]["notice"] == "checkpoint written" {
+            break;
         }
-        assert_eq!(run.checkpoints.load(Ordering::SeqCst), 1);
-        // Asked again at once: one checkpoint is enough.
-        ws.send(Message::Text(r#"{"checkpoint": true}"#.into()))
-            .await
-            .unwrap();
-        tokio::time::sleep(Duration::from_millis(300)).await;
-        assert_eq!(run.checkpoints.load(Ordering::SeqCst), 1);
+    }
+    assert_eq!(run.checkpoints.load(Ordering::SeqCst), 1);
+    // Asked again at once: one checkpoint is enough.
+    send(&mut ws, r#"{"checkpoint": true}"#);
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(run.checkpoints.load(Ordering::SeqCst), 1);
+    assert!(
+        run.steps.load(Ordering::SeqCst) <= held + 1,
+        "the run went on after a checkpoint while paused"
+    );
+    // Garbage and unknown commands are ignored.
+    send(&mut ws, "{not json");
+    send(&mut ws, r#"{"delete": "/"}"#);
+    send(&mut ws, r#"{"pause": false}"#);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while run.steps.load(Ordering::SeqCst) <= held + 10 {
+        assert!(Instant::now() < deadline, "the run did not resume");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // A message above the limit closes this page's stream, nothing else.
+    let _ = ws.send(Message::Text("x".repeat(1 << 16).into()));
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
         assert!(
-            run.steps.load(Ordering::SeqCst) <= held + 1,
-            "the run went on after a checkpoint while paused"
+            Instant::now() < deadline,
+            "an oversized message left the stream open"
         );
-        // Garbage and unknown commands are ignored.
-        ws.send(Message::Text("{not json".into())).await.unwrap();
-        ws.send(Message::Text(r#"{"delete": "/"}"#.into()))
-            .await
-            .unwrap();
-        ws.send(Message::Text(r#"{"pause": false}"#.into()))
-            .await
-            .unwrap();
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while run.steps.load(Ordering::SeqCst) <= held + 10 {
-            assert!(Instant::now() < deadline, "the run did not resume");
-            tokio::time::sleep(Duration::from_millis(20)).await;
+        match ws.read() {
+            // Waited 10 s without a message: still open.
+            Err(tungstenite::Error::Io(e))
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) => {}
+            Err(_) | Ok(Message::Close(_)) => break,
+            Ok(_) => {}
         }
-        // A message above the limit closes this page's stream, nothing else.
-        let _ = ws.send(Message::Text("x".repeat(1 << 16).into())).await;
-        let closed = tokio::time::timeout(Duration::from_secs(20), async {
-            loop {
-                match ws.next().await {
-                    None | Some(Err(_)) | Some(Ok(Message::Close(_))) => break,
-                    Some(Ok(_)) => {}
-                }
-            }
-        })
-        .await;
-        assert!(closed.is_ok(), "an oversized message left the stream open");
-    });
+    }
     let before = run.steps.load(Ordering::SeqCst);
     std::thread::sleep(Duration::from_millis(100));
     assert!(run.steps.load(Ordering::SeqCst) > before);
