@@ -40,7 +40,11 @@ pub fn random_grid(
     let mut r = rng(seed);
     let mut grid = BlockGrid::new(backend, domain, block, HALO).expect("a valid grid");
     let all: Vec<BlockKey> = grid.geometry().all_keys().collect();
-    let mut some: Vec<BlockKey> = all.iter().copied().filter(|_| r.gen_bool(share)).collect();
+    let mut some: Vec<BlockKey> = all
+        .iter()
+        .copied()
+        .filter(|_| r.random_bool(share))
+        .collect();
     if some.is_empty() {
         some.push(all[0]);
     }
@@ -317,8 +321,8 @@ pub fn flags_match_the_field<T: Real>(backend: &Backend) {
         // Mostly zero; a few non-zero points, one NaN.
         let mut dense = vec![0.0f64; g.domain.iter().product()];
         for v in dense.iter_mut() {
-            if r.gen_bool(0.002) {
-                *v = r.gen_range(-1.0..1.0);
+            if r.random_bool(0.002) {
+                *v = r.random_range(-1.0..1.0);
             }
         }
         dense[g.domain[0] + 3] = f64::NAN;

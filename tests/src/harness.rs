@@ -50,7 +50,7 @@ pub fn random_field<T: Real>(
 ) -> Field<T> {
     let mut f = Field::zeros(extent, halo).expect("valid extent");
     for v in f.as_mut_slice().expect("a host field") {
-        *v = T::from_f64(rng.gen_range(lo..hi));
+        *v = T::from_f64(rng.random_range(lo..hi));
     }
     f
 }
