@@ -9,7 +9,10 @@
 //!
 //! One thread accepts connections; each connection has a thread of its own, answers one
 //! request and closes, or becomes a page's stream (`watch`). Request heads are parsed by
-//! `httparse` and the WebSocket is `tungstenite`'s.
+//! `httparse` and the WebSocket is `tungstenite`'s. A client has [`HEAD_TIMEOUT`] to send
+//! its request's head and a page [`SEND_TIMEOUT`] to take each message, however slowly it
+//! reads, so that no client holds a connection's place (at most [`MOST_CONNECTIONS`]) or
+//! a page's (at most [`MOST_VIEWERS`]) for longer.
 
 use crate::protocol::Command;
 use crate::shared::{Shared, UNSEEN};
@@ -22,6 +25,9 @@ use std::time::{Duration, Instant};
 use tungstenite::http::{self, StatusCode};
 use tungstenite::protocol::{Role, WebSocketConfig};
 use tungstenite::{Message, WebSocket};
+
+/// A page's stream: a WebSocket over a connection whose writes end at a deadline.
+type PageStream = WebSocket<Deadlined>;
 
 const PAGE: &str = include_str!("../assets/index.html");
 const SCRIPT: &str = include_str!("../assets/view.js");
@@ -37,7 +43,7 @@ const SEND_TIMEOUT: Duration = Duration::from_secs(5);
 const LARGEST_HEAD: usize = 16 * 1024;
 /// The most headers a request may have; more get 431.
 const MOST_HEADERS: usize = 64;
-/// How long a client may take to send its request head.
+/// How long a client may take to send its request's head, in all.
 const HEAD_TIMEOUT: Duration = Duration::from_secs(5);
 /// The most connections open at once (pages, assets and streams); more are closed
 /// unanswered.
@@ -154,21 +160,14 @@ impl Head {
 /// Answers one connection: reads its request head and serves it.
 fn serve(mut stream: TcpStream, shared: &Arc<Shared>, stop: &AtomicBool) -> std::io::Result<()> {
     stream.set_nonblocking(false)?;
-    stream.set_read_timeout(Some(HEAD_TIMEOUT))?;
+    stream.set_nodelay(true)?;
     stream.set_write_timeout(Some(SEND_TIMEOUT))?;
-    let (bytes, rest) = match read_head(&mut stream)? {
-        Some(read) => read,
-        None => {
-            return refuse(
-                stream,
-                StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
-                "the request's head is too large\n",
-            )
+    let (head, rest) = match read_head(&mut stream)? {
+        Ok(read) => read,
+        Err(status) if status == StatusCode::BAD_REQUEST => {
+            return refuse(stream, status, "a malformed request\n")
         }
-    };
-    let head = match parse_head(&bytes) {
-        Ok(head) => head,
-        Err(status) => return refuse(stream, status, "a malformed request\n"),
+        Err(status) => return refuse(stream, status, "the request's head is too large\n"),
     };
     if !host_allowed(head.header("host")) {
         return refuse(
@@ -177,7 +176,9 @@ fn serve(mut stream: TcpStream, shared: &Arc<Shared>, stop: &AtomicBool) -> std:
             "the live view answers to IP addresses and localhost only\n",
         );
     }
-    let asset = match head.path.as_str() {
+    // The query, if any, names nothing here.
+    let path = head.path.split('?').next().unwrap_or("");
+    let asset = match path {
         "/" => Some(("text/html; charset=utf-8", PAGE)),
         "/view.js" => Some(("text/javascript; charset=utf-8", SCRIPT)),
         "/view.css" => Some(("text/css; charset=utf-8", STYLE)),
@@ -190,56 +191,72 @@ fn serve(mut stream: TcpStream, shared: &Arc<Shared>, stop: &AtomicBool) -> std:
             )
         }
     };
-    if head.method != "GET" {
-        return refuse(
+    match (head.method.as_str(), asset) {
+        ("GET", Some((kind, body))) => send_asset(stream, kind, body, true),
+        ("HEAD", Some((kind, body))) => send_asset(stream, kind, body, false),
+        ("GET", None) if !stop.load(Ordering::SeqCst) => {
+            open_stream(stream, &head, rest, shared, stop)
+        }
+        ("GET", None) => Ok(()),
+        _ => refuse(
             stream,
             StatusCode::METHOD_NOT_ALLOWED,
             "the live view answers GET only\n",
-        );
-    }
-    match asset {
-        Some((kind, body)) => send_asset(stream, kind, body),
-        None => open_stream(stream, &head, rest, shared, stop),
+        ),
     }
 }
 
-/// Reads a request's head (to its blank line, included) and what came after it in the
-/// same reads; `None` when it is larger than [`LARGEST_HEAD`].
-fn read_head(stream: &mut TcpStream) -> std::io::Result<Option<(Vec<u8>, Vec<u8>)>> {
+/// Reads and parses a request's head, within [`HEAD_TIMEOUT`] in all: the head and what
+/// came after it in the same reads, or the status that refuses it (400 malformed, 431 too
+/// large or of too many headers).
+fn read_head(stream: &mut TcpStream) -> std::io::Result<Result<(Head, Vec<u8>), StatusCode>> {
+    let until = Instant::now() + HEAD_TIMEOUT;
     let mut bytes = Vec::with_capacity(1024);
     let mut chunk = [0u8; 4096];
     loop {
-        let n = stream.read(&mut chunk)?;
+        let left = until.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(ErrorKind::TimedOut.into());
+        }
+        stream.set_read_timeout(Some(left))?;
+        // Never more than one byte past the largest head.
+        let want = (LARGEST_HEAD + 1 - bytes.len()).min(chunk.len());
+        let n = stream.read(&mut chunk[..want])?;
         if n == 0 {
             return Err(ErrorKind::UnexpectedEof.into());
         }
-        let searched = bytes.len().saturating_sub(3);
         bytes.extend_from_slice(&chunk[..n]);
-        if let Some(end) = bytes[searched..].windows(4).position(|w| w == b"\r\n\r\n") {
-            let rest = bytes.split_off(searched + end + 4);
-            return Ok(Some((bytes, rest)));
-        }
-        if bytes.len() > LARGEST_HEAD {
-            return Ok(None);
+        match parse_head(&bytes) {
+            Ok(Some((head, end))) if end <= LARGEST_HEAD => {
+                return Ok(Ok((head, bytes.split_off(end))))
+            }
+            Ok(Some(_)) => return Ok(Err(StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE)),
+            Ok(None) if bytes.len() > LARGEST_HEAD => {
+                return Ok(Err(StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE))
+            }
+            Ok(None) => {}
+            Err(status) => return Ok(Err(status)),
         }
     }
 }
 
-/// The request's method, path and headers, or the status that refuses it.
-fn parse_head(bytes: &[u8]) -> Result<Head, StatusCode> {
+/// The request's method, path and headers and where its head ends, `None` while the head
+/// is not yet whole, or the status that refuses it.
+fn parse_head(bytes: &[u8]) -> Result<Option<(Head, usize)>, StatusCode> {
     let mut headers = [httparse::EMPTY_HEADER; MOST_HEADERS];
     let mut request = httparse::Request::new(&mut headers);
-    match request.parse(bytes) {
-        Ok(httparse::Status::Complete(_)) => {}
+    let end = match request.parse(bytes) {
+        Ok(httparse::Status::Complete(end)) => end,
+        Ok(httparse::Status::Partial) => return Ok(None),
         Err(httparse::Error::TooManyHeaders) => {
             return Err(StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE)
         }
-        _ => return Err(StatusCode::BAD_REQUEST),
-    }
+        Err(_) => return Err(StatusCode::BAD_REQUEST),
+    };
     let (Some(method), Some(path)) = (request.method, request.path) else {
         return Err(StatusCode::BAD_REQUEST);
     };
-    Ok(Head {
+    let head = Head {
         method: method.to_string(),
         path: path.to_string(),
         headers: request
@@ -247,22 +264,23 @@ fn parse_head(bytes: &[u8]) -> Result<Head, StatusCode> {
             .iter()
             .map(|h| (h.name.to_string(), h.value.to_vec()))
             .collect(),
-    })
+    };
+    Ok(Some((head, end)))
 }
 
 /// The host a request names, without its port (`[::1]` keeps its brackets).
-fn host_name(host: &str) -> &str {
+fn host_name(host: &str) -> Option<&str> {
     if host.starts_with('[') {
-        return host.find(']').map_or(host, |end| &host[..=end]);
+        return host.find(']').map(|end| &host[..=end]);
     }
-    host.rsplit_once(':').map_or(host, |(name, _)| name)
+    Some(host.rsplit_once(':').map_or(host, |(name, _)| name))
 }
 
 /// Whether a request's `Host` is an IP address or `localhost`: a web site whose name was
 /// pointed at this machine ("DNS rebinding") gets nothing, whatever address the server is
 /// bound to.
 fn host_allowed(host: Option<&str>) -> bool {
-    host.map(host_name).is_some_and(|h| {
+    host.and_then(host_name).is_some_and(|h| {
         h == "localhost"
             || h.trim_start_matches('[')
                 .trim_end_matches(']')
@@ -302,8 +320,14 @@ fn write_head(
     stream.write_all(head.as_bytes())
 }
 
-/// Answers with one of the assets compiled in, then closes.
-fn send_asset(mut stream: TcpStream, kind: &str, body: &str) -> std::io::Result<()> {
+/// Answers with one of the assets compiled in (its headers alone for a HEAD request), then
+/// closes.
+fn send_asset(
+    mut stream: TcpStream,
+    kind: &str,
+    body: &str,
+    with_body: bool,
+) -> std::io::Result<()> {
     let length = body.len().to_string();
     write_head(
         &mut stream,
@@ -321,13 +345,13 @@ fn send_asset(mut stream: TcpStream, kind: &str, body: &str) -> std::io::Result<
             ("Connection", "close"),
         ],
     )?;
-    stream.write_all(body.as_bytes())?;
-    stream.flush()
+    if with_body {
+        stream.write_all(body.as_bytes())?;
+    }
+    close(stream)
 }
 
-/// Answers with an error `status` and a line of text saying why, then closes once the
-/// client has stopped sending (or after a second), so that it reads the answer rather
-/// than a reset connection.
+/// Answers with an error `status` and a line of text saying why, then closes.
 fn refuse(mut stream: TcpStream, status: StatusCode, why: &str) -> std::io::Result<()> {
     let length = why.len().to_string();
     let mut headers = vec![
@@ -340,6 +364,12 @@ fn refuse(mut stream: TcpStream, status: StatusCode, why: &str) -> std::io::Resu
     }
     write_head(&mut stream, status, &headers)?;
     stream.write_all(why.as_bytes())?;
+    close(stream)
+}
+
+/// Closes a connection once the client has stopped sending (or after a second), so that
+/// it reads the answer rather than a reset connection.
+fn close(mut stream: TcpStream) -> std::io::Result<()> {
     stream.flush()?;
     stream.shutdown(std::net::Shutdown::Write)?;
     let until = Instant::now() + Duration::from_secs(1);
@@ -405,6 +435,10 @@ fn open_stream(
     let config = WebSocketConfig::default()
         .max_message_size(Some(LARGEST_COMMAND))
         .max_frame_size(Some(LARGEST_COMMAND));
+    let stream = Deadlined {
+        stream,
+        deadline: Instant::now(),
+    };
     let socket = WebSocket::from_partially_read(stream, rest, Role::Server, Some(config));
     watch(socket, shared, stop);
     Ok(())
@@ -412,28 +446,26 @@ fn open_stream(
 
 /// Streams the hello, the status and the frames to one page and applies its commands,
 /// until it leaves, stops accepting messages or the server stops.
-fn watch(mut socket: WebSocket<TcpStream>, shared: &Shared, stop: &AtomicBool) {
+fn watch(mut socket: PageStream, shared: &Shared, stop: &AtomicBool) {
     shared.connected();
     let (mut frames_seen, mut status_seen) = (UNSEEN, UNSEEN);
-    if socket
-        .send(Message::Text(shared.hello.clone().into()))
-        .is_err()
-    {
+    if !send(&mut socket, Message::Text(shared.hello.clone().into())) {
         return;
     }
     while !stop.load(Ordering::SeqCst) {
-        // Each send waits at most `SEND_TIMEOUT` (the socket's write timeout).
         if let Some(status) = shared.status.newer(&mut status_seen) {
-            if socket.send(Message::Text(status.into())).is_err() {
+            if !send(&mut socket, Message::Text(status.into())) {
                 return;
             }
         }
         if let Some(Some(frame)) = shared.frames.newer(&mut frames_seen) {
-            if socket.send(Message::Binary(frame)).is_err() {
+            if !send(&mut socket, Message::Binary(frame)) {
                 return;
             }
         }
-        // Waits at most `POLL` (the socket's read timeout) for the page's next message.
+        // Waits at most `POLL` (the socket's read timeout) for the page's next message;
+        // what it writes (a pong, the reply to a close) has `SEND_TIMEOUT`.
+        socket.get_mut().deadline = Instant::now() + SEND_TIMEOUT;
         match socket.read() {
             Ok(Message::Text(text)) => {
                 // A command that does not parse is ignored, as a browser would.
@@ -441,7 +473,11 @@ fn watch(mut socket: WebSocket<TcpStream>, shared: &Shared, stop: &AtomicBool) {
                     shared.apply(&command);
                 }
             }
-            Ok(Message::Close(_)) => return,
+            Ok(Message::Close(_)) => {
+                // Sends the reply tungstenite has queued.
+                let _ = socket.flush();
+                return;
+            }
             Ok(_) => {}
             Err(tungstenite::Error::Io(e))
                 if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {}
@@ -463,5 +499,41 @@ impl Viewer<'_> {
 impl Drop for Viewer<'_> {
     fn drop(&mut self) {
         self.0.disconnected();
+    }
+}
+
+/// Sends `message`, giving up on a page that has not taken it within [`SEND_TIMEOUT`];
+/// whether it was sent.
+fn send(socket: &mut PageStream, message: Message) -> bool {
+    socket.get_mut().deadline = Instant::now() + SEND_TIMEOUT;
+    socket.send(message).is_ok()
+}
+
+/// A connection whose writes fail once `deadline` has passed, however slowly or quickly
+/// the other end takes the bytes before it (a socket's write timeout bounds each write
+/// call, not a message of many).
+struct Deadlined {
+    stream: TcpStream,
+    deadline: Instant,
+}
+
+impl Read for Deadlined {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.stream.read(buf)
+    }
+}
+
+impl Write for Deadlined {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let left = self.deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(ErrorKind::TimedOut.into());
+        }
+        self.stream.set_write_timeout(Some(left))?;
+        self.stream.write(buf)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.stream.flush()
     }
 }

@@ -25,7 +25,7 @@ pub(crate) struct Controls {
     pub full: bool,
 }
 
-/// Shared between the run (through [`crate::LiveView`]) and the server's tasks.
+/// Shared between the run (through [`crate::LiveView`]) and the server's threads.
 pub(crate) struct Shared {
     controls: Mutex<Controls>,
     /// Wakes a paused run when a page sends a command.

@@ -434,3 +434,62 @@ fn an_interrupt_ends_a_pause() {
     done.store(true, Ordering::SeqCst);
     run.join().unwrap();
 }
+
+#[test]
+fn heads_split_anywhere_queries_and_head_requests_are_understood() {
+    let run = Run::start(4, 2);
+    // The head in two writes, split inside its blank line.
+    let mut s = TcpStream::connect(run.address).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    s.write_all(b"GET /view.css HTTP/1.1\r\nHost: 127.0.0.1\r\n\r")
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(100));
+    s.write_all(b"\n").unwrap();
+    let mut out = vec![];
+    let _ = s.read_to_end(&mut out);
+    assert!(String::from_utf8_lossy(&out).starts_with("HTTP/1.1 200 OK"));
+    let get = |request: &str| http(run.address, request.as_bytes());
+    // A query names nothing.
+    let page = get("GET /?v=2 HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
+    assert_eq!(status_line(&page), "HTTP/1.1 200 OK");
+    // HEAD: the headers alone.
+    let head = get("HEAD /view.js HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
+    assert_eq!(status_line(&head), "HTTP/1.1 200 OK");
+    assert!(head.ends_with("\r\n\r\n"), "{head}");
+    // Lines ended by a bare line feed.
+    let bare = get("GET / HTTP/1.1\nHost: 127.0.0.1\n\n");
+    assert_eq!(status_line(&bare), "HTTP/1.1 200 OK");
+}
+
+#[test]
+fn a_client_that_sends_its_head_slowly_is_cut_off() {
+    let run = Run::start(4, 2);
+    let mut s = TcpStream::connect(run.address).unwrap();
+    s.set_read_timeout(Some(Duration::from_millis(200)))
+        .unwrap();
+    let start = Instant::now();
+    let mut sent = 0;
+    // A byte a second: each read comes well within any per-read timeout.
+    let request = b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: aaaaaaaaaaaaaaaaaaaaaaa";
+    let closed = loop {
+        if s.write_all(&request[sent..sent + 1]).is_err() {
+            break true;
+        }
+        sent += 1;
+        let mut b = [0u8; 64];
+        match s.read(&mut b) {
+            Ok(0) => break true,
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => break true,
+            _ => {}
+        }
+        if start.elapsed() > Duration::from_secs(15) || sent == request.len() {
+            break false;
+        }
+        std::thread::sleep(Duration::from_millis(800));
+    };
+    assert!(
+        closed,
+        "a head sent a byte a second was still being read after {sent} bytes"
+    );
+    assert!(start.elapsed() < Duration::from_secs(8));
+}
