@@ -11,6 +11,7 @@
 //! that reads slowly, or not at all, skips frames and never slows the run.
 
 mod downsample;
+mod http;
 mod live;
 mod protocol;
 mod served;

@@ -9,11 +9,12 @@
 //!
 //! One thread accepts connections; each connection has a thread of its own, answers one
 //! request and closes, or becomes a page's stream (`watch`). Request heads are parsed by
-//! `httparse` and the WebSocket is `tungstenite`'s. A client has [`HEAD_TIMEOUT`] to send
+//! `httparse` and the WebSocket is `tungstenite`'s. A client has [`crate::http::HEAD_TIMEOUT`] to send
 //! its request's head and a page [`SEND_TIMEOUT`] to take each message, however slowly it
 //! reads, so that no client holds a connection's place (at most [`MOST_CONNECTIONS`]) or
 //! a page's (at most [`MOST_VIEWERS`]) for longer.
 
+use crate::http::{read_head, refuse, send_asset, write_head, Head};
 use crate::protocol::Command;
 use crate::shared::{Shared, UNSEEN};
 use crate::Error;
@@ -39,12 +40,6 @@ const MOST_VIEWERS: usize = 8;
 const LARGEST_COMMAND: usize = 4096;
 /// How long a page may take to accept one message before it is dropped.
 const SEND_TIMEOUT: Duration = Duration::from_secs(5);
-/// The largest request head (request line and headers) read; a larger one gets 431.
-const LARGEST_HEAD: usize = 16 * 1024;
-/// The most headers a request may have; more get 431.
-const MOST_HEADERS: usize = 64;
-/// How long a client may take to send its request's head, in all.
-const HEAD_TIMEOUT: Duration = Duration::from_secs(5);
 /// The most connections open at once (pages, assets and streams); more are closed
 /// unanswered.
 const MOST_CONNECTIONS: usize = 64;
@@ -138,25 +133,6 @@ impl Drop for Place {
     }
 }
 
-/// What the server needs of a request's head.
-struct Head {
-    method: String,
-    path: String,
-    /// Every header, as sent.
-    headers: Vec<(String, Vec<u8>)>,
-}
-
-impl Head {
-    /// A header's value as text, if it has one.
-    fn header(&self, name: &str) -> Option<&str> {
-        let (_, value) = self
-            .headers
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))?;
-        std::str::from_utf8(value).ok()
-    }
-}
-
 /// Answers one connection: reads its request head and serves it.
 fn serve(mut stream: TcpStream, shared: &Arc<Shared>, stop: &AtomicBool) -> std::io::Result<()> {
     stream.set_nonblocking(false)?;
@@ -206,68 +182,6 @@ fn serve(mut stream: TcpStream, shared: &Arc<Shared>, stop: &AtomicBool) -> std:
     }
 }
 
-/// Reads and parses a request's head, within [`HEAD_TIMEOUT`] in all: the head and what
-/// came after it in the same reads, or the status that refuses it (400 malformed, 431 too
-/// large or of too many headers).
-fn read_head(stream: &mut TcpStream) -> std::io::Result<Result<(Head, Vec<u8>), StatusCode>> {
-    let until = Instant::now() + HEAD_TIMEOUT;
-    let mut bytes = Vec::with_capacity(1024);
-    let mut chunk = [0u8; 4096];
-    loop {
-        let left = until.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return Err(ErrorKind::TimedOut.into());
-        }
-        stream.set_read_timeout(Some(left))?;
-        // Never more than one byte past the largest head.
-        let want = (LARGEST_HEAD + 1 - bytes.len()).min(chunk.len());
-        let n = stream.read(&mut chunk[..want])?;
-        if n == 0 {
-            return Err(ErrorKind::UnexpectedEof.into());
-        }
-        bytes.extend_from_slice(&chunk[..n]);
-        match parse_head(&bytes) {
-            Ok(Some((head, end))) if end <= LARGEST_HEAD => {
-                return Ok(Ok((head, bytes.split_off(end))))
-            }
-            Ok(Some(_)) => return Ok(Err(StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE)),
-            Ok(None) if bytes.len() > LARGEST_HEAD => {
-                return Ok(Err(StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE))
-            }
-            Ok(None) => {}
-            Err(status) => return Ok(Err(status)),
-        }
-    }
-}
-
-/// The request's method, path and headers and where its head ends, `None` while the head
-/// is not yet whole, or the status that refuses it.
-fn parse_head(bytes: &[u8]) -> Result<Option<(Head, usize)>, StatusCode> {
-    let mut headers = [httparse::EMPTY_HEADER; MOST_HEADERS];
-    let mut request = httparse::Request::new(&mut headers);
-    let end = match request.parse(bytes) {
-        Ok(httparse::Status::Complete(end)) => end,
-        Ok(httparse::Status::Partial) => return Ok(None),
-        Err(httparse::Error::TooManyHeaders) => {
-            return Err(StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE)
-        }
-        Err(_) => return Err(StatusCode::BAD_REQUEST),
-    };
-    let (Some(method), Some(path)) = (request.method, request.path) else {
-        return Err(StatusCode::BAD_REQUEST);
-    };
-    let head = Head {
-        method: method.to_string(),
-        path: path.to_string(),
-        headers: request
-            .headers
-            .iter()
-            .map(|h| (h.name.to_string(), h.value.to_vec()))
-            .collect(),
-    };
-    Ok(Some((head, end)))
-}
-
 /// The host a request names, without its port (`[::1]` keeps its brackets).
 fn host_name(host: &str) -> Option<&str> {
     if host.starts_with('[') {
@@ -300,90 +214,6 @@ fn same_origin(head: &Head) -> bool {
         (Some(_), None) => true,
         _ => false,
     }
-}
-
-/// Writes a response's status line and headers (and the blank line after them).
-fn write_head(
-    stream: &mut TcpStream,
-    status: StatusCode,
-    headers: &[(&str, &str)],
-) -> std::io::Result<()> {
-    let mut head = format!(
-        "HTTP/1.1 {} {}\r\n",
-        status.as_u16(),
-        status.canonical_reason().unwrap_or("")
-    );
-    for (name, value) in headers {
-        head.push_str(&format!("{name}: {value}\r\n"));
-    }
-    head.push_str("\r\n");
-    stream.write_all(head.as_bytes())
-}
-
-/// Answers with one of the assets compiled in (its headers alone for a HEAD request), then
-/// closes.
-fn send_asset(
-    mut stream: TcpStream,
-    kind: &str,
-    body: &str,
-    with_body: bool,
-) -> std::io::Result<()> {
-    let length = body.len().to_string();
-    write_head(
-        &mut stream,
-        StatusCode::OK,
-        &[
-            ("Content-Type", kind),
-            ("Content-Length", &length),
-            ("Cache-Control", "no-store"),
-            ("X-Content-Type-Options", "nosniff"),
-            (
-                "Content-Security-Policy",
-                "default-src 'self'; connect-src 'self'; img-src 'self' data:; frame-ancestors 'none'",
-            ),
-            ("X-Frame-Options", "DENY"),
-            ("Connection", "close"),
-        ],
-    )?;
-    if with_body {
-        stream.write_all(body.as_bytes())?;
-    }
-    close(stream)
-}
-
-/// Answers with an error `status` and a line of text saying why, then closes.
-fn refuse(mut stream: TcpStream, status: StatusCode, why: &str) -> std::io::Result<()> {
-    let length = why.len().to_string();
-    let mut headers = vec![
-        ("Content-Type", "text/plain; charset=utf-8"),
-        ("Content-Length", length.as_str()),
-        ("Connection", "close"),
-    ];
-    if status == StatusCode::METHOD_NOT_ALLOWED {
-        headers.push(("Allow", "GET"));
-    }
-    write_head(&mut stream, status, &headers)?;
-    stream.write_all(why.as_bytes())?;
-    close(stream)
-}
-
-/// Closes a connection once the client has stopped sending (or after a second), so that
-/// it reads the answer rather than a reset connection.
-fn close(mut stream: TcpStream) -> std::io::Result<()> {
-    stream.flush()?;
-    stream.shutdown(std::net::Shutdown::Write)?;
-    let until = Instant::now() + Duration::from_secs(1);
-    stream.set_read_timeout(Some(Duration::from_millis(100)))?;
-    let mut sink = [0u8; 16 * 1024];
-    while Instant::now() < until {
-        match stream.read(&mut sink) {
-            Ok(0) => break,
-            Ok(_) => {}
-            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {}
-            Err(_) => break,
-        }
-    }
-    Ok(())
 }
 
 /// Turns the connection into a page's stream: checks the upgrade, the origin and that a
