@@ -247,7 +247,9 @@ fn open_stream(
             "the stream is for the live view's own page\n",
         );
     }
-    let Some(_viewer) = Viewer::reserve(shared) else {
+    // A page's place, taken before the upgrade and given back when the page leaves (or
+    // the upgrade fails).
+    let Some(_viewer) = Place::take(&shared.viewers, MOST_VIEWERS) else {
         return refuse(
             stream,
             StatusCode::SERVICE_UNAVAILABLE,
@@ -313,22 +315,6 @@ fn watch(mut socket: PageStream, shared: &Shared, stop: &AtomicBool) {
                 if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {}
             Err(_) => return,
         }
-    }
-}
-
-/// A page's place among the [`MOST_VIEWERS`], taken before the upgrade and given back when
-/// dropped (the page left, or the upgrade failed).
-struct Viewer<'a>(&'a Shared);
-
-impl Viewer<'_> {
-    fn reserve(shared: &Shared) -> Option<Viewer<'_>> {
-        shared.take_viewer(MOST_VIEWERS).then_some(Viewer(shared))
-    }
-}
-
-impl Drop for Viewer<'_> {
-    fn drop(&mut self) {
-        self.0.disconnected();
     }
 }
 

@@ -5,7 +5,7 @@
 
 use crate::protocol::{Command, Status};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use tungstenite::Bytes;
 
 /// What the pages have asked for.
@@ -37,7 +37,7 @@ pub(crate) struct Shared {
     /// The hello message (the run's description as JSON).
     pub hello: String,
     /// How many pages are connected.
-    pub viewers: AtomicUsize,
+    pub viewers: Arc<AtomicUsize>,
     /// How many fields the description offers.
     pub fields: usize,
 }
@@ -63,7 +63,7 @@ impl Shared {
             frames: Latest::new(None),
             status: Latest::new(status_message(&Status::default())),
             hello,
-            viewers: AtomicUsize::new(0),
+            viewers: Arc::new(AtomicUsize::new(0)),
             fields,
         }
     }
@@ -100,15 +100,6 @@ impl Shared {
         self.woken.notify_all();
     }
 
-    /// Takes one of `most` places for a page; false when all are taken.
-    pub fn take_viewer(&self, most: usize) -> bool {
-        self.viewers
-            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
-                (n < most).then_some(n + 1)
-            })
-            .is_ok()
-    }
-
     /// A page connected (its place taken): it wants a full frame soon.
     pub fn connected(&self) {
         let mut c = self.controls();
@@ -116,11 +107,6 @@ impl Shared {
         c.full = true;
         drop(c);
         self.woken.notify_all();
-    }
-
-    /// A page left (or never connected): its place is free.
-    pub fn disconnected(&self) {
-        self.viewers.fetch_sub(1, Ordering::SeqCst);
     }
 
     /// How many pages are connected.
