@@ -40,6 +40,7 @@ pub fn launch<T: Real>(
         ("trigonometric", [o]) => {
             no_reductions(suite::trigonometric::launch(b, ins[0], ins[1], o))?
         }
+        ("tiled_sine", [o]) => no_reductions(suite::tiled_sine::launch(b, ins[0], o))?,
         ("search", [o]) => no_reductions(suite::search::launch(b, ins[0], o))?,
         ("spread", [o]) => no_reductions(suite::spread::launch(b, ins[0], o))?,
         ("differences", [o]) => no_reductions(suite::differences::launch(b, ins[0], o))?,

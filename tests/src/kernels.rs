@@ -144,10 +144,10 @@ pub mod suite {
     }
 
     /// The trigonometric functions and their inverses (inputs in [0.5, 2]; the sine of
-    /// arguments beyond the first reduction's range too). In 2D, so that its PTX has tile
-    /// variants that each use the reduction's constant table (which their merged PTX
-    /// holds once).
-    #[stencil(dims = 2)]
+    /// arguments beyond the first reduction's range too). In 1D: one entry per precision,
+    /// where a 2D kernel's tile variants would repeat this much inline arithmetic up to 16
+    /// times per entry (`tiled_sine` covers the variants).
+    #[stencil(dims = 1)]
     pub fn trigonometric<T: Real>(a: In<T>, b: In<T>, out: Out<T>) {
         out = a.sin()
             + cos(3.0 * b)
@@ -157,6 +157,13 @@ pub mod suite {
             + acos(0.5 * a)
             + atan(a - b)
             + atan2(a - 1.0, b - 1.2);
+    }
+
+    /// The sine of arguments beyond the first reduction's range, in 2D: its tile variants
+    /// each use the second reduction's constant table, which their merged PTX holds once.
+    #[stencil(dims = 2)]
+    pub fn tiled_sine<T: Real>(a: In<T>, out: Out<T>) {
+        out = sin(1e7 * a);
     }
 
     /// A search with `break` and `continue`: the distance of the first of the next four
@@ -516,6 +523,7 @@ registry!(
     binary_logs,
     hyperbolic,
     trigonometric,
+    tiled_sine,
     search,
     spread,
     differences,

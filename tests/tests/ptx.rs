@@ -121,8 +121,8 @@ fn merged_variants_define_each_global_once() {
             assert!(seen.insert(decl), "{name}: `{decl}` defined twice");
         }
     }
-    // The trigonometric kernel's variants each use the sine's reduction table.
-    for ptx in [suite::trigonometric::PTX_F32, suite::trigonometric::PTX_F64] {
+    // The tiled sine's variants each use the sine's reduction table.
+    for ptx in [suite::tiled_sine::PTX_F32, suite::tiled_sine::PTX_F64] {
         assert_eq!(entry_names(ptx).len(), 4, "{ptx}");
         assert_eq!(
             ptx.matches(".global .align 8 .b8 stencil_two_over_pi[")
