@@ -29,6 +29,7 @@ macro_rules! float_methods {
     ($($(#[$doc:meta])* fn $name:ident(self $(, $arg:ident)*) = $float:ident;)*) => {
         $(
             $(#[$doc])*
+            #[inline]
             fn $name(self $(, $arg: Self)*) -> Self {
                 Float::$float(self $(, $arg)*)
             }
@@ -42,6 +43,7 @@ macro_rules! f64_methods {
     ($($(#[$doc:meta])* fn $name:ident(self $(, $arg:ident)*);)*) => {
         $(
             $(#[$doc])*
+            #[inline]
             fn $name(self $(, $arg: Self)*) -> Self {
                 Self::from_f64(self.as_f64().$name($($arg.as_f64()),*))
             }
@@ -52,7 +54,10 @@ macro_rules! f64_methods {
 /// `f32` or `f64`: the `T` of `#[stencil] fn k<T: Real>(..)`.
 ///
 /// The methods are the operations generated CPU code uses; their semantics match the GPU
-/// path (e.g. [`Real::powf`] of a negative base is NaN on every backend).
+/// path (e.g. [`Real::powf`] of a negative base is NaN on every backend). Every method is
+/// `#[inline]`: a kernel's rows call them in their inner loops, and a method compiled
+/// apart from them (another code-generation unit, without cross-unit optimisation) is a
+/// call per point that also stops the loop's vectorisation.
 pub trait Real:
     Element + Float + Default + Send + Sync + std::fmt::Debug + std::fmt::Display + 'static
 {
@@ -123,6 +128,7 @@ pub trait Real:
     }
     /// `self^y` for `self >= 0`; NaN for a negative base, except 1 at exponent 0 (as the
     /// device gives).
+    #[inline]
     fn powf(self, y: Self) -> Self {
         if self < Self::zero() && y != Self::zero() {
             Self::nan()
