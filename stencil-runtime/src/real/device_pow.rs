@@ -43,14 +43,17 @@ const LN_COEFFS: [f64; 6] = {
     c
 };
 
-/// Horner evaluation of `sum coeffs[i] x^i`, one fused multiply-add per term.
-#[inline(always)]
-fn horner(x: f64, coeffs: &[f64]) -> f64 {
-    let mut acc = coeffs[coeffs.len() - 1];
-    for &c in coeffs.iter().rev().skip(1) {
-        acc = acc.mul_add(x, c);
-    }
-    acc
+/// Horner evaluation of `sum coeffs[i] x^i`, one fused multiply-add per term:
+/// `horner!(x, coeffs, top; top - 1, .., 0)`. Written out, not as a loop: a loop over the
+/// table left inside a kernel's row when LLVM's loop vectoriser comes to it (without
+/// ThinLTO, in the `iterate` profile, it is unrolled only later) makes the row an outer
+/// loop, which the vectoriser passes by.
+macro_rules! horner {
+    ($x:expr, $coeffs:expr, $top:literal; $($i:literal),+) => {{
+        let mut acc = $coeffs[$top];
+        $(acc = acc.mul_add($x, $coeffs[$i]);)+
+        acc
+    }};
 }
 
 /// The integral `x` (|x| < 2^51) as an integer.
@@ -80,7 +83,7 @@ fn exp(x: f64) -> f64 {
     let kf = (xc * LOG2_E + 0.5).floor();
     let k = to_int(kf);
     let r = (xc - kf * LN2_HI) - kf * LN2_LO;
-    let p = horner(r, &EXP_COEFFS);
+    let p = horner!(r, EXP_COEFFS, 8; 7, 6, 5, 4, 3, 2, 1, 0);
     // `p 2^k` as two factors, so that every k of the clamped range stays representable.
     let k1 = k >> 1;
     let y = p * pow2(k1) * pow2(k - k1);
@@ -113,7 +116,7 @@ fn ln(x: f64) -> f64 {
     let f = m - 1.0;
     let s = f / (f + 2.0);
     let z = s * s;
-    let r = z * horner(z, &LN_COEFFS);
+    let r = z * horner!(z, LN_COEFFS, 5; 4, 3, 2, 1, 0);
     let hfsq = f * f * 0.5;
     let lnm = f - (hfsq - s * (hfsq + r));
     let ef = to_float(e);
